@@ -1,0 +1,78 @@
+/**
+ * patchbay's config, ECA-compatible where ECA has the key. One zod schema is the
+ * source of truth; the `Config` type is derived from it.
+ */
+import { z } from 'zod';
+
+const modelSchema = z.object({
+  modelName: z.string().optional(),
+  limit: z.object({ context: z.number().int().positive(), output: z.number().int().positive() }).optional(),
+  /** USD per million tokens. */
+  cost: z
+    .object({
+      input: z.number().nonnegative(),
+      output: z.number().nonnegative(),
+      cacheRead: z.number().nonnegative().optional(),
+      cacheWrite: z.number().nonnegative().optional(),
+    })
+    .optional(),
+});
+
+export const providerSchema = z.object({
+  api: z.enum(['openai-chat', 'openai-responses', 'anthropic', 'ollama']).optional(),
+  url: z.string().optional(),
+  key: z.string().optional(),
+  /** Name of an env var holding the key (ECA's `keyEnv`). */
+  keyEnv: z.string().optional(),
+  models: z.record(z.string(), modelSchema).optional(),
+});
+
+const argsMatchersSchema = z.record(z.string(), z.array(z.string()));
+const approvalRuleSchema = z.record(z.string(), z.object({ argsMatchers: argsMatchersSchema.optional() }).nullable());
+
+export const approvalSchema = z.object({
+  byDefault: z.enum(['allow', 'ask', 'deny']).optional(),
+  allow: approvalRuleSchema.optional(),
+  ask: approvalRuleSchema.optional(),
+  deny: approvalRuleSchema.optional(),
+});
+
+export const configSchema = z.object({
+  providers: z.record(z.string(), providerSchema).default({}),
+  defaultModel: z.string().optional(),
+  toolCall: z
+    .object({
+      approval: approvalSchema.default({}),
+      shellCommand: z.object({ timeoutSeconds: z.number().positive().optional(), maxOutputChars: z.number().int().positive().optional() }).optional(),
+    })
+    .default({ approval: {} }),
+  /** Tools disabled by name (`read_file` or `server__tool`). */
+  disabledTools: z.array(z.string()).default([]),
+  welcomeMessage: z.string().default('Welcome to patchbay. Type a prompt to start; @ adds context, / runs a command.'),
+  /** Extra instructions appended to the system prompt. */
+  systemPrompt: z.string().optional(),
+  chat: z
+    .object({
+      /** Seconds without a byte from the LLM before the stream is declared stalled. */
+      stallTimeoutSeconds: z.number().positive().default(120),
+      maxRetries: z.number().int().min(0).default(4),
+      /** Generate a title with the LLM after the first prompt. */
+      generateTitles: z.boolean().default(true),
+      defaultAgent: z.enum(['code', 'plan']).default('code'),
+    })
+    .default({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code' }),
+  context: z
+    .object({
+      webMaxChars: z.number().int().positive().default(100_000),
+      repoMapMaxEntries: z.number().int().positive().default(2_000),
+    })
+    .default({ webMaxChars: 100_000, repoMapMaxEntries: 2_000 }),
+  /** Filled by the MCP issue; accepted (and kept) now so configs written for ECA load. */
+  mcpServers: z.record(z.string(), z.unknown()).default({}),
+  mcpTimeoutSeconds: z.number().positive().default(60),
+  logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type ProviderConfig = z.infer<typeof providerSchema>;
+export type ApprovalConfig = z.infer<typeof approvalSchema>;

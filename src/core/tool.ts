@@ -1,0 +1,78 @@
+/**
+ * The internal Tool shape (../shared/DESIGN.md "The one idea"): every peer's tools
+ * — native, MCP, gateway providers, LSP-backed — are adapted into this.
+ */
+
+/** A JSON Schema object, as sent to the LLM. */
+export type JsonSchema = Record<string, unknown>;
+
+/** ECA `FileChangeDetails`, shown by editors as a diff. */
+export interface FileChangeDetails {
+  type: 'fileChange';
+  path: string;
+  diff: string;
+  linesAdded: number;
+  linesRemoved: number;
+}
+
+export type ToolOutput =
+  | { type: 'text'; text: string }
+  | { type: 'image'; data: string; mimeType: string };
+
+/** A tool's outcome. A failure is a result the model reads (`error: true`), never a throw. */
+export interface ToolResult {
+  error: boolean;
+  outputs: ToolOutput[];
+  details?: FileChangeDetails;
+}
+
+/** What the editor can do for a tool (server → client requests). */
+export interface EditorBridge {
+  /** `editor/getDiagnostics`; undefined when the client did not declare the capability. */
+  getDiagnostics?: (uri?: string) => Promise<EditorDiagnostic[]>;
+}
+
+export interface EditorDiagnostic {
+  uri: string;
+  severity: 'error' | 'warning' | 'info' | 'hint';
+  source?: string;
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  code?: string;
+  message: string;
+}
+
+export interface ToolContext {
+  /** Aborted on promptStop, chat delete or shutdown. */
+  signal: AbortSignal;
+  /** Absolute paths of the workspace folders; the first is the default for relative paths. */
+  roots: string[];
+  chatId: string;
+  editor: EditorBridge;
+  /** Report progress of a long call; shown in the chat. */
+  progress?: (text: string) => void;
+}
+
+export interface Tool {
+  /** Bare name, e.g. `read_file`. The LLM sees `<server>__<name>`. */
+  name: string;
+  /** `patchbay` for native tools; the MCP server's or provider's name otherwise. */
+  server: string;
+  origin: 'native' | 'mcp' | (string & {});
+  description: string;
+  inputSchema: JsonSchema;
+  /** Read-only tools are allowed by default; the rest ask. */
+  readOnly: boolean;
+  /** Writes files or runs commands: hidden from the `plan` agent. */
+  mutates: boolean;
+  /** Short human text, e.g. `Reading file "a.ts"`. */
+  summary?(args: Record<string, unknown>): string | undefined;
+  /** Paths the call touches (raw, as given by the LLM) for the workspace-escape check. */
+  paths?(args: Record<string, unknown>): string[];
+  /** Details to show before running (e.g. the diff an edit would make). Must not change anything. */
+  preview?(args: Record<string, unknown>, ctx: ToolContext): Promise<FileChangeDetails | undefined>;
+  call(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+export function textResult(text: string, error = false): ToolResult {
+  return { error, outputs: [{ type: 'text', text }] };
+}

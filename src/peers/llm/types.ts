@@ -1,0 +1,94 @@
+/**
+ * The one LLM interface the agent loop uses. Each wire API (openai-chat,
+ * openai-responses, anthropic, ollama) is an adapter that turns an LlmRequest
+ * into its wire format and its stream back into LlmEvents.
+ */
+
+export type LlmApi = 'openai-chat' | 'openai-responses' | 'anthropic' | 'ollama';
+
+export type AssistantPart =
+  | { type: 'text'; text: string }
+  /**
+   * Reasoning. `signature` is Anthropic's thinking signature (must be replayed verbatim
+   * next turn); `redacted` is Anthropic's redacted_thinking data; `encrypted` / `itemId`
+   * are OpenAI responses reasoning items replayed next turn.
+   */
+  | { type: 'reasoning'; text: string; signature?: string; redacted?: string; itemId?: string; encrypted?: string }
+  | { type: 'toolCall'; id: string; name: string; args: Record<string, unknown> };
+
+export type LlmMessage =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: AssistantPart[] }
+  | { role: 'tool'; toolCallId: string; name: string; content: string; error: boolean };
+
+export interface LlmToolSpec {
+  /** Name as the LLM sees it, e.g. `patchbay__read_file`. */
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface LlmRequest {
+  /** The provider's own model id (the config's `modelName`, else the model key). */
+  model: string;
+  system: string;
+  messages: LlmMessage[];
+  tools: LlmToolSpec[];
+  maxOutputTokens?: number;
+  /** Ask for reasoning when the model supports it (Anthropic thinking budget, OpenAI effort). */
+  reasoning?: boolean;
+  signal: AbortSignal;
+}
+
+export type LlmEvent =
+  | { type: 'text'; text: string }
+  | { type: 'reasoningStart'; id: string }
+  | { type: 'reasoningDelta'; id: string; text: string }
+  | { type: 'reasoningEnd'; id: string; signature?: string; redacted?: string; itemId?: string; encrypted?: string }
+  | { type: 'toolCallStart'; id: string; name: string }
+  | { type: 'toolCallDelta'; id: string; argsDelta: string }
+  | { type: 'toolCallEnd'; id: string; name: string; args: Record<string, unknown> }
+  | { type: 'usage'; inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }
+  | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' | 'other' };
+
+/** A provider error. `retryable` for 429 / 5xx / overloaded; `retryAfterMs` from headers when given. */
+export class LlmError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    readonly retryable: boolean,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'LlmError';
+  }
+}
+
+export interface LlmClient {
+  readonly api: LlmApi;
+  /** Streams one model turn. Throws LlmError; ends early (without throwing) only via `finish`. */
+  stream(req: LlmRequest): AsyncIterable<LlmEvent>;
+}
+
+/** Price in USD per million tokens. */
+export interface ModelCost {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+}
+
+/** One model the user can pick: `"<provider>/<model>"`. */
+export interface ModelEntry {
+  /** Full id shown to editors, `"<provider>/<model>"`. */
+  id: string;
+  provider: string;
+  api: LlmApi;
+  /** The id sent on the wire. */
+  modelName: string;
+  url: string;
+  /** Never logged. */
+  key?: string;
+  limit?: { context: number; output: number };
+  cost?: ModelCost;
+}
