@@ -71,7 +71,9 @@ export const configSchema = z.object({
   mcpServers: z.record(z.string(), z.unknown()).default({}),
   mcpTimeoutSeconds: z.number().positive().default(60),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
-});
+})
+  // Unknown top-level keys are kept: ECA configs carry keys patchbay does not know (yet).
+  .loose();
 
 export type Config = z.infer<typeof configSchema>;
 export type ProviderConfig = z.infer<typeof providerSchema>;

@@ -1,0 +1,64 @@
+/** The `patchbay` command. Subcommands load lazily so `patchbay server` starts fast. */
+const USAGE = `patchbay — one local server between your editor, the LLMs, and every source of context and tools
+
+Usage:
+  patchbay server [--log-level error|warn|info|debug] [--config-file <path>]
+                                 Speak the ECA protocol over stdio (editors spawn this)
+  patchbay chat ["prompt"]       Chat in the terminal (one-shot when a prompt is given)
+  patchbay doctor                Show models, config, tool servers and storage
+  patchbay --version | --help
+`;
+
+export async function main(argv: string[]): Promise<void> {
+  const [cmd, ...rest] = argv;
+  switch (cmd) {
+    case 'server': {
+      const { runServer } = await import('./server-command.js');
+      return runServer(rest);
+    }
+    case 'chat': {
+      const { runChat } = await import('./chat.js');
+      return runChat(rest);
+    }
+    case 'doctor': {
+      const { runDoctor } = await import('./doctor-command.js');
+      return runDoctor(rest);
+    }
+    case '--version':
+    case '-v': {
+      const { createRequire } = await import('node:module');
+      const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
+      process.stdout.write(`${pkg.version}\n`);
+      return;
+    }
+    case undefined:
+    case '--help':
+    case '-h':
+    case 'help':
+      process.stdout.write(USAGE);
+      return;
+    default:
+      process.stderr.write(`Unknown command "${cmd}".\n\n${USAGE}`);
+      process.exitCode = 2;
+  }
+}
+
+/** `--flag value` and `--flag=value` parsing for the few flags we have. */
+export function parseFlags(args: string[], known: string[]): { flags: Record<string, string>; positional: string[]; error?: string } {
+  const flags: Record<string, string> = {};
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (!a.startsWith('--')) {
+      positional.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    const name = a.slice(2, eq < 0 ? undefined : eq);
+    if (!known.includes(name)) return { flags, positional, error: `Unknown option --${name}` };
+    const value = eq >= 0 ? a.slice(eq + 1) : args[++i];
+    if (value === undefined) return { flags, positional, error: `Option --${name} needs a value` };
+    flags[name] = value;
+  }
+  return { flags, positional };
+}

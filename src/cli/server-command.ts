@@ -1,0 +1,36 @@
+/** `patchbay server`: ECA over stdio. stdout is the protocol; logs go to stderr and the log file. */
+import { parseFlags } from './main.js';
+import { EcaServer } from '../server/server.js';
+import { logger, setLogLevel, type LogLevel } from '../util/log.js';
+
+const levels = ['error', 'warn', 'info', 'debug'];
+
+export async function runServer(args: string[]): Promise<void> {
+  const { flags, error } = parseFlags(args, ['log-level', 'config-file']);
+  if (error) {
+    process.stderr.write(`${error}\n`);
+    process.exit(2);
+  }
+  const level = flags['log-level'];
+  if (level && !levels.includes(level)) {
+    process.stderr.write(`--log-level must be one of ${levels.join(', ')}\n`);
+    process.exit(2);
+  }
+  if (level) setLogLevel(level as LogLevel);
+  const log = logger('main');
+  // Nothing but protocol may reach stdout: route stray console output to stderr.
+  console.log = console.info = console.debug = (...a: unknown[]) => process.stderr.write(`${a.map(String).join(' ')}\n`);
+  process.on('uncaughtException', (e) => log.error(`uncaught: ${e.stack ?? e.message}`));
+  process.on('unhandledRejection', (e) => log.error(`unhandled rejection: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`));
+  new EcaServer({
+    input: process.stdin,
+    output: process.stdout,
+    configFile: flags['config-file'],
+    logLevel: level as LogLevel | undefined,
+    onExit: (code) => {
+      // Let the last writes (e.g. the shutdown response) drain.
+      process.stdout.write('', () => process.exit(code));
+      setTimeout(() => process.exit(code), 500).unref();
+    },
+  });
+}

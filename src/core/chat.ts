@@ -1,0 +1,43 @@
+/** A chat held in memory while the server runs; its messages are mirrored in the store. */
+import type { ChatStatus } from '../protocol/eca/chat.js';
+import type { StoredMessage } from './messages.js';
+import type { ApprovalAnswer } from './tool-call.js';
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cost: number;
+}
+
+export class LiveChat {
+  title: string | undefined;
+  model: string | undefined;
+  agent: 'code' | 'plan';
+  status: ChatStatus = 'idle';
+  usage: Usage;
+  /** The running turn, if any. */
+  turn: { abort: AbortController } | undefined;
+  /** Prompts wait their turn: one turn per chat at a time. */
+  queue: Promise<void> = Promise.resolve();
+  readonly pending = new Map<string, (answer: ApprovalAnswer) => void>();
+  readonly sessionApproved = new Set<string>();
+
+  constructor(
+    readonly id: string,
+    readonly stored: StoredMessage[],
+    init: { title?: string; model?: string; agent: 'code' | 'plan'; usage?: Usage },
+  ) {
+    this.title = init.title;
+    this.model = init.model;
+    this.agent = init.agent;
+    this.usage = init.usage ?? { inputTokens: 0, outputTokens: 0, cost: 0 };
+  }
+
+  /** Settle every waiting approval as stopped, so the turn can unwind. */
+  settlePending(): void {
+    for (const [id, resolve] of this.pending) {
+      this.pending.delete(id);
+      resolve({ approved: false, reason: 'userPromptStop' });
+    }
+  }
+}

@@ -1,0 +1,242 @@
+/**
+ * All chats of a server: creating and resuming them, running prompts (one turn at a time
+ * per chat, any number of chats at once), approvals, stop, delete, list and replay.
+ */
+import type { ChatPromptParams, ChatPromptResult, ChatSummary } from '../protocol/eca/chat.js';
+import { LiveChat } from './chat.js';
+import { parseCommandLine, type CommandRegistry } from './commands.js';
+import type { ChatDeps } from './deps.js';
+import { toReplay } from './messages.js';
+import { newId, runTurn } from './turn.js';
+import { errorMessage, logger } from '../util/log.js';
+import type { ModelEntry } from '../peers/llm/types.js';
+
+const log = logger('chats');
+
+export class ChatService {
+  private readonly live = new Map<string, LiveChat>();
+  /** The agent/model the editor selected for new chats. */
+  private selectedAgent: 'code' | 'plan' | undefined;
+  private selectedModel: string | undefined;
+
+  constructor(
+    private readonly deps: ChatDeps,
+    private readonly commands: CommandRegistry,
+  ) {}
+
+  /** The chat by id: in memory, else loaded from the store, else undefined. */
+  private load(id: string): LiveChat | undefined {
+    const cached = this.live.get(id);
+    if (cached) return cached;
+    const rec = this.deps.store.getChat(id);
+    if (!rec) return undefined;
+    const chat = new LiveChat(id, this.deps.store.messages(id), {
+      title: rec.title,
+      model: rec.model,
+      agent: rec.agent === 'plan' ? 'plan' : 'code',
+      usage: rec.usage,
+    });
+    this.live.set(id, chat);
+    return chat;
+  }
+
+  private resolveModel(requested: string | undefined, chat: LiveChat | undefined): ModelEntry | undefined {
+    const models = this.deps.models();
+    const find = (id: string | undefined) => id && (models.find((m) => m.id === id) ?? models.find((m) => m.modelName === id || m.id.endsWith(`/${id}`)));
+    return find(requested) || find(chat?.model) || find(this.selectedModel) || this.deps.defaultModel();
+  }
+
+  prompt(params: ChatPromptParams): ChatPromptResult {
+    const agent = params.agent ?? params.behavior;
+    let chat = params.chatId ? this.load(params.chatId) : undefined;
+    const isNew = !chat;
+    if (!chat) {
+      const id = params.chatId ?? newId();
+      chat = new LiveChat(id, [], { agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent });
+      this.live.set(id, chat);
+    }
+    if (agent) chat.agent = agent;
+    const entry = this.resolveModel(params.model, chat);
+    const command = parseCommandLine(params.message);
+    const known = command && this.commands.find(command.name);
+
+    if (!entry && !known) {
+      this.deps.events.showMessage('warning', noModelMessage());
+      return { chatId: chat.id, model: params.model ?? '', status: 'login' };
+    }
+    if (isNew) {
+      this.deps.store.createChat({ id: chat.id, model: entry?.id, agent: chat.agent });
+      if (params.chatId) this.deps.events.opened(chat.id);
+    }
+    if (entry) chat.model = entry.id;
+    this.deps.store.updateChat(chat.id, { model: chat.model, agent: chat.agent });
+
+    const run = async () => {
+      const abort = new AbortController();
+      chat.turn = { abort };
+      this.setStatus(chat, 'running');
+      try {
+        if (known) {
+          this.deps.events.content(chat.id, 'user', { type: 'text', text: params.message, ...(contentId(params) ? { contentId: contentId(params) } : {}) });
+          const outcome = await known.run(command.args, { chat, deps: this.deps, signal: abort.signal });
+          if (outcome.kind === 'show') this.deps.events.content(chat.id, 'system', { type: 'text', text: outcome.text });
+          else if (entry) await runTurn(chat, entry, { userText: outcome.userText, contextText: outcome.contextText }, this.deps, abort);
+          else this.deps.events.showMessage('warning', noModelMessage());
+        } else if (entry) {
+          this.deps.events.content(chat.id, 'user', { type: 'text', text: params.message, ...(contentId(params) ? { contentId: contentId(params) } : {}) });
+          const rendered = params.contexts?.length ? await this.deps.renderContexts(params.contexts, abort.signal) : undefined;
+          for (const err of rendered?.errors ?? []) this.deps.events.content(chat.id, 'system', { type: 'text', text: `Context skipped: ${err}` });
+          await runTurn(chat, entry, { userText: params.message, contentId: contentId(params), contextText: rendered?.text || undefined }, this.deps, abort);
+        }
+      } catch (e) {
+        log.error(`chat ${chat.id}: turn failed: ${errorMessage(e)}`);
+        this.deps.events.content(chat.id, 'system', { type: 'text', text: `Internal error: ${errorMessage(e)}` });
+      } finally {
+        chat.settlePending();
+        if (abort.signal.aborted) this.deps.events.content(chat.id, 'system', { type: 'text', text: '\nPrompt stopped' });
+        this.deps.events.content(chat.id, 'system', { type: 'progress', state: 'finished', text: '' });
+        chat.turn = undefined;
+        this.setStatus(chat, 'idle');
+      }
+      if (!chat.title && entry && !known) void this.generateTitle(chat, entry, params.message);
+    };
+    // One turn per chat at a time; the response goes out before the turn's first notification.
+    chat.queue = chat.queue.then(() => new Promise<void>((r) => setImmediate(r))).then(run);
+    return { chatId: chat.id, model: entry?.id ?? '', status: 'prompting' };
+  }
+
+  private setStatus(chat: LiveChat, status: LiveChat['status']): void {
+    chat.status = status;
+    if (status !== 'stopping') this.deps.store.updateChat(chat.id, { status: status === 'running' ? 'running' : 'idle' });
+    this.deps.events.status(chat.id, status);
+  }
+
+  approve(chatId: string, toolCallId: string, save?: 'session'): void {
+    const resolve = this.live.get(chatId)?.pending.get(toolCallId);
+    if (!resolve) return log.warn(`approve: no tool call ${toolCallId} waiting in chat ${chatId}`);
+    this.live.get(chatId)!.pending.delete(toolCallId);
+    resolve({ approved: true, saveForSession: save === 'session' });
+  }
+
+  reject(chatId: string, toolCallId: string): void {
+    const resolve = this.live.get(chatId)?.pending.get(toolCallId);
+    if (!resolve) return log.warn(`reject: no tool call ${toolCallId} waiting in chat ${chatId}`);
+    this.live.get(chatId)!.pending.delete(toolCallId);
+    resolve({ approved: false, reason: 'user' });
+  }
+
+  stop(chatId: string): void {
+    const chat = this.live.get(chatId);
+    if (!chat?.turn) return;
+    this.setStatus(chat, 'stopping');
+    chat.turn.abort.abort();
+    chat.settlePending();
+  }
+
+  delete(chatId: string): void {
+    const chat = this.live.get(chatId);
+    if (chat) {
+      chat.turn?.abort.abort();
+      chat.settlePending();
+      this.live.delete(chatId);
+    }
+    this.deps.store.deleteChat(chatId);
+    this.deps.events.deleted(chatId);
+  }
+
+  selectAgent(chatId: string | undefined, agent: 'code' | 'plan'): void {
+    const chat = chatId ? this.load(chatId) : undefined;
+    if (chat) {
+      chat.agent = agent;
+      this.deps.store.updateChat(chat.id, { agent });
+    } else this.selectedAgent = agent;
+  }
+
+  selectModel(chatId: string | undefined, model: string): void {
+    const chat = chatId ? this.load(chatId) : undefined;
+    if (chat) {
+      chat.model = model;
+      this.deps.store.updateChat(chat.id, { model });
+    } else this.selectedModel = model;
+  }
+
+  list(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatSummary[] {
+    return this.deps.store.listChats(opts).map((r) => ({
+      id: r.id,
+      ...(r.title ? { title: r.title } : {}),
+      status: this.live.get(r.id)?.status ?? 'idle',
+      createdAt: r.createdAt,
+      updatedAt: r.updatedAt,
+      ...(r.model ? { model: r.model } : {}),
+      messageCount: r.messageCount,
+    }));
+  }
+
+  /** `chat/open`: clear, announce and replay a stored chat. */
+  open(chatId: string): { found: boolean; chatId?: string; title?: string } {
+    const chat = this.load(chatId);
+    if (!chat) return { found: false };
+    setImmediate(() => {
+      this.deps.events.cleared(chat.id);
+      this.deps.events.opened(chat.id, chat.title);
+      for (const c of toReplay(chat.stored)) this.deps.events.content(chat.id, c.role, c.content);
+    });
+    return { found: true, chatId: chat.id, ...(chat.title ? { title: chat.title } : {}) };
+  }
+
+  /** Stop every turn (shutdown). */
+  dispose(): void {
+    for (const chat of this.live.values()) {
+      chat.turn?.abort.abort();
+      chat.settlePending();
+    }
+  }
+
+  private async generateTitle(chat: LiveChat, entry: ModelEntry, firstMessage: string): Promise<void> {
+    if (!this.deps.config().chat.generateTitles) return;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 30_000);
+    try {
+      const client = await this.deps.clientFor(entry);
+      let title = '';
+      for await (const ev of this.deps.stream(
+        client,
+        {
+          model: entry.modelName,
+          system: 'You write short titles for coding chats. Answer with the title only: at most 6 words, no quotes, no trailing period.',
+          messages: [{ role: 'user', content: `Title for a chat that starts with:\n${firstMessage.slice(0, 2000)}` }],
+          tools: [],
+          maxOutputTokens: 30,
+          signal: abort.signal,
+        },
+        { maxRetries: 1, stallMs: 15_000, onRetry: () => {} },
+      )) {
+        if (ev.type === 'text') title += ev.text;
+      }
+      title = title.replace(/<think>[\s\S]*?<\/think>/g, '').trim().replace(/^["'`]+|["'`.]+$/g, '').split('\n')[0].slice(0, 80);
+      if (!title || !this.live.has(chat.id)) return;
+      chat.title = title;
+      this.deps.store.updateChat(chat.id, { title });
+      this.deps.events.opened(chat.id, title);
+    } catch (e) {
+      log.debug(`title for ${chat.id}: ${errorMessage(e)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function contentId(p: ChatPromptParams): string | undefined {
+  return p.requestId !== undefined ? String(p.requestId) : undefined;
+}
+
+export function noModelMessage(): string {
+  return [
+    'No LLM is configured. Set one of:',
+    '  OPENAI_API_KEY=…    (OpenAI)',
+    '  ANTHROPIC_API_KEY=… (Anthropic)',
+    '  OLLAMA_API_URL=http://localhost:11434 (a running Ollama)',
+    'or add a provider to ~/.config/patchbay/config.json, e.g.',
+    '  {"providers": {"my": {"api": "openai-chat", "url": "https://host/v1", "key": "${env:MY_KEY}", "models": {"my-model": {}}}}, "defaultModel": "my/my-model"}',
+  ].join('\n');
+}

@@ -1,0 +1,322 @@
+/**
+ * Every file and directory of one workspace root, for `chat/queryContext` (@-mentions).
+ *
+ * Lifecycle: cold → built on first need (`warm()` builds ahead of time; a query on a cold index
+ * builds synchronously so the first answer is complete) → kept fresh. Freshness comes from
+ * watching the indexed directories (non-recursive `fs.watch` on each, up to a cap — Node 20's
+ * recursive mode on Linux watches every file, synchronously), which marks the index dirty and
+ * rebuilds after a debounce; where coverage is incomplete, a TTL rebuilds in the background.
+ * A rebuild never blocks a query: the previous snapshot is served until the new one is swapped in.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { logger, errorMessage } from '../../util/log.js';
+import { charMask, NO_MATCH, scorePath } from './fuzzy.js';
+import { listFiles, listFilesSync, type Listing, type ListingMode } from './listing.js';
+
+const log = logger('file-index');
+
+export interface FileIndexEntry {
+  type: 'file' | 'directory';
+  /** Absolute. */
+  path: string;
+  score: number;
+}
+
+export interface FileIndexOptions {
+  /** Watch directories for changes (default true). */
+  watch?: boolean;
+  /** Rebuild in the background when older than this and not fully watched (default 10 s). */
+  ttlMs?: number;
+  /** Delay between a change and the rebuild it triggers (default 200 ms). */
+  debounceMs?: number;
+  /** Watch at most this many directories, shallowest first (default 4096). */
+  maxWatchedDirs?: number;
+  /** Use `git ls-files` inside git work trees (default true). */
+  useGit?: boolean;
+}
+
+/** One immutable build: parallel arrays, so the query loop touches no objects. */
+interface Snapshot {
+  mode: ListingMode;
+  builtAt: number;
+  count: number;
+  paths: string[];
+  lower: string[];
+  masks: Int32Array;
+  /** Where the basename starts. */
+  base: Int32Array;
+  depth: Uint16Array;
+  isDir: Uint8Array;
+  /** Directories, shallowest first. */
+  dirs: string[];
+}
+
+/** Tie-breaks encoded into one number: higher score first, then shorter path. */
+const LEN_SLOTS = 4096;
+
+function buildSnapshot(listing: Listing): Snapshot {
+  const files = listing.files;
+  const dirSet = new Set<string>();
+  for (const f of files) {
+    for (let i = f.lastIndexOf('/'); i > 0; i = f.lastIndexOf('/', i - 1)) {
+      const d = f.slice(0, i);
+      if (dirSet.has(d)) break;
+      dirSet.add(d);
+    }
+  }
+  const dirs = [...dirSet];
+  const paths = files.concat(dirs);
+  const count = paths.length;
+  const lower = new Array<string>(count);
+  const masks = new Int32Array(count);
+  const base = new Int32Array(count);
+  const depth = new Uint16Array(count);
+  const isDir = new Uint8Array(count);
+  for (let i = 0; i < count; i++) {
+    const p = paths[i];
+    const l = p.toLowerCase();
+    lower[i] = l;
+    masks[i] = charMask(l);
+    base[i] = p.lastIndexOf('/') + 1;
+    let d = 0;
+    for (let j = p.indexOf('/'); j !== -1; j = p.indexOf('/', j + 1)) d++;
+    depth[i] = d;
+    isDir[i] = i >= files.length ? 1 : 0;
+  }
+  dirs.sort((a, b) => depthOf(a) - depthOf(b) || (a < b ? -1 : 1));
+  return { mode: listing.mode, builtAt: Date.now(), count, paths, lower, masks, base, depth, isDir, dirs };
+}
+
+function depthOf(p: string): number {
+  let d = 0;
+  for (let j = p.indexOf('/'); j !== -1; j = p.indexOf('/', j + 1)) d++;
+  return d;
+}
+
+export class FileIndex {
+  readonly root: string;
+  private readonly opts: Required<FileIndexOptions>;
+  private snap: Snapshot | undefined;
+  private building: Promise<void> | undefined;
+  private buildAbort: AbortController | undefined;
+  private dirty = false;
+  private disposed = false;
+  private debounce: NodeJS.Timeout | undefined;
+  private readonly watchers = new Map<string, FSWatcher>();
+  private fullyWatched = false;
+
+  constructor(root: string, opts: FileIndexOptions = {}) {
+    this.root = resolve(root);
+    this.opts = {
+      watch: opts.watch ?? true,
+      ttlMs: opts.ttlMs ?? 10_000,
+      debounceMs: opts.debounceMs ?? 200,
+      maxWatchedDirs: opts.maxWatchedDirs ?? 4096,
+      useGit: opts.useGit ?? true,
+    };
+  }
+
+  /** Build (or refresh a dirty index) ahead of the first query. */
+  warm(): Promise<void> {
+    if (this.snap && !this.dirty) return Promise.resolve();
+    return this.rebuild();
+  }
+
+  /** Number of entries (files + directories) in the current snapshot; 0 before the first build. */
+  get size(): number {
+    return this.snap?.count ?? 0;
+  }
+
+  get mode(): ListingMode | undefined {
+    return this.snap?.mode;
+  }
+
+  /** Fuzzy search; a blank query lists the top-level entries. */
+  query(q: string, limit = 50): FileIndexEntry[] {
+    const s = this.current();
+    if (!s || limit <= 0) return [];
+    const ql = q.replace(/\s+/g, '').toLowerCase();
+    if (!ql) return this.topLevel(s, limit);
+
+    const qmask = charMask(ql);
+    const qHasSlash = ql.includes('/');
+    const { count, lower, paths, masks, base } = s;
+    const heap = new TopK(limit);
+    for (let i = 0; i < count; i++) {
+      if ((masks[i] & qmask) !== qmask) continue;
+      const l = lower[i];
+      const sc = scorePath(l, paths[i], base[i], ql, qHasSlash);
+      if (sc === NO_MATCH) continue;
+      const len = l.length < LEN_SLOTS ? l.length : LEN_SLOTS - 1;
+      heap.push(sc * LEN_SLOTS + (LEN_SLOTS - 1 - len), i);
+    }
+    return heap.drain().map(([key, i]) => this.entry(s, i, Math.floor(key / LEN_SLOTS)));
+  }
+
+  /** Close the watchers and stop any build in flight. */
+  dispose(): void {
+    this.disposed = true;
+    clearTimeout(this.debounce);
+    this.buildAbort?.abort();
+    for (const w of this.watchers.values()) w.close();
+    this.watchers.clear();
+  }
+
+  private entry(s: Snapshot, i: number, score: number): FileIndexEntry {
+    return { type: s.isDir[i] ? 'directory' : 'file', path: join(this.root, s.paths[i]), score };
+  }
+
+  private topLevel(s: Snapshot, limit: number): FileIndexEntry[] {
+    const picked: number[] = [];
+    for (let d = 0; picked.length < limit && d < 3; d++) {
+      const atDepth: number[] = [];
+      for (let i = 0; i < s.count; i++) if (s.depth[i] === d) atDepth.push(i);
+      atDepth.sort((a, b) => s.isDir[b] - s.isDir[a] || (s.lower[a] < s.lower[b] ? -1 : 1));
+      for (const i of atDepth) {
+        if (picked.length >= limit) break;
+        picked.push(i);
+      }
+    }
+    return picked.map((i) => this.entry(s, i, 0));
+  }
+
+  /** The snapshot to answer from, scheduling a background refresh when it may be stale. */
+  private current(): Snapshot | undefined {
+    if (this.disposed) return this.snap;
+    if (!this.snap) {
+      try {
+        this.install(buildSnapshot(listFilesSync(this.root, { useGit: this.opts.useGit })));
+      } catch (e) {
+        log.warn(`index of ${this.root} failed: ${errorMessage(e)}`);
+        return undefined;
+      }
+    } else if (this.dirty || (!this.fullyWatched && Date.now() - this.snap.builtAt > this.opts.ttlMs)) {
+      void this.rebuild();
+    }
+    return this.snap;
+  }
+
+  private rebuild(): Promise<void> {
+    if (this.building) return this.building;
+    if (this.disposed) return Promise.resolve();
+    clearTimeout(this.debounce);
+    this.dirty = false;
+    const ac = new AbortController();
+    this.buildAbort = ac;
+    this.building = listFiles(this.root, { useGit: this.opts.useGit, signal: ac.signal })
+      .then((listing) => {
+        if (!this.disposed) this.install(buildSnapshot(listing));
+      })
+      .catch((e: unknown) => {
+        if (!this.disposed) log.warn(`index of ${this.root} failed: ${errorMessage(e)}`);
+      })
+      .finally(() => {
+        this.building = undefined;
+        this.buildAbort = undefined;
+        // Changes that arrived during the build.
+        if (this.dirty && !this.disposed) this.schedule();
+      });
+    return this.building;
+  }
+
+  private install(s: Snapshot): void {
+    this.snap = s;
+    if (this.opts.watch) this.syncWatchers(s);
+  }
+
+  private schedule(): void {
+    this.dirty = true;
+    clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => void this.rebuild(), this.opts.debounceMs);
+    this.debounce.unref();
+  }
+
+  /** Watch the root and the indexed directories (shallowest first, up to the cap). */
+  private syncWatchers(s: Snapshot): void {
+    const wanted = ['', ...s.dirs].slice(0, this.opts.maxWatchedDirs);
+    const keep = new Set(wanted);
+    for (const [rel, w] of this.watchers) {
+      if (!keep.has(rel)) {
+        w.close();
+        this.watchers.delete(rel);
+      }
+    }
+    let complete = wanted.length === s.dirs.length + 1;
+    for (const rel of wanted) {
+      if (this.watchers.has(rel)) continue;
+      try {
+        const w = watch(join(this.root, rel), { persistent: false }, (event, name) => this.onChange(event, name));
+        w.on('error', () => {
+          w.close();
+          this.watchers.delete(rel);
+          this.fullyWatched = false;
+          this.schedule();
+        });
+        this.watchers.set(rel, w);
+      } catch {
+        complete = false;
+      }
+    }
+    this.fullyWatched = complete;
+  }
+
+  private onChange(event: string, name: string | Buffer | null): void {
+    if (this.disposed) return;
+    const n = name?.toString() ?? '';
+    // Only the set of paths matters: creations, deletions and renames, and ignore-rule edits.
+    if (event === 'rename' || n === '.gitignore' || n === '') this.schedule();
+  }
+}
+
+/** A fixed-size min-heap of (key, index): keeps the `k` largest keys seen. */
+class TopK {
+  private readonly keys: Float64Array;
+  private readonly idx: Int32Array;
+  private n = 0;
+
+  constructor(private readonly k: number) {
+    this.keys = new Float64Array(k);
+    this.idx = new Int32Array(k);
+  }
+
+  push(key: number, i: number): void {
+    const { keys, idx } = this;
+    if (this.n < this.k) {
+      let c = this.n++;
+      while (c > 0) {
+        const p = (c - 1) >> 1;
+        if (keys[p] <= key) break;
+        keys[c] = keys[p];
+        idx[c] = idx[p];
+        c = p;
+      }
+      keys[c] = key;
+      idx[c] = i;
+      return;
+    }
+    if (key <= keys[0]) return;
+    // Replace the root and sift down.
+    let c = 0;
+    const n = this.n;
+    for (;;) {
+      const l = 2 * c + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      const m = r < n && keys[r] < keys[l] ? r : l;
+      if (keys[m] >= key) break;
+      keys[c] = keys[m];
+      idx[c] = idx[m];
+      c = m;
+    }
+    keys[c] = key;
+    idx[c] = i;
+  }
+
+  /** Entries, best first. */
+  drain(): Array<[number, number]> {
+    const out: Array<[number, number]> = [];
+    for (let i = 0; i < this.n; i++) out.push([this.keys[i], this.idx[i]]);
+    return out.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+  }
+}

@@ -1,0 +1,31 @@
+/** Everything the chat core needs from the rest of the server, passed in (core imports no peer or store). */
+import type { Config } from '../config/schema.js';
+import type { LlmClient, ModelEntry } from '../peers/llm/types.js';
+import type { ChatContext } from '../protocol/eca/context.js';
+import type { ChatEvents } from './events.js';
+import type { ChatPersistence } from './persistence.js';
+import type { EditorBridge } from './tool.js';
+import type { ToolRegistry } from './tool-registry.js';
+import type { LlmEvent, LlmRequest } from '../peers/llm/types.js';
+
+export interface ChatDeps {
+  store: ChatPersistence;
+  events: ChatEvents;
+  tools: ToolRegistry;
+  editor: EditorBridge;
+  config(): Config;
+  roots(): string[];
+  models(): ModelEntry[];
+  defaultModel(): ModelEntry | undefined;
+  clientFor(entry: ModelEntry): Promise<LlmClient>;
+  /** streamWithRetry from the LLM layer: retries, stall detection, abort. */
+  stream(
+    client: LlmClient,
+    req: LlmRequest,
+    opts: { maxRetries: number; stallMs: number; onRetry: (attempt: number, delayMs: number, err: Error) => void },
+  ): AsyncIterable<LlmEvent>;
+  cost(entry: ModelEntry, usage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }): number | undefined;
+  renderContexts(contexts: ChatContext[], signal: AbortSignal): Promise<{ text: string; errors: string[] }>;
+  /** Instructions from peers (e.g. MCP servers) for the system prompt. */
+  instructions(): string[];
+}

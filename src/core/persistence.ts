@@ -1,0 +1,38 @@
+/** What core needs from storage; `store/` implements it (core does not import store). */
+import type { StoredMessage } from './messages.js';
+
+export interface ChatRecord {
+  id: string;
+  title?: string;
+  model?: string;
+  agent?: string;
+  status: 'idle' | 'running';
+  createdAt: number;
+  updatedAt: number;
+  messageCount: number;
+  /** Totals for `/costs` and usage contents. */
+  usage: { inputTokens: number; outputTokens: number; cost: number };
+}
+
+export interface ToolCallRecord {
+  chatId: string;
+  id: string;
+  name: string;
+  server: string;
+  args: Record<string, unknown>;
+  state: 'preparing' | 'waitingApproval' | 'running' | 'called' | 'rejected';
+  error?: boolean;
+}
+
+export interface ChatPersistence {
+  createChat(rec: { id: string; title?: string; model?: string; agent?: string }): void;
+  getChat(id: string): ChatRecord | undefined;
+  listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatRecord[];
+  updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage'>>): void;
+  deleteChat(id: string): void;
+  appendMessage(chatId: string, message: StoredMessage): void;
+  messages(chatId: string): StoredMessage[];
+  saveToolCall(rec: ToolCallRecord): void;
+  /** At start-up: chats left `running` by a killed process get an `interrupted` marker. */
+  recoverInterrupted(): string[];
+}

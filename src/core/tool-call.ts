@@ -1,0 +1,220 @@
+/**
+ * One tool call's life, as an explicit state machine:
+ *
+ *   preparing ─► deciding ─► waitingApproval ─► running ─► called
+ *                   │               │
+ *                   └──────────────►┴─────────► rejected
+ *
+ * Every transition is checked, persisted and shown to the editor. A failing tool is a
+ * result the LLM reads (`error: true`); nothing here throws past `run()`.
+ */
+import type { ApprovalConfig } from '../config/schema.js';
+import type { RejectReason } from '../protocol/eca/content.js';
+import { decideApproval } from './approval.js';
+import type { ChatEvents } from './events.js';
+import type { StoredMessage } from './messages.js';
+import type { ChatPersistence, ToolCallRecord } from './persistence.js';
+import type { FileChangeDetails, Tool, ToolContext, ToolResult } from './tool.js';
+import { isInsideWorkspace, resolvePath } from './tools/paths.js';
+import { errorMessage, logger } from '../util/log.js';
+
+const log = logger('tool-call');
+
+export type ToolCallState =
+  | { kind: 'preparing' }
+  | { kind: 'deciding' }
+  | { kind: 'waitingApproval' }
+  | { kind: 'running'; startedAt: number }
+  | { kind: 'called'; result: ToolResult; totalTimeMs: number }
+  | { kind: 'rejected'; reason: RejectReason; why: string };
+
+const allowed: Record<ToolCallState['kind'], ToolCallState['kind'][]> = {
+  preparing: ['deciding', 'rejected'],
+  deciding: ['waitingApproval', 'running', 'rejected'],
+  waitingApproval: ['running', 'rejected'],
+  running: ['called'],
+  called: [],
+  rejected: [],
+};
+
+export type ApprovalAnswer = { approved: true; saveForSession?: boolean } | { approved: false; reason: RejectReason };
+
+export interface ToolCallEnv {
+  chatId: string;
+  agent: 'code' | 'plan';
+  approval: ApprovalConfig;
+  /** Tools (LLM names) the user approved for the rest of this chat. */
+  sessionApproved: Set<string>;
+  store: ChatPersistence;
+  events: ChatEvents;
+  ctx: ToolContext;
+  /** Resolves when the user answers; settled with `userPromptStop` when the turn is stopped. */
+  askUser(toolCallId: string): Promise<ApprovalAnswer>;
+}
+
+export class ToolCall {
+  state: ToolCallState = { kind: 'preparing' };
+  private details: FileChangeDetails | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly llmName: string,
+    readonly tool: Tool | undefined,
+    readonly args: Record<string, unknown>,
+    private readonly env: ToolCallEnv,
+  ) {}
+
+  private transition(next: ToolCallState): void {
+    if (!allowed[this.state.kind].includes(next.kind)) throw new Error(`tool call ${this.id}: illegal ${this.state.kind} → ${next.kind}`);
+    this.state = next;
+    if (this.tool) {
+      const rec: ToolCallRecord = {
+        chatId: this.env.chatId,
+        id: this.id,
+        name: this.tool.name,
+        server: this.tool.server,
+        args: this.args,
+        state: next.kind === 'deciding' ? 'preparing' : next.kind,
+        error: next.kind === 'called' ? next.result.error : undefined,
+      };
+      this.env.store.saveToolCall(rec);
+    }
+  }
+
+  private base() {
+    const t = this.tool;
+    return {
+      origin: t?.origin ?? 'native',
+      id: this.id,
+      name: t?.name ?? this.llmName,
+      server: t?.server ?? 'unknown',
+      arguments: this.args,
+      ...(t?.summary ? { summary: safe(() => t.summary!(this.args)) } : {}),
+      ...(this.details ? { details: this.details } : {}),
+    };
+  }
+
+  /** Runs the call to its end and returns the message the LLM will read. */
+  async run(): Promise<StoredMessage> {
+    const { events, chatId } = this.env;
+    const tool = this.tool;
+    if (!tool) {
+      this.transition({ kind: 'rejected', reason: 'userConfigDeny', why: `Unknown tool "${this.llmName}". Use one of the tools you were given.` });
+      return this.finish();
+    }
+    this.transition({ kind: 'deciding' });
+    const decision = await this.decide(tool);
+    if (decision.kind === 'deny') {
+      this.transition({ kind: 'rejected', reason: 'userConfigDeny', why: decision.why });
+      return this.finish();
+    }
+    if (tool.preview && !this.env.ctx.signal.aborted) {
+      this.details = await tool.preview(this.args, this.env.ctx).catch(() => undefined);
+    }
+    events.content(chatId, 'assistant', { type: 'toolCallRun', ...this.base(), manualApproval: decision.kind === 'ask' });
+    if (decision.kind === 'ask') {
+      this.transition({ kind: 'waitingApproval' });
+      const answer = await this.env.askUser(this.id);
+      if (!answer.approved) {
+        this.transition({ kind: 'rejected', reason: answer.reason, why: rejectionText(answer.reason) });
+        return this.finish();
+      }
+      if (answer.saveForSession) this.env.sessionApproved.add(this.llmName);
+    }
+    if (this.env.ctx.signal.aborted) {
+      this.transition({ kind: 'rejected', reason: 'userPromptStop', why: rejectionText('userPromptStop') });
+      return this.finish();
+    }
+    const startedAt = Date.now();
+    this.transition({ kind: 'running', startedAt });
+    events.content(chatId, 'assistant', { type: 'toolCallRunning', ...this.base() });
+    let result: ToolResult;
+    try {
+      result = await tool.call(this.args, this.env.ctx);
+    } catch (e) {
+      log.warn(`tool ${this.llmName} threw: ${errorMessage(e)}`);
+      result = { error: true, outputs: [{ type: 'text', text: `Tool failed: ${errorMessage(e)}` }] };
+    }
+    if (result.details) this.details = result.details;
+    this.transition({ kind: 'called', result, totalTimeMs: Date.now() - startedAt });
+    return this.finish();
+  }
+
+  private async decide(tool: Tool): Promise<{ kind: 'allow' | 'ask' } | { kind: 'deny'; why: string }> {
+    const { agent, approval, sessionApproved, ctx } = this.env;
+    if (agent === 'plan' && tool.mutates) {
+      return { kind: 'deny', why: `The plan agent cannot run "${tool.name}": it only reads and plans. Describe the change instead.` };
+    }
+    let decision = decideApproval(tool, this.args, approval);
+    if (decision === 'deny') return { kind: 'deny', why: `Running "${tool.name}" is denied by the user's configuration.` };
+    if (decision === 'allow' && tool.paths) {
+      for (const raw of tool.paths(this.args)) {
+        if (typeof raw !== 'string' || !raw) continue;
+        if (!(await isInsideWorkspace(resolvePath(raw, ctx.roots), ctx.roots))) {
+          decision = 'ask';
+          break;
+        }
+      }
+    }
+    if (decision === 'ask' && sessionApproved.has(this.llmName)) decision = 'allow';
+    return { kind: decision };
+  }
+
+  private finish(): StoredMessage {
+    const { events, chatId } = this.env;
+    const s = this.state;
+    const base = this.base();
+    if (s.kind === 'called') {
+      events.content(chatId, 'assistant', { type: 'toolCalled', ...base, error: s.result.error, outputs: s.result.outputs, totalTimeMs: s.totalTimeMs });
+      return {
+        role: 'tool',
+        toolCallId: this.id,
+        name: base.name,
+        server: base.server,
+        origin: base.origin,
+        args: this.args,
+        outcome: 'called',
+        error: s.result.error,
+        outputs: s.result.outputs,
+        llmText: llmText(s.result),
+        details: this.details,
+        totalTimeMs: s.totalTimeMs,
+      };
+    }
+    if (s.kind !== 'rejected') throw new Error(`tool call ${this.id} finished in state ${s.kind}`);
+    events.content(chatId, 'assistant', { type: 'toolCallRejected', ...base, reason: s.reason });
+    return {
+      role: 'tool',
+      toolCallId: this.id,
+      name: base.name,
+      server: base.server,
+      origin: base.origin,
+      args: this.args,
+      outcome: 'rejected',
+      error: true,
+      outputs: [],
+      llmText: s.why,
+      reason: s.reason,
+      totalTimeMs: 0,
+    };
+  }
+}
+
+function rejectionText(reason: RejectReason): string {
+  return reason === 'userPromptStop'
+    ? 'The user stopped the prompt; this tool call did not run.'
+    : 'The user rejected this tool call; it did not run. Ask what they want instead, or continue without it.';
+}
+
+function llmText(r: ToolResult): string {
+  const text = r.outputs.map((o) => (o.type === 'text' ? o.text : `[${o.type} ${o.mimeType}, ${o.data.length} base64 chars]`)).join('\n');
+  return text || (r.error ? 'The tool failed without output.' : 'The tool succeeded without output.');
+}
+
+function safe<T>(f: () => T): T | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,47 @@
+/** patchbay's native tools: the ones the LLM sees as `patchbay__<name>`. */
+import type { Tool } from '../../tool.js';
+import { directoryTreeTool } from './directory-tree.js';
+import { editFileTool } from './edit-file.js';
+import { editorDiagnosticsTool } from './editor-diagnostics.js';
+import { grepTool } from './grep.js';
+import { moveFileTool } from './move-file.js';
+import { readFileTool } from './read-file.js';
+import { shellCommandTool } from './shell-command.js';
+import { writeFileTool } from './write-file.js';
+
+export interface NativeToolsOptions {
+  /** Default `shell_command` timeout in seconds (the model may pass its own). */
+  shellTimeoutSeconds?: number;
+  /** Characters of `shell_command` output kept before the middle is cut. */
+  maxOutputChars?: number;
+}
+
+export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
+  return [
+    readFileTool(),
+    directoryTreeTool(),
+    grepTool(),
+    writeFileTool(),
+    editFileTool(),
+    moveFileTool(),
+    shellCommandTool({ shellTimeoutSeconds: opts.shellTimeoutSeconds, maxOutputChars: opts.maxOutputChars }),
+    editorDiagnosticsTool(),
+  ];
+}
+
+export { defineNativeTool, type NativeToolSpec } from './define.js';
+export { directoryTreeTool, directoryTreeSchema, DEFAULT_TREE_ENTRIES } from './directory-tree.js';
+export { editFileTool, editFileSchema, planEdit } from './edit-file.js';
+export { editorDiagnosticsTool, editorDiagnosticsSchema, formatDiagnostic } from './editor-diagnostics.js';
+export { grepTool, grepSchema, DEFAULT_GREP_RESULTS, MAX_GREP_FILE_BYTES } from './grep.js';
+export { moveFileTool, moveFileSchema } from './move-file.js';
+export { readFileTool, readFileSchema, DEFAULT_READ_LINES, MAX_READ_CHARS } from './read-file.js';
+export {
+  shellCommandTool,
+  shellCommandSchema,
+  type ShellCommandOptions,
+  DEFAULT_SHELL_TIMEOUT_SECONDS,
+  DEFAULT_MAX_OUTPUT_CHARS,
+} from './shell-command.js';
+export { runShell, OutputBuffer, KILL_GRACE_MS, type ShellRun, type ShellRunOptions } from './shell.js';
+export { writeFileTool, writeFileSchema } from './write-file.js';

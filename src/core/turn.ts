@@ -1,0 +1,216 @@
+/**
+ * The agent loop for one prompt: ask the LLM, stream what it says to the editor, run the
+ * tool calls it makes (each through the ToolCall state machine), feed the results back,
+ * until it answers without tools, is stopped, or fails.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AssistantPart, LlmEvent, ModelEntry } from '../peers/llm/types.js';
+import type { LiveChat } from './chat.js';
+import type { ChatDeps } from './deps.js';
+import { toLlmMessages, type StoredMessage } from './messages.js';
+import { systemPrompt } from './system-prompt.js';
+import { ToolCall } from './tool-call.js';
+import { ToolRegistry, llmName } from './tool-registry.js';
+import { errorMessage, logger } from '../util/log.js';
+
+const log = logger('turn');
+const MAX_STEPS = 50;
+
+export interface TurnInput {
+  /** Text shown to the user as their message (omitted for commands that only prompt the LLM). */
+  userText: string;
+  contentId?: string;
+  /** Extra text the LLM gets with the user message (rendered contexts, prompt templates). */
+  contextText?: string;
+}
+
+export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInput, deps: ChatDeps, abort: AbortController): Promise<void> {
+  const { events, store } = deps;
+  const signal = abort.signal;
+  const config = deps.config();
+  const say = (text: string) => events.content(chat.id, 'system', { type: 'text', text });
+  const progress = (state: 'running' | 'finished', text: string) => events.content(chat.id, 'system', { type: 'progress', state, text });
+
+  const remember = (m: StoredMessage) => {
+    chat.stored.push(m);
+    store.appendMessage(chat.id, m);
+  };
+
+  remember({ role: 'user', text: input.userText, ...(input.contentId ? { contentId: input.contentId } : {}), ...(input.contextText ? { contextText: input.contextText } : {}) });
+
+  let client;
+  try {
+    client = await deps.clientFor(entry);
+  } catch (e) {
+    say(`Could not start the ${entry.provider} client: ${errorMessage(e)}`);
+    return;
+  }
+
+  for (let step = 0; step < MAX_STEPS; step++) {
+    if (signal.aborted) return;
+    const tools = deps.tools.visible({ agent: chat.agent, approval: config.toolCall.approval, disabled: config.disabledTools });
+    progress('running', step === 0 ? 'Waiting model' : 'Continuing');
+    const parts: AssistantPart[] = [];
+    const calls: Array<{ id: string; name: string; args: Record<string, unknown> }> = [];
+    const reasonStart = new Map<string, number>();
+    let stepUsage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number } | undefined;
+    const lastText = () => {
+      const p = parts.at(-1);
+      return p?.type === 'text' ? p : undefined;
+    };
+
+    const handle = (ev: LlmEvent) => {
+      switch (ev.type) {
+        case 'text': {
+          const p = lastText();
+          if (p) p.text += ev.text;
+          else parts.push({ type: 'text', text: ev.text });
+          events.content(chat.id, 'assistant', { type: 'text', text: ev.text });
+          break;
+        }
+        case 'reasoningStart':
+          reasonStart.set(ev.id, Date.now());
+          parts.push({ type: 'reasoning', text: '' });
+          events.content(chat.id, 'assistant', { type: 'reasonStarted', id: ev.id });
+          break;
+        case 'reasoningDelta': {
+          const p = [...parts].reverse().find((x) => x.type === 'reasoning');
+          if (p && p.type === 'reasoning') p.text += ev.text;
+          events.content(chat.id, 'assistant', { type: 'reasonText', id: ev.id, text: ev.text });
+          break;
+        }
+        case 'reasoningEnd': {
+          const p = [...parts].reverse().find((x) => x.type === 'reasoning');
+          if (p && p.type === 'reasoning') {
+            if (ev.signature) p.signature = ev.signature;
+            if (ev.redacted) p.redacted = ev.redacted;
+            if (ev.itemId) p.itemId = ev.itemId;
+            if (ev.encrypted) p.encrypted = ev.encrypted;
+          }
+          events.content(chat.id, 'assistant', { type: 'reasonFinished', id: ev.id, totalTimeMs: Date.now() - (reasonStart.get(ev.id) ?? Date.now()) });
+          break;
+        }
+        case 'toolCallStart':
+        case 'toolCallDelta': {
+          const name = ev.type === 'toolCallStart' ? ev.name : (calls.find((c) => c.id === ev.id)?.name ?? '');
+          if (ev.type === 'toolCallStart') calls.push({ id: ev.id, name: ev.name, args: {} });
+          const tool = deps.tools.get(name);
+          events.content(chat.id, 'assistant', {
+            type: 'toolCallPrepare',
+            origin: tool?.origin ?? 'native',
+            id: ev.id,
+            name: tool?.name ?? name,
+            server: tool?.server,
+            argumentsText: ev.type === 'toolCallDelta' ? ev.argsDelta : '',
+          });
+          break;
+        }
+        case 'toolCallEnd': {
+          const c = calls.find((x) => x.id === ev.id);
+          if (c) c.args = ev.args;
+          else calls.push({ id: ev.id, name: ev.name, args: ev.args });
+          parts.push({ type: 'toolCall', id: ev.id, name: ev.name, args: ev.args });
+          break;
+        }
+        case 'usage':
+          stepUsage = ev;
+          break;
+        case 'finish':
+          break;
+      }
+    };
+
+    let failure: unknown;
+    try {
+      const stream = deps.stream(
+        client,
+        {
+          model: entry.modelName,
+          system: systemPrompt({ agent: chat.agent, roots: deps.roots(), tools, extra: config.systemPrompt, instructions: deps.instructions() }),
+          messages: toLlmMessages(chat.stored),
+          tools: ToolRegistry.toSpecs(tools),
+          maxOutputTokens: entry.limit?.output,
+          signal,
+        },
+        {
+          maxRetries: config.chat.maxRetries,
+          stallMs: config.chat.stallTimeoutSeconds * 1000,
+          onRetry: (attempt, delayMs, err) =>
+            progress('running', `${errorMessage(err)} — retrying in ${(delayMs / 1000).toFixed(1)}s (attempt ${attempt} of ${config.chat.maxRetries})`),
+        },
+      );
+      for await (const ev of stream) handle(ev);
+    } catch (e) {
+      failure = e;
+    }
+
+    // Keep whatever arrived, even when stopped mid-stream; calls that never completed are dropped.
+    const complete = parts.filter((p) => p.type !== 'toolCall' || calls.some((c) => c.id === p.id));
+    if (complete.length) remember({ role: 'assistant', parts: complete, ...(failure ? { interrupted: true } : {}) });
+    if (stepUsage) reportUsage(chat, entry, stepUsage, deps);
+
+    if (failure) {
+      if (signal.aborted) return;
+      log.warn(`chat ${chat.id}: ${errorMessage(failure)}`);
+      say(`Error from ${entry.id}: ${errorMessage(failure)}`);
+      return;
+    }
+    const toolCalls = parts.filter((p): p is Extract<AssistantPart, { type: 'toolCall' }> => p.type === 'toolCall');
+    if (!toolCalls.length) return;
+
+    for (const call of toolCalls) {
+      const tool = deps.tools.get(call.name);
+      const tc = new ToolCall(call.id, call.name, tool, call.args, {
+        chatId: chat.id,
+        agent: chat.agent,
+        approval: config.toolCall.approval,
+        sessionApproved: chat.sessionApproved,
+        store,
+        events,
+        ctx: {
+          signal,
+          roots: deps.roots(),
+          chatId: chat.id,
+          editor: deps.editor,
+          progress: (text) => progress('running', text),
+        },
+        askUser: (id) =>
+          new Promise((resolve) => {
+            if (signal.aborted) return resolve({ approved: false, reason: 'userPromptStop' });
+            chat.pending.set(id, resolve);
+          }),
+      });
+      remember(await tc.run());
+    }
+  }
+  say(`Stopped after ${MAX_STEPS} model steps without a final answer.`);
+}
+
+function reportUsage(chat: LiveChat, entry: ModelEntry, u: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }, deps: ChatDeps): void {
+  const cost = deps.cost(entry, u);
+  chat.usage = {
+    inputTokens: chat.usage.inputTokens + u.inputTokens,
+    outputTokens: chat.usage.outputTokens + u.outputTokens,
+    cost: chat.usage.cost + (cost ?? 0),
+  };
+  deps.store.updateChat(chat.id, { usage: chat.usage });
+  const priced = cost !== undefined;
+  deps.events.content(chat.id, 'system', {
+    type: 'usage',
+    sessionTokens: chat.usage.inputTokens + chat.usage.outputTokens,
+    messageInputTokens: u.inputTokens,
+    messageOutputTokens: u.outputTokens,
+    ...(priced ? { lastMessageCost: formatCost(cost), sessionCost: formatCost(chat.usage.cost) } : {}),
+    ...(entry.limit ? { limit: entry.limit } : {}),
+  });
+}
+
+export function formatCost(usd: number): string {
+  return usd.toFixed(usd < 0.01 ? 4 : 2);
+}
+
+export function newId(): string {
+  return randomUUID();
+}
+
+export { llmName };

@@ -1,0 +1,242 @@
+/**
+ * Anthropic Messages API (`POST /v1/messages`, streamed).
+ * https://docs.anthropic.com/en/api/messages-streaming
+ * https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking
+ *
+ * Thinking blocks carry a `signature` that must go back verbatim, in order, with the
+ * assistant turn that produced them (or the next request is rejected), so reasoning
+ * events end with the signature and history replays it.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { abortError, toLlmError } from './errors.js';
+import { type AdapterOptions, parseArgs } from './stream-util.js';
+import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from './types.js';
+
+type Params = Anthropic.MessageCreateParamsStreaming;
+type Block = Anthropic.ContentBlockParam;
+
+const DEFAULT_MAX_TOKENS = 8192;
+/** Anthropic's minimum thinking budget. */
+const MIN_BUDGET = 1024;
+
+type OpenBlock =
+  | { kind: 'text' }
+  | { kind: 'thinking'; id: string; signature: string }
+  | { kind: 'redacted'; id: string; data: string }
+  | { kind: 'tool'; id: string; name: string; json: string; initial: unknown }
+  | { kind: 'other' };
+
+export class AnthropicClient implements LlmClient {
+  readonly api = 'anthropic' as const;
+  private readonly client: Anthropic;
+  private readonly provider: string;
+
+  constructor(private readonly opts: AdapterOptions) {
+    this.provider = opts.provider ?? 'anthropic';
+    this.client = new Anthropic({
+      apiKey: opts.key ?? 'no-key',
+      authToken: null,
+      baseURL: opts.url,
+      maxRetries: 0,
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    });
+  }
+
+  async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
+    let stream: AsyncIterable<Anthropic.RawMessageStreamEvent>;
+    try {
+      stream = await this.client.messages.create(this.body(req), { signal: req.signal });
+    } catch (e) {
+      throw toLlmError(e, this.provider, this.opts.key);
+    }
+
+    const blocks = new Map<number, OpenBlock>();
+    let input = 0;
+    let cacheRead = 0;
+    let cacheWrite = 0;
+    let output = 0;
+    let stop: string | null | undefined;
+    let toolCalls = 0;
+    let done = false;
+    const out: LlmEvent[] = [];
+
+    try {
+      for await (const ev of stream) {
+        switch (ev.type) {
+          case 'message_start': {
+            const u = ev.message.usage;
+            input = u.input_tokens ?? 0;
+            cacheRead = u.cache_read_input_tokens ?? 0;
+            cacheWrite = u.cache_creation_input_tokens ?? 0;
+            output = u.output_tokens ?? 0;
+            break;
+          }
+          case 'content_block_start': {
+            const b = ev.content_block;
+            if (b.type === 'text') {
+              blocks.set(ev.index, { kind: 'text' });
+              if (b.text) out.push({ type: 'text', text: b.text });
+            } else if (b.type === 'thinking') {
+              const id = `thinking-${ev.index}`;
+              blocks.set(ev.index, { kind: 'thinking', id, signature: b.signature ?? '' });
+              out.push({ type: 'reasoningStart', id });
+              if (b.thinking) out.push({ type: 'reasoningDelta', id, text: b.thinking });
+            } else if (b.type === 'redacted_thinking') {
+              const id = `thinking-${ev.index}`;
+              blocks.set(ev.index, { kind: 'redacted', id, data: b.data });
+              out.push({ type: 'reasoningStart', id });
+            } else if (b.type === 'tool_use') {
+              blocks.set(ev.index, { kind: 'tool', id: b.id, name: b.name, json: '', initial: b.input });
+              out.push({ type: 'toolCallStart', id: b.id, name: b.name });
+            } else {
+              // Server tools (web search, code execution…) are not requested by patchbay.
+              blocks.set(ev.index, { kind: 'other' });
+            }
+            break;
+          }
+          case 'content_block_delta': {
+            const b = blocks.get(ev.index);
+            const d = ev.delta;
+            if (d.type === 'text_delta') {
+              if (d.text) out.push({ type: 'text', text: d.text });
+            } else if (d.type === 'thinking_delta' && b?.kind === 'thinking') {
+              if (d.thinking) out.push({ type: 'reasoningDelta', id: b.id, text: d.thinking });
+            } else if (d.type === 'signature_delta' && b?.kind === 'thinking') {
+              b.signature += d.signature;
+            } else if (d.type === 'input_json_delta' && b?.kind === 'tool') {
+              if (d.partial_json) {
+                b.json += d.partial_json;
+                out.push({ type: 'toolCallDelta', id: b.id, argsDelta: d.partial_json });
+              }
+            }
+            break;
+          }
+          case 'content_block_stop': {
+            const b = blocks.get(ev.index);
+            blocks.delete(ev.index);
+            if (b?.kind === 'thinking') out.push({ type: 'reasoningEnd', id: b.id, ...(b.signature ? { signature: b.signature } : {}) });
+            else if (b?.kind === 'redacted') out.push({ type: 'reasoningEnd', id: b.id, redacted: b.data });
+            else if (b?.kind === 'tool') {
+              toolCalls++;
+              const args = b.json ? parseArgs(b.json) : isRecord(b.initial) ? b.initial : {};
+              out.push({ type: 'toolCallEnd', id: b.id, name: b.name, args });
+            }
+            break;
+          }
+          case 'message_delta': {
+            if (ev.delta.stop_reason) stop = ev.delta.stop_reason;
+            const u = ev.usage;
+            // Counts in message_delta are cumulative.
+            if (u.output_tokens != null) output = u.output_tokens;
+            if (u.input_tokens != null) input = u.input_tokens;
+            if (u.cache_read_input_tokens != null) cacheRead = u.cache_read_input_tokens;
+            if (u.cache_creation_input_tokens != null) cacheWrite = u.cache_creation_input_tokens;
+            break;
+          }
+          case 'message_stop':
+            done = true;
+            break;
+        }
+        if (out.length) yield* out.splice(0);
+        if (done) break;
+      }
+    } catch (e) {
+      throw toLlmError(e, this.provider, this.opts.key);
+    }
+    if (req.signal.aborted) throw abortError(req.signal.reason);
+    if (!done) throw new LlmError(`${this.provider}: the stream ended before the response was complete`, undefined, true);
+
+    // Anthropic's input_tokens exclude cache reads and writes; ours include them.
+    out.push({
+      type: 'usage',
+      inputTokens: input + cacheRead + cacheWrite,
+      outputTokens: output,
+      ...(cacheRead ? { cacheReadTokens: cacheRead } : {}),
+      ...(cacheWrite ? { cacheWriteTokens: cacheWrite } : {}),
+    });
+    out.push({ type: 'finish', reason: finishReason(stop, toolCalls) });
+    yield* out;
+  }
+
+  private body(req: LlmRequest): Params {
+    let maxTokens = req.maxOutputTokens ?? DEFAULT_MAX_TOKENS;
+    const params: Params = { model: req.model, max_tokens: maxTokens, messages: toMessages(req.messages), stream: true };
+    if (req.system) params.system = req.system;
+    if (req.tools.length) {
+      params.tools = req.tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        input_schema: { type: 'object', ...t.parameters } as Anthropic.Tool.InputSchema,
+      }));
+    }
+    if (req.reasoning) {
+      // Half the output budget for thinking, within Anthropic's limits (≥1024, < max_tokens).
+      const budget = Math.max(MIN_BUDGET, Math.min(32_000, Math.floor(maxTokens / 2)));
+      if (maxTokens <= budget) maxTokens = budget + MIN_BUDGET;
+      params.max_tokens = maxTokens;
+      params.thinking = { type: 'enabled', budget_tokens: budget };
+    }
+    return params;
+  }
+}
+
+function finishReason(stop: string | null | undefined, toolCalls: number): 'stop' | 'tool_calls' | 'length' | 'other' {
+  switch (stop) {
+    case 'end_turn':
+    case 'stop_sequence':
+      return 'stop';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    default:
+      return toolCalls > 0 ? 'tool_calls' : 'other';
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/**
+ * Anthropic wants strictly alternating user/assistant turns, tool results as
+ * `tool_result` blocks at the start of the next user turn, and no empty text blocks.
+ */
+export function toMessages(messages: LlmMessage[]): Anthropic.MessageParam[] {
+  const result: Array<{ role: 'user' | 'assistant'; content: Block[] }> = [];
+  const push = (role: 'user' | 'assistant', blocks: Block[], toolResult = false): void => {
+    if (!blocks.length) return;
+    const last = result[result.length - 1];
+    if (last && last.role === role) {
+      if (toolResult) {
+        // tool_result blocks must precede any text in a user turn.
+        const firstNonResult = last.content.findIndex((b) => b.type !== 'tool_result');
+        if (firstNonResult >= 0) last.content.splice(firstNonResult, 0, ...blocks);
+        else last.content.push(...blocks);
+      } else last.content.push(...blocks);
+    } else result.push({ role, content: [...blocks] });
+  };
+  for (const m of messages) {
+    if (m.role === 'user') push('user', m.content ? [{ type: 'text', text: m.content }] : []);
+    else if (m.role === 'tool') {
+      push('user', [{ type: 'tool_result', tool_use_id: m.toolCallId, content: m.content || '(no output)', ...(m.error ? { is_error: true } : {}) }], true);
+    } else {
+      const blocks: Block[] = [];
+      for (const p of m.content) {
+        if (p.type === 'text') {
+          if (p.text) blocks.push({ type: 'text', text: p.text });
+        } else if (p.type === 'toolCall') {
+          blocks.push({ type: 'tool_use', id: p.id, name: p.name, input: p.args });
+        } else if (p.redacted) {
+          blocks.push({ type: 'redacted_thinking', data: p.redacted });
+        } else if (p.signature) {
+          blocks.push({ type: 'thinking', thinking: p.text, signature: p.signature });
+        }
+        // Reasoning without a signature (another provider's) cannot be replayed to Anthropic.
+      }
+      push('assistant', blocks);
+    }
+  }
+  return result;
+}

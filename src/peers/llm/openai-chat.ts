@@ -1,0 +1,169 @@
+/**
+ * OpenAI Chat Completions (`POST /chat/completions`, streamed) — also the wire format of
+ * most "OpenAI-compatible" servers (vLLM, llama.cpp, LM Studio, OpenRouter, DeepSeek…).
+ * https://platform.openai.com/docs/api-reference/chat-streaming
+ *
+ * Reasoning arrives three ways depending on the server: `<think>` tags inside `content`,
+ * a `reasoning_content` delta field (DeepSeek, vLLM), or a `reasoning` field (OpenRouter,
+ * Ollama's compat layer). All become reasoning events.
+ */
+import OpenAI from 'openai';
+import { abortError, toLlmError } from './errors.js';
+import { type AdapterOptions, finishFromOpenAi, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
+import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from './types.js';
+
+type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
+type ChatParams = OpenAI.Chat.ChatCompletionCreateParamsStreaming;
+
+/** Delta fields compatible servers add beyond OpenAI's schema. */
+interface CompatDelta {
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+}
+
+export class OpenAiChatClient implements LlmClient {
+  readonly api = 'openai-chat' as const;
+  private readonly client: OpenAI;
+  private readonly provider: string;
+
+  constructor(private readonly opts: AdapterOptions) {
+    this.provider = opts.provider ?? 'openai-chat';
+    this.client = new OpenAI({
+      // Local servers take no key, but the SDK insists on one.
+      apiKey: opts.key ?? 'no-key',
+      baseURL: opts.url,
+      maxRetries: 0,
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    });
+  }
+
+  async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
+    let stream: AsyncIterable<OpenAI.Chat.ChatCompletionChunk>;
+    try {
+      stream = await this.client.chat.completions.create(this.body(req), { signal: req.signal });
+    } catch (e) {
+      throw toLlmError(e, this.provider, this.opts.key);
+    }
+
+    const reasoning = new ReasoningTracker();
+    const splitter = new ThinkTagSplitter(reasoning);
+    const calls = new Map<number, { id: string; name: string; args: string; started: boolean }>();
+    let finish: string | null | undefined;
+    let usage: LlmEvent | undefined;
+    const out: LlmEvent[] = [];
+
+    try {
+      for await (const chunk of stream) {
+        if (chunk.usage) {
+          usage = {
+            type: 'usage',
+            inputTokens: chunk.usage.prompt_tokens ?? 0,
+            outputTokens: chunk.usage.completion_tokens ?? 0,
+            ...(chunk.usage.prompt_tokens_details?.cached_tokens ? { cacheReadTokens: chunk.usage.prompt_tokens_details.cached_tokens } : {}),
+          };
+        }
+        const choice = chunk.choices?.[0];
+        if (!choice) continue;
+        const delta = (choice.delta ?? {}) as OpenAI.Chat.ChatCompletionChunk.Choice.Delta & CompatDelta;
+        const thought = delta.reasoning_content ?? delta.reasoning;
+        if (thought) reasoning.delta(thought, out);
+        if (delta.content) splitter.feed(delta.content, out);
+        for (const tc of delta.tool_calls ?? []) {
+          let call = calls.get(tc.index);
+          if (!call) {
+            call = { id: tc.id || `call_${tc.index}_${Date.now().toString(36)}`, name: '', args: '', started: false };
+            calls.set(tc.index, call);
+          }
+          if (tc.function?.name) call.name += tc.function.name;
+          if (!call.started && call.name) {
+            splitter.flush(out);
+            reasoning.end(out);
+            call.started = true;
+            out.push({ type: 'toolCallStart', id: call.id, name: call.name });
+          }
+          const piece = tc.function?.arguments;
+          if (piece) {
+            call.args += piece;
+            if (call.started) out.push({ type: 'toolCallDelta', id: call.id, argsDelta: piece });
+          }
+        }
+        if (choice.finish_reason) finish = choice.finish_reason;
+        if (out.length) yield* out.splice(0);
+      }
+    } catch (e) {
+      throw toLlmError(e, this.provider, this.opts.key);
+    }
+    // The SDK ends the iteration quietly when the request is aborted.
+    if (req.signal.aborted) throw abortError(req.signal.reason);
+    if (!finish) throw new LlmError(`${this.provider}: the stream ended before the response was complete`, undefined, true);
+
+    splitter.flush(out);
+    reasoning.end(out);
+    for (const call of calls.values()) {
+      if (!call.started) {
+        // A server that never sent a name; still surface the call so it can be answered.
+        out.push({ type: 'toolCallStart', id: call.id, name: call.name });
+        if (call.args) out.push({ type: 'toolCallDelta', id: call.id, argsDelta: call.args });
+      }
+      out.push({ type: 'toolCallEnd', id: call.id, name: call.name, args: parseArgs(call.args) });
+    }
+    if (usage) out.push(usage);
+    // Some compatible servers say `stop` even when they called tools.
+    out.push({ type: 'finish', reason: calls.size > 0 && finish === 'stop' ? 'tool_calls' : finishFromOpenAi(finish) });
+    yield* out;
+  }
+
+  private body(req: LlmRequest): ChatParams {
+    const messages: ChatMessage[] = [];
+    if (req.system) messages.push({ role: 'system', content: req.system });
+    for (const m of req.messages) messages.push(...toChatMessages(m));
+    const isOpenAi = /(^|\.)openai\.com$/.test(hostOf(this.opts.url));
+    const params: ChatParams = {
+      model: req.model,
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    if (req.tools.length) {
+      params.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    }
+    if (req.maxOutputTokens) {
+      // OpenAI deprecated `max_tokens` (reasoning models reject it); compatible servers mostly only know it.
+      if (isOpenAi) params.max_completion_tokens = req.maxOutputTokens;
+      else params.max_tokens = req.maxOutputTokens;
+    }
+    if (req.reasoning && isOpenAi) params.reasoning_effort = 'medium';
+    return params;
+  }
+}
+
+function toChatMessages(m: LlmMessage): ChatMessage[] {
+  switch (m.role) {
+    case 'user':
+      return [{ role: 'user', content: m.content }];
+    case 'tool':
+      return [{ role: 'tool', tool_call_id: m.toolCallId, content: m.content }];
+    case 'assistant': {
+      const text = m.content
+        .filter((p) => p.type === 'text')
+        .map((p) => p.text)
+        .join('');
+      const toolCalls = m.content.flatMap((p) =>
+        p.type === 'toolCall' ? [{ id: p.id, type: 'function' as const, function: { name: p.name, arguments: JSON.stringify(p.args) } }] : [],
+      );
+      // Reasoning is not sent back: chat-completions servers neither need nor accept it.
+      const msg: OpenAI.Chat.ChatCompletionAssistantMessageParam = { role: 'assistant', content: text || null };
+      if (toolCalls.length) msg.tool_calls = toolCalls;
+      else if (!text) msg.content = '';
+      return [msg];
+    }
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * ECA chat methods, client → server (specs/eca-protocol.md "Code Assistant Features" and
+ * eca-modern-additions.md). Each schema validates params at the boundary; a failure
+ * becomes −32602 naming the field.
+ */
+import { z } from 'zod';
+import { chatContextSchema } from './context.js';
+
+/** Old `behavior` values map onto agents: `agent` → `code`. */
+export const agentNameSchema = z
+  .enum(['code', 'plan', 'agent'])
+  .transform((a) => (a === 'agent' ? 'code' : a));
+
+export const chatPromptParamsSchema = z.object({
+  chatId: z.string().min(1).optional(),
+  message: z.string(),
+  model: z.string().optional(),
+  agent: agentNameSchema.optional(),
+  behavior: agentNameSchema.optional(),
+  contexts: z.array(chatContextSchema).optional(),
+  requestId: z.union([z.string(), z.number()]).optional(),
+});
+export type ChatPromptParams = z.infer<typeof chatPromptParamsSchema>;
+
+export const chatPromptResultSchema = z.object({
+  chatId: z.string(),
+  model: z.string(),
+  status: z.enum(['prompting', 'login', 'error']),
+});
+export type ChatPromptResult = z.infer<typeof chatPromptResultSchema>;
+
+export const toolCallApproveParamsSchema = z.object({
+  chatId: z.string(),
+  toolCallId: z.string(),
+  save: z.enum(['session']).optional(),
+});
+export const toolCallRejectParamsSchema = z.object({ chatId: z.string(), toolCallId: z.string() });
+export const promptStopParamsSchema = z.object({ chatId: z.string() });
+export const chatDeleteParamsSchema = z.object({ chatId: z.string().optional() });
+
+export const selectedBehaviorChangedSchema = z.object({ chatId: z.string().optional(), behavior: agentNameSchema });
+export const selectedAgentChangedSchema = z.object({ chatId: z.string().optional(), agent: agentNameSchema });
+export const selectedModelChangedSchema = z.object({
+  chatId: z.string().optional(),
+  model: z.string(),
+  variant: z.string().optional(),
+});
+
+export const queryContextParamsSchema = z.object({
+  chatId: z.string().optional(),
+  query: z.string().default(''),
+  contexts: z.array(z.unknown()).default([]),
+});
+export const queryCommandsParamsSchema = z.object({ chatId: z.string().optional(), query: z.string().default('') });
+
+export const chatCommandSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  type: z.enum(['mcp-prompt', 'native']),
+  arguments: z.array(z.object({ name: z.string(), description: z.string().optional(), required: z.boolean() })),
+});
+export type ChatCommand = z.infer<typeof chatCommandSchema>;
+
+export const chatStatusSchema = z.enum(['running', 'idle', 'stopping']);
+export type ChatStatus = z.infer<typeof chatStatusSchema>;
+
+export const chatListParamsSchema = z.object({
+  limit: z.number().int().positive().optional(),
+  sortBy: z.enum(['updatedAt', 'createdAt']).optional(),
+});
+export const chatSummarySchema = z.object({
+  id: z.string(),
+  title: z.string().optional(),
+  status: chatStatusSchema,
+  createdAt: z.number().optional(),
+  updatedAt: z.number().optional(),
+  model: z.string().optional(),
+  messageCount: z.number(),
+});
+export type ChatSummary = z.infer<typeof chatSummarySchema>;
+
+export const chatOpenParamsSchema = z.object({ chatId: z.string() });
+export const chatOpenResultSchema = z.object({ found: z.boolean(), chatId: z.string().optional(), title: z.string().optional() });

@@ -1,0 +1,77 @@
+/** `chat/contentReceived` contents (specs/eca-protocol.md "Chat Content Received", eca-modern-additions.md "Tool calls"). */
+import { z } from 'zod';
+
+const fileChangeSchema = z.object({
+  type: z.literal('fileChange'),
+  path: z.string(),
+  diff: z.string(),
+  linesAdded: z.number(),
+  linesRemoved: z.number(),
+});
+
+const toolCallBase = {
+  origin: z.string(),
+  id: z.string(),
+  name: z.string(),
+  server: z.string().optional(),
+  summary: z.string().optional(),
+  details: fileChangeSchema.optional(),
+};
+
+export const toolOutputSchema = z.union([
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() }),
+]);
+
+export const rejectReasonSchema = z.enum(['user', 'userChoiceDeny', 'userConfigDeny', 'userPromptStop']);
+export type RejectReason = z.infer<typeof rejectReasonSchema>;
+
+export const chatContentSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string(), contentId: z.string().optional() }),
+  z.object({ type: z.literal('url'), title: z.string(), url: z.string() }),
+  z.object({ type: z.literal('progress'), state: z.enum(['running', 'finished']), text: z.string() }),
+  z.object({
+    type: z.literal('usage'),
+    sessionTokens: z.number(),
+    /** Sent by ECA and read by older plugins. */
+    messageInputTokens: z.number().optional(),
+    messageOutputTokens: z.number().optional(),
+    lastMessageCost: z.string().optional(),
+    sessionCost: z.string().optional(),
+    limit: z.object({ context: z.number(), output: z.number() }).optional(),
+  }),
+  z.object({ type: z.literal('reasonStarted'), id: z.string() }),
+  z.object({ type: z.literal('reasonText'), id: z.string(), text: z.string() }),
+  z.object({ type: z.literal('reasonFinished'), id: z.string(), totalTimeMs: z.number() }),
+  z.object({ type: z.literal('toolCallPrepare'), ...toolCallBase, argumentsText: z.string() }),
+  z.object({
+    type: z.literal('toolCallRun'),
+    ...toolCallBase,
+    arguments: z.record(z.string(), z.unknown()),
+    manualApproval: z.boolean(),
+  }),
+  z.object({ type: z.literal('toolCallRunning'), ...toolCallBase, arguments: z.record(z.string(), z.unknown()) }),
+  z.object({
+    type: z.literal('toolCalled'),
+    ...toolCallBase,
+    arguments: z.record(z.string(), z.unknown()),
+    error: z.boolean(),
+    outputs: z.array(toolOutputSchema),
+    totalTimeMs: z.number(),
+  }),
+  z.object({
+    type: z.literal('toolCallRejected'),
+    ...toolCallBase,
+    arguments: z.record(z.string(), z.unknown()),
+    reason: rejectReasonSchema,
+  }),
+]);
+export type ChatContent = z.infer<typeof chatContentSchema>;
+
+export const contentReceivedSchema = z.object({
+  chatId: z.string(),
+  role: z.enum(['user', 'system', 'assistant']),
+  content: chatContentSchema,
+});
+export type ContentReceived = z.infer<typeof contentReceivedSchema>;
+export type Role = ContentReceived['role'];

@@ -1,0 +1,78 @@
+/**
+ * ECA chat contexts (specs/eca-protocol.md "Chat Prompt" → `ChatContext`, and "Chat Query
+ * Context"). What an editor can @-mention; sent with `chat/prompt` and offered by
+ * `chat/queryContext`.
+ */
+import { z } from 'zod';
+
+/** 1-based, inclusive line range. */
+export const linesRangeSchema = z.object({ start: z.number().int(), end: z.number().int() });
+export type LinesRange = z.infer<typeof linesRangeSchema>;
+
+export const fileContextSchema = z.object({
+  type: z.literal('file'),
+  path: z.string().min(1),
+  linesRange: linesRangeSchema.optional(),
+});
+export type FileContext = z.infer<typeof fileContextSchema>;
+
+export const directoryContextSchema = z.object({ type: z.literal('directory'), path: z.string().min(1) });
+export type DirectoryContext = z.infer<typeof directoryContextSchema>;
+
+export const webContextSchema = z.object({ type: z.literal('web'), url: z.string().min(1) });
+export type WebContext = z.infer<typeof webContextSchema>;
+
+/** The workspaces' structure, computed by the server. */
+export const repoMapContextSchema = z.object({ type: z.literal('repoMap') });
+export type RepoMapContext = z.infer<typeof repoMapContextSchema>;
+
+/** An LSP-style position: 0-based line and character (what editors send, e.g. VS Code's selection). */
+export const cursorPositionSchema = z.object({
+  line: z.number().int().nonnegative(),
+  character: z.number().int().nonnegative(),
+});
+
+export const cursorContextSchema = z.object({
+  type: z.literal('cursor'),
+  path: z.string().min(1),
+  /** Without a selection, start equals end. */
+  position: z.object({ start: cursorPositionSchema, end: cursorPositionSchema }),
+});
+export type CursorContext = z.infer<typeof cursorContextSchema>;
+
+export const mcpResourceContextSchema = z.object({
+  type: z.literal('mcpResource'),
+  uri: z.string(),
+  name: z.string(),
+  description: z.string(),
+  mimeType: z.string(),
+  /** Name of the MCP server offering the resource. */
+  server: z.string(),
+});
+export type McpResourceContext = z.infer<typeof mcpResourceContextSchema>;
+
+export const chatContextSchema = z.discriminatedUnion('type', [
+  fileContextSchema,
+  directoryContextSchema,
+  webContextSchema,
+  repoMapContextSchema,
+  cursorContextSchema,
+  mcpResourceContextSchema,
+]);
+export type ChatContext = z.infer<typeof chatContextSchema>;
+
+/**
+ * `chat/queryContext` offers a bare `{type: 'cursor'}` (as ECA does): the editor fills in the
+ * path and position of its cursor when the user picks it.
+ */
+export const cursorOfferSchema = z.object({ type: z.literal('cursor') });
+export type CursorOffer = z.infer<typeof cursorOfferSchema>;
+
+export const offeredContextSchema = z.union([chatContextSchema, cursorOfferSchema]);
+export type OfferedContext = z.infer<typeof offeredContextSchema>;
+
+export const queryContextResultSchema = z.object({
+  chatId: z.string().optional(),
+  contexts: z.array(offeredContextSchema),
+});
+export type QueryContextResult = z.infer<typeof queryContextResultSchema>;

@@ -1,0 +1,31 @@
+/** The report behind `/doctor` and `patchbay doctor`. */
+import type { ModelEntry } from '../peers/llm/types.js';
+import type { Tool } from '../core/tool.js';
+
+export interface DoctorInput {
+  home: string;
+  dbPath: string;
+  roots: string[];
+  configSources: string[];
+  configErrors: string[];
+  models: ModelEntry[];
+  defaultModel: ModelEntry | undefined;
+  tools: Tool[];
+}
+
+export async function doctorReport(d: DoctorInput): Promise<string> {
+  const byServer = new Map<string, number>();
+  for (const t of d.tools) byServer.set(t.server, (byServer.get(t.server) ?? 0) + 1);
+  const lines = [
+    `patchbay ${process.env.npm_package_version ?? ''}`.trim() + ` on Node ${process.version} (${process.platform}/${process.arch})`,
+    `Home: ${d.home}`,
+    `Store: ${d.dbPath}`,
+    `Workspace: ${d.roots.join(', ')}`,
+    `Config sources: ${d.configSources.length ? d.configSources.join(' < ') : 'built-in defaults only'}`,
+    d.configErrors.length ? `Config problems:\n${d.configErrors.map((e) => `  - ${e}`).join('\n')}` : 'Config problems: none',
+    `Models (${d.models.length}): ${d.models.length ? d.models.map((m) => m.id).join(', ') : 'none — set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_API_URL, or configure providers'}`,
+    `Default model: ${d.defaultModel?.id ?? 'none'}`,
+    `Tool servers: ${[...byServer].map(([s, n]) => `${s} (running, ${n} tools)`).join(', ') || 'none'}`,
+  ];
+  return lines.join('\n');
+}

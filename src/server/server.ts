@@ -1,0 +1,258 @@
+/**
+ * The editor façade: ECA over one JSON-RPC connection (specs/eca-protocol.md). Validates
+ * every inbound message, gates everything but `initialize` until the handshake, and turns
+ * core's events into notifications.
+ *
+ * Lifecycle: awaitingInitialize ─initialize─► running ─shutdown─► shuttingDown ─exit─► (process ends)
+ */
+import type { Readable, Writable } from 'node:stream';
+import { ResponseError, type MessageConnection } from 'vscode-jsonrpc';
+import type { z } from 'zod';
+import { createConnection } from '../rpc/connection.js';
+import { initializeParamsSchema, type ConfigUpdated, type InitializeParams, type ShowMessage } from '../protocol/eca/lifecycle.js';
+import {
+  chatDeleteParamsSchema,
+  chatListParamsSchema,
+  chatOpenParamsSchema,
+  chatPromptParamsSchema,
+  promptStopParamsSchema,
+  queryCommandsParamsSchema,
+  queryContextParamsSchema,
+  selectedAgentChangedSchema,
+  selectedBehaviorChangedSchema,
+  selectedModelChangedSchema,
+  toolCallApproveParamsSchema,
+  toolCallRejectParamsSchema,
+} from '../protocol/eca/chat.js';
+import type { ChatEvents } from '../core/events.js';
+import type { EditorBridge, EditorDiagnostic } from '../core/tool.js';
+import { llmName } from '../core/tool-registry.js';
+import { Session } from './session.js';
+import { errorMessage, logger } from '../util/log.js';
+import type { Config } from '../config/schema.js';
+
+const log = logger('server');
+
+/** LSP: "server not initialized". */
+const ServerNotInitialized = -32002;
+const InvalidParams = -32602;
+const InvalidRequest = -32600;
+
+type State =
+  | { kind: 'awaitingInitialize' }
+  | { kind: 'running'; session: Session; params: InitializeParams }
+  | { kind: 'shuttingDown'; session: Session };
+
+export interface ServerOptions {
+  input: Readable;
+  output: Writable;
+  env?: NodeJS.ProcessEnv;
+  configFile?: string;
+  logLevel?: Config['logLevel'];
+  /** Called with the exit code when the editor sends `exit` or goes away. */
+  onExit: (code: number) => void;
+}
+
+export class EcaServer {
+  private state: State = { kind: 'awaitingInitialize' };
+  private readonly conn: MessageConnection;
+  private parentWatch: NodeJS.Timeout | undefined;
+  private exited = false;
+
+  constructor(private readonly opts: ServerOptions) {
+    this.conn = createConnection(opts.input, opts.output);
+    this.register();
+    this.conn.onClose(() => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'editor closed the connection'));
+    this.conn.listen();
+  }
+
+  private session(): Session {
+    if (this.state.kind === 'running') return this.state.session;
+    if (this.state.kind === 'awaitingInitialize') throw new ResponseError(ServerNotInitialized, 'Server not initialized: send "initialize" first');
+    throw new ResponseError(InvalidRequest, 'Server is shutting down');
+  }
+
+  /** A request handler with params validated against its schema (−32602 names the bad field). */
+  private request<S extends z.ZodType, R>(method: string, schema: S, fn: (p: z.output<S>, session: Session) => R | Promise<R>): void {
+    this.conn.onRequest(method, async (raw: unknown) => {
+      const session = this.session();
+      return fn(parse(method, schema, raw), session);
+    });
+  }
+
+  private notification<S extends z.ZodType>(method: string, schema: S, fn: (p: z.output<S>, session: Session) => void): void {
+    this.conn.onNotification(method, (raw: unknown) => {
+      if (this.state.kind !== 'running') return log.warn(`${method} ignored: server not running`);
+      try {
+        fn(parse(method, schema, raw), this.state.session);
+      } catch (e) {
+        log.warn(errorMessage(e));
+      }
+    });
+  }
+
+  private register(): void {
+    const c = this.conn;
+    c.onRequest('initialize', async (raw: unknown) => {
+      if (this.state.kind !== 'awaitingInitialize') throw new ResponseError(InvalidRequest, 'initialize was already received');
+      const params = parse('initialize', initializeParamsSchema, raw);
+      const session = new Session({
+        params,
+        events: this.events(),
+        editor: this.editorBridge(params),
+        env: this.opts.env ?? process.env,
+        configFile: this.opts.configFile,
+        logLevel: this.opts.logLevel,
+      });
+      this.state = { kind: 'running', session, params };
+      this.watchParent(params.processId ?? null);
+      log.info(`initialized by ${params.clientInfo?.name ?? 'unknown client'} for ${session.roots.join(', ')}`);
+      const cfg = session.config;
+      return {
+        chatWelcomeMessage: cfg.welcomeMessage,
+        // Older ECA plugins read these from the initialize result.
+        chatBehaviors: ['agent', 'plan'],
+        chatDefaultBehavior: cfg.chat.defaultAgent === 'plan' ? 'plan' : 'agent',
+      };
+    });
+    c.onNotification('initialized', () => {
+      if (this.state.kind !== 'running') return;
+      const session = this.state.session;
+      for (const e of session.configErrors) {
+        if (e.severity !== 'warning') this.showMessage({ type: 'warning', message: `Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}` });
+      }
+      void session.modelsReady.then(() => {
+        this.sendConfig(session);
+        this.sendNativeTools(session);
+      });
+      for (const ix of session.indexes) ix.warm();
+    });
+    c.onRequest('shutdown', async () => {
+      const session = this.session();
+      this.state = { kind: 'shuttingDown', session };
+      session.dispose();
+      return null;
+    });
+    c.onNotification('exit', () => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'exit'));
+
+    this.request('chat/prompt', chatPromptParamsSchema, (p, s) => s.chats.prompt(p));
+    this.notification('chat/toolCallApprove', toolCallApproveParamsSchema, (p, s) => s.chats.approve(p.chatId, p.toolCallId, p.save));
+    this.notification('chat/toolCallReject', toolCallRejectParamsSchema, (p, s) => s.chats.reject(p.chatId, p.toolCallId));
+    this.notification('chat/promptStop', promptStopParamsSchema, (p, s) => s.chats.stop(p.chatId));
+    this.request('chat/delete', chatDeleteParamsSchema, (p, s) => {
+      if (p.chatId) s.chats.delete(p.chatId);
+      return {};
+    });
+    this.request('chat/queryContext', queryContextParamsSchema, (p, s) => ({ chatId: p.chatId, contexts: s.queryContext(p.query) }));
+    this.request('chat/queryCommands', queryCommandsParamsSchema, (p, s) => ({ chatId: p.chatId, commands: s.commands.query(p.query) }));
+    this.notification('chat/selectedBehaviorChanged', selectedBehaviorChangedSchema, (p, s) => s.chats.selectAgent(p.chatId, p.behavior));
+    this.notification('chat/selectedAgentChanged', selectedAgentChangedSchema, (p, s) => s.chats.selectAgent(p.chatId, p.agent));
+    this.notification('chat/selectedModelChanged', selectedModelChangedSchema, (p, s) => s.chats.selectModel(p.chatId, p.model));
+    this.request('chat/list', chatListParamsSchema, (p, s) => ({ chats: s.chats.list(p) }));
+    this.request('chat/open', chatOpenParamsSchema, (p, s) => s.chats.open(p.chatId));
+
+    // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
+    c.onRequest((method: string) => {
+      this.session();
+      throw new ResponseError(-32601, `Unhandled method ${method}`);
+    });
+    c.onNotification((method: string) => log.debug(`ignored notification ${method}`));
+  }
+
+  private events(): ChatEvents {
+    const n = (method: string, params: unknown) => {
+      if (!this.exited) void this.conn.sendNotification(method, params).catch((e: unknown) => log.debug(`${method} not sent: ${errorMessage(e)}`));
+    };
+    return {
+      content: (chatId, role, content) => n('chat/contentReceived', { chatId, role, content }),
+      status: (chatId, status) => n('chat/statusChanged', { chatId, status }),
+      opened: (chatId, title) => n('chat/opened', { chatId, ...(title ? { title } : {}) }),
+      cleared: (chatId) => n('chat/cleared', { chatId, messages: true }),
+      deleted: (chatId) => n('chat/deleted', { chatId }),
+      showMessage: (type, message) => this.showMessage({ type, message }),
+    };
+  }
+
+  private showMessage(p: ShowMessage): void {
+    if (!this.exited) void this.conn.sendNotification('$/showMessage', p).catch(() => {});
+  }
+
+  private editorBridge(params: InitializeParams): EditorBridge {
+    if (!params.capabilities.codeAssistant?.editor?.diagnostics) return {};
+    return {
+      getDiagnostics: async (uri) => {
+        const res = (await withTimeout(this.conn.sendRequest('editor/getDiagnostics', uri ? { uri } : {}), 10_000, 'editor/getDiagnostics')) as {
+          diagnostics?: EditorDiagnostic[];
+        } | null;
+        return Array.isArray(res?.diagnostics) ? res.diagnostics : [];
+      },
+    };
+  }
+
+  private sendConfig(session: Session): void {
+    const agent = session.config.chat.defaultAgent;
+    const params: ConfigUpdated = {
+      chat: {
+        models: session.models.map((m) => m.id),
+        agents: ['code', 'plan'],
+        behaviors: ['agent', 'plan'],
+        ...(session.defaultModel ? { selectModel: session.defaultModel.id } : {}),
+        selectAgent: agent,
+        selectBehavior: agent === 'code' ? 'agent' : 'plan',
+        welcomeMessage: session.config.welcomeMessage,
+      },
+    };
+    void this.conn.sendNotification('config/updated', params);
+  }
+
+  private sendNativeTools(session: Session): void {
+    const tools = session.tools.all().filter((t) => t.origin === 'native');
+    void this.conn.sendNotification('tool/serverUpdated', {
+      type: 'native',
+      name: 'patchbay',
+      status: 'running',
+      tools: tools.map((t) => ({ name: llmName(t), description: t.description, parameters: t.inputSchema })),
+    });
+  }
+
+  /** LSP: if the parent process is gone, exit. */
+  private watchParent(pid: number | null): void {
+    if (!pid) return;
+    this.parentWatch = setInterval(() => {
+      try {
+        process.kill(pid, 0);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ESRCH') this.exit(1, `editor process ${pid} is gone`);
+      }
+    }, 1_000);
+    this.parentWatch.unref();
+  }
+
+  private exit(code: number, why: string): void {
+    if (this.exited) return;
+    this.exited = true;
+    log.info(`exiting (${why}) with code ${code}`);
+    if (this.parentWatch) clearInterval(this.parentWatch);
+    if (this.state.kind !== 'awaitingInitialize') this.state.session.dispose();
+    this.conn.dispose();
+    this.opts.onExit(code);
+  }
+}
+
+function parse<S extends z.ZodType>(method: string, schema: S, raw: unknown): z.output<S> {
+  const r = schema.safeParse(raw ?? {});
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const field = issue.path.length ? issue.path.join('.') : '(params)';
+  throw new ResponseError(InvalidParams, `Invalid params for ${method}: ${field}: ${issue.message}`, { field, issues: r.error.issues.length });
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    p.then(
+      (v) => (clearTimeout(t), resolve(v)),
+      (e) => (clearTimeout(t), reject(e)),
+    );
+  });
+}

@@ -1,0 +1,151 @@
+/**
+ * Everything one editor connection owns once initialized: config, models, tools, file
+ * indexes, the store and the chats. Disposing it stops every turn and closes the store.
+ */
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { formatConfigError, loadConfig, patchbayHome, type ConfigError } from '../config/load.js';
+import { ChatService } from '../core/chats.js';
+import { CommandRegistry } from '../core/commands.js';
+import type { ChatDeps } from '../core/deps.js';
+import type { ChatEvents } from '../core/events.js';
+import { nativeCommands } from '../core/native-commands.js';
+import type { EditorBridge } from '../core/tool.js';
+import { ToolRegistry } from '../core/tool-registry.js';
+import { nativeTools } from '../core/tools/native/index.js';
+import { FileIndex, queryContexts, renderContexts, buildRepoMap } from '../core/context/index.js';
+import type { LlmClient, ModelEntry } from '../peers/llm/types.js';
+import { computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
+import { SqliteStore } from '../store/sqlite.js';
+import { logToFile, logger, setLogLevel } from '../util/log.js';
+import type { InitializeParams } from '../protocol/eca/lifecycle.js';
+import { doctorReport } from './doctor.js';
+
+const log = logger('session');
+
+export interface SessionOptions {
+  params: InitializeParams;
+  events: ChatEvents;
+  editor: EditorBridge;
+  env: NodeJS.ProcessEnv;
+  configFile?: string;
+  logLevel?: Config['logLevel'];
+}
+
+export class Session {
+  readonly roots: string[];
+  readonly home: string;
+  config: Config;
+  configErrors: ConfigError[];
+  configSources: string[];
+  models: ModelEntry[] = [];
+  defaultModel: ModelEntry | undefined;
+  readonly tools = new ToolRegistry();
+  readonly commands = new CommandRegistry();
+  readonly store: SqliteStore;
+  readonly chats: ChatService;
+  readonly indexes: FileIndex[];
+  private readonly clients = new Map<string, Promise<LlmClient>>();
+  /** Resolves once models are known (Ollama discovery may take a moment). */
+  modelsReady: Promise<void>;
+
+  constructor(private readonly opts: SessionOptions) {
+    this.roots = rootsOf(opts.params);
+    const loaded = loadConfig({ initializationOptions: opts.params.initializationOptions ?? undefined, roots: this.roots, env: opts.env, configFile: opts.configFile });
+    this.config = loaded.config;
+    this.configErrors = loaded.errors;
+    this.configSources = loaded.sources;
+    setLogLevel(opts.logLevel ?? this.config.logLevel);
+    this.home = patchbayHome(opts.env);
+    logToFile(join(this.home, 'logs', 'server.log'));
+    for (const e of loaded.errors) log.warn(formatConfigError(e));
+    this.store = SqliteStore.open(this.home);
+    const recovered = this.store.recoverInterrupted();
+    if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
+    this.indexes = this.roots.map((r) => new FileIndex(r));
+    this.tools.set('native', nativeTools({ shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds, maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars }));
+    this.commands.set('native', nativeCommands({ doctor: () => this.doctor(), repoMap: (signal) => this.repoMap(signal) }));
+    this.chats = new ChatService(this.deps(), this.commands);
+    this.modelsReady = this.refreshModels();
+  }
+
+  private deps(): ChatDeps {
+    return {
+      store: this.store,
+      events: this.opts.events,
+      tools: this.tools,
+      editor: this.opts.editor,
+      config: () => this.config,
+      roots: () => this.roots,
+      models: () => this.models,
+      defaultModel: () => this.defaultModel,
+      clientFor: (entry) => this.clientFor(entry),
+      stream: (client, req, o) => streamWithRetry(client, req, o),
+      cost: (entry, usage) => computeCost(entry, usage),
+      renderContexts: (contexts, signal) =>
+        renderContexts(contexts, { roots: this.roots, signal, webMaxChars: this.config.context.webMaxChars, repoMapMaxEntries: this.config.context.repoMapMaxEntries }),
+      instructions: () => [],
+    };
+  }
+
+  async refreshModels(): Promise<void> {
+    try {
+      this.models = await resolveModels(this.config, this.opts.env);
+    } catch (e) {
+      log.error(`resolving models failed: ${(e as Error).message}`);
+      this.models = [];
+    }
+    this.defaultModel = pickDefaultModel(this.models, this.config.defaultModel);
+    if (this.config.defaultModel && this.defaultModel?.id !== this.config.defaultModel) {
+      log.warn(`defaultModel "${this.config.defaultModel}" is not among the available models`);
+    }
+  }
+
+  private clientFor(entry: ModelEntry): Promise<LlmClient> {
+    let c = this.clients.get(entry.id);
+    if (!c) {
+      c = Promise.resolve(createClient(entry));
+      c.catch(() => this.clients.delete(entry.id));
+      this.clients.set(entry.id, c);
+    }
+    return c;
+  }
+
+  queryContext(query: string) {
+    return queryContexts(this.indexes, query);
+  }
+
+  repoMap(signal: AbortSignal): Promise<string> {
+    return buildRepoMap(this.roots, { signal, maxEntries: this.config.context.repoMapMaxEntries });
+  }
+
+  doctor(): Promise<string> {
+    return doctorReport({
+      home: this.home,
+      dbPath: this.store.path,
+      roots: this.roots,
+      configSources: this.configSources,
+      configErrors: this.configErrors.map(formatConfigError),
+      models: this.models,
+      defaultModel: this.defaultModel,
+      tools: this.tools.all(),
+    });
+  }
+
+  dispose(): void {
+    this.chats.dispose();
+    for (const ix of this.indexes) ix.dispose();
+    try {
+      this.store.close();
+    } catch {
+      /* already closed */
+    }
+  }
+}
+
+function rootsOf(params: InitializeParams): string[] {
+  const folders = params.workspaceFolders ?? [];
+  const roots = folders.map((f) => (f.uri.startsWith('file:') ? fileURLToPath(f.uri) : f.uri));
+  return roots.length ? roots : [process.cwd()];
+}

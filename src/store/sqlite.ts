@@ -1,0 +1,188 @@
+/**
+ * SQLite store (better-sqlite3, WAL) under PATCHBAY_HOME. Every completed message is
+ * committed as it happens, so a process killed mid-turn loses only the step in flight.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StoredMessage } from '../core/messages.js';
+import type { ChatPersistence, ChatRecord, ToolCallRecord } from '../core/persistence.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS chats (
+  id TEXT PRIMARY KEY,
+  title TEXT,
+  model TEXT,
+  agent TEXT,
+  status TEXT NOT NULL DEFAULT 'idle',
+  -- pid of the server running a turn; a 'running' chat whose owner is gone was interrupted
+  owner_pid INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  usage TEXT NOT NULL DEFAULT '{"inputTokens":0,"outputTokens":0,"cost":0}'
+);
+CREATE TABLE IF NOT EXISTS messages (
+  chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  role TEXT NOT NULL,
+  data TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (chat_id, seq)
+);
+CREATE TABLE IF NOT EXISTS tool_calls (
+  chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+  id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  server TEXT NOT NULL,
+  args TEXT NOT NULL,
+  state TEXT NOT NULL,
+  error INTEGER,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (chat_id, id)
+);
+`;
+
+interface ChatRow {
+  id: string;
+  title: string | null;
+  model: string | null;
+  agent: string | null;
+  status: string;
+  created_at: number;
+  updated_at: number;
+  usage: string;
+  message_count: number;
+}
+
+export class SqliteStore implements ChatPersistence {
+  readonly db: Database.Database;
+  readonly path: string;
+
+  static open(home: string): SqliteStore {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    return new SqliteStore(join(home, 'patchbay.db'));
+  }
+
+  constructor(path: string) {
+    this.path = path;
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(SCHEMA);
+  }
+
+  createChat(rec: { id: string; title?: string; model?: string; agent?: string }): void {
+    const now = Date.now();
+    this.db
+      .prepare('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(rec.id, rec.title ?? null, rec.model ?? null, rec.agent ?? null, now, now);
+  }
+
+  getChat(id: string): ChatRecord | undefined {
+    const row = this.db
+      .prepare('SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c WHERE c.id = ?')
+      .get(id) as ChatRow | undefined;
+    return row && toRecord(row);
+  }
+
+  listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatRecord[] {
+    const order = opts.sortBy === 'createdAt' ? 'created_at' : 'updated_at';
+    const rows = this.db
+      .prepare(
+        `SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c ORDER BY ${order} DESC, rowid DESC LIMIT ?`,
+      )
+      .all(opts.limit ?? 100) as ChatRow[];
+    return rows.map(toRecord);
+  }
+
+  updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage'>>): void {
+    const sets: string[] = ['updated_at = @now'];
+    const values: Record<string, unknown> = { id, now: Date.now() };
+    if (patch.status) {
+      sets.push('owner_pid = @owner');
+      values.owner = patch.status === 'running' ? process.pid : null;
+    }
+    for (const key of ['title', 'model', 'agent', 'status'] as const) {
+      if (patch[key] !== undefined) {
+        sets.push(`${key} = @${key}`);
+        values[key] = patch[key];
+      }
+    }
+    if (patch.usage) {
+      sets.push('usage = @usage');
+      values.usage = JSON.stringify(patch.usage);
+    }
+    this.db.prepare(`UPDATE chats SET ${sets.join(', ')} WHERE id = @id`).run(values);
+  }
+
+  deleteChat(id: string): void {
+    this.db.prepare('DELETE FROM chats WHERE id = ?').run(id);
+  }
+
+  appendMessage(chatId: string, message: StoredMessage): void {
+    const now = Date.now();
+    this.db.transaction(() => {
+      const { next } = this.db.prepare('SELECT coalesce(max(seq), 0) + 1 AS next FROM messages WHERE chat_id = ?').get(chatId) as {
+        next: number;
+      };
+      this.db.prepare('INSERT INTO messages (chat_id, seq, role, data, created_at) VALUES (?, ?, ?, ?, ?)').run(chatId, next, message.role, JSON.stringify(message), now);
+      this.db.prepare('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
+    })();
+  }
+
+  messages(chatId: string): StoredMessage[] {
+    const rows = this.db.prepare('SELECT data FROM messages WHERE chat_id = ? ORDER BY seq').all(chatId) as Array<{ data: string }>;
+    return rows.map((r) => JSON.parse(r.data) as StoredMessage);
+  }
+
+  saveToolCall(rec: ToolCallRecord): void {
+    this.db
+      .prepare(
+        `INSERT INTO tool_calls (chat_id, id, name, server, args, state, error, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (chat_id, id) DO UPDATE SET state = excluded.state, error = excluded.error, args = excluded.args, updated_at = excluded.updated_at`,
+      )
+      .run(rec.chatId, rec.id, rec.name, rec.server, JSON.stringify(rec.args), rec.state, rec.error === undefined ? null : Number(rec.error), Date.now());
+  }
+
+  recoverInterrupted(): string[] {
+    const rows = this.db.prepare("SELECT id, owner_pid FROM chats WHERE status = 'running'").all() as Array<{ id: string; owner_pid: number | null }>;
+    // Another live server (a second editor) may own a running chat: leave those alone.
+    const ids = rows.filter((r) => r.owner_pid === null || !pidAlive(r.owner_pid)).map((r) => r.id);
+    for (const id of ids) {
+      this.db.prepare("UPDATE tool_calls SET state = 'rejected' WHERE chat_id = ? AND state IN ('preparing', 'waitingApproval', 'running')").run(id);
+      this.appendMessage(id, { role: 'system', kind: 'interrupted', text: 'The previous turn was interrupted (patchbay stopped before it finished).' });
+      this.updateChat(id, { status: 'idle' });
+    }
+    return ids;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function toRecord(r: ChatRow): ChatRecord {
+  return {
+    id: r.id,
+    title: r.title ?? undefined,
+    model: r.model ?? undefined,
+    agent: r.agent ?? undefined,
+    status: r.status === 'running' ? 'running' : 'idle',
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    messageCount: r.message_count,
+    usage: JSON.parse(r.usage) as ChatRecord['usage'],
+  };
+}

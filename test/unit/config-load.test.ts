@@ -1,0 +1,377 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { formatConfigError, loadConfig, patchbayHome, userConfigPath, type ConfigError } from '../../src/config/load.js';
+import { decideApproval } from '../../src/core/approval.js';
+
+let tmp: string;
+let home: string;
+let ws1: string;
+let ws2: string;
+
+beforeEach(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'patchbay-config-'));
+  home = join(tmp, 'home');
+  ws1 = join(tmp, 'ws1');
+  ws2 = join(tmp, 'ws2');
+  for (const d of [home, ws1, ws2]) mkdirSync(d, { recursive: true });
+});
+afterEach(() => rmSync(tmp, { recursive: true, force: true }));
+
+function writeJson(path: string, value: unknown): string {
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, JSON.stringify(value, null, 2));
+  return path;
+}
+function writeText(path: string, text: string): string {
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, text);
+  return path;
+}
+const userFile = () => join(home, '.config', 'patchbay', 'config.json');
+const wsFile = (root: string) => join(root, '.patchbay', 'config.json');
+const errorsOf = (errors: ConfigError[]) => errors.filter((e) => e.severity !== 'warning');
+
+describe('loadConfig: defaults', () => {
+  it('returns the schema defaults with no layers and no errors', () => {
+    const r = loadConfig({ roots: [ws1], env: {}, homeDir: home });
+    expect(r.errors).toEqual([]);
+    expect(r.sources).toEqual([]);
+    expect(r.config.chat).toEqual({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code' });
+    expect(r.config.providers).toEqual({});
+    expect(r.config.toolCall.approval).toEqual({});
+    expect(r.config.mcpTimeoutSeconds).toBe(60);
+    expect(r.config.logLevel).toBe('info');
+  });
+});
+
+describe('loadConfig: layer precedence', () => {
+  it('each layer overrides the previous one', () => {
+    const all = (v: string) => ({ defaultModel: v });
+    const base = { initializationOptions: { defaultModel: 'init', systemPrompt: 'init-prompt' }, roots: [ws1, ws2], homeDir: home };
+
+    // initializationOptions over defaults
+    let r = loadConfig({ ...base, env: {} });
+    expect(r.config.defaultModel).toBe('init');
+
+    // PATCHBAY_CONFIG over initializationOptions
+    const env = { PATCHBAY_CONFIG: JSON.stringify(all('env')) };
+    r = loadConfig({ ...base, env });
+    expect(r.config.defaultModel).toBe('env');
+    expect(r.config.systemPrompt).toBe('init-prompt');
+
+    // user file over PATCHBAY_CONFIG
+    writeJson(userFile(), all('user'));
+    r = loadConfig({ ...base, env });
+    expect(r.config.defaultModel).toBe('user');
+
+    // first workspace over user file, second workspace over the first
+    writeJson(wsFile(ws1), all('ws1'));
+    r = loadConfig({ ...base, env });
+    expect(r.config.defaultModel).toBe('ws1');
+    writeJson(wsFile(ws2), all('ws2'));
+    r = loadConfig({ ...base, env });
+    expect(r.config.defaultModel).toBe('ws2');
+    expect(r.sources).toEqual(['initializationOptions', 'PATCHBAY_CONFIG', userFile(), wsFile(ws1), wsFile(ws2)]);
+    expect(r.errors).toEqual([]);
+  });
+
+  it('--config-file replaces the user config file and sits below the workspace', () => {
+    writeJson(userFile(), { defaultModel: 'user', systemPrompt: 'from-user' });
+    const cli = writeJson(join(tmp, 'cli.json'), { defaultModel: 'cli', logLevel: 'debug' });
+    let r = loadConfig({ roots: [ws1], env: { PATCHBAY_CONFIG: '{"defaultModel":"env"}' }, homeDir: home, configFile: cli });
+    expect(r.config.defaultModel).toBe('cli');
+    expect(r.config.logLevel).toBe('debug');
+    expect(r.config.systemPrompt).toBeUndefined(); // the user file was not read
+    expect(r.sources).toEqual(['PATCHBAY_CONFIG', cli]);
+
+    writeJson(wsFile(ws1), { defaultModel: 'ws' });
+    r = loadConfig({ roots: [ws1], env: {}, homeDir: home, configFile: cli });
+    expect(r.config.defaultModel).toBe('ws');
+    expect(r.config.logLevel).toBe('debug');
+  });
+
+  it('a missing --config-file is an error naming it; a missing user file is not', () => {
+    const missing = join(tmp, 'nope.json');
+    const r = loadConfig({ roots: [ws1], env: {}, homeDir: home, configFile: missing });
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]).toMatchObject({ source: missing, key: '' });
+    expect(r.errors[0].message).toMatch(/not found/);
+    expect(loadConfig({ roots: [ws1], env: {}, homeDir: home }).errors).toEqual([]);
+  });
+
+  it('respects an absolute XDG_CONFIG_HOME and ignores a relative one', () => {
+    const xdg = join(tmp, 'xdg');
+    writeJson(join(xdg, 'patchbay', 'config.json'), { defaultModel: 'xdg' });
+    writeJson(userFile(), { defaultModel: 'home' });
+    expect(loadConfig({ roots: [], env: { XDG_CONFIG_HOME: xdg }, homeDir: home }).config.defaultModel).toBe('xdg');
+    expect(loadConfig({ roots: [], env: { XDG_CONFIG_HOME: 'relative/dir' }, homeDir: home }).config.defaultModel).toBe('home');
+    expect(userConfigPath({ XDG_CONFIG_HOME: xdg }, home)).toBe(join(xdg, 'patchbay', 'config.json'));
+  });
+
+  it('accepts workspace roots given as file:// URIs', () => {
+    writeJson(wsFile(ws1), { defaultModel: 'from-uri-root' });
+    const r = loadConfig({ roots: [pathToFileURL(ws1).href], env: {}, homeDir: home });
+    expect(r.config.defaultModel).toBe('from-uri-root');
+  });
+});
+
+describe('loadConfig: deep merge', () => {
+  it('merges objects key by key and replaces arrays and scalars', () => {
+    writeJson(userFile(), {
+      providers: { openai: { api: 'openai-responses', url: 'https://user.example', keyEnv: 'OPENAI_KEY' }, anthropic: { api: 'anthropic' } },
+      chat: { maxRetries: 1, generateTitles: false },
+      disabledTools: ['a', 'b'],
+    });
+    writeJson(wsFile(ws1), {
+      providers: { openai: { url: 'https://ws.example' }, ollama: { api: 'ollama' } },
+      chat: { maxRetries: 7 },
+      disabledTools: ['c'],
+    });
+    const r = loadConfig({ roots: [ws1], env: {}, homeDir: home });
+    expect(r.errors).toEqual([]);
+    expect(r.config.providers).toEqual({
+      openai: { api: 'openai-responses', url: 'https://ws.example', keyEnv: 'OPENAI_KEY' },
+      anthropic: { api: 'anthropic' },
+      ollama: { api: 'ollama' },
+    });
+    // untouched keys keep lower layers' values or defaults
+    expect(r.config.chat).toEqual({ stallTimeoutSeconds: 120, maxRetries: 7, generateTitles: false, defaultAgent: 'code' });
+    expect(r.config.disabledTools).toEqual(['c']);
+  });
+
+  it('merges approval rules across layers so a workspace can add a deny', () => {
+    writeJson(userFile(), { toolCall: { approval: { byDefault: 'allow', allow: { patchbay__shell_command: null } } } });
+    writeJson(wsFile(ws1), { toolCall: { approval: { deny: { github: null } } } });
+    const { config } = loadConfig({ roots: [ws1], env: {}, homeDir: home });
+    expect(config.toolCall.approval).toEqual({ byDefault: 'allow', allow: { patchbay__shell_command: null }, deny: { github: null } });
+    expect(decideApproval({ name: 'create_issue', server: 'github', readOnly: false }, {}, config.toolCall.approval)).toBe('deny');
+  });
+});
+
+describe('loadConfig: pureConfig and legacy keys', () => {
+  it('pureConfig ignores PATCHBAY_CONFIG and every file', () => {
+    writeJson(userFile(), { defaultModel: 'user', logLevel: 'debug' });
+    writeJson(wsFile(ws1), { defaultModel: 'ws' });
+    const r = loadConfig({
+      initializationOptions: { pureConfig: true, defaultModel: 'init' },
+      roots: [ws1],
+      env: { PATCHBAY_CONFIG: '{"defaultModel":"env","systemPrompt":"x"}' },
+      homeDir: home,
+    });
+    expect(r.config.defaultModel).toBe('init');
+    expect(r.config.logLevel).toBe('info');
+    expect(r.config.systemPrompt).toBeUndefined();
+    expect(r.sources).toEqual(['initializationOptions']);
+    expect((r.config as Record<string, unknown>).pureConfig).toBeUndefined();
+  });
+
+  it('pureConfig: false (or absent) loads everything', () => {
+    writeJson(wsFile(ws1), { defaultModel: 'ws' });
+    const r = loadConfig({ initializationOptions: { pureConfig: false, defaultModel: 'init' }, roots: [ws1], env: {}, homeDir: home });
+    expect(r.config.defaultModel).toBe('ws');
+  });
+
+  it('maps legacy chatBehavior/chatAgent to chat.defaultAgent', () => {
+    const agent = (init: unknown) => loadConfig({ initializationOptions: init, roots: [], env: {}, homeDir: home });
+    expect(agent({ chatBehavior: 'plan' }).config.chat.defaultAgent).toBe('plan');
+    expect(agent({ chatBehavior: 'agent' }).config.chat.defaultAgent).toBe('code');
+    expect(agent({ chatAgent: 'plan' }).config.chat.defaultAgent).toBe('plan');
+    // explicit chat.defaultAgent wins over the legacy key
+    expect(agent({ chatAgent: 'plan', chat: { defaultAgent: 'code' } }).config.chat.defaultAgent).toBe('code');
+    const bad = agent({ chatBehavior: 'wizard' });
+    expect(bad.config.chat.defaultAgent).toBe('code');
+    expect(bad.errors).toEqual([expect.objectContaining({ source: 'initializationOptions', key: 'chatBehavior' })]);
+    expect((agent({ chatBehavior: 'plan' }).config as Record<string, unknown>).chatBehavior).toBeUndefined();
+  });
+
+  it('later layers still override the legacy-derived agent', () => {
+    writeJson(wsFile(ws1), { chat: { defaultAgent: 'code' } });
+    const r = loadConfig({ initializationOptions: { chatBehavior: 'plan' }, roots: [ws1], env: {}, homeDir: home });
+    expect(r.config.chat.defaultAgent).toBe('code');
+  });
+});
+
+describe('loadConfig: env interpolation', () => {
+  it('replaces ${env:VAR} and ${env:VAR:default} in nested strings, arrays included', () => {
+    writeJson(userFile(), {
+      providers: { openai: { key: '${env:OPENAI_KEY}', url: '${env:OPENAI_URL:https://api.openai.com/v1}' } },
+      systemPrompt: 'user is ${env:WHO} at ${env:PLACE:home}',
+      disabledTools: ['${env:TOOL_A}', 'x_${env:TOOL_B:b}'],
+      mcpServers: { gh: { command: 'gh', env: { TOKEN: '${env:GH_TOKEN}' } } },
+    });
+    const r = loadConfig({
+      roots: [],
+      env: { OPENAI_KEY: 'sk-test', WHO: 'ann', TOOL_A: 'write_file', GH_TOKEN: 'ghp' },
+      homeDir: home,
+    });
+    expect(r.errors).toEqual([]);
+    expect(r.config.providers.openai).toEqual({ key: 'sk-test', url: 'https://api.openai.com/v1' });
+    expect(r.config.systemPrompt).toBe('user is ann at home');
+    expect(r.config.disabledTools).toEqual(['write_file', 'x_b']);
+    expect(r.config.mcpServers).toEqual({ gh: { command: 'gh', env: { TOKEN: 'ghp' } } });
+  });
+
+  it('a set-but-empty variable wins over the default', () => {
+    const r = loadConfig({ initializationOptions: { systemPrompt: '[${env:EMPTY:fallback}]' }, roots: [], env: { EMPTY: '' }, homeDir: home });
+    expect(r.config.systemPrompt).toBe('[]');
+    expect(r.errors).toEqual([]);
+  });
+
+  it('an unset variable without default becomes "" with a warning naming the key', () => {
+    writeJson(userFile(), { providers: { openai: { key: '${env:NOPE_KEY}', url: 'https://x' } } });
+    const r = loadConfig({ roots: [], env: {}, homeDir: home });
+    expect(r.config.providers.openai).toEqual({ key: '', url: 'https://x' });
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]).toMatchObject({ source: userFile(), key: 'providers.openai.key', severity: 'warning' });
+    expect(r.errors[0].message).toContain('NOPE_KEY');
+    expect(formatConfigError(r.errors[0])).toMatch(/^Config warning in .*config\.json at providers\.openai\.key: /);
+  });
+
+  it('interpolates before validation (an env var can supply an enum value)', () => {
+    const r = loadConfig({ initializationOptions: { logLevel: '${env:LVL}' }, roots: [], env: { LVL: 'debug' }, homeDir: home });
+    expect(r.config.logLevel).toBe('debug');
+    const bad = loadConfig({ initializationOptions: { logLevel: '${env:LVL}' }, roots: [], env: { LVL: 'loud' }, homeDir: home });
+    expect(bad.config.logLevel).toBe('info');
+    expect(errorsOf(bad.errors)).toEqual([expect.objectContaining({ source: 'initializationOptions', key: 'logLevel' })]);
+  });
+
+  it('interpolates PATCHBAY_CONFIG too', () => {
+    const r = loadConfig({ roots: [], env: { PATCHBAY_CONFIG: '{"defaultModel":"${env:MODEL}"}', MODEL: 'gpt-x' }, homeDir: home });
+    expect(r.config.defaultModel).toBe('gpt-x');
+  });
+});
+
+describe('loadConfig: invalid input', () => {
+  it('an invalid JSON file is named (with line and column) and skipped; other layers still load', () => {
+    writeJson(userFile(), { defaultModel: 'user', systemPrompt: 'kept' });
+    const bad = writeText(wsFile(ws1), '{\n  "defaultModel": "ws",\n  "logLevel": "debug",\n}\n');
+    writeJson(wsFile(ws2), { chat: { maxRetries: 9 } });
+    const r = loadConfig({ roots: [ws1, ws2], env: {}, homeDir: home });
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0].source).toBe(bad);
+    expect(r.errors[0].message).toMatch(/line 4, column 1/);
+    expect(formatConfigError(r.errors[0])).toContain(bad);
+    // nothing of the bad file applied, everything else did
+    expect(r.config.defaultModel).toBe('user');
+    expect(r.config.logLevel).toBe('info');
+    expect(r.config.systemPrompt).toBe('kept');
+    expect(r.config.chat.maxRetries).toBe(9);
+    expect(r.sources).toEqual([userFile(), wsFile(ws2)]);
+  });
+
+  it('invalid JSON in PATCHBAY_CONFIG is reported and skipped', () => {
+    writeJson(userFile(), { systemPrompt: 'file' });
+    const r = loadConfig({ initializationOptions: { defaultModel: 'init' }, roots: [], env: { PATCHBAY_CONFIG: '{"defaultModel": gpt}' }, homeDir: home });
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]).toMatchObject({ source: 'PATCHBAY_CONFIG', key: '' });
+    expect(r.errors[0].message).toMatch(/line 1, column 18: expected a value/);
+    expect(r.config.defaultModel).toBe('init');
+    expect(r.config.systemPrompt).toBe('file');
+  });
+
+  it('does not echo the file content (it may hold keys) in a JSON error', () => {
+    writeText(userFile(), '{"providers": {"openai": {"key": "sk-secretsecret123"}}');
+    const r = loadConfig({ roots: [], env: {}, homeDir: home });
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0].message).not.toContain('sk-secret');
+    expect(r.errors[0].message).toMatch(/end of input/);
+  });
+
+  it('drops only the offending key; good keys of the same file survive', () => {
+    const f = writeJson(userFile(), {
+      defaultModel: 'good-model',
+      providers: { openai: { api: 'openai-chatt', url: 'https://good.example', key: 'k' } },
+      chat: { maxRetries: -1, stallTimeoutSeconds: 30 },
+      disabledTools: ['ok_tool', 42, 'other_tool'],
+      logLevel: 'verbose',
+    });
+    const r = loadConfig({ initializationOptions: { logLevel: 'warn', chat: { maxRetries: 2 } }, roots: [], env: {}, homeDir: home });
+    const keys = r.errors.map((e) => e.key).sort();
+    expect(keys).toEqual(['chat.maxRetries', 'disabledTools[1]', 'logLevel', 'providers.openai.api']);
+    expect(r.errors.every((e) => e.source === f)).toBe(true);
+    expect(r.config.defaultModel).toBe('good-model');
+    expect(r.config.providers.openai).toEqual({ url: 'https://good.example', key: 'k' });
+    expect(r.config.chat.stallTimeoutSeconds).toBe(30);
+    // the dropped keys fall back to the lower layer, not to the bad value
+    expect(r.config.chat.maxRetries).toBe(2);
+    expect(r.config.logLevel).toBe('warn');
+    expect(r.config.disabledTools).toEqual(['ok_tool', 'other_tool']);
+    expect(r.sources).toContain(f);
+  });
+
+  it('formats a schema error with file, dotted key and zod message', () => {
+    const f = writeJson(userFile(), { providers: { openai: { api: 'nope' } } });
+    const r = loadConfig({ roots: [], env: {}, homeDir: home });
+    expect(r.errors).toHaveLength(1);
+    expect(formatConfigError(r.errors[0])).toBe(
+      `Invalid config in ${f} at providers.openai.api: Invalid option: expected one of "openai-chat"|"openai-responses"|"anthropic"|"ollama"`,
+    );
+  });
+
+  it('a wrongly typed section is dropped whole, siblings kept', () => {
+    writeJson(wsFile(ws1), { chat: 'fast', defaultModel: 'm' });
+    const r = loadConfig({ roots: [ws1], env: {}, homeDir: home });
+    expect(r.errors.map((e) => e.key)).toEqual(['chat']);
+    expect(r.config.chat.maxRetries).toBe(4);
+    expect(r.config.defaultModel).toBe('m');
+  });
+
+  it('a file that is not an object, and non-object initializationOptions, are reported and ignored', () => {
+    writeText(userFile(), '[1, 2]');
+    const r = loadConfig({ initializationOptions: 'oops', roots: [], env: {}, homeDir: home });
+    expect(r.errors.map((e) => e.source).sort()).toEqual(['initializationOptions', userFile()].sort());
+    expect(r.config.logLevel).toBe('info');
+  });
+
+  it('an empty file is an empty config', () => {
+    writeText(userFile(), '  \n');
+    const r = loadConfig({ roots: [], env: {}, homeDir: home });
+    expect(r.errors).toEqual([]);
+    expect(r.sources).toEqual([userFile()]);
+  });
+
+  it('reports an invalid argsMatchers regex with its dotted key, and it never matches', () => {
+    const f = writeJson(userFile(), {
+      toolCall: { approval: { deny: { patchbay__shell_command: { argsMatchers: { command: ['rm -rf.*', '(unclosed'] } } } } },
+    });
+    const r = loadConfig({ roots: [], env: {}, homeDir: home });
+    expect(r.errors).toEqual([
+      expect.objectContaining({ source: f, key: 'toolCall.approval.deny.patchbay__shell_command.argsMatchers.command[1]' }),
+    ]);
+    const approval = r.config.toolCall.approval;
+    const shell = { name: 'shell_command', server: 'patchbay', readOnly: false };
+    expect(decideApproval(shell, { command: 'rm -rf /' }, approval)).toBe('deny');
+    expect(decideApproval(shell, { command: '(unclosed' }, approval)).toBe('ask');
+  });
+
+  it('ignores __proto__ keys instead of polluting prototypes', () => {
+    writeText(userFile(), '{"__proto__": {"polluted": true}, "chat": {"__proto__": {"polluted": true}, "maxRetries": 3}}');
+    const r = loadConfig({ roots: [], env: {}, homeDir: home });
+    expect(r.config.chat.maxRetries).toBe(3);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect((r.config as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('loadConfig: unknown keys', () => {
+  it('keeps unknown top-level keys silently, and later layers merge into them', () => {
+    writeJson(userFile(), { rules: [{ path: 'a.md' }], hooks: { pre: { type: 'x', keep: 1 } }, defaultModel: 'm' });
+    writeJson(wsFile(ws1), { hooks: { pre: { type: 'y' } } });
+    const r = loadConfig({ roots: [ws1], env: {}, homeDir: home });
+    expect(r.errors).toEqual([]);
+    const cfg = r.config as Record<string, unknown>;
+    expect(cfg.rules).toEqual([{ path: 'a.md' }]);
+    expect(cfg.hooks).toEqual({ pre: { type: 'y', keep: 1 } });
+    expect(r.config.defaultModel).toBe('m');
+  });
+});
+
+describe('patchbayHome', () => {
+  it('uses PATCHBAY_HOME, else ~/.cache/patchbay', () => {
+    expect(patchbayHome({ PATCHBAY_HOME: join(tmp, 'ph') })).toBe(join(tmp, 'ph'));
+    expect(patchbayHome({}, home)).toBe(join(home, '.cache', 'patchbay'));
+  });
+});
