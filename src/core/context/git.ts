@@ -3,7 +3,7 @@
  * deleted from the work tree. Run without a shell; `undefined` means "not a git work tree (or no
  * git)", and callers fall back to a walk.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type SpawnSyncOptionsWithBufferEncoding } from 'node:child_process';
 
 const LS_FILES = ['-c', 'core.quotepath=off', 'ls-files', '--cached', '--others', '--exclude-standard', '-z'];
 const LS_DELETED = ['-c', 'core.quotepath=off', 'ls-files', '--deleted', '-z'];
@@ -54,7 +54,14 @@ export async function gitListFiles(cwd: string, signal?: AbortSignal): Promise<s
 }
 
 export function gitListFilesSync(cwd: string): string[] | undefined {
-  const opts = { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] as const, timeout: TIMEOUT_MS, maxBuffer: 1 << 30 };
+  const opts: SpawnSyncOptionsWithBufferEncoding = {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'ignore'],
+    timeout: TIMEOUT_MS,
+    maxBuffer: 1 << 30,
+    encoding: 'buffer',
+  };
   const all = spawnSync('git', LS_FILES, opts);
   if (all.error || all.status !== 0) return undefined;
   const deleted = spawnSync('git', LS_DELETED, opts);

@@ -125,7 +125,7 @@ export class OllamaClient implements LlmClient {
     let buf = '';
     try {
       for (;;) {
-        let r: ReadableStreamReadResult<Uint8Array>;
+        let r: Awaited<ReturnType<typeof reader.read>>;
         try {
           r = await reader.read();
         } catch (e) {

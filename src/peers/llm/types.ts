@@ -48,6 +48,7 @@ export type LlmEvent =
   | { type: 'toolCallStart'; id: string; name: string }
   | { type: 'toolCallDelta'; id: string; argsDelta: string }
   | { type: 'toolCallEnd'; id: string; name: string; args: Record<string, unknown> }
+  /** Once per turn, before `finish`. `inputTokens` counts every input token, cache reads and writes included. */
   | { type: 'usage'; inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }
   | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' | 'other' };
 

@@ -1,0 +1,178 @@
+/**
+ * The models a user can pick: the config's `providers.<id>` entries (ECA's shape) merged
+ * over patchbay's built-in providers (openai, anthropic, ollama), plus the models an
+ * Ollama server reports. Also: default-model choice, client construction, cost.
+ */
+import type { Config, ProviderConfig } from '../../config/schema.js';
+import { errorMessage, logger } from '../../util/log.js';
+import type { LlmApi, LlmClient, ModelCost, ModelEntry } from './types.js';
+
+const log = logger('llm');
+
+/** How long model discovery may hold up startup. */
+const DISCOVERY_TIMEOUT_MS = 1500;
+
+type ModelConfig = NonNullable<ProviderConfig['models']>[string];
+
+interface BuiltinProvider {
+  api: LlmApi;
+  url: string;
+  keyEnv?: string;
+  urlEnv: string;
+  /** Listed first = preferred default within the provider. */
+  models: Record<string, ModelConfig>;
+  /** Built-ins that need a key are only offered once one is available. */
+  needsKey: boolean;
+}
+
+/** Prices in USD per million tokens; limits in tokens. */
+const BUILTINS: Record<string, BuiltinProvider> = {
+  anthropic: {
+    api: 'anthropic',
+    url: 'https://api.anthropic.com',
+    keyEnv: 'ANTHROPIC_API_KEY',
+    urlEnv: 'ANTHROPIC_API_URL',
+    needsKey: true,
+    models: {
+      'claude-sonnet-4-6': { limit: { context: 1_000_000, output: 64_000 }, cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } },
+      'claude-sonnet-4-5': { limit: { context: 200_000, output: 64_000 }, cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } },
+      'claude-opus-4-5': { limit: { context: 200_000, output: 64_000 }, cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } },
+      'claude-haiku-4-5': { limit: { context: 200_000, output: 64_000 }, cost: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 } },
+    },
+  },
+  openai: {
+    api: 'openai-responses',
+    url: 'https://api.openai.com/v1',
+    keyEnv: 'OPENAI_API_KEY',
+    urlEnv: 'OPENAI_API_URL',
+    needsKey: true,
+    models: {
+      'gpt-5': { limit: { context: 400_000, output: 128_000 }, cost: { input: 1.25, output: 10, cacheRead: 0.125 } },
+      'gpt-5-mini': { limit: { context: 400_000, output: 128_000 }, cost: { input: 0.25, output: 2, cacheRead: 0.025 } },
+      'gpt-4.1': { limit: { context: 1_047_576, output: 32_768 }, cost: { input: 2, output: 8, cacheRead: 0.5 } },
+    },
+  },
+  ollama: {
+    api: 'ollama',
+    url: 'http://localhost:11434',
+    urlEnv: 'OLLAMA_API_URL',
+    needsKey: false,
+    models: {},
+  },
+};
+
+function defaultApi(id: string): LlmApi {
+  if (id === 'anthropic') return 'anthropic';
+  if (id === 'ollama') return 'ollama';
+  if (id === 'openai') return 'openai-responses';
+  return 'openai-chat';
+}
+
+export interface ResolveOptions {
+  signal?: AbortSignal;
+  /** For tests; defaults to the global fetch. */
+  fetch?: typeof fetch;
+}
+
+export async function resolveModels(config: Config, env: NodeJS.ProcessEnv, opts: ResolveOptions = {}): Promise<ModelEntry[]> {
+  const ids = [...Object.keys(BUILTINS), ...Object.keys(config.providers ?? {}).filter((id) => !(id in BUILTINS))];
+  const perProvider = await Promise.all(ids.map((id) => providerModels(id, config.providers?.[id], env, opts)));
+  return perProvider.flat();
+}
+
+async function providerModels(id: string, user: ProviderConfig | undefined, env: NodeJS.ProcessEnv, opts: ResolveOptions): Promise<ModelEntry[]> {
+  const builtin = BUILTINS[id];
+  const api = user?.api ?? builtin?.api ?? defaultApi(id);
+  const url = user?.url ?? (builtin ? nonEmpty(env[builtin.urlEnv]) ?? builtin.url : undefined);
+  if (!url) {
+    log.warn(`provider "${id}" has no url; its models are skipped`);
+    return [];
+  }
+  const key = nonEmpty(user?.key) ?? (user?.keyEnv ? nonEmpty(env[user.keyEnv]) : undefined) ?? (builtin?.keyEnv ? nonEmpty(env[builtin.keyEnv]) : undefined);
+  if (builtin?.needsKey && !key) {
+    if (user) log.warn(`provider "${id}" has no API key (set ${user.keyEnv ?? builtin.keyEnv}); its models are skipped`);
+    else log.debug(`provider "${id}": no ${builtin.keyEnv}; skipped`);
+    return [];
+  }
+
+  const models: Record<string, ModelConfig> = { ...(builtin?.models ?? {}) };
+  if (api === 'ollama' && !user?.models) {
+    for (const name of await discoverOllama(id, url, opts)) models[name] ??= {};
+  }
+  for (const [name, m] of Object.entries(user?.models ?? {})) models[name] = { ...models[name], ...m };
+
+  return Object.entries(models).map(([name, m]) => {
+    const entry: ModelEntry = { id: `${id}/${name}`, provider: id, api, modelName: m.modelName ?? name, url };
+    if (key) entry.key = key;
+    if (m.limit) entry.limit = m.limit;
+    if (m.cost) entry.cost = m.cost;
+    return entry;
+  });
+}
+
+async function discoverOllama(id: string, url: string, opts: ResolveOptions): Promise<string[]> {
+  const timeout = AbortSignal.timeout(DISCOVERY_TIMEOUT_MS);
+  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+  try {
+    const { listOllamaModels } = await import('./ollama.js');
+    return await listOllamaModels(url, signal, opts.fetch);
+  } catch (e) {
+    log.debug(`provider "${id}": no models from ${url}/api/tags (${errorMessage(e)})`);
+    return [];
+  }
+}
+
+function nonEmpty(s: string | undefined): string | undefined {
+  return s && s.trim() ? s : undefined;
+}
+
+/**
+ * The configured default when it is available (by full id, or by model name alone),
+ * else the first Anthropic, then OpenAI, then Ollama model, else the first of all.
+ */
+export function pickDefaultModel(models: ModelEntry[], configured?: string): ModelEntry | undefined {
+  if (configured) {
+    const hit = models.find((m) => m.id === configured) ?? models.find((m) => m.id.slice(m.provider.length + 1) === configured);
+    if (hit) return hit;
+    log.warn(`default model "${configured}" is not available`);
+  }
+  for (const p of ['anthropic', 'openai', 'ollama']) {
+    const m = models.find((e) => e.provider === p);
+    if (m) return m;
+  }
+  return models[0];
+}
+
+/** The adapter for a model. Loads the provider's SDK on first use (startup stays fast). */
+export async function createClient(entry: ModelEntry): Promise<LlmClient> {
+  const opts = { url: entry.url, key: entry.key, provider: entry.provider };
+  switch (entry.api) {
+    case 'openai-chat':
+      return new (await import('./openai-chat.js')).OpenAiChatClient(opts);
+    case 'openai-responses':
+      return new (await import('./openai-responses.js')).OpenAiResponsesClient(opts);
+    case 'anthropic':
+      return new (await import('./anthropic.js')).AnthropicClient(opts);
+    case 'ollama':
+      return new (await import('./ollama.js')).OllamaClient(opts);
+  }
+}
+
+export interface TokenUsage {
+  /** All input tokens, cache reads and writes included. */
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+}
+
+/** USD for one usage report, or undefined when the model has no price. */
+export function computeCost(entry: Pick<ModelEntry, 'cost'>, usage: TokenUsage): number | undefined {
+  const c: ModelCost | undefined = entry.cost;
+  if (!c) return undefined;
+  const read = usage.cacheReadTokens ?? 0;
+  const write = usage.cacheWriteTokens ?? 0;
+  const fresh = Math.max(0, usage.inputTokens - read - write);
+  const usd = fresh * c.input + read * (c.cacheRead ?? c.input) + write * (c.cacheWrite ?? c.input) + usage.outputTokens * c.output;
+  return usd / 1_000_000;
+}
