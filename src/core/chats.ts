@@ -71,22 +71,23 @@ export class ChatService {
     if (entry) chat.model = entry.id;
     this.deps.store.updateChat(chat.id, { model: chat.model, agent: chat.agent });
 
+    const cid = params.contentId ?? (params.requestId !== undefined ? String(params.requestId) : newId());
     const run = async () => {
       const abort = new AbortController();
       chat.turn = { abort };
       this.setStatus(chat, 'running');
       try {
         if (known) {
-          this.deps.events.content(chat.id, 'user', { type: 'text', text: params.message, ...(contentId(params) ? { contentId: contentId(params) } : {}) });
+          this.deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
           const outcome = await known.run(command.args, { chat, deps: this.deps, signal: abort.signal });
           if (outcome.kind === 'show') this.deps.events.content(chat.id, 'system', { type: 'text', text: outcome.text });
           else if (entry) await runTurn(chat, entry, { userText: outcome.userText, contextText: outcome.contextText }, this.deps, abort);
           else this.deps.events.showMessage('warning', noModelMessage());
         } else if (entry) {
-          this.deps.events.content(chat.id, 'user', { type: 'text', text: params.message, ...(contentId(params) ? { contentId: contentId(params) } : {}) });
+          this.deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
           const rendered = params.contexts?.length ? await this.deps.renderContexts(params.contexts, abort.signal) : undefined;
           for (const err of rendered?.errors ?? []) this.deps.events.content(chat.id, 'system', { type: 'text', text: `Context skipped: ${err}` });
-          await runTurn(chat, entry, { userText: params.message, contentId: contentId(params), contextText: rendered?.text || undefined }, this.deps, abort);
+          await runTurn(chat, entry, { userText: params.message, contentId: cid, contextText: rendered?.text || undefined }, this.deps, abort);
         }
       } catch (e) {
         log.error(`chat ${chat.id}: turn failed: ${errorMessage(e)}`);
@@ -224,10 +225,6 @@ export class ChatService {
       clearTimeout(timer);
     }
   }
-}
-
-function contentId(p: ChatPromptParams): string | undefined {
-  return p.requestId !== undefined ? String(p.requestId) : undefined;
 }
 
 export function noModelMessage(): string {

@@ -19,6 +19,7 @@ export const chatPromptParamsSchema = z.object({
   behavior: agentNameSchema.optional(),
   contexts: z.array(chatContextSchema).optional(),
   requestId: z.union([z.string(), z.number()]).optional(),
+  contentId: z.string().optional(),
 });
 export type ChatPromptParams = z.infer<typeof chatPromptParamsSchema>;
 

@@ -87,7 +87,8 @@ Usage:
       let more = true;
       for await (const file of files) {
         if (!include(file)) continue;
-        pending.push(searchFile(file, regex, max, ctx.signal));
+        // One hit more than needed, so that reaching the cap is told apart from ending on it.
+        pending.push(searchFile(file, regex, max + 1, ctx.signal));
         if (pending.length >= PARALLEL_READS && !take(await pending.shift()!)) {
           more = false;
           break;
