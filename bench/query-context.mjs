@@ -7,14 +7,14 @@ import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { FileIndex } from '/tmp/pb-ctx-build/core/context/index.js';
+import { FileIndex } from '../dist/core/context/index.js';
 
 const FILES = 100_000;
 const TARGET_P95_MS = 30;
 const here = dirname(fileURLToPath(import.meta.url));
 const work = join(here, '.work');
-const ws = join(work, `ws-${FILES}`);
-const doneMarker = join(work, `ws-${FILES}.done`);
+const ws = join(work, `ws-${FILES}-v2`);
+const doneMarker = `${ws}.done`;
 
 /** Deterministic PRNG (mulberry32), so every run sees the same workspace and queries. */
 function rng(seed) {
@@ -44,6 +44,12 @@ const words = ['User', 'Account', 'Session', 'Button', 'Input', 'Form', 'Table',
 const suffixes = ['', 'Service', 'Controller', 'View', 'Provider', 'Context', 'Utils', 'Helper', 'Factory', 'Store', 'Model', 'Spec'];
 const exts = ['.ts', '.ts', '.tsx', '.tsx', '.js', '.test.ts', '.css', '.json', '.md', '.go', '.py', '.rs'];
 
+/** Each package uses 10 of the areas. */
+function areaOf(pkg) {
+  const k = packages.indexOf(pkg);
+  return areas[(k * 7 + Math.floor(rand() * 10)) % areas.length];
+}
+
 function generate() {
   if (existsSync(doneMarker) && existsSync(ws)) return false;
   rmSync(ws, { recursive: true, force: true });
@@ -51,9 +57,12 @@ function generate() {
   const seen = new Set();
   const madeDirs = new Set();
   while (seen.size < FILES) {
-    const depth = 1 + Math.floor(rand() * 4);
-    const parts = ['packages', pick(packages), 'src', pick(areas)];
-    for (let d = 1; d < depth; d++) parts.push(pick(subs) + (rand() < 0.3 ? `-${Math.floor(rand() * 20)}` : ''));
+    // ~10 files per folder, 1–4 levels under an area: about 10k folders, like a large monorepo.
+    const pkg = pick(packages);
+    const parts = ['packages', pkg, 'src', areaOf(pkg)];
+    const r = rand();
+    if (r > 0.3) parts.push(pick(subs.slice(0, 12)));
+    if (r > 0.8) parts.push(pick(['internal', 'legacy', '__tests__']));
     const w1 = pick(words);
     const name = (rand() < 0.4 ? w1 + pick(words) : w1) + pick(suffixes) + pick(exts);
     const rel = `${parts.join('/')}/${name}`;

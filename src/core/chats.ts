@@ -95,9 +95,9 @@ export class ChatService {
       } finally {
         chat.settlePending();
         if (abort.signal.aborted) this.deps.events.content(chat.id, 'system', { type: 'text', text: '\nPrompt stopped' });
-        this.deps.events.content(chat.id, 'system', { type: 'progress', state: 'finished', text: '' });
         chat.turn = undefined;
         this.setStatus(chat, 'idle');
+        this.deps.events.content(chat.id, 'system', { type: 'progress', state: 'finished', text: '' });
       }
       if (!chat.title && entry && !known) void this.generateTitle(chat, entry, params.message);
     };

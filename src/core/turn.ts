@@ -206,7 +206,7 @@ function reportUsage(chat: LiveChat, entry: ModelEntry, u: { inputTokens: number
 }
 
 export function formatCost(usd: number): string {
-  return usd.toFixed(usd < 0.01 ? 4 : 2);
+  return usd.toFixed(usd < 0.01 ? 6 : 2);
 }
 
 export function newId(): string {

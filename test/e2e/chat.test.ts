@@ -193,7 +193,8 @@ describe('chat over the fake LLM', () => {
   it('runs two chats at once', async () => {
     const { p } = await boot();
     llm.onRequest = (_path, body) => {
-      const last = JSON.stringify(body).includes('first') ? 'one' : 'two';
+      const user = body.messages.filter((m: any) => m.role === 'user').at(-1).content;
+      const last = user === 'first' ? 'one' : 'two';
       return [{ delay: 100 }, { text: `answer ${last}` }];
     };
     try {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,13 +13,21 @@ afterEach(async () => {
   await removeDir(ws);
 });
 
-/** Whether a process is alive (signal 0 only checks). */
+/**
+ * Whether a process is alive (signal 0 only checks). A zombie counts as dead: orphans are
+ * reparented to PID 1, which in some containers never reaps them.
+ */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no /proc (macOS): signal 0 is all there is
   }
 }
 
@@ -138,6 +147,7 @@ describe.skipIf(process.platform === 'win32')('shell_command', () => {
     expect(r.error).toBe(true);
     expect(text(r)).toMatch(/timeout/);
     expect(tool.summary!({ command: 'npm test' })).toBe('Running "npm test"');
+    expect(tool.summary!({ command: `echo a\necho ${'b'.repeat(100)}` })).toBe(`Running "echo a echo ${'b'.repeat(67)}…"`);
     expect(tool.paths!({ command: 'ls', working_directory: '../elsewhere' })).toEqual(['../elsewhere']);
     expect(tool.paths!({ command: 'ls' })).toEqual([]);
   });

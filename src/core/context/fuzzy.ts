@@ -57,26 +57,34 @@ function boundaryBonus(orig: string, lower: string, i: number, from: number): nu
 
 let last = new Int32Array(64);
 
-/**
- * Score `q` (lowercase) against `lower.slice(from)`; `orig` is the same string with its case,
- * for camelCase boundaries. NO_MATCH when `q` is not a subsequence.
- */
-export function fuzzyScore(lower: string, orig: string, from: number, q: string): number {
-  const n = lower.length;
-  const m = q.length;
-  if (n - from < m) return NO_MATCH;
-  if (m > last.length) last = new Int32Array(m * 2);
+/** The best score `fuzzyScore` can give a query of `m` characters (for pruning). */
+export function maxFuzzyScore(m: number): number {
+  return m <= 0 ? 0 : SCORE_MATCH + BONUS_START * FIRST_CHAR_MULTIPLIER + (m - 1) * (SCORE_MATCH + BONUS_CONSECUTIVE + BONUS_START);
+}
 
-  // Backward: the latest position each query character may take with the rest still matching.
-  let p = n - 1;
+/** The best score `scorePath` can give a query of `m` characters. */
+export function maxPathScore(m: number, qHasSlash: boolean): number {
+  return maxFuzzyScore(m) + (qHasSlash ? 0 : BONUS_BASENAME + BONUS_BASENAME_PREFIX + BONUS_BASENAME_EXACT);
+}
+
+/**
+ * Backward pass: the latest position each query character may take with the rest still
+ * matching, into `last`. False when `q` is not a subsequence of `lower.slice(stop)`.
+ */
+function fitsFromEnd(lower: string, stop: number, q: string, m: number): boolean {
+  if (m > last.length) last = new Int32Array(m * 2);
+  let p = lower.length - 1;
   for (let k = m - 1; k >= 0; k--) {
     const c = q.charCodeAt(k);
-    while (p >= from && lower.charCodeAt(p) !== c) p--;
-    if (p < from) return NO_MATCH;
+    while (p >= stop && lower.charCodeAt(p) !== c) p--;
+    if (p < stop) return false;
     last[k] = p--;
   }
+  return true;
+}
 
-  // Forward: earliest match, but jump ahead to a segment start when one is reachable.
+/** Forward pass, after `fitsFromEnd`: earliest match, jumping ahead to a segment start when one is reachable. */
+function forwardScore(lower: string, orig: string, from: number, q: string, m: number): number {
   let score = 0;
   let prev = -2;
   let pos = from;
@@ -102,11 +110,10 @@ export function fuzzyScore(lower: string, orig: string, from: number, q: string)
     if (j === prev + 1) {
       // A run keeps the bonus of the segment start that began it.
       if (bonus > runBonus) runBonus = bonus;
-      s += BONUS_CONSECUTIVE + (runBonus > bonus ? runBonus : bonus);
+      s += BONUS_CONSECUTIVE + runBonus;
     } else {
       if (k > 0) {
-        const gap = j - prev - 1;
-        const pen = PENALTY_GAP_START + (gap - 1) * PENALTY_GAP_EXTENSION;
+        const pen = PENALTY_GAP_START + (j - prev - 2) * PENALTY_GAP_EXTENSION;
         s -= pen > MAX_GAP_PENALTY ? MAX_GAP_PENALTY : pen;
       }
       runBonus = bonus;
@@ -120,24 +127,42 @@ export function fuzzyScore(lower: string, orig: string, from: number, q: string)
 }
 
 /**
- * Score a workspace-relative path. `base` is where its basename starts. Queries with a `/` are
- * matched against the whole path; others try the basename first, with a bonus.
+ * Score `q` (lowercase) against `lower.slice(from)`; `orig` is the same string with its case,
+ * for camelCase boundaries. NO_MATCH when `q` is not a subsequence.
  */
-export function scorePath(lower: string, orig: string, base: number, q: string, qHasSlash: boolean): number {
-  if (!qHasSlash) {
-    const b = fuzzyScore(lower, orig, base, q);
-    if (b !== NO_MATCH) {
-      let s = b + BONUS_BASENAME;
-      if (lower.startsWith(q, base)) {
-        s += BONUS_BASENAME_PREFIX;
-        const end = base + q.length;
-        // `parser` is an exact hit on `parser.ts` as well as on `parser`.
-        if (end === lower.length || (lower.charCodeAt(end) === CH_DOT && lower.indexOf('.', end + 1) === -1)) {
-          s += BONUS_BASENAME_EXACT;
-        }
-      }
-      return s;
+export function fuzzyScore(lower: string, orig: string, from: number, q: string): number {
+  const m = q.length;
+  if (lower.length - from < m || !fitsFromEnd(lower, from, q, m)) return NO_MATCH;
+  return forwardScore(lower, orig, from, q, m);
+}
+
+/**
+ * Score a workspace-relative path; `base` is where its basename starts. A query without `/`
+ * that fits inside the basename is scored there, with bonuses (prefix, exact name); otherwise
+ * against the whole path. `mustBeat` lets the caller skip work: when no whole-path match could
+ * score above it, only basename matches are considered.
+ */
+export function scorePath(
+  lower: string,
+  orig: string,
+  base: number,
+  q: string,
+  qHasSlash: boolean,
+  mustBeat = -1,
+): number {
+  const m = q.length;
+  const baseOnly = !qHasSlash && mustBeat > maxFuzzyScore(m);
+  if (lower.length - (baseOnly ? base : 0) < m) return NO_MATCH;
+  if (!fitsFromEnd(lower, baseOnly ? base : 0, q, m)) return NO_MATCH;
+  if (qHasSlash || last[0] < base) return forwardScore(lower, orig, 0, q, m);
+  let s = forwardScore(lower, orig, base, q, m) + BONUS_BASENAME;
+  if (lower.startsWith(q, base)) {
+    s += BONUS_BASENAME_PREFIX;
+    const end = base + m;
+    // `parser` is an exact hit on `parser.ts` as well as on `parser`.
+    if (end === lower.length || (lower.charCodeAt(end) === CH_DOT && lower.indexOf('.', end + 1) === -1)) {
+      s += BONUS_BASENAME_EXACT;
     }
   }
-  return fuzzyScore(lower, orig, 0, q);
+  return s;
 }

@@ -37,21 +37,17 @@ export function queryContexts(indexes: FileIndex[], query: string, opts: QueryCo
   const roots = opts.roots ?? indexes.map((ix) => ix.root);
   const out: OfferedContext[] = [];
 
-  for (const s of SPECIAL) if (!ql || fuzzyScore(s.word, s.word, 0, ql) !== NO_MATCH) out.push(s.ctx);
+  // Few, named things: matched by substring, not fuzzily (a fuzzy `chat` would match `patchbay-ctx`).
+  const named = (...names: string[]): boolean => !ql || names.some((n) => n.toLowerCase().replace(/\s+/g, '').includes(ql));
 
-  for (const root of roots) {
-    const name = basename(root);
-    if (!ql || fuzzyScore(name.toLowerCase(), name, 0, ql) !== NO_MATCH) out.push({ type: 'directory', path: root });
-  }
+  for (const s of SPECIAL) if (named(s.word)) out.push(s.ctx);
+  for (const root of roots) if (named(basename(root))) out.push({ type: 'directory', path: root });
 
   const asPath = pathQuery(q, roots[0]);
   if (asPath !== undefined) out.push(...listPath(asPath, limit));
   else out.push(...searchIndexes(indexes, q, limit));
 
-  for (const r of opts.mcpResources ?? []) {
-    const hay = `${r.server}${r.name}${r.uri}`;
-    if (!ql || fuzzyScore(hay.toLowerCase(), hay, 0, ql) !== NO_MATCH) out.push({ ...r, type: 'mcpResource' });
-  }
+  for (const r of opts.mcpResources ?? []) if (named(r.name, r.uri, r.server)) out.push({ ...r, type: 'mcpResource' });
 
   return dedupe(out, opts.exclude ?? []);
 }

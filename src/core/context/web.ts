@@ -66,7 +66,7 @@ export async function fetchWebText(rawUrl: string, opts: FetchTextOptions): Prom
 
 function fetchError(e: unknown, caller: AbortSignal, timeout: AbortSignal, timeoutMs: number): Error {
   if (caller.aborted) return new Error('cancelled');
-  if (timeout.aborted) return new Error(`timed out after ${Math.round(timeoutMs / 1000)} s`);
+  if (timeout.aborted) return new Error(`timed out after ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`}`);
   const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
   const code = (cause as NodeJS.ErrnoException | undefined)?.code;
   return new Error(cause ? `fetch failed: ${code ?? cause.message}` : errorMessage(e));

@@ -25,7 +25,7 @@ export function defineNativeTool<S extends z.ZodType<Record<string, unknown>>>(s
     const r = spec.schema.safeParse(dropNulls(raw));
     return r.success ? { ok: true, args: r.data } : { ok: false, message: formatIssues(spec.name, r.error) };
   };
-  return {
+  const tool: Tool = {
     name: spec.name,
     server: 'patchbay',
     origin: 'native',
@@ -49,20 +49,9 @@ export function defineNativeTool<S extends z.ZodType<Record<string, unknown>>>(s
       }
       return out;
     },
-    preview: spec.preview
-      ? async (raw, ctx) => {
-          const p = parse(raw ?? {});
-          if (!p.ok) return undefined;
-          try {
-            return await spec.preview!(p.args, ctx);
-          } catch {
-            return undefined;
-          }
-        }
-      : undefined,
     async call(raw, ctx) {
       const p = parse(raw ?? {});
-      if (!p.ok) return textResult(p.message, true);
+      if (p.ok === false) return textResult(p.message, true);
       if (ctx.signal.aborted) return textResult(`${spec.name} was cancelled before it started.`, true);
       try {
         return await spec.run(p.args, ctx);
@@ -72,6 +61,19 @@ export function defineNativeTool<S extends z.ZodType<Record<string, unknown>>>(s
       }
     },
   };
+  const preview = spec.preview;
+  if (preview) {
+    tool.preview = async (raw, ctx) => {
+      const p = parse(raw ?? {});
+      if (p.ok === false) return undefined;
+      try {
+        return await preview(p.args, ctx);
+      } catch {
+        return undefined;
+      }
+    };
+  }
+  return tool;
 }
 
 /** Some models send `null` for an omitted optional argument; treat it as omitted. */

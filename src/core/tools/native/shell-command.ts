@@ -41,7 +41,7 @@ Usage:
     readOnly: false,
     mutates: true,
     pathArgs: ['working_directory'],
-    summary: (a) => (a.command ? `Running "${a.command}"` : 'Running command'),
+    summary: (a) => (a.command ? `Running "${shorten(a.command)}"` : 'Running command'),
     async run(args, ctx) {
       const cwd = args.working_directory ? resolvePath(args.working_directory, ctx.roots) : (ctx.roots[0] ?? process.cwd());
       try {
@@ -66,4 +66,10 @@ Usage:
       return textResult(`${body}\n\n${status}`, error);
     },
   });
+}
+
+/** One line of at most 80 characters, for the chat's summary of the call. */
+function shorten(command: string): string {
+  const line = command.replace(/\s*\n\s*/g, ' ').trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }

@@ -1,0 +1,271 @@
+/**
+ * `npm run bench`: every benchmark, each printed as a figure, a ratio measured in the same
+ * run, its target and PASS/FAIL, then a compact table. Always exits 0 — these are figures,
+ * not tests.
+ *
+ *   relay         10,000 streamed chunks through patchbay vs. read directly (bench/relay.ts)
+ *   startup       spawn → initialize answered vs. `node -e 0` (bench/startup.ts)
+ *   idle RSS      after the handshake and ~2 s idle (bench/rss.ts)
+ *   queryContext  in-process FileIndex on a 100k-file workspace (bench/query-context.mjs),
+ *                 and `chat/queryContext` through the real server over stdio on the same one
+ *
+ * `node bench/.out/bench/run.js relay rss` runs only those. BENCH_CHILD_NODE_ARGS passes
+ * node flags to every spawned server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { runRelay } from './relay.js';
+import { runRss } from './rss.js';
+import { runStartup } from './startup.js';
+import { cleanupTemps, mb, ms, now, pct, procMemKb, rate, ratio, ROOT, Server, sleep, summarize, tempDir } from './util.js';
+
+interface Row {
+  bench: string;
+  figure: string;
+  reference: string;
+  ratio: string;
+  target: string;
+  pass: boolean | undefined;
+}
+
+const rows: Row[] = [];
+const log = (s: string): void => console.log(s);
+
+function row(r: Row): void {
+  rows.push(r);
+  const verdict = r.pass === undefined ? '' : r.pass ? '  PASS' : '  FAIL';
+  log(`  → ${r.bench}: ${r.figure} (${r.reference}; ratio ${r.ratio}); target ${r.target}${verdict}`);
+}
+
+function failed(bench: string, e: unknown): void {
+  const msg = e instanceof Error ? e.message : String(e);
+  log(`  ✗ ${bench} did not run: ${msg}`);
+  rows.push({ bench, figure: 'error', reference: msg.split('\n')[0].slice(0, 60), ratio: '—', target: '—', pass: false });
+}
+
+// ---------------------------------------------------------------- relay
+
+async function relay(): Promise<void> {
+  try {
+    const r = await runRelay(log);
+    const d = r.direct.latency;
+    const p = r.relay.latency;
+    log(`  direct  latency p50 ${ms(d.p50, 3)}  p99 ${ms(d.p99, 3)}  max ${ms(d.max, 3)}   rate ${rate(r.direct.rate)} (runs: ${r.direct.rates.map(rate).join(', ')})`);
+    log(`  relay   latency p50 ${ms(p.p50, 3)}  p99 ${ms(p.p99, 3)}  max ${ms(p.max, 3)}   rate ${rate(r.relay.rate)} (runs: ${r.relay.rates.map(rate).join(', ')})`);
+    log(`  relay sent ${r.relay.notifications} text notifications for ${r.chunks} chunks`);
+    row({
+      bench: 'relay added latency p50',
+      figure: `+${ms(r.addedP50, 3)}`,
+      reference: `relay ${ms(p.p50, 3)} vs direct ${ms(d.p50, 3)}`,
+      ratio: ratio(p.p50 / d.p50),
+      target: '≤ 0.5 ms',
+      pass: r.addedP50 <= 0.5,
+    });
+    row({
+      bench: 'relay added latency p99',
+      figure: `+${ms(r.addedP99, 3)}`,
+      reference: `relay ${ms(p.p99, 3)} vs direct ${ms(d.p99, 3)}`,
+      ratio: ratio(p.p99 / d.p99),
+      target: '(info)',
+      pass: undefined,
+    });
+    row({
+      bench: 'relay rate',
+      figure: `${rate(r.relay.rate)} chunks`,
+      reference: `direct ${rate(r.direct.rate)}`,
+      ratio: pct(r.rateRatio),
+      target: '≥ 50% of direct',
+      pass: r.rateRatio >= 0.5,
+    });
+  } catch (e) {
+    failed('relay', e);
+  }
+}
+
+// ---------------------------------------------------------------- startup
+
+async function startup(): Promise<void> {
+  try {
+    const r = await runStartup(log);
+    const spread = (xs: number[]) => `min ${ms(Math.min(...xs), 0)}, max ${ms(Math.max(...xs), 0)}`;
+    log(`  patchbay ${spread(r.patchbayAll)};  node -e 0 ${spread(r.nodeAll)}`);
+    row({
+      bench: 'startup (median)',
+      figure: ms(r.patchbayMs, 1),
+      reference: `node -e 0 ${ms(r.nodeMs, 1)}`,
+      ratio: ratio(r.ratio),
+      target: '≤ 2.5× node',
+      pass: r.ratio <= 2.5,
+    });
+  } catch (e) {
+    failed('startup', e);
+  }
+}
+
+// ---------------------------------------------------------------- idle RSS
+
+async function rss(): Promise<void> {
+  try {
+    const r = await runRss(log);
+    log(`  VmRSS ${mb(r.rssKb)}, VmHWM (peak) ${mb(r.hwmKb)}; idle bare node ${mb(r.nodeRssKb)}`);
+    row({
+      bench: 'idle RSS',
+      figure: mb(r.rssKb),
+      reference: `bare node ${mb(r.nodeRssKb)}`,
+      ratio: ratio(r.ratio),
+      target: '≤ 80 MB',
+      pass: r.rssKb <= 80 * 1024,
+    });
+  } catch (e) {
+    failed('idle RSS', e);
+  }
+}
+
+// ---------------------------------------------------------------- queryContext
+
+const QC_TARGET_MS = 30;
+const QC_FILES = 100_000;
+
+/** The same kind of mix bench/query-context.mjs uses (typed names, initials, paths, misses). */
+function queries(n: number): string[] {
+  let a = 7;
+  const rnd = (): number => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
+  const words = ['User', 'Account', 'Session', 'Button', 'Input', 'Form', 'Table', 'Modal', 'Dialog', 'Header', 'Sidebar', 'Menu', 'Item', 'List',
+    'Card', 'Token', 'Parser', 'Render', 'Theme', 'Query', 'Cache', 'Store', 'Event', 'Handler', 'Request', 'Response', 'Client', 'Server', 'Router',
+    'Config', 'Logger', 'Upload', 'Payment', 'Invoice', 'Order', 'Cart', 'Product', 'Search', 'Index', 'Filter', 'Page', 'Layout', 'Chart', 'Node'];
+  const vocab = [...words, 'Service', 'Controller', 'Provider', 'Utils', 'components', 'hooks', 'utils', 'services', 'models', 'routes', 'core', 'web', 'api'];
+  const areas = ['components', 'hooks', 'utils', 'services', 'models', 'controllers', 'routes', 'store', 'lib', 'helpers'];
+  const exts = ['.ts', '.tsx', '.js', '.test.ts', '.css', '.json', '.md'];
+  const out: string[] = [];
+  while (out.length < n) {
+    const r = rnd();
+    const w = pick(vocab).toLowerCase();
+    if (r < 0.45) out.push(w.slice(0, 1 + Math.floor(rnd() * Math.min(8, w.length))));
+    else if (r < 0.6) {
+      const x = pick(words);
+      const y = pick(words);
+      out.push((x.slice(0, 2) + y.slice(0, 2)).toLowerCase());
+    } else if (r < 0.8) out.push(`${pick(['src', 'packages', 'core', 'web'])}/${pick(areas).slice(0, 2 + Math.floor(rnd() * 3))}`);
+    else if (r < 0.9) out.push(`${pick(words).toLowerCase().slice(0, 4)}${pick(exts)}`.slice(0, 8));
+    else out.push(pick(['zzqx', 'xylophon', 'qqq', 'kjhgf', 'wxyz', 'zq', 'jjj', 'qz/xk']));
+  }
+  return out;
+}
+
+async function queryContextInProcess(): Promise<boolean> {
+  try {
+    const mod = (await import(new URL('../../query-context.mjs', import.meta.url).href)) as {
+      run: (o?: { log?: (s: string) => void }) => Promise<{ p50: number; p95: number; p99: number; buildMs: number }>;
+    };
+    log('queryContext: in-process FileIndex on the 100k-file workspace (bench/query-context.mjs)…');
+    const r = await mod.run({ log: (s) => log(`  ${s}`) });
+    log(`  p50 ${ms(r.p50)}  p95 ${ms(r.p95)}  p99 ${ms(r.p99)}  (index built in ${ms(r.buildMs, 0)})`);
+    row({
+      bench: 'queryContext p95 (in-process)',
+      figure: ms(r.p95),
+      reference: `p50 ${ms(r.p50)}, p99 ${ms(r.p99)}`,
+      ratio: `${pct(r.p95 / QC_TARGET_MS)} of budget`,
+      target: `≤ ${QC_TARGET_MS} ms`,
+      pass: r.p95 <= QC_TARGET_MS,
+    });
+    return true;
+  } catch (e) {
+    failed('queryContext (in-process)', e);
+    return false;
+  }
+}
+
+/** `chat/queryContext` round trips through a real server whose workspace is the 100k one. */
+async function queryContextStdio(): Promise<void> {
+  const ws = join(ROOT, 'bench', '.work', `ws-${QC_FILES}`);
+  if (!existsSync(ws)) {
+    failed('queryContext (stdio)', new Error(`no workspace at ${ws}`));
+    return;
+  }
+  log('queryContext: `chat/queryContext` through the server over stdio, same workspace…');
+  const s = new Server({ home: tempDir() });
+  try {
+    await s.handshake(ws);
+    // The first answer may have to build the index (or wait for the warm-up build).
+    const t0 = now();
+    await s.request('chat/queryContext', { query: 'user', contexts: [] });
+    const firstMs = now() - t0;
+    await sleep(500);
+    const qs = queries(500);
+    for (const q of qs.slice(0, 10)) await s.request('chat/queryContext', { query: q, contexts: [] });
+    const times: number[] = [];
+    let hits = 0;
+    let bytes = 0;
+    for (const q of qs) {
+      const t = now();
+      const r = await s.request('chat/queryContext', { query: q, contexts: [] });
+      times.push(r.t - t);
+      const n = (r.msg.result?.contexts ?? []).length;
+      if (n) hits++;
+      bytes += JSON.stringify(r.msg.result).length;
+    }
+    const st = summarize(times);
+    const mem = procMemKb(s.pid);
+    log(`  first query ${ms(firstMs, 0)}; ${qs.length} queries (${hits} with results, ~${Math.round(bytes / qs.length)} B/answer): p50 ${ms(st.p50)}  p95 ${ms(st.p95)}  p99 ${ms(st.p99)}  max ${ms(st.max)}`);
+    log(`  server VmRSS with the 100k index: ${mb(mem.rss)} (peak ${mb(mem.hwm)})`);
+    row({
+      bench: 'queryContext p95 (stdio)',
+      figure: ms(st.p95),
+      reference: `p50 ${ms(st.p50)}, p99 ${ms(st.p99)}`,
+      ratio: `${pct(st.p95 / QC_TARGET_MS)} of budget`,
+      target: `≤ ${QC_TARGET_MS} ms`,
+      pass: st.p95 <= QC_TARGET_MS,
+    });
+  } catch (e) {
+    failed('queryContext (stdio)', e);
+  } finally {
+    await s.stop();
+  }
+}
+
+// ---------------------------------------------------------------- main
+
+function table(): void {
+  const head: Row = { bench: 'benchmark', figure: 'figure', reference: 'measured alongside', ratio: 'ratio', target: 'target', pass: undefined };
+  const cells = (r: Row, isHead = false): string[] => [r.bench, r.figure, r.reference, r.ratio, r.target, isHead ? 'result' : r.pass === undefined ? '—' : r.pass ? 'PASS' : 'FAIL'];
+  const all = [cells(head, true), ...rows.map((r) => cells(r))];
+  const widths = all[0].map((_, i) => Math.max(...all.map((c) => c[i].length)));
+  const line = (c: string[]): string => c.map((x, i) => x.padEnd(widths[i])).join('  ').trimEnd();
+  log('');
+  log(line(all[0]));
+  log(widths.map((w) => '─'.repeat(w)).join('  '));
+  for (const c of all.slice(1)) log(line(c));
+}
+
+const ALL = ['relay', 'startup', 'rss', 'querycontext'];
+
+async function main(): Promise<void> {
+  const only = process.argv.slice(2).map((a) => a.toLowerCase());
+  const want = (name: string): boolean => !only.length || only.includes(name);
+  for (const a of only) if (!ALL.includes(a)) log(`unknown benchmark "${a}" (known: ${ALL.join(', ')})`);
+  log(`patchbay bench — node ${process.version}, ${process.platform}/${process.arch}`);
+  const t0 = now();
+  if (want('relay')) await relay();
+  if (want('startup')) await startup();
+  if (want('rss')) await rss();
+  if (want('querycontext')) {
+    await queryContextInProcess();
+    await queryContextStdio();
+  }
+  table();
+  log(`\n(${((now() - t0) / 1000).toFixed(1)} s; figures only — this always exits 0)`);
+}
+
+main()
+  .catch((e: unknown) => log(`bench crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`))
+  .finally(() => {
+    cleanupTemps();
+    process.exitCode = 0;
+  });

@@ -1,0 +1,56 @@
+/**
+ * Startup benchmark: spawn → `initialize` answered for `patchbay server`, against
+ * spawn → exit for `node -e 0` (node's own start), measured alternately in the same run.
+ * The initialize request is written as soon as the child is spawned (the pipe buffers it),
+ * as an editor does. One home is reused across runs (as an editor's would be); the first
+ * run of each is a discarded warm-up (disk cache, first-time store creation).
+ */
+import { spawn } from 'node:child_process';
+import { median, now, Server, tempDir } from './util.js';
+
+const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 15);
+
+export interface StartupResult {
+  runs: number;
+  patchbayMs: number;
+  nodeMs: number;
+  ratio: number;
+  patchbayAll: number[];
+  nodeAll: number[];
+}
+
+function nodeStart(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = now();
+    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'pipe' });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(now() - t0) : reject(new Error(`node -e 0 exited ${code}`))));
+  });
+}
+
+async function patchbayStart(home: string, ws: string): Promise<number> {
+  const s = new Server({ home });
+  try {
+    const { t } = await s.request('initialize', s.initializeParams(ws), 30_000);
+    return t - s.spawnedAt;
+  } finally {
+    await s.stop();
+  }
+}
+
+export async function runStartup(log: (s: string) => void = console.log): Promise<StartupResult> {
+  const home = tempDir();
+  const ws = tempDir('pb-bench-ws-');
+  log(`startup: ${RUNS} runs each of \`patchbay server\` (spawn → initialize answered) and \`node -e 0\` (spawn → exit)…`);
+  await nodeStart();
+  await patchbayStart(home, ws);
+  const nodeAll: number[] = [];
+  const patchbayAll: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    nodeAll.push(await nodeStart());
+    patchbayAll.push(await patchbayStart(home, ws));
+  }
+  const patchbayMs = median(patchbayAll);
+  const nodeMs = median(nodeAll);
+  return { runs: RUNS, patchbayMs, nodeMs, ratio: patchbayMs / nodeMs, patchbayAll, nodeAll };
+}

@@ -1,0 +1,263 @@
+/**
+ * Shared bench helpers: a spawned `patchbay server` driven over real stdio with hand-parsed
+ * Content-Length frames (every message carries the time its bytes arrived), percentiles,
+ * temp dirs and formatting.
+ *
+ * All times are `performance.now()` in the bench process: the fake LLM, the direct SSE
+ * client and the reader of patchbay's stdout all live here, so one clock serves them all.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** The checkout root (this file runs from bench/.out/bench/). */
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'patchbay');
+
+export const now = (): number => performance.now();
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------- statistics
+
+/** Nearest-rank percentile of an ascending array. */
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+export function median(xs: number[]): number {
+  return percentile([...xs].sort((a, b) => a - b), 50);
+}
+
+export interface Summary {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  min: number;
+  max: number;
+  mean: number;
+}
+
+export function summarize(xs: number[]): Summary {
+  const s = [...xs].sort((a, b) => a - b);
+  const sum = s.reduce((a, b) => a + b, 0);
+  return { n: s.length, p50: percentile(s, 50), p95: percentile(s, 95), p99: percentile(s, 99), min: s[0], max: s[s.length - 1], mean: sum / s.length };
+}
+
+// ---------------------------------------------------------------- formatting
+
+export const ms = (x: number, digits = 2): string => (Number.isFinite(x) ? `${x.toFixed(digits)} ms` : 'n/a');
+export const mb = (kb: number): string => `${(kb / 1024).toFixed(1)} MB`;
+export const rate = (perSec: number): string => (perSec >= 1000 ? `${(perSec / 1000).toFixed(1)}k/s` : `${perSec.toFixed(0)}/s`);
+export const ratio = (x: number, digits = 2): string => (Number.isFinite(x) ? `${x.toFixed(digits)}×` : 'n/a');
+export const pct = (x: number): string => (Number.isFinite(x) ? `${(x * 100).toFixed(0)}%` : 'n/a');
+
+// ---------------------------------------------------------------- files
+
+const temps: string[] = [];
+
+export function tempDir(prefix = 'pb-bench-'): string {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(d);
+  return d;
+}
+
+export function cleanupTemps(): void {
+  for (const d of temps.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+/** `VmRSS` / `VmHWM` of a live process, in kB (Linux). */
+export function procMemKb(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+  return { rss: field('VmRSS'), hwm: field('VmHWM') };
+}
+
+// ---------------------------------------------------------------- patchbay over stdio
+
+export interface Msg {
+  jsonrpc: '2.0';
+  id?: number | string | null;
+  method?: string;
+  params?: any;
+  result?: any;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+/** A message and the bench-clock time its last byte was read from the child's stdout. */
+export interface Timed {
+  msg: Msg;
+  t: number;
+}
+
+export type Listener = (msg: Msg, t: number) => void;
+
+export function fakeConfig(fakeUrl: string): Record<string, unknown> {
+  return {
+    providers: { fake: { api: 'openai-chat', url: `${fakeUrl}/v1`, key: 'x', models: { m1: {} } } },
+    defaultModel: 'fake/m1',
+    chat: { generateTitles: false },
+  };
+}
+
+export interface SpawnOptions {
+  /** Used for HOME and PATCHBAY_HOME. */
+  home: string;
+  config?: Record<string, unknown>;
+  /**
+   * Extra node flags for the child, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. Defaults to
+   * $BENCH_CHILD_NODE_ARGS (space-separated) so any bench can be profiled without edits.
+   */
+  nodeArgs?: string[];
+}
+
+const CRLF2 = Buffer.from('\r\n\r\n', 'ascii');
+
+export class Server {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly exited: Promise<number | null>;
+  /** When `spawn` was called (bench clock). */
+  readonly spawnedAt: number;
+  stderr = '';
+  private buf: Buffer = Buffer.alloc(0);
+  private nextId = 1;
+  private readonly pending = new Map<number, (m: Timed) => void>();
+  private readonly listeners = new Set<Listener>();
+
+  constructor(opts: SpawnOptions) {
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      HOME: opts.home,
+      PATCHBAY_HOME: opts.home,
+      ...(opts.config ? { PATCHBAY_CONFIG: JSON.stringify(opts.config) } : {}),
+    };
+    const nodeArgs = opts.nodeArgs ?? (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+    this.spawnedAt = now();
+    this.child = spawn(process.execPath, [...nodeArgs, BIN, 'server'], { env, stdio: 'pipe' });
+    this.child.stdout.on('data', (d: Buffer) => this.onData(d));
+    this.child.stderr.on('data', (d: Buffer) => {
+      this.stderr += d.toString();
+      if (this.stderr.length > 100_000) this.stderr = this.stderr.slice(-50_000);
+    });
+    this.exited = new Promise((r) => this.child.on('exit', (code) => r(code)));
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  private onData(d: Buffer): void {
+    const t = now();
+    this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
+    let off = 0;
+    for (;;) {
+      const end = this.buf.indexOf(CRLF2, off);
+      if (end < 0) break;
+      const m = /Content-Length:\s*(\d+)/i.exec(this.buf.toString('ascii', off, end));
+      if (!m) throw new Error(`bad header from server: ${this.buf.toString('utf8', off, end)}`);
+      const start = end + 4;
+      const stop = start + Number(m[1]);
+      if (this.buf.length < stop) break;
+      const msg = JSON.parse(this.buf.toString('utf8', start, stop)) as Msg;
+      off = stop;
+      this.dispatch(msg, t);
+    }
+    this.buf = off >= this.buf.length ? Buffer.alloc(0) : this.buf.subarray(off);
+  }
+
+  private dispatch(msg: Msg, t: number): void {
+    if (msg.method === undefined && typeof msg.id === 'number') {
+      const resolve = this.pending.get(msg.id);
+      if (resolve) {
+        this.pending.delete(msg.id);
+        resolve({ msg, t });
+      }
+    }
+    for (const l of this.listeners) l(msg, t);
+  }
+
+  /** Calls `fn` for every message from now on; returns the unsubscribe. */
+  listen(fn: Listener): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  send(msg: Record<string, unknown>): void {
+    const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', ...msg }), 'utf8');
+    this.child.stdin.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`, 'ascii'), body]));
+  }
+
+  notify(method: string, params?: unknown): void {
+    this.send({ method, ...(params === undefined ? {} : { params }) });
+  }
+
+  /** Sends a request; resolves with the response and the time it arrived. */
+  request(method: string, params?: unknown, timeoutMs = 60_000): Promise<Timed> {
+    const id = this.nextId++;
+    const p = new Promise<Timed>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`${method}: no response in ${timeoutMs} ms; stderr tail:\n${this.stderr.slice(-2000)}`));
+      }, timeoutMs);
+      this.pending.set(id, (m) => {
+        clearTimeout(timer);
+        if (m.msg.error) reject(new Error(`${method} failed: ${m.msg.error.code} ${m.msg.error.message}`));
+        else resolve(m);
+      });
+    });
+    this.send({ id, method, ...(params === undefined ? {} : { params }) });
+    return p;
+  }
+
+  /** The next message matching `pred` (from now on). */
+  waitFor(pred: (m: Msg) => boolean, what: string, timeoutMs = 60_000): Promise<Timed> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off();
+        reject(new Error(`timed out waiting for ${what}; stderr tail:\n${this.stderr.slice(-2000)}`));
+      }, timeoutMs);
+      const off = this.listen((msg, t) => {
+        if (!pred(msg)) return;
+        clearTimeout(timer);
+        off();
+        resolve({ msg, t });
+      });
+    });
+  }
+
+  initializeParams(root: string): Record<string, unknown> {
+    return {
+      processId: process.pid,
+      clientInfo: { name: 'patchbay-bench', version: '1' },
+      capabilities: { codeAssistant: { chat: true } },
+      workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'ws' }],
+    };
+  }
+
+  /** initialize → initialized → the first `config/updated` (models known). */
+  async handshake(root: string): Promise<void> {
+    const configured = this.waitFor((m) => m.method === 'config/updated', 'config/updated');
+    await this.request('initialize', this.initializeParams(root));
+    this.notify('initialized', {});
+    await configured;
+  }
+
+  /** shutdown + exit (so `--cpu-prof` profiles get written), SIGKILL as a last resort. */
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return this.child.exitCode;
+    try {
+      await this.request('shutdown', undefined, 5_000);
+      this.notify('exit');
+    } catch {
+      /* gone or stuck */
+    }
+    const t = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
+    const code = await this.exited;
+    clearTimeout(t);
+    return code;
+  }
+}

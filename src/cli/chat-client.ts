@@ -1,0 +1,179 @@
+/**
+ * `patchbay chat`'s connection to its own `patchbay server` child: spawn it, speak ECA over its
+ * stdio, keep its stderr in a bounded log buffer (streamed live with --verbose), and shut it
+ * down cleanly (`shutdown`, `exit`, then a kill after 2 s).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { basename } from 'node:path';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
+import { configUpdatedSchema, showMessageSchema, type ConfigUpdated, type ShowMessage } from '../protocol/eca/lifecycle.js';
+
+/** `dist/cli/chat-client.js` (or `dist/bundle/<chunk>.js`) → `bin/patchbay`; else the script we run as. */
+export function patchbayBin(): string {
+  const bin = fileURLToPath(new URL('../../bin/patchbay', import.meta.url));
+  return existsSync(bin) || !process.argv[1] ? bin : process.argv[1];
+}
+
+const LOG_LIMIT = 256 * 1024;
+
+export interface ServerOptions {
+  /** Extra args after `server` (`--config-file`, `--log-level`). */
+  args: string[];
+  cwd: string;
+  verbose: boolean;
+  env?: NodeJS.ProcessEnv;
+  /** Where `--verbose` streams the server's stderr. */
+  logSink?: (chunk: string) => void;
+  onShowMessage?: (m: ShowMessage) => void;
+}
+
+export type ChatConfig = NonNullable<ConfigUpdated['chat']>;
+
+export class ServerGone extends Error {
+  constructor(readonly code: number | null, readonly signal: NodeJS.Signals | null) {
+    super(`patchbay server exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`})`);
+  }
+}
+
+export class ServerProcess {
+  readonly conn: MessageConnection;
+  private readonly child: ChildProcess;
+  private logBuf = '';
+  private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /** Settles when the child exits, for any reason. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private shuttingDown = false;
+  /** The chat config from the latest `config/updated`, merged field by field. */
+  config: ChatConfig = {};
+  private configSeen!: () => void;
+  private readonly configReady = new Promise<void>((r) => (this.configSeen = r));
+
+  constructor(private readonly opts: ServerOptions) {
+    this.child = spawn(process.execPath, [patchbayBin(), 'server', ...opts.args], {
+      cwd: opts.cwd,
+      env: opts.env ?? process.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.exited = new Promise((resolve) => {
+      this.child.once('exit', (code, signal) => {
+        this.exitInfo = { code, signal };
+        resolve(this.exitInfo);
+      });
+      this.child.once('error', (e) => {
+        this.appendLog(`failed to start patchbay server: ${e.message}\n`);
+        this.exitInfo ??= { code: null, signal: null };
+        resolve(this.exitInfo);
+      });
+    });
+    this.child.stdin!.on('error', () => {}); // EPIPE when the server is gone; `exited` reports it.
+    this.child.stderr!.setEncoding('utf8');
+    this.child.stderr!.on('data', (chunk: string) => {
+      this.appendLog(chunk);
+      if (opts.verbose) (opts.logSink ?? ((c) => process.stderr.write(c)))(chunk);
+    });
+    this.conn = createMessageConnection(new StreamMessageReader(this.child.stdout!), new StreamMessageWriter(this.child.stdin!));
+    this.conn.onNotification('config/updated', (raw: unknown) => {
+      const p = configUpdatedSchema.safeParse(raw);
+      if (!p.success) return;
+      for (const [k, v] of Object.entries(p.data.chat ?? {})) if (v !== undefined) (this.config as Record<string, unknown>)[k] = v;
+      this.configSeen();
+    });
+    this.conn.onNotification('$/showMessage', (raw: unknown) => {
+      const p = showMessageSchema.safeParse(raw);
+      if (p.success) opts.onShowMessage?.(p.data);
+    });
+    // Everything else we do not use (tool/serverUpdated, chat/opened, chat/statusChanged, …).
+    this.conn.onNotification(() => {});
+    this.conn.onError(() => {});
+    this.conn.onClose(() => {});
+  }
+
+  /** Starts listening; call after every handler is registered. */
+  listen(): void {
+    this.conn.listen();
+  }
+
+  get logs(): string {
+    return this.logBuf;
+  }
+
+  get alive(): boolean {
+    return !this.exitInfo;
+  }
+
+  private appendLog(chunk: string): void {
+    this.logBuf += chunk;
+    if (this.logBuf.length > LOG_LIMIT) this.logBuf = this.logBuf.slice(-LOG_LIMIT);
+  }
+
+  /** A request that fails when the server exits or `ms` pass. */
+  async request<R>(method: string, params: unknown, ms = 30_000): Promise<R> {
+    if (this.exitInfo) throw new ServerGone(this.exitInfo.code, this.exitInfo.signal);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        this.conn.sendRequest(method, params) as Promise<R>,
+        this.exited.then((e) => Promise.reject(new ServerGone(e.code, e.signal))),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${method} timed out after ${ms / 1000} s`)), ms))),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  notify(method: string, params?: unknown): void {
+    if (this.exitInfo) return;
+    void this.conn.sendNotification(method, params).catch(() => {});
+  }
+
+  /** `initialize` + `initialized`, then waits (at most `configWaitMs`) for the first `config/updated`. */
+  async initialize(configWaitMs = 30_000): Promise<ChatConfig> {
+    await this.request('initialize', {
+      processId: process.pid,
+      clientInfo: { name: 'patchbay-chat' },
+      capabilities: { codeAssistant: { chat: true } },
+      workspaceFolders: [{ uri: pathToFileURL(this.opts.cwd).href, name: basename(this.opts.cwd) || this.opts.cwd }],
+    });
+    this.notify('initialized', {});
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.configReady,
+      this.exited.then((e) => Promise.reject(new ServerGone(e.code, e.signal))),
+      new Promise<void>((r) => (timer = setTimeout(r, configWaitMs))),
+    ]).finally(() => clearTimeout(timer));
+    return this.config;
+  }
+
+  /** `shutdown` then `exit`; kills the child if it has not exited 2 s later. */
+  async shutdown(): Promise<void> {
+    if (this.shuttingDown) return void (await this.exited);
+    this.shuttingDown = true;
+    if (!this.exitInfo) {
+      try {
+        await this.request('shutdown', null, 2_000);
+      } catch {
+        /* exiting anyway */
+      }
+      this.notify('exit');
+      let timer: NodeJS.Timeout | undefined;
+      const killed = await Promise.race([
+        this.exited.then(() => false),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), 2_000))),
+      ]);
+      clearTimeout(timer);
+      if (killed) {
+        this.child.kill('SIGKILL');
+        await this.exited;
+      }
+    }
+    this.conn.dispose();
+    this.child.stdin?.destroy();
+  }
+
+  /** Kill without ceremony (second Ctrl-C). */
+  kill(): void {
+    if (!this.exitInfo) this.child.kill('SIGKILL');
+  }
+}

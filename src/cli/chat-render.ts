@@ -1,0 +1,209 @@
+/**
+ * How `patchbay chat` shows a turn's `chat/contentReceived` contents: assistant text streamed to
+ * stdout, reasoning dimmed, progress as the spinner, tool calls as one line each (with the
+ * arguments and diff when the user must approve), usage after the turn.
+ */
+import { relative, isAbsolute } from 'node:path';
+import type { ChatContent, Role } from '../protocol/eca/content.js';
+import type { Term } from './chat-term.js';
+
+type Content<T extends ChatContent['type']> = Extract<ChatContent, { type: T }>;
+export type ToolCallRun = Content<'toolCallRun'>;
+export type Usage = Content<'usage'>;
+
+/** System texts that mean the turn failed (core/turn.ts `say(...)`, core/chats.ts). */
+const FAILURE = /^(Error from |Internal error: |Could not start the )/;
+
+export function isFailureText(text: string): boolean {
+  return FAILURE.test(text.trim());
+}
+
+export class Renderer {
+  /** Tool calls whose prepare line was shown. */
+  private readonly prepared = new Map<string, { name: string; args: string }>();
+  /** Tool calls whose arguments/diff were shown for approval. */
+  private readonly shown = new Set<string>();
+  private reasoning = false;
+
+  constructor(
+    private readonly term: Term,
+    private readonly cwd: string,
+  ) {}
+
+  /** Shows one content; returns the failure text when it reports a failed turn. */
+  content(role: Role, c: ChatContent): string | undefined {
+    const t = this.term;
+    switch (c.type) {
+      case 'text':
+        if (role === 'assistant') {
+          this.endReasoning();
+          t.out(c.text);
+        } else if (role === 'system') {
+          const text = c.text.replace(/^\n+/, '').replace(/\s+$/, '');
+          if (!text) return;
+          if (isFailureText(text)) {
+            t.errLine(t.paint('red', text, 'err'));
+            return text;
+          }
+          t.outLine(text === 'Prompt stopped' ? t.paint('yellow', text) : text);
+        }
+        return; // role 'user': the echo of what was just typed
+      case 'url':
+        t.outLine(`${c.title}: ${c.url}`);
+        return;
+      case 'progress':
+        if (c.state === 'running') t.status(c.text || 'Working');
+        else t.status(undefined);
+        return;
+      case 'usage':
+        return; // shown after the turn (see usageLine)
+      case 'reasonStarted':
+        t.newline();
+        t.outLine(t.paint('dim', 'Thinking…'));
+        this.reasoning = true;
+        return;
+      case 'reasonText':
+        t.out(t.paint('dim', c.text));
+        return;
+      case 'reasonFinished':
+        this.reasoning = false;
+        t.outLine(t.paint('dim', `(thought for ${(c.totalTimeMs / 1000).toFixed(1)} s)`));
+        return;
+      case 'toolCallPrepare':
+        this.prepare(c);
+        return;
+      case 'toolCallRun':
+        if (c.manualApproval) this.approvalBlock(c);
+        else t.status(c.summary ?? c.name);
+        return;
+      case 'toolCallRunning':
+        t.status(c.summary ?? c.name);
+        return;
+      case 'toolCalled': {
+        const ms = `(${Math.round(c.totalTimeMs)} ms)`;
+        if (c.error) {
+          const first = firstLine(c.outputs.map((o) => (o.type === 'text' ? o.text : '')).join('\n')) || 'failed';
+          t.outLine(`${t.paint('red', '✗')} ${c.name}: ${first}`);
+        } else {
+          const change = c.details?.type === 'fileChange' ? ` ${this.path(c.details.path)} ${t.paint('green', `+${c.details.linesAdded}`)} ${t.paint('red', `-${c.details.linesRemoved}`)}` : '';
+          t.outLine(`${t.paint('green', '✓')} ${c.name}${change} ${t.paint('dim', ms)}`);
+        }
+        return;
+      }
+      case 'toolCallRejected':
+        t.outLine(`${t.paint('yellow', '⊘')} ${c.name} rejected (${rejectReason(c.reason)})`);
+        return;
+    }
+  }
+
+  private endReasoning(): void {
+    if (!this.reasoning) return;
+    this.reasoning = false;
+    this.term.newline();
+  }
+
+  /** One line per call: the spinner line on a TTY, else a printed line the first time. */
+  private prepare(c: Content<'toolCallPrepare'>): void {
+    this.endReasoning();
+    const seen = this.prepared.get(c.id);
+    if (!seen) {
+      this.prepared.set(c.id, { name: c.name, args: c.argumentsText });
+      if (!this.term.live) this.term.outLine(`${this.term.paint('cyan', '•')} ${c.name}`);
+    } else seen.args += c.argumentsText;
+    if (this.term.live) this.term.status(`${c.name} ${this.prepared.get(c.id)!.args}`);
+  }
+
+  /** The tool, its arguments and (for file changes) the diff, before asking. */
+  private approvalBlock(c: ToolCallRun): void {
+    const t = this.term;
+    if (this.shown.has(c.id)) return;
+    this.shown.add(c.id);
+    t.status(undefined);
+    t.outLine(`${t.paint('yellow', '?')} ${t.paint('bold', c.name)}${c.server && c.server !== 'patchbay' ? t.paint('dim', ` (${c.server})`) : ''}${c.summary ? ` — ${c.summary}` : ''}`);
+    const isDiff = c.details?.type === 'fileChange' && !!c.details.diff;
+    for (const [k, v] of Object.entries(c.arguments)) {
+      if (isDiff && typeof v === 'string' && v.includes('\n')) continue; // the diff shows it
+      t.outLine(`  ${t.paint('dim', `${k}:`)} ${oneLine(v, 160)}`);
+    }
+    if (isDiff && c.details) {
+      let inHunk = false;
+      for (const line of c.details.diff.replace(/\n$/, '').split('\n')) {
+        inHunk ||= line.startsWith('@@');
+        t.outLine(`  ${this.diffLine(line, inHunk)}`);
+      }
+    }
+  }
+
+  private diffLine(line: string, inHunk: boolean): string {
+    const t = this.term;
+    if (!inHunk) {
+      const header = /^(\+\+\+|---) (\S+)(.*)$/.exec(line);
+      return t.paint('bold', header ? `${header[1]} ${this.path(header[2])}${header[3]}` : line);
+    }
+    if (line.startsWith('+')) return t.paint('green', line);
+    if (line.startsWith('-')) return t.paint('red', line);
+    if (line.startsWith('@@')) return t.paint('cyan', line);
+    return line;
+  }
+
+  /** After the turn: one short line with tokens and costs. */
+  usageLine(u: Usage | undefined): void {
+    if (!u) return;
+    const t = this.term;
+    const parts = [`${fmt(u.sessionTokens)} tokens`];
+    if (u.messageInputTokens !== undefined || u.messageOutputTokens !== undefined) {
+      parts[0] += ` (last: in ${fmt(u.messageInputTokens ?? 0)}, out ${fmt(u.messageOutputTokens ?? 0)})`;
+    }
+    if (u.lastMessageCost !== undefined) parts.push(`$${u.lastMessageCost}${u.sessionCost !== undefined ? ` (chat $${u.sessionCost})` : ''}`);
+    t.errLine(t.paint('dim', parts.join(' · '), 'err'));
+  }
+
+  /** Short display path: relative to cwd when inside it. */
+  path(p: string): string {
+    if (!isAbsolute(p)) return p;
+    const rel = relative(this.cwd, p);
+    return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : p;
+  }
+
+  /** Clears per-turn state. */
+  reset(): void {
+    this.prepared.clear();
+    this.shown.clear();
+    this.reasoning = false;
+  }
+}
+
+function fmt(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function firstLine(s: string): string {
+  return (
+    s
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l) ?? ''
+  );
+}
+
+function oneLine(v: unknown, max: number): string {
+  let s = typeof v === 'string' ? (v.includes('\n') ? JSON.stringify(v) : v) : JSON.stringify(v);
+  if (s === undefined) s = String(v);
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+export function rejectReason(reason: string): string {
+  switch (reason) {
+    case 'user':
+    case 'userChoiceDeny':
+    case 'user-choice':
+      return 'by you';
+    case 'userConfigDeny':
+    case 'user-config':
+      return 'by configuration';
+    case 'userPromptStop':
+      return 'prompt stopped';
+    default:
+      return reason;
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * One chat of `patchbay chat`: sends prompts under a client-minted chat id, shows the turn's
+ * contents, answers tool-call approvals, and knows when the turn is over (the system
+ * `progress: finished` that follows the prompt).
+ */
+import { randomUUID } from 'node:crypto';
+import type { ChatContext } from '../protocol/eca/context.js';
+import { chatPromptResultSchema } from '../protocol/eca/chat.js';
+import { contentReceivedSchema } from '../protocol/eca/content.js';
+import type { ServerProcess } from './chat-client.js';
+import type { Renderer, ToolCallRun, Usage } from './chat-render.js';
+
+export type ApprovalAnswer = 'yes' | 'no' | 'always';
+/** Decides a tool call that needs approval (the block with its arguments is already shown). */
+export type Approver = (call: ToolCallRun, signal: AbortSignal) => Promise<ApprovalAnswer>;
+
+export type TurnOutcome =
+  /** The turn ran; `errors` holds failure texts it produced. */
+  | { kind: 'done'; errors: string[]; stopped: boolean; usage?: Usage }
+  /** No model: the server answered `status: 'login'` (its `$/showMessage` says what to do). */
+  | { kind: 'login' }
+  /** The prompt request itself failed, or the server went away. */
+  | { kind: 'failed'; message: string };
+
+interface Turn {
+  errors: string[];
+  stopped: boolean;
+  usage?: Usage;
+  finished: () => void;
+  abort: AbortController;
+}
+
+export interface ChatSessionOptions {
+  agent?: 'code' | 'plan';
+  verbose?: boolean;
+  log?: (line: string) => void;
+}
+
+export class ChatSession {
+  chatId: string = randomUUID();
+  /** The model id sent with each prompt (undefined: the server's default). */
+  model: string | undefined;
+  private turn: Turn | undefined;
+  private approvals: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly server: ServerProcess,
+    private readonly renderer: Renderer,
+    private readonly approver: Approver,
+    private readonly opts: ChatSessionOptions = {},
+  ) {
+    server.conn.onNotification('chat/contentReceived', (raw: unknown) => this.onContent(raw));
+  }
+
+  get busy(): boolean {
+    return !!this.turn;
+  }
+
+  /** Forget the chat: the next prompt starts a new one. */
+  reset(): void {
+    this.chatId = randomUUID();
+  }
+
+  private onContent(raw: unknown): void {
+    const parsed = contentReceivedSchema.safeParse(raw);
+    if (!parsed.success) {
+      if (this.opts.verbose) this.opts.log?.(`ignored malformed chat/contentReceived: ${parsed.error.issues[0]?.message ?? ''}`);
+      return;
+    }
+    const { chatId, role, content } = parsed.data;
+    const turn = this.turn;
+    if (chatId !== this.chatId || !turn) return;
+    const failure = this.renderer.content(role, content);
+    if (failure) turn.errors.push(failure);
+    if (content.type === 'usage') turn.usage = content;
+    if (content.type === 'toolCallRun' && content.manualApproval) this.ask(turn, content);
+    if (content.type === 'text' && role === 'system' && content.text.trim() === 'Prompt stopped') turn.stopped = true;
+    if (content.type === 'progress' && content.state === 'finished' && role === 'system') turn.finished();
+  }
+
+  /** Approvals are asked one at a time, in the order the server sends them. */
+  private ask(turn: Turn, call: ToolCallRun): void {
+    this.approvals = this.approvals.then(async () => {
+      if (turn.abort.signal.aborted || this.turn !== turn) return;
+      let answer: ApprovalAnswer;
+      try {
+        answer = await this.approver(call, turn.abort.signal);
+      } catch {
+        answer = 'no';
+      }
+      if (turn.abort.signal.aborted) return; // promptStop settles it server-side
+      if (answer === 'no') this.server.notify('chat/toolCallReject', { chatId: this.chatId, toolCallId: call.id });
+      else this.server.notify('chat/toolCallApprove', { chatId: this.chatId, toolCallId: call.id, ...(answer === 'always' ? { save: 'session' } : {}) });
+    });
+  }
+
+  /** Sends a prompt and resolves when its turn is over. */
+  async send(message: string, contexts: ChatContext[]): Promise<TurnOutcome> {
+    if (this.turn) return { kind: 'failed', message: 'a prompt is already running' };
+    let finished!: () => void;
+    const done = new Promise<void>((r) => (finished = r));
+    const turn: Turn = { errors: [], stopped: false, finished, abort: new AbortController() };
+    this.turn = turn;
+    this.renderer.reset();
+    try {
+      let raw: unknown;
+      try {
+        raw = await this.server.request('chat/prompt', {
+          chatId: this.chatId,
+          message,
+          ...(this.model ? { model: this.model } : {}),
+          ...(this.opts.agent ? { agent: this.opts.agent } : {}),
+          ...(contexts.length ? { contexts } : {}),
+        });
+      } catch (e) {
+        return { kind: 'failed', message: e instanceof Error ? e.message : String(e) };
+      }
+      const res = chatPromptResultSchema.safeParse(raw);
+      if (!res.success) return { kind: 'failed', message: `unexpected chat/prompt result: ${JSON.stringify(raw)}` };
+      if (res.data.status === 'login') return { kind: 'login' };
+      if (res.data.status === 'error') return { kind: 'failed', message: 'the server could not start the prompt' };
+      this.chatId = res.data.chatId;
+      const gone = await Promise.race([done.then(() => false), this.server.exited.then(() => true)]);
+      if (gone) return { kind: 'failed', message: 'patchbay server exited during the turn' };
+      return { kind: 'done', errors: turn.errors, stopped: turn.stopped, usage: turn.usage };
+    } finally {
+      turn.abort.abort();
+      this.turn = undefined;
+      this.renderer.content('system', { type: 'progress', state: 'finished', text: '' });
+    }
+  }
+
+  /** Ctrl-C during a turn: `chat/promptStop`; pending approval questions are dropped. */
+  stop(): boolean {
+    const turn = this.turn;
+    if (!turn) return false;
+    turn.stopped = true;
+    turn.abort.abort();
+    this.server.notify('chat/promptStop', { chatId: this.chatId });
+    return true;
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * `patchbay chat`: a terminal client of our own ECA server. It starts `patchbay server` as a
+ * child, speaks ECA over its stdio (like any editor plugin), and either answers one prompt
+ * (`patchbay chat "…"`) or runs a REPL.
+ *
+ * Exit codes: 0 done; 1 the turn failed, no model is configured, or the server failed;
+ * 2 bad usage; 130 stopped with Ctrl-C.
+ */
+import { askOnce } from './chat-ask.js';
+import { ServerProcess, type ChatConfig } from './chat-client.js';
+import { mentionsToContexts } from './chat-mentions.js';
+import { Renderer } from './chat-render.js';
+import { runRepl } from './chat-repl.js';
+import { ChatSession, type Approver, type TurnOutcome } from './chat-session.js';
+import { Term } from './chat-term.js';
+
+const USAGE = `Usage: patchbay chat [options] ["prompt"]
+
+Without a prompt, starts an interactive chat (Tab completes @files and /commands,
+/new starts a new chat, /exit or Ctrl-D quits, Ctrl-C stops the answer).
+With a prompt, answers it and exits; @path mentions add files and directories as context.
+
+Options:
+  --model <id>          Model to use (e.g. openai/gpt-4.1)
+  --agent code|plan     Agent (plan only reads and plans)
+  --yes, -y             Approve every tool call without asking
+  --verbose             Show the server's log
+  --config-file <path>  Use this config file instead of ~/.config/patchbay/config.json
+  --log-level <level>   Server log level: error, warn, info, debug
+`;
+
+export interface ChatFlags {
+  model?: string;
+  agent?: 'code' | 'plan';
+  yes: boolean;
+  verbose: boolean;
+  help: boolean;
+  configFile?: string;
+  logLevel?: string;
+  prompt: string;
+}
+
+const VALUE_FLAGS = ['model', 'agent', 'config-file', 'log-level'];
+
+export function parseChatArgs(args: string[]): ChatFlags | { error: string } {
+  const f: ChatFlags = { yes: false, verbose: false, help: false, prompt: '' };
+  const words: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--') {
+      words.push(...args.slice(i + 1));
+      break;
+    }
+    if (a === '-y' || a === '--yes') f.yes = true;
+    else if (a === '--verbose') f.verbose = true;
+    else if (a === '-h' || a === '--help') f.help = true;
+    else if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      const name = a.slice(2, eq < 0 ? undefined : eq);
+      if (!VALUE_FLAGS.includes(name)) return { error: `Unknown option --${name}` };
+      const value = eq >= 0 ? a.slice(eq + 1) : args[++i];
+      if (value === undefined || value === '') return { error: `Option --${name} needs a value` };
+      if (name === 'model') f.model = value;
+      else if (name === 'config-file') f.configFile = value;
+      else if (name === 'log-level') {
+        if (!['error', 'warn', 'info', 'debug'].includes(value)) return { error: '--log-level must be one of error, warn, info, debug' };
+        f.logLevel = value;
+      } else {
+        const agent = value === 'agent' ? 'code' : value;
+        if (agent !== 'code' && agent !== 'plan') return { error: '--agent must be code or plan' };
+        f.agent = agent;
+      }
+    } else words.push(a);
+  }
+  f.prompt = words.join(' ').trim();
+  return f;
+}
+
+/** The configured model `--model` names: an exact id, or the part after `provider/`. */
+export function matchModel(requested: string, models: string[]): string | undefined {
+  return models.find((m) => m === requested) ?? models.find((m) => m.endsWith(`/${requested}`));
+}
+
+export async function runChat(args: string[]): Promise<void> {
+  const parsed = parseChatArgs(args);
+  if ('error' in parsed) {
+    process.stderr.write(`${parsed.error}\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  if (parsed.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  process.exitCode = await chat(parsed);
+  // Nothing should keep us alive now; if something does (a stray handle), do not hang.
+  setTimeout(() => process.exit(), 1_000).unref();
+}
+
+async function chat(flags: ChatFlags): Promise<number> {
+  const cwd = process.cwd();
+  const term = new Term();
+  let messagesShown = 0;
+  const server = new ServerProcess({
+    args: [...(flags.configFile ? ['--config-file', flags.configFile] : []), ...(flags.logLevel ? ['--log-level', flags.logLevel] : [])],
+    cwd,
+    verbose: flags.verbose,
+    logSink: (chunk) => term.err(term.paint('dim', chunk, 'err')),
+    onShowMessage: (m) => {
+      messagesShown++;
+      term.errLine(m.type === 'error' ? term.paint('red', m.message, 'err') : m.type === 'warning' ? term.paint('yellow', m.message, 'err') : m.message);
+    },
+  });
+  const renderer = new Renderer(term, cwd);
+  let approver: Approver = async () => 'no';
+  const session = new ChatSession(server, renderer, (c, s) => approver(c, s), {
+    agent: flags.agent,
+    verbose: flags.verbose,
+    log: (l) => term.errLine(term.paint('dim', l, 'err')),
+  });
+  server.listen();
+
+  const serverLog = () => {
+    if (flags.verbose) return; // already streamed
+    const lines = server.logs.trimEnd().split('\n').slice(-40).join('\n');
+    if (lines) term.errLine(term.paint('dim', `--- patchbay server log (last lines) ---\n${lines}`, 'err'));
+  };
+
+  let hinted = false;
+  const fallbackApprover: Approver = async (call) => {
+    if (flags.yes) {
+      term.outLine(term.paint('dim', `approved ${call.name} (--yes)`));
+      return 'yes';
+    }
+    if (!hinted) term.errLine(term.paint('yellow', `Not running ${call.name}: stdin is not a terminal to ask on. Pass --yes to approve tool calls.`, 'err'));
+    hinted = true;
+    return 'no';
+  };
+
+  /** Shows a turn's outcome; returns the exit code it means. */
+  const outcomeCode = (o: TurnOutcome): number => {
+    term.status(undefined);
+    if (o.kind === 'done') {
+      term.newline();
+      renderer.usageLine(o.usage);
+      if (o.errors.length) return 1;
+      return o.stopped ? 130 : 0;
+    }
+    if (o.kind === 'login') {
+      if (!messagesShown) term.errLine(term.paint('red', 'No model is configured; see `patchbay doctor`.', 'err'));
+      return 1;
+    }
+    term.errLine(term.paint('red', `patchbay chat: ${o.message}`, 'err'));
+    if (!server.alive) serverLog();
+    return 1;
+  };
+
+  try {
+    let config: ChatConfig;
+    try {
+      config = await server.initialize();
+    } catch (e) {
+      term.errLine(term.paint('red', `patchbay chat: could not start the server: ${e instanceof Error ? e.message : String(e)}`, 'err'));
+      serverLog();
+      return 1;
+    }
+    let model: string | undefined;
+    if (flags.model) {
+      const models = config.models ?? [];
+      model = models.length ? matchModel(flags.model, models) : flags.model;
+      if (!model) {
+        term.errLine(term.paint('red', `Unknown model "${flags.model}". Available: ${models.join(', ')}`, 'err'));
+        return 2;
+      }
+    }
+    session.model = model;
+
+    if (flags.prompt) {
+      let stopping = false;
+      const interrupt = () => {
+        if (stopping || !session.busy) {
+          server.kill();
+          process.exit(130);
+        }
+        stopping = true;
+        session.stop();
+        term.errLine(term.paint('yellow', 'Stopping… (Ctrl-C again to quit now)', 'err'));
+      };
+      approver = flags.yes || !process.stdin.isTTY ? fallbackApprover : (call, signal) => (term.clearStatus(), askOnce(call.name, signal, interrupt));
+      process.on('SIGINT', interrupt);
+      try {
+        return outcomeCode(await session.send(flags.prompt, mentionsToContexts(flags.prompt, cwd)));
+      } finally {
+        process.off('SIGINT', interrupt);
+      }
+    }
+
+    const banner = [
+      ...(config.welcomeMessage ? [term.paint('dim', config.welcomeMessage)] : []),
+      term.paint('dim', `model: ${model ?? config.selectModel ?? 'none configured'} · agent: ${flags.agent ?? config.selectAgent ?? 'code'} · /exit to quit`),
+    ];
+    return await runRepl({
+      server,
+      session,
+      term,
+      cwd,
+      yes: flags.yes,
+      setApprover: (a) => (approver = a),
+      fallbackApprover,
+      report: (o) => {
+        outcomeCode(o);
+        return o.kind !== 'failed' || server.alive;
+      },
+      banner,
+    });
+  } finally {
+    term.status(undefined);
+    await server.shutdown();
+  }
+}

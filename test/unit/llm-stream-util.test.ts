@@ -1,0 +1,87 @@
+/** The `<think>` splitter at every cut position, argument parsing, and error mapping. */
+import { describe, expect, it } from 'vitest';
+import { httpError, retryAfterMs, toLlmError } from '../../src/peers/llm/errors.js';
+import { parseArgs, ReasoningTracker, ThinkTagSplitter } from '../../src/peers/llm/stream-util.js';
+import { LlmError, type LlmEvent } from '../../src/peers/llm/types.js';
+import { reasoningOf, textOf } from './llm-helpers.js';
+
+function splitAll(chunks: string[]): LlmEvent[] {
+  const out: LlmEvent[] = [];
+  const s = new ThinkTagSplitter(new ReasoningTracker());
+  for (const c of chunks) s.feed(c, out);
+  s.flush(out);
+  return out;
+}
+
+describe('ThinkTagSplitter', () => {
+  const input = '<think>plan: a < b, use <b>tags</b></think>\n\nThe answer is <think-ish> 42.';
+
+  it('gives the same result wherever the stream is cut (two and three pieces)', () => {
+    for (let i = 0; i <= input.length; i++) {
+      const ev = splitAll([input.slice(0, i), input.slice(i)]);
+      expect(reasoningOf(ev), `cut at ${i}`).toBe('plan: a < b, use <b>tags</b>');
+      expect(textOf(ev), `cut at ${i}`).toBe('The answer is <think-ish> 42.');
+      for (let j = i; j <= input.length; j += 7) {
+        const ev3 = splitAll([input.slice(0, i), input.slice(i, j), input.slice(j)]);
+        expect(textOf(ev3)).toBe('The answer is <think-ish> 42.');
+      }
+    }
+  });
+
+  it('one character at a time; reasoning closes before the text', () => {
+    const ev = splitAll([...input]);
+    expect(reasoningOf(ev)).toBe('plan: a < b, use <b>tags</b>');
+    const types = ev.map((e) => e.type);
+    expect(types.filter((t) => t === 'reasoningStart')).toHaveLength(1);
+    expect(types.indexOf('reasoningEnd')).toBeLessThan(types.indexOf('text'));
+  });
+
+  it('flushes a held-back partial tag as text and closes an unterminated think block', () => {
+    expect(textOf(splitAll(['hello <thi']))).toBe('hello <thi');
+    const ev = splitAll(['<think>never closed']);
+    expect(reasoningOf(ev)).toBe('never closed');
+    expect(ev.at(-1)?.type).toBe('reasoningEnd');
+  });
+});
+
+describe('parseArgs', () => {
+  it('parses objects and turns anything else into {}', () => {
+    expect(parseArgs('{"a":1}')).toEqual({ a: 1 });
+    expect(parseArgs('')).toEqual({});
+    expect(parseArgs('{"a":')).toEqual({});
+    expect(parseArgs('[1]')).toEqual({});
+    expect(parseArgs('null')).toEqual({});
+  });
+});
+
+describe('error mapping', () => {
+  it('reads retry-after-ms, retry-after seconds and dates', () => {
+    expect(retryAfterMs(new Headers({ 'retry-after-ms': '250' }))).toBe(250);
+    expect(retryAfterMs(new Headers({ 'retry-after': '2' }))).toBe(2000);
+    const date = retryAfterMs(new Headers({ 'retry-after': new Date(Date.now() + 5000).toUTCString() }))!;
+    expect(date).toBeGreaterThan(3000);
+    expect(date).toBeLessThanOrEqual(5000);
+    expect(retryAfterMs(new Headers())).toBeUndefined();
+  });
+
+  it('classifies statuses and never leaks the key', () => {
+    const key = 'sk-proj-SECRETSECRET1234';
+    const e = httpError('openai', 429, new Headers({ 'retry-after': '1' }), JSON.stringify({ error: { message: `Rate limit for key ${key}` } }), key);
+    expect(e).toMatchObject({ status: 429, retryable: true, retryAfterMs: 1000 });
+    expect(e.message).toContain('HTTP 429');
+    expect(e.message).toContain('Rate limit');
+    expect(e.message).not.toContain('SECRETSECRET');
+    for (const [status, retryable] of [[400, false], [401, false], [404, false], [408, true], [409, true], [500, true], [502, true], [529, true]] as const) {
+      expect(httpError('x', status, new Headers(), '').retryable, String(status)).toBe(retryable);
+    }
+  });
+
+  it('passes aborts through and wraps unknown errors', () => {
+    const abort = new Error('aborted');
+    abort.name = 'AbortError';
+    expect(toLlmError(abort, 'p').name).toBe('AbortError');
+    const wrapped = toLlmError(new Error('weird'), 'p');
+    expect(wrapped).toBeInstanceOf(LlmError);
+    expect(wrapped.message).toContain('weird');
+  });
+});
