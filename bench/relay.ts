@@ -155,13 +155,17 @@ async function prompt(s: Server, onText: (text: string, t: number) => void): Pro
       done();
     }
   });
+  let timer: NodeJS.Timeout | undefined;
   try {
     await s.request('chat/prompt', { message: 'bench' });
     await Promise.race([
       finished,
-      new Promise((_, reject) => setTimeout(() => reject(new Error(`relay: turn did not finish; stderr tail:\n${s.stderr.slice(-2000)}`)), 120_000)),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`relay: turn did not finish; stderr tail:\n${s.stderr.slice(-2000)}`)), 120_000);
+      }),
     ]);
   } finally {
+    clearTimeout(timer);
     off();
   }
   if (turn.errors.length) throw new Error(`relay: patchbay said: ${turn.errors.join(' | ')}`);

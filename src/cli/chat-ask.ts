@@ -20,17 +20,24 @@ export function parseAnswer(s: string): ApprovalAnswer | undefined {
  * or `signal` aborts (the turn was stopped).
  */
 export async function askOn(rl: Interface, tool: string, signal: AbortSignal): Promise<ApprovalAnswer> {
-  const closed = new Promise<ApprovalAnswer>((resolve) => rl.once('close', () => resolve('no')));
-  for (;;) {
-    if (signal.aborted) return 'no';
-    let line: string | ApprovalAnswer;
-    try {
-      line = await Promise.race([rl.question(questionText(tool), { signal }), closed]);
-    } catch {
-      return 'no'; // aborted
+  const CLOSED = Symbol('closed');
+  let onClose!: () => void;
+  const closed = new Promise<typeof CLOSED>((resolve) => rl.once('close', (onClose = () => resolve(CLOSED))));
+  try {
+    for (;;) {
+      if (signal.aborted) return 'no';
+      let line: string | typeof CLOSED;
+      try {
+        line = await Promise.race([rl.question(questionText(tool), { signal }), closed]);
+      } catch {
+        return 'no'; // aborted
+      }
+      if (line === CLOSED) return 'no';
+      const answer = parseAnswer(line);
+      if (answer) return answer;
     }
-    const answer = parseAnswer(line);
-    if (answer) return answer;
+  } finally {
+    rl.off('close', onClose);
   }
 }
 

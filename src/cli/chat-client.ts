@@ -55,6 +55,9 @@ export class ServerProcess {
       cwd: opts.cwd,
       env: opts.env ?? process.env,
       stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group: Ctrl-C in the terminal is ours to handle (chat/promptStop), not a
+      // signal that kills the server. It still exits when we do (stdin closes, parent watch).
+      detached: true,
     });
     this.exited = new Promise((resolve) => {
       this.child.once('exit', (code, signal) => {

@@ -140,8 +140,8 @@ async function chat(flags: ChatFlags): Promise<number> {
   /** Shows a turn's outcome; returns the exit code it means. */
   const outcomeCode = (o: TurnOutcome): number => {
     term.status(undefined);
+    term.newline();
     if (o.kind === 'done') {
-      term.newline();
       renderer.usageLine(o.usage);
       if (o.errors.length) return 1;
       return o.stopped ? 130 : 0;

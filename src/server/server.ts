@@ -135,7 +135,8 @@ export class EcaServer {
     });
     c.onNotification('exit', () => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'exit'));
 
-    this.request('chat/prompt', chatPromptParamsSchema, (p, s) => s.chats.prompt(p));
+    // A prompt may arrive before model discovery (e.g. Ollama) has finished: wait for it.
+    this.request('chat/prompt', chatPromptParamsSchema, async (p, s) => (await s.modelsReady, s.chats.prompt(p)));
     this.notification('chat/toolCallApprove', toolCallApproveParamsSchema, (p, s) => s.chats.approve(p.chatId, p.toolCallId, p.save));
     this.notification('chat/toolCallReject', toolCallRejectParamsSchema, (p, s) => s.chats.reject(p.chatId, p.toolCallId));
     this.notification('chat/promptStop', promptStopParamsSchema, (p, s) => s.chats.stop(p.chatId));

@@ -12,7 +12,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { logger, errorMessage } from '../../util/log.js';
-import { charMask, maxPathScore, NO_MATCH, scorePath } from './fuzzy.js';
+import { charMask, maxFuzzyScore, maxPathScore, NO_MATCH, scorePath } from './fuzzy.js';
 import { listFiles, listFilesSync, type Listing, type ListingMode } from './listing.js';
 
 const log = logger('file-index');
@@ -45,6 +45,8 @@ interface Snapshot {
   paths: string[];
   lower: string[];
   masks: Int32Array;
+  /** `charMask` of the basename alone. */
+  baseMasks: Int32Array;
   /** Where the basename starts. */
   base: Int32Array;
   depth: Uint16Array;
@@ -79,6 +81,7 @@ function buildSnapshot(listing: Listing): Snapshot {
   const paths = count ? sorted.join('\0').split('\0') : [];
   const lower = new Array<string>(count);
   const masks = new Int32Array(count);
+  const baseMasks = new Int32Array(count);
   const base = new Int32Array(count);
   const depth = new Uint16Array(count);
   const isDir = new Uint8Array(count);
@@ -88,13 +91,14 @@ function buildSnapshot(listing: Listing): Snapshot {
     lower[i] = l;
     masks[i] = charMask(l);
     base[i] = p.lastIndexOf('/') + 1;
+    baseMasks[i] = base[i] === 0 ? masks[i] : charMask(l.slice(base[i]));
     let d = 0;
     for (let j = p.indexOf('/'); j !== -1; j = p.indexOf('/', j + 1)) d++;
     depth[i] = d;
     isDir[i] = order[i] >= files.length ? 1 : 0;
   }
   dirs.sort((a, b) => depthOf(a) - depthOf(b) || (a < b ? -1 : 1));
-  return { mode: listing.mode, builtAt: Date.now(), count, paths, lower, masks, base, depth, isDir, dirs };
+  return { mode: listing.mode, builtAt: Date.now(), count, paths, lower, masks, baseMasks, base, depth, isDir, dirs };
 }
 
 function byLength(paths: string[]): Int32Array {
@@ -161,9 +165,11 @@ export class FileIndex {
 
     const qmask = charMask(ql);
     const qHasSlash = ql.includes('/');
-    const { count, lower, paths, masks, base } = s;
+    const { count, lower, paths, masks, baseMasks, base } = s;
     const heap = new TopK(limit);
     const bestKey = maxPathScore(ql.length, qHasSlash) * LEN_SLOTS + LEN_SLOTS - 1;
+    // Above this, a match spread over the directories cannot enter: the basename must match.
+    const basenameOnlyAbove = qHasSlash ? Number.POSITIVE_INFINITY : maxFuzzyScore(ql.length);
     let mustBeat = -1;
     let minKey = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < count; i++) {
@@ -171,7 +177,7 @@ export class FileIndex {
       const len = l.length < LEN_SLOTS ? l.length : LEN_SLOTS - 1;
       // Paths only get longer from here: once even a perfect score could not enter, stop.
       if (bestKey - len <= minKey) break;
-      if ((masks[i] & qmask) !== qmask) continue;
+      if (((mustBeat > basenameOnlyAbove ? baseMasks[i] : masks[i]) & qmask) !== qmask) continue;
       const sc = scorePath(l, paths[i], base[i], ql, qHasSlash, mustBeat);
       if (sc === NO_MATCH || sc < mustBeat) continue;
       if (heap.push(sc * LEN_SLOTS + (LEN_SLOTS - 1 - len), i)) {

@@ -151,10 +151,17 @@ export function scorePath(
   mustBeat = -1,
 ): number {
   const m = q.length;
-  const baseOnly = !qHasSlash && mustBeat > maxFuzzyScore(m);
-  if (lower.length - (baseOnly ? base : 0) < m) return NO_MATCH;
-  if (!fitsFromEnd(lower, baseOnly ? base : 0, q, m)) return NO_MATCH;
-  if (qHasSlash || last[0] < base) return forwardScore(lower, orig, 0, q, m);
+  const maxFuzzy = maxFuzzyScore(m);
+  if (!qHasSlash && mustBeat > maxFuzzy + BONUS_BASENAME) {
+    // Only a basename prefix can still score high enough; it is one contiguous run from a
+    // segment start, so the forward pass needs no backward bounds.
+    if (!lower.startsWith(q, base)) return NO_MATCH;
+  } else {
+    const baseOnly = !qHasSlash && mustBeat > maxFuzzy;
+    if (lower.length - (baseOnly ? base : 0) < m) return NO_MATCH;
+    if (!fitsFromEnd(lower, baseOnly ? base : 0, q, m)) return NO_MATCH;
+    if (qHasSlash || last[0] < base) return forwardScore(lower, orig, 0, q, m);
+  }
   let s = forwardScore(lower, orig, base, q, m) + BONUS_BASENAME;
   if (lower.startsWith(q, base)) {
     s += BONUS_BASENAME_PREFIX;
