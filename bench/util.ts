@@ -158,7 +158,12 @@ export class Server {
       const end = this.buf.indexOf(CRLF2, off);
       if (end < 0) break;
       const m = /Content-Length:\s*(\d+)/i.exec(this.buf.toString('ascii', off, end));
-      if (!m) throw new Error(`bad header from server: ${this.buf.toString('utf8', off, end)}`);
+      if (!m) {
+        // Not a frame: say so and drop what is buffered (a throw here would kill the bench).
+        process.stderr.write(`bench: bad header from server: ${JSON.stringify(this.buf.toString('utf8', off, end).slice(0, 200))}\n`);
+        this.buf = Buffer.alloc(0);
+        return;
+      }
       const start = end + 4;
       const stop = start + Number(m[1]);
       if (this.buf.length < stop) break;

@@ -1,21 +1,27 @@
-// Bundles the CLI into dist/bundle/ so `patchbay server` starts fast: one parse of our code and
-// zod instead of hundreds of module files. Lazy imports (subcommands, LLM SDKs) stay lazy chunks.
-// The native addon (better-sqlite3) stays external.
+// Bundles the CLI into one CommonJS file, dist/bundle/main.cjs, so `patchbay server` starts fast:
+// bin/patchbay compiles it through vm.Script with a V8 code cache (see bin/patchbay), which
+// skips parsing and compiling on every start after the first. Large, rarely needed packages
+// (the LLM SDKs, html-to-text) and the native addon stay external and load on first use.
+import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
+rmSync('dist/bundle', { recursive: true, force: true });
+
 await build({
-  entryPoints: { main: 'dist/cli/main.js' },
-  outdir: 'dist/bundle',
+  entryPoints: ['dist/cli/main.js'],
+  outfile: 'dist/bundle/main.cjs',
   bundle: true,
-  splitting: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20',
   minifySyntax: true,
   minifyWhitespace: true,
   sourcemap: 'linked',
-  external: ['better-sqlite3'],
-  // Some CommonJS dependencies call require(); give the ESM bundle one.
-  banner: { js: "import { createRequire as __pbCreateRequire } from 'node:module'; const require = __pbCreateRequire(import.meta.url);" },
+  // import() of external packages becomes require(): a vm.Script has no ESM loader to import with.
+  supported: { 'dynamic-import': false },
+  external: ['better-sqlite3', 'openai', '@anthropic-ai/sdk', 'html-to-text'],
+  // The bundle sits at the same depth as dist/cli/*.js, so relative URLs keep working.
+  define: { 'import.meta.url': '__pbImportMetaUrl' },
+  banner: { js: "const __pbImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
 });

@@ -10,10 +10,20 @@ import { basename } from 'node:path';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
 import { configUpdatedSchema, showMessageSchema, type ConfigUpdated, type ShowMessage } from '../protocol/eca/lifecycle.js';
 
-/** `dist/cli/chat-client.js` (or `dist/bundle/<chunk>.js`) → `bin/patchbay`; else the script we run as. */
+/**
+ * The `bin/patchbay` to start the server with: beside our module (`dist/cli/chat-client.js` or
+ * `dist/bundle/<chunk>` → `../../bin/patchbay`), else the script this process runs as. (In a
+ * CommonJS bundle `import.meta.url` is empty, hence the fallback.)
+ */
 export function patchbayBin(): string {
-  const bin = fileURLToPath(new URL('../../bin/patchbay', import.meta.url));
-  return existsSync(bin) || !process.argv[1] ? bin : process.argv[1];
+  const candidates: string[] = [];
+  try {
+    candidates.push(fileURLToPath(new URL('../../bin/patchbay', import.meta.url)));
+  } catch {
+    /* no import.meta.url */
+  }
+  if (process.argv[1]) candidates.push(process.argv[1]);
+  return candidates.find((c) => existsSync(c)) ?? candidates[0] ?? 'patchbay';
 }
 
 const LOG_LIMIT = 256 * 1024;

@@ -48,26 +48,22 @@ export class ChatService {
 
   prompt(params: ChatPromptParams): ChatPromptResult {
     const agent = params.agent ?? params.behavior;
-    let chat = params.chatId ? this.load(params.chatId) : undefined;
-    const isNew = !chat;
-    if (!chat) {
-      const id = params.chatId ?? newId();
-      chat = new LiveChat(id, [], { agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent });
-      this.live.set(id, chat);
-    }
-    if (agent) chat.agent = agent;
-    const entry = this.resolveModel(params.model, chat);
+    const existing = params.chatId ? this.load(params.chatId) : undefined;
+    const entry = this.resolveModel(params.model, existing);
     const command = parseCommandLine(params.message);
     const known = command && this.commands.find(command.name);
-
     if (!entry && !known) {
       this.deps.events.showMessage('warning', noModelMessage());
-      return { chatId: chat.id, model: params.model ?? '', status: 'login' };
+      return { chatId: existing?.id ?? params.chatId ?? '', model: params.model ?? '', status: 'login' };
     }
-    if (isNew) {
+    let chat = existing;
+    if (!chat) {
+      chat = new LiveChat(params.chatId ?? newId(), [], { agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent });
+      this.live.set(chat.id, chat);
       this.deps.store.createChat({ id: chat.id, model: entry?.id, agent: chat.agent });
       if (params.chatId) this.deps.events.opened(chat.id);
     }
+    if (agent) chat.agent = agent;
     if (entry) chat.model = entry.id;
     this.deps.store.updateChat(chat.id, { model: chat.model, agent: chat.agent });
 

@@ -144,7 +144,7 @@ export class EcaServer {
       if (p.chatId) s.chats.delete(p.chatId);
       return {};
     });
-    this.request('chat/queryContext', queryContextParamsSchema, (p, s) => ({ chatId: p.chatId, contexts: s.queryContext(p.query) }));
+    this.request('chat/queryContext', queryContextParamsSchema, (p, s) => ({ chatId: p.chatId, contexts: s.queryContext(p.query, p.contexts) }));
     this.request('chat/queryCommands', queryCommandsParamsSchema, (p, s) => ({ chatId: p.chatId, commands: s.commands.query(p.query) }));
     this.notification('chat/selectedBehaviorChanged', selectedBehaviorChangedSchema, (p, s) => s.chats.selectAgent(p.chatId, p.behavior));
     this.notification('chat/selectedAgentChanged', selectedAgentChangedSchema, (p, s) => s.chats.selectAgent(p.chatId, p.agent));

@@ -20,6 +20,7 @@ import { computeCost, createClient, pickDefaultModel, resolveModels, streamWithR
 import { SqliteStore } from '../store/sqlite.js';
 import { logToFile, logger, setLogLevel } from '../util/log.js';
 import type { InitializeParams } from '../protocol/eca/lifecycle.js';
+import { chatContextSchema } from '../protocol/eca/context.js';
 import { doctorReport } from './doctor.js';
 
 const log = logger('session');
@@ -112,8 +113,13 @@ export class Session {
     return c;
   }
 
-  queryContext(query: string) {
-    return queryContexts(this.indexes, query);
+  /** `chat/queryContext`; contexts the prompt already has are left out. */
+  queryContext(query: string, already: unknown[] = []) {
+    const exclude = already.flatMap((c) => {
+      const r = chatContextSchema.safeParse(c);
+      return r.success ? [r.data] : [];
+    });
+    return queryContexts(this.indexes, query, { roots: this.roots, exclude });
   }
 
   repoMap(signal: AbortSignal): Promise<string> {

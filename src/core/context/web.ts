@@ -3,7 +3,6 @@
  * and the caller's signal honoured, HTML reduced to text, plain text passed through, anything
  * binary refused. Failures throw an Error with a short message the caller shows as-is.
  */
-import { convert } from 'html-to-text';
 import { errorMessage } from '../../util/log.js';
 
 export interface FetchTextOptions {
@@ -54,7 +53,7 @@ export async function fetchWebText(rawUrl: string, opts: FetchTextOptions): Prom
     const { bytes, truncated } = await readCapped(res, maxBytes);
     if (!type && looksBinary(bytes)) throw new Error('not a text page (binary content)');
     const raw = decode(bytes, type);
-    const text = isHtml || (!type && /^\s*<(!doctype html|html)/i.test(raw)) ? htmlToText(raw) : raw;
+    const text = isHtml || (!type && /^\s*<(!doctype html|html)/i.test(raw)) ? await htmlToText(raw) : raw;
     return cap(text, opts.maxChars, truncated);
   } catch (e) {
     if (signal.aborted) throw fetchError(e, opts.signal, timeout, timeoutMs);
@@ -114,7 +113,9 @@ function decode(bytes: Uint8Array, type: string): string {
   }
 }
 
-function htmlToText(html: string): string {
+/** html-to-text (and its parser) load on first use: they are large and off the start-up path. */
+async function htmlToText(html: string): Promise<string> {
+  const { convert } = await import('html-to-text');
   return convert(html, {
     wordwrap: false,
     selectors: [

@@ -17,10 +17,19 @@ export const chatPromptParamsSchema = z.object({
   model: z.string().optional(),
   agent: agentNameSchema.optional(),
   behavior: agentNameSchema.optional(),
-  contexts: z.array(chatContextSchema).optional(),
+  // Editors may send a bare `{type: 'cursor'}` they could not fill (no open file): drop those.
+  contexts: z
+    .array(z.unknown())
+    .transform((cs) => cs.filter((c) => !(isObject(c) && c.type === 'cursor' && !('path' in c))))
+    .pipe(z.array(chatContextSchema))
+    .optional(),
   requestId: z.union([z.string(), z.number()]).optional(),
   contentId: z.string().optional(),
 });
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null;
+}
+
 export type ChatPromptParams = z.infer<typeof chatPromptParamsSchema>;
 
 export const chatPromptResultSchema = z.object({
