@@ -169,4 +169,18 @@ describe('more of the ECA surface', () => {
     await p.turnDone(chatId, 2);
     expect(p.text(chatId)).toBe('recovered');
   });
+
+  it('a stalled stream times out with a clear error, and the log file records the session', async () => {
+    const home = tempDir();
+    const p = start(fakeProviderConfig(llm.url, 'openai-chat', { chat: { generateTitles: false, maxRetries: 0, stallTimeoutSeconds: 0.3 } }), home);
+    await p.initialize(workspace());
+    llm.script([{ text: 'start ' }, { stall: 'forever' }]);
+    const chatId = (await p.request('chat/prompt', { message: 'hi' })).result.chatId;
+    await p.turnDone(chatId);
+    expect(p.text(chatId)).toBe('start ');
+    expect(p.text(chatId, 'system')).toMatch(/stalled/i);
+    const log = readFileSync(join(home, '.patchbay', 'logs', 'server.log'), 'utf8');
+    expect(log).toMatch(/initialized by test/);
+    expect(log).not.toContain('test-key');
+  });
 });

@@ -29,8 +29,8 @@ describe('10,000-chunk replies', () => {
     const t0 = Date.now();
     const events = await run(make());
     const texts = events.filter((e) => e.type === 'text');
-    expect(texts).toHaveLength(10_000);
-    expect(texts.every((e) => e.type === 'text' && e.text === 'tok ')).toBe(true);
+    // Adapters may merge the deltas of one network read; every chunk's text must arrive, in order.
+    expect(texts.map((e) => (e.type === 'text' ? e.text : '')).join('')).toBe('tok '.repeat(10_000));
     expect(events.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
     expect(Date.now() - t0).toBeLessThan(5000);
   });
@@ -41,7 +41,7 @@ describe('through streamWithRetry', () => {
     fake.script(chunkReply(10_000, 'x'));
     const t0 = Date.now();
     const events = await collect(streamWithRetry(new OpenAiChatClient({ url: `${fake.url}/v1` }), request(), { maxRetries: 0, stallMs: 5000, onRetry: () => {} }));
-    expect(events.filter((e) => e.type === 'text')).toHaveLength(10_000);
+    expect(events.map((e) => (e.type === 'text' ? e.text : '')).join('')).toBe('x'.repeat(10_000));
     expect(Date.now() - t0).toBeLessThan(5000);
   });
 });

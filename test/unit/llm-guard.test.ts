@@ -130,7 +130,7 @@ describe('streamWithRetry: stalls and aborts', () => {
   });
 
   it('a slow consumer is not a stall', async () => {
-    fake.script([{ text: 'a' }, { text: 'b' }]);
+    fake.script([{ text: 'a' }, { delay: 30 }, { text: 'b' }]);
     const got: string[] = [];
     for await (const e of streamWithRetry(chat(), request(), { ...noRetry, stallMs: 100 })) {
       if (e.type === 'text') {

@@ -85,3 +85,73 @@ describe('error mapping', () => {
     expect(wrapped.message).toContain('weird');
   });
 });
+
+import { coalesce, sseBatches } from '../../src/peers/llm/sse.js';
+
+describe('sseBatches', () => {
+  function body(parts: string[]): ReadableStream<Uint8Array> {
+    const enc = new TextEncoder();
+    return new ReadableStream({
+      start(c) {
+        for (const p of parts) c.enqueue(enc.encode(p));
+        c.close();
+      },
+    });
+  }
+  async function all(parts: string[]) {
+    const out = [];
+    for await (const b of sseBatches(body(parts))) out.push(b);
+    return out;
+  }
+
+  it('yields every event of one read as one batch, with event names and multi-line data', async () => {
+    const batches = await all(['event: a\ndata: 1\n\ndata: x\ndata: y\n\n: comment\n\ndata: z\n\n']);
+    expect(batches).toEqual([[{ event: 'a', data: '1' }, { event: undefined, data: 'x\ny' }, { event: undefined, data: 'z' }]]);
+  });
+
+  it('handles events and CRLF line ends split across reads, and a last event without a blank line', async () => {
+    const batches = await all(['data: he', 'llo\r\n\r', '\ndata: {"a"', ':1}\r\n\r\ndata: tail']);
+    expect(batches.flat()).toEqual([
+      { event: undefined, data: 'hello' },
+      { event: undefined, data: '{"a":1}' },
+      { event: undefined, data: 'tail' },
+    ]);
+  });
+
+  it('decodes multi-byte characters split across reads', async () => {
+    const bytes = new TextEncoder().encode('data: héllo ✓\n\n');
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(bytes.slice(0, 8));
+        c.enqueue(bytes.slice(8));
+        c.close();
+      },
+    });
+    const out = [];
+    for await (const b of sseBatches(stream)) out.push(...b);
+    expect(out).toEqual([{ event: undefined, data: 'héllo ✓' }]);
+  });
+});
+
+describe('coalesce', () => {
+  it('merges adjacent text and same-id reasoning deltas only', () => {
+    const merged = coalesce([
+      { type: 'text', text: 'a' },
+      { type: 'text', text: 'b' },
+      { type: 'reasoningDelta', id: 'r1', text: 'x' },
+      { type: 'reasoningDelta', id: 'r1', text: 'y' },
+      { type: 'reasoningDelta', id: 'r2', text: 'z' },
+      { type: 'toolCallDelta', id: 'c', argsDelta: '{' },
+      { type: 'toolCallDelta', id: 'c', argsDelta: '}' },
+      { type: 'text', text: 'c' },
+    ] as never[]);
+    expect(merged).toEqual([
+      { type: 'text', text: 'ab' },
+      { type: 'reasoningDelta', id: 'r1', text: 'xy' },
+      { type: 'reasoningDelta', id: 'r2', text: 'z' },
+      { type: 'toolCallDelta', id: 'c', argsDelta: '{' },
+      { type: 'toolCallDelta', id: 'c', argsDelta: '}' },
+      { type: 'text', text: 'c' },
+    ]);
+  });
+});

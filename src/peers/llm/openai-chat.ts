@@ -10,6 +10,7 @@
 import OpenAI from 'openai';
 import { abortError, toLlmError } from './errors.js';
 import { type AdapterOptions, finishFromOpenAi, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
+import { coalesce, sseBatches } from './sse.js';
 import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from './types.js';
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
@@ -38,9 +39,13 @@ export class OpenAiChatClient implements LlmClient {
   }
 
   async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
-    let stream: AsyncIterable<OpenAI.Chat.ChatCompletionChunk>;
+    // The SDK builds and sends the request and turns HTTP errors into typed errors; the body
+    // is read by our batch SSE reader (see sse.ts for why).
+    let body: ReadableStream<Uint8Array>;
     try {
-      stream = await this.client.chat.completions.create(this.body(req), { signal: req.signal });
+      const res = await this.client.chat.completions.create(this.body(req), { signal: req.signal }).asResponse();
+      if (!res.body) throw new LlmError(`${this.provider}: the response had no body`, res.status, true);
+      body = res.body;
     } catch (e) {
       throw toLlmError(e, this.provider, this.opts.key);
     }
@@ -53,47 +58,58 @@ export class OpenAiChatClient implements LlmClient {
     const out: LlmEvent[] = [];
 
     try {
-      for await (const chunk of stream) {
-        if (chunk.usage) {
-          usage = {
-            type: 'usage',
-            inputTokens: chunk.usage.prompt_tokens ?? 0,
-            outputTokens: chunk.usage.completion_tokens ?? 0,
-            ...(chunk.usage.prompt_tokens_details?.cached_tokens ? { cacheReadTokens: chunk.usage.prompt_tokens_details.cached_tokens } : {}),
-          };
+      for await (const batch of sseBatches(body)) {
+        for (const ev of batch) {
+          if (ev.data === '[DONE]') continue;
+          let chunk: OpenAI.Chat.ChatCompletionChunk;
+          try {
+            chunk = parseChunk(ev.data, this.provider);
+          } catch (e) {
+            // What arrived before the error still reaches the user.
+            if (out.length) yield* coalesce(out.splice(0));
+            throw e;
+          }
+          if (chunk.usage) {
+            usage = {
+              type: 'usage',
+              inputTokens: chunk.usage.prompt_tokens ?? 0,
+              outputTokens: chunk.usage.completion_tokens ?? 0,
+              ...(chunk.usage.prompt_tokens_details?.cached_tokens ? { cacheReadTokens: chunk.usage.prompt_tokens_details.cached_tokens } : {}),
+            };
+          }
+          const choice = chunk.choices?.[0];
+          if (!choice) continue;
+          const delta = (choice.delta ?? {}) as OpenAI.Chat.ChatCompletionChunk.Choice.Delta & CompatDelta;
+          const thought = delta.reasoning_content ?? delta.reasoning;
+          if (thought) reasoning.delta(thought, out);
+          if (delta.content) splitter.feed(delta.content, out);
+          for (const tc of delta.tool_calls ?? []) {
+            let call = calls.get(tc.index);
+            if (!call) {
+              call = { id: tc.id || `call_${tc.index}_${Date.now().toString(36)}`, name: '', args: '', started: false };
+              calls.set(tc.index, call);
+            }
+            if (tc.function?.name) call.name += tc.function.name;
+            if (!call.started && call.name) {
+              splitter.flush(out);
+              reasoning.end(out);
+              call.started = true;
+              out.push({ type: 'toolCallStart', id: call.id, name: call.name });
+            }
+            const piece = tc.function?.arguments;
+            if (piece) {
+              call.args += piece;
+              if (call.started) out.push({ type: 'toolCallDelta', id: call.id, argsDelta: piece });
+            }
+          }
+          if (choice.finish_reason) finish = choice.finish_reason;
         }
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
-        const delta = (choice.delta ?? {}) as OpenAI.Chat.ChatCompletionChunk.Choice.Delta & CompatDelta;
-        const thought = delta.reasoning_content ?? delta.reasoning;
-        if (thought) reasoning.delta(thought, out);
-        if (delta.content) splitter.feed(delta.content, out);
-        for (const tc of delta.tool_calls ?? []) {
-          let call = calls.get(tc.index);
-          if (!call) {
-            call = { id: tc.id || `call_${tc.index}_${Date.now().toString(36)}`, name: '', args: '', started: false };
-            calls.set(tc.index, call);
-          }
-          if (tc.function?.name) call.name += tc.function.name;
-          if (!call.started && call.name) {
-            splitter.flush(out);
-            reasoning.end(out);
-            call.started = true;
-            out.push({ type: 'toolCallStart', id: call.id, name: call.name });
-          }
-          const piece = tc.function?.arguments;
-          if (piece) {
-            call.args += piece;
-            if (call.started) out.push({ type: 'toolCallDelta', id: call.id, argsDelta: piece });
-          }
-        }
-        if (choice.finish_reason) finish = choice.finish_reason;
-        if (out.length) yield* out.splice(0);
+        if (out.length) yield* coalesce(out.splice(0));
       }
     } catch (e) {
       throw toLlmError(e, this.provider, this.opts.key);
     }
-    // The SDK ends the iteration quietly when the request is aborted.
+    // A read cut by abort can end quietly: report the abort.
     if (req.signal.aborted) throw abortError(req.signal.reason);
     if (!finish) throw new LlmError(`${this.provider}: the stream ended before the response was complete`, undefined, true);
 
@@ -158,6 +174,20 @@ function toChatMessages(m: LlmMessage): ChatMessage[] {
       return [msg];
     }
   }
+}
+
+/** One `data:` payload; an error object inside the stream (some servers send them) becomes an LlmError. */
+function parseChunk(data: string, provider: string): OpenAI.Chat.ChatCompletionChunk {
+  let v: unknown;
+  try {
+    v = JSON.parse(data);
+  } catch {
+    throw new LlmError(`${provider}: malformed stream data: ${data.slice(0, 200)}`, undefined, false);
+  }
+  const err = (v as { error?: { message?: string; code?: unknown } }).error;
+  // An error mid-stream is the server failing, not the request being wrong: worth a retry.
+  if (err) throw new LlmError(`${provider}: ${err.message ?? JSON.stringify(err)}`, undefined, true);
+  return v as OpenAI.Chat.ChatCompletionChunk;
 }
 
 function hostOf(url: string): string {

@@ -30,7 +30,12 @@ export function defineNativeTool<S extends z.ZodType<Record<string, unknown>>>(s
     server: 'patchbay',
     origin: 'native',
     description: spec.description,
-    inputSchema: toInputSchema(spec.schema),
+    // Computed on first use: it is not needed to answer `initialize`, and start-up time counts.
+    get inputSchema() {
+      const value = toInputSchema(spec.schema);
+      Object.defineProperty(this, 'inputSchema', { value, enumerable: true });
+      return value;
+    },
     readOnly: spec.readOnly,
     mutates: spec.mutates,
     summary(raw) {

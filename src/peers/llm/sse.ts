@@ -1,0 +1,66 @@
+/**
+ * A Server-Sent Events reader (https://html.spec.whatwg.org/multipage/server-sent-events.html)
+ * that hands over every event of one network read at once. The SDKs' own parsers copy the
+ * rest of the buffer after each event and resolve a promise per event; under a burst that
+ * capped relay at ~50k chunks/s (bench/relay.ts), so the streaming path reads SSE itself.
+ */
+export interface SseEvent {
+  event: string | undefined;
+  data: string;
+}
+
+export async function* sseBatches(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent[]> {
+  const decoder = new TextDecoder();
+  let rest = '';
+  let event: string | undefined;
+  let data: string[] = [];
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      const text = done ? rest + decoder.decode() + '\n\n' : rest + decoder.decode(value, { stream: true });
+      const batch: SseEvent[] = [];
+      let start = 0;
+      for (;;) {
+        const nl = text.indexOf('\n', start);
+        if (nl < 0) break;
+        const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
+        const line = text.slice(start, end);
+        start = nl + 1;
+        if (line === '') {
+          if (data.length) batch.push({ event, data: data.length === 1 ? data[0] : data.join('\n') });
+          event = undefined;
+          data = [];
+          continue;
+        }
+        if (line.charCodeAt(0) === 58 /* ':' comment */) continue;
+        const colon = line.indexOf(':');
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? '' : line.slice(colon + 1);
+        if (value.charCodeAt(0) === 32) value = value.slice(1);
+        if (field === 'data') data.push(value);
+        else if (field === 'event') event = value;
+      }
+      rest = text.slice(start);
+      if (batch.length) yield batch;
+      if (done) return;
+    }
+  } finally {
+    reader.releaseLock();
+    await body.cancel().catch(() => {});
+  }
+}
+
+/** Merges adjacent text (and same-id reasoning) deltas: one event per read instead of per chunk. */
+export function coalesce<T extends { type: string }>(events: T[]): T[] {
+  if (events.length < 2) return events;
+  const out: T[] = [];
+  for (const ev of events) {
+    const prev = out[out.length - 1] as (T & { text?: string; id?: string }) | undefined;
+    const cur = ev as T & { text?: string; id?: string };
+    if (prev && prev.type === cur.type && (cur.type === 'text' || (cur.type === 'reasoningDelta' && prev.id === cur.id))) {
+      out[out.length - 1] = { ...prev, text: prev.text! + cur.text! };
+    } else out.push(ev);
+  }
+  return out;
+}
