@@ -8,7 +8,7 @@
  * events end with the signature and history replays it.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { abortError, toLlmError } from './errors.js';
+import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, parseArgs } from './stream-util.js';
 import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from './types.js';
 
@@ -43,12 +43,7 @@ export class AnthropicClient implements LlmClient {
   }
 
   async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
-    let stream: AsyncIterable<Anthropic.RawMessageStreamEvent>;
-    try {
-      stream = await this.client.messages.create(this.body(req), { signal: req.signal });
-    } catch (e) {
-      throw toLlmError(e, this.provider, this.opts.key);
-    }
+    const body = await openStream(() => this.client.messages.create(this.body(req), { signal: req.signal }).asResponse(), this.provider, this.opts.key);
 
     const blocks = new Map<number, OpenBlock>();
     let input = 0;
@@ -57,94 +52,94 @@ export class AnthropicClient implements LlmClient {
     let output = 0;
     let stop: string | null | undefined;
     let toolCalls = 0;
-    let done = false;
-    const out: LlmEvent[] = [];
 
-    try {
-      for await (const ev of stream) {
-        switch (ev.type) {
-          case 'message_start': {
-            const u = ev.message.usage;
-            input = u.input_tokens ?? 0;
-            cacheRead = u.cache_read_input_tokens ?? 0;
-            cacheWrite = u.cache_creation_input_tokens ?? 0;
-            output = u.output_tokens ?? 0;
-            break;
-          }
-          case 'content_block_start': {
-            const b = ev.content_block;
-            if (b.type === 'text') {
-              blocks.set(ev.index, { kind: 'text' });
-              if (b.text) out.push({ type: 'text', text: b.text });
-            } else if (b.type === 'thinking') {
-              const id = `thinking-${ev.index}`;
-              blocks.set(ev.index, { kind: 'thinking', id, signature: b.signature ?? '' });
-              out.push({ type: 'reasoningStart', id });
-              if (b.thinking) out.push({ type: 'reasoningDelta', id, text: b.thinking });
-            } else if (b.type === 'redacted_thinking') {
-              const id = `thinking-${ev.index}`;
-              blocks.set(ev.index, { kind: 'redacted', id, data: b.data });
-              out.push({ type: 'reasoningStart', id });
-            } else if (b.type === 'tool_use') {
-              blocks.set(ev.index, { kind: 'tool', id: b.id, name: b.name, json: '', initial: b.input });
-              out.push({ type: 'toolCallStart', id: b.id, name: b.name });
-            } else {
-              // Server tools (web search, code execution…) are not requested by patchbay.
-              blocks.set(ev.index, { kind: 'other' });
-            }
-            break;
-          }
-          case 'content_block_delta': {
-            const b = blocks.get(ev.index);
-            const d = ev.delta;
-            if (d.type === 'text_delta') {
-              if (d.text) out.push({ type: 'text', text: d.text });
-            } else if (d.type === 'thinking_delta' && b?.kind === 'thinking') {
-              if (d.thinking) out.push({ type: 'reasoningDelta', id: b.id, text: d.thinking });
-            } else if (d.type === 'signature_delta' && b?.kind === 'thinking') {
-              b.signature += d.signature;
-            } else if (d.type === 'input_json_delta' && b?.kind === 'tool') {
-              if (d.partial_json) {
-                b.json += d.partial_json;
-                out.push({ type: 'toolCallDelta', id: b.id, argsDelta: d.partial_json });
-              }
-            }
-            break;
-          }
-          case 'content_block_stop': {
-            const b = blocks.get(ev.index);
-            blocks.delete(ev.index);
-            if (b?.kind === 'thinking') out.push({ type: 'reasoningEnd', id: b.id, ...(b.signature ? { signature: b.signature } : {}) });
-            else if (b?.kind === 'redacted') out.push({ type: 'reasoningEnd', id: b.id, redacted: b.data });
-            else if (b?.kind === 'tool') {
-              toolCalls++;
-              const args = b.json ? parseArgs(b.json) : isRecord(b.initial) ? b.initial : {};
-              out.push({ type: 'toolCallEnd', id: b.id, name: b.name, args });
-            }
-            break;
-          }
-          case 'message_delta': {
-            if (ev.delta.stop_reason) stop = ev.delta.stop_reason;
-            const u = ev.usage;
-            // Counts in message_delta are cumulative.
-            if (u.output_tokens != null) output = u.output_tokens;
-            if (u.input_tokens != null) input = u.input_tokens;
-            if (u.cache_read_input_tokens != null) cacheRead = u.cache_read_input_tokens;
-            if (u.cache_creation_input_tokens != null) cacheWrite = u.cache_creation_input_tokens;
-            break;
-          }
-          case 'message_stop':
-            done = true;
-            break;
+    const handle = (sse: SseEvent, out: LlmEvent[]): boolean => {
+      const ev = parseData<Anthropic.RawMessageStreamEvent | { type: 'error'; error?: { type?: string; message?: string } } | { type: 'ping' }>(sse, this.provider);
+      switch (ev.type) {
+        case 'message_start': {
+          const u = ev.message.usage;
+          input = u.input_tokens ?? 0;
+          cacheRead = u.cache_read_input_tokens ?? 0;
+          cacheWrite = u.cache_creation_input_tokens ?? 0;
+          output = u.output_tokens ?? 0;
+          break;
         }
-        if (out.length) yield* out.splice(0);
-        if (done) break;
+        case 'content_block_start': {
+          const b = ev.content_block;
+          if (b.type === 'text') {
+            blocks.set(ev.index, { kind: 'text' });
+            if (b.text) out.push({ type: 'text', text: b.text });
+          } else if (b.type === 'thinking') {
+            const id = `thinking-${ev.index}`;
+            blocks.set(ev.index, { kind: 'thinking', id, signature: b.signature ?? '' });
+            out.push({ type: 'reasoningStart', id });
+            if (b.thinking) out.push({ type: 'reasoningDelta', id, text: b.thinking });
+          } else if (b.type === 'redacted_thinking') {
+            const id = `thinking-${ev.index}`;
+            blocks.set(ev.index, { kind: 'redacted', id, data: b.data });
+            out.push({ type: 'reasoningStart', id });
+          } else if (b.type === 'tool_use') {
+            blocks.set(ev.index, { kind: 'tool', id: b.id, name: b.name, json: '', initial: b.input });
+            out.push({ type: 'toolCallStart', id: b.id, name: b.name });
+          } else {
+            // Server tools (web search, code execution…) are not requested by patchbay.
+            blocks.set(ev.index, { kind: 'other' });
+          }
+          break;
+        }
+        case 'content_block_delta': {
+          const b = blocks.get(ev.index);
+          const d = ev.delta;
+          if (d.type === 'text_delta') {
+            if (d.text) out.push({ type: 'text', text: d.text });
+          } else if (d.type === 'thinking_delta' && b?.kind === 'thinking') {
+            if (d.thinking) out.push({ type: 'reasoningDelta', id: b.id, text: d.thinking });
+          } else if (d.type === 'signature_delta' && b?.kind === 'thinking') {
+            b.signature += d.signature;
+          } else if (d.type === 'input_json_delta' && b?.kind === 'tool') {
+            if (d.partial_json) {
+              b.json += d.partial_json;
+              out.push({ type: 'toolCallDelta', id: b.id, argsDelta: d.partial_json });
+            }
+          }
+          break;
+        }
+        case 'content_block_stop': {
+          const b = blocks.get(ev.index);
+          blocks.delete(ev.index);
+          if (b?.kind === 'thinking') out.push({ type: 'reasoningEnd', id: b.id, ...(b.signature ? { signature: b.signature } : {}) });
+          else if (b?.kind === 'redacted') out.push({ type: 'reasoningEnd', id: b.id, redacted: b.data });
+          else if (b?.kind === 'tool') {
+            toolCalls++;
+            const args = b.json ? parseArgs(b.json) : isRecord(b.initial) ? b.initial : {};
+            out.push({ type: 'toolCallEnd', id: b.id, name: b.name, args });
+          }
+          break;
+        }
+        case 'message_delta': {
+          if (ev.delta.stop_reason) stop = ev.delta.stop_reason;
+          const u = ev.usage;
+          // Counts in message_delta are cumulative.
+          if (u.output_tokens != null) output = u.output_tokens;
+          if (u.input_tokens != null) input = u.input_tokens;
+          if (u.cache_read_input_tokens != null) cacheRead = u.cache_read_input_tokens;
+          if (u.cache_creation_input_tokens != null) cacheWrite = u.cache_creation_input_tokens;
+          break;
+        }
+        case 'message_stop':
+          return true;
+        case 'error': {
+          // An error event inside the stream, e.g. overloaded_error.
+          const err = (ev as { error?: { type?: string; message?: string } }).error;
+          const type = err?.type ?? 'error';
+          throw new LlmError(`${this.provider} stream error (${type}): ${err?.message ?? 'unknown'}`, type === 'overloaded_error' ? 529 : undefined, /overloaded|rate_limit|api_error/.test(type));
+        }
       }
-    } catch (e) {
-      throw toLlmError(e, this.provider, this.opts.key);
-    }
-    if (req.signal.aborted) throw abortError(req.signal.reason);
-    if (!done) throw new LlmError(`${this.provider}: the stream ended before the response was complete`, undefined, true);
+      return false;
+    };
+    yield* relaySse(body, { provider: this.provider, key: this.opts.key, signal: req.signal }, handle);
+
+    const out: LlmEvent[] = [];
 
     // Anthropic's input_tokens exclude cache reads and writes; ours include them.
     out.push({

@@ -8,9 +8,8 @@
  * Ollama's compat layer). All become reasoning events.
  */
 import OpenAI from 'openai';
-import { abortError, toLlmError } from './errors.js';
 import { type AdapterOptions, finishFromOpenAi, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
-import { coalesce, sseBatches } from './sse.js';
+import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from './types.js';
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
@@ -41,78 +40,58 @@ export class OpenAiChatClient implements LlmClient {
   async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
     // The SDK builds and sends the request and turns HTTP errors into typed errors; the body
     // is read by our batch SSE reader (see sse.ts for why).
-    let body: ReadableStream<Uint8Array>;
-    try {
-      const res = await this.client.chat.completions.create(this.body(req), { signal: req.signal }).asResponse();
-      if (!res.body) throw new LlmError(`${this.provider}: the response had no body`, res.status, true);
-      body = res.body;
-    } catch (e) {
-      throw toLlmError(e, this.provider, this.opts.key);
-    }
+    const body = await openStream(() => this.client.chat.completions.create(this.body(req), { signal: req.signal }).asResponse(), this.provider, this.opts.key);
 
     const reasoning = new ReasoningTracker();
     const splitter = new ThinkTagSplitter(reasoning);
     const calls = new Map<number, { id: string; name: string; args: string; started: boolean }>();
     let finish: string | null | undefined;
     let usage: LlmEvent | undefined;
-    const out: LlmEvent[] = [];
 
-    try {
-      for await (const batch of sseBatches(body)) {
-        for (const ev of batch) {
-          if (ev.data === '[DONE]') continue;
-          let chunk: OpenAI.Chat.ChatCompletionChunk;
-          try {
-            chunk = parseChunk(ev.data, this.provider);
-          } catch (e) {
-            // What arrived before the error still reaches the user.
-            if (out.length) yield* coalesce(out.splice(0));
-            throw e;
-          }
-          if (chunk.usage) {
-            usage = {
-              type: 'usage',
-              inputTokens: chunk.usage.prompt_tokens ?? 0,
-              outputTokens: chunk.usage.completion_tokens ?? 0,
-              ...(chunk.usage.prompt_tokens_details?.cached_tokens ? { cacheReadTokens: chunk.usage.prompt_tokens_details.cached_tokens } : {}),
-            };
-          }
-          const choice = chunk.choices?.[0];
-          if (!choice) continue;
-          const delta = (choice.delta ?? {}) as OpenAI.Chat.ChatCompletionChunk.Choice.Delta & CompatDelta;
-          const thought = delta.reasoning_content ?? delta.reasoning;
-          if (thought) reasoning.delta(thought, out);
-          if (delta.content) splitter.feed(delta.content, out);
-          for (const tc of delta.tool_calls ?? []) {
-            let call = calls.get(tc.index);
-            if (!call) {
-              call = { id: tc.id || `call_${tc.index}_${Date.now().toString(36)}`, name: '', args: '', started: false };
-              calls.set(tc.index, call);
-            }
-            if (tc.function?.name) call.name += tc.function.name;
-            if (!call.started && call.name) {
-              splitter.flush(out);
-              reasoning.end(out);
-              call.started = true;
-              out.push({ type: 'toolCallStart', id: call.id, name: call.name });
-            }
-            const piece = tc.function?.arguments;
-            if (piece) {
-              call.args += piece;
-              if (call.started) out.push({ type: 'toolCallDelta', id: call.id, argsDelta: piece });
-            }
-          }
-          if (choice.finish_reason) finish = choice.finish_reason;
-        }
-        if (out.length) yield* coalesce(out.splice(0));
+    const handle = (ev: SseEvent, out: LlmEvent[]): boolean => {
+      if (ev.data === '[DONE]') return true;
+      const chunk = parseData<OpenAI.Chat.ChatCompletionChunk & { error?: { message?: string } }>(ev, this.provider);
+      // An error mid-stream is the server failing, not the request being wrong: worth a retry.
+      if (chunk.error) throw new LlmError(`${this.provider}: ${chunk.error.message ?? JSON.stringify(chunk.error)}`, undefined, true);
+      if (chunk.usage) {
+        usage = {
+          type: 'usage',
+          inputTokens: chunk.usage.prompt_tokens ?? 0,
+          outputTokens: chunk.usage.completion_tokens ?? 0,
+          ...(chunk.usage.prompt_tokens_details?.cached_tokens ? { cacheReadTokens: chunk.usage.prompt_tokens_details.cached_tokens } : {}),
+        };
       }
-    } catch (e) {
-      throw toLlmError(e, this.provider, this.opts.key);
-    }
-    // A read cut by abort can end quietly: report the abort.
-    if (req.signal.aborted) throw abortError(req.signal.reason);
-    if (!finish) throw new LlmError(`${this.provider}: the stream ended before the response was complete`, undefined, true);
+      const choice = chunk.choices?.[0];
+      if (!choice) return false;
+      const delta = (choice.delta ?? {}) as OpenAI.Chat.ChatCompletionChunk.Choice.Delta & CompatDelta;
+      const thought = delta.reasoning_content ?? delta.reasoning;
+      if (thought) reasoning.delta(thought, out);
+      if (delta.content) splitter.feed(delta.content, out);
+      for (const tc of delta.tool_calls ?? []) {
+        let call = calls.get(tc.index);
+        if (!call) {
+          call = { id: tc.id || `call_${tc.index}_${Date.now().toString(36)}`, name: '', args: '', started: false };
+          calls.set(tc.index, call);
+        }
+        if (tc.function?.name) call.name += tc.function.name;
+        if (!call.started && call.name) {
+          splitter.flush(out);
+          reasoning.end(out);
+          call.started = true;
+          out.push({ type: 'toolCallStart', id: call.id, name: call.name });
+        }
+        const piece = tc.function?.arguments;
+        if (piece) {
+          call.args += piece;
+          if (call.started) out.push({ type: 'toolCallDelta', id: call.id, argsDelta: piece });
+        }
+      }
+      if (choice.finish_reason) finish = choice.finish_reason;
+      return false;
+    };
+    yield* relaySse(body, { provider: this.provider, key: this.opts.key, signal: req.signal, complete: () => !!finish }, handle);
 
+    const out: LlmEvent[] = [];
     splitter.flush(out);
     reasoning.end(out);
     for (const call of calls.values()) {
@@ -174,20 +153,6 @@ function toChatMessages(m: LlmMessage): ChatMessage[] {
       return [msg];
     }
   }
-}
-
-/** One `data:` payload; an error object inside the stream (some servers send them) becomes an LlmError. */
-function parseChunk(data: string, provider: string): OpenAI.Chat.ChatCompletionChunk {
-  let v: unknown;
-  try {
-    v = JSON.parse(data);
-  } catch {
-    throw new LlmError(`${provider}: malformed stream data: ${data.slice(0, 200)}`, undefined, false);
-  }
-  const err = (v as { error?: { message?: string; code?: unknown } }).error;
-  // An error mid-stream is the server failing, not the request being wrong: worth a retry.
-  if (err) throw new LlmError(`${provider}: ${err.message ?? JSON.stringify(err)}`, undefined, true);
-  return v as OpenAI.Chat.ChatCompletionChunk;
 }
 
 function hostOf(url: string): string {

@@ -7,7 +7,7 @@
  * and replay together with the item id and its summary.
  */
 import OpenAI from 'openai';
-import { abortError, toLlmError } from './errors.js';
+import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, parseArgs, ReasoningTracker } from './stream-util.js';
 import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from './types.js';
 
@@ -29,105 +29,92 @@ export class OpenAiResponsesClient implements LlmClient {
   }
 
   async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
-    let stream: AsyncIterable<StreamEvent>;
-    try {
-      stream = await this.client.responses.create(this.body(req), { signal: req.signal });
-    } catch (e) {
-      throw toLlmError(e, this.provider, this.opts.key);
-    }
+    const body = await openStream(() => this.client.responses.create(this.body(req), { signal: req.signal }).asResponse(), this.provider, this.opts.key);
 
     const reasoning = new ReasoningTracker();
     /** Function-call items by item id: call_id, name, streamed args. */
     const calls = new Map<string, { callId: string; name: string; args: string; ended: boolean }>();
     let toolCalls = 0;
-    let done = false;
-    const out: LlmEvent[] = [];
 
-    try {
-      for await (const ev of stream) {
-        switch (ev.type) {
-          case 'response.output_item.added': {
-            const item = ev.item;
-            if (item.type === 'reasoning') reasoning.start(out, item.id);
-            else if (item.type === 'function_call') {
-              reasoning.end(out);
-              const key = item.id ?? item.call_id;
-              calls.set(key, { callId: item.call_id, name: item.name, args: '', ended: false });
-              out.push({ type: 'toolCallStart', id: item.call_id, name: item.name });
-            }
-            break;
-          }
-          case 'response.reasoning_summary_part.added':
-            // Summaries come in parts; keep them apart as paragraphs.
-            if (ev.summary_index > 0) reasoning.delta('\n\n', out, ev.item_id);
-            break;
-          case 'response.reasoning_summary_text.delta':
-          case 'response.reasoning_text.delta':
-            reasoning.delta(ev.delta, out, ev.item_id);
-            break;
-          case 'response.output_text.delta':
-          case 'response.refusal.delta':
+    const handle = (sse: SseEvent, out: LlmEvent[]): boolean => {
+      const ev = parseData<StreamEvent>(sse, this.provider);
+      switch (ev.type) {
+        case 'response.output_item.added': {
+          const item = ev.item;
+          if (item.type === 'reasoning') reasoning.start(out, item.id);
+          else if (item.type === 'function_call') {
             reasoning.end(out);
-            if (ev.delta) out.push({ type: 'text', text: ev.delta });
-            break;
-          case 'response.function_call_arguments.delta': {
-            const call = calls.get(ev.item_id);
-            if (call && ev.delta) {
-              call.args += ev.delta;
-              out.push({ type: 'toolCallDelta', id: call.callId, argsDelta: ev.delta });
-            }
-            break;
+            const key = item.id ?? item.call_id;
+            calls.set(key, { callId: item.call_id, name: item.name, args: '', ended: false });
+            out.push({ type: 'toolCallStart', id: item.call_id, name: item.name });
           }
-          case 'response.output_item.done': {
-            const item = ev.item;
-            if (item.type === 'reasoning') {
-              if (!reasoning.isOpen) reasoning.start(out, item.id);
-              reasoning.end(out, { itemId: item.id, encrypted: item.encrypted_content ?? undefined });
-            } else if (item.type === 'function_call') {
-              const call = calls.get(item.id ?? item.call_id);
-              if (!call) out.push({ type: 'toolCallStart', id: item.call_id, name: item.name });
-              if (call?.ended) break;
-              if (call) call.ended = true;
-              toolCalls++;
-              out.push({ type: 'toolCallEnd', id: item.call_id, name: item.name, args: parseArgs(item.arguments || call?.args) });
-            }
-            break;
-          }
-          case 'response.completed':
-          case 'response.incomplete': {
-            reasoning.end(out);
-            const r = ev.response;
-            if (r.usage) {
-              const cached = r.usage.input_tokens_details?.cached_tokens;
-              out.push({ type: 'usage', inputTokens: r.usage.input_tokens, outputTokens: r.usage.output_tokens, ...(cached ? { cacheReadTokens: cached } : {}) });
-            }
-            let reason: 'stop' | 'tool_calls' | 'length' | 'other' = toolCalls > 0 ? 'tool_calls' : 'stop';
-            if (ev.type === 'response.incomplete') reason = r.incomplete_details?.reason === 'max_output_tokens' ? 'length' : 'other';
-            out.push({ type: 'finish', reason });
-            done = true;
-            break;
-          }
-          case 'response.failed': {
-            const err = ev.response.error;
-            throw new LlmError(
-              `${this.provider} response failed${err ? ` (${err.code}): ${err.message}` : ''}`,
-              undefined,
-              err ? retryableCodes.has(err.code) : true,
-            );
-          }
-          case 'error':
-            throw new LlmError(`${this.provider} stream error${ev.code ? ` (${ev.code})` : ''}: ${ev.message}`, undefined, ev.code ? retryableCodes.has(ev.code) : false);
-          default:
-            break;
+          break;
         }
-        if (out.length) yield* out.splice(0);
-        if (done) break;
+        case 'response.reasoning_summary_part.added':
+          // Summaries come in parts; keep them apart as paragraphs.
+          if (ev.summary_index > 0) reasoning.delta('\n\n', out, ev.item_id);
+          break;
+        case 'response.reasoning_summary_text.delta':
+        case 'response.reasoning_text.delta':
+          reasoning.delta(ev.delta, out, ev.item_id);
+          break;
+        case 'response.output_text.delta':
+        case 'response.refusal.delta':
+          reasoning.end(out);
+          if (ev.delta) out.push({ type: 'text', text: ev.delta });
+          break;
+        case 'response.function_call_arguments.delta': {
+          const call = calls.get(ev.item_id);
+          if (call && ev.delta) {
+            call.args += ev.delta;
+            out.push({ type: 'toolCallDelta', id: call.callId, argsDelta: ev.delta });
+          }
+          break;
+        }
+        case 'response.output_item.done': {
+          const item = ev.item;
+          if (item.type === 'reasoning') {
+            if (!reasoning.isOpen) reasoning.start(out, item.id);
+            reasoning.end(out, { itemId: item.id, encrypted: item.encrypted_content ?? undefined });
+          } else if (item.type === 'function_call') {
+            const call = calls.get(item.id ?? item.call_id);
+            if (!call) out.push({ type: 'toolCallStart', id: item.call_id, name: item.name });
+            if (call?.ended) break;
+            if (call) call.ended = true;
+            toolCalls++;
+            out.push({ type: 'toolCallEnd', id: item.call_id, name: item.name, args: parseArgs(item.arguments || call?.args) });
+          }
+          break;
+        }
+        case 'response.completed':
+        case 'response.incomplete': {
+          reasoning.end(out);
+          const r = ev.response;
+          if (r.usage) {
+            const cached = r.usage.input_tokens_details?.cached_tokens;
+            out.push({ type: 'usage', inputTokens: r.usage.input_tokens, outputTokens: r.usage.output_tokens, ...(cached ? { cacheReadTokens: cached } : {}) });
+          }
+          let reason: 'stop' | 'tool_calls' | 'length' | 'other' = toolCalls > 0 ? 'tool_calls' : 'stop';
+          if (ev.type === 'response.incomplete') reason = r.incomplete_details?.reason === 'max_output_tokens' ? 'length' : 'other';
+          out.push({ type: 'finish', reason });
+          return true;
+        }
+        case 'response.failed': {
+          const err = ev.response.error;
+          throw new LlmError(
+            `${this.provider} response failed${err ? ` (${err.code}): ${err.message}` : ''}`,
+            undefined,
+            err ? retryableCodes.has(err.code) : true,
+          );
+        }
+        case 'error':
+          throw new LlmError(`${this.provider} stream error${ev.code ? ` (${ev.code})` : ''}: ${ev.message}`, undefined, ev.code ? retryableCodes.has(ev.code) : false);
+        default:
+          break;
       }
-    } catch (e) {
-      throw toLlmError(e, this.provider, this.opts.key);
-    }
-    if (req.signal.aborted) throw abortError(req.signal.reason);
-    if (!done) throw new LlmError(`${this.provider}: the stream ended before the response was complete`, undefined, true);
+      return false;
+    };
+    yield* relaySse(body, { provider: this.provider, key: this.opts.key, signal: req.signal }, handle);
   }
 
   private body(req: LlmRequest): Params {

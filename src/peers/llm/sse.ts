@@ -4,6 +4,9 @@
  * rest of the buffer after each event and resolve a promise per event; under a burst that
  * capped relay at ~50k chunks/s (bench/relay.ts), so the streaming path reads SSE itself.
  */
+import { abortError, toLlmError } from './errors.js';
+import { LlmError, type LlmEvent } from './types.js';
+
 export interface SseEvent {
   event: string | undefined;
   data: string;
@@ -63,4 +66,60 @@ export function coalesce<T extends { type: string }>(events: T[]): T[] {
     } else out.push(ev);
   }
   return out;
+}
+
+/**
+ * Drives one streamed SSE response for an adapter: `handle` turns each event into LlmEvents
+ * (pushing to `out`) and returns true once the response is complete. Events of one network
+ * read are coalesced and yielded together; what arrived before an error is yielded before
+ * the error is thrown. Ends with an AbortError when aborted, and a retryable LlmError when the
+ * stream ends before the response was complete.
+ */
+export async function* relaySse(
+  body: ReadableStream<Uint8Array>,
+  ctx: { provider: string; key?: string; signal: AbortSignal; /** Complete even without the end event (lenient servers). */ complete?: () => boolean },
+  handle: (ev: SseEvent, out: LlmEvent[]) => boolean | void,
+): AsyncGenerator<LlmEvent> {
+  const out: LlmEvent[] = [];
+  let done = false;
+  try {
+    for await (const batch of sseBatches(body)) {
+      for (const ev of batch) {
+        try {
+          done = handle(ev, out) === true;
+        } catch (e) {
+          if (out.length) yield* coalesce(out.splice(0));
+          throw e;
+        }
+        if (done) break;
+      }
+      if (out.length) yield* coalesce(out.splice(0));
+      if (done) break;
+    }
+  } catch (e) {
+    throw toLlmError(e, ctx.provider, ctx.key);
+  }
+  // A read cut by abort can end quietly: report the abort.
+  if (ctx.signal.aborted) throw abortError(ctx.signal.reason);
+  if (!done && !ctx.complete?.()) throw new LlmError(`${ctx.provider}: the stream ended before the response was complete`, undefined, true);
+}
+
+/** The JSON payload of an SSE event; malformed data is a (non-retryable) LlmError. */
+export function parseData<T>(ev: SseEvent, provider: string): T {
+  try {
+    return JSON.parse(ev.data) as T;
+  } catch {
+    throw new LlmError(`${provider}: malformed stream data: ${ev.data.slice(0, 200)}`, undefined, false);
+  }
+}
+
+/** The body of a streamed response the SDK started (it has already turned HTTP errors into errors). */
+export async function openStream(start: () => Promise<Response>, provider: string, key: string | undefined): Promise<ReadableStream<Uint8Array>> {
+  try {
+    const res = await start();
+    if (!res.body) throw new LlmError(`${provider}: the response had no body`, res.status, true);
+    return res.body;
+  } catch (e) {
+    throw toLlmError(e, provider, key);
+  }
 }
