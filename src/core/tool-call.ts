@@ -164,39 +164,15 @@ export class ToolCall {
     const { events, chatId } = this.env;
     const s = this.state;
     const base = this.base();
+    if (s.kind !== 'called' && s.kind !== 'rejected') throw new Error(`tool call ${this.id} finished in state ${s.kind}`);
+    const stored = { role: 'tool' as const, toolCallId: this.id, name: base.name, server: base.server, origin: base.origin, args: this.args };
     if (s.kind === 'called') {
       events.content(chatId, 'assistant', { type: 'toolCalled', ...base, error: s.result.error, outputs: s.result.outputs, totalTimeMs: s.totalTimeMs });
-      return {
-        role: 'tool',
-        toolCallId: this.id,
-        name: base.name,
-        server: base.server,
-        origin: base.origin,
-        args: this.args,
-        outcome: 'called',
-        error: s.result.error,
-        outputs: s.result.outputs,
-        llmText: llmText(s.result),
-        details: this.details,
-        totalTimeMs: s.totalTimeMs,
-      };
+      const { error, outputs } = s.result;
+      return { ...stored, outcome: 'called', error, outputs, llmText: llmText(s.result), details: this.details, totalTimeMs: s.totalTimeMs };
     }
-    if (s.kind !== 'rejected') throw new Error(`tool call ${this.id} finished in state ${s.kind}`);
     events.content(chatId, 'assistant', { type: 'toolCallRejected', ...base, reason: s.reason });
-    return {
-      role: 'tool',
-      toolCallId: this.id,
-      name: base.name,
-      server: base.server,
-      origin: base.origin,
-      args: this.args,
-      outcome: 'rejected',
-      error: true,
-      outputs: [],
-      llmText: s.why,
-      reason: s.reason,
-      totalTimeMs: 0,
-    };
+    return { ...stored, outcome: 'rejected', error: true, outputs: [], llmText: s.why, reason: s.reason, totalTimeMs: 0 };
   }
 }
 

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { PassThrough } from 'node:stream';
+import type { Message } from 'vscode-jsonrpc';
+import { FramedReader, type ProtocolFault } from '../../src/rpc/framing.js';
+import { FramedWriter } from '../../src/rpc/writer.js';
+
+function setup() {
+  const input = new PassThrough();
+  const faults: ProtocolFault[] = [];
+  const msgs: Message[] = [];
+  const reader = new FramedReader(input, (f) => faults.push(f));
+  reader.listen((m) => msgs.push(m));
+  return { input, faults, msgs };
+}
+const frame = (body: string, extra = '') => `Content-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('FramedReader', () => {
+  it('reads messages split at every byte and several in one chunk', async () => {
+    const { input, msgs } = setup();
+    const one = frame('{"jsonrpc":"2.0","method":"a","params":{"s":"héllo"}}');
+    const two = frame('{"jsonrpc":"2.0","id":1,"method":"b"}');
+    const bytes = Buffer.from(one + two);
+    for (let i = 0; i < bytes.length; i++) input.write(bytes.subarray(i, i + 1));
+    input.write(Buffer.from(one + two));
+    await tick();
+    expect(msgs.map((m) => (m as { method: string }).method)).toEqual(['a', 'b', 'a', 'b']);
+    expect((msgs[0] as { params: { s: string } }).params.s).toBe('héllo');
+  });
+
+  it('reports a missing Content-Length and keeps reading', async () => {
+    const { input, faults, msgs } = setup();
+    input.write('X-Foo: 1\r\n\r\n');
+    input.write(frame('{"jsonrpc":"2.0","method":"ok"}'));
+    await tick();
+    expect(faults[0]).toMatchObject({ code: -32700, message: expect.stringMatching(/Content-Length/) });
+    expect(msgs).toHaveLength(1);
+  });
+
+  it('answers a wrong charset with the id of the message', async () => {
+    const { input, faults, msgs } = setup();
+    input.write(frame('{"jsonrpc":"2.0","id":"x1","method":"m"}', 'Content-Type: application/vscode-jsonrpc; charset=utf-16\r\n'));
+    await tick();
+    expect(faults).toEqual([{ code: -32700, message: expect.stringMatching(/utf-16/), id: 'x1' }]);
+    expect(msgs).toHaveLength(0);
+  });
+
+  it('classifies invalid JSON-RPC shapes as -32600', async () => {
+    const { input, faults } = setup();
+    for (const body of ['[1,2]', '"str"', '{"jsonrpc":"1.0","method":"m"}', '{"jsonrpc":"2.0","id":{},"method":"m"}', '{"jsonrpc":"2.0","id":4}']) input.write(frame(body));
+    await tick();
+    expect(faults.map((f) => f.code)).toEqual([-32600, -32600, -32600, -32600, -32600]);
+    expect(faults[4].id).toBe(4);
+  });
+});
+
+describe('FramedWriter', () => {
+  it('writes each message as one framed write, in order', async () => {
+    const out = new PassThrough();
+    const writes: Buffer[] = [];
+    out.on('data', (d: Buffer) => writes.push(d));
+    const w = new FramedWriter(out);
+    await Promise.all([w.write({ jsonrpc: '2.0', method: 'a', params: { t: 'é' } } as Message), w.write({ jsonrpc: '2.0', method: 'b' } as Message)]);
+    expect(writes).toHaveLength(2);
+    const first = writes[0].toString('utf8');
+    const body = JSON.stringify({ jsonrpc: '2.0', method: 'a', params: { t: 'é' } });
+    expect(first).toBe(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    expect(writes[1].toString()).toContain('"method":"b"');
+  });
+});
