@@ -86,12 +86,16 @@ function generate() {
   return true;
 }
 
-function queries() {
+/**
+ * The `n` queries every run measures (own PRNG and seed, so always the same ones): typed names,
+ * initials, path-like, `name.ext`, misses. Also sent over stdio by bench/run.ts.
+ */
+export function queries(n = 500) {
   const qrand = rng(7);
   const qpick = (xs) => xs[Math.floor(qrand() * xs.length)];
   const out = [];
   const vocab = [...words, ...suffixes.filter(Boolean), ...areas, ...subs, ...packages];
-  while (out.length < 500) {
+  while (out.length < n) {
     const r = qrand();
     const w = qpick(vocab).toLowerCase();
     if (r < 0.45) {

@@ -126,60 +126,20 @@ async function rss(): Promise<void> {
 const QC_TARGET_MS = 30;
 const QC_FILES = 100_000;
 
-/**
- * The 500 queries bench/query-context.mjs runs (same PRNG, seed and vocabulary — it does not
- * export them): typed names, initials, path-like, `name.ext`, misses.
- */
-function queries(n = 500): string[] {
-  let a = 7;
-  const rnd = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
-  const packages = ['core', 'web', 'api', 'cli', 'server', 'client', 'shared', 'ui-kit', 'auth', 'billing',
-    'search', 'analytics', 'editor', 'notifications', 'payments', 'storage', 'admin', 'mobile', 'docs', 'infra'];
-  const areas = ['components', 'hooks', 'utils', 'services', 'models', 'controllers', 'routes', 'store', 'lib',
-    'helpers', 'views', 'pages', 'features', 'adapters', 'middleware', 'config', 'types', 'schemas', 'workers', 'tests'];
-  const subs = ['common', 'forms', 'layout', 'table', 'modal', 'auth', 'user', 'account', 'session', 'cache',
-    'queue', 'events', 'http', 'db', 'parser', 'render', 'theme', 'i18n', 'metrics', 'logging', 'search', 'upload'];
-  const words = ['User', 'Account', 'Session', 'Button', 'Input', 'Form', 'Table', 'Row', 'Cell', 'Modal', 'Dialog',
-    'Header', 'Footer', 'Sidebar', 'Menu', 'Item', 'List', 'Card', 'Avatar', 'Badge', 'Token', 'Parser', 'Lexer',
-    'Render', 'Theme', 'Color', 'Query', 'Cache', 'Store', 'Event', 'Handler', 'Request', 'Response', 'Client',
-    'Server', 'Router', 'Route', 'Config', 'Logger', 'Metric', 'Upload', 'Download', 'Payment', 'Invoice', 'Order',
-    'Cart', 'Product', 'Search', 'Index', 'Filter', 'Sort', 'Page', 'Layout', 'Grid', 'Chart', 'Graph', 'Node'];
-  const suffixes = ['', 'Service', 'Controller', 'View', 'Provider', 'Context', 'Utils', 'Helper', 'Factory', 'Store', 'Model', 'Spec'];
-  const exts = ['.ts', '.ts', '.tsx', '.tsx', '.js', '.test.ts', '.css', '.json', '.md', '.go', '.py', '.rs'];
-  const vocab = [...words, ...suffixes.filter(Boolean), ...areas, ...subs, ...packages];
-  const out: string[] = [];
-  while (out.length < n) {
-    const r = rnd();
-    const w = pick(vocab).toLowerCase();
-    if (r < 0.45) {
-      out.push(w.slice(0, 1 + Math.floor(rnd() * Math.min(8, w.length))));
-    } else if (r < 0.6) {
-      const x = pick(words);
-      const y = pick(words);
-      out.push((x[0] + x[1] + y[0] + y[1]).toLowerCase());
-    } else if (r < 0.8) {
-      out.push(`${pick(['src', 'packages', pick(packages)])}/${pick(areas).slice(0, 2 + Math.floor(rnd() * 3))}`);
-    } else if (r < 0.9) {
-      out.push(`${pick(words).toLowerCase().slice(0, 4)}${pick(exts)}`.slice(0, 8));
-    } else {
-      out.push(pick(['zzqx', 'xylophon', 'qqq', 'kjhgf', 'wxyz', 'zq', 'jjj', 'qz/xk']));
-    }
-  }
-  return out;
+/** What bench/query-context.mjs exports (plain JS, loaded from the source tree at run time). */
+interface QueryContextBench {
+  run(o?: { log?: (s: string) => void }): Promise<{ p50: number; p95: number; p99: number; buildMs: number }>;
+  /** The queries its runs measure: typed names, initials, path-like, `name.ext`, misses. */
+  queries(n?: number): string[];
+}
+
+function loadQueryContextBench(): Promise<QueryContextBench> {
+  return import(new URL('../../query-context.mjs', import.meta.url).href) as Promise<QueryContextBench>;
 }
 
 async function queryContextInProcess(): Promise<number | undefined> {
   try {
-    const mod = (await import(new URL('../../query-context.mjs', import.meta.url).href)) as {
-      run: (o?: { log?: (s: string) => void }) => Promise<{ p50: number; p95: number; p99: number; buildMs: number }>;
-    };
+    const mod = await loadQueryContextBench();
     log('queryContext: in-process FileIndex on the 100k-file workspace (bench/query-context.mjs)…');
     const r = await mod.run({ log: (s) => log(`  ${s}`) });
     row({
@@ -227,7 +187,7 @@ async function queryContextStdio(inProcessP95: number | undefined): Promise<void
     await s.request('chat/queryContext', { query: 'user', contexts: [] });
     const firstMs = now() - t0;
     await sleep(1500); // let the warm-up build started by `initialized` land
-    const qs = queries(500);
+    const qs = (await loadQueryContextBench()).queries(500);
     for (const q of qs.slice(0, 10)) await s.request('chat/queryContext', { query: q, contexts: [] });
     const times: number[] = [];
     let hits = 0;

@@ -24,6 +24,6 @@ export async function runDoctor(args: string[]): Promise<void> {
     process.stdout.write(`${await session.doctor()}\n`);
     if (!session.models.length) process.exitCode = 1;
   } finally {
-    session.dispose();
+    await session.dispose();
   }
 }

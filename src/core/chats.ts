@@ -181,12 +181,14 @@ export class ChatService {
     return { found: true, chatId: chat.id, ...(chat.title ? { title: chat.title } : {}) };
   }
 
-  /** Stop every turn (shutdown). */
-  dispose(): void {
+  /** Stop every turn (shutdown) and wait, boundedly, for them to unwind and persist what they have. */
+  async dispose(timeoutMs = 2_000): Promise<void> {
     for (const chat of this.live.values()) {
       chat.turn?.abort.abort();
       chat.settlePending();
     }
+    const settled = Promise.allSettled([...this.live.values()].map((c) => c.queue));
+    await Promise.race([settled, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
   }
 
   private async generateTitle(chat: LiveChat, entry: ModelEntry, firstMessage: string): Promise<void> {

@@ -130,7 +130,7 @@ export class EcaServer {
     c.onRequest('shutdown', async () => {
       const session = this.session();
       this.state = { kind: 'shuttingDown', session };
-      session.dispose();
+      await session.dispose();
       return null;
     });
     c.onNotification('exit', () => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'exit'));
@@ -234,9 +234,11 @@ export class EcaServer {
     this.exited = true;
     log.info(`exiting (${why}) with code ${code}`);
     if (this.parentWatch) clearInterval(this.parentWatch);
-    if (this.state.kind !== 'awaitingInitialize') this.state.session.dispose();
-    this.conn.dispose();
-    this.opts.onExit(code);
+    const done = this.state.kind !== 'awaitingInitialize' ? this.state.session.dispose() : Promise.resolve();
+    void done.finally(() => {
+      this.conn.dispose();
+      this.opts.onExit(code);
+    });
   }
 }
 

@@ -139,8 +139,15 @@ export class Session {
     });
   }
 
-  dispose(): void {
-    this.chats.dispose();
+  private disposed: Promise<void> | undefined;
+
+  /** Stops every turn, then closes indexes and the store. Safe to call more than once. */
+  dispose(): Promise<void> {
+    this.disposed ??= this.chats.dispose().then(() => this.close());
+    return this.disposed;
+  }
+
+  private close(): void {
     for (const ix of this.indexes) ix.dispose();
     try {
       this.store.close();
