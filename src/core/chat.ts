@@ -21,6 +21,8 @@ export class LiveChat {
   queue: Promise<void> = Promise.resolve();
   readonly pending = new Map<string, (answer: ApprovalAnswer) => void>();
   readonly sessionApproved = new Set<string>();
+  /** Messages the user sent while the turn ran (`chat/promptSteer`), for its next model step. */
+  readonly steering: string[] = [];
 
   constructor(
     readonly id: string,

@@ -53,8 +53,16 @@ export class ChatService {
     const command = parseCommandLine(params.message);
     const known = command && this.commands.find(command.name);
     if (!entry && !known) {
+      // Say it in the chat too (not every editor shows $/showMessage) and end the "turn" so the
+      // editor's spinner stops.
+      const chatId = existing?.id ?? params.chatId ?? newId();
       this.deps.events.showMessage('warning', noModelMessage());
-      return { chatId: existing?.id ?? params.chatId ?? '', model: params.model ?? '', status: 'login' };
+      setImmediate(() => {
+        this.deps.events.content(chatId, 'system', { type: 'text', text: noModelMessage() });
+        this.deps.events.status(chatId, 'idle');
+        this.deps.events.content(chatId, 'system', { type: 'progress', state: 'finished', text: '' });
+      });
+      return { chatId, model: params.model ?? '', status: 'login' };
     }
     let chat = existing;
     if (!chat) {
@@ -95,6 +103,9 @@ export class ChatService {
         this.setStatus(chat, 'idle');
         this.deps.events.content(chat.id, 'system', { type: 'progress', state: 'finished', text: '' });
       }
+      // Steering that arrived after the last model step becomes the next prompt.
+      const steered = chat.steering.splice(0);
+      if (steered.length && this.live.has(chat.id)) this.prompt({ chatId: chat.id, message: steered.join('\n\n') });
       if (!chat.title && entry && !known) void this.generateTitle(chat, entry, params.message);
     };
     // One turn per chat at a time; the response goes out before the turn's first notification.
@@ -141,7 +152,30 @@ export class ChatService {
     this.deps.events.deleted(chatId);
   }
 
-  selectAgent(chatId: string | undefined, agent: 'code' | 'plan'): void {
+  /**
+   * `chat/promptSteer`: a message for the running turn. It joins the conversation at the next
+   * model step; with no turn running it is an ordinary prompt.
+   */
+  steer(chatId: string, message: string): void {
+    const chat = this.live.get(chatId);
+    if (chat?.turn) chat.steering.push(message);
+    else this.prompt({ chatId, message });
+  }
+
+  /** `chat/clear`: forget the messages of a chat (the chat itself stays). */
+  clear(chatId: string): void {
+    const chat = this.load(chatId);
+    if (!chat) return;
+    chat.turn?.abort.abort();
+    chat.settlePending();
+    chat.stored.length = 0;
+    chat.usage = { inputTokens: 0, outputTokens: 0, cost: 0 };
+    this.deps.store.clearMessages(chatId);
+    this.deps.events.cleared(chatId);
+  }
+
+  selectAgent(chatId: string | undefined, agent: 'code' | 'plan' | undefined): void {
+    if (!agent) return log.info('unknown agent selected; keeping the current one');
     const chat = chatId ? this.load(chatId) : undefined;
     if (chat) {
       chat.agent = agent;
@@ -216,7 +250,7 @@ export class ChatService {
       if (!title || !this.live.has(chat.id)) return;
       chat.title = title;
       this.deps.store.updateChat(chat.id, { title });
-      this.deps.events.opened(chat.id, title);
+      this.deps.events.content(chat.id, 'system', { type: 'metadata', title });
     } catch (e) {
       log.debug(`title for ${chat.id}: ${errorMessage(e)}`);
     } finally {

@@ -31,6 +31,7 @@ export interface ChatPersistence {
   updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage'>>): void;
   deleteChat(id: string): void;
   appendMessage(chatId: string, message: StoredMessage): void;
+  clearMessages(chatId: string): void;
   messages(chatId: string): StoredMessage[];
   saveToolCall(rec: ToolCallRecord): void;
   /** At start-up: chats left `running` by a killed process get an `interrupted` marker. */

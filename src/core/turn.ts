@@ -48,6 +48,11 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
 
   for (let step = 0; step < MAX_STEPS; step++) {
     if (signal.aborted) return;
+    // Messages the user sent while this turn ran join the conversation at the next model step.
+    for (const text of chat.steering.splice(0)) {
+      events.content(chat.id, 'user', { type: 'text', text, contentId: newId() });
+      remember({ role: 'user', text });
+    }
     const tools = deps.tools.visible({ agent: chat.agent, approval: config.toolCall.approval, disabled: config.disabledTools });
     progress('running', step === 0 ? 'Waiting model' : 'Continuing');
     const parts: AssistantPart[] = [];
@@ -100,7 +105,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
             origin: tool?.origin ?? 'native',
             id: ev.id,
             name: tool?.name ?? name,
-            server: tool?.server,
+            server: tool?.server ?? (name.includes('__') ? name.slice(0, name.indexOf('__')) : 'unknown'),
             argumentsText: ev.type === 'toolCallDelta' ? ev.argsDelta : '',
           });
           break;

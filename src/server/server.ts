@@ -11,7 +11,10 @@ import type { z } from 'zod';
 import { createConnection } from '../rpc/connection.js';
 import { initializeParamsSchema, type ConfigUpdated, type InitializeParams, type ShowMessage } from '../protocol/eca/lifecycle.js';
 import {
+  chatClearParamsSchema,
   chatDeleteParamsSchema,
+  promptSteerParamsSchema,
+  queryFilesParamsSchema,
   chatListParamsSchema,
   chatOpenParamsSchema,
   chatPromptParamsSchema,
@@ -149,6 +152,12 @@ export class EcaServer {
     this.notification('chat/selectedBehaviorChanged', selectedBehaviorChangedSchema, (p, s) => s.chats.selectAgent(p.chatId, p.behavior));
     this.notification('chat/selectedAgentChanged', selectedAgentChangedSchema, (p, s) => s.chats.selectAgent(p.chatId, p.agent));
     this.notification('chat/selectedModelChanged', selectedModelChangedSchema, (p, s) => s.chats.selectModel(p.chatId, p.model));
+    this.request('chat/queryFiles', queryFilesParamsSchema, (p, s) => ({
+      chatId: p.chatId,
+      files: s.queryContext(p.query).filter((c) => c.type === 'file'),
+    }));
+    this.request('chat/clear', chatClearParamsSchema, (p, s) => (s.chats.clear(p.chatId), {}));
+    this.notification('chat/promptSteer', promptSteerParamsSchema, (p, s) => s.chats.steer(p.chatId, p.message));
     this.request('chat/list', chatListParamsSchema, (p, s) => ({ chats: s.chats.list(p) }));
     this.request('chat/open', chatOpenParamsSchema, (p, s) => s.chats.open(p.chatId));
 
@@ -183,9 +192,9 @@ export class EcaServer {
     return {
       getDiagnostics: async (uri) => {
         const res = (await withTimeout(this.conn.sendRequest('editor/getDiagnostics', uri ? { uri } : {}), 10_000, 'editor/getDiagnostics')) as {
-          diagnostics?: EditorDiagnostic[];
+          diagnostics?: unknown[];
         } | null;
-        return Array.isArray(res?.diagnostics) ? res.diagnostics : [];
+        return Array.isArray(res?.diagnostics) ? res.diagnostics.flatMap((d) => normalizeDiagnostic(d) ?? []) : [];
       },
     };
   }
@@ -243,11 +252,39 @@ export class EcaServer {
 }
 
 function parse<S extends z.ZodType>(method: string, schema: S, raw: unknown): z.output<S> {
-  const r = schema.safeParse(raw ?? {});
+  const r = schema.safeParse(withoutNulls(raw ?? {}));
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const field = issue.path.length ? issue.path.join('.') : '(params)';
   throw new ResponseError(InvalidParams, `Invalid params for ${method}: ${field}: ${issue.message}`, { field, issues: r.error.issues.length });
+}
+
+/** Emacs' ECA client sends every unset field as `null`; treat null as absent, at any depth. */
+function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNulls);
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = withoutNulls(x);
+  return out;
+}
+
+/** Editors report severities their own way ('information', 1-4, missing); map them onto ECA's four. */
+function normalizeDiagnostic(d: unknown): EditorDiagnostic | undefined {
+  if (!d || typeof d !== 'object') return undefined;
+  const x = d as Record<string, unknown>;
+  const sev = String(x.severity ?? '').toLowerCase();
+  const severity: EditorDiagnostic['severity'] =
+    sev === 'error' || sev === '1' ? 'error' : sev === 'warning' || sev === '2' ? 'warning' : sev === 'hint' || sev === '4' ? 'hint' : 'info';
+  const range = x.range as EditorDiagnostic['range'] | undefined;
+  if (typeof x.uri !== 'string' || !range?.start || !range.end) return undefined;
+  return {
+    uri: x.uri,
+    severity,
+    range,
+    message: typeof x.message === 'string' ? x.message : '',
+    ...(typeof x.source === 'string' ? { source: x.source } : {}),
+    ...(x.code !== undefined && x.code !== null ? { code: String(x.code) } : {}),
+  };
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

@@ -132,6 +132,14 @@ export class SqliteStore implements ChatPersistence {
     })();
   }
 
+  clearMessages(chatId: string): void {
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM messages WHERE chat_id = ?').run(chatId);
+      this.db.prepare('DELETE FROM tool_calls WHERE chat_id = ?').run(chatId);
+      this.db.prepare(`UPDATE chats SET usage = '{"inputTokens":0,"outputTokens":0,"cost":0}', updated_at = ? WHERE id = ?`).run(Date.now(), chatId);
+    })();
+  }
+
   messages(chatId: string): StoredMessage[] {
     const rows = this.db.prepare('SELECT data FROM messages WHERE chat_id = ? ORDER BY seq').all(chatId) as Array<{ data: string }>;
     return rows.map((r) => JSON.parse(r.data) as StoredMessage);

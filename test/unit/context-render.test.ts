@@ -129,18 +129,23 @@ describe('repoMap', () => {
 });
 
 describe('cursor and MCP resource contexts', () => {
-  it('renders a cursor point, and a selection with its text (positions are 0-based in, 1-based out)', async () => {
+  it('renders a cursor point, and a selection with its text (positions are 1-based, as ECA editors send them)', async () => {
     writeFiles(ws, { 'a.ts': 'const a = 1;\nconst bb = 2;\nconst c = 3;\n' });
     const point = await render([
-      { type: 'cursor', path: 'a.ts', position: { start: { line: 1, character: 6 }, end: { line: 1, character: 6 } } },
+      { type: 'cursor', path: 'a.ts', position: { start: { line: 2, character: 7 }, end: { line: 2, character: 7 } } },
     ]);
     expect(point.text).toBe(
       `<cursor description="Editor cursor; line and character are 1-based" path="${join(ws, 'a.ts')}" line="2" character="7"/>`,
     );
     const sel = await render([
-      { type: 'cursor', path: 'a.ts', position: { start: { line: 0, character: 6 }, end: { line: 1, character: 8 } } },
+      { type: 'cursor', path: 'a.ts', position: { start: { line: 1, character: 7 }, end: { line: 2, character: 9 } } },
     ]);
     expect(sel.text).toMatch(/ line="1" character="7" endLine="2" endCharacter="9">\na = 1;\nconst bb\n<\/cursor>$/);
+  });
+
+  it('renders a text context with its label', async () => {
+    const r = await render([{ type: 'text', label: 'scratch buffer', content: 'some notes' }]);
+    expect(r.text).toBe('<text label="scratch buffer">\nsome notes\n</text>');
   });
 
   it('resolves an MCP resource through the callback, and reports one that cannot be resolved', async () => {

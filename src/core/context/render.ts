@@ -78,6 +78,8 @@ function renderOne(ctx: ChatContext, opts: RenderOptions): Promise<string> {
       return renderCursor(ctx, opts);
     case 'mcpResource':
       return renderResource(ctx, opts);
+    case 'text':
+      return Promise.resolve(tag('text', { label: ctx.label }, ctx.content));
   }
 }
 
@@ -113,6 +115,8 @@ function describe(ctx: ChatContext, opts: RenderOptions): string {
       return ctx.uri;
     case 'repoMap':
       return '';
+    case 'text':
+      return ctx.label ?? 'text';
   }
 }
 
@@ -128,6 +132,8 @@ function errorBlock(ctx: ChatContext, msg: string, opts: RenderOptions): string 
       return tag('resource', { uri: ctx.uri, server: ctx.server, error: msg });
     case 'repoMap':
       return tag('repoMap', { error: msg });
+    case 'text':
+      return tag('text', { label: ctx.label, error: msg });
   }
 }
 
@@ -270,10 +276,12 @@ async function renderWeb(ctx: WebContext, opts: RenderOptions): Promise<string> 
   return tag('web', { url: ctx.url }, text);
 }
 
-/** Positions arrive 0-based (LSP); the tag shows them 1-based, like the file line numbers. */
+/** Positions arrive 1-based (as ECA editors send them) and are used 0-based here; the tag shows them 1-based. */
 async function renderCursor(ctx: CursorContext, opts: RenderOptions): Promise<string> {
   const path = resolvePath(ctx.path, opts.roots);
-  const { start, end } = ctx.position;
+  const zero = (p: { line: number; character: number }) => ({ line: Math.max(0, p.line - 1), character: Math.max(0, p.character - 1) });
+  const start = zero(ctx.position.start);
+  const end = zero(ctx.position.end);
   const attrs = {
     description: 'Editor cursor; line and character are 1-based',
     path,

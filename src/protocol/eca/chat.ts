@@ -6,10 +6,11 @@
 import { z } from 'zod';
 import { chatContextSchema } from './context.js';
 
-/** Old `behavior` values map onto agents: `agent` → `code`. */
-export const agentNameSchema = z
-  .enum(['code', 'plan', 'agent'])
-  .transform((a) => (a === 'agent' ? 'code' : a));
+/**
+ * Old `behavior` values map onto agents (`agent` → `code`). An agent patchbay does not have
+ * (a custom one selected in another ECA server) means "the default agent", as ECA does.
+ */
+export const agentNameSchema = z.string().transform((a): 'code' | 'plan' | undefined => (a === 'plan' ? 'plan' : a === 'code' || a === 'agent' ? 'code' : undefined));
 
 export const chatPromptParamsSchema = z.object({
   chatId: z.string().min(1).optional(),
@@ -61,6 +62,9 @@ export const queryContextParamsSchema = z.object({
   query: z.string().default(''),
   contexts: z.array(z.unknown()).default([]),
 });
+export const queryFilesParamsSchema = z.object({ chatId: z.string().optional(), query: z.string().default('') });
+export const chatClearParamsSchema = z.object({ chatId: z.string(), messages: z.boolean().optional() });
+export const promptSteerParamsSchema = z.object({ chatId: z.string(), message: z.string() });
 export const queryCommandsParamsSchema = z.object({ chatId: z.string().optional(), query: z.string().default('') });
 
 export const chatCommandSchema = z.object({

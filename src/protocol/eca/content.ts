@@ -29,6 +29,8 @@ export type RejectReason = z.infer<typeof rejectReasonSchema>;
 export const chatContentSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string(), contentId: z.string().optional() }),
   z.object({ type: z.literal('url'), title: z.string(), url: z.string() }),
+  /** Chat metadata, e.g. the title generated after the first prompt. */
+  z.object({ type: z.literal('metadata'), title: z.string().optional() }),
   z.object({ type: z.literal('progress'), state: z.enum(['running', 'finished']), text: z.string() }),
   z.object({
     type: z.literal('usage'),

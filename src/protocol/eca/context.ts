@@ -26,10 +26,13 @@ export type WebContext = z.infer<typeof webContextSchema>;
 export const repoMapContextSchema = z.object({ type: z.literal('repoMap') });
 export type RepoMapContext = z.infer<typeof repoMapContextSchema>;
 
-/** An LSP-style position: 0-based line and character (what editors send, e.g. VS Code's selection). */
+/**
+ * A cursor position as ECA editors send it: 1-based line and character (VS Code adds 1 to its
+ * selection, Emacs sends its 1-based line and 1 + column).
+ */
 export const cursorPositionSchema = z.object({
-  line: z.number().int().nonnegative(),
-  character: z.number().int().nonnegative(),
+  line: z.number().int(),
+  character: z.number().int(),
 });
 
 export const cursorContextSchema = z.object({
@@ -51,6 +54,10 @@ export const mcpResourceContextSchema = z.object({
 });
 export type McpResourceContext = z.infer<typeof mcpResourceContextSchema>;
 
+/** Free text an editor attaches (e.g. an Emacs buffer or region), with an optional label. */
+export const textContextSchema = z.object({ type: z.literal('text'), label: z.string().optional(), content: z.string() });
+export type TextContext = z.infer<typeof textContextSchema>;
+
 export const chatContextSchema = z.discriminatedUnion('type', [
   fileContextSchema,
   directoryContextSchema,
@@ -58,6 +65,7 @@ export const chatContextSchema = z.discriminatedUnion('type', [
   repoMapContextSchema,
   cursorContextSchema,
   mcpResourceContextSchema,
+  textContextSchema,
 ]);
 export type ChatContext = z.infer<typeof chatContextSchema>;
 
