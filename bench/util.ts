@@ -6,12 +6,12 @@
  * All times are `performance.now()` in the bench process: the fake LLM, the direct SSE
  * client and the reader of patchbay's stdout all live here, so one clock serves them all.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { FramedProcess, initializeParams, type Msg } from '../test/support/framed.js';
 
 /** The checkout root (this file runs from bench/.out/bench/). */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -79,14 +79,7 @@ export function procMemKb(pid: number): { rss: number; hwm: number } {
 
 // ---------------------------------------------------------------- patchbay over stdio
 
-export interface Msg {
-  jsonrpc: '2.0';
-  id?: number | string | null;
-  method?: string;
-  params?: any;
-  result?: any;
-  error?: { code: number; message: string; data?: unknown };
-}
+export type { Msg };
 
 /** A message and the bench-clock time its last byte was read from the child's stdout. */
 export interface Timed {
@@ -115,16 +108,7 @@ export interface SpawnOptions {
   nodeArgs?: string[];
 }
 
-const CRLF2 = Buffer.from('\r\n\r\n', 'ascii');
-
-export class Server {
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly exited: Promise<number | null>;
-  /** When `spawn` was called (bench clock). */
-  readonly spawnedAt: number;
-  stderr = '';
-  private buf: Buffer = Buffer.alloc(0);
-  private nextId = 1;
+export class Server extends FramedProcess {
   private readonly pending = new Map<number, (m: Timed) => void>();
   private readonly listeners = new Set<Listener>();
 
@@ -136,45 +120,15 @@ export class Server {
       ...(opts.config ? { PATCHBAY_CONFIG: JSON.stringify(opts.config) } : {}),
     };
     const nodeArgs = opts.nodeArgs ?? (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-    this.spawnedAt = now();
-    this.child = spawn(process.execPath, [...nodeArgs, BIN, 'server'], { env, stdio: 'pipe' });
-    this.child.stdout.on('data', (d: Buffer) => this.onData(d));
-    this.child.stderr.on('data', (d: Buffer) => {
-      this.stderr += d.toString();
-      if (this.stderr.length > 100_000) this.stderr = this.stderr.slice(-50_000);
-    });
-    this.exited = new Promise((r) => this.child.on('exit', (code) => r(code)));
+    super([...nodeArgs, BIN, 'server'], env, { stderrLimit: 100_000 });
   }
 
-  get pid(): number {
-    return this.child.pid ?? -1;
+  // Not a frame: say so and carry on (a throw here would kill the bench).
+  protected onBadFrame(e: Error): void {
+    process.stderr.write(`bench: ${e.message}\n`);
   }
 
-  private onData(d: Buffer): void {
-    const t = now();
-    this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
-    let off = 0;
-    for (;;) {
-      const end = this.buf.indexOf(CRLF2, off);
-      if (end < 0) break;
-      const m = /Content-Length:\s*(\d+)/i.exec(this.buf.toString('ascii', off, end));
-      if (!m) {
-        // Not a frame: say so and drop what is buffered (a throw here would kill the bench).
-        process.stderr.write(`bench: bad header from server: ${JSON.stringify(this.buf.toString('utf8', off, end).slice(0, 200))}\n`);
-        this.buf = Buffer.alloc(0);
-        return;
-      }
-      const start = end + 4;
-      const stop = start + Number(m[1]);
-      if (this.buf.length < stop) break;
-      const msg = JSON.parse(this.buf.toString('utf8', start, stop)) as Msg;
-      off = stop;
-      this.dispatch(msg, t);
-    }
-    this.buf = off >= this.buf.length ? Buffer.alloc(0) : this.buf.subarray(off);
-  }
-
-  private dispatch(msg: Msg, t: number): void {
+  protected onMessage(msg: Msg, t: number): void {
     if (msg.method === undefined && typeof msg.id === 'number') {
       const resolve = this.pending.get(msg.id);
       if (resolve) {
@@ -189,15 +143,6 @@ export class Server {
   listen(fn: Listener): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
-  }
-
-  send(msg: Record<string, unknown>): void {
-    const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', ...msg }), 'utf8');
-    this.child.stdin.write(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`, 'ascii'), body]));
-  }
-
-  notify(method: string, params?: unknown): void {
-    this.send({ method, ...(params === undefined ? {} : { params }) });
   }
 
   /** Sends a request; resolves with the response and the time it arrived. */
@@ -235,12 +180,7 @@ export class Server {
   }
 
   initializeParams(root: string): Record<string, unknown> {
-    return {
-      processId: process.pid,
-      clientInfo: { name: 'patchbay-bench', version: '1' },
-      capabilities: { codeAssistant: { chat: true } },
-      workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'ws' }],
-    };
+    return initializeParams(root, 'patchbay-bench');
   }
 
   /** initialize → initialized → the first `config/updated` (models known). */
@@ -251,18 +191,8 @@ export class Server {
     await configured;
   }
 
-  /** shutdown + exit (so `--cpu-prof` profiles get written), SIGKILL as a last resort. */
-  async stop(): Promise<number | null> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return this.child.exitCode;
-    try {
-      await this.request('shutdown', undefined, 5_000);
-      this.notify('exit');
-    } catch {
-      /* gone or stuck */
-    }
-    const t = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
-    const code = await this.exited;
-    clearTimeout(t);
-    return code;
+  /** shutdown + exit (so `--cpu-prof` profiles get written), SIGKILL after 5 s as a last resort. */
+  stop(): Promise<number | null> {
+    return this.stopWith(() => this.request('shutdown', undefined, 5_000), 5_000);
   }
 }

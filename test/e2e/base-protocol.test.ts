@@ -1,17 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { EcaProc, tempDir, workspace } from './harness.js';
+import { EcaProc, tempDir, useEcaProcs, workspace } from './harness.js';
 
-let procs: EcaProc[] = [];
+const track = useEcaProcs();
 function start(): EcaProc {
-  const p = new EcaProc({ home: tempDir(), config: { chat: { generateTitles: false } } });
-  procs.push(p);
-  return p;
+  return track(new EcaProc({ home: tempDir(), config: { chat: { generateTitles: false } } }));
 }
-afterEach(async () => {
-  await Promise.all(procs.map((p) => p.stop()));
-  procs = [];
-});
 
 describe('base protocol over real stdio', () => {
   it('answers requests before initialize with -32002', async () => {

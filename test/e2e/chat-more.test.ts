@@ -1,35 +1,19 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { FakeLlm } from '../fixtures/fake-llm.js';
-import { EcaProc, fakeProviderConfig, tempDir, workspace } from './harness.js';
+import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
-let llm: FakeLlm;
-let procs: EcaProc[] = [];
-beforeAll(async () => {
-  llm = await FakeLlm.start();
-});
-afterAll(async () => {
-  await llm.close();
-});
-afterEach(async () => {
-  await Promise.all(procs.map((p) => p.stop()));
-  procs = [];
-  llm.script();
-  llm.requests.length = 0;
-});
+const { llm, track } = useFakeLlmSuite();
 
 function start(config: Record<string, unknown>, home = tempDir()): EcaProc {
-  const p = new EcaProc({ home, config });
-  procs.push(p);
-  return p;
+  return track(new EcaProc({ home, config }));
 }
 
 describe('more of the ECA surface', () => {
   it('uses editor/getDiagnostics only when the client declares it', async () => {
     const root = workspace({ 'a.ts': 'const x: number = "s";\n' });
-    const p = start(fakeProviderConfig(llm.url));
+    const p = start(fakeProviderConfig(llm().url));
     const uri = pathToFileURL(join(root, 'a.ts')).href;
     p.onServerRequest = (m) =>
       p.send({
@@ -41,7 +25,7 @@ describe('more of the ECA surface', () => {
         },
       });
     await p.initialize(root, { capabilities: { codeAssistant: { chat: true, editor: { diagnostics: true } } } });
-    llm.script([{ toolCall: { id: 'd1', name: 'patchbay__editor_diagnostics', args: {} } }], [{ text: 'fixed' }]);
+    llm().script([{ toolCall: { id: 'd1', name: 'patchbay__editor_diagnostics', args: {} } }], [{ text: 'fixed' }]);
     const chatId = (await p.request('chat/prompt', { message: 'check' })).result.chatId;
     await p.turnDone(chatId);
     expect(p.messages.some((m) => m.method === 'editor/getDiagnostics')).toBe(true);
@@ -50,9 +34,9 @@ describe('more of the ECA surface', () => {
     expect(called.outputs[0].text).toMatch(/a\.ts:1:7/);
 
     // Without the capability the server never sends the request.
-    const q = start(fakeProviderConfig(llm.url));
+    const q = start(fakeProviderConfig(llm().url));
     await q.initialize(root);
-    llm.script([{ toolCall: { id: 'd2', name: 'patchbay__editor_diagnostics', args: {} } }], [{ text: 'ok' }]);
+    llm().script([{ toolCall: { id: 'd2', name: 'patchbay__editor_diagnostics', args: {} } }], [{ text: 'ok' }]);
     const chat2 = (await q.request('chat/prompt', { message: 'check' })).result.chatId;
     await q.turnDone(chat2);
     expect(q.messages.some((m) => m.method === 'editor/getDiagnostics')).toBe(false);
@@ -61,9 +45,9 @@ describe('more of the ECA surface', () => {
 
   it("approve with save: 'session' stops asking for that tool in the chat", async () => {
     const root = workspace();
-    const p = start(fakeProviderConfig(llm.url));
+    const p = start(fakeProviderConfig(llm().url));
     await p.initialize(root);
-    llm.script(
+    llm().script(
       [{ toolCall: { id: 's1', name: 'patchbay__write_file', args: { path: 'one.txt', content: '1' } } }],
       [{ toolCall: { id: 's2', name: 'patchbay__write_file', args: { path: 'two.txt', content: '2' } } }],
       [{ text: 'both written' }],
@@ -80,9 +64,9 @@ describe('more of the ECA surface', () => {
 
   it('edit_file reports a fileChange with the diff and counts', async () => {
     const root = workspace({ 'm.ts': 'const a = 1;\nconst b = 2;\n' });
-    const p = start(fakeProviderConfig(llm.url, 'openai-chat', { toolCall: { approval: { allow: { edit_file: {} } } } }));
+    const p = start(fakeProviderConfig(llm().url, 'openai-chat', { toolCall: { approval: { allow: { edit_file: {} } } } }));
     await p.initialize(root);
-    llm.script([{ toolCall: { id: 'e1', name: 'patchbay__edit_file', args: { path: 'm.ts', original_content: 'const b = 2;', new_content: 'const b = 3;\nconst c = 4;' } } }], [{ text: 'edited' }]);
+    llm().script([{ toolCall: { id: 'e1', name: 'patchbay__edit_file', args: { path: 'm.ts', original_content: 'const b = 2;', new_content: 'const b = 3;\nconst c = 4;' } } }], [{ text: 'edited' }]);
     const chatId = (await p.request('chat/prompt', { message: 'edit' })).result.chatId;
     await p.turnDone(chatId);
     const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled')!.content;
@@ -91,33 +75,18 @@ describe('more of the ECA surface', () => {
     expect(readFileSync(join(root, 'm.ts'), 'utf8')).toBe('const a = 1;\nconst b = 3;\nconst c = 4;\n');
   });
 
-  it('generates a chat title with the LLM after the first prompt', async () => {
-    const root = workspace();
-    const cfg = fakeProviderConfig(llm.url);
-    (cfg.chat as Record<string, unknown>).generateTitles = true;
-    const p = start(cfg);
-    await p.initialize(root);
-    llm.script([{ text: 'The answer' }], [{ text: '"Fixing the parser."' }]);
-    const chatId = (await p.request('chat/prompt', { message: 'help me fix the parser' })).result.chatId;
-    await p.turnDone(chatId);
-    const opened = await p.waitFor((m) => m.method === 'chat/opened' && m.params.title);
-    expect(opened.params).toEqual({ chatId, title: 'Fixing the parser' });
-    const list = await p.request('chat/list', {});
-    expect(list.result.chats[0].title).toBe('Fixing the parser');
-  });
-
   it('an invalid workspace config names the file and key, and the rest still applies', async () => {
     const root = workspace();
     mkdirSync(join(root, '.patchbay'));
     const file = join(root, '.patchbay', 'config.json');
     writeFileSync(file, JSON.stringify({ welcomeMessage: 'Hello from the workspace', toolCall: { approval: { byDefault: 'sometimes' } } }));
-    const p = start(fakeProviderConfig(llm.url));
+    const p = start(fakeProviderConfig(llm().url));
     const init = await p.initialize(root);
     expect(init.result.chatWelcomeMessage).toBe('Hello from the workspace');
     const msg = await p.waitFor((m) => m.method === '$/showMessage');
     expect(msg.params.message).toContain(file);
     expect(msg.params.message).toContain('toolCall.approval.byDefault');
-    llm.script([{ text: 'still works' }]);
+    llm().script([{ text: 'still works' }]);
     const chatId = (await p.request('chat/prompt', { message: 'hi' })).result.chatId;
     await p.turnDone(chatId);
     expect(p.text(chatId)).toBe('still works');
@@ -128,7 +97,7 @@ describe('more of the ECA surface', () => {
     mkdirSync(join(home, '.config', 'patchbay'), { recursive: true });
     const file = join(home, '.config', 'patchbay', 'config.json');
     writeFileSync(file, '{ "defaultModel": "x", }');
-    const p = start(fakeProviderConfig(llm.url), home);
+    const p = start(fakeProviderConfig(llm().url), home);
     await p.initialize(workspace());
     const msg = await p.waitFor((m) => m.method === '$/showMessage');
     expect(msg.params.message).toContain(file);
@@ -137,7 +106,7 @@ describe('more of the ECA surface', () => {
   });
 
   it('pureConfig ignores PATCHBAY_CONFIG', async () => {
-    const p = start(fakeProviderConfig(llm.url));
+    const p = start(fakeProviderConfig(llm().url));
     await p.initialize(workspace(), { initializationOptions: { pureConfig: true, welcomeMessage: 'pure' } });
     const cfg = await p.waitFor((m) => m.method === 'config/updated');
     expect(cfg.params.chat.models).not.toContain('fake/m1');
@@ -146,22 +115,22 @@ describe('more of the ECA surface', () => {
 
   it('a failing tool is a result the LLM reads, not a crash', async () => {
     const root = workspace();
-    const p = start(fakeProviderConfig(llm.url));
+    const p = start(fakeProviderConfig(llm().url));
     await p.initialize(root);
-    llm.script([{ toolCall: { id: 'f1', name: 'patchbay__read_file', args: { path: 'missing.txt' } } }], [{ text: 'it is missing' }]);
+    llm().script([{ toolCall: { id: 'f1', name: 'patchbay__read_file', args: { path: 'missing.txt' } } }], [{ text: 'it is missing' }]);
     const chatId = (await p.request('chat/prompt', { message: 'read' })).result.chatId;
     await p.turnDone(chatId);
     const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled')!.content;
     expect(called.error).toBe(true);
-    const toolMsg = llm.requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool');
+    const toolMsg = llm().requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool');
     expect(toolMsg.content).toMatch(/missing\.txt/);
     expect(p.text(chatId)).toBe('it is missing');
   });
 
   it('an LLM error after retries shows in the chat and the server keeps serving', async () => {
-    const p = start(fakeProviderConfig(llm.url, 'openai-chat', { chat: { generateTitles: false, maxRetries: 1 } }));
+    const p = start(fakeProviderConfig(llm().url, 'openai-chat', { chat: { generateTitles: false, maxRetries: 1 } }));
     await p.initialize(workspace());
-    llm.script({ status: 500, body: { error: { message: 'boom' } } }, { status: 500, body: { error: { message: 'boom' } } }, [{ text: 'recovered' }]);
+    llm().script({ status: 500, body: { error: { message: 'boom' } } }, { status: 500, body: { error: { message: 'boom' } } }, [{ text: 'recovered' }]);
     const chatId = (await p.request('chat/prompt', { message: 'hi' })).result.chatId;
     await p.turnDone(chatId);
     expect(p.text(chatId, 'system')).toMatch(/500/);
@@ -172,9 +141,9 @@ describe('more of the ECA surface', () => {
 
   it('a stalled stream times out with a clear error, and the log file records the session', async () => {
     const home = tempDir();
-    const p = start(fakeProviderConfig(llm.url, 'openai-chat', { chat: { generateTitles: false, maxRetries: 0, stallTimeoutSeconds: 0.3 } }), home);
+    const p = start(fakeProviderConfig(llm().url, 'openai-chat', { chat: { generateTitles: false, maxRetries: 0, stallTimeoutSeconds: 0.3 } }), home);
     await p.initialize(workspace());
-    llm.script([{ text: 'start ' }, { stall: 'forever' }]);
+    llm().script([{ text: 'start ' }, { stall: 'forever' }]);
     const chatId = (await p.request('chat/prompt', { message: 'hi' })).result.chatId;
     await p.turnDone(chatId);
     expect(p.text(chatId)).toBe('start ');

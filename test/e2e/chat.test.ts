@@ -1,28 +1,13 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, writeFileSync, symlinkSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { FakeLlm } from '../fixtures/fake-llm.js';
-import { EcaProc, fakeProviderConfig, tempDir, workspace } from './harness.js';
+import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
-let llm: FakeLlm;
-let procs: EcaProc[] = [];
-beforeAll(async () => {
-  llm = await FakeLlm.start();
-});
-afterAll(async () => {
-  await llm.close();
-});
-afterEach(async () => {
-  await Promise.all(procs.map((p) => p.stop()));
-  procs = [];
-  llm.script();
-  llm.requests.length = 0;
-});
+const { llm, track } = useFakeLlmSuite();
 
 async function boot(opts: { api?: string; extra?: Record<string, unknown>; files?: Record<string, string>; home?: string } = {}) {
   const root = workspace(opts.files ?? { 'a.txt': 'alpha\nbeta\n', 'src/main.ts': 'export const x = 1;\n' });
-  const p = new EcaProc({ home: opts.home ?? tempDir(), config: fakeProviderConfig(llm.url, opts.api ?? 'openai-chat', opts.extra) });
-  procs.push(p);
+  const p = track(new EcaProc({ home: opts.home ?? tempDir(), config: fakeProviderConfig(llm().url, opts.api ?? 'openai-chat', opts.extra) }));
   await p.initialize(root);
   await p.waitFor((m) => m.method === 'config/updated');
   return { p, root };
@@ -35,7 +20,7 @@ function content(p: EcaProc, chatId: string, type: string) {
 describe.each(['openai-chat', 'openai-responses', 'anthropic', 'ollama'])('text streaming over %s', (api) => {
   it('streams the scripted text to the editor in order', async () => {
     const { p } = await boot({ api });
-    llm.script([{ text: 'Hel' }, { text: 'lo ' }, { text: 'world' }, { usage: { input: 10, output: 3 } }]);
+    llm().script([{ text: 'Hel' }, { text: 'lo ' }, { text: 'world' }, { usage: { input: 10, output: 3 } }]);
     const res = await p.request('chat/prompt', { message: 'hi' });
     expect(res.result.status).toBe('prompting');
     expect(res.result.model).toBe('fake/m1');
@@ -55,7 +40,7 @@ describe.each(['openai-chat', 'openai-responses', 'anthropic', 'ollama'])('text 
 describe('chat over the fake LLM', () => {
   it('streams reasoning and replays the Anthropic signature on the next turn', async () => {
     const { p } = await boot({ api: 'anthropic' });
-    llm.script([{ reasoning: 'Let me think', signature: 'sig-123' }, { text: 'Answer' }], [{ text: 'Second' }]);
+    llm().script([{ reasoning: 'Let me think', signature: 'sig-123' }, { text: 'Answer' }], [{ text: 'Second' }]);
     const chatId = (await p.request('chat/prompt', { message: 'q1' })).result.chatId;
     await p.turnDone(chatId);
     const kinds = p.contents(chatId).map((c) => c.content.type);
@@ -63,14 +48,14 @@ describe('chat over the fake LLM', () => {
     expect(content(p, chatId, 'reasonText').map((c) => c.text).join('')).toBe('Let me think');
     await p.request('chat/prompt', { chatId, message: 'q2' });
     await p.turnDone(chatId, 2);
-    const second = llm.requests.filter((r) => r.path === '/v1/messages').at(-1)!.body;
+    const second = llm().requests.filter((r) => r.path === '/v1/messages').at(-1)!.body;
     const assistant = second.messages.find((m: any) => m.role === 'assistant');
     expect(assistant.content[0]).toMatchObject({ type: 'thinking', thinking: 'Let me think', signature: 'sig-123' });
   });
 
   it('runs an allowed read-only tool call and feeds the result back', async () => {
     const { p } = await boot();
-    llm.script([{ toolCall: { id: 'c1', name: 'patchbay__read_file', args: { path: 'a.txt' } } }], [{ text: 'done' }]);
+    llm().script([{ toolCall: { id: 'c1', name: 'patchbay__read_file', args: { path: 'a.txt' } } }], [{ text: 'done' }]);
     const chatId = (await p.request('chat/prompt', { message: 'read it' })).result.chatId;
     await p.turnDone(chatId);
     const run = content(p, chatId, 'toolCallRun')[0];
@@ -79,14 +64,14 @@ describe('chat over the fake LLM', () => {
     expect(called.error).toBe(false);
     expect(called.outputs[0].text).toContain('alpha');
     expect(content(p, chatId, 'toolCallPrepare').length).toBeGreaterThan(0);
-    const toolMsg = llm.requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool');
+    const toolMsg = llm().requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool');
     expect(toolMsg.content).toContain('beta');
     expect(p.text(chatId)).toBe('done');
   });
 
   it('asks before write_file; approve writes the file with fileChange details', async () => {
     const { p, root } = await boot();
-    llm.script([{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: 'new.txt', content: 'one\ntwo\n' } } }], [{ text: 'written' }]);
+    llm().script([{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: 'new.txt', content: 'one\ntwo\n' } } }], [{ text: 'written' }]);
     const chatId = (await p.request('chat/prompt', { message: 'write' })).result.chatId;
     const run = await p.waitFor((m) => m.params?.content?.type === 'toolCallRun', 'toolCallRun');
     expect(run.params.content.manualApproval).toBe(true);
@@ -100,24 +85,24 @@ describe('chat over the fake LLM', () => {
 
   it('ask → reject: the tool does not run, the LLM is told, the turn continues', async () => {
     const { p, root } = await boot();
-    llm.script([{ toolCall: { id: 'w2', name: 'patchbay__write_file', args: { path: 'no.txt', content: 'x' } } }], [{ text: 'ok, not writing' }]);
+    llm().script([{ toolCall: { id: 'w2', name: 'patchbay__write_file', args: { path: 'no.txt', content: 'x' } } }], [{ text: 'ok, not writing' }]);
     const chatId = (await p.request('chat/prompt', { message: 'write' })).result.chatId;
     await p.waitFor((m) => m.params?.content?.type === 'toolCallRun');
     p.notify('chat/toolCallReject', { chatId, toolCallId: 'w2' });
     await p.turnDone(chatId);
     expect(existsSync(join(root, 'no.txt'))).toBe(false);
     expect(content(p, chatId, 'toolCallRejected')[0].reason).toBe('user');
-    const toolMsg = llm.requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool');
+    const toolMsg = llm().requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool');
     expect(toolMsg.content).toMatch(/rejected/);
     expect(p.text(chatId)).toBe('ok, not writing');
   });
 
   it('a deny rule hides the tool and rejects a call to it', async () => {
     const { p } = await boot({ extra: { toolCall: { approval: { deny: { shell_command: {} } } } } });
-    llm.script([{ toolCall: { id: 's1', name: 'patchbay__shell_command', args: { command: 'echo hi' } } }], [{ text: 'fine' }]);
+    llm().script([{ toolCall: { id: 's1', name: 'patchbay__shell_command', args: { command: 'echo hi' } } }], [{ text: 'fine' }]);
     const chatId = (await p.request('chat/prompt', { message: 'run' })).result.chatId;
     await p.turnDone(chatId);
-    const offered = llm.requests[0].body.tools.map((t: any) => t.function.name);
+    const offered = llm().requests[0].body.tools.map((t: any) => t.function.name);
     expect(offered).not.toContain('patchbay__shell_command');
     expect(offered).toContain('patchbay__read_file');
     expect(content(p, chatId, 'toolCallRejected')[0].reason).toBe('userConfigDeny');
@@ -126,15 +111,15 @@ describe('chat over the fake LLM', () => {
 
   it('the plan agent cannot write files', async () => {
     const { p, root } = await boot();
-    llm.script([{ toolCall: { id: 'p1', name: 'patchbay__write_file', args: { path: 'plan.txt', content: 'x' } } }], [{ text: 'planned' }]);
+    llm().script([{ toolCall: { id: 'p1', name: 'patchbay__write_file', args: { path: 'plan.txt', content: 'x' } } }], [{ text: 'planned' }]);
     const chatId = (await p.request('chat/prompt', { message: 'do it', agent: 'plan' })).result.chatId;
     await p.turnDone(chatId);
     expect(existsSync(join(root, 'plan.txt'))).toBe(false);
-    const offered = llm.requests[0].body.tools.map((t: any) => t.function.name);
+    const offered = llm().requests[0].body.tools.map((t: any) => t.function.name);
     expect(offered).not.toContain('patchbay__write_file');
     expect(offered).not.toContain('patchbay__shell_command');
     expect(content(p, chatId, 'toolCallRejected')[0].reason).toBe('userConfigDeny');
-    expect(llm.requests[0].body.messages[0].content).toMatch(/PLAN mode/);
+    expect(llm().requests[0].body.messages[0].content).toMatch(/PLAN mode/);
   });
 
   it('a path outside the workspace forces ask, even for read_file; a symlink escape too', async () => {
@@ -142,7 +127,7 @@ describe('chat over the fake LLM', () => {
     writeFileSync(join(outside, 'secret.txt'), 'secret');
     const { p, root } = await boot();
     symlinkSync(outside, join(root, 'link'));
-    llm.script(
+    llm().script(
       [{ toolCall: { id: 'e1', name: 'patchbay__read_file', args: { path: join(outside, 'secret.txt') } } }],
       [{ toolCall: { id: 'e2', name: 'patchbay__read_file', args: { path: 'link/secret.txt' } } }],
       [{ toolCall: { id: 'e3', name: 'patchbay__read_file', args: { path: '../x.txt' } } }],
@@ -161,7 +146,7 @@ describe('chat over the fake LLM', () => {
 
   it('promptStop ends a stalled stream promptly and keeps the partial text', async () => {
     const { p } = await boot({ extra: { chat: { generateTitles: false, stallTimeoutSeconds: 60 } } });
-    llm.script([{ text: 'partial answer' }, { stall: 'forever' }]);
+    llm().script([{ text: 'partial answer' }, { stall: 'forever' }]);
     const chatId = (await p.request('chat/prompt', { message: 'go' })).result.chatId;
     await p.waitFor((m) => m.params?.content?.type === 'text' && m.params.role === 'assistant');
     const t0 = Date.now();
@@ -173,16 +158,16 @@ describe('chat over the fake LLM', () => {
     const statuses = p.messages.filter((m) => m.method === 'chat/statusChanged' && m.params.chatId === chatId).map((m) => m.params.status);
     expect(statuses).toEqual(['running', 'stopping', 'idle']);
     // The partial text is part of the history the next turn sends.
-    llm.script([{ text: 'next' }]);
+    llm().script([{ text: 'next' }]);
     await p.request('chat/prompt', { chatId, message: 'again' });
     await p.turnDone(chatId, 2);
-    const msgs = llm.requests.at(-1)!.body.messages;
+    const msgs = llm().requests.at(-1)!.body.messages;
     expect(msgs.find((m: any) => m.role === 'assistant').content).toBe('partial answer');
   });
 
   it('retries a 429 with progress text, then answers', async () => {
     const { p } = await boot();
-    llm.script({ status: 429, headers: { 'retry-after': '0' }, body: { error: { message: 'slow down', type: 'rate_limit' } } }, [{ text: 'after retry' }]);
+    llm().script({ status: 429, headers: { 'retry-after': '0' }, body: { error: { message: 'slow down', type: 'rate_limit' } } }, [{ text: 'after retry' }]);
     const chatId = (await p.request('chat/prompt', { message: 'hi' })).result.chatId;
     await p.turnDone(chatId);
     expect(p.text(chatId)).toBe('after retry');
@@ -192,7 +177,7 @@ describe('chat over the fake LLM', () => {
 
   it('runs two chats at once', async () => {
     const { p } = await boot();
-    llm.onRequest = (_path, body) => {
+    llm().onRequest = (_path, body) => {
       const user = body.messages.filter((m: any) => m.role === 'user').at(-1).content;
       const last = user === 'first' ? 'one' : 'two';
       return [{ delay: 100 }, { text: `answer ${last}` }];
@@ -204,7 +189,7 @@ describe('chat over the fake LLM', () => {
       expect(p.text(a.result.chatId)).toBe('answer one');
       expect(p.text(b.result.chatId)).toBe('answer two');
     } finally {
-      llm.onRequest = undefined;
+      llm().onRequest = undefined;
     }
   });
 
@@ -228,23 +213,22 @@ describe('chat over the fake LLM', () => {
     const chatId = (await p.request('chat/prompt', { message: '/doctor' })).result.chatId;
     await p.turnDone(chatId);
     expect(p.text(chatId, 'system')).toMatch(/Default model: fake\/m1/);
-    expect(llm.requests).toHaveLength(0);
+    expect(llm().requests).toHaveLength(0);
   });
 
   it('sends contexts to the LLM: file with linesRange', async () => {
     const { p, root } = await boot({ files: { 'f.txt': 'l1\nl2\nl3\nl4\n' } });
-    llm.script([{ text: 'seen' }]);
+    llm().script([{ text: 'seen' }]);
     const chatId = (await p.request('chat/prompt', { message: 'look', contexts: [{ type: 'file', path: join(root, 'f.txt'), linesRange: { start: 2, end: 3 } }] })).result.chatId;
     await p.turnDone(chatId);
-    const user = llm.requests[0].body.messages.find((m: any) => m.role === 'user').content;
+    const user = llm().requests[0].body.messages.find((m: any) => m.role === 'user').content;
     expect(user).toContain('l2\nl3');
     expect(user).not.toContain('l4');
   });
 
   it('no model: chat/prompt answers login and says how to configure one', async () => {
     const home = tempDir();
-    const p = new EcaProc({ home, config: { chat: { generateTitles: false } } });
-    procs.push(p);
+    const p = track(new EcaProc({ home, config: { chat: { generateTitles: false } } }));
     await p.initialize(workspace());
     const res = await p.request('chat/prompt', { message: 'hi' });
     expect(res.result.status).toBe('login');
@@ -256,7 +240,7 @@ describe('chat over the fake LLM', () => {
   it('chat/list and chat/open replay a chat after the server was killed mid-turn', async () => {
     const home = tempDir();
     const { p } = await boot({ home });
-    llm.script([{ text: 'first answer' }], [{ text: 'partial ' }, { stall: 'forever' }]);
+    llm().script([{ text: 'first answer' }], [{ text: 'partial ' }, { stall: 'forever' }]);
     const chatId = (await p.request('chat/prompt', { message: 'one' })).result.chatId;
     await p.turnDone(chatId);
     await p.request('chat/prompt', { chatId, message: 'two' });
@@ -281,7 +265,7 @@ describe('chat over the fake LLM', () => {
 
   it('a client-minted chatId creates the chat and announces it; delete removes it', async () => {
     const { p } = await boot();
-    llm.script([{ text: 'hey' }]);
+    llm().script([{ text: 'hey' }]);
     const res = await p.request('chat/prompt', { chatId: 'client-id-1', message: 'hi', contentId: 'c-1' });
     expect(res.result.chatId).toBe('client-id-1');
     await p.waitFor((m) => m.method === 'chat/opened' && m.params.chatId === 'client-id-1');

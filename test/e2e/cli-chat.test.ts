@@ -3,35 +3,19 @@
  * `patchbay server` child and talking to the fake LLM over HTTP. Build first (`npm run build`).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FakeLlm } from '../fixtures/fake-llm.js';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { useFakeLlm } from '../support/fake-llm-suite.js';
+import { BIN, tempDir, workspace } from './harness.js';
 import { completionList, mentionsToContexts } from '../../src/cli/chat-mentions.js';
 import { matchModel, parseChatArgs } from '../../src/cli/chat.js';
 
-const BIN = resolve(import.meta.dirname, '../../bin/patchbay');
-
-let llm: FakeLlm;
-beforeAll(async () => {
-  llm = await FakeLlm.start();
-});
-afterAll(async () => {
-  await llm.close();
-});
-afterEach(() => {
-  llm.requests.length = 0;
-  llm.onRequest = undefined;
-});
-
-function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+const llm = useFakeLlm({ reset: 'afterEach' });
 
 function fakeConfig(extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
-    providers: { fake: { api: 'openai-chat', url: `${llm.url}/v1`, key: 'x', models: { m1: {} } } },
+    providers: { fake: { api: 'openai-chat', url: `${llm().url}/v1`, key: 'x', models: { m1: {} } } },
     defaultModel: 'fake/m1',
     chat: { generateTitles: false, maxRetries: 0 },
     ...extra,
@@ -48,11 +32,7 @@ interface Run {
 /** Runs `patchbay chat ...args` in a fresh workspace with a clean environment (no user config, no API keys). */
 function chat(args: string[], opts: { config?: string; stdin?: string; files?: Record<string, string>; timeoutMs?: number } = {}): Promise<Run> {
   const home = tempDir('pb-chat-home-');
-  const cwd = tempDir('pb-chat-ws-');
-  for (const [rel, text] of Object.entries(opts.files ?? {})) {
-    mkdirSync(join(cwd, rel, '..'), { recursive: true });
-    writeFileSync(join(cwd, rel), text);
-  }
+  const cwd = workspace(opts.files, 'pb-chat-ws-');
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: home,
@@ -79,7 +59,7 @@ function chat(args: string[], opts: { config?: string; stdin?: string; files?: R
 
 /** The chat-completion requests the fake LLM received (title generation is off). */
 function llmCalls(): any[] {
-  return llm.requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.body);
+  return llm().requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.body);
 }
 
 function lastUserText(body: any): string {
@@ -90,7 +70,7 @@ function lastUserText(body: any): string {
 
 describe('patchbay chat "prompt" (one-shot)', () => {
   it('streams the scripted answer to stdout and exits 0', async () => {
-    llm.script([{ text: 'Hello ' }, { text: 'from ' }, { text: 'the fake' }, { usage: { input: 12, output: 4 } }]);
+    llm().script([{ text: 'Hello ' }, { text: 'from ' }, { text: 'the fake' }, { usage: { input: 12, output: 4 } }]);
     const r = await chat(['say', 'hi']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('Hello from the fake\n');
@@ -101,7 +81,7 @@ describe('patchbay chat "prompt" (one-shot)', () => {
   });
 
   it('sends @file mentions as file contexts', async () => {
-    llm.script([{ text: 'It says banana.' }]);
+    llm().script([{ text: 'It says banana.' }]);
     const r = await chat(['what is in @notes/fruit.txt?'], { files: { 'notes/fruit.txt': 'banana-42\n' } });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('It says banana.');
@@ -111,7 +91,7 @@ describe('patchbay chat "prompt" (one-shot)', () => {
   });
 
   it('rejects a write_file call when stdin is not a terminal and --yes is not given', async () => {
-    llm.script(
+    llm().script(
       [{ text: 'Creating it.' }, { toolCall: { name: 'patchbay__write_file', args: { path: 'made.txt', content: 'one\ntwo\n' } } }],
       [{ text: 'Understood, not created.' }],
     );
@@ -129,7 +109,7 @@ describe('patchbay chat "prompt" (one-shot)', () => {
   });
 
   it('approves a write_file call with --yes: the file is created and the diff shown', async () => {
-    llm.script(
+    llm().script(
       [{ text: 'Creating it.' }, { toolCall: { name: 'patchbay__write_file', args: { path: 'made.txt', content: 'one\ntwo\n' } } }],
       [{ text: 'Created.' }],
     );
@@ -146,7 +126,7 @@ describe('patchbay chat "prompt" (one-shot)', () => {
   });
 
   it('shows a failed read as ✗ with the first line of the error', async () => {
-    llm.script([{ toolCall: { name: 'patchbay__read_file', args: { path: 'missing.txt' } } }], [{ text: 'No such file.' }]);
+    llm().script([{ toolCall: { name: 'patchbay__read_file', args: { path: 'missing.txt' } } }], [{ text: 'No such file.' }]);
     const r = await chat(['read missing.txt']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/✗ read_file: .*missing\.txt/);
@@ -163,7 +143,7 @@ describe('patchbay chat "prompt" (one-shot)', () => {
   });
 
   it('exits non-zero with the error text when the LLM call fails', async () => {
-    llm.script({ status: 400, body: { error: { message: 'bad things happened', type: 'invalid_request_error' } } });
+    llm().script({ status: 400, body: { error: { message: 'bad things happened', type: 'invalid_request_error' } } });
     const r = await chat(['hello']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/Error from fake\/m1: .*bad things happened/);
@@ -180,7 +160,7 @@ describe('patchbay chat "prompt" (one-shot)', () => {
 
 describe('patchbay chat (interactive, stdin piped)', () => {
   it('answers each line in the same chat and quits on /exit', async () => {
-    llm.script([{ text: 'First answer.' }], [{ text: 'Second answer.' }]);
+    llm().script([{ text: 'First answer.' }], [{ text: 'Second answer.' }]);
     const r = await chat([], { stdin: 'hello\nand again\n/exit\nnever sent\n' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('> hello\nFirst answer.\n');
@@ -195,7 +175,7 @@ describe('patchbay chat (interactive, stdin piped)', () => {
   });
 
   it('runs /costs and shows its output', async () => {
-    llm.script([{ text: 'Hi.' }, { usage: { input: 10, output: 3 } }]);
+    llm().script([{ text: 'Hi.' }, { usage: { input: 10, output: 3 } }]);
     const r = await chat([], { stdin: 'hello\n/costs\n' }); // EOF (Ctrl-D) quits
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('Hi.');

@@ -1,28 +1,13 @@
 /** What today's ECA editor plugins (Emacs, VS Code, Neovim) send beyond the seed spec. */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { FakeLlm } from '../fixtures/fake-llm.js';
-import { EcaProc, fakeProviderConfig, tempDir, workspace } from './harness.js';
+import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
-let llm: FakeLlm;
-let procs: EcaProc[] = [];
-beforeAll(async () => {
-  llm = await FakeLlm.start();
-});
-afterAll(async () => {
-  await llm.close();
-});
-afterEach(async () => {
-  await Promise.all(procs.map((p) => p.stop()));
-  procs = [];
-  llm.script();
-  llm.requests.length = 0;
-});
+const { llm, track } = useFakeLlmSuite();
 
-async function boot(config: Record<string, unknown> = fakeProviderConfig(llm.url)) {
+async function boot(config: Record<string, unknown> = fakeProviderConfig(llm().url)) {
   const root = workspace({ 'a.ts': 'const a = 1;\nconst bb = 2;\n' });
-  const p = new EcaProc({ home: tempDir(), config });
-  procs.push(p);
+  const p = track(new EcaProc({ home: tempDir(), config }));
   await p.initialize(root);
   await p.waitFor((m) => m.method === 'config/updated');
   return { p, root };
@@ -33,7 +18,7 @@ const userText = (body: any) => body.messages.filter((m: any) => m.role === 'use
 describe('ECA plugin compatibility', () => {
   it("accepts Emacs' null fields as absent", async () => {
     const { p } = await boot();
-    llm.script([{ text: 'hi from emacs' }]);
+    llm().script([{ text: 'hi from emacs' }]);
     const res = await p.request('chat/prompt', { chatId: null, message: 'hello', model: null, agent: null, contexts: [], 'request-id': 3 });
     expect(res.error).toBeUndefined();
     await p.turnDone(res.result.chatId);
@@ -46,11 +31,11 @@ describe('ECA plugin compatibility', () => {
 
   it('an unknown agent name falls back to the default agent instead of failing', async () => {
     const { p } = await boot();
-    llm.script([{ text: 'ok' }]);
+    llm().script([{ text: 'ok' }]);
     const res = await p.request('chat/prompt', { message: 'hi', agent: 'my-custom-agent' });
     expect(res.result.status).toBe('prompting');
     await p.turnDone(res.result.chatId);
-    const tools = llm.requests[0].body.tools.map((t: any) => t.function.name);
+    const tools = llm().requests[0].body.tools.map((t: any) => t.function.name);
     expect(tools).toContain('patchbay__write_file');
   });
 
@@ -64,10 +49,10 @@ describe('ECA plugin compatibility', () => {
   });
 
   it('sends the generated title as metadata content, not a second chat/opened', async () => {
-    const cfg = fakeProviderConfig(llm.url);
+    const cfg = fakeProviderConfig(llm().url);
     (cfg.chat as Record<string, unknown>).generateTitles = true;
     const { p } = await boot(cfg);
-    llm.script([{ text: 'answer' }], [{ text: 'Parser fix' }]);
+    llm().script([{ text: 'answer' }], [{ text: 'Parser fix' }]);
     const chatId = (await p.request('chat/prompt', { chatId: 'c-1', message: 'fix the parser' })).result.chatId;
     await p.turnDone(chatId);
     const meta = await p.waitFor((m) => m.method === 'chat/contentReceived' && m.params.content.type === 'metadata');
@@ -77,32 +62,32 @@ describe('ECA plugin compatibility', () => {
 
   it('chat/clear forgets the history; chat/queryFiles lists files', async () => {
     const { p, root } = await boot();
-    llm.script([{ text: 'one' }], [{ text: 'two' }]);
+    llm().script([{ text: 'one' }], [{ text: 'two' }]);
     const chatId = (await p.request('chat/prompt', { message: 'first' })).result.chatId;
     await p.turnDone(chatId);
     expect((await p.request('chat/clear', { chatId, messages: true })).result).toEqual({});
     await p.waitFor((m) => m.method === 'chat/cleared' && m.params.chatId === chatId);
     await p.request('chat/prompt', { chatId, message: 'second' });
     await p.turnDone(chatId, 2);
-    expect(userText(llm.requests[1].body)).toEqual(['second']);
+    expect(userText(llm().requests[1].body)).toEqual(['second']);
     const files = await p.request('chat/queryFiles', { chatId, query: 'a.ts' });
     expect(files.result.files[0]).toEqual({ type: 'file', path: join(root, 'a.ts') });
   });
 
   it('chat/promptSteer joins the running turn at its next model step', async () => {
     const { p } = await boot();
-    llm.script([{ toolCall: { id: 't1', name: 'patchbay__read_file', args: { path: 'a.ts' } } }, { delay: 300 }], [{ text: 'steered' }]);
+    llm().script([{ toolCall: { id: 't1', name: 'patchbay__read_file', args: { path: 'a.ts' } } }, { delay: 300 }], [{ text: 'steered' }]);
     const chatId = (await p.request('chat/prompt', { message: 'start' })).result.chatId;
     await p.waitFor((m) => m.params?.content?.type === 'toolCallPrepare');
     p.notify('chat/promptSteer', { chatId, message: 'also check b' });
     await p.turnDone(chatId);
-    expect(userText(llm.requests[1].body)).toEqual(['start', 'also check b']);
+    expect(userText(llm().requests[1].body)).toEqual(['start', 'also check b']);
     expect(p.text(chatId, 'user')).toContain('also check b');
   });
 
   it('renders a 1-based cursor selection and a text context into the prompt', async () => {
     const { p, root } = await boot();
-    llm.script([{ text: 'seen' }]);
+    llm().script([{ text: 'seen' }]);
     const chatId = (
       await p.request('chat/prompt', {
         message: 'explain',
@@ -113,15 +98,14 @@ describe('ECA plugin compatibility', () => {
       })
     ).result.chatId;
     await p.turnDone(chatId);
-    const user = userText(llm.requests[0].body)[0];
+    const user = userText(llm().requests[0].body)[0];
     expect(user).toMatch(/<cursor [^>]*line="2" character="7"[^>]*>\nbb\n<\/cursor>/);
     expect(user).toContain('<text label="notes">\nremember this\n</text>');
   });
 
   it('normalizes editor diagnostics with other severity names and missing messages', async () => {
     const root = workspace({ 'a.ts': 'x' });
-    const p = new EcaProc({ home: tempDir(), config: fakeProviderConfig(llm.url) });
-    procs.push(p);
+    const p = track(new EcaProc({ home: tempDir(), config: fakeProviderConfig(llm().url) }));
     p.onServerRequest = (m) =>
       p.send({
         id: m.id,
@@ -134,7 +118,7 @@ describe('ECA plugin compatibility', () => {
         },
       });
     await p.initialize(root, { capabilities: { codeAssistant: { chat: true, editor: { diagnostics: true } } } });
-    llm.script([{ toolCall: { id: 'd', name: 'patchbay__editor_diagnostics', args: {} } }], [{ text: 'ok' }]);
+    llm().script([{ toolCall: { id: 'd', name: 'patchbay__editor_diagnostics', args: {} } }], [{ text: 'ok' }]);
     const chatId = (await p.request('chat/prompt', { message: 'diag' })).result.chatId;
     await p.turnDone(chatId);
     const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled')!.content;

@@ -2,22 +2,17 @@
  * Drives the built `patchbay server` over real stdio with hand-framed messages, so tests
  * see exactly the bytes an editor would (and can send malformed ones).
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { afterEach } from 'vitest';
+import type { FakeLlm } from '../fixtures/fake-llm.js';
+import { useFakeLlm } from '../support/fake-llm-suite.js';
+import { FramedProcess, initializeParams, type Msg } from '../support/framed.js';
 
 export const BIN = resolve(import.meta.dirname, '../../bin/patchbay');
 
-export interface Msg {
-  jsonrpc: '2.0';
-  id?: number | string | null;
-  method?: string;
-  params?: any;
-  result?: any;
-  error?: { code: number; message: string; data?: unknown };
-}
+export type { Msg };
 
 export function tempDir(prefix = 'pb-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -33,67 +28,34 @@ export function fakeProviderConfig(url: string, api = 'openai-chat', extra: Reco
   };
 }
 
-export class EcaProc {
-  readonly child: ChildProcessWithoutNullStreams;
+export class EcaProc extends FramedProcess {
   readonly messages: Msg[] = [];
-  stderr = '';
-  private buf = Buffer.alloc(0);
-  private nextId = 1;
   private waiters: Array<{ pred: (m: Msg) => boolean; resolve: (m: Msg) => void; from: number }> = [];
-  readonly exited: Promise<number | null>;
 
   constructor(opts: { home: string; config?: Record<string, unknown>; env?: Record<string, string>; args?: string[] }) {
-    const env: Record<string, string> = {
+    super([BIN, 'server', ...(opts.args ?? [])], {
       PATH: process.env.PATH ?? '',
       HOME: opts.home,
       XDG_CONFIG_HOME: join(opts.home, '.config'),
       PATCHBAY_HOME: join(opts.home, '.patchbay'),
       ...(opts.config ? { PATCHBAY_CONFIG: JSON.stringify(opts.config) } : {}),
       ...opts.env,
-    };
-    this.child = spawn(process.execPath, [BIN, 'server', ...(opts.args ?? [])], { env, stdio: 'pipe' });
-    this.child.stdout.on('data', (d: Buffer) => this.onData(d));
-    this.child.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()));
-    this.exited = new Promise((r) => this.child.on('exit', (code) => r(code)));
+    });
   }
 
-  private onData(d: Buffer): void {
-    this.buf = Buffer.concat([this.buf, d]);
-    for (;;) {
-      const end = this.buf.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const m = /Content-Length: (\d+)/i.exec(this.buf.subarray(0, end).toString('ascii'));
-      if (!m) throw new Error(`bad header from server: ${this.buf.subarray(0, end).toString()}`);
-      const len = Number(m[1]);
-      if (this.buf.length < end + 4 + len) return;
-      const msg = JSON.parse(this.buf.subarray(end + 4, end + 4 + len).toString('utf8')) as Msg;
-      this.buf = this.buf.subarray(end + 4 + len);
-      this.messages.push(msg);
-      // Answer server → client requests the way a plain editor would.
-      if (msg.method === 'editor/getDiagnostics' && msg.id !== undefined) this.onServerRequest?.(msg);
-      for (const w of [...this.waiters]) {
-        if (w.pred(msg)) {
-          this.waiters.splice(this.waiters.indexOf(w), 1);
-          w.resolve(msg);
-        }
+  protected onMessage(msg: Msg): void {
+    this.messages.push(msg);
+    // Answer server → client requests the way a plain editor would.
+    if (msg.method === 'editor/getDiagnostics' && msg.id !== undefined) this.onServerRequest?.(msg);
+    for (const w of [...this.waiters]) {
+      if (w.pred(msg)) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        w.resolve(msg);
       }
     }
   }
 
   onServerRequest?: (m: Msg) => void;
-
-  writeRaw(bytes: string | Buffer): void {
-    this.child.stdin.write(bytes);
-  }
-
-  send(msg: Record<string, unknown>): void {
-    const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', ...msg }), 'utf8');
-    this.writeRaw(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`, 'ascii'), body]));
-  }
-
-  notify(method: string, params?: unknown): void {
-    this.send({ method, ...(params === undefined ? {} : { params }) });
-  }
 
   async request(method: string, params?: unknown): Promise<Msg> {
     const id = this.nextId++;
@@ -134,34 +96,47 @@ export class EcaProc {
   }
 
   async initialize(root: string, extra: Record<string, unknown> = {}): Promise<Msg> {
-    const res = await this.request('initialize', {
-      processId: process.pid,
-      clientInfo: { name: 'test', version: '1' },
-      capabilities: { codeAssistant: { chat: true } },
-      workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'ws' }],
-      ...extra,
-    });
+    const res = await this.request('initialize', { ...initializeParams(root, 'test'), ...extra });
     this.notify('initialized', {});
     return res;
   }
 
-  async stop(): Promise<number | null> {
-    if (this.child.exitCode !== null) return this.child.exitCode;
-    try {
-      await Promise.race([this.request('shutdown'), new Promise((r) => setTimeout(r, 2000))]);
-      this.notify('exit');
-    } catch {
-      /* already gone */
-    }
-    const t = setTimeout(() => this.child.kill('SIGKILL'), 3000);
-    const code = await this.exited;
-    clearTimeout(t);
-    return code;
+  /** shutdown (given 2 s) + exit, SIGKILL after 3 s more. */
+  stop(): Promise<number | null> {
+    return this.stopWith(() => Promise.race([this.request('shutdown'), new Promise((r) => setTimeout(r, 2000))]), 3000);
   }
 }
 
-export function workspace(files: Record<string, string> = {}): string {
-  const root = tempDir('pb-ws-');
+/**
+ * Stops, after each test, every EcaProc handed to the returned `track` (which returns it),
+ * then calls `afterStop`.
+ */
+export function useEcaProcs(afterStop?: () => void): (p: EcaProc) => EcaProc {
+  let procs: EcaProc[] = [];
+  afterEach(async () => {
+    await Promise.all(procs.map((p) => p.stop()));
+    procs = [];
+    afterStop?.();
+  });
+  return (p) => {
+    procs.push(p);
+    return p;
+  };
+}
+
+/**
+ * One fake LLM for the file (see useFakeLlm) and EcaProcs tracked by `track`: after each
+ * test the procs are stopped, then the fake LLM is reset.
+ */
+export function useFakeLlmSuite(): { llm: () => FakeLlm; track: (p: EcaProc) => EcaProc } {
+  const llm = useFakeLlm({ reset: 'never' });
+  const track = useEcaProcs(() => llm().reset());
+  return { llm, track };
+}
+
+/** A fresh temp directory holding `files` (relative path → content). */
+export function workspace(files: Record<string, string> = {}, prefix = 'pb-ws-'): string {
+  const root = tempDir(prefix);
   for (const [rel, content] of Object.entries(files)) {
     mkdirSync(join(root, rel, '..'), { recursive: true });
     writeFileSync(join(root, rel), content);

@@ -3,38 +3,27 @@
  * the real SDKs: text, tool calls with streamed arguments, usage, finish reasons, and
  * what each request puts on the wire.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AnthropicClient } from '../../src/peers/llm/anthropic.js';
 import { OllamaClient } from '../../src/peers/llm/ollama.js';
 import { OpenAiChatClient } from '../../src/peers/llm/openai-chat.js';
 import { OpenAiResponsesClient } from '../../src/peers/llm/openai-responses.js';
 import type { LlmClient, LlmEvent } from '../../src/peers/llm/types.js';
-import { FakeLlm } from '../fixtures/fake-llm.js';
+import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { run, textOf, toolHistory, weatherTool } from './llm-helpers.js';
 
-let fake: FakeLlm;
-beforeAll(async () => {
-  fake = await FakeLlm.start();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.script();
-  fake.requests = [];
-  fake.onRequest = undefined;
-});
+const fake = useFakeLlm();
 
 const adapters: Array<{ name: string; path: string; make: () => LlmClient }> = [
-  { name: 'openai-chat', path: '/v1/chat/completions', make: () => new OpenAiChatClient({ url: `${fake.url}/v1`, key: 'sk-test-chat-000000' }) },
-  { name: 'openai-responses', path: '/v1/responses', make: () => new OpenAiResponsesClient({ url: `${fake.url}/v1`, key: 'sk-test-resp-000000' }) },
-  { name: 'anthropic', path: '/v1/messages', make: () => new AnthropicClient({ url: fake.url, key: 'sk-ant-test-000000' }) },
-  { name: 'ollama', path: '/api/chat', make: () => new OllamaClient({ url: fake.url }) },
+  { name: 'openai-chat', path: '/v1/chat/completions', make: () => new OpenAiChatClient({ url: `${fake().url}/v1`, key: 'sk-test-chat-000000' }) },
+  { name: 'openai-responses', path: '/v1/responses', make: () => new OpenAiResponsesClient({ url: `${fake().url}/v1`, key: 'sk-test-resp-000000' }) },
+  { name: 'anthropic', path: '/v1/messages', make: () => new AnthropicClient({ url: fake().url, key: 'sk-ant-test-000000' }) },
+  { name: 'ollama', path: '/api/chat', make: () => new OllamaClient({ url: fake().url }) },
 ];
 
 describe.each(adapters)('$name adapter', ({ name, path, make }) => {
   it('streams text chunk by chunk, then usage and finish', async () => {
-    fake.script([{ text: 'Hel' }, { text: 'lo, ' }, { text: 'world' }, { usage: { input: 12, output: 3 } }]);
+    fake().script([{ text: 'Hel' }, { text: 'lo, ' }, { text: 'world' }, { usage: { input: 12, output: 3 } }]);
     const events = await run(make());
     const texts = events.filter((e) => e.type === 'text');
     // SSE adapters merge deltas that arrive in one network read; the text is the same.
@@ -45,14 +34,14 @@ describe.each(adapters)('$name adapter', ({ name, path, make }) => {
     expect(events.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
     // usage comes right before finish
     expect(events.at(-2)?.type).toBe('usage');
-    expect(fake.requests.map((r) => r.path)).toEqual([path]);
-    expect(fake.requests[0].body.model).toBe('test-model');
-    expect(fake.requests[0].body.stream).toBe(true);
+    expect(fake().requests.map((r) => r.path)).toEqual([path]);
+    expect(fake().requests[0].body.model).toBe('test-model');
+    expect(fake().requests[0].body.stream).toBe(true);
   });
 
   it('streams a tool call: start, argument deltas, end with parsed args, finish tool_calls', async () => {
     const args = { city: 'Paris', days: 3, units: { temp: 'C' } };
-    fake.script([{ text: 'Let me check.' }, { toolCall: { id: 'call_abc', name: 'get_weather', args } }]);
+    fake().script([{ text: 'Let me check.' }, { toolCall: { id: 'call_abc', name: 'get_weather', args } }]);
     const events = await run(make(), { tools: [weatherTool] });
     expect(textOf(events)).toBe('Let me check.');
     const start = events.findIndex((e) => e.type === 'toolCallStart');
@@ -70,10 +59,10 @@ describe.each(adapters)('$name adapter', ({ name, path, make }) => {
   });
 
   it('sends the system prompt, tools and a tool round-trip in its own wire shape', async () => {
-    fake.script([{ text: 'It is sunny.' }]);
+    fake().script([{ text: 'It is sunny.' }]);
     const events = await run(make(), { tools: [weatherTool], messages: toolHistory, maxOutputTokens: 500 });
     expect(textOf(events)).toBe('It is sunny.');
-    const body = fake.requests[0].body;
+    const body = fake().requests[0].body;
     const wire = JSON.stringify(body);
     expect(wire).toContain('You are a test.');
     expect(wire).toContain('get_weather');
@@ -104,7 +93,7 @@ describe.each(adapters)('$name adapter', ({ name, path, make }) => {
       expect(body.messages[2].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'call_1', content: 'sunny, 21C' });
       expect(body.tools[0]).toMatchObject({ name: 'get_weather', input_schema: { type: 'object' } });
       // This SDK version sends the key as a bearer token; older ones used x-api-key.
-      const h = fake.requests[0].headers;
+      const h = fake().requests[0].headers;
       expect(String(h['x-api-key'] ?? h.authorization)).toContain('sk-ant-test-000000');
     } else {
       expect(body.messages[0]).toEqual({ role: 'system', content: 'You are a test.' });
@@ -115,7 +104,7 @@ describe.each(adapters)('$name adapter', ({ name, path, make }) => {
   });
 
   it('streams reasoning as reasoningStart / Delta / End before the answer', async () => {
-    fake.script([{ reasoning: 'Think first.', signature: 'sig-1' }, { text: 'Answer.' }]);
+    fake().script([{ reasoning: 'Think first.', signature: 'sig-1' }, { text: 'Answer.' }]);
     const events = await run(make(), { reasoning: true });
     const kinds = events.map((e) => e.type);
     expect(kinds.indexOf('reasoningStart')).toBeLessThan(kinds.indexOf('reasoningEnd'));
@@ -130,7 +119,7 @@ describe.each(adapters)('$name adapter', ({ name, path, make }) => {
   });
 
   it('maps an HTTP error to an LlmError with the status and the provider message', async () => {
-    fake.script({ status: 400, body: name === 'anthropic' ? { type: 'error', error: { type: 'invalid_request_error', message: 'bad things' } } : name === 'ollama' ? { error: 'bad things' } : { error: { message: 'bad things', type: 'invalid_request_error' } } });
+    fake().script({ status: 400, body: name === 'anthropic' ? { type: 'error', error: { type: 'invalid_request_error', message: 'bad things' } } : name === 'ollama' ? { error: 'bad things' } : { error: { message: 'bad things', type: 'invalid_request_error' } } });
     const err = await run(make()).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'LlmError', status: 400, retryable: false });
     expect((err as Error).message).toContain('400');
@@ -140,10 +129,10 @@ describe.each(adapters)('$name adapter', ({ name, path, make }) => {
 });
 
 describe('openai-chat reasoning', () => {
-  const client = (): OpenAiChatClient => new OpenAiChatClient({ url: `${fake.url}/v1` });
+  const client = (): OpenAiChatClient => new OpenAiChatClient({ url: `${fake().url}/v1` });
 
   it('turns <think> tags split across chunks into reasoning and removes them from the text', async () => {
-    fake.script([{ text: '<th' }, { text: 'ink>I should ' }, { text: 'greet.</thi' }, { text: 'nk>\n\nHi' }, { text: ' there <' }, { text: 'b>' }]);
+    fake().script([{ text: '<th' }, { text: 'ink>I should ' }, { text: 'greet.</thi' }, { text: 'nk>\n\nHi' }, { text: ' there <' }, { text: 'b>' }]);
     const events = await run(client());
     const types = events.map((e) => e.type);
     expect(textOf(events)).toBe('Hi there <b>');
@@ -153,14 +142,14 @@ describe('openai-chat reasoning', () => {
   });
 
   it('reads reasoning_content deltas', async () => {
-    fake.script([{ reasoning: 'pondering' }, { text: 'done' }]);
+    fake().script([{ reasoning: 'pondering' }, { text: 'done' }]);
     const events = await run(client());
     expect(events.filter((e) => e.type === 'reasoningDelta').map((e) => (e as { text: string }).text).join('')).toBe('pondering');
     expect(textOf(events)).toBe('done');
   });
 
   it('turns an error chunk mid-stream into a retryable LlmError', async () => {
-    fake.onRequest = () => [{ text: 'partial' }, { streamError: { message: 'upstream died', type: 'server_error' } }];
+    fake().onRequest = () => [{ text: 'partial' }, { streamError: { message: 'upstream died', type: 'server_error' } }];
     const err = await run(client()).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'LlmError', retryable: true });
     expect((err as Error).message).toContain('upstream died');
@@ -181,15 +170,15 @@ describe('unreachable servers', () => {
 
 describe('anthropic thinking', () => {
   it('ends reasoning with the signature and replays the thinking block verbatim next turn', async () => {
-    const client = new AnthropicClient({ url: fake.url, key: 'sk-ant-test-000000' });
-    fake.script([{ reasoning: 'Let me think about Paris.', signature: 'EqQBCgIYAhIMsig==' }, { toolCall: { id: 'toolu_1', name: 'get_weather', args: { city: 'Paris' } } }]);
+    const client = new AnthropicClient({ url: fake().url, key: 'sk-ant-test-000000' });
+    fake().script([{ reasoning: 'Let me think about Paris.', signature: 'EqQBCgIYAhIMsig==' }, { toolCall: { id: 'toolu_1', name: 'get_weather', args: { city: 'Paris' } } }]);
     const first = await run(client, { reasoning: true, tools: [weatherTool], maxOutputTokens: 4096 });
     const end = first.find((e) => e.type === 'reasoningEnd');
     expect(end).toMatchObject({ type: 'reasoningEnd', signature: 'EqQBCgIYAhIMsig==' });
-    expect(fake.requests[0].body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
-    expect(fake.requests[0].body.max_tokens).toBe(4096);
+    expect(fake().requests[0].body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    expect(fake().requests[0].body.max_tokens).toBe(4096);
 
-    fake.script([{ text: 'Sunny.' }]);
+    fake().script([{ text: 'Sunny.' }]);
     const second = await run(client, {
       reasoning: true,
       tools: [weatherTool],
@@ -206,14 +195,14 @@ describe('anthropic thinking', () => {
       ],
     });
     expect(textOf(second)).toBe('Sunny.');
-    const replayed = fake.requests[1].body.messages[1];
+    const replayed = fake().requests[1].body.messages[1];
     expect(replayed.role).toBe('assistant');
     expect(replayed.content[0]).toEqual({ type: 'thinking', thinking: 'Let me think about Paris.', signature: 'EqQBCgIYAhIMsig==' });
     expect(replayed.content[1]).toMatchObject({ type: 'tool_use', id: 'toolu_1' });
   });
 
   it('replays redacted thinking and marks tool errors', async () => {
-    const client = new AnthropicClient({ url: fake.url, key: 'k' });
+    const client = new AnthropicClient({ url: fake().url, key: 'k' });
     await run(client, {
       messages: [
         { role: 'user', content: 'q' },
@@ -222,7 +211,7 @@ describe('anthropic thinking', () => {
         { role: 'user', content: 'and now?' },
       ],
     });
-    const msgs = fake.requests[0].body.messages;
+    const msgs = fake().requests[0].body.messages;
     expect(msgs[1].content[0]).toEqual({ type: 'redacted_thinking', data: 'opaque==' });
     // tool result and the next user text merge into one user turn, tool_result first
     expect(msgs).toHaveLength(3);
@@ -233,8 +222,8 @@ describe('anthropic thinking', () => {
   });
 
   it('treats an in-stream overloaded_error as retryable', async () => {
-    const client = new AnthropicClient({ url: fake.url, key: 'k' });
-    fake.script([{ streamError: { type: 'overloaded_error', message: 'Overloaded' } }]);
+    const client = new AnthropicClient({ url: fake().url, key: 'k' });
+    fake().script([{ streamError: { type: 'overloaded_error', message: 'Overloaded' } }]);
     const err = await run(client).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'LlmError', retryable: true });
     expect((err as Error).message).toContain('Overloaded');
@@ -243,10 +232,10 @@ describe('anthropic thinking', () => {
 
 describe('openai-responses reasoning', () => {
   it('streams the reasoning summary and returns item id + encrypted content, replayed next turn', async () => {
-    const client = new OpenAiResponsesClient({ url: `${fake.url}/v1`, key: 'sk-x-000000' });
-    fake.script([{ reasoning: 'Summary of thoughts.', signature: 'gAAAAencrypted' }, { text: 'Answer' }, { usage: { input: 50, output: 20 } }]);
+    const client = new OpenAiResponsesClient({ url: `${fake().url}/v1`, key: 'sk-x-000000' });
+    fake().script([{ reasoning: 'Summary of thoughts.', signature: 'gAAAAencrypted' }, { text: 'Answer' }, { usage: { input: 50, output: 20 } }]);
     const events = await run(client, { reasoning: true });
-    const body = fake.requests[0].body;
+    const body = fake().requests[0].body;
     expect(body.reasoning).toEqual({ summary: 'auto' });
     expect(body.include).toEqual(['reasoning.encrypted_content']);
     expect(body.store).toBe(false);
@@ -265,14 +254,14 @@ describe('openai-responses reasoning', () => {
         { role: 'user', content: 'more' },
       ],
     });
-    const input = fake.requests[1].body.input;
+    const input = fake().requests[1].body.input;
     expect(input[1]).toEqual({ type: 'reasoning', id: start.id, encrypted_content: 'gAAAAencrypted', summary: [{ type: 'summary_text', text: 'Summary of thoughts.' }] });
     expect(input[2]).toEqual({ type: 'message', role: 'assistant', content: 'Answer' });
   });
 
   it('turns an in-stream error event into an LlmError', async () => {
-    const client = new OpenAiResponsesClient({ url: `${fake.url}/v1`, key: 'k' });
-    fake.script([{ text: 'x' }, { streamError: { type: 'server_error', message: 'The server had an error' } }]);
+    const client = new OpenAiResponsesClient({ url: `${fake().url}/v1`, key: 'k' });
+    fake().script([{ text: 'x' }, { streamError: { type: 'server_error', message: 'The server had an error' } }]);
     const err = await run(client).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'LlmError', retryable: true });
     expect((err as Error).message).toContain('The server had an error');
@@ -281,9 +270,9 @@ describe('openai-responses reasoning', () => {
 
 describe('ollama', () => {
   it('reads the thinking field and sends think: true when reasoning', async () => {
-    fake.script([{ reasoning: 'hmm' }, { text: 'ok!' }]);
-    const events = await run(new OllamaClient({ url: fake.url }), { reasoning: true });
-    expect(fake.requests[0].body.think).toBe(true);
+    fake().script([{ reasoning: 'hmm' }, { text: 'ok!' }]);
+    const events = await run(new OllamaClient({ url: fake().url }), { reasoning: true });
+    expect(fake().requests[0].body.think).toBe(true);
     expect(events.filter((e) => e.type === 'reasoningDelta').map((e) => (e as { text: string }).text).join('')).toBe('hmm');
     expect(textOf(events)).toBe('ok!');
   });

@@ -2,35 +2,24 @@
  * streamWithRetry over real adapters and the fake server: retries, backoff with
  * retry-after, stall detection and prompt cancellation.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AnthropicClient } from '../../src/peers/llm/anthropic.js';
 import { backoffDelay, streamWithRetry } from '../../src/peers/llm/guard.js';
 import { OllamaClient } from '../../src/peers/llm/ollama.js';
 import { OpenAiChatClient } from '../../src/peers/llm/openai-chat.js';
 import { OpenAiResponsesClient } from '../../src/peers/llm/openai-responses.js';
 import { type LlmClient, LlmError, type LlmEvent } from '../../src/peers/llm/types.js';
-import { FakeLlm } from '../fixtures/fake-llm.js';
+import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { collect, request, textOf } from './llm-helpers.js';
 
-let fake: FakeLlm;
-beforeAll(async () => {
-  fake = await FakeLlm.start();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.script();
-  fake.requests = [];
-  fake.onRequest = undefined;
-});
+const fake = useFakeLlm();
 
-const chat = (): LlmClient => new OpenAiChatClient({ url: `${fake.url}/v1`, key: 'sk-guard-test-0000' });
+const chat = (): LlmClient => new OpenAiChatClient({ url: `${fake().url}/v1`, key: 'sk-guard-test-0000' });
 const noRetry = { onRetry: () => {}, stallMs: 5000, maxRetries: 0 };
 
 describe('streamWithRetry: retries', () => {
   it('retries a 429 (retry-after: 0) and then streams the success', async () => {
-    fake.script({ status: 429, headers: { 'retry-after': '0' } }, [{ text: 'after retry' }]);
+    fake().script({ status: 429, headers: { 'retry-after': '0' } }, [{ text: 'after retry' }]);
     const retries: Array<{ attempt: number; delay: number; status: number | undefined }> = [];
     const events = await collect(
       streamWithRetry(chat(), request(), {
@@ -41,14 +30,14 @@ describe('streamWithRetry: retries', () => {
     );
     expect(textOf(events)).toBe('after retry');
     expect(retries).toEqual([{ attempt: 1, delay: 0, status: 429 }]);
-    expect(fake.requests).toHaveLength(2);
+    expect(fake().requests).toHaveLength(2);
   });
 
   it('retries Anthropic 529 overloaded with exponential backoff', async () => {
-    fake.script({ status: 529 }, { status: 529 }, [{ text: 'finally' }]);
+    fake().script({ status: 529 }, { status: 529 }, [{ text: 'finally' }]);
     const delays: number[] = [];
     const events = await collect(
-      streamWithRetry(new AnthropicClient({ url: fake.url, key: 'k' }), request(), {
+      streamWithRetry(new AnthropicClient({ url: fake().url, key: 'k' }), request(), {
         maxRetries: 4,
         stallMs: 5000,
         baseDelayMs: 10,
@@ -64,7 +53,7 @@ describe('streamWithRetry: retries', () => {
   });
 
   it('throws the LlmError with its status once retries are used up', async () => {
-    fake.script({ status: 500, body: { error: { message: 'kaboom', type: 'server_error' } } });
+    fake().script({ status: 500, body: { error: { message: 'kaboom', type: 'server_error' } } });
     const retries: number[] = [];
     const err = await collect(streamWithRetry(chat(), request(), { ...noRetry, onRetry: (a) => retries.push(a) })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LlmError);
@@ -72,40 +61,40 @@ describe('streamWithRetry: retries', () => {
     expect((err as Error).message).toContain('kaboom');
     expect((err as Error).message).not.toContain('sk-guard-test');
     expect(retries).toEqual([]);
-    expect(fake.requests).toHaveLength(1);
+    expect(fake().requests).toHaveLength(1);
   });
 
   it('gives up after maxRetries attempts of a persistent 503', async () => {
-    fake.script({ status: 503, headers: { 'retry-after-ms': '1' } }, { status: 503, headers: { 'retry-after-ms': '1' } }, { status: 503, headers: { 'retry-after-ms': '1' } });
+    fake().script({ status: 503, headers: { 'retry-after-ms': '1' } }, { status: 503, headers: { 'retry-after-ms': '1' } }, { status: 503, headers: { 'retry-after-ms': '1' } });
     const retries: number[] = [];
     const err = await collect(streamWithRetry(chat(), request(), { ...noRetry, maxRetries: 2, onRetry: (a) => retries.push(a) })).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'LlmError', status: 503 });
     expect(retries).toEqual([1, 2]);
-    expect(fake.requests).toHaveLength(3);
+    expect(fake().requests).toHaveLength(3);
   });
 
   it('does not retry a 400', async () => {
-    fake.script({ status: 400 });
+    fake().script({ status: 400 });
     const err = await collect(streamWithRetry(chat(), request(), { ...noRetry, maxRetries: 3 })).catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 400, retryable: false });
-    expect(fake.requests).toHaveLength(1);
+    expect(fake().requests).toHaveLength(1);
   });
 
   it('does not retry once events were yielded', async () => {
-    fake.script([{ text: 'half' }, { streamError: { message: 'died', type: 'server_error' } }]);
+    fake().script([{ text: 'half' }, { streamError: { message: 'died', type: 'server_error' } }]);
     const got: LlmEvent[] = [];
     const err = await (async () => {
       for await (const e of streamWithRetry(chat(), request(), { ...noRetry, maxRetries: 3 })) got.push(e);
     })().catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'LlmError', retryable: true });
     expect(textOf(got)).toBe('half');
-    expect(fake.requests).toHaveLength(1);
+    expect(fake().requests).toHaveLength(1);
   });
 });
 
 describe('streamWithRetry: stalls and aborts', () => {
   it('declares a stall before the first event and retries it', async () => {
-    fake.script([{ stall: 'forever' }], [{ text: 'fresh' }]);
+    fake().script([{ stall: 'forever' }], [{ text: 'fresh' }]);
     const retries: string[] = [];
     const events = await collect(
       streamWithRetry(chat(), request(), { maxRetries: 1, stallMs: 200, baseDelayMs: 1, onRetry: (_a, _d, e) => retries.push(e.message) }),
@@ -115,22 +104,22 @@ describe('streamWithRetry: stalls and aborts', () => {
   });
 
   it('throws the stall error after the first event without retrying', async () => {
-    fake.script([{ text: 'start' }, { stall: 'forever' }]);
+    fake().script([{ text: 'start' }, { stall: 'forever' }]);
     const got: LlmEvent[] = [];
     const t0 = Date.now();
     const err = await (async () => {
-      for await (const e of streamWithRetry(new AnthropicClient({ url: fake.url, key: 'k' }), request(), { ...noRetry, maxRetries: 3, stallMs: 200 })) got.push(e);
+      for await (const e of streamWithRetry(new AnthropicClient({ url: fake().url, key: 'k' }), request(), { ...noRetry, maxRetries: 3, stallMs: 200 })) got.push(e);
     })().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LlmError);
     expect(err).toMatchObject({ retryable: true, status: undefined });
     expect((err as Error).message).toMatch(/^LLM stream stalled: no data for 0\.2s/);
     expect(textOf(got)).toBe('start');
     expect(Date.now() - t0).toBeLessThan(2000);
-    expect(fake.requests).toHaveLength(1);
+    expect(fake().requests).toHaveLength(1);
   });
 
   it('a slow consumer is not a stall', async () => {
-    fake.script([{ text: 'a' }, { delay: 30 }, { text: 'b' }]);
+    fake().script([{ text: 'a' }, { delay: 30 }, { text: 'b' }]);
     const got: string[] = [];
     for await (const e of streamWithRetry(chat(), request(), { ...noRetry, stallMs: 100 })) {
       if (e.type === 'text') {
@@ -143,12 +132,12 @@ describe('streamWithRetry: stalls and aborts', () => {
 
   const clients: Array<[string, () => LlmClient]> = [
     ['openai-chat', chat],
-    ['openai-responses', () => new OpenAiResponsesClient({ url: `${fake.url}/v1`, key: 'k' })],
-    ['anthropic', () => new AnthropicClient({ url: fake.url, key: 'k' })],
-    ['ollama', () => new OllamaClient({ url: fake.url })],
+    ['openai-responses', () => new OpenAiResponsesClient({ url: `${fake().url}/v1`, key: 'k' })],
+    ['anthropic', () => new AnthropicClient({ url: fake().url, key: 'k' })],
+    ['ollama', () => new OllamaClient({ url: fake().url })],
   ];
   it.each(clients)('%s: abort during a forever-stall ends within 200 ms with an AbortError and closes the request', async (_n, make) => {
-    fake.script([{ text: 'before' }, { stall: 'forever' }]);
+    fake().script([{ text: 'before' }, { stall: 'forever' }]);
     const ctl = new AbortController();
     const got: LlmEvent[] = [];
     let abortedAt = 0;
@@ -168,12 +157,12 @@ describe('streamWithRetry: stalls and aborts', () => {
     expect(took).toBeLessThan(200);
     expect(textOf(got)).toBe('before');
     // the HTTP request really ended: the server saw the client go away
-    expect(fake.requests).toHaveLength(1);
-    await expect.poll(() => fake.activeStreams, { timeout: 1000 }).toBe(0);
+    expect(fake().requests).toHaveLength(1);
+    await expect.poll(() => fake().activeStreams, { timeout: 1000 }).toBe(0);
   });
 
   it('abort before the response arrives (server delaying) ends promptly', async () => {
-    fake.script([{ delay: 10_000 }, { text: 'late' }]);
+    fake().script([{ delay: 10_000 }, { text: 'late' }]);
     const ctl = new AbortController();
     setTimeout(() => ctl.abort(), 50);
     const t0 = Date.now();
@@ -183,7 +172,7 @@ describe('streamWithRetry: stalls and aborts', () => {
   });
 
   it('abort while waiting to retry ends promptly', async () => {
-    fake.script({ status: 429, headers: { 'retry-after': '30' } });
+    fake().script({ status: 429, headers: { 'retry-after': '30' } });
     const ctl = new AbortController();
     const t0 = Date.now();
     const err = await collect(
@@ -198,7 +187,7 @@ describe('streamWithRetry: stalls and aborts', () => {
     ctl.abort();
     const err = await collect(streamWithRetry(chat(), request({ signal: ctl.signal }), noRetry)).catch((e: unknown) => e);
     expect((err as Error).name).toBe('AbortError');
-    expect(fake.requests).toHaveLength(0);
+    expect(fake().requests).toHaveLength(0);
   });
 });
 

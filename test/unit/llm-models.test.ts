@@ -2,27 +2,15 @@
  * Model resolution: built-in providers from env vars, user providers merged over them,
  * Ollama discovery (and its absence), default choice, cost, and client construction.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { configSchema, type Config } from '../../src/config/schema.js';
 import { listOllamaModels } from '../../src/peers/llm/ollama.js';
 import { computeCost, createClient, pickDefaultModel, resolveModels } from '../../src/peers/llm/models.js';
 import type { ModelEntry } from '../../src/peers/llm/types.js';
-import { FakeLlm } from '../fixtures/fake-llm.js';
+import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { run, textOf } from './llm-helpers.js';
 
-let fake: FakeLlm;
-beforeAll(async () => {
-  fake = await FakeLlm.start();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.script();
-  fake.requests = [];
-  fake.onRequest = undefined;
-  fake.models = [{ name: 'llama3.2:latest' }];
-});
+const fake = useFakeLlm();
 
 const config = (c: Record<string, unknown> = {}): Config => configSchema.parse(c);
 /** No Ollama unless a test points at the fake: port 1 refuses at once. */
@@ -93,11 +81,11 @@ describe('resolveModels', () => {
   });
 
   it('discovers Ollama models from /api/tags at OLLAMA_API_URL', async () => {
-    fake.models = [{ name: 'qwen3:8b' }, { name: 'llama3.2:latest' }];
-    const models = await resolveModels(config(), { OLLAMA_API_URL: fake.url });
+    fake().models = [{ name: 'qwen3:8b' }, { name: 'llama3.2:latest' }];
+    const models = await resolveModels(config(), { OLLAMA_API_URL: fake().url });
     expect(ids(models)).toEqual(['ollama/qwen3:8b', 'ollama/llama3.2:latest']);
-    expect(models[0]).toMatchObject({ api: 'ollama', url: fake.url, modelName: 'qwen3:8b' });
-    expect(fake.requests).toEqual([expect.objectContaining({ method: 'GET', path: '/api/tags' })]);
+    expect(models[0]).toMatchObject({ api: 'ollama', url: fake().url, modelName: 'qwen3:8b' });
+    expect(fake().requests).toEqual([expect.objectContaining({ method: 'GET', path: '/api/tags' })]);
   });
 
   it('gives up on a hanging Ollama after ~1.5 s', async () => {
@@ -119,10 +107,10 @@ describe('resolveModels', () => {
   });
 
   it('lists Ollama models directly, and reports HTTP errors', async () => {
-    fake.models = [{ name: 'a:1' }];
-    expect(await listOllamaModels(fake.url)).toEqual(['a:1']);
-    fake.onRequest = () => ({ status: 500, body: { error: 'disk on fire' } });
-    await expect(listOllamaModels(fake.url)).rejects.toMatchObject({ name: 'LlmError', status: 500, message: expect.stringContaining('disk on fire') });
+    fake().models = [{ name: 'a:1' }];
+    expect(await listOllamaModels(fake().url)).toEqual(['a:1']);
+    fake().onRequest = () => ({ status: 500, body: { error: 'disk on fire' } });
+    await expect(listOllamaModels(fake().url)).rejects.toMatchObject({ name: 'LlmError', status: 500, message: expect.stringContaining('disk on fire') });
   });
 });
 
@@ -157,17 +145,17 @@ describe('computeCost', () => {
 describe('createClient', () => {
   it('builds the adapter for each api, which then talks to its endpoint', async () => {
     const cases: Array<[ModelEntry['api'], string, string]> = [
-      ['openai-chat', `${fake.url}/v1`, '/v1/chat/completions'],
-      ['openai-responses', `${fake.url}/v1`, '/v1/responses'],
-      ['anthropic', fake.url, '/v1/messages'],
-      ['ollama', fake.url, '/api/chat'],
+      ['openai-chat', `${fake().url}/v1`, '/v1/chat/completions'],
+      ['openai-responses', `${fake().url}/v1`, '/v1/responses'],
+      ['anthropic', fake().url, '/v1/messages'],
+      ['ollama', fake().url, '/api/chat'],
     ];
     for (const [api, url, path] of cases) {
       const client = await createClient({ id: `p/m`, provider: 'p', api, modelName: 'm', url, key: 'k' });
       expect(client.api).toBe(api);
-      fake.script([{ text: `via ${api}` }]);
+      fake().script([{ text: `via ${api}` }]);
       expect(textOf(await run(client, { model: 'm' }))).toBe(`via ${api}`);
-      expect(fake.requests.at(-1)?.path).toBe(path);
+      expect(fake().requests.at(-1)?.path).toBe(path);
     }
   });
 });

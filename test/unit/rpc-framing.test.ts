@@ -24,8 +24,8 @@ describe('FramedReader', () => {
     for (let i = 0; i < bytes.length; i++) input.write(bytes.subarray(i, i + 1));
     input.write(Buffer.from(one + two));
     await tick();
-    expect(msgs.map((m) => (m as { method: string }).method)).toEqual(['a', 'b', 'a', 'b']);
-    expect((msgs[0] as { params: { s: string } }).params.s).toBe('héllo');
+    expect(msgs.map((m) => (m as unknown as { method: string }).method)).toEqual(['a', 'b', 'a', 'b']);
+    expect((msgs[0] as unknown as { params: { s: string } }).params.s).toBe('héllo');
   });
 
   it('reports a missing Content-Length and keeps reading', async () => {
