@@ -6,6 +6,7 @@
  * run of each is a discarded warm-up (disk cache, first-time store creation).
  */
 import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { median, now, Server, tempDir } from './util.js';
 
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 15);
@@ -22,7 +23,9 @@ export interface StartupResult {
 function nodeStart(): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = now();
-    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'pipe' });
+    // The same minimal environment the server gets (bench/util.ts Server): variables such as
+    // NODE_EXTRA_CA_CERTS change node's own start-up time, so both sides must match.
+    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'pipe', env: { PATH: process.env.PATH ?? '', HOME: tmpdir() } });
     child.on('error', reject);
     child.on('exit', (code) => (code === 0 ? resolve(now() - t0) : reject(new Error(`node -e 0 exited ${code}`))));
   });

@@ -14,8 +14,7 @@ await build({
   format: 'cjs',
   platform: 'node',
   target: 'node20',
-  minifySyntax: true,
-  minifyWhitespace: true,
+  minify: true,
   sourcemap: 'linked',
   // import() of external packages becomes require(): a vm.Script has no ESM loader to import with.
   supported: { 'dynamic-import': false },

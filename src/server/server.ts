@@ -30,7 +30,8 @@ import {
 import type { ChatEvents } from '../core/events.js';
 import type { EditorBridge, EditorDiagnostic } from '../core/tool.js';
 import { llmName } from '../core/tool-registry.js';
-import { Session } from './session.js';
+import type { Session } from './session.js';
+import { loadSessionConfig } from './session-config.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Config } from '../config/schema.js';
 
@@ -43,8 +44,9 @@ const InvalidRequest = -32600;
 
 type State =
   | { kind: 'awaitingInitialize' }
-  | { kind: 'running'; session: Session; params: InitializeParams }
-  | { kind: 'shuttingDown'; session: Session };
+  /** The session is built right after `initialize` is answered; handlers wait for it. */
+  | { kind: 'running'; session: Promise<Session>; params: InitializeParams }
+  | { kind: 'shuttingDown'; session: Promise<Session> };
 
 export interface ServerOptions {
   input: Readable;
@@ -69,7 +71,7 @@ export class EcaServer {
     this.conn.listen();
   }
 
-  private session(): Session {
+  private session(): Promise<Session> {
     if (this.state.kind === 'running') return this.state.session;
     if (this.state.kind === 'awaitingInitialize') throw new ResponseError(ServerNotInitialized, 'Server not initialized: send "initialize" first');
     throw new ResponseError(InvalidRequest, 'Server is shutting down');
@@ -79,18 +81,22 @@ export class EcaServer {
   private request<S extends z.ZodType, R>(method: string, schema: S, fn: (p: z.output<S>, session: Session) => R | Promise<R>): void {
     this.conn.onRequest(method, async (raw: unknown) => {
       const session = this.session();
-      return fn(parse(method, schema, raw), session);
+      const params = parse(method, schema, raw);
+      return fn(params, await session);
     });
   }
 
   private notification<S extends z.ZodType>(method: string, schema: S, fn: (p: z.output<S>, session: Session) => void): void {
     this.conn.onNotification(method, (raw: unknown) => {
       if (this.state.kind !== 'running') return log.warn(`${method} ignored: server not running`);
-      try {
-        fn(parse(method, schema, raw), this.state.session);
-      } catch (e) {
-        log.warn(errorMessage(e));
-      }
+      // Notifications run in arrival order: each waits on the same session promise.
+      void this.state.session.then((session) => {
+        try {
+          fn(parse(method, schema, raw), session);
+        } catch (e) {
+          log.warn(errorMessage(e));
+        }
+      });
     });
   }
 
@@ -99,18 +105,21 @@ export class EcaServer {
     c.onRequest('initialize', async (raw: unknown) => {
       if (this.state.kind !== 'awaitingInitialize') throw new ResponseError(InvalidRequest, 'initialize was already received');
       const params = parse('initialize', initializeParamsSchema, raw);
-      const session = new Session({
-        params,
-        events: this.events(),
-        editor: this.editorBridge(params),
-        env: this.opts.env ?? process.env,
-        configFile: this.opts.configFile,
-        logLevel: this.opts.logLevel,
-      });
+      const env = this.opts.env ?? process.env;
+      const loaded = loadSessionConfig(params, env, this.opts.configFile);
+      const session = new Promise<void>((r) => setImmediate(r))
+        .then(() => import('./session.js'))
+        .then(({ Session }) => new Session({ params, loaded, events: this.events(), editor: this.editorBridge(params), env, configFile: this.opts.configFile, logLevel: this.opts.logLevel }));
+      session.then(
+        (s) => log.info(`initialized by ${params.clientInfo?.name ?? 'unknown client'} for ${s.roots.join(', ')}`),
+        (e: unknown) => {
+          log.error(`could not start the session: ${errorMessage(e)}`);
+          this.showMessage({ type: 'error', message: `patchbay could not start: ${errorMessage(e)}` });
+        },
+      );
       this.state = { kind: 'running', session, params };
       this.watchParent(params.processId ?? null);
-      log.info(`initialized by ${params.clientInfo?.name ?? 'unknown client'} for ${session.roots.join(', ')}`);
-      const cfg = session.config;
+      const cfg = loaded.config;
       return {
         chatWelcomeMessage: cfg.welcomeMessage,
         // Older ECA plugins read these from the initialize result.
@@ -120,20 +129,21 @@ export class EcaServer {
     });
     c.onNotification('initialized', () => {
       if (this.state.kind !== 'running') return;
-      const session = this.state.session;
-      for (const e of session.configErrors) {
-        if (e.severity !== 'warning') this.showMessage({ type: 'warning', message: `Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}` });
-      }
-      void session.modelsReady.then(() => {
-        this.sendConfig(session);
-        this.sendNativeTools(session);
+      void this.state.session.then((session) => {
+        for (const e of session.configErrors) {
+          if (e.severity !== 'warning') this.showMessage({ type: 'warning', message: `Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}` });
+        }
+        void session.modelsReady.then(() => {
+          this.sendConfig(session);
+          this.sendNativeTools(session);
+        });
+        for (const ix of session.indexes) void ix.warm();
       });
-      for (const ix of session.indexes) ix.warm();
     });
     c.onRequest('shutdown', async () => {
       const session = this.session();
       this.state = { kind: 'shuttingDown', session };
-      await session.dispose();
+      await (await session).dispose();
       return null;
     });
     c.onNotification('exit', () => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'exit'));
@@ -243,7 +253,7 @@ export class EcaServer {
     this.exited = true;
     log.info(`exiting (${why}) with code ${code}`);
     if (this.parentWatch) clearInterval(this.parentWatch);
-    const done = this.state.kind !== 'awaitingInitialize' ? this.state.session.dispose() : Promise.resolve();
+    const done = this.state.kind !== 'awaitingInitialize' ? this.state.session.then((s) => s.dispose()) : Promise.resolve();
     void done.finally(() => {
       this.conn.dispose();
       this.opts.onExit(code);

@@ -2,10 +2,10 @@
  * Everything one editor connection owns once initialized: config, models, tools, file
  * indexes, the store and the chats. Disposing it stops every turn and closes the store.
  */
-import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
-import { formatConfigError, loadConfig, patchbayHome, type ConfigError } from '../config/load.js';
+import { formatConfigError, patchbayHome, type ConfigError } from '../config/load.js';
+import { loadSessionConfig, type SessionConfig } from './session-config.js';
 import { ChatService } from '../core/chats.js';
 import { CommandRegistry } from '../core/commands.js';
 import type { ChatDeps } from '../core/deps.js';
@@ -32,6 +32,8 @@ export interface SessionOptions {
   env: NodeJS.ProcessEnv;
   configFile?: string;
   logLevel?: Config['logLevel'];
+  /** The config `initialize` already loaded; loaded here when absent. */
+  loaded?: SessionConfig;
 }
 
 export class Session {
@@ -52,8 +54,8 @@ export class Session {
   modelsReady: Promise<void>;
 
   constructor(private readonly opts: SessionOptions) {
-    this.roots = rootsOf(opts.params);
-    const loaded = loadConfig({ initializationOptions: opts.params.initializationOptions ?? undefined, roots: this.roots, env: opts.env, configFile: opts.configFile });
+    const loaded = opts.loaded ?? loadSessionConfig(opts.params, opts.env, opts.configFile);
+    this.roots = loaded.roots;
     this.config = loaded.config;
     this.configErrors = loaded.errors;
     this.configSources = loaded.sources;
@@ -68,7 +70,8 @@ export class Session {
     this.tools.set('native', nativeTools({ shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds, maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars }));
     this.commands.set('native', nativeCommands({ doctor: () => this.doctor(), repoMap: (signal) => this.repoMap(signal) }));
     this.chats = new ChatService(this.deps(), this.commands);
-    this.modelsReady = this.refreshModels();
+    // Off the `initialize` path: discovery loads the HTTP stack and may probe Ollama.
+    this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() => this.refreshModels());
   }
 
   private deps(): ChatDeps {
@@ -155,10 +158,4 @@ export class Session {
       /* already closed */
     }
   }
-}
-
-function rootsOf(params: InitializeParams): string[] {
-  const folders = params.workspaceFolders ?? [];
-  const roots = folders.map((f) => (f.uri.startsWith('file:') ? fileURLToPath(f.uri) : f.uri));
-  return roots.length ? roots : [process.cwd()];
 }
