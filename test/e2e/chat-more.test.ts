@@ -152,4 +152,24 @@ describe('more of the ECA surface', () => {
     expect(log).toMatch(/initialized by test/);
     expect(log).not.toContain('test-key');
   });
+
+  it('shutdown during a stalled turn answers promptly, exits 0 and keeps the partial answer', async () => {
+    const home = tempDir();
+    const p = start(fakeProviderConfig(llm().url), home);
+    await p.initialize(workspace());
+    llm().script([{ text: 'half an answer' }, { stall: 'forever' }]);
+    const chatId = (await p.request('chat/prompt', { message: 'go' })).result.chatId;
+    await p.waitFor((m) => m.params?.content?.type === 'text' && m.params.role === 'assistant');
+    const res = await p.request('shutdown');
+    expect(res.result).toBeNull();
+    p.notify('exit');
+    expect(await p.exited).toBe(0);
+
+    const q = start(fakeProviderConfig(llm().url), home);
+    await q.initialize(workspace());
+    const list = await q.request('chat/list', {});
+    expect(list.result.chats.find((c: { id: string }) => c.id === chatId)).toMatchObject({ status: 'idle', messageCount: 2 });
+    await q.request('chat/open', { chatId });
+    await q.waitFor((m) => m.params?.content?.type === 'text' && m.params.content.text === 'half an answer');
+  });
 });
