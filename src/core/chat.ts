@@ -17,6 +17,8 @@ export class LiveChat {
   usage: Usage;
   /** The running turn, if any. */
   turn: { abort: AbortController } | undefined;
+  /** Moves on when the chat is deleted or cleared; a turn from an older generation stops writing. */
+  generation = 0;
   /** Prompts wait their turn: one turn per chat at a time. */
   queue: Promise<void> = Promise.resolve();
   readonly pending = new Map<string, (answer: ApprovalAnswer) => void>();

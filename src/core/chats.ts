@@ -18,6 +18,7 @@ export class ChatService {
   /** The agent/model the editor selected for new chats. */
   private selectedAgent: 'code' | 'plan' | undefined;
   private selectedModel: string | undefined;
+  private disposed = false;
 
   constructor(
     private readonly deps: ChatDeps,
@@ -47,6 +48,7 @@ export class ChatService {
   }
 
   prompt(params: ChatPromptParams): ChatPromptResult {
+    if (this.disposed) return { chatId: params.chatId ?? '', model: '', status: 'error' };
     const agent = params.agent ?? params.behavior;
     const existing = params.chatId ? this.load(params.chatId) : undefined;
     const entry = this.resolveModel(params.model, existing);
@@ -71,52 +73,89 @@ export class ChatService {
       this.deps.store.createChat({ id: chat.id, model: entry?.id, agent: chat.agent });
       if (params.chatId) this.deps.events.opened(chat.id);
     }
-    if (agent) chat.agent = agent;
-    if (entry) chat.model = entry.id;
-    this.deps.store.updateChat(chat.id, { model: chat.model, agent: chat.agent });
 
     const cid = params.contentId ?? (params.requestId !== undefined ? String(params.requestId) : newId());
+    const queuedIn = chat.generation;
     const run = async () => {
+      // Deleted, cleared or shutting down since this prompt was queued: drop it.
+      if (this.disposed || chat.generation !== queuedIn) return;
+      // Agent and model apply from this turn on; a turn already running keeps its own.
+      if (agent) chat.agent = agent;
+      if (entry) chat.model = entry.id;
+      const deps = this.turnDeps(chat);
+      deps.store.updateChat(chat.id, { model: chat.model, agent: chat.agent });
       const abort = new AbortController();
       chat.turn = { abort };
-      this.setStatus(chat, 'running');
+      this.setStatus(chat, 'running', deps);
       try {
         if (known) {
-          this.deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
-          const outcome = await known.run(command.args, { chat, deps: this.deps, signal: abort.signal });
-          if (outcome.kind === 'show') this.deps.events.content(chat.id, 'system', { type: 'text', text: outcome.text });
-          else if (entry) await runTurn(chat, entry, { userText: outcome.userText, contextText: outcome.contextText }, this.deps, abort);
-          else this.deps.events.showMessage('warning', noModelMessage());
+          deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
+          const outcome = await known.run(command.args, { chat, deps: deps, signal: abort.signal });
+          if (outcome.kind === 'show') deps.events.content(chat.id, 'system', { type: 'text', text: outcome.text });
+          else if (entry) await runTurn(chat, entry, { userText: outcome.userText, contextText: outcome.contextText }, deps, abort);
+          else deps.events.showMessage('warning', noModelMessage());
         } else if (entry) {
-          this.deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
-          const rendered = params.contexts?.length ? await this.deps.renderContexts(params.contexts, abort.signal) : undefined;
-          for (const err of rendered?.errors ?? []) this.deps.events.content(chat.id, 'system', { type: 'text', text: `Context skipped: ${err}` });
-          await runTurn(chat, entry, { userText: params.message, contentId: cid, contextText: rendered?.text || undefined }, this.deps, abort);
+          deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
+          const rendered = params.contexts?.length ? await deps.renderContexts(params.contexts, abort.signal) : undefined;
+          for (const err of rendered?.errors ?? []) deps.events.content(chat.id, 'system', { type: 'text', text: `Context skipped: ${err}` });
+          await runTurn(chat, entry, { userText: params.message, contentId: cid, contextText: rendered?.text || undefined }, deps, abort);
         }
       } catch (e) {
         log.error(`chat ${chat.id}: turn failed: ${errorMessage(e)}`);
-        this.deps.events.content(chat.id, 'system', { type: 'text', text: `Internal error: ${errorMessage(e)}` });
+        deps.events.content(chat.id, 'system', { type: 'text', text: `Internal error: ${errorMessage(e)}` });
       } finally {
         chat.settlePending();
-        if (abort.signal.aborted) this.deps.events.content(chat.id, 'system', { type: 'text', text: '\nPrompt stopped' });
+        if (abort.signal.aborted) deps.events.content(chat.id, 'system', { type: 'text', text: '\nPrompt stopped' });
         chat.turn = undefined;
-        this.setStatus(chat, 'idle');
-        this.deps.events.content(chat.id, 'system', { type: 'progress', state: 'finished', text: '' });
+        this.setStatus(chat, 'idle', deps);
+        deps.events.content(chat.id, 'system', { type: 'progress', state: 'finished', text: '' });
       }
-      // Steering that arrived after the last model step becomes the next prompt.
+      // Steering that arrived after the last model step becomes the next prompt (not after a stop).
       const steered = chat.steering.splice(0);
-      if (steered.length && this.live.has(chat.id)) this.prompt({ chatId: chat.id, message: steered.join('\n\n') });
+      if (steered.length && !abort.signal.aborted && this.live.has(chat.id)) this.prompt({ chatId: chat.id, message: steered.join('\n\n') });
       if (!chat.title && entry && !known) void this.generateTitle(chat, entry, params.message);
     };
     // One turn per chat at a time; the response goes out before the turn's first notification.
-    chat.queue = chat.queue.then(() => new Promise<void>((r) => setImmediate(r))).then(run);
+    chat.queue = chat.queue
+      .then(() => new Promise<void>((r) => setImmediate(r)))
+      .then(run)
+      .catch((e: unknown) => log.error(`chat ${chat.id}: ${errorMessage(e)}`));
     return { chatId: chat.id, model: entry?.id ?? '', status: 'prompting' };
   }
 
-  private setStatus(chat: LiveChat, status: LiveChat['status']): void {
+  private setStatus(chat: LiveChat, status: LiveChat['status'], deps: ChatDeps = this.deps): void {
     chat.status = status;
-    if (status !== 'stopping') this.deps.store.updateChat(chat.id, { status: status === 'running' ? 'running' : 'idle' });
-    this.deps.events.status(chat.id, status);
+    deps.events.status(chat.id, status);
+    if (status === 'stopping') return;
+    try {
+      deps.store.updateChat(chat.id, { status: status === 'running' ? 'running' : 'idle' });
+    } catch (e) {
+      log.error(`chat ${chat.id}: could not save its status: ${errorMessage(e)}`);
+    }
+  }
+
+  /**
+   * The deps one turn uses: once the chat is deleted or cleared (its generation moves on), the
+   * turn's remaining writes and notifications are dropped instead of landing in the wrong place.
+   */
+  private turnDeps(chat: LiveChat): ChatDeps {
+    const gen = chat.generation;
+    const live = () => chat.generation === gen;
+    const { store, events } = this.deps;
+    return {
+      ...this.deps,
+      store: {
+        ...bindAll(store),
+        appendMessage: (id, m) => live() && store.appendMessage(id, m),
+        saveToolCall: (rec) => live() && store.saveToolCall(rec),
+        updateChat: (id, patch) => live() && store.updateChat(id, patch),
+      },
+      events: {
+        ...bindAll(events),
+        content: (id, role, c) => live() && events.content(id, role, c),
+        status: (id, st) => live() && events.status(id, st),
+      },
+    };
   }
 
   approve(chatId: string, toolCallId: string, save?: 'session'): void {
@@ -135,6 +174,7 @@ export class ChatService {
 
   stop(chatId: string): void {
     const chat = this.live.get(chatId);
+    chat?.steering.splice(0);
     if (!chat?.turn) return;
     this.setStatus(chat, 'stopping');
     chat.turn.abort.abort();
@@ -144,6 +184,8 @@ export class ChatService {
   delete(chatId: string): void {
     const chat = this.live.get(chatId);
     if (chat) {
+      chat.generation++;
+      chat.steering.splice(0);
       chat.turn?.abort.abort();
       chat.settlePending();
       this.live.delete(chatId);
@@ -166,6 +208,8 @@ export class ChatService {
   clear(chatId: string): void {
     const chat = this.load(chatId);
     if (!chat) return;
+    chat.generation++;
+    chat.steering.splice(0);
     chat.turn?.abort.abort();
     chat.settlePending();
     chat.stored.length = 0;
@@ -217,7 +261,10 @@ export class ChatService {
 
   /** Stop every turn (shutdown) and wait, boundedly, for them to unwind and persist what they have. */
   async dispose(timeoutMs = 2_000): Promise<void> {
+    // Queued prompts are dropped; running turns stop and keep what they have.
+    this.disposed = true;
     for (const chat of this.live.values()) {
+      chat.steering.splice(0);
       chat.turn?.abort.abort();
       chat.settlePending();
     }
@@ -257,6 +304,20 @@ export class ChatService {
       clearTimeout(timer);
     }
   }
+}
+
+/** An object's methods bound to it, so a wrapper can spread them and override a few. */
+function bindAll<T extends object>(o: T): T {
+  const out = {} as Record<string, unknown>;
+  let proto: object | null = o;
+  while (proto && proto !== Object.prototype) {
+    for (const k of Object.getOwnPropertyNames(proto)) {
+      const v = (o as Record<string, unknown>)[k];
+      if (k !== 'constructor' && typeof v === 'function' && !(k in out)) out[k] = (v as (...a: unknown[]) => unknown).bind(o);
+    }
+    proto = Object.getPrototypeOf(proto);
+  }
+  return out as T;
 }
 
 export function noModelMessage(): string {

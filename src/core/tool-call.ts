@@ -145,19 +145,26 @@ export class ToolCall {
     if (agent === 'plan' && tool.mutates) {
       return { kind: 'deny', why: `The plan agent cannot run "${tool.name}": it only reads and plans. Describe the change instead.` };
     }
-    let decision = decideApproval(tool, this.args, approval);
+    const decision = decideApproval(tool, this.args, approval);
     if (decision === 'deny') return { kind: 'deny', why: `Running "${tool.name}" is denied by the user's configuration.` };
-    if (decision === 'allow' && tool.paths) {
+    // Outside the workspace always asks: neither config nor a session approval covers it.
+    if (await this.touchesOutside(tool, ctx.roots)) return { kind: 'ask' };
+    if (decision === 'ask' && sessionApproved.has(this.llmName)) return { kind: 'allow' };
+    return { kind: decision };
+  }
+
+  /** True when any path the call touches resolves outside the workspace (or cannot be resolved). */
+  private async touchesOutside(tool: Tool, roots: string[]): Promise<boolean> {
+    if (!tool.paths) return false;
+    try {
       for (const raw of tool.paths(this.args)) {
         if (typeof raw !== 'string' || !raw) continue;
-        if (!(await isInsideWorkspace(resolvePath(raw, ctx.roots), ctx.roots))) {
-          decision = 'ask';
-          break;
-        }
+        if (!(await isInsideWorkspace(resolvePath(raw, roots), roots))) return true;
       }
+      return false;
+    } catch {
+      return true;
     }
-    if (decision === 'ask' && sessionApproved.has(this.llmName)) decision = 'allow';
-    return { kind: decision };
   }
 
   private finish(): StoredMessage {

@@ -28,6 +28,8 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
   const { events, store } = deps;
   const signal = abort.signal;
   const config = deps.config();
+  // The agent is fixed for the whole turn, whatever is selected meanwhile.
+  const agent = chat.agent;
   const say = (text: string) => events.content(chat.id, 'system', { type: 'text', text });
   const progress = (state: 'running' | 'finished', text: string) => events.content(chat.id, 'system', { type: 'progress', state, text });
 
@@ -53,7 +55,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
       events.content(chat.id, 'user', { type: 'text', text, contentId: newId() });
       remember({ role: 'user', text });
     }
-    const tools = deps.tools.visible({ agent: chat.agent, approval: config.toolCall.approval, disabled: config.disabledTools });
+    const tools = deps.tools.visible({ agent, approval: config.toolCall.approval, disabled: config.disabledTools });
     progress('running', step === 0 ? 'Waiting model' : 'Continuing');
     const parts: AssistantPart[] = [];
     const calls: Array<{ id: string; name: string; args: Record<string, unknown> }> = [];
@@ -131,7 +133,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         client,
         {
           model: entry.modelName,
-          system: systemPrompt({ agent: chat.agent, roots: deps.roots(), tools, extra: config.systemPrompt, instructions: deps.instructions() }),
+          system: systemPrompt({ agent, roots: deps.roots(), tools, extra: config.systemPrompt, instructions: deps.instructions() }),
           messages: toLlmMessages(chat.stored),
           tools: ToolRegistry.toSpecs(tools),
           maxOutputTokens: entry.limit?.output,
@@ -167,7 +169,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
       const tool = deps.tools.get(call.name);
       const tc = new ToolCall(call.id, call.name, tool, call.args, {
         chatId: chat.id,
-        agent: chat.agent,
+        agent,
         approval: config.toolCall.approval,
         sessionApproved: chat.sessionApproved,
         store,

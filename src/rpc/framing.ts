@@ -62,27 +62,30 @@ export class FramedReader extends AbstractMessageReader {
       }
       const headers = parseHeaders(this.buffer.subarray(0, headerEnd).toString('ascii'));
       const bodyStart = headerEnd + 4;
-      if ('error' in headers) {
+      if (headers.length === undefined) {
+        // No usable length: we cannot know where the body ends, so skip to the next header.
         this.buffer = this.buffer.subarray(bodyStart);
-        this.onProtocolError({ code: ParseError, message: headers.error, id: null });
+        this.resync(headers.error ?? 'Missing Content-Length header', false);
         continue;
       }
-      const { length, charsetError } = headers;
+      const { length } = headers;
       if (this.buffer.length < bodyStart + length) return;
       const body = this.buffer.subarray(bodyStart, bodyStart + length);
       this.buffer = this.buffer.subarray(bodyStart + length);
-      if (charsetError) {
-        this.onProtocolError({ code: ParseError, message: charsetError, id: recoverId(body.toString('latin1')) });
+      // A bad header line or charset with a known length: the body is skipped whole.
+      const fault = headers.error ?? headers.charsetError;
+      if (fault) {
+        this.onProtocolError({ code: ParseError, message: fault, id: recoverId(body.toString('latin1')) });
         continue;
       }
       this.deliver(body.toString('utf8'));
     }
   }
 
-  /** Drop bytes up to the next plausible header so one bad frame does not poison the stream. */
-  private resync(message: string): void {
-    const next = this.buffer.indexOf('Content-Length', 1, 'ascii');
-    this.buffer = next > 0 ? this.buffer.subarray(next) : Buffer.alloc(0);
+  /** Drop bytes up to the next `Content-Length` header at a line start, so one bad frame does not poison the stream. */
+  private resync(message: string, fromStart = true): void {
+    const at = this.buffer.indexOf('Content-Length', fromStart ? 1 : 0, 'ascii');
+    this.buffer = at >= 0 ? this.buffer.subarray(at) : Buffer.alloc(0);
     this.onProtocolError({ code: ParseError, message, id: null });
   }
 
@@ -104,29 +107,35 @@ export class FramedReader extends AbstractMessageReader {
   }
 }
 
-type Headers = { length: number; charsetError?: string } | { error: string };
+interface Headers {
+  length?: number;
+  /** A malformed header line, or a length we cannot use. */
+  error?: string;
+  charsetError?: string;
+}
 
 function parseHeaders(text: string): Headers {
-  let length: number | undefined;
-  let charsetError: string | undefined;
+  const h: Headers = {};
   for (const line of text.split('\r\n')) {
     const colon = line.indexOf(':');
-    if (colon <= 0) return { error: `Malformed header line: ${JSON.stringify(line.slice(0, 80))}` };
+    if (colon <= 0) {
+      h.error ??= `Malformed header line: ${JSON.stringify(line.slice(0, 80))}`;
+      continue;
+    }
     const name = line.slice(0, colon).trim().toLowerCase();
     const value = line.slice(colon + 1).trim();
     if (name === 'content-length') {
       if (!/^\d+$/.test(value)) return { error: `Content-Length must be a number, got ${JSON.stringify(value)}` };
-      length = Number(value);
+      const n = Number(value);
+      if (n > MAX_MESSAGE_BYTES) return { error: `Content-Length ${n} exceeds the ${MAX_MESSAGE_BYTES}-byte limit` };
+      h.length = n;
     } else if (name === 'content-type') {
       const charset = /charset\s*=\s*"?([^;"\s]+)/i.exec(value)?.[1];
-      if (charset && !/^utf-?8$/i.test(charset)) {
-        charsetError = `Unsupported charset ${JSON.stringify(charset)} in Content-Type: only utf-8 is supported`;
-      }
+      if (charset && !/^utf-?8$/i.test(charset)) h.charsetError = `Unsupported charset ${JSON.stringify(charset)} in Content-Type: only utf-8 is supported`;
     }
   }
-  if (length === undefined) return { error: 'Missing Content-Length header' };
-  if (length > MAX_MESSAGE_BYTES) return { error: `Content-Length ${length} exceeds the ${MAX_MESSAGE_BYTES}-byte limit` };
-  return { length, charsetError };
+  if (h.length === undefined) h.error ??= 'Missing Content-Length header';
+  return h;
 }
 
 function idOf(v: unknown): string | number | null {

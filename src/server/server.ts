@@ -222,17 +222,17 @@ export class EcaServer {
         welcomeMessage: session.config.welcomeMessage,
       },
     };
-    void this.conn.sendNotification('config/updated', params);
+    this.conn.sendNotification('config/updated', params).catch(() => {});
   }
 
   private sendNativeTools(session: Session): void {
     const tools = session.tools.all().filter((t) => t.origin === 'native');
-    void this.conn.sendNotification('tool/serverUpdated', {
+    this.conn.sendNotification('tool/serverUpdated', {
       type: 'native',
       name: 'patchbay',
       status: 'running',
       tools: tools.map((t) => ({ name: llmName(t), description: t.description, parameters: t.inputSchema })),
-    });
+    }).catch(() => {});
   }
 
   /** LSP: if the parent process is gone, exit. */

@@ -129,7 +129,7 @@ export class SqliteStore implements ChatPersistence {
       };
       this.db.prepare('INSERT INTO messages (chat_id, seq, role, data, created_at) VALUES (?, ?, ?, ?, ?)').run(chatId, next, message.role, JSON.stringify(message), now);
       this.db.prepare('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
-    })();
+    }).immediate(); // take the write lock first: a read-then-write upgrade can fail with BUSY at once
   }
 
   clearMessages(chatId: string): void {

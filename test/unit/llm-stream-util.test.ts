@@ -109,13 +109,17 @@ describe('sseBatches', () => {
     expect(batches).toEqual([[{ event: 'a', data: '1' }, { event: undefined, data: 'x\ny' }, { event: undefined, data: 'z' }]]);
   });
 
-  it('handles events and CRLF line ends split across reads, and a last event without a blank line', async () => {
+  it('handles events and CRLF line ends split across reads, and drops a half-received last event', async () => {
     const batches = await all(['data: he', 'llo\r\n\r', '\ndata: {"a"', ':1}\r\n\r\ndata: tail']);
     expect(batches.flat()).toEqual([
       { event: undefined, data: 'hello' },
       { event: undefined, data: '{"a":1}' },
-      { event: undefined, data: 'tail' },
     ]);
+  });
+
+  it('does not dispatch an event whose data is empty', async () => {
+    const batches = await all(['data:\n\ndata: x\n\n']);
+    expect(batches.flat()).toEqual([{ event: undefined, data: 'x' }]);
   });
 
   it('decodes multi-byte characters split across reads', async () => {

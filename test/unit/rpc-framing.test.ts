@@ -37,6 +37,16 @@ describe('FramedReader', () => {
     expect(msgs).toHaveLength(1);
   });
 
+  it('skips the whole body of a frame with a malformed header line, then reads the next ones', async () => {
+    const { input, faults, msgs } = setup();
+    const body = '{"jsonrpc":"2.0","id":9,"method":"bad"}';
+    input.write(`Content-Length: ${body.length}\r\nBogus\r\n\r\n${body}`);
+    for (const m of ['a', 'b', 'c']) input.write(frame(`{"jsonrpc":"2.0","method":"${m}"}`));
+    await tick();
+    expect(faults).toEqual([{ code: -32700, message: expect.stringMatching(/Malformed header/), id: 9 }]);
+    expect(msgs.map((m) => (m as { method: string }).method)).toEqual(['a', 'b', 'c']);
+  });
+
   it('answers a wrong charset with the id of the message', async () => {
     const { input, faults, msgs } = setup();
     input.write(frame('{"jsonrpc":"2.0","id":"x1","method":"m"}', 'Content-Type: application/vscode-jsonrpc; charset=utf-16\r\n'));

@@ -21,7 +21,9 @@ export async function* sseBatches(body: ReadableStream<Uint8Array>): AsyncGenera
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      const text = done ? rest + decoder.decode() + '\n\n' : rest + decoder.decode(value, { stream: true });
+      // At the end, a half-received event is dropped (as the SSE spec says); the adapter then
+      // reports the stream as incomplete, which is retryable.
+      const text = done ? rest + decoder.decode() : rest + decoder.decode(value, { stream: true });
       const batch: SseEvent[] = [];
       let start = 0;
       for (;;) {
@@ -31,7 +33,9 @@ export async function* sseBatches(body: ReadableStream<Uint8Array>): AsyncGenera
         const line = text.slice(start, end);
         start = nl + 1;
         if (line === '') {
-          if (data.length) batch.push({ event, data: data.length === 1 ? data[0] : data.join('\n') });
+          const joined = data.length === 1 ? data[0] : data.join('\n');
+          // An event with empty data is not dispatched (SSE spec, "dispatch the event").
+          if (joined !== '') batch.push({ event, data: joined });
           event = undefined;
           data = [];
           continue;
