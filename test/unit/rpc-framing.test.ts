@@ -44,7 +44,7 @@ describe('FramedReader', () => {
     for (const m of ['a', 'b', 'c']) input.write(frame(`{"jsonrpc":"2.0","method":"${m}"}`));
     await tick();
     expect(faults).toEqual([{ code: -32700, message: expect.stringMatching(/Malformed header/), id: 9 }]);
-    expect(msgs.map((m) => (m as { method: string }).method)).toEqual(['a', 'b', 'c']);
+    expect(msgs.map((m) => (m as unknown as { method: string }).method)).toEqual(['a', 'b', 'c']);
   });
 
   it('answers a wrong charset with the id of the message', async () => {
