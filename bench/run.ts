@@ -8,12 +8,15 @@
  *   idle RSS      after the handshake and ~2 s idle (bench/rss.ts)
  *   queryContext  in-process FileIndex on a 100k-file workspace (bench/query-context.mjs),
  *                 and `chat/queryContext` through the real server over stdio on the same one
+ *   mcp           an MCP tool call through patchbay vs. the SDK client directly, and
+ *                 spawn → config/updated with ten slow-starting MCP servers vs. none (bench/mcp.ts)
  *
  * `node bench/.out/bench/run.js relay rss` runs only those. BENCH_CHILD_NODE_ARGS passes
  * node flags to every spawned server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { MCP_SLOW, runMcpCalls, runMcpStart } from './mcp.js';
 import { runRelay } from './relay.js';
 import { runRss } from './rss.js';
 import { runStartup } from './startup.js';
@@ -219,6 +222,61 @@ async function queryContextStdio(inProcessP95: number | undefined): Promise<void
   }
 }
 
+// ---------------------------------------------------------------- mcp
+
+const MCP_CALL_TARGET = 1.2;
+const MCP_START_TARGET = 1.2;
+
+async function mcp(): Promise<void> {
+  try {
+    const r = await runMcpCalls(log);
+    const { direct: d, patchbay: p } = r;
+    log(`  direct SDK  p50 ${ms(d.p50, 3)}  p99 ${ms(d.p99, 3)}  max ${ms(d.max, 3)}  (${d.n} calls)`);
+    log(`  patchbay    p50 ${ms(p.p50, 3)}  p99 ${ms(p.p99, 3)}  max ${ms(p.max, 3)}  (${p.n} calls, toolCallRunning → toolCalled)`);
+    row({
+      bench: 'mcp tool call p50',
+      figure: ms(p.p50, 3),
+      reference: `direct SDK ${ms(d.p50, 3)}`,
+      ratio: ratio(p.p50 / d.p50),
+      target: `≤ ${MCP_CALL_TARGET}× direct`,
+      pass: p.p50 <= MCP_CALL_TARGET * d.p50,
+    });
+    row({
+      bench: 'mcp tool call p99',
+      figure: ms(p.p99, 3),
+      reference: `direct SDK ${ms(d.p99, 3)}`,
+      ratio: ratio(p.p99 / d.p99),
+      target: '(info)',
+      pass: undefined,
+    });
+  } catch (e) {
+    failed('mcp tool call', e);
+  }
+  try {
+    const r = await runMcpStart(log);
+    const all = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
+    log(`  config/updated, none: ${all(r.withoutAll)} ms;  ${MCP_SLOW.servers} slow: ${all(r.withSlowAll)} ms;  last slow server running: ${all(r.lastRunningAll)} ms`);
+    row({
+      bench: `config/updated, ${MCP_SLOW.servers} slow MCP`,
+      figure: ms(r.withSlowMs, 1),
+      reference: `no MCP servers ${ms(r.withoutMs, 1)}`,
+      ratio: ratio(r.withSlowMs / r.withoutMs),
+      target: `≤ ${MCP_START_TARGET}× none`,
+      pass: r.withSlowMs <= MCP_START_TARGET * r.withoutMs,
+    });
+    row({
+      bench: `last of ${MCP_SLOW.servers} slow MCP running`,
+      figure: ms(r.lastRunningMs, 0),
+      reference: `each waits ${MCP_SLOW.ms} ms to speak`,
+      ratio: '—',
+      target: '(info)',
+      pass: undefined,
+    });
+  } catch (e) {
+    failed('mcp slow start', e);
+  }
+}
+
 // ---------------------------------------------------------------- main
 
 function table(): void {
@@ -233,7 +291,7 @@ function table(): void {
   for (const c of all.slice(1)) log(line(c));
 }
 
-const ALL = ['relay', 'startup', 'rss', 'querycontext'];
+const ALL = ['relay', 'startup', 'rss', 'querycontext', 'mcp'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).map((a) => a.toLowerCase());
@@ -247,6 +305,7 @@ async function main(): Promise<void> {
   if (want('querycontext')) {
     await queryContextStdio(await queryContextInProcess());
   }
+  if (want('mcp')) await mcp();
   table();
   log(`\n(${((now() - t0) / 1000).toFixed(1)} s; figures only — this always exits 0)`);
 }

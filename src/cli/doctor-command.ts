@@ -20,7 +20,12 @@ export async function runDoctor(args: string[]): Promise<void> {
     configFile: flags['config-file'],
   });
   try {
+    session.mcp.startAll();
     await session.modelsReady;
+    // Give MCP servers a moment to start so their status is real, not "starting".
+    for (let waited = 0; waited < 15_000 && session.mcp.servers().some((s) => s.status === 'starting'); waited += 100) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
     process.stdout.write(`${await session.doctor()}\n`);
     if (!session.models.length) process.exitCode = 1;
   } finally {

@@ -24,6 +24,11 @@ export async function main(argv: string[]): Promise<void> {
       const { runDoctor } = await import('./doctor-command.js');
       return runDoctor(rest);
     }
+    case 'mcp-conformance-client': {
+      // Used by the MCP conformance suite (test/e2e/mcp-conformance.test.ts) to drive patchbay's MCP client.
+      const { runMcpConformanceClient } = await import('./mcp-conformance-client.js');
+      return runMcpConformanceClient(rest);
+    }
     case '--version':
     case '-v': {
       const { createRequire } = await import('node:module');

@@ -1,5 +1,6 @@
 /** A chat held in memory while the server runs; its messages are mirrored in the store. */
 import type { ChatStatus } from '../protocol/eca/chat.js';
+import type { ChatContext } from '../protocol/eca/context.js';
 import type { StoredMessage } from './messages.js';
 import type { ApprovalAnswer } from './tool-call.js';
 
@@ -23,6 +24,8 @@ export class LiveChat {
   queue: Promise<void> = Promise.resolve();
   readonly pending = new Map<string, (answer: ApprovalAnswer) => void>();
   readonly sessionApproved = new Set<string>();
+  /** Contexts whose content can change (MCP resources) that this chat referenced. */
+  readonly referenced: ChatContext[] = [];
   /** Messages the user sent while the turn ran (`chat/promptSteer`), for its next model step. */
   readonly steering: string[] = [];
 

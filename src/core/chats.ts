@@ -10,6 +10,7 @@ import { toReplay } from './messages.js';
 import { newId, runTurn } from './turn.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../peers/llm/types.js';
+import type { ChatContext } from '../protocol/eca/context.js';
 
 const log = logger('chats');
 
@@ -96,7 +97,8 @@ export class ChatService {
           else deps.events.showMessage('warning', noModelMessage());
         } else if (entry) {
           deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
-          const rendered = params.contexts?.length ? await deps.renderContexts(params.contexts, abort.signal) : undefined;
+          const contexts = this.withUpdates(chat, params.contexts ?? []);
+          const rendered = contexts.length ? await deps.renderContexts(contexts, abort.signal) : undefined;
           for (const err of rendered?.errors ?? []) deps.events.content(chat.id, 'system', { type: 'text', text: `Context skipped: ${err}` });
           await runTurn(chat, entry, { userText: params.message, contentId: cid, contextText: rendered?.text || undefined }, deps, abort);
         }
@@ -121,6 +123,20 @@ export class ChatService {
       .then(run)
       .catch((e: unknown) => log.error(`chat ${chat.id}: ${errorMessage(e)}`));
     return { chatId: chat.id, model: entry?.id ?? '', status: 'prompting' };
+  }
+
+  /**
+   * The prompt's contexts plus earlier-referenced ones whose content changed since (e.g. an MCP
+   * resource the server reported updated), so the next turn sees the new content.
+   */
+  private withUpdates(chat: LiveChat, contexts: ChatContext[]): ChatContext[] {
+    const key = (c: ChatContext) => (c.type === 'mcpResource' ? `${c.server}\u0000${c.uri}` : undefined);
+    const current = new Set(contexts.map(key));
+    const updated = this.deps.updatedContexts(chat.referenced.filter((c) => !current.has(key(c))));
+    for (const c of contexts) {
+      if (c.type === 'mcpResource' && !chat.referenced.some((r) => key(r) === key(c))) chat.referenced.push(c);
+    }
+    return [...contexts, ...updated];
   }
 
   private setStatus(chat: LiveChat, status: LiveChat['status'], deps: ChatDeps = this.deps): void {

@@ -28,4 +28,6 @@ export interface ChatDeps {
   renderContexts(contexts: ChatContext[], signal: AbortSignal): Promise<{ text: string; errors: string[] }>;
   /** Instructions from peers (e.g. MCP servers) for the system prompt. */
   instructions(): string[];
+  /** Of the contexts a chat referenced earlier, those whose content changed since it was last read. */
+  updatedContexts(refs: ChatContext[]): ChatContext[];
 }

@@ -1,6 +1,7 @@
 /** The report behind `/doctor` and `patchbay doctor`. */
 import type { ModelEntry } from '../peers/llm/types.js';
 import type { Tool } from '../core/tool.js';
+import type { McpServerInfo } from '../peers/mcp/types.js';
 
 export interface DoctorInput {
   home: string;
@@ -11,6 +12,7 @@ export interface DoctorInput {
   models: ModelEntry[];
   defaultModel: ModelEntry | undefined;
   tools: Tool[];
+  mcpServers: McpServerInfo[];
 }
 
 export async function doctorReport(d: DoctorInput): Promise<string> {
@@ -25,7 +27,12 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
     d.configErrors.length ? `Config problems:\n${d.configErrors.map((e) => `  - ${e}`).join('\n')}` : 'Config problems: none',
     `Models (${d.models.length}): ${d.models.length ? d.models.map((m) => m.id).join(', ') : 'none — set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_API_URL, or configure providers'}`,
     `Default model: ${d.defaultModel?.id ?? 'none'}`,
-    `Tool servers: ${[...byServer].map(([s, n]) => `${s} (running, ${n} tools)`).join(', ') || 'none'}`,
+    `Native tools: ${byServer.get('patchbay') ?? 0}`,
+    d.mcpServers.length
+      ? `MCP servers:\n${d.mcpServers
+          .map((s) => `  - ${s.name}: ${s.status}, ${s.tools.length} tools${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}`)
+          .join('\n')}`
+      : 'MCP servers: none configured',
   ];
   return lines.join('\n');
 }

@@ -9,7 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 import { ResponseError, type MessageConnection } from 'vscode-jsonrpc';
 import type { z } from 'zod';
 import { createConnection } from '../rpc/connection.js';
-import { initializeParamsSchema, type ConfigUpdated, type InitializeParams, type ShowMessage } from '../protocol/eca/lifecycle.js';
+import { initializeParamsSchema, mcpServerParamsSchema, type ConfigUpdated, type InitializeParams, type ShowMessage } from '../protocol/eca/lifecycle.js';
 import {
   chatClearParamsSchema,
   chatDeleteParamsSchema,
@@ -31,6 +31,7 @@ import type { ChatEvents } from '../core/events.js';
 import type { EditorBridge, EditorDiagnostic } from '../core/tool.js';
 import { llmName } from '../core/tool-registry.js';
 import type { Session } from './session.js';
+import type { McpServerInfo } from '../peers/mcp/types.js';
 import { loadSessionConfig } from './session-config.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Config } from '../config/schema.js';
@@ -109,7 +110,19 @@ export class EcaServer {
       const loaded = loadSessionConfig(params, env, this.opts.configFile);
       const session = new Promise<void>((r) => setImmediate(r))
         .then(() => import('./session.js'))
-        .then(({ Session }) => new Session({ params, loaded, events: this.events(), editor: this.editorBridge(params), env, configFile: this.opts.configFile, logLevel: this.opts.logLevel }));
+        .then(
+          ({ Session }) =>
+            new Session({
+              params,
+              loaded,
+              events: this.events(),
+              editor: this.editorBridge(params),
+              env,
+              configFile: this.opts.configFile,
+              logLevel: this.opts.logLevel,
+              onToolServer: (info) => this.sendToolServer(info),
+            }),
+        );
       session.then(
         (s) => log.info(`initialized by ${params.clientInfo?.name ?? 'unknown client'} for ${s.roots.join(', ')}`),
         (e: unknown) => {
@@ -137,6 +150,8 @@ export class EcaServer {
           this.sendConfig(session);
           this.sendNativeTools(session);
         });
+        // In parallel with model discovery; never delays config/updated.
+        session.mcp.startAll();
         for (const ix of session.indexes) void ix.warm();
       });
     });
@@ -168,6 +183,8 @@ export class EcaServer {
     }));
     this.request('chat/clear', chatClearParamsSchema, (p, s) => (s.chats.clear(p.chatId), {}));
     this.notification('chat/promptSteer', promptSteerParamsSchema, (p, s) => s.chats.steer(p.chatId, p.message));
+    this.notification('mcp/startServer', mcpServerParamsSchema, (p, s) => void s.mcp.start(p.name).catch((e: unknown) => log.warn(errorMessage(e))));
+    this.notification('mcp/stopServer', mcpServerParamsSchema, (p, s) => void s.mcp.stop(p.name).catch((e: unknown) => log.warn(errorMessage(e))));
     this.request('chat/list', chatListParamsSchema, (p, s) => ({ chats: s.chats.list(p) }));
     this.request('chat/open', chatOpenParamsSchema, (p, s) => s.chats.open(p.chatId));
 
@@ -233,6 +250,22 @@ export class EcaServer {
       status: 'running',
       tools: tools.map((t) => ({ name: llmName(t), description: t.description, parameters: t.inputSchema })),
     }).catch(() => {});
+  }
+
+  /** One MCP server's status and tools (specs/eca-protocol.md "Tool updated"). */
+  private sendToolServer(info: McpServerInfo): void {
+    if (this.exited) return;
+    this.conn
+      .sendNotification('tool/serverUpdated', {
+        type: 'mcp',
+        name: info.name,
+        command: info.command,
+        args: info.args,
+        status: info.status,
+        tools: info.tools,
+        ...(info.lastError ? { error: info.lastError } : {}),
+      })
+      .catch(() => {});
   }
 
   /** LSP: if the parent process is gone, exit. */

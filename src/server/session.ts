@@ -22,6 +22,7 @@ import { logToFile, logger, setLogLevel } from '../util/log.js';
 import type { InitializeParams } from '../protocol/eca/lifecycle.js';
 import { chatContextSchema } from '../protocol/eca/context.js';
 import { doctorReport } from './doctor.js';
+import { McpHostImpl, type McpHost, type McpServerInfo } from '../peers/mcp/index.js';
 
 const log = logger('session');
 
@@ -34,6 +35,8 @@ export interface SessionOptions {
   logLevel?: Config['logLevel'];
   /** The config `initialize` already loaded; loaded here when absent. */
   loaded?: SessionConfig;
+  /** A tool server (MCP) changed status or tools: becomes `tool/serverUpdated`. */
+  onToolServer?: (info: McpServerInfo) => void;
 }
 
 export class Session {
@@ -49,6 +52,7 @@ export class Session {
   readonly store: SqliteStore;
   readonly chats: ChatService;
   readonly indexes: FileIndex[];
+  readonly mcp: McpHost;
   private readonly clients = new Map<string, Promise<LlmClient>>();
   /** Resolves once models are known (Ollama discovery may take a moment). */
   modelsReady: Promise<void>;
@@ -69,6 +73,16 @@ export class Session {
     this.indexes = this.roots.map((r) => new FileIndex(r));
     this.tools.set('native', nativeTools({ shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds, maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars }));
     this.commands.set('native', nativeCommands({ doctor: () => this.doctor(), repoMap: (signal) => this.repoMap(signal) }));
+    this.mcp = new McpHostImpl({
+      servers: this.config.mcpServers,
+      timeoutSeconds: this.config.mcpTimeoutSeconds,
+      logLevel: this.config.logLevel,
+      roots: this.roots,
+      env: opts.env,
+      tools: this.tools,
+      commands: this.commands,
+      events: { serverUpdated: (info) => opts.onToolServer?.(info) },
+    });
     this.chats = new ChatService(this.deps(), this.commands);
     // Off the `initialize` path: discovery loads the HTTP stack and may probe Ollama.
     this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() => this.refreshModels());
@@ -88,8 +102,15 @@ export class Session {
       stream: (client, req, o) => streamWithRetry(client, req, o),
       cost: (entry, usage) => computeCost(entry, usage),
       renderContexts: (contexts, signal) =>
-        renderContexts(contexts, { roots: this.roots, signal, webMaxChars: this.config.context.webMaxChars, repoMapMaxEntries: this.config.context.repoMapMaxEntries }),
-      instructions: () => [],
+        renderContexts(contexts, {
+          roots: this.roots,
+          signal,
+          webMaxChars: this.config.context.webMaxChars,
+          repoMapMaxEntries: this.config.context.repoMapMaxEntries,
+          resolveMcpResource: (ctx, s) => this.mcp.readResource(ctx, s),
+        }),
+      instructions: () => this.mcp.instructions(),
+      updatedContexts: (refs) => this.mcp.updatedSince(refs.flatMap((c) => (c.type === 'mcpResource' ? [c] : []))),
     };
   }
 
@@ -122,7 +143,7 @@ export class Session {
       const r = chatContextSchema.safeParse(c);
       return r.success ? [r.data] : [];
     });
-    return queryContexts(this.indexes, query, { roots: this.roots, exclude });
+    return queryContexts(this.indexes, query, { roots: this.roots, exclude, mcpResources: this.mcp.resources() });
   }
 
   repoMap(signal: AbortSignal): Promise<string> {
@@ -139,6 +160,7 @@ export class Session {
       models: this.models,
       defaultModel: this.defaultModel,
       tools: this.tools.all(),
+      mcpServers: this.mcp.servers(),
     });
   }
 
@@ -146,7 +168,10 @@ export class Session {
 
   /** Stops every turn, then closes indexes and the store. Safe to call more than once. */
   dispose(): Promise<void> {
-    this.disposed ??= this.chats.dispose().then(() => this.close());
+    this.disposed ??= this.chats.dispose().then(async () => {
+      await this.mcp.dispose().catch((e: unknown) => log.error(`stopping MCP servers: ${(e as Error).message}`));
+      this.close();
+    });
     return this.disposed;
   }
 

@@ -62,5 +62,8 @@ export const toolServerUpdatedSchema = z.object({
 });
 export type ToolServerUpdated = z.infer<typeof toolServerUpdatedSchema>;
 
+/** `mcp/startServer`, `mcp/stopServer` (notifications). */
+export const mcpServerParamsSchema = z.object({ name: z.string().min(1) });
+
 export const showMessageSchema = z.object({ type: z.enum(['error', 'warning', 'info']), message: z.string() });
 export type ShowMessage = z.infer<typeof showMessageSchema>;

@@ -1,0 +1,150 @@
+/**
+ * `patchbay mcp-conformance-client <server-url>`: the client under test for the official MCP
+ * conformance suite (`@modelcontextprotocol/conformance client --command ...`). The suite starts a
+ * scripted MCP server per scenario, appends its URL to the command and names the scenario in
+ * `MCP_CONFORMANCE_SCENARIO`; it then judges the traffic it saw. This driver goes through
+ * patchbay's own MCP client (McpHostImpl with one remote server, its tools in a ToolRegistry),
+ * never the raw SDK client, so the suite tests our code. Exit code: 0 when the scenario's steps
+ * ran, 1 otherwise, 2 on bad usage.
+ */
+import { CommandRegistry } from '../core/commands.js';
+import { llmName, ToolRegistry } from '../core/tool-registry.js';
+import type { Tool, ToolResult } from '../core/tool.js';
+import { McpHostImpl } from '../peers/mcp/index.js';
+import type { McpServerInfo } from '../peers/mcp/types.js';
+import { errorMessage } from '../util/log.js';
+
+const SERVER = 'conformance';
+const CONNECT_TIMEOUT_MS = 20_000;
+const CALL_TIMEOUT_MS = 20_000;
+
+interface Connected {
+  host: McpHostImpl;
+  tools: ToolRegistry;
+  info: McpServerInfo;
+  /** Calls one of the server's tools through patchbay's Tool adapter. */
+  call(name: string, args: Record<string, unknown>): Promise<ToolResult>;
+}
+
+type Step = (c: Connected) => Promise<void>;
+
+function text(r: ToolResult): string {
+  return r.outputs.map((o) => (o.type === 'text' ? o.text : `[${o.type}]`)).join('\n');
+}
+
+/** What each scenario needs the client to do once connected (connect + tools/list happen first). */
+const SCENARIOS: Record<string, Step> = {
+  // initialize handshake, then tools/list: both done by connecting.
+  initialize: async () => {},
+  tools_call: async (c) => {
+    const r = await c.call('add_numbers', { a: 2, b: 3 });
+    if (r.error || !text(r).includes('5')) throw new Error(`add_numbers returned ${JSON.stringify(r)}`);
+  },
+  // The server sends elicitation/create while the tool runs; the client must accept and fill defaults.
+  'elicitation-sep1034-client-defaults': async (c) => {
+    const r = await c.call('test_client_elicitation_defaults', {});
+    if (r.error || !/Elicitation completed/.test(text(r))) throw new Error(`elicitation tool returned ${JSON.stringify(r)}`);
+  },
+  // The server closes the tools/call SSE stream after a priming event (retry: 500); the answer
+  // only arrives on a GET reconnection with Last-Event-ID after waiting `retry` ms.
+  'sse-retry': async (c) => {
+    const r = await c.call('test_reconnection', {});
+    if (r.error) throw new Error(`test_reconnection returned ${JSON.stringify(r)}`);
+  },
+};
+
+function parseArgs(args: string[]): { url?: string; scenario?: string; error?: string } {
+  let scenario = process.env.MCP_CONFORMANCE_SCENARIO;
+  let url: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--scenario') scenario = args[++i];
+    else if (a.startsWith('--scenario=')) scenario = a.slice('--scenario='.length);
+    else if (a.startsWith('--')) return { error: `Unknown option ${a}` };
+    else url = a; // the suite appends the server URL last
+  }
+  if (!url) return { error: 'Usage: patchbay mcp-conformance-client [--scenario <name>] <server-url>' };
+  try {
+    new URL(url);
+  } catch {
+    return { error: `Not a URL: ${url}` };
+  }
+  return { url, scenario };
+}
+
+async function connect(url: string): Promise<Connected> {
+  const tools = new ToolRegistry();
+  let settle: (info: McpServerInfo) => void = () => {};
+  const settled = new Promise<McpServerInfo>((r) => (settle = r));
+  const host = new McpHostImpl({
+    servers: { [SERVER]: { url } },
+    timeoutSeconds: CALL_TIMEOUT_MS / 1000,
+    logLevel: 'info',
+    roots: [process.cwd()],
+    env: process.env,
+    tools,
+    commands: new CommandRegistry(),
+    // One attempt: a failed connection is the scenario's answer, not something to retry.
+    restart: { maxRestarts: 0 },
+    events: {
+      serverUpdated: (info) => {
+        if (info.name === SERVER && (info.status === 'running' || info.status === 'failed' || info.status === 'stopped')) settle(info);
+      },
+    },
+  });
+  host.startAll();
+  let timer: NodeJS.Timeout | undefined;
+  const info = await Promise.race([
+    settled,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`server not running after ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS))),
+  ]).finally(() => clearTimeout(timer));
+  if (info.status !== 'running') {
+    await host.dispose().catch(() => {});
+    throw new Error(`server ${info.status}: ${info.lastError ?? 'no error given'}`);
+  }
+  const find = (name: string): Tool => {
+    const t = tools.all().find((x) => x.server === SERVER && x.name === name);
+    if (!t) throw new Error(`tool ${name} not offered; have: ${tools.all().map(llmName).join(', ') || 'none'}`);
+    return t;
+  };
+  return {
+    host,
+    tools,
+    info,
+    call: async (name, args) => {
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(new Error(`${name} timed out`)), CALL_TIMEOUT_MS);
+      try {
+        return await find(name).call(args, { signal: controller.signal, roots: [process.cwd()], chatId: 'mcp-conformance', editor: {} });
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+export async function runMcpConformanceClient(args: string[]): Promise<void> {
+  const { url, scenario, error } = parseArgs(args);
+  if (error || !url) {
+    process.stderr.write(`${error}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const step = scenario ? SCENARIOS[scenario] : undefined;
+  if (scenario && !step) process.stderr.write(`mcp-conformance-client: no steps for scenario "${scenario}"; connecting and listing tools only\n`);
+  let connected: Connected | undefined;
+  try {
+    connected = await connect(url);
+    process.stderr.write(`mcp-conformance-client: connected; tools: ${connected.info.tools.map((t) => t.name).join(', ') || 'none'}\n`);
+    await (step ?? (async () => {}))(connected);
+    process.stderr.write(`mcp-conformance-client: scenario ${scenario ?? '(none)'} done\n`);
+    process.exitCode = 0;
+  } catch (e) {
+    process.stderr.write(`mcp-conformance-client: ${errorMessage(e)}\n`);
+    process.exitCode = 1;
+  } finally {
+    await connected?.host.dispose().catch((e: unknown) => process.stderr.write(`mcp-conformance-client: dispose: ${errorMessage(e)}\n`));
+    // A lingering socket must not keep the suite waiting for its timeout.
+    setTimeout(() => process.exit(), 2_000).unref();
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * One `mcpServers.<name>` entry, as every MCP host (ECA, Claude Desktop, VS Code, Cursor) writes it:
+ * stdio `{command, args?, env?}` or remote `{url, headers?}`, both with `disabled?`.
+ * `${env:…}` references were already interpolated by the config loader.
+ */
+import { z } from 'zod';
+
+const common = {
+  disabled: z.boolean().default(false),
+};
+
+export const stdioServerSchema = z.object({
+  /** Some hosts write it; accepted and ignored. */
+  type: z.literal('stdio').optional(),
+  command: z.string().min(1, 'must not be empty'),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().optional(),
+  ...common,
+});
+
+export const remoteServerSchema = z.object({
+  /** `sse` skips the Streamable HTTP attempt; anything else tries Streamable HTTP first, then SSE. */
+  type: z.enum(['http', 'streamable-http', 'streamableHttp', 'sse']).optional(),
+  url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
+  headers: z.record(z.string(), z.string()).default({}),
+  ...common,
+});
+
+export type StdioServerConfig = z.infer<typeof stdioServerSchema> & { kind: 'stdio' };
+export type RemoteServerConfig = z.infer<typeof remoteServerSchema> & { kind: 'remote' };
+export type ServerConfig = StdioServerConfig | RemoteServerConfig;
+
+export type ParsedEntry =
+  | { ok: true; config: ServerConfig }
+  /** `command`/`args` are best-effort, for `tool/serverUpdated` and `doctor`. */
+  | { ok: false; error: string; command: string; args: string[] };
+
+/** Validates one entry; never throws. */
+export function parseServerEntry(name: string, raw: unknown): ParsedEntry {
+  const obj = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
+  const shown = {
+    command: typeof obj?.command === 'string' ? obj.command : typeof obj?.url === 'string' ? obj.url : '',
+    args: Array.isArray(obj?.args) ? obj.args.filter((a): a is string => typeof a === 'string') : [],
+  };
+  if (!obj) return { ok: false, error: `mcpServers.${name}: expected an object with "command" or "url"`, ...shown };
+  if ('command' in obj && 'url' in obj) return { ok: false, error: `mcpServers.${name}: give either "command" or "url", not both`, ...shown };
+  if (!('command' in obj) && !('url' in obj)) return { ok: false, error: `mcpServers.${name}: missing "command" (stdio) or "url" (remote)`, ...shown };
+  const remote = 'url' in obj;
+  const parsed = remote ? remoteServerSchema.safeParse(obj) : stdioServerSchema.safeParse(obj);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'entry'}: ${i.message}`);
+    return { ok: false, error: `mcpServers.${name}: ${issues.join('; ')}`, ...shown };
+  }
+  return { ok: true, config: remote ? { ...(parsed.data as z.infer<typeof remoteServerSchema>), kind: 'remote' } : { ...(parsed.data as z.infer<typeof stdioServerSchema>), kind: 'stdio' } };
+}
+
+/** What `tool/serverUpdated` shows as the server's command line. */
+export function displayCommand(config: ServerConfig): { command: string; args: string[] } {
+  return config.kind === 'stdio' ? { command: config.command, args: config.args } : { command: config.url, args: [] };
+}

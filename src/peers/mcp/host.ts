@@ -1,0 +1,136 @@
+/**
+ * Every configured MCP server of one workspace session. Servers start in parallel and in the
+ * background; their tools, prompts and resources reach the rest of patchbay only through the
+ * registries and the McpHost interface (types.ts).
+ */
+import type { CommandRegistry } from '../../core/commands.js';
+import type { ToolRegistry } from '../../core/tool-registry.js';
+import type { McpResourceContext } from '../../protocol/eca/context.js';
+import { errorMessage, logger, type LogLevel } from '../../util/log.js';
+import { McpServerHandle, type RestartPolicy } from './server.js';
+import type { McpHost, McpHostEvents, McpServerInfo } from './types.js';
+
+const log = logger('mcp');
+
+export interface McpHostOptions {
+  /** `mcpServers` from the config, unvalidated: each entry is checked on its own. */
+  servers: Record<string, unknown>;
+  timeoutSeconds: number;
+  logLevel: LogLevel;
+  /** Workspace folders, answered to `roots/list`. */
+  roots: string[];
+  env: NodeJS.ProcessEnv;
+  tools: ToolRegistry;
+  commands: CommandRegistry;
+  events: McpHostEvents;
+  /** Defaults: 1 s, doubling, at most 5 restarts. */
+  restart?: Partial<RestartPolicy>;
+}
+
+export class McpHostImpl implements McpHost {
+  private readonly handles = new Map<string, McpServerHandle>();
+  private roots: string[];
+  private disposed = false;
+
+  constructor(opts: McpHostOptions) {
+    this.roots = [...opts.roots];
+    const restart: RestartPolicy = { baseDelayMs: 1000, maxRestarts: 5, ...opts.restart };
+    for (const [name, raw] of Object.entries(opts.servers)) {
+      this.handles.set(
+        name,
+        new McpServerHandle(name, raw, {
+          env: opts.env,
+          roots: () => this.roots,
+          timeoutSeconds: opts.timeoutSeconds,
+          logLevel: opts.logLevel,
+          tools: opts.tools,
+          commands: opts.commands,
+          restart,
+          changed: (info) => {
+            if (this.disposed) return;
+            try {
+              opts.events.serverUpdated(info);
+            } catch (e) {
+              log.warn(`serverUpdated listener: ${errorMessage(e)}`);
+            }
+          },
+        }),
+      );
+    }
+  }
+
+  startAll(): void {
+    for (const h of this.handles.values()) {
+      // Invalid and disabled entries are reported once, as they are.
+      if (!h.autoStart) {
+        h.report();
+        continue;
+      }
+      void h.start().catch((e: unknown) => log.error(`${h.name}: ${errorMessage(e)}`));
+    }
+  }
+
+  async start(name: string): Promise<void> {
+    if (this.disposed) throw new Error('MCP host is shut down');
+    await this.handle(name).start();
+  }
+
+  async stop(name: string): Promise<void> {
+    await this.handle(name).stop();
+  }
+
+  servers(): McpServerInfo[] {
+    return [...this.handles.values()].map((h) => h.info());
+  }
+
+  resources(): McpResourceContext[] {
+    return [...this.handles.values()].flatMap((h) => h.resources());
+  }
+
+  async readResource(ctx: Pick<McpResourceContext, 'server' | 'uri'>, signal: AbortSignal): Promise<string> {
+    const h = this.handle(ctx.server);
+    const s = h.session;
+    if (!s) throw new Error(`MCP server "${ctx.server}" is ${h.status}`);
+    return s.readResource(ctx.uri, signal);
+  }
+
+  updatedSince(resources: Array<Pick<McpResourceContext, 'server' | 'uri'>>): McpResourceContext[] {
+    const out: McpResourceContext[] = [];
+    for (const r of resources) {
+      const h = this.handles.get(r.server);
+      if (!h?.session?.isUpdated(r.uri)) continue;
+      const known = h.resources().find((k) => k.uri === r.uri);
+      out.push(known ?? { type: 'mcpResource', uri: r.uri, name: r.uri, description: '', mimeType: '', server: r.server });
+    }
+    return out;
+  }
+
+  instructions(): string[] {
+    return [...this.handles.values()].flatMap((h) => {
+      const text = h.session?.instructions?.trim();
+      return text ? [`Instructions from MCP server ${h.name}:\n${text}`] : [];
+    });
+  }
+
+  /** The workspace folders changed: tell every running server (`notifications/roots/list_changed`). */
+  async setRoots(roots: string[]): Promise<void> {
+    this.roots = [...roots];
+    await Promise.all([...this.handles.values()].map((h) => h.session?.rootsChanged()));
+  }
+
+  /** The child's pid of a running stdio server (diagnostics and tests). */
+  pid(name: string): number | undefined {
+    return this.handles.get(name)?.session?.pid;
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    await Promise.all([...this.handles.values()].map((h) => h.dispose().catch((e: unknown) => log.warn(`${h.name}: ${errorMessage(e)}`))));
+  }
+
+  private handle(name: string): McpServerHandle {
+    const h = this.handles.get(name);
+    if (!h) throw new Error(`No MCP server named "${name}" is configured`);
+    return h;
+  }
+}

@@ -1,0 +1,252 @@
+/**
+ * One configured MCP server and its lifecycle, as an explicit state machine:
+ *
+ *   disabled ──start()──► starting ──ok──► running ──died──► failed ──backoff──► starting …
+ *   stopped  ──start()──┘     └──error──► failed (retried 1 s, 2 s, 4 s … up to maxRestarts)
+ *   any ──stop()──► stopped
+ *
+ * Each connection attempt has a generation number; events from an older attempt are ignored,
+ * so a stop() during a slow start, or a crash report after a restart, cannot corrupt the state.
+ */
+import type { Command, CommandRegistry } from '../../core/commands.js';
+import { textResult, type Tool, type ToolContext, type ToolResult } from '../../core/tool.js';
+import type { ToolRegistry } from '../../core/tool-registry.js';
+import type { McpResourceContext } from '../../protocol/eca/context.js';
+import { errorMessage, logger, type Logger, type LogLevel } from '../../util/log.js';
+import { toCommand, toResourceContext, toServerTool, toTool } from './adapt.js';
+import { displayCommand, parseServerEntry, type ParsedEntry } from './config.js';
+import { McpSession, type ListKind } from './session.js';
+import { oneLine } from './transport.js';
+import type { McpServerInfo } from './types.js';
+
+export type ServerState =
+  | { kind: 'disabled' }
+  | { kind: 'stopped' }
+  | { kind: 'starting'; gen: number; abort: AbortController }
+  | { kind: 'running'; gen: number; session: McpSession }
+  | { kind: 'failed'; error: string; retry?: NodeJS.Timeout };
+
+export interface RestartPolicy {
+  /** First delay; doubles on each further restart. */
+  baseDelayMs: number;
+  maxRestarts: number;
+}
+
+export interface ServerDeps {
+  env: NodeJS.ProcessEnv;
+  roots: () => string[];
+  timeoutSeconds: number;
+  logLevel: LogLevel;
+  tools: ToolRegistry;
+  commands: CommandRegistry;
+  restart: RestartPolicy;
+  /** Every status or list change. */
+  changed(info: McpServerInfo): void;
+}
+
+export class McpServerHandle {
+  private state: ServerState;
+  private gen = 0;
+  private restarts = 0;
+  private lastError: string | undefined;
+  /** The connection attempt in flight, if any; settles once it is running, failed or discarded. */
+  private attempt: Promise<void> | undefined;
+  private readonly log: Logger;
+  private readonly entry: ParsedEntry;
+  private readonly source: string;
+
+  constructor(
+    readonly name: string,
+    raw: unknown,
+    private readonly deps: ServerDeps,
+  ) {
+    this.log = logger(`mcp:${name}`);
+    this.source = `mcp:${name}`;
+    this.entry = parseServerEntry(name, raw);
+    if (!this.entry.ok) this.state = { kind: 'failed', error: this.entry.error };
+    else this.state = this.entry.config.disabled ? { kind: 'disabled' } : { kind: 'stopped' };
+    if (!this.entry.ok) this.lastError = this.entry.error;
+  }
+
+  get status(): ServerState['kind'] {
+    return this.state.kind;
+  }
+
+  /** Enabled and valid: started by startAll(). */
+  get autoStart(): boolean {
+    return this.entry.ok && this.state.kind === 'stopped';
+  }
+
+  get session(): McpSession | undefined {
+    return this.state.kind === 'running' ? this.state.session : undefined;
+  }
+
+  info(): McpServerInfo {
+    const shown = this.entry.ok ? displayCommand(this.entry.config) : { command: this.entry.command, args: this.entry.args };
+    return {
+      name: this.name,
+      ...shown,
+      status: this.state.kind,
+      tools: this.session?.tools.map(toServerTool) ?? [],
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+      restarts: this.restarts,
+    };
+  }
+
+  /** Tells listeners the current state as it is (startAll() for disabled and invalid entries). */
+  report(): void {
+    this.deps.changed(this.info());
+  }
+
+  /** Manual start: resets the restart budget. Resolves once running or failed. */
+  async start(): Promise<void> {
+    if (this.state.kind === 'running') return;
+    if (this.state.kind === 'starting') return this.attempt;
+    this.clearRetry();
+    // A manual start begins a fresh history: restart budget and last error.
+    this.restarts = 0;
+    this.lastError = this.entry.ok ? undefined : this.entry.error;
+    await this.connect();
+  }
+
+  async stop(): Promise<void> {
+    await this.halt(true);
+  }
+
+  /** Stops without reporting: patchbay is shutting down. */
+  async dispose(): Promise<void> {
+    await this.halt(false);
+  }
+
+  /** Ends the session or the attempt in flight; resolves when the child is gone. */
+  private async halt(report: boolean): Promise<void> {
+    const session = this.session;
+    if (this.state.kind === 'starting') this.state.abort.abort();
+    this.gen++;
+    this.clearRetry();
+    if (report) this.setState({ kind: 'stopped' });
+    else {
+      this.state = { kind: 'stopped' };
+      this.unregister();
+    }
+    await Promise.all([session?.close(), this.attempt]);
+  }
+
+  resources(): McpResourceContext[] {
+    const s = this.session;
+    return s ? [...s.resources, ...s.templates].map((r) => toResourceContext(this.name, r)) : [];
+  }
+
+  private connect(): Promise<void> {
+    const attempt = this.attemptConnect().finally(() => {
+      if (this.attempt === attempt) this.attempt = undefined;
+    });
+    this.attempt = attempt;
+    return attempt;
+  }
+
+  private async attemptConnect(): Promise<void> {
+    if (!this.entry.ok) {
+      this.setState({ kind: 'failed', error: this.entry.error });
+      return;
+    }
+    const gen = ++this.gen;
+    const abort = new AbortController();
+    this.setState({ kind: 'starting', gen, abort });
+    try {
+      const session = await McpSession.open({
+        signal: abort.signal,
+        name: this.name,
+        config: this.entry.config,
+        env: this.deps.env,
+        roots: this.deps.roots,
+        timeoutMs: this.deps.timeoutSeconds * 1000,
+        logLevel: this.deps.logLevel,
+        log: this.log,
+        onClosed: (reason) => this.died(gen, reason),
+        onListChanged: (kind) => this.listChanged(gen, kind),
+      });
+      // Stopped, or died during the initial listing, while we waited.
+      if (this.gen !== gen || this.state.kind !== 'starting') {
+        await session.close();
+        return;
+      }
+      this.log.info(`running (${session.transport}${session.pid ? `, pid ${session.pid}` : ''}): ${session.tools.length} tools, ${session.prompts.length} prompts, ${session.resources.length + session.templates.length} resources`);
+      this.setState({ kind: 'running', gen, session });
+    } catch (e) {
+      if (this.gen !== gen) return;
+      this.fail(`failed to start: ${oneLine(errorMessage(e), 500)}`);
+    }
+  }
+
+  private died(gen: number, reason: string): void {
+    if (this.gen !== gen) return;
+    this.fail(reason);
+  }
+
+  private fail(error: string): void {
+    const session = this.session;
+    this.gen++;
+    this.log.warn(error);
+    this.lastError = error;
+    const canRetry = this.restarts < this.deps.restart.maxRestarts;
+    const retry = canRetry ? setTimeout(() => this.retry(), this.deps.restart.baseDelayMs * 2 ** this.restarts) : undefined;
+    retry?.unref();
+    if (!canRetry) this.log.error(`giving up after ${this.restarts} restarts; start it again by hand`);
+    this.setState({ kind: 'failed', error, retry });
+    // Whatever is left of the connection (e.g. an HTTP session) is closed in the background.
+    void session?.close().catch(() => {});
+  }
+
+  private retry(): void {
+    if (this.state.kind !== 'failed') return;
+    this.state = { kind: 'failed', error: this.state.error };
+    this.restarts++;
+    this.log.info(`restart ${this.restarts}/${this.deps.restart.maxRestarts}`);
+    void this.connect();
+  }
+
+  private clearRetry(): void {
+    if (this.state.kind === 'failed' && this.state.retry) clearTimeout(this.state.retry);
+  }
+
+  private listChanged(gen: number, kind: ListKind): void {
+    if (this.state.kind !== 'running' || this.state.gen !== gen) return;
+    this.register(this.state.session);
+    // tool/serverUpdated carries the tools; other lists are read on demand.
+    if (kind === 'tools') this.deps.changed(this.info());
+  }
+
+  private setState(state: ServerState): void {
+    this.state = state;
+    if (state.kind === 'running') this.register(state.session);
+    else this.unregister();
+    this.deps.changed(this.info());
+  }
+
+  private register(s: McpSession): void {
+    const call = (tool: string, args: Record<string, unknown>, ctx: ToolContext) => this.callTool(tool, args, ctx);
+    const tools: Tool[] = s.tools.map((t) => toTool(this.name, t, call));
+    const commands: Command[] = s.prompts.map((p) =>
+      toCommand(this.name, p, (prompt, args, signal) => {
+        const live = this.session;
+        if (!live) return Promise.reject(new Error(`MCP server "${this.name}" is ${this.state.kind}`));
+        return live.getPrompt(prompt, args, signal);
+      }),
+    );
+    this.deps.tools.set(this.source, tools);
+    this.deps.commands.set(this.source, commands);
+  }
+
+  private unregister(): void {
+    this.deps.tools.set(this.source, []);
+    this.deps.commands.set(this.source, []);
+  }
+
+  /** Goes to whichever session is live now, so Tool objects survive restarts. */
+  private callTool(tool: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+    const s = this.session;
+    if (!s) return Promise.resolve(textResult(`${this.name}__${tool}: the MCP server "${this.name}" is ${this.state.kind}${this.lastError ? ` (${this.lastError})` : ''}`, true));
+    return s.callTool(tool, args, ctx);
+  }
+}

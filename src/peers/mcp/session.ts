@@ -1,0 +1,282 @@
+/**
+ * One live, initialized MCP connection: the server's lists (tools, resources, templates, prompts),
+ * its notifications, and the calls the rest of patchbay makes through it. A session never
+ * reconnects; server.ts replaces it with a new one.
+ */
+import { basename } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  ErrorCode,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type GetPromptResult,
+  type LoggingLevel,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { textResult, type ToolContext, type ToolResult } from '../../core/tool.js';
+import { errorMessage, type Logger, type LogLevel } from '../../util/log.js';
+import { renderResource, toToolResult } from './adapt.js';
+import type { ServerConfig } from './config.js';
+import { connect, oneLine, type Connection } from './transport.js';
+
+export type ListKind = 'tools' | 'resources' | 'prompts';
+
+export interface SessionOptions {
+  name: string;
+  config: ServerConfig;
+  env: NodeJS.ProcessEnv;
+  roots: () => string[];
+  timeoutMs: number;
+  logLevel: LogLevel;
+  log: Logger;
+  /** Aborts the attempt to connect (stop() during start). */
+  signal: AbortSignal;
+  /** The connection ended without close() (the process died, the stream broke). */
+  onClosed(reason: string): void;
+  /** A list was refreshed after `notifications/<kind>/list_changed`. */
+  onListChanged(kind: ListKind): void;
+}
+
+/** patchbay level → MCP level (https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging). */
+const toMcpLevel: Record<LogLevel, LoggingLevel> = { error: 'error', warn: 'warning', info: 'info', debug: 'debug' };
+const fromMcpLevel: Record<LoggingLevel, LogLevel> = {
+  debug: 'debug',
+  info: 'info',
+  notice: 'info',
+  warning: 'warn',
+  error: 'error',
+  critical: 'error',
+  alert: 'error',
+  emergency: 'error',
+};
+
+/** A server that keeps answering with a cursor must not keep us paging forever. */
+const MAX_PAGES = 100;
+
+export async function listAll<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>): Promise<T[]> {
+  const out: T[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let i = 0; i < MAX_PAGES; i++) {
+    const r = await page(cursor);
+    out.push(...r.items);
+    if (!r.nextCursor || seen.has(r.nextCursor)) break;
+    seen.add(r.nextCursor);
+    cursor = r.nextCursor;
+  }
+  return out;
+}
+
+export class McpSession {
+  tools: McpTool[] = [];
+  resources: Resource[] = [];
+  templates: ResourceTemplate[] = [];
+  prompts: Prompt[] = [];
+  instructions: string | undefined;
+  private conn!: Connection;
+  private closing = false;
+  private lastStderr = '';
+  private readonly subscribed = new Set<string>();
+  private readonly updated = new Set<string>();
+  /** Per list: the newest refresh started and the newest applied, so a slow old answer never wins. */
+  private readonly started: Record<ListKind, number> = { tools: 0, resources: 0, prompts: 0 };
+  private readonly applied: Record<ListKind, number> = { tools: 0, resources: 0, prompts: 0 };
+
+  private constructor(private readonly opts: SessionOptions) {}
+
+  static async open(opts: SessionOptions): Promise<McpSession> {
+    const s = new McpSession(opts);
+    s.conn = await connect(opts.config, {
+      makeClient: () => s.makeClient(),
+      env: opts.env,
+      cwd: opts.roots()[0],
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      log: opts.log,
+      onStderr: (line) => {
+        if (!line.trim()) return;
+        s.lastStderr = line;
+        opts.log.info(`stderr: ${line}`);
+      },
+    });
+    s.instructions = s.conn.client.getInstructions();
+    const caps = s.conn.client.getServerCapabilities() ?? {};
+    if (caps.logging) {
+      await s.conn.client
+        .setLoggingLevel(toMcpLevel[opts.logLevel], { timeout: opts.timeoutMs })
+        .catch((e: unknown) => opts.log.warn(`logging/setLevel: ${errorMessage(e)}`));
+    }
+    await Promise.all((['tools', 'resources', 'prompts'] as const).map((k) => s.refresh(k)));
+    if (opts.signal.aborted) {
+      await s.close();
+      throw new Error('start cancelled');
+    }
+    return s;
+  }
+
+  get pid(): number | undefined {
+    return this.conn.pid;
+  }
+
+  get transport(): Connection['transport'] {
+    return this.conn.transport;
+  }
+
+  private get client(): Client {
+    return this.conn.client;
+  }
+
+  private makeClient(): Client {
+    const { log } = this.opts;
+    const client = new Client(
+      { name: 'patchbay', version: '0.1.0' },
+      // Honest capabilities: roots only; no sampling, no elicitation.
+      { capabilities: { roots: { listChanged: true } } },
+    );
+    client.onerror = (e) => {
+      const msg = oneLine(errorMessage(e));
+      // Before initialize completes, errors reach us through the failed connect instead.
+      if (!this.conn) return log.debug(`while connecting: ${msg}`);
+      // The SDK handles a response at once but notifications a microtask later, so progress sent
+      // right before the result arrives "late"; harmless.
+      if (msg.startsWith('Received a progress notification for an unknown token')) log.debug(msg);
+      else log.warn(`protocol error: ${msg}`);
+    };
+    client.onclose = () => {
+      if (this.closing || this.conn?.client !== client) return;
+      this.opts.onClosed(`connection closed${this.lastStderr ? ` (last stderr: ${this.lastStderr.slice(0, 300)})` : ''}`);
+    };
+    client.setRequestHandler(ListRootsRequestSchema, () => ({
+      roots: this.opts.roots().map((r) => ({ uri: pathToFileURL(r).href, name: basename(r) })),
+    }));
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      const { level, logger, data } = n.params;
+      const text = typeof data === 'string' ? data : JSON.stringify(data);
+      log[fromMcpLevel[level] ?? 'info'](`${logger ? `${logger}: ` : ''}${text}`);
+    });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refreshAndNotify('tools'));
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.refreshAndNotify('prompts'));
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.refreshAndNotify('resources'));
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      log.debug(`resource updated: ${n.params.uri}`);
+      this.updated.add(n.params.uri);
+    });
+    return client;
+  }
+
+  private async refreshAndNotify(kind: ListKind): Promise<void> {
+    if (await this.refresh(kind)) this.opts.onListChanged(kind);
+  }
+
+  /** Fetches every page of one list; false when a newer refresh already won or the fetch failed. */
+  private async refresh(kind: ListKind): Promise<boolean> {
+    // A list_changed during initialize: the listing right after connect covers it.
+    if (!this.conn) return false;
+    const caps = this.client.getServerCapabilities() ?? {};
+    if (!caps[kind]) return false;
+    const mine = ++this.started[kind];
+    const opt = { timeout: this.opts.timeoutMs };
+    const c = this.client;
+    try {
+      if (kind === 'tools') {
+        const tools = await listAll((cursor) => c.listTools({ cursor }, opt).then((r) => ({ items: r.tools, nextCursor: r.nextCursor })));
+        if (mine < this.applied.tools) return false;
+        this.tools = tools;
+      } else if (kind === 'prompts') {
+        const prompts = await listAll((cursor) => c.listPrompts({ cursor }, opt).then((r) => ({ items: r.prompts, nextCursor: r.nextCursor })));
+        if (mine < this.applied.prompts) return false;
+        this.prompts = prompts;
+      } else {
+        const [resources, templates] = await Promise.all([
+          listAll((cursor) => c.listResources({ cursor }, opt).then((r) => ({ items: r.resources, nextCursor: r.nextCursor }))),
+          listAll((cursor) => c.listResourceTemplates({ cursor }, opt).then((r) => ({ items: r.resourceTemplates, nextCursor: r.nextCursor }))).catch(
+            (e: unknown) => (this.opts.log.debug(`resources/templates/list: ${errorMessage(e)}`), []),
+          ),
+        ]);
+        if (mine < this.applied.resources) return false;
+        this.resources = resources;
+        this.templates = templates;
+      }
+      this.applied[kind] = mine;
+      return true;
+    } catch (e) {
+      if (!this.closing) this.opts.log.warn(`${kind} list failed: ${errorMessage(e)}`);
+      return false;
+    }
+  }
+
+  /** `tools/call`. Never throws: timeouts, cancellation, a dead server all become error results. */
+  async callTool(tool: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+    const label = `${this.opts.name}__${tool}`;
+    if (ctx.signal.aborted) return textResult(`${label}: cancelled`, true);
+    // Our own controller: the SDK never removes its abort listener, so a long-lived chat signal
+    // would otherwise send notifications/cancelled for calls that already finished.
+    const ac = new AbortController();
+    const onAbort = () => ac.abort(ctx.signal.reason);
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const r = await this.client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: ac.signal,
+        timeout: this.opts.timeoutMs,
+        onprogress: (p) => ctx.progress?.(`${label}: ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`),
+      });
+      if ('content' in r) return toToolResult(r as CallToolResult);
+      return textResult(JSON.stringify((r as { toolResult?: unknown }).toolResult ?? r));
+    } catch (e) {
+      if (ctx.signal.aborted) return textResult(`${label}: cancelled`, true);
+      if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
+        return textResult(`${label}: timed out after ${this.opts.timeoutMs / 1000} s (the server was sent notifications/cancelled)`, true);
+      }
+      if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed) {
+        return textResult(`${label}: the MCP server "${this.opts.name}" closed the connection during the call (it may have crashed)`, true);
+      }
+      return textResult(`${label} failed: ${errorMessage(e)}`, true);
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** `resources/read`; subscribes to the uri once when the server can (spec "Subscriptions"). */
+  async readResource(uri: string, signal: AbortSignal): Promise<string> {
+    // Cleared before reading: an update that arrives while we read marks it again.
+    this.updated.delete(uri);
+    const r = await this.client.readResource({ uri }, { signal, timeout: this.opts.timeoutMs });
+    if (this.client.getServerCapabilities()?.resources?.subscribe && !this.subscribed.has(uri)) {
+      this.subscribed.add(uri);
+      await this.client.subscribeResource({ uri }, { timeout: this.opts.timeoutMs }).catch((e: unknown) => {
+        this.subscribed.delete(uri);
+        this.opts.log.warn(`resources/subscribe ${uri}: ${errorMessage(e)}`);
+      });
+    }
+    return renderResource(r);
+  }
+
+  isUpdated(uri: string): boolean {
+    return this.updated.has(uri);
+  }
+
+  getPrompt(name: string, args: Record<string, string>, signal: AbortSignal): Promise<GetPromptResult> {
+    return this.client.getPrompt({ name, arguments: args }, { signal, timeout: this.opts.timeoutMs });
+  }
+
+  /** `notifications/roots/list_changed`, after the workspace folders changed. */
+  rootsChanged(): Promise<void> {
+    return this.client.sendRootsListChanged().catch((e: unknown) => this.opts.log.debug(`roots/list_changed: ${errorMessage(e)}`));
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    await this.conn.close();
+  }
+}

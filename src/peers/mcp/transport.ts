@@ -1,0 +1,177 @@
+/**
+ * Opening and closing one MCP connection: stdio child process, or remote Streamable HTTP with
+ * the SSE fallback the spec describes for older servers
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#backwards-compatibility).
+ */
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { DEFAULT_INHERITED_ENV_VARS, getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { errorMessage, type Logger } from '../../util/log.js';
+import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from './config.js';
+
+export interface Connection {
+  client: Client;
+  transport: 'stdio' | 'streamable-http' | 'sse';
+  /** The child's pid (stdio only). */
+  pid?: number;
+  /** Closes the client; for stdio, the child is gone (or SIGKILLed) when this resolves. */
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  /** A fresh client with every handler installed; called once per attempt. */
+  makeClient: () => Client;
+  env: NodeJS.ProcessEnv;
+  cwd?: string;
+  timeoutMs: number;
+  /** Abandons the attempt (stop() during start). */
+  signal: AbortSignal;
+  log: Logger;
+  /** Each line the child writes to stderr. */
+  onStderr: (line: string) => void;
+}
+
+export async function connect(config: ServerConfig, opts: ConnectOptions): Promise<Connection> {
+  return config.kind === 'stdio' ? connectStdio(config, opts) : connectRemote(config, opts);
+}
+
+/**
+ * The child gets the SDK's safe default set (HOME, LOGNAME, PATH, SHELL, TERM, USER), taken from
+ * patchbay's environment, then the entry's own `env`. The SDK merges in `getDefaultEnvironment()`
+ * (from `process.env`) itself; we pass the set explicitly so `opts.env` wins.
+ */
+export function childEnv(env: NodeJS.ProcessEnv, extra: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = getDefaultEnvironment();
+  for (const key of DEFAULT_INHERITED_ENV_VARS) {
+    const v = env[key];
+    if (v !== undefined && !v.startsWith('()')) out[key] = v;
+  }
+  return { ...out, ...extra };
+}
+
+/** Remembers the pid: the SDK forgets it as soon as close() starts. */
+class TrackedStdioTransport extends StdioClientTransport {
+  spawnedPid: number | undefined;
+  override async start(): Promise<void> {
+    await super.start();
+    this.spawnedPid = this.pid ?? undefined;
+  }
+}
+
+async function connectStdio(config: StdioServerConfig, opts: ConnectOptions): Promise<Connection> {
+  const transport = new TrackedStdioTransport({
+    command: config.command,
+    args: config.args,
+    env: childEnv(opts.env, config.env),
+    cwd: config.cwd ?? opts.cwd,
+    stderr: 'pipe',
+  });
+  // The PassThrough exists before start(), so early output is not lost.
+  if (transport.stderr) createInterface({ input: transport.stderr as Readable }).on('line', opts.onStderr);
+  const client = opts.makeClient();
+  try {
+    await connectOrAbort(client, transport, opts);
+  } catch (e) {
+    // A failed initialize already started the SDK's close in the background; finish it now.
+    await client.close().catch(() => {});
+    if (transport.spawnedPid) await ensureDead(transport.spawnedPid, opts.log);
+    throw e;
+  }
+  const pid = transport.spawnedPid;
+  return {
+    client,
+    transport: 'stdio',
+    pid,
+    async close() {
+      // The SDK ends stdin, waits 2 s, sends SIGTERM, waits 2 s, sends SIGKILL (spec "Shutdown", stdio).
+      await client.close().catch((e: unknown) => opts.log.debug(`close: ${errorMessage(e)}`));
+      if (pid) await ensureDead(pid, opts.log);
+    },
+  };
+}
+
+async function connectRemote(config: RemoteServerConfig, opts: ConnectOptions): Promise<Connection> {
+  const url = new URL(config.url);
+  const requestInit: RequestInit = { headers: config.headers };
+  let streamableError: string | undefined;
+  if (config.type !== 'sse') {
+    const transport = new StreamableHTTPClientTransport(url, { requestInit });
+    const client = opts.makeClient();
+    try {
+      await connectOrAbort(client, transport, opts);
+      return {
+        client,
+        transport: 'streamable-http',
+        async close() {
+          // Polite session end (HTTP DELETE); a server that does not support it answers 405.
+          await Promise.race([transport.terminateSession().catch(() => {}), delay(1000)]);
+          await client.close().catch(() => {});
+        },
+      };
+    } catch (e) {
+      await client.close().catch(() => {});
+      if (opts.signal.aborted) throw e;
+      streamableError = oneLine(errorMessage(e));
+      opts.log.info(`Streamable HTTP failed (${streamableError}); trying SSE`);
+    }
+  }
+  const client = opts.makeClient();
+  try {
+    await connectOrAbort(client, new SSEClientTransport(url, { requestInit }), opts);
+  } catch (e) {
+    await client.close().catch(() => {});
+    throw new Error(streamableError ? `Streamable HTTP: ${streamableError}; SSE: ${oneLine(errorMessage(e))}` : errorMessage(e));
+  }
+  return { client, transport: 'sse', close: () => client.close().catch(() => {}) };
+}
+
+/**
+ * `initialize` must not be cancelled (spec "Cancellation"), so an abort closes the transport
+ * instead of passing the signal to the request; the pending request then fails with "Connection closed".
+ */
+async function connectOrAbort(client: Client, transport: Transport, opts: ConnectOptions): Promise<void> {
+  opts.signal.throwIfAborted();
+  const onAbort = () => void client.close().catch(() => {});
+  opts.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    await client.connect(transport, { timeout: opts.timeoutMs });
+  } finally {
+    opts.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Error texts from HTTP servers can be whole HTML pages; logs and `lastError` want one short line. */
+export function oneLine(s: string, max = 300): string {
+  const line = s.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The SDK sends SIGKILL without waiting for it; make sure no child outlives its connection. */
+async function ensureDead(pid: number, log: Logger): Promise<void> {
+  for (let i = 0; i < 20 && isAlive(pid); i++) await delay(25);
+  if (!isAlive(pid)) return;
+  log.warn(`child ${pid} still alive after close; sending SIGKILL`);
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 40 && isAlive(pid); i++) await delay(25);
+}

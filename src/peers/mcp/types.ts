@@ -1,0 +1,46 @@
+/**
+ * The MCP peer's surface towards the rest of patchbay. MCP servers become internal Tools
+ * (ToolRegistry source `mcp:<name>`), Commands (`<server>:<prompt>`, CommandRegistry source
+ * `mcp:<name>`) and Contexts (`mcpResource`); nothing outside src/peers/mcp knows MCP.
+ */
+import type { McpResourceContext } from '../../protocol/eca/context.js';
+
+export type McpStatus = 'starting' | 'running' | 'stopped' | 'failed' | 'disabled';
+
+/** What `tool/serverUpdated` and `patchbay doctor` show for one server. */
+export interface McpServerInfo {
+  name: string;
+  /** For stdio servers the command; for remote ones the URL. */
+  command: string;
+  args: string[];
+  status: McpStatus;
+  tools: Array<{ name: string; description: string; parameters: unknown }>;
+  lastError?: string;
+  /** Restarts after failures since the last manual start. */
+  restarts: number;
+}
+
+export interface McpHostEvents {
+  /** Every status or tool-list change of a server. */
+  serverUpdated(info: McpServerInfo): void;
+}
+
+export interface McpHost {
+  /** Starts every enabled server in parallel; returns at once. */
+  startAll(): void;
+  /** `mcp/startServer`: (re)start a stopped, failed or disabled server. */
+  start(name: string): Promise<void>;
+  /** `mcp/stopServer`: stop it and keep it stopped. */
+  stop(name: string): Promise<void>;
+  servers(): McpServerInfo[];
+  /** Resources (and resource templates) of running servers, as ECA contexts. */
+  resources(): McpResourceContext[];
+  /** `resources/read` → text for the LLM (blobs described); subscribes when the server can. */
+  readResource(ctx: Pick<McpResourceContext, 'server' | 'uri'>, signal: AbortSignal): Promise<string>;
+  /** Of these resources, the ones updated (notifications/resources/updated) since last read. */
+  updatedSince(resources: Array<Pick<McpResourceContext, 'server' | 'uri'>>): McpResourceContext[];
+  /** Servers' `instructions`, for the system prompt. */
+  instructions(): string[];
+  /** Stop every server and child process. */
+  dispose(): Promise<void>;
+}

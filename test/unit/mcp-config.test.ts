@@ -1,0 +1,115 @@
+/** `mcpServers` entries: validation, bad and disabled entries as server states, the child's environment. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseServerEntry } from '../../src/peers/mcp/config.js';
+import { childEnv } from '../../src/peers/mcp/transport.js';
+import { captureLog, ctx, everythingBin, fixture, makeHost, text, waitFor, type TestHost } from '../support/mcp-helpers.js';
+
+captureLog();
+const hosts: TestHost[] = [];
+afterEach(async () => {
+  await Promise.all(hosts.splice(0).map((h) => h.host.dispose()));
+});
+function host(...args: Parameters<typeof makeHost>): TestHost {
+  const h = makeHost(...args);
+  hosts.push(h);
+  return h;
+}
+
+describe('parseServerEntry', () => {
+  it('accepts stdio entries as every host writes them, with defaults', () => {
+    expect(parseServerEntry('a', { command: 'npx', args: ['-y', 'srv'], env: { K: 'v' } })).toEqual({
+      ok: true,
+      config: { kind: 'stdio', command: 'npx', args: ['-y', 'srv'], env: { K: 'v' }, disabled: false },
+    });
+    expect(parseServerEntry('a', { type: 'stdio', command: 'srv', disabled: true })).toEqual({
+      ok: true,
+      config: { kind: 'stdio', type: 'stdio', command: 'srv', args: [], env: {}, disabled: true },
+    });
+  });
+
+  it('accepts remote entries', () => {
+    expect(parseServerEntry('r', { url: 'https://example.com/mcp', headers: { Authorization: 'Bearer x' } })).toEqual({
+      ok: true,
+      config: { kind: 'remote', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer x' }, disabled: false },
+    });
+    expect(parseServerEntry('r', { type: 'sse', url: 'http://localhost:1/sse' })).toMatchObject({ ok: true, config: { kind: 'remote', type: 'sse' } });
+  });
+
+  it('rejects bad entries with a message naming the entry and the field, never throwing', () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [null, /^mcpServers\.x: expected an object with "command" or "url"$/],
+      ['npx srv', /^mcpServers\.x: expected an object/],
+      [{ args: ['a'] }, /^mcpServers\.x: missing "command" \(stdio\) or "url" \(remote\)$/],
+      [{ command: 'a', url: 'http://h' }, /^mcpServers\.x: give either "command" or "url", not both$/],
+      [{ command: '' }, /^mcpServers\.x: command: must not be empty$/],
+      [{ command: 'a', args: 'b' }, /^mcpServers\.x: args: Invalid input: expected array/],
+      [{ command: 'a', env: { K: 1 } }, /^mcpServers\.x: env\.K: Invalid input: expected string, received number$/],
+      [{ url: 'not a url' }, /^mcpServers\.x: url: must be an http\(s\) URL$/],
+      [{ url: 'ftp://h/x' }, /^mcpServers\.x: url: must be an http\(s\) URL$/],
+      [{ url: 'http://h', headers: [] }, /^mcpServers\.x: headers: /],
+      [{ command: 'a', disabled: 'yes' }, /^mcpServers\.x: disabled: Invalid input: expected boolean/],
+    ];
+    for (const [raw, msg] of cases) {
+      const r = parseServerEntry('x', raw);
+      expect(r.ok, JSON.stringify(raw)).toBe(false);
+      if (!r.ok) expect(r.error, JSON.stringify(raw)).toMatch(msg);
+    }
+    expect(parseServerEntry('x', { command: 'srv', args: ['a', 1] })).toMatchObject({ ok: false, command: 'srv', args: ['a'] });
+  });
+});
+
+describe('hosting configured entries', () => {
+  it('reports a bad entry as failed and a disabled one as disabled, without starting them', async () => {
+    const t = host({ bad: { command: 42 }, off: { command: process.execPath, args: [fixture('mcp-paged.mjs')], disabled: true } });
+    expect(() => t.host.startAll()).not.toThrow();
+    expect(t.events).toEqual([
+      { name: 'bad', command: '', args: [], status: 'failed', tools: [], lastError: 'mcpServers.bad: command: Invalid input: expected string, received number', restarts: 0 },
+      { name: 'off', command: process.execPath, args: [fixture('mcp-paged.mjs')], status: 'disabled', tools: [], restarts: 0 },
+    ]);
+    // A manual start of the bad one fails again with the same message, and is not retried.
+    await t.host.start('bad');
+    expect(t.host.servers()[0]).toMatchObject({ status: 'failed', restarts: 0, lastError: t.events[0].lastError });
+    // A disabled server starts by hand.
+    await t.host.start('off');
+    expect(t.host.servers()[1].status).toBe('running');
+    expect(t.tools.get('off__t1')).toBeDefined();
+    await expect(t.host.start('nope')).rejects.toThrow('No MCP server named "nope" is configured');
+  });
+
+  it('marks a server whose command does not exist as failed with the spawn error, and retries it', async () => {
+    const t = host({ ghost: { command: 'patchbay-no-such-command-xyz' } }, { restart: { baseDelayMs: 30, maxRestarts: 1 } });
+    t.host.startAll();
+    await waitFor(() => t.host.servers()[0].restarts === 1 && t.host.servers()[0].status === 'failed', 'the retry to fail');
+    expect(t.host.servers()[0].lastError).toMatch(/^failed to start: .*ENOENT/);
+    expect(t.statuses('ghost')).toEqual(['starting', 'failed', 'starting', 'failed']);
+  });
+
+  it('reports an unreachable remote server as failed, naming both transports', async () => {
+    const t = host({ remote: { url: 'http://127.0.0.1:9/mcp' } }, { restart: { maxRestarts: 0 } });
+    await t.host.start('remote');
+    expect(t.host.servers()[0]).toMatchObject({ status: 'failed', command: 'http://127.0.0.1:9/mcp', args: [] });
+    expect(t.host.servers()[0].lastError).toMatch(/^failed to start: Streamable HTTP: .*; SSE: /);
+  });
+});
+
+describe('the child environment', () => {
+  it('keeps the safe inherited variables from patchbay env, adds the entry env, and nothing else', () => {
+    const env = childEnv({ PATH: '/custom/bin', HOME: '/home/pb', SECRET_TOKEN: 's3cret', SHELL: '() { evil; }' }, { API_KEY: 'k', PATH: '/entry/bin' });
+    expect(env.HOME).toBe('/home/pb');
+    expect(env.PATH).toBe('/entry/bin');
+    expect(env.API_KEY).toBe('k');
+    expect(env.SECRET_TOKEN).toBeUndefined();
+    expect(env.SHELL).not.toBe('() { evil; }');
+  });
+
+  it('is what a real server sees (server-everything get-env)', async () => {
+    const t = host(
+      { everything: { command: process.execPath, args: [everythingBin, 'stdio'], env: { PATCHBAY_MCP_TEST: 'yes' } } },
+      { env: { ...process.env, HOME: '/tmp/patchbay-fake-home', PATCHBAY_NOT_INHERITED: 'x' } },
+    );
+    await t.host.start('everything');
+    const seen = JSON.parse(text(await t.tools.get('everything__get-env')!.call({}, ctx()))) as Record<string, string>;
+    expect(seen).toMatchObject({ HOME: '/tmp/patchbay-fake-home', PATCHBAY_MCP_TEST: 'yes', PATH: process.env.PATH });
+    expect(seen.PATCHBAY_NOT_INHERITED).toBeUndefined();
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * The MCP host against misbehaving fake servers (test/fixtures/mcp-*.mjs): one that crashes,
+ * one that hangs, one that writes garbage to stdout.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { captureLog, ctx, fixture, isAlive, makeHost, tempDir, text, waitFor, type TestHost } from '../support/mcp-helpers.js';
+
+const log = captureLog();
+const hosts: TestHost[] = [];
+afterEach(async () => {
+  await Promise.all(hosts.splice(0).map((h) => h.host.dispose()));
+});
+
+function host(...args: Parameters<typeof makeHost>): TestHost {
+  const h = makeHost(...args);
+  hosts.push(h);
+  return h;
+}
+
+function recordFile(): { path: string; lines(): string[] } {
+  const path = join(tempDir(), 'record.txt');
+  return { path, lines: () => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : []) };
+}
+
+const node = (file: string, env: Record<string, string> = {}) => ({ command: process.execPath, args: [fixture(file)], env });
+
+describe('a server that crashes mid-call', () => {
+  it('yields an error result within a second, is marked failed, and is restarted after 1 s', async () => {
+    const rec = recordFile();
+    const t = host({ crash: node('mcp-crash.mjs', { MCP_RECORD: rec.path }) });
+    await t.host.start('crash');
+    const pid = t.host.pid('crash')!;
+    const crash = t.tools.get('crash__crash')!;
+    const ok = t.tools.get('crash__ok')!;
+    expect(ok).toMatchObject({ mutates: false, readOnly: false });
+
+    const started = Date.now();
+    const r = await crash.call({}, ctx());
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(r.error).toBe(true);
+    expect(text(r)).toBe('crash__crash: the MCP server "crash" closed the connection during the call (it may have crashed)');
+
+    await waitFor(() => t.host.servers()[0].status === 'failed', 'failed');
+    expect(t.tools.all()).toEqual([]);
+    // While it is down, calls through the old Tool object answer at once.
+    expect(text(await ok.call({}, ctx()))).toMatch(/^crash__ok: the MCP server "crash" is (failed|starting)/);
+    const failed = t.events.find((e) => e.status === 'failed')!;
+    expect(failed.lastError).toMatch(/connection closed \(last stderr: crash fake: crashing mid-call\)/);
+
+    await waitFor(() => t.host.servers()[0].status === 'running', 'the restart', 5000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(t.statuses('crash')).toEqual(['starting', 'running', 'failed', 'starting', 'running']);
+    expect(t.host.servers()[0]).toMatchObject({ restarts: 1, lastError: failed.lastError });
+    expect(rec.lines().filter((l) => l.startsWith('start'))).toHaveLength(2);
+    expect(isAlive(pid)).toBe(false);
+    expect(t.host.pid('crash')).not.toBe(pid);
+    // The Tool objects from before the crash reach the new process.
+    expect(text(await ok.call({}, ctx()))).toBe('ok');
+    expect(log.read()).toContain('[mcp:crash] stderr: crash fake: crashing mid-call');
+  });
+
+  it('gives up after maxRestarts and stays failed until a manual start', async () => {
+    const rec = recordFile();
+    const t = host({ crash: node('mcp-crash.mjs', { MCP_RECORD: rec.path, CRASH_ON_START: '1' }) }, { restart: { baseDelayMs: 20, maxRestarts: 3 } });
+    t.host.startAll();
+    await waitFor(() => t.host.servers()[0].restarts === 3 && t.host.servers()[0].status === 'failed', 'three restarts');
+    await new Promise((r) => setTimeout(r, 400));
+    expect(rec.lines()).toHaveLength(4);
+    expect(t.statuses('crash')).toEqual(['starting', 'failed', 'starting', 'failed', 'starting', 'failed', 'starting', 'failed']);
+    expect(t.host.servers()[0].lastError).toMatch(/^failed to start: .*Connection closed/);
+    expect(log.read()).toContain('giving up after 3 restarts');
+
+    await t.host.start('crash');
+    expect(t.host.servers()[0]).toMatchObject({ status: 'failed', restarts: 0 });
+    expect(rec.lines()).toHaveLength(5);
+  });
+});
+
+describe('a server that hangs', () => {
+  it('times out with an error result and receives notifications/cancelled', async () => {
+    const rec = recordFile();
+    const t = host({ hang: node('mcp-hang.mjs', { MCP_RECORD: rec.path }) }, { timeoutSeconds: 1 });
+    await t.host.start('hang');
+    const started = Date.now();
+    const r = await t.tools.get('hang__hang')!.call({}, ctx());
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(1000);
+    expect(took).toBeLessThan(2000);
+    expect(r).toEqual({ error: true, outputs: [{ type: 'text', text: 'hang__hang: timed out after 1 s (the server was sent notifications/cancelled)' }] });
+    const cancelled = await waitFor(() => rec.lines().find((l) => l.startsWith('cancelled')), 'the cancellation to reach the server');
+    const callId = rec.lines().find((l) => l.startsWith('call'))!.split(' ')[1];
+    expect(cancelled).toBe(`cancelled ${callId} McpError: MCP error -32001: Request timed out`);
+    expect(t.host.servers()[0].status).toBe('running');
+  });
+
+  it('ends an aborted call at once with "cancelled", and tells the server', async () => {
+    const rec = recordFile();
+    const t = host({ hang: node('mcp-hang.mjs', { MCP_RECORD: rec.path }) }, { timeoutSeconds: 30 });
+    await t.host.start('hang');
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(new Error('promptStop')), 200);
+    const started = Date.now();
+    const r = await t.tools.get('hang__hang')!.call({}, ctx({ signal: ac.signal }));
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(r).toEqual({ error: true, outputs: [{ type: 'text', text: 'hang__hang: cancelled' }] });
+    await waitFor(() => rec.lines().some((l) => /^cancelled \d+ Error: promptStop$/.test(l)), 'the cancellation');
+    // Already aborted: no request at all.
+    const calls = rec.lines().filter((l) => l.startsWith('call')).length;
+    expect(text(await t.tools.get('hang__hang')!.call({}, ctx({ signal: ac.signal })))).toBe('hang__hang: cancelled');
+    expect(rec.lines().filter((l) => l.startsWith('call')).length).toBe(calls);
+  });
+
+  it('is SIGKILLed on dispose when it ignores stdin EOF and SIGTERM', async () => {
+    const rec = recordFile();
+    const t = host({ hang: node('mcp-hang.mjs', { MCP_RECORD: rec.path, IGNORE_SIGTERM: '1' }) });
+    await t.host.start('hang');
+    const pid = t.host.pid('hang')!;
+    await t.host.dispose();
+    expect(isAlive(pid)).toBe(false);
+    expect(rec.lines()).toContain('got SIGTERM, ignoring');
+  });
+
+  it('dispose during the start leaves no child behind', async () => {
+    const rec = recordFile();
+    const t = host({ hang: node('mcp-hang.mjs', { MCP_RECORD: rec.path }), crash: node('mcp-crash.mjs', { MCP_RECORD: rec.path }) });
+    t.host.startAll();
+    expect(t.host.servers().map((s) => s.status)).toEqual(['starting', 'starting']);
+    await waitFor(() => rec.lines().length >= 1, 'a child to spawn');
+    await t.host.dispose();
+    await new Promise((r) => setTimeout(r, 200));
+    const pids = rec.lines().map((l) => Number(/^start (\d+)$/.exec(l)?.[1])).filter(Boolean);
+    expect(pids.length).toBeGreaterThanOrEqual(1);
+    for (const pid of pids) expect(isAlive(pid)).toBe(false);
+    expect(t.tools.all()).toEqual([]);
+  });
+});
+
+describe('a server that writes garbage to stdout', () => {
+  it('keeps running: bad lines are logged and skipped, the call after them answers', async () => {
+    const t = host({ garbage: node('mcp-garbage.mjs') });
+    await t.host.start('garbage');
+    const r = await t.tools.get('garbage__after-garbage')!.call({}, ctx());
+    expect(r).toEqual({ error: false, outputs: [{ type: 'text', text: 'survived the garbage' }] });
+    expect(t.statuses('garbage')).toEqual(['starting', 'running']);
+    expect(t.host.servers()[0]).toMatchObject({ status: 'running', restarts: 0 });
+    // Each bad line is one logged error: two that are not JSON, one that is JSON but not JSON-RPC.
+    const warnings = log.read().split('\n').filter((l) => l.includes('WARN [mcp:garbage] protocol error'));
+    expect(warnings.filter((l) => /is not valid JSON|Unexpected end of JSON input/.test(l)).length).toBeGreaterThanOrEqual(2);
+    expect(warnings.some((l) => l.includes('invalid_union'))).toBe(true);
+    // A second call still works: nothing was torn down.
+    expect(text(await t.tools.get('garbage__after-garbage')!.call({}, ctx()))).toBe('survived the garbage');
+  });
+});
