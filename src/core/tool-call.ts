@@ -64,9 +64,14 @@ export class ToolCall {
     private readonly env: ToolCallEnv,
   ) {}
 
-  private transition(next: ToolCallState): void {
+  private transition(next: ToolCallState, persist = true): void {
     if (!allowed[this.state.kind].includes(next.kind)) throw new Error(`tool call ${this.id}: illegal ${this.state.kind} → ${next.kind}`);
     this.state = next;
+    if (persist) this.persist();
+  }
+
+  private persist(): void {
+    const next = this.state;
     if (this.tool) {
       const rec: ToolCallRecord = {
         chatId: this.env.chatId,
@@ -136,8 +141,12 @@ export class ToolCall {
       result = { error: true, outputs: [{ type: 'text', text: `Tool failed: ${errorMessage(e)}` }] };
     }
     if (result.details) this.details = result.details;
-    this.transition({ kind: 'called', result, totalTimeMs: Date.now() - startedAt });
-    return this.finish();
+    // The editor hears the result first; the final state is written right after (the tool
+    // message the chat stores next carries the same outcome).
+    this.transition({ kind: 'called', result, totalTimeMs: Date.now() - startedAt }, false);
+    const message = this.finish();
+    this.persist();
+    return message;
   }
 
   private async decide(tool: Tool): Promise<{ kind: 'allow' | 'ask' } | { kind: 'deny'; why: string }> {

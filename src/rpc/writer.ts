@@ -17,14 +17,12 @@ export class FramedWriter extends AbstractMessageWriter implements MessageWriter
   }
 
   write(msg: Message): Promise<void> {
-    const body = Buffer.from(JSON.stringify(msg), 'utf8');
-    const header = `Content-Length: ${body.length}\r\n\r\n`;
-    const frame = Buffer.allocUnsafe(header.length + body.length);
-    frame.write(header, 0, 'ascii');
-    body.copy(frame, header.length);
+    const json = JSON.stringify(msg);
+    // One string, one conversion to bytes inside the stream: no intermediate buffers.
+    const frame = `Content-Length: ${Buffer.byteLength(json, 'utf8')}\r\n\r\n${json}`;
     return new Promise((resolve, reject) => {
       // Stream writes are ordered; backpressure buffers inside the stream rather than here.
-      this.output.write(frame, (err) => {
+      this.output.write(frame, 'utf8', (err) => {
         if (!err) return resolve();
         this.errorCount++;
         this.fireError(err, msg, this.errorCount);

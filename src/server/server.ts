@@ -146,12 +146,20 @@ export class EcaServer {
         for (const e of session.configErrors) {
           if (e.severity !== 'warning') this.showMessage({ type: 'warning', message: `Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}` });
         }
+        // MCP servers start once config/updated is out (spawning them is CPU work that would
+        // delay it), or after 250 ms if model discovery is slow; they never wait for each other.
+        let mcpStarted = false;
+        const startMcp = () => {
+          if (mcpStarted) return;
+          mcpStarted = true;
+          session.mcp.startAll();
+        };
+        setTimeout(startMcp, 250).unref();
         void session.modelsReady.then(() => {
           this.sendConfig(session);
           this.sendNativeTools(session);
+          setImmediate(startMcp);
         });
-        // In parallel with model discovery; never delays config/updated.
-        session.mcp.startAll();
         for (const ix of session.indexes) void ix.warm();
       });
     });

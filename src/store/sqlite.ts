@@ -63,6 +63,18 @@ export class SqliteStore implements ChatPersistence {
     return new SqliteStore(join(home, 'patchbay.db'));
   }
 
+  private readonly statements = new Map<string, Database.Statement>();
+
+  /** Prepared once, reused: preparing costs about as much as running a small statement. */
+  private stmt(sql: string): Database.Statement {
+    let st = this.statements.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    return st;
+  }
+
   constructor(path: string) {
     this.path = path;
     this.db = new Database(path);
@@ -75,22 +87,19 @@ export class SqliteStore implements ChatPersistence {
 
   createChat(rec: { id: string; title?: string; model?: string; agent?: string }): void {
     const now = Date.now();
-    this.db
-      .prepare('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
+    this.stmt('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
       .run(rec.id, rec.title ?? null, rec.model ?? null, rec.agent ?? null, now, now);
   }
 
   getChat(id: string): ChatRecord | undefined {
-    const row = this.db
-      .prepare('SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c WHERE c.id = ?')
+    const row = this.stmt('SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c WHERE c.id = ?')
       .get(id) as ChatRow | undefined;
     return row && toRecord(row);
   }
 
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatRecord[] {
     const order = opts.sortBy === 'createdAt' ? 'created_at' : 'updated_at';
-    const rows = this.db
-      .prepare(
+    const rows = this.stmt(
         `SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c ORDER BY ${order} DESC, rowid DESC LIMIT ?`,
       )
       .all(opts.limit ?? 100) as ChatRow[];
@@ -114,40 +123,39 @@ export class SqliteStore implements ChatPersistence {
       sets.push('usage = @usage');
       values.usage = JSON.stringify(patch.usage);
     }
-    this.db.prepare(`UPDATE chats SET ${sets.join(', ')} WHERE id = @id`).run(values);
+    this.stmt(`UPDATE chats SET ${sets.join(', ')} WHERE id = @id`).run(values);
   }
 
   deleteChat(id: string): void {
-    this.db.prepare('DELETE FROM chats WHERE id = ?').run(id);
+    this.stmt('DELETE FROM chats WHERE id = ?').run(id);
   }
 
   appendMessage(chatId: string, message: StoredMessage): void {
     const now = Date.now();
     this.db.transaction(() => {
-      const { next } = this.db.prepare('SELECT coalesce(max(seq), 0) + 1 AS next FROM messages WHERE chat_id = ?').get(chatId) as {
+      const { next } = this.stmt('SELECT coalesce(max(seq), 0) + 1 AS next FROM messages WHERE chat_id = ?').get(chatId) as {
         next: number;
       };
-      this.db.prepare('INSERT INTO messages (chat_id, seq, role, data, created_at) VALUES (?, ?, ?, ?, ?)').run(chatId, next, message.role, JSON.stringify(message), now);
-      this.db.prepare('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
+      this.stmt('INSERT INTO messages (chat_id, seq, role, data, created_at) VALUES (?, ?, ?, ?, ?)').run(chatId, next, message.role, JSON.stringify(message), now);
+      this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
     }).immediate(); // take the write lock first: a read-then-write upgrade can fail with BUSY at once
   }
 
   clearMessages(chatId: string): void {
     this.db.transaction(() => {
-      this.db.prepare('DELETE FROM messages WHERE chat_id = ?').run(chatId);
-      this.db.prepare('DELETE FROM tool_calls WHERE chat_id = ?').run(chatId);
-      this.db.prepare(`UPDATE chats SET usage = '{"inputTokens":0,"outputTokens":0,"cost":0}', updated_at = ? WHERE id = ?`).run(Date.now(), chatId);
+      this.stmt('DELETE FROM messages WHERE chat_id = ?').run(chatId);
+      this.stmt('DELETE FROM tool_calls WHERE chat_id = ?').run(chatId);
+      this.stmt(`UPDATE chats SET usage = '{"inputTokens":0,"outputTokens":0,"cost":0}', updated_at = ? WHERE id = ?`).run(Date.now(), chatId);
     })();
   }
 
   messages(chatId: string): StoredMessage[] {
-    const rows = this.db.prepare('SELECT data FROM messages WHERE chat_id = ? ORDER BY seq').all(chatId) as Array<{ data: string }>;
+    const rows = this.stmt('SELECT data FROM messages WHERE chat_id = ? ORDER BY seq').all(chatId) as Array<{ data: string }>;
     return rows.map((r) => JSON.parse(r.data) as StoredMessage);
   }
 
   saveToolCall(rec: ToolCallRecord): void {
-    this.db
-      .prepare(
+    this.stmt(
         `INSERT INTO tool_calls (chat_id, id, name, server, args, state, error, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (chat_id, id) DO UPDATE SET state = excluded.state, error = excluded.error, args = excluded.args, updated_at = excluded.updated_at`,
       )
@@ -155,11 +163,11 @@ export class SqliteStore implements ChatPersistence {
   }
 
   recoverInterrupted(): string[] {
-    const rows = this.db.prepare("SELECT id, owner_pid FROM chats WHERE status = 'running'").all() as Array<{ id: string; owner_pid: number | null }>;
+    const rows = this.stmt("SELECT id, owner_pid FROM chats WHERE status = 'running'").all() as Array<{ id: string; owner_pid: number | null }>;
     // Another live server (a second editor) may own a running chat: leave those alone.
     const ids = rows.filter((r) => r.owner_pid === null || !pidAlive(r.owner_pid)).map((r) => r.id);
     for (const id of ids) {
-      this.db.prepare("UPDATE tool_calls SET state = 'rejected' WHERE chat_id = ? AND state IN ('preparing', 'waitingApproval', 'running')").run(id);
+      this.stmt("UPDATE tool_calls SET state = 'rejected' WHERE chat_id = ? AND state IN ('preparing', 'waitingApproval', 'running')").run(id);
       this.appendMessage(id, { role: 'system', kind: 'interrupted', text: 'The previous turn was interrupted (patchbay stopped before it finished).' });
       this.updateChat(id, { status: 'idle' });
     }

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { resolve } from 'node:path';
-import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace, type Msg } from './harness.js';
+import { execFileSync } from 'node:child_process';
+import { BIN, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace, type Msg } from './harness.js';
 
 const EVERYTHING = resolve(import.meta.dirname, '../../node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const { llm, track } = useFakeLlmSuite();
@@ -144,5 +145,18 @@ describe('MCP: server-everything inside chats', () => {
     const chatId = (await p.request('chat/prompt', { message: 'x' })).result.chatId;
     await p.turnDone(chatId);
     expect(p.text(chatId)).toBe('fine');
+  });
+
+  it('patchbay doctor lists each MCP server with its status, tool count and last error', async () => {
+    const home = tempDir();
+    const cfg = config({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] }, broken: { command: 'definitely-not-a-command-xyz' } } });
+    const out = execFileSync(process.execPath, [BIN, 'doctor'], {
+      cwd: workspace(),
+      env: { PATH: process.env.PATH ?? '', HOME: home, PATCHBAY_HOME: home, PATCHBAY_CONFIG: JSON.stringify(cfg) },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(out).toMatch(/- everything: running, \d+ tools/);
+    expect(out).toMatch(/- broken: failed, 0 tools.*last error: .*definitely-not-a-command-xyz/);
   });
 });

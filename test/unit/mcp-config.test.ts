@@ -62,6 +62,8 @@ describe('hosting configured entries', () => {
   it('reports a bad entry as failed and a disabled one as disabled, without starting them', async () => {
     const t = host({ bad: { command: 42 }, off: { command: process.execPath, args: [fixture('mcp-paged.mjs')], disabled: true } });
     expect(() => t.host.startAll()).not.toThrow();
+    // startAll takes one server per event-loop turn.
+    await new Promise((r) => setImmediate(r));
     expect(t.events).toEqual([
       { name: 'bad', command: '', args: [], status: 'failed', tools: [], lastError: 'mcpServers.bad: command: Invalid input: expected string, received number', restarts: 0 },
       { name: 'off', command: process.execPath, args: [fixture('mcp-paged.mjs')], status: 'disabled', tools: [], restarts: 0 },

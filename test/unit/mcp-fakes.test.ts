@@ -126,7 +126,7 @@ describe('a server that hangs', () => {
     const rec = recordFile();
     const t = host({ hang: node('mcp-hang.mjs', { MCP_RECORD: rec.path }), crash: node('mcp-crash.mjs', { MCP_RECORD: rec.path }) });
     t.host.startAll();
-    expect(t.host.servers().map((s) => s.status)).toEqual(['starting', 'starting']);
+    await waitFor(() => t.host.servers().every((s) => s.status === 'starting'), 'both starting');
     await waitFor(() => rec.lines().length >= 1, 'a child to spawn');
     await t.host.dispose();
     await new Promise((r) => setTimeout(r, 200));

@@ -60,14 +60,18 @@ export class McpHostImpl implements McpHost {
   }
 
   startAll(): void {
-    for (const h of this.handles.values()) {
+    // One server per event-loop turn: spawning and building a client take ~10 ms each, and a
+    // burst of them would hold up whatever else is due (e.g. config/updated to the editor).
+    const queue = [...this.handles.values()];
+    const next = () => {
+      const h = queue.shift();
+      if (!h || this.disposed) return;
       // Invalid and disabled entries are reported once, as they are.
-      if (!h.autoStart) {
-        h.report();
-        continue;
-      }
-      void h.start().catch((e: unknown) => log.error(`${h.name}: ${errorMessage(e)}`));
-    }
+      if (!h.autoStart) h.report();
+      else void h.start().catch((e: unknown) => log.error(`${h.name}: ${errorMessage(e)}`));
+      if (queue.length) setImmediate(next);
+    };
+    next();
   }
 
   async start(name: string): Promise<void> {

@@ -3,6 +3,7 @@
  * the SSE fallback the spec describes for older servers
  * (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#backwards-compatibility).
  */
+import { descendants, isAlive, killAll } from '../../util/process-tree.js';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -87,9 +88,12 @@ async function connectStdio(config: StdioServerConfig, opts: ConnectOptions): Pr
     transport: 'stdio',
     pid,
     async close() {
+      // Launchers (npx, uvx, sh) leave their children behind when they die: note them first.
+      const family = pid ? descendants(pid) : [];
       // The SDK ends stdin, waits 2 s, sends SIGTERM, waits 2 s, sends SIGKILL (spec "Shutdown", stdio).
       await client.close().catch((e: unknown) => opts.log.debug(`close: ${errorMessage(e)}`));
       if (pid) await ensureDead(pid, opts.log);
+      await killAll(family);
     },
   };
 }
@@ -152,15 +156,6 @@ export function oneLine(s: string, max = 300): string {
 
 function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms).unref());
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The SDK sends SIGKILL without waiting for it; make sure no child outlives its connection. */

@@ -1,0 +1,90 @@
+/**
+ * The descendants of a process. Stdio MCP servers are often started through a launcher
+ * (`npx`, `uvx`, a shell) whose children outlive it when only the launcher is killed; they are
+ * found here (before the launcher dies and they are re-parented) so shutdown can stop them too.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+function parentMap(): Map<number, number> {
+  const parents = new Map<number, number>();
+  if (process.platform === 'linux') {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may contain spaces and parentheses.
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        parents.set(Number(entry), ppid);
+      } catch {
+        /* exited meanwhile */
+      }
+    }
+    return parents;
+  }
+  if (process.platform === 'win32') return parents;
+  try {
+    for (const line of execFileSync('ps', ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8' }).split('\n')) {
+      const [pid, ppid] = line.trim().split(/\s+/).map(Number);
+      if (pid) parents.set(pid, ppid);
+    }
+  } catch {
+    /* no ps: nothing to add */
+  }
+  return parents;
+}
+
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const [child, parent] of parentMap()) {
+    const list = children.get(parent) ?? [];
+    list.push(child);
+    children.set(parent, list);
+  }
+  const out: number[] = [];
+  const queue = [...(children.get(pid) ?? [])];
+  while (queue.length) {
+    const p = queue.shift()!;
+    out.push(p);
+    queue.push(...(children.get(p) ?? []));
+  }
+  return out;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** SIGTERM, then SIGKILL for whatever is still alive after `graceMs`. */
+export async function killAll(pids: number[], graceMs = 1_000): Promise<void> {
+  const signal = (sig: NodeJS.Signals) => {
+    for (const p of pids) {
+      try {
+        process.kill(p, sig);
+      } catch {
+        /* gone */
+      }
+    }
+  };
+  const alive = () => pids.filter((p) => isAlive(p) && !isZombie(p));
+  if (!alive().length) return;
+  signal('SIGTERM');
+  for (let waited = 0; waited < graceMs && alive().length; waited += 25) await new Promise((r) => setTimeout(r, 25).unref());
+  if (alive().length) signal('SIGKILL');
+}
+
+/** A zombie has exited; only its parent's wait is missing (PID 1 in a container may never reap it). */
+export function isZombie(pid: number): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false;
+  }
+}
