@@ -159,4 +159,31 @@ describe('MCP: server-everything inside chats', () => {
     expect(out).toMatch(/- everything: running, \d+ tools/);
     expect(out).toMatch(/- broken: failed, 0 tools.*last error: .*definitely-not-a-command-xyz/);
   });
+
+  it.each([
+    ['crash', 'mcp-crash.mjs', 'crash__crash'],
+    ['hang', 'mcp-hang.mjs', 'hang__hang'],
+    ['garbage', 'mcp-garbage.mjs', 'garbage__after-garbage'],
+  ])('a %s server: the chat gets an error result in time, the server is failed then restarted, patchbay goes on', async (name, file, tool) => {
+    const fixture = resolve(import.meta.dirname, '../fixtures', file);
+    const p = track(
+      new EcaProc({
+        home: tempDir(),
+        config: config({ mcpServers: { [name]: { command: process.execPath, args: [fixture] } }, mcpTimeoutSeconds: 2, toolCall: { approval: { byDefault: 'allow' } } }),
+      }),
+    );
+    await p.initialize(workspace());
+    await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params.name === name && m.params.status === 'running', 'running', 30_000);
+    llm().script([{ toolCall: { id: 'x1', name: tool, args: {} } }], [{ text: 'recovered' }]);
+    const from = p.messages.length;
+    const t0 = Date.now();
+    const chatId = (await p.request('chat/prompt', { message: 'call it' })).result.chatId;
+    const done = await p.waitFor((m) => m.params?.content?.type === 'toolCalled' && m.params.content.id === 'x1', 'toolCalled', 10_000);
+    expect(Date.now() - t0).toBeLessThan(2000 + 1500);
+    expect(done.params.content.error).toBe(true);
+    await p.turnDone(chatId);
+    expect(p.text(chatId)).toBe('recovered');
+    await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params.name === name && m.params.status === 'failed', 'failed', 10_000, from);
+    await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params.name === name && m.params.status === 'running', 'restarted', 30_000, from);
+  });
 });

@@ -88,11 +88,13 @@ describe('a server that hangs', () => {
     const took = Date.now() - started;
     expect(took).toBeGreaterThanOrEqual(1000);
     expect(took).toBeLessThan(2000);
-    expect(r).toEqual({ error: true, outputs: [{ type: 'text', text: 'hang__hang: timed out after 1 s (the server was sent notifications/cancelled)' }] });
+    expect(r).toEqual({ error: true, outputs: [{ type: 'text', text: 'hang__hang: timed out after 1 s (the server was sent notifications/cancelled and will be restarted)' }] });
     const cancelled = await waitFor(() => rec.lines().find((l) => l.startsWith('cancelled')), 'the cancellation to reach the server');
     const callId = rec.lines().find((l) => l.startsWith('call'))!.split(' ')[1];
     expect(cancelled).toBe(`cancelled ${callId} McpError: MCP error -32001: Request timed out`);
-    expect(t.host.servers()[0].status).toBe('running');
+    // A server that let a call time out is restarted.
+    await waitFor(() => t.statuses('hang').join(',') === 'starting,running,failed,starting,running', 'failed, then restarted');
+    expect(t.host.servers()[0].lastError).toMatch(/did not answer tools\/call hang within 1 s/);
   });
 
   it('ends an aborted call at once with "cancelled", and tells the server', async () => {
@@ -138,18 +140,25 @@ describe('a server that hangs', () => {
 });
 
 describe('a server that writes garbage to stdout', () => {
-  it('keeps running: bad lines are logged and skipped, the call after them answers', async () => {
+  it('the call in flight ends with an error result at once; the server is marked failed and restarted', async () => {
     const t = host({ garbage: node('mcp-garbage.mjs') });
     await t.host.start('garbage');
+    const started = Date.now();
     const r = await t.tools.get('garbage__after-garbage')!.call({}, ctx());
-    expect(r).toEqual({ error: false, outputs: [{ type: 'text', text: 'survived the garbage' }] });
-    expect(t.statuses('garbage')).toEqual(['starting', 'running']);
-    expect(t.host.servers()[0]).toMatchObject({ status: 'running', restarts: 0 });
-    // Each bad line is one logged error: two that are not JSON, one that is JSON but not JSON-RPC.
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(r.error).toBe(true);
+    expect(text(r)).toMatch(/wrote something other than MCP messages to stdout/);
+    await waitFor(() => t.statuses('garbage').join(',') === 'starting,running,failed,starting,running', 'failed, then restarted');
+    expect(t.host.servers()[0].lastError).toMatch(/wrote something other than MCP messages to stdout/);
     const warnings = log.read().split('\n').filter((l) => l.includes('WARN [mcp:garbage] protocol error'));
-    expect(warnings.filter((l) => /is not valid JSON|Unexpected end of JSON input/.test(l)).length).toBeGreaterThanOrEqual(2);
-    expect(warnings.some((l) => l.includes('invalid_union'))).toBe(true);
-    // A second call still works: nothing was torn down.
-    expect(text(await t.tools.get('garbage__after-garbage')!.call({}, ctx()))).toBe('survived the garbage');
+    expect(warnings.some((l) => /is not valid JSON|Unexpected|JSON/.test(l))).toBe(true);
+  });
+
+  it('a server that writes garbage as soon as it starts is retried a bounded number of times, then stays failed', async () => {
+    const t = host({ garbage: node('mcp-garbage.mjs', { MCP_GARBAGE_AT_START: '1' }) });
+    await t.host.start('garbage');
+    await waitFor(() => t.host.servers()[0].status === 'failed' && t.host.servers()[0].restarts >= 2, 'bounded restarts', 20_000);
+    const r = await t.tools.all().find((x) => x.name === 'after-garbage')?.call({}, ctx());
+    expect(r === undefined || r.error).toBe(true);
   });
 });

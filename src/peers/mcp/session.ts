@@ -85,6 +85,8 @@ export class McpSession {
   instructions: string | undefined;
   private conn!: Connection;
   private closing = false;
+  /** Set once the server broke the protocol; its later answers are not used. */
+  private broken: string | undefined;
   private lastStderr = '';
   private readonly subscribed = new Set<string>();
   private readonly updated = new Set<string>();
@@ -149,8 +151,14 @@ export class McpSession {
       if (!this.conn) return log.debug(`while connecting: ${msg}`);
       // The SDK handles a response at once but notifications a microtask later, so progress sent
       // right before the result arrives "late"; harmless.
-      if (msg.startsWith('Received a progress notification for an unknown token')) log.debug(msg);
-      else log.warn(`protocol error: ${msg}`);
+      if (msg.startsWith('Received a progress notification for an unknown token')) return log.debug(msg);
+      log.warn(`protocol error: ${msg}`);
+      // stdout of a stdio server carries MCP messages only (spec "Transports"): anything else
+      // means it is broken, so it is marked failed and restarted; calls in flight end with errors.
+      if (this.conn?.transport === 'stdio' && (e instanceof SyntaxError || e.name === 'ZodError') && !this.broken) {
+        this.broken = `wrote something other than MCP messages to stdout: ${msg.slice(0, 200)}`;
+        this.opts.onClosed(this.broken);
+      }
     };
     client.onclose = () => {
       if (this.closing || this.conn?.client !== client) return;
@@ -219,6 +227,7 @@ export class McpSession {
   async callTool(tool: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
     const label = `${this.opts.name}__${tool}`;
     if (ctx.signal.aborted) return textResult(`${label}: cancelled`, true);
+    if (this.broken) return textResult(`${label}: the MCP server "${this.opts.name}" is broken (${this.broken}); it is being restarted`, true);
     // Our own controller: the SDK never removes its abort listener, so a long-lived chat signal
     // would otherwise send notifications/cancelled for calls that already finished.
     const ac = new AbortController();
@@ -230,12 +239,16 @@ export class McpSession {
         timeout: this.opts.timeoutMs,
         onprogress: (p) => ctx.progress?.(`${label}: ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`),
       });
+      // Whatever a server that broke the protocol meanwhile says is not trusted.
+      if (this.broken) return textResult(`${label}: the MCP server "${this.opts.name}" ${this.broken}; it is being restarted`, true);
       if ('content' in r) return toToolResult(r as CallToolResult);
       return textResult(JSON.stringify((r as { toolResult?: unknown }).toolResult ?? r));
     } catch (e) {
       if (ctx.signal.aborted) return textResult(`${label}: cancelled`, true);
       if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
-        return textResult(`${label}: timed out after ${this.opts.timeoutMs / 1000} s (the server was sent notifications/cancelled)`, true);
+        // A server that lets a call time out may be wedged: restart it (after the cancellation went out).
+        setImmediate(() => this.opts.onClosed(`did not answer tools/call ${tool} within ${this.opts.timeoutMs / 1000} s`));
+        return textResult(`${label}: timed out after ${this.opts.timeoutMs / 1000} s (the server was sent notifications/cancelled and will be restarted)`, true);
       }
       if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed) {
         return textResult(`${label}: the MCP server "${this.opts.name}" closed the connection during the call (it may have crashed)`, true);
