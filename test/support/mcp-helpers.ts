@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 /** Shared helpers for the MCP tests: a host wired to real registries, fixtures, logs, waiting. */
 import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,13 +81,19 @@ export function text(r: ToolResult): string {
   return r.outputs.map((o) => (o.type === 'text' ? o.text : `[image ${o.mimeType}]`)).join('\n');
 }
 
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
+export { isAlive } from '../../src/util/process-tree.js';
+
+/** makeHost, with every host disposed after each test of the file that calls this. */
+export function useHosts(): (...args: Parameters<typeof makeHost>) => TestHost {
+  const hosts: TestHost[] = [];
+  afterEach(async () => {
+    await Promise.all(hosts.splice(0).map((h) => h.host.dispose()));
+  });
+  return (...args) => {
+    const h = makeHost(...args);
+    hosts.push(h);
+    return h;
+  };
 }
 
 export { repo };

@@ -2,18 +2,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseServerEntry } from '../../src/peers/mcp/config.js';
 import { childEnv } from '../../src/peers/mcp/transport.js';
-import { captureLog, ctx, everythingBin, fixture, makeHost, text, waitFor, type TestHost } from '../support/mcp-helpers.js';
+import { useHosts, captureLog, ctx, everythingBin, fixture, makeHost, text, waitFor, type TestHost } from '../support/mcp-helpers.js';
 
 captureLog();
-const hosts: TestHost[] = [];
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((h) => h.host.dispose()));
-});
-function host(...args: Parameters<typeof makeHost>): TestHost {
-  const h = makeHost(...args);
-  hosts.push(h);
-  return h;
-}
+const host = useHosts();
 
 describe('parseServerEntry', () => {
   it('accepts stdio entries as every host writes them, with defaults', () => {

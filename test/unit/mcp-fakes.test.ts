@@ -5,19 +5,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { captureLog, ctx, fixture, isAlive, makeHost, tempDir, text, waitFor, type TestHost } from '../support/mcp-helpers.js';
+import { useHosts, captureLog, ctx, fixture, isAlive, makeHost, tempDir, text, waitFor, type TestHost } from '../support/mcp-helpers.js';
 
 const log = captureLog();
-const hosts: TestHost[] = [];
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((h) => h.host.dispose()));
-});
-
-function host(...args: Parameters<typeof makeHost>): TestHost {
-  const h = makeHost(...args);
-  hosts.push(h);
-  return h;
-}
+const host = useHosts();
 
 function recordFile(): { path: string; lines(): string[] } {
   const path = join(tempDir(), 'record.txt');
