@@ -10,12 +10,15 @@
  *                 and `chat/queryContext` through the real server over stdio on the same one
  *   mcp           an MCP tool call through patchbay vs. the SDK client directly, and
  *                 spawn → config/updated with ten slow-starting MCP servers vs. none (bench/mcp.ts)
+ *   gateway       a provider tool call through the gateway (SDK provider) vs. a raw ws echo,
+ *                 sustained calls/s, and gateway RSS with 1,000 bound providers (bench/gateway.ts)
  *
  * `node bench/.out/bench/run.js relay rss` runs only those. BENCH_CHILD_NODE_ARGS passes
  * node flags to every spawned server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { GATEWAY_TARGETS, runGatewayCalls, runGatewayRss } from './gateway.js';
 import { MCP_SLOW, runMcpCalls, runMcpStart } from './mcp.js';
 import { runRelay } from './relay.js';
 import { runRss } from './rss.js';
@@ -277,6 +280,58 @@ async function mcp(): Promise<void> {
   }
 }
 
+// ---------------------------------------------------------------- gateway
+
+async function gateway(): Promise<void> {
+  try {
+    const r = await runGatewayCalls(log);
+    const { echo: e, gateway: g, throughput: t } = r;
+    log(`  raw ws echo  p50 ${ms(e.p50, 3)}  p99 ${ms(e.p99, 3)}  max ${ms(e.max, 3)}  (${e.n} round trips)`);
+    log(`  gateway      p50 ${ms(g.p50, 3)}  p99 ${ms(g.p99, 3)}  max ${ms(g.max, 3)}  (${g.n} calls, Tool.call() → resolved)`);
+    log(`  sustained    gateway ${t.gateway.calls} calls in ${t.gateway.seconds.toFixed(1)} s, raw ws echo ${t.echo.calls} round trips in ${t.echo.seconds.toFixed(1)} s`);
+    row({
+      bench: 'gateway tool call p50',
+      figure: ms(g.p50, 3),
+      reference: `raw ws echo ${ms(e.p50, 3)}`,
+      ratio: ratio(g.p50 / e.p50),
+      target: `≤ ${GATEWAY_TARGETS.roundTripRatio}× echo`,
+      pass: g.p50 <= GATEWAY_TARGETS.roundTripRatio * e.p50,
+    });
+    row({
+      bench: 'gateway tool call p99',
+      figure: ms(g.p99, 3),
+      reference: `raw ws echo ${ms(e.p99, 3)}`,
+      ratio: ratio(g.p99 / e.p99),
+      target: '(info)',
+      pass: undefined,
+    });
+    row({
+      bench: 'gateway sustained calls',
+      figure: `${rate(t.gateway.rate)} calls`,
+      reference: `raw ws echo ${rate(t.echo.rate)}`,
+      ratio: pct(t.gateway.rate / t.echo.rate),
+      target: '(info)',
+      pass: undefined,
+    });
+  } catch (e) {
+    failed('gateway tool call', e);
+  }
+  try {
+    const r = await runGatewayRss(log);
+    log(`  ${r.bound}/${r.providers} providers bound in ${ms(r.connectMs, 0)}; gateway VmRSS idle ${mb(r.idleKb)}, with them ${mb(r.loadedKb)} (peak ${mb(r.hwmKb)}), ~${((r.growthKb * 1024) / r.providers / 1024).toFixed(1)} kB per provider`);
+    row({
+      bench: `gateway RSS, ${r.providers} providers`,
+      figure: `+${mb(r.growthKb)}`,
+      reference: `idle gateway ${mb(r.idleKb)}; ${r.bound} bound`,
+      ratio: ratio(r.loadedKb / r.idleKb),
+      target: `≤ +${GATEWAY_TARGETS.rssGrowthMb} MB`,
+      pass: r.bound === r.providers && r.growthKb <= GATEWAY_TARGETS.rssGrowthMb * 1024,
+    });
+  } catch (e) {
+    failed('gateway RSS', e);
+  }
+}
+
 // ---------------------------------------------------------------- main
 
 function table(): void {
@@ -291,7 +346,7 @@ function table(): void {
   for (const c of all.slice(1)) log(line(c));
 }
 
-const ALL = ['relay', 'startup', 'rss', 'querycontext', 'mcp'];
+const ALL = ['relay', 'startup', 'rss', 'querycontext', 'mcp', 'gateway'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).map((a) => a.toLowerCase());
@@ -306,6 +361,7 @@ async function main(): Promise<void> {
     await queryContextStdio(await queryContextInProcess());
   }
   if (want('mcp')) await mcp();
+  if (want('gateway')) await gateway();
   table();
   log(`\n(${((now() - t0) / 1000).toFixed(1)} s; figures only — this always exits 0)`);
 }

@@ -94,6 +94,7 @@ export function fakeConfig(fakeUrl: string): Record<string, unknown> {
     providers: { fake: { api: 'openai-chat', url: `${fakeUrl}/v1`, key: 'x', models: { m1: {} } } },
     defaultModel: 'fake/m1',
     chat: { generateTitles: false },
+    gateway: { port: 0 },
   };
 }
 

@@ -70,6 +70,19 @@ export const configSchema = z.object({
   /** Filled by the MCP issue; accepted (and kept) now so configs written for ECA load. */
   mcpServers: z.record(z.string(), z.unknown()).default({}),
   mcpTimeoutSeconds: z.number().positive().default(60),
+  /** The provider gateway (specs/tap-provider-gateway.md): tool providers over WebSocket. */
+  gateway: z
+    .object({
+      enabled: z.boolean().default(true),
+      host: z.string().default('127.0.0.1'),
+      /** 0 picks a free port. */
+      port: z.number().int().min(0).max(65535).default(9400),
+      /** `inject` into an idle chat starts a turn (else it waits for the next prompt). */
+      injectStartsTurn: z.boolean().default(true),
+      maxConnections: z.number().int().positive().default(2000),
+      rateLimitPerSecond: z.number().positive().default(200),
+    })
+    .default({ enabled: true, host: '127.0.0.1', port: 9400, injectStartsTurn: true, maxConnections: 2000, rateLimitPerSecond: 200 }),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
 })
   // Unknown top-level keys are kept: ECA configs carry keys patchbay does not know (yet).

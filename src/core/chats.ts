@@ -73,6 +73,7 @@ export class ChatService {
       this.live.set(chat.id, chat);
       this.deps.store.createChat({ id: chat.id, model: entry?.id, agent: chat.agent });
       if (params.chatId) this.deps.events.opened(chat.id);
+      this.deps.lifecycle?.created(chat.id);
     }
 
     const cid = params.contentId ?? (params.requestId !== undefined ? String(params.requestId) : newId());
@@ -111,6 +112,7 @@ export class ChatService {
         chat.turn = undefined;
         this.setStatus(chat, 'idle', deps);
         deps.events.content(chat.id, 'system', { type: 'progress', state: 'finished', text: '' });
+        if (this.live.has(chat.id)) this.deps.lifecycle?.idle(chat.id);
       }
       // Steering that arrived after the last model step becomes the next prompt (not after a stop).
       const steered = chat.steering.splice(0);
@@ -208,6 +210,7 @@ export class ChatService {
     }
     this.deps.store.deleteChat(chatId);
     this.deps.events.deleted(chatId);
+    this.deps.lifecycle?.ended(chatId);
   }
 
   /**
@@ -218,6 +221,32 @@ export class ChatService {
     const chat = this.live.get(chatId);
     if (chat?.turn) chat.steering.push(message);
     else this.prompt({ chatId, message });
+  }
+
+  /** Chats open in this server (in memory), newest activity first: gateway `sessions.active`. */
+  active(): Array<{ id: string; title?: string }> {
+    return [...this.live.values()].filter((c) => !this.disposed).map((c) => ({ id: c.id, ...(c.title ? { title: c.title } : {}) }));
+  }
+
+  /** An event a peer wants the user to see in the chat (kept in the chat's history). */
+  surface(chatId: string, text: string): void {
+    const chat = this.live.get(chatId);
+    if (!chat) return;
+    const m = { role: 'system' as const, kind: 'notice' as const, text };
+    chat.stored.push(m);
+    this.deps.store.appendMessage(chatId, m);
+    this.deps.events.content(chatId, 'system', { type: 'text', text });
+  }
+
+  /**
+   * An event for the LLM: a user-role message at the next turn boundary of a running turn; in an
+   * idle chat it starts a turn when `startTurn`, else it waits for the next prompt.
+   */
+  inject(chatId: string, text: string, startTurn: boolean): void {
+    const chat = this.live.get(chatId);
+    if (!chat || this.disposed) return;
+    if (chat.turn || !startTurn) chat.steering.push(text);
+    else this.prompt({ chatId, message: text });
   }
 
   /** `chat/clear`: forget the messages of a chat (the chat itself stays). */

@@ -28,6 +28,8 @@ export interface ChatDeps {
   renderContexts(contexts: ChatContext[], signal: AbortSignal): Promise<{ text: string; errors: string[] }>;
   /** Instructions from peers (e.g. MCP servers) for the system prompt. */
   instructions(): string[];
+  /** Told when a chat starts, goes idle after a turn, and ends (deleted); e.g. for gateway providers. */
+  lifecycle?: { created(chatId: string): void; idle(chatId: string): void; ended(chatId: string): void };
   /** Of the contexts a chat referenced earlier, those whose content changed since it was last read. */
   updatedContexts(refs: ChatContext[]): ChatContext[];
 }

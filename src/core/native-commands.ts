@@ -38,7 +38,7 @@ export function nativeCommands(hooks: NativeCommandHooks): Command[] {
     cmd('doctor', 'Check models, config, tool servers and storage', async () => ({ kind: 'show', text: await hooks.doctor() })),
     cmd('prompt-show', 'Show the system prompt and tools the model receives', async (_a, { chat, deps }) => {
       const config = deps.config();
-      const tools = deps.tools.visible({ agent: chat.agent, approval: config.toolCall.approval, disabled: config.disabledTools });
+      const tools = deps.tools.visible({ agent: chat.agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
       const system = systemPrompt({ agent: chat.agent, roots: deps.roots(), tools, extra: config.systemPrompt, instructions: deps.instructions() });
       return { kind: 'show', text: `System prompt:\n${system}\n\nTools:\n${tools.map((t) => `- ${llmName(t)}: ${t.description.split('\n')[0]}`).join('\n')}` };
     }),

@@ -55,7 +55,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
       events.content(chat.id, 'user', { type: 'text', text, contentId: newId() });
       remember({ role: 'user', text });
     }
-    const tools = deps.tools.visible({ agent, approval: config.toolCall.approval, disabled: config.disabledTools });
+    const tools = deps.tools.visible({ agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
     progress('running', step === 0 ? 'Waiting model' : 'Continuing');
     const parts: AssistantPart[] = [];
     const calls: Array<{ id: string; name: string; args: Record<string, unknown> }> = [];
@@ -101,7 +101,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         case 'toolCallDelta': {
           const name = ev.type === 'toolCallStart' ? ev.name : (calls.find((c) => c.id === ev.id)?.name ?? '');
           if (ev.type === 'toolCallStart') calls.push({ id: ev.id, name: ev.name, args: {} });
-          const tool = deps.tools.get(name);
+          const tool = deps.tools.get(name, chat.id);
           events.content(chat.id, 'assistant', {
             type: 'toolCallPrepare',
             origin: tool?.origin ?? 'native',
@@ -166,7 +166,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     if (!toolCalls.length) return;
 
     for (const call of toolCalls) {
-      const tool = deps.tools.get(call.name);
+      const tool = deps.tools.get(call.name, chat.id);
       const tc = new ToolCall(call.id, call.name, tool, call.args, {
         chatId: chat.id,
         agent,

@@ -13,6 +13,7 @@ export interface DoctorInput {
   defaultModel: ModelEntry | undefined;
   tools: Tool[];
   mcpServers: McpServerInfo[];
+  gateway?: { url: string | undefined; providers: Array<{ name: string; providerId: string; chatId: string; tools: number }> };
 }
 
 export async function doctorReport(d: DoctorInput): Promise<string> {
@@ -33,6 +34,13 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
           .map((s) => `  - ${s.name}: ${s.status}, ${s.tools.length} tools${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}`)
           .join('\n')}`
       : 'MCP servers: none configured',
+    !d.gateway
+      ? 'Provider gateway: disabled'
+      : `Provider gateway: ${d.gateway.url ?? 'not listening'}${
+          d.gateway.providers.length
+            ? `\n${d.gateway.providers.map((p) => `  - ${p.name} (${p.providerId}) in chat ${p.chatId}: ${p.tools} tools`).join('\n')}`
+            : ', no providers connected'
+        }`,
   ];
   return lines.join('\n');
 }

@@ -9,7 +9,14 @@ import type { Readable, Writable } from 'node:stream';
 import { ResponseError, type MessageConnection } from 'vscode-jsonrpc';
 import type { z } from 'zod';
 import { createConnection } from '../rpc/connection.js';
-import { initializeParamsSchema, mcpServerParamsSchema, type ConfigUpdated, type InitializeParams, type ShowMessage } from '../protocol/eca/lifecycle.js';
+import {
+  initializeParamsSchema,
+  mcpServerParamsSchema,
+  type ConfigUpdated,
+  type InitializeParams,
+  type ShowMessage,
+  type ToolServerUpdated,
+} from '../protocol/eca/lifecycle.js';
 import {
   chatClearParamsSchema,
   chatDeleteParamsSchema,
@@ -31,7 +38,6 @@ import type { ChatEvents } from '../core/events.js';
 import type { EditorBridge, EditorDiagnostic } from '../core/tool.js';
 import { llmName } from '../core/tool-registry.js';
 import type { Session } from './session.js';
-import type { McpServerInfo } from '../peers/mcp/types.js';
 import { loadSessionConfig } from './session-config.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Config } from '../config/schema.js';
@@ -120,7 +126,7 @@ export class EcaServer {
               env,
               configFile: this.opts.configFile,
               logLevel: this.opts.logLevel,
-              onToolServer: (info) => this.sendToolServer(info),
+              onToolServer: (params) => this.sendToolServer(params),
             }),
         );
       session.then(
@@ -155,6 +161,9 @@ export class EcaServer {
           session.mcp.startAll();
         };
         setTimeout(startMcp, 250).unref();
+        void session.startGateway().catch((e: unknown) =>
+          this.showMessage({ type: 'warning', message: `The provider gateway could not start: ${errorMessage(e)}. Set "gateway": {"port": …} (0 picks a free port) or "enabled": false.` }),
+        );
         void session.modelsReady.then(() => {
           this.sendConfig(session);
           this.sendNativeTools(session);
@@ -260,20 +269,10 @@ export class EcaServer {
     }).catch(() => {});
   }
 
-  /** One MCP server's status and tools (specs/eca-protocol.md "Tool updated"). */
-  private sendToolServer(info: McpServerInfo): void {
+  /** One tool server's status and tools (specs/eca-protocol.md "Tool updated"). */
+  private sendToolServer(params: ToolServerUpdated): void {
     if (this.exited) return;
-    this.conn
-      .sendNotification('tool/serverUpdated', {
-        type: 'mcp',
-        name: info.name,
-        command: info.command,
-        args: info.args,
-        status: info.status,
-        tools: info.tools,
-        ...(info.lastError ? { error: info.lastError } : {}),
-      })
-      .catch(() => {});
+    this.conn.sendNotification('tool/serverUpdated', params).catch(() => {});
   }
 
   /** LSP: if the parent process is gone, exit. */

@@ -2,7 +2,8 @@
  * Everything one editor connection owns once initialized: config, models, tools, file
  * indexes, the store and the chats. Disposing it stops every turn and closes the store.
  */
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { formatConfigError, patchbayHome, type ConfigError } from '../config/load.js';
 import { loadSessionConfig, type SessionConfig } from './session-config.js';
@@ -22,7 +23,10 @@ import { logToFile, logger, setLogLevel } from '../util/log.js';
 import type { InitializeParams } from '../protocol/eca/lifecycle.js';
 import { chatContextSchema } from '../protocol/eca/context.js';
 import { doctorReport } from './doctor.js';
-import { McpHostImpl, type McpHost, type McpServerInfo } from '../peers/mcp/index.js';
+import { McpHostImpl, type McpHost } from '../peers/mcp/index.js';
+import { GatewayHostImpl, type GatewayChats, type GatewayHost } from '../peers/gateway/index.js';
+import type { ToolServerUpdated } from '../protocol/eca/lifecycle.js';
+import { llmName } from '../core/tool-registry.js';
 
 const log = logger('session');
 
@@ -35,8 +39,8 @@ export interface SessionOptions {
   logLevel?: Config['logLevel'];
   /** The config `initialize` already loaded; loaded here when absent. */
   loaded?: SessionConfig;
-  /** A tool server (MCP) changed status or tools: becomes `tool/serverUpdated`. */
-  onToolServer?: (info: McpServerInfo) => void;
+  /** A tool server (MCP server, gateway provider) changed status or tools: `tool/serverUpdated`. */
+  onToolServer?: (params: ToolServerUpdated) => void;
 }
 
 export class Session {
@@ -53,6 +57,11 @@ export class Session {
   readonly chats: ChatService;
   readonly indexes: FileIndex[];
   readonly mcp: McpHost;
+  readonly gateway: GatewayHost | undefined;
+  /** Set once the gateway listens. */
+  gatewayUrl: string | undefined;
+  /** Provider names per chat, to report the ones that went away. */
+  private readonly providerNames = new Map<string, Set<string>>();
   private readonly clients = new Map<string, Promise<LlmClient>>();
   /** Resolves once models are known (Ollama discovery may take a moment). */
   modelsReady: Promise<void>;
@@ -71,7 +80,20 @@ export class Session {
     const recovered = this.store.recoverInterrupted();
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
     this.indexes = this.roots.map((r) => new FileIndex(r));
-    this.tools.set('native', nativeTools({ shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds, maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars }));
+    this.tools.set(
+      'native',
+      nativeTools({
+        shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,
+        maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars,
+        events: this.store,
+      }),
+    );
+    this.gateway = this.config.gateway.enabled ? new GatewayHostImpl({ config: this.config.gateway, home: this.home, chats: this.gatewayChats() }) : undefined;
+    if (this.gateway) {
+      // Published to every process patchbay starts (MCP servers, shell commands): they may be providers.
+      process.env.PATCHBAY_PROVIDER_TOKEN = this.gateway.token;
+      process.env.TAP_PROVIDER_TOKEN = this.gateway.token;
+    }
     this.commands.set('native', nativeCommands({ doctor: () => this.doctor(), repoMap: (signal) => this.repoMap(signal) }));
     this.mcp = new McpHostImpl({
       servers: this.config.mcpServers,
@@ -81,7 +103,10 @@ export class Session {
       env: opts.env,
       tools: this.tools,
       commands: this.commands,
-      events: { serverUpdated: (info) => opts.onToolServer?.(info) },
+      events: {
+        serverUpdated: (info) =>
+          opts.onToolServer?.({ type: 'mcp', name: info.name, command: info.command, args: info.args, status: info.status, tools: info.tools, ...(info.lastError ? { error: info.lastError } : {}) }),
+      },
     });
     this.chats = new ChatService(this.deps(), this.commands);
     // Off the `initialize` path: discovery loads the HTTP stack and may probe Ollama.
@@ -110,7 +135,62 @@ export class Session {
           resolveMcpResource: (ctx, s) => this.mcp.readResource(ctx, s),
         }),
       instructions: () => this.mcp.instructions(),
+      lifecycle: {
+        created: (id) => this.gateway?.chatStarted(id),
+        idle: (id) => this.gateway?.chatIdle(id),
+        ended: (id) => void this.gateway?.chatEnded(id),
+      },
       updatedContexts: (refs) => this.mcp.updatedSince(refs.flatMap((c) => (c.type === 'mcpResource' ? [c] : []))),
+    };
+  }
+
+  /** Starts the gateway; a port in use is reported and the rest of patchbay goes on. */
+  async startGateway(): Promise<void> {
+    if (!this.gateway) return;
+    try {
+      const { url } = await this.gateway.start();
+      this.gatewayUrl = url;
+      process.env.PATCHBAY_GATEWAY_URL = url;
+      // Beside the token file, so providers started elsewhere (and `patchbay doctor`) find it.
+      writeFileSync(join(dirname(this.gateway.tokenFile), 'address'), `${url}\n`, { mode: 0o600 });
+      log.info(`provider gateway listening on ${url}`);
+    } catch (e) {
+      log.error(`provider gateway could not start: ${(e as Error).message}`);
+      throw e;
+    }
+  }
+
+  /** What the gateway needs from this session: chats as sessions, per-chat tools, pushes. */
+  private gatewayChats(): GatewayChats {
+    return {
+      active: () => this.chats.active().map((c) => ({ id: c.id, label: c.title ?? 'New chat', cwd: this.roots[0] })),
+      setTools: (chatId, provider, tools) => this.tools.setForChat(chatId, `provider:${provider}`, tools),
+      push: (e) => {
+        this.store.appendEvent({ stream: e.stream, source: e.provider, chatId: e.chatId, level: e.level, text: e.text, metadata: e.metadata });
+        if (e.level === 'keep') return;
+        this.chats.surface(e.chatId, `[${e.stream}] ${e.provider}: ${e.text}`);
+        if (e.level === 'inject') {
+          this.chats.inject(e.chatId, `Event from tool provider "${e.provider}" (stream "${e.stream}"):\n${e.text}`, this.config.gateway.injectStartsTurn);
+        }
+      },
+      providersChanged: (chatId, providers) => {
+        const before = this.providerNames.get(chatId) ?? new Set<string>();
+        const now = new Set(providers.map((p) => p.name));
+        this.providerNames.set(chatId, now);
+        for (const p of providers) {
+          this.opts.onToolServer?.({
+            type: 'provider',
+            name: p.name,
+            status: 'running',
+            command: this.gatewayUrl ?? 'gateway',
+            args: [p.providerId, chatId],
+            tools: p.tools.map((t) => ({ name: llmName(t), description: t.description, parameters: t.inputSchema })),
+          });
+        }
+        for (const name of before) {
+          if (!now.has(name)) this.opts.onToolServer?.({ type: 'provider', name, status: 'stopped', command: this.gatewayUrl ?? 'gateway', args: [chatId], tools: [] });
+        }
+      },
     };
   }
 
@@ -161,6 +241,7 @@ export class Session {
       defaultModel: this.defaultModel,
       tools: this.tools.all(),
       mcpServers: this.mcp.servers(),
+      gateway: this.gateway ? { url: this.gatewayUrl, providers: this.gateway.providers() } : undefined,
     });
   }
 
@@ -169,7 +250,10 @@ export class Session {
   /** Stops every turn, then closes indexes and the store. Safe to call more than once. */
   dispose(): Promise<void> {
     this.disposed ??= this.chats.dispose().then(async () => {
-      await this.mcp.dispose().catch((e: unknown) => log.error(`stopping MCP servers: ${(e as Error).message}`));
+      await Promise.all([
+        this.mcp.dispose().catch((e: unknown) => log.error(`stopping MCP servers: ${(e as Error).message}`)),
+        this.gateway?.stop().catch((e: unknown) => log.error(`stopping the gateway: ${(e as Error).message}`)),
+      ]);
       this.close();
     });
     return this.disposed;

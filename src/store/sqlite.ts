@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StoredMessage } from '../core/messages.js';
 import type { ChatPersistence, ChatRecord, ToolCallRecord } from '../core/persistence.js';
+import type { EventEntry, EventFilter, EventStreamStore } from '../core/event-stream.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS chats (
@@ -40,6 +41,17 @@ CREATE TABLE IF NOT EXISTS tool_calls (
   updated_at INTEGER NOT NULL,
   PRIMARY KEY (chat_id, id)
 );
+CREATE TABLE IF NOT EXISTS events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  stream TEXT NOT NULL,
+  source TEXT NOT NULL,
+  chat_id TEXT,
+  level TEXT NOT NULL,
+  text TEXT NOT NULL,
+  metadata TEXT,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_stream ON events (stream, id);
 `;
 
 interface ChatRow {
@@ -54,7 +66,18 @@ interface ChatRow {
   message_count: number;
 }
 
-export class SqliteStore implements ChatPersistence {
+interface EventRow {
+  id: number;
+  stream: string;
+  source: string;
+  chat_id: string | null;
+  level: EventEntry['level'];
+  text: string;
+  metadata: string | null;
+  created_at: number;
+}
+
+export class SqliteStore implements ChatPersistence, EventStreamStore {
   readonly db: Database.Database;
   readonly path: string;
 
@@ -172,6 +195,57 @@ export class SqliteStore implements ChatPersistence {
       this.updateChat(id, { status: 'idle' });
     }
     return ids;
+  }
+
+  appendEvent(e: Omit<EventEntry, 'id' | 'createdAt'>): EventEntry {
+    const createdAt = Date.now();
+    const { lastInsertRowid } = this.stmt('INSERT INTO events (stream, source, chat_id, level, text, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+      e.stream,
+      e.source,
+      e.chatId ?? null,
+      e.level,
+      e.text,
+      e.metadata ? JSON.stringify(e.metadata) : null,
+      createdAt,
+    );
+    return { ...e, id: Number(lastInsertRowid), createdAt };
+  }
+
+  queryEvents(f: EventFilter): EventEntry[] {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    const add = (sql: string, v: unknown) => {
+      where.push(sql);
+      args.push(v);
+    };
+    if (f.stream !== undefined) add('stream = ?', f.stream);
+    if (f.chatId !== undefined) add('chat_id = ?', f.chatId);
+    if (f.source !== undefined) add('source = ?', f.source);
+    if (f.level !== undefined) add('level = ?', f.level);
+    if (f.afterId !== undefined) add('id > ?', f.afterId);
+    if (f.since !== undefined) add('created_at >= ?', f.since);
+    if (f.contains) add("instr(lower(text), lower(?)) > 0", f.contains);
+    // The newest `limit` entries, returned oldest first.
+    const sql = `SELECT * FROM (SELECT * FROM events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?) ORDER BY id`;
+    const rows = this.stmt(sql).all(...args, Math.min(f.limit ?? 50, 1000)) as EventRow[];
+    return rows.map((r) => ({
+      id: r.id,
+      stream: r.stream,
+      source: r.source,
+      ...(r.chat_id ? { chatId: r.chat_id } : {}),
+      level: r.level,
+      text: r.text,
+      ...(r.metadata ? { metadata: JSON.parse(r.metadata) as Record<string, unknown> } : {}),
+      createdAt: r.created_at,
+    }));
+  }
+
+  streams(): Array<{ stream: string; count: number; last: number }> {
+    return this.stmt('SELECT stream, count(*) AS count, max(created_at) AS last FROM events GROUP BY stream ORDER BY last DESC').all() as Array<{
+      stream: string;
+      count: number;
+      last: number;
+    }>;
   }
 
   close(): void {

@@ -107,7 +107,7 @@ describe('more of the ECA surface', () => {
 
   it('pureConfig ignores PATCHBAY_CONFIG', async () => {
     const p = start(fakeProviderConfig(llm().url));
-    await p.initialize(workspace(), { initializationOptions: { pureConfig: true, welcomeMessage: 'pure' } });
+    await p.initialize(workspace(), { initializationOptions: { pureConfig: true, welcomeMessage: 'pure', gateway: { port: 0 } } });
     const cfg = await p.waitFor((m) => m.method === 'config/updated');
     expect(cfg.params.chat.models).not.toContain('fake/m1');
     expect(cfg.params.chat.welcomeMessage).toBe('pure');

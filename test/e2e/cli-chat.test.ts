@@ -18,6 +18,7 @@ function fakeConfig(extra: Record<string, unknown> = {}): string {
     providers: { fake: { api: 'openai-chat', url: `${llm().url}/v1`, key: 'x', models: { m1: {} } } },
     defaultModel: 'fake/m1',
     chat: { generateTitles: false, maxRetries: 0 },
+    gateway: { port: 0 },
     ...extra,
   });
 }
@@ -134,7 +135,7 @@ describe('patchbay chat "prompt" (one-shot)', () => {
   });
 
   it('exits non-zero with the configuration instructions when no model is configured', async () => {
-    const r = await chat(['hello'], { config: '{}' });
+    const r = await chat(['hello'], { config: '{"gateway":{"port":0}}' });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('No LLM is configured');
     expect(r.stderr).toContain('OPENAI_API_KEY');
@@ -186,7 +187,7 @@ describe('patchbay chat (interactive, stdin piped)', () => {
   });
 
   it('prints the no-model instructions and keeps going', async () => {
-    const r = await chat([], { config: '{}', stdin: 'hello\n/exit\n' });
+    const r = await chat([], { config: '{"gateway":{"port":0}}', stdin: 'hello\n/exit\n' });
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('No LLM is configured');
   });

@@ -38,7 +38,8 @@ export class EcaProc extends FramedProcess {
       HOME: opts.home,
       XDG_CONFIG_HOME: join(opts.home, '.config'),
       PATCHBAY_HOME: join(opts.home, '.patchbay'),
-      ...(opts.config ? { PATCHBAY_CONFIG: JSON.stringify(opts.config) } : {}),
+      // Tests run many servers at once: no fixed gateway port unless a test asks for one.
+      PATCHBAY_CONFIG: JSON.stringify({ gateway: { port: 0 }, ...opts.config }),
       ...opts.env,
     });
   }

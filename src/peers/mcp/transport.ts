@@ -47,7 +47,8 @@ export async function connect(config: ServerConfig, opts: ConnectOptions): Promi
  */
 export function childEnv(env: NodeJS.ProcessEnv, extra: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = getDefaultEnvironment();
-  for (const key of DEFAULT_INHERITED_ENV_VARS) {
+  // The gateway token is published to every process patchbay starts (a server may also be a provider).
+  for (const key of [...DEFAULT_INHERITED_ENV_VARS, 'PATCHBAY_PROVIDER_TOKEN', 'TAP_PROVIDER_TOKEN', 'PATCHBAY_GATEWAY_URL']) {
     const v = env[key];
     if (v !== undefined && !v.startsWith('()')) out[key] = v;
   }

@@ -59,6 +59,8 @@ export const toolServerUpdatedSchema = z.object({
   command: z.string().optional(),
   args: z.array(z.string()).optional(),
   tools: z.array(serverToolSchema).optional(),
+  /** Why a server failed (patchbay addition; clients ignore what they do not know). */
+  error: z.string().optional(),
 });
 export type ToolServerUpdated = z.infer<typeof toolServerUpdatedSchema>;
 

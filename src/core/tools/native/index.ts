@@ -8,12 +8,16 @@ import { moveFileTool } from './move-file.js';
 import { readFileTool } from './read-file.js';
 import { shellCommandTool } from './shell-command.js';
 import { writeFileTool } from './write-file.js';
+import { readEventStreamTool } from './read-event-stream.js';
+import type { EventStreamStore } from '../../event-stream.js';
 
 export interface NativeToolsOptions {
   /** Default `shell_command` timeout in seconds (the model may pass its own). */
   shellTimeoutSeconds?: number;
   /** Characters of `shell_command` output kept before the middle is cut. */
   maxOutputChars?: number;
+  /** Where `read_event_stream` reads from; without it the tool is not offered. */
+  events?: EventStreamStore;
 }
 
 export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
@@ -26,6 +30,7 @@ export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
     moveFileTool(),
     shellCommandTool({ shellTimeoutSeconds: opts.shellTimeoutSeconds, maxOutputChars: opts.maxOutputChars }),
     editorDiagnosticsTool(),
+    ...(opts.events ? [readEventStreamTool(opts.events)] : []),
   ];
 }
 
@@ -45,3 +50,4 @@ export {
 } from './shell-command.js';
 export { runShell, OutputBuffer, KILL_GRACE_MS, type ShellRun, type ShellRunOptions } from './shell.js';
 export { writeFileTool, writeFileSchema } from './write-file.js';
+export { readEventStreamTool, readEventStreamSchema } from './read-event-stream.js';

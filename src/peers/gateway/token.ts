@@ -1,0 +1,51 @@
+/**
+ * The provider token (spec "Authentication"): one per gateway start, checked in constant time,
+ * published in a file only the user can read and removed when the gateway stops.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+/** `ptk-` + 128 random bits as hex. */
+export function newToken(): string {
+  return `ptk-${randomBytes(16).toString('hex')}`;
+}
+
+/**
+ * Constant-time comparison. Lengths differ → still one full comparison (of the expected token
+ * with itself) so the time taken does not tell how long the expected token is.
+ */
+export function tokenMatches(expected: string, given: unknown): boolean {
+  const want = Buffer.from(expected, 'utf8');
+  const got = typeof given === 'string' ? Buffer.from(given, 'utf8') : Buffer.alloc(0);
+  if (got.length !== want.length) {
+    timingSafeEqual(want, want);
+    return false;
+  }
+  return timingSafeEqual(want, got);
+}
+
+export function tokenFilePath(home: string): string {
+  return join(home, 'gateway', 'provider-token');
+}
+
+/** Directory 0700, file 0600, written atomically (a reader never sees half a token). */
+export function writeTokenFile(file: string, token: string): void {
+  const dir = dirname(file);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700); // mkdir's mode is filtered by the umask and ignored for an existing dir
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, token, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
+}
+
+/** Removes the file unless another gateway has since written its own token there. */
+export function removeTokenFile(file: string, token: string): void {
+  try {
+    if (readFileSync(file, 'utf8') !== token) return;
+    rmSync(file, { force: true });
+  } catch {
+    // already gone
+  }
+}

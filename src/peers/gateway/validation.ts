@@ -1,0 +1,115 @@
+/**
+ * Boundary checks for provider → gateway messages (specs/tap-provider-gateway.md "Protocol rules",
+ * "Payload limits", `hello`, `tools.update`). Pure functions: they say what is wrong, the
+ * connection decides what that means in its state.
+ */
+import type { z } from 'zod';
+import {
+  MAX_TOOLS,
+  PROTOCOL_VERSION,
+  maxMessageBytes,
+  helloMessageSchema,
+  toolsUpdateMessageSchema,
+  type GatewayErrorCode,
+  type HelloMessage,
+  type ToolDef,
+  type ToolsUpdateMessage,
+} from '../../protocol/gateway/index.js';
+import { jsonSchemaError } from './json-schema.js';
+
+/** A frame, classified before any state-dependent handling. */
+export type Frame =
+  /** Not JSON, not an object, or no string `type`: nobody can tell what it was. */
+  | { kind: 'malformed'; message: string }
+  /** Over the limit for its type (2 MB; 5 MB for `tool.result`). */
+  | { kind: 'oversized'; type: string; bytes: number; limit: number; raw: Record<string, unknown> }
+  | { kind: 'message'; type: string; raw: Record<string, unknown> };
+
+export function parseFrame(data: Buffer | ArrayBuffer | Buffer[]): Frame {
+  const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(buf.toString('utf8'));
+  } catch (e) {
+    return { kind: 'malformed', message: `message is not valid JSON: ${(e as Error).message}` };
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { kind: 'malformed', message: 'message must be a JSON object' };
+  const obj = raw as Record<string, unknown>;
+  if (typeof obj.type !== 'string') return { kind: 'malformed', message: 'message has no string "type"' };
+  const limit = maxMessageBytes(obj.type);
+  if (buf.length > limit) return { kind: 'oversized', type: obj.type, bytes: buf.length, limit, raw: obj };
+  return { kind: 'message', type: obj.type, raw: obj };
+}
+
+/** A zod error as one line a provider author can act on. */
+export function describeIssues(type: string, error: z.ZodError): string {
+  const parts = error.issues.slice(0, 3).map((i) => `${[type, ...i.path.map(String)].join('.')}: ${i.message}`);
+  if (error.issues.length > 3) parts.push(`(${error.issues.length - 3} more)`);
+  return `invalid ${type}: ${parts.join('; ')}`;
+}
+
+export interface Rejection {
+  code: GatewayErrorCode;
+  message: string;
+  /** AUTH_FAILED and UNSUPPORTED_VERSION close the connection. */
+  fatal?: boolean;
+}
+export type Checked<T> = { ok: true; value: T } | ({ ok: false } & Rejection);
+
+/** Tool names are unique within one provider, and each `parameters` compiles. */
+export function checkTools(type: string, tools: ToolDef[]): Rejection | undefined {
+  const seen = new Set<string>();
+  for (const t of tools) {
+    if (seen.has(t.name)) return { code: 'TOOL_CONFLICT', message: `${type}: tool "${t.name}" is declared twice` };
+    seen.add(t.name);
+  }
+  for (const t of tools) {
+    const err = jsonSchemaError(t.parameters);
+    if (err) return { code: 'INVALID_JSON', message: `${type}: tool "${t.name}": ${err}` };
+  }
+  return undefined;
+}
+
+function capped(type: string, raw: Record<string, unknown>): Rejection | undefined {
+  if (Array.isArray(raw.tools) && raw.tools.length > MAX_TOOLS) {
+    return { code: 'PAYLOAD_TOO_LARGE', message: `${type}: ${raw.tools.length} tools declared; a provider may offer at most ${MAX_TOOLS}` };
+  }
+  return undefined;
+}
+
+/** Provider names become part of LLM tool names (`<provider>__<tool>`). */
+const PROVIDER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** Native tools are served as `patchbay`. */
+const RESERVED_NAMES = new Set(['patchbay']);
+
+/** Everything about a `hello` that does not depend on gateway state. Version first: it is fatal. */
+export function checkHello(raw: Record<string, unknown>): Checked<HelloMessage & { tools: ToolDef[] }> {
+  if (raw.protocolVersion !== PROTOCOL_VERSION) {
+    return {
+      ok: false,
+      code: 'UNSUPPORTED_VERSION',
+      fatal: true,
+      message: `protocolVersion ${JSON.stringify(raw.protocolVersion ?? null)} is not supported; this gateway speaks ${PROTOCOL_VERSION}`,
+    };
+  }
+  const cap = capped('hello', raw);
+  if (cap) return { ok: false, ...cap };
+  const parsed = helloMessageSchema.safeParse(raw);
+  if (!parsed.success) return { ok: false, code: 'INVALID_JSON', message: describeIssues('hello', parsed.error) };
+  const hello = { ...parsed.data, tools: parsed.data.tools ?? [] };
+  if (!PROVIDER_NAME.test(hello.name)) {
+    return { ok: false, code: 'INVALID_JSON', message: `hello.name "${hello.name}" must match ^[A-Za-z0-9_-]{1,64}$ (it prefixes the tool names the model sees)` };
+  }
+  if (RESERVED_NAMES.has(hello.name)) return { ok: false, code: 'TOOL_CONFLICT', message: `provider name "${hello.name}" is reserved` };
+  const bad = checkTools('hello', hello.tools);
+  return bad ? { ok: false, ...bad } : { ok: true, value: hello };
+}
+
+export function checkToolsUpdate(raw: Record<string, unknown>): Checked<ToolsUpdateMessage> {
+  const cap = capped('tools.update', raw);
+  if (cap) return { ok: false, ...cap };
+  const parsed = toolsUpdateMessageSchema.safeParse(raw);
+  if (!parsed.success) return { ok: false, code: 'INVALID_JSON', message: describeIssues('tools.update', parsed.error) };
+  const bad = checkTools('tools.update', parsed.data.tools);
+  return bad ? { ok: false, ...bad } : { ok: true, value: parsed.data };
+}
