@@ -2,7 +2,7 @@
  * Everything one editor connection owns once initialized: config, models, tools, file
  * indexes, the store and the chats. Disposing it stops every turn and closes the store.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { formatConfigError, patchbayHome, type ConfigError } from '../config/load.js';
@@ -160,6 +160,14 @@ export class Session {
     }
   }
 
+  private runningGatewayAddress(): string | undefined {
+    try {
+      return readFileSync(join(dirname(this.gateway!.tokenFile), 'address'), 'utf8').trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** What the gateway needs from this session: chats as sessions, per-chat tools, pushes. */
   private gatewayChats(): GatewayChats {
     return {
@@ -241,7 +249,8 @@ export class Session {
       defaultModel: this.defaultModel,
       tools: this.tools.all(),
       mcpServers: this.mcp.servers(),
-      gateway: this.gateway ? { url: this.gatewayUrl, providers: this.gateway.providers() } : undefined,
+      // `patchbay doctor` does not listen itself: it shows the address a running server wrote.
+      gateway: this.gateway ? { url: this.gatewayUrl ?? this.runningGatewayAddress(), providers: this.gateway.providers() } : undefined,
     });
   }
 
@@ -252,7 +261,14 @@ export class Session {
     this.disposed ??= this.chats.dispose().then(async () => {
       await Promise.all([
         this.mcp.dispose().catch((e: unknown) => log.error(`stopping MCP servers: ${(e as Error).message}`)),
-        this.gateway?.stop().catch((e: unknown) => log.error(`stopping the gateway: ${(e as Error).message}`)),
+        this.gateway
+          ?.stop()
+          .then(() => {
+            // Only our own address: a second server sharing this home may have written its own.
+            const file = join(dirname(this.gateway!.tokenFile), 'address');
+            if (this.gatewayUrl && this.runningGatewayAddress() === this.gatewayUrl) rmSync(file, { force: true });
+          })
+          .catch((e: unknown) => log.error(`stopping the gateway: ${(e as Error).message}`)),
       ]);
       this.close();
     });
