@@ -5,7 +5,10 @@
  *    SDK (src/provider) answering `echo`, against a raw `ws` echo round trip of a frame of the
  *    same size (JSON.stringify → send → server sends the bytes back → JSON.parse). Both live in
  *    this process over loopback, so one event loop serves both ends in either case; blocks of
- *    the two alternate. Target: gateway p50 ≤ 1.3× echo p50.
+ *    the two alternate. Target: gateway p50 ≤ 1.3× echo p50. Alongside, for reading the ratio:
+ *    a JSON echo whose server also parses the frame and answers a fresh `tool.result` (the
+ *    floor any JSON protocol pays). Warm-up is long because V8 needs a few thousand calls to
+ *    settle; the measured calls stay under the gateway's 10,000-call settled-id memory.
  * 2. Sustained calls per second: CONCURRENCY calls in flight for THROUGHPUT_MS, same set-up,
  *    next to the raw echo with as many frames in flight.
  * 3. Memory: the gateway in a child process (this file, run with `--gateway-child`: a
@@ -14,6 +17,7 @@
  *    hello.ack). Target: ≤ +150 MB.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -24,7 +28,7 @@ import { setLogLevel } from '../src/util/log.js';
 import { now, procMemKb, sleep, summarize, tempDir, type Summary } from './util.js';
 
 const CALLS = Number(process.env.BENCH_GATEWAY_CALLS ?? 4000);
-const WARMUP = Number(process.env.BENCH_GATEWAY_WARMUP ?? 500);
+const WARMUP = Number(process.env.BENCH_GATEWAY_WARMUP ?? 3000);
 const ROUNDS = Number(process.env.BENCH_GATEWAY_ROUNDS ?? 4);
 const PAYLOAD = Number(process.env.BENCH_GATEWAY_PAYLOAD ?? 256);
 const CONCURRENCY = Number(process.env.BENCH_GATEWAY_CONCURRENCY ?? 64);
@@ -73,7 +77,9 @@ async function gatewayPath(): Promise<Path & { frameBytes: number }> {
   await provider.connect();
   const tool = chats.tools.get('bench')?.find((t) => t.name === 'echo');
   if (!tool) throw new Error('the bench provider tool was not registered');
+  // One signal for every call, as a chat turn's calls share one; the gateway listens on it per call in flight.
   const ctx = { signal: new AbortController().signal, roots: [process.cwd()], chatId: SESSION, editor: {} };
+  setMaxListeners(0, ctx.signal);
   const sample = 'x'.repeat(PAYLOAD);
   return {
     // What goes over the wire for one call (the gateway numbers calls `call-N`).
@@ -91,11 +97,20 @@ async function gatewayPath(): Promise<Path & { frameBytes: number }> {
   };
 }
 
-/** A `ws` server that sends every frame back as is, and a client that frames like the gateway does. */
-async function echoPath(frameBytes: number): Promise<Path> {
+/**
+ * A `ws` server that sends every frame back as is (`bytes`), or parses it and answers a
+ * `tool.result` (`json`), and a client that frames like the gateway does.
+ */
+async function echoPath(frameBytes: number, mode: 'bytes' | 'json'): Promise<Path> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
   await new Promise<void>((r) => wss.once('listening', () => r()));
-  wss.on('connection', (ws) => ws.on('message', (data) => ws.send(data as Buffer)));
+  wss.on('connection', (ws) =>
+    ws.on('message', (data) => {
+      if (mode === 'bytes') return ws.send(data as Buffer);
+      const m = JSON.parse(data.toString()) as { id: number; args: { text: string } };
+      ws.send(JSON.stringify({ type: 'tool.result', id: m.id, data: m.args.text }));
+    }),
+  );
   const port = (wss.address() as { port: number }).port;
   const ws = new WebSocket(`ws://127.0.0.1:${port}`, { perMessageDeflate: false });
   await new Promise<void>((resolve, reject) => {
@@ -104,10 +119,10 @@ async function echoPath(frameBytes: number): Promise<Path> {
   });
   const waiting = new Map<number, (text: string) => void>();
   ws.on('message', (data) => {
-    const m = JSON.parse(data.toString()) as { id: number; args: { text: string } };
+    const m = JSON.parse(data.toString()) as { id: number; args?: { text: string }; data?: string };
     const done = waiting.get(m.id);
     waiting.delete(m.id);
-    done?.(m.args.text);
+    done?.(m.data ?? m.args?.text ?? '');
   });
   let seq = 0;
   // Padding so the frame is as long as the gateway's tool.call for the same text.
@@ -163,6 +178,7 @@ export interface GatewayCallsResult {
   payload: number;
   frameBytes: number;
   echo: Summary;
+  jsonEcho: Summary;
   gateway: Summary;
   throughput: { gateway: { calls: number; seconds: number; rate: number }; echo: { calls: number; seconds: number; rate: number } };
 }
@@ -170,24 +186,29 @@ export interface GatewayCallsResult {
 export async function runGatewayCalls(log: (s: string) => void = console.log): Promise<GatewayCallsResult> {
   setLogLevel('error');
   const gw = await gatewayPath();
-  const echo = await echoPath(gw.frameBytes);
+  const echo = await echoPath(gw.frameBytes, 'bytes');
+  const json = await echoPath(gw.frameBytes, 'json');
   try {
     await sequential(echo, WARMUP, 'w');
+    await sequential(json, WARMUP, 'w');
     await sequential(gw, WARMUP, 'w');
     const per = Math.ceil(CALLS / ROUNDS);
     log(`gateway: ${ROUNDS} × ${per} sequential round trips each (${PAYLOAD}-char text, ${gw.frameBytes}-byte frames), raw ws echo and Tool.call() → SDK provider alternating…`);
     const e: number[] = [];
+    const j: number[] = [];
     const g: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       e.push(...(await sequential(echo, per, `e${r}`)));
+      j.push(...(await sequential(json, per, `j${r}`)));
       g.push(...(await sequential(gw, per, `g${r}`)));
     }
     log(`gateway: ${CONCURRENCY} calls in flight for ${(THROUGHPUT_MS / 1000).toFixed(1)} s, raw ws echo then through the gateway…`);
     const te = await sustained(echo, CONCURRENCY, THROUGHPUT_MS);
     const tg = await sustained(gw, CONCURRENCY, THROUGHPUT_MS);
-    return { payload: PAYLOAD, frameBytes: gw.frameBytes, echo: summarize(e), gateway: summarize(g), throughput: { gateway: tg, echo: te } };
+    return { payload: PAYLOAD, frameBytes: gw.frameBytes, echo: summarize(e), jsonEcho: summarize(j), gateway: summarize(g), throughput: { gateway: tg, echo: te } };
   } finally {
     await echo.close();
+    await json.close();
     await gw.close();
   }
 }

@@ -286,7 +286,8 @@ async function gateway(): Promise<void> {
   try {
     const r = await runGatewayCalls(log);
     const { echo: e, gateway: g, throughput: t } = r;
-    log(`  raw ws echo  p50 ${ms(e.p50, 3)}  p99 ${ms(e.p99, 3)}  max ${ms(e.max, 3)}  (${e.n} round trips)`);
+    log(`  raw ws echo  p50 ${ms(e.p50, 3)}  p99 ${ms(e.p99, 3)}  max ${ms(e.max, 3)}  (${e.n} round trips, ${r.frameBytes}-byte frames)`);
+    log(`  JSON echo    p50 ${ms(r.jsonEcho.p50, 3)}  p99 ${ms(r.jsonEcho.p99, 3)}  max ${ms(r.jsonEcho.max, 3)}  (server parses and answers a tool.result; gateway p50 ${ratio(g.p50 / r.jsonEcho.p50)} of it)`);
     log(`  gateway      p50 ${ms(g.p50, 3)}  p99 ${ms(g.p99, 3)}  max ${ms(g.max, 3)}  (${g.n} calls, Tool.call() → resolved)`);
     log(`  sustained    gateway ${t.gateway.calls} calls in ${t.gateway.seconds.toFixed(1)} s, raw ws echo ${t.echo.calls} round trips in ${t.echo.seconds.toFixed(1)} s`);
     row({

@@ -9,19 +9,17 @@ import { TOOL_ERROR_CODES, type ToolCallMessage, type ToolCancelMessage, type To
 import { ToolError } from './errors.js';
 import type { ProviderTool, ToolCallContext } from './types.js';
 
-type ResultOut = ToolResultMessage;
-
 export interface CallTableHost {
   /** The current handler for `tool`, if the provider declares it. */
   tool(name: string): ProviderTool | undefined;
-  send(msg: ResultOut): void;
+  send(msg: ToolResultMessage): void;
   push: ToolCallContext['push'];
 }
 
 const SPEC_CODES: ReadonlySet<string> = new Set(TOOL_ERROR_CODES);
 
 /** A handler's rejection as `{error, errorCode}`. */
-export function errorResult(id: string, e: unknown): ResultOut {
+export function errorResult(id: string, e: unknown): ToolResultMessage {
   const error = e instanceof Error ? e.message || e.name : String(e);
   const code = (e as { code?: unknown } | null)?.code;
   // ToolError picks any code; other errors only a spec one, so `ENOENT` & co. read as INTERNAL.
@@ -29,8 +27,18 @@ export function errorResult(id: string, e: unknown): ResultOut {
   return { type: 'tool.result', id, error: error || 'Tool failed', errorCode };
 }
 
+/**
+ * One running call. The AbortController is made on first use of `ctx.signal`: most handlers
+ * never look, and making one costs about as much as the rest of a call's bookkeeping.
+ */
+interface Running {
+  ac?: AbortController;
+  /** Set when aborted before the handler asked for its signal. */
+  reason?: unknown;
+}
+
 export class CallTable {
-  private readonly inflight = new Map<string, AbortController>();
+  private readonly inflight = new Map<string, Running>();
 
   constructor(private readonly host: CallTableHost) {}
 
@@ -46,32 +54,41 @@ export class CallTable {
       this.host.send({ type: 'tool.result', id, error: `Unknown tool "${msg.tool}"`, errorCode: 'NOT_FOUND' });
       return;
     }
-    const ac = new AbortController();
-    this.inflight.set(id, ac);
-    const ctx: ToolCallContext = { signal: ac.signal, callId: id, sessionId: msg.sessionId, push: this.host.push };
+    const run: Running = {};
+    this.inflight.set(id, run);
+    const ctx: ToolCallContext = {
+      get signal(): AbortSignal {
+        run.ac ??= new AbortController();
+        if (run.reason !== undefined && !run.ac.signal.aborted) run.ac.abort(run.reason);
+        return run.ac.signal;
+      },
+      callId: id,
+      sessionId: msg.sessionId,
+      push: this.host.push,
+    };
     let out: unknown;
     try {
       out = tool.handler(msg.args, ctx);
     } catch (e) {
-      this.settle(id, ac, errorResult(id, e));
+      this.settle(id, run, errorResult(id, e));
       return;
     }
     if (typeof (out as PromiseLike<unknown> | null)?.then === 'function') {
       Promise.resolve(out).then(
-        (v) => this.settle(id, ac, { type: 'tool.result', id, data: v === undefined ? '' : v }),
-        (e: unknown) => this.settle(id, ac, errorResult(id, e)),
+        (v) => this.settle(id, run, { type: 'tool.result', id, data: v === undefined ? '' : v }),
+        (e: unknown) => this.settle(id, run, errorResult(id, e)),
       );
     } else {
-      this.settle(id, ac, { type: 'tool.result', id, data: out === undefined ? '' : out });
+      this.settle(id, run, { type: 'tool.result', id, data: out === undefined ? '' : out });
     }
   }
 
   /** `tool.cancel`: abort the handler and answer CANCELLED — also for a call already answered, as the spec requires. */
   cancel(msg: ToolCancelMessage): void {
-    const ac = this.inflight.get(msg.id);
+    const run = this.inflight.get(msg.id);
     this.inflight.delete(msg.id);
     try {
-      ac?.abort(new ToolError(`Cancelled${msg.reason ? ` (${msg.reason})` : ''}`, 'CANCELLED'));
+      if (run) abort(run, new ToolError(`Cancelled${msg.reason ? ` (${msg.reason})` : ''}`, 'CANCELLED'));
     } finally {
       this.host.send({ type: 'tool.result', id: msg.id, error: 'Cancelled', errorCode: 'CANCELLED' });
     }
@@ -81,12 +98,17 @@ export class CallTable {
   abortAll(reason: string): void {
     const all = [...this.inflight.values()];
     this.inflight.clear();
-    for (const ac of all) ac.abort(new ToolError(reason, 'DISCONNECTED'));
+    for (const run of all) abort(run, new ToolError(reason, 'DISCONNECTED'));
   }
 
-  private settle(id: string, ac: AbortController, msg: ResultOut): void {
-    if (this.inflight.get(id) !== ac) return; // cancelled or disconnected meanwhile: already answered
+  private settle(id: string, run: Running, msg: ToolResultMessage): void {
+    if (this.inflight.get(id) !== run) return; // cancelled or disconnected meanwhile: already answered
     this.inflight.delete(id);
     this.host.send(msg);
   }
+}
+
+function abort(run: Running, reason: unknown): void {
+  run.reason = reason;
+  run.ac?.abort(reason);
 }

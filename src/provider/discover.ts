@@ -4,7 +4,9 @@
  *
  * Token: `PATCHBAY_PROVIDER_TOKEN`, then `TAP_PROVIDER_TOKEN` (the spec's name, "Authentication"),
  * then the token file the gateway writes: `<PATCHBAY_HOME or ~/.cache/patchbay>/gateway/provider-token`.
- * URL: the `url` option, then `PATCHBAY_GATEWAY_URL`, then `ws://127.0.0.1:9400`.
+ * URL: the `url` option, then `PATCHBAY_GATEWAY_URL`, then the address file `patchbay server`
+ * writes beside the token (`<home>/gateway/address`, so a gateway on `port: 0` is found too),
+ * then `ws://127.0.0.1:9400`.
  */
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -21,17 +23,26 @@ export interface DiscoveredToken {
   file?: string;
 }
 
-/** Same rule as the server's data directory (src/config/load.ts `patchbayHome`). */
-export function tokenFilePath(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
+/** `<PATCHBAY_HOME or ~/.cache/patchbay>/gateway`: same rule as the server's data directory (src/config/load.ts `patchbayHome`). */
+function gatewayDir(env: NodeJS.ProcessEnv, home: string = homedir()): string {
   const base = env.PATCHBAY_HOME ? resolve(env.PATCHBAY_HOME) : join(home, '.cache', 'patchbay');
-  return join(base, 'gateway', 'provider-token');
+  return join(base, 'gateway');
 }
 
+export function tokenFilePath(env: NodeJS.ProcessEnv = process.env, home?: string): string {
+  return join(gatewayDir(env, home), 'provider-token');
+}
+
+export function addressFilePath(env: NodeJS.ProcessEnv = process.env, home?: string): string {
+  return join(gatewayDir(env, home), 'address');
+}
+
+/** A one-line file's content; undefined when absent, unreadable or empty ("none yet"). */
 export function readTokenFile(file: string): string | undefined {
   try {
     return readFileSync(file, 'utf8').trim() || undefined;
   } catch {
-    return undefined; // absent (no gateway running) or unreadable: same answer, "none yet"
+    return undefined;
   }
 }
 
@@ -45,6 +56,6 @@ export function discoverToken(env: NodeJS.ProcessEnv = process.env, home?: strin
   return token ? { token, source: 'file', file } : undefined;
 }
 
-export function discoverUrl(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return option || env.PATCHBAY_GATEWAY_URL?.trim() || DEFAULT_GATEWAY_URL;
+export function discoverUrl(option: string | undefined, env: NodeJS.ProcessEnv = process.env, home?: string): string {
+  return option || env.PATCHBAY_GATEWAY_URL?.trim() || readTokenFile(addressFilePath(env, home)) || DEFAULT_GATEWAY_URL;
 }

@@ -36,6 +36,7 @@ import { backoffDelay, resolveBackoff, type ResolvedBackoff } from './backoff.js
 import { CallTable, errorResult } from './calls.js';
 import { discoverToken, discoverUrl, readTokenFile, tokenFilePath, type DiscoveredToken } from './discover.js';
 import { GatewayError, ProviderError } from './errors.js';
+import { Emitter } from './events.js';
 import type { BoundInfo, ProviderEvents, ProviderOptions, ProviderState, ProviderTool, PushOptions } from './types.js';
 
 /** From socket open to `hello.ack`; a peer that accepts the socket but never answers is dropped. */
@@ -78,8 +79,6 @@ function deferred<T>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
-type Listener<K extends keyof ProviderEvents> = (...args: ProviderEvents[K]) => void;
-
 /** Tool list → handler map + wire defs, checked once here rather than per message. */
 function checkTools(tools: ProviderTool[]): { map: Map<string, ProviderTool>; defs: ToolDef[] } {
   if (tools.length > MAX_TOOLS) throw new RangeError(`a provider offers at most ${MAX_TOOLS} tools (got ${tools.length})`);
@@ -99,10 +98,11 @@ function checkTools(tools: ProviderTool[]): { map: Map<string, ProviderTool>; de
     map.set(t.name, t);
     defs.push(def);
   }
+  JSON.stringify(defs); // throws here, not later inside a socket event, on a BigInt or a cycle in `parameters`
   return { map, defs };
 }
 
-export class Provider {
+export class Provider extends Emitter<ProviderEvents> {
   readonly name: string;
   private readonly opts: ProviderOptions;
   private readonly backoff: ResolvedBackoff | undefined;
@@ -118,10 +118,10 @@ export class Provider {
   private attempt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private ready: Deferred<BoundInfo> | undefined;
-  private readonly listeners: { [K in keyof ProviderEvents]?: Set<Listener<K>> } = {};
   private lastPrinted = '';
 
   constructor(opts: ProviderOptions) {
+    super();
     // The name prefixes the tool names the model sees (`<provider>__<tool>`): same alphabet.
     if (!TOOL_NAME_PATTERN.test(opts.name ?? '')) throw new TypeError(`createProvider: name ${JSON.stringify(opts.name)} must match ${TOOL_NAME_PATTERN}`);
     this.opts = opts;
@@ -155,7 +155,11 @@ export class Provider {
    */
   connect(): Promise<BoundInfo> {
     if (this.boundInfo) return Promise.resolve(this.boundInfo);
-    this.ready ??= deferred();
+    if (!this.ready) {
+      this.ready = deferred();
+      // Whoever awaits connect() sees the rejection; a `void p.connect()` must not crash the process.
+      this.ready.promise.catch(() => {});
+    }
     const p = this.ready.promise;
     if (this._state === 'idle' || this._state === 'closed' || this._state === 'failed') {
       this.attempt = 0;
@@ -198,31 +202,12 @@ export class Provider {
     this.conn = undefined;
     this.boundInfo = undefined;
     this.settleReady(new ProviderError('CLOSED', 'provider closed'));
+    // Closed from here on: a connect() while the old socket is still closing starts afresh.
+    this.setState('closed');
     if (conn) {
       conn.reason = new ProviderError('CLOSED', 'provider closed');
       await this.hangUp(conn, reason);
     }
-    this.setState('closed');
-  }
-
-  on<K extends keyof ProviderEvents>(event: K, fn: Listener<K>): this {
-    const set: Set<Listener<K>> = this.listeners[event] ?? new Set();
-    this.listeners[event] = set as (typeof this.listeners)[K];
-    set.add(fn);
-    return this;
-  }
-
-  off<K extends keyof ProviderEvents>(event: K, fn: Listener<K>): this {
-    (this.listeners[event] as Set<Listener<K>> | undefined)?.delete(fn);
-    return this;
-  }
-
-  once<K extends keyof ProviderEvents>(event: K, fn: Listener<K>): this {
-    const wrapped: Listener<K> = (...args) => {
-      this.off(event, wrapped);
-      fn(...args);
-    };
-    return this.on(event, wrapped);
   }
 
   // ------------------------------------------------------------------ connection
@@ -236,8 +221,15 @@ export class Provider {
       this.retry(new ProviderError('NO_TOKEN', `no gateway token: set PATCHBAY_PROVIDER_TOKEN or TAP_PROVIDER_TOKEN, or start patchbay (it writes ${tokenFilePath(env)})`));
       return;
     }
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: TOOL_RESULT_MAX, handshakeTimeout: BIND_TIMEOUT_MS });
+    } catch (e) {
+      // Not a ws:// URL at all: retrying will not help.
+      this.finish('failed', new ProviderError('CONNECTION', `invalid gateway URL ${JSON.stringify(url)}: ${e instanceof Error ? e.message : String(e)}`));
+      return;
+    }
     this.setState('connecting');
-    const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: TOOL_RESULT_MAX, handshakeTimeout: BIND_TIMEOUT_MS });
     const conn: Connection = {
       ws,
       url,
@@ -252,7 +244,9 @@ export class Provider {
     };
     this.conn = conn;
     conn.bindTimer = setTimeout(() => {
-      conn.reason ??= new ProviderError('CONNECTION', `${url}: not bound within ${BIND_TIMEOUT_MS} ms`);
+      if (conn.reason) return;
+      conn.reason = new ProviderError('CONNECTION', `${url}: not bound within ${BIND_TIMEOUT_MS} ms`);
+      this.emitError(conn.reason);
       ws.terminate();
     }, BIND_TIMEOUT_MS);
     ws.on('open', () => {
@@ -324,7 +318,7 @@ export class Provider {
     if (ws.readyState === WebSocket.OPEN) {
       if (conn.phase === 'bound') this.send(conn, { type: 'goodbye', reason });
       conn.phase = 'closing';
-      ws.close(1000, reason.slice(0, 120));
+      ws.close(1000, Buffer.from(reason).subarray(0, 120).toString()); // RFC 6455 §5.5: ≤ 123 bytes
       const kill = setTimeout(() => ws.terminate(), CLOSE_TIMEOUT_MS);
       void closed.then(() => clearTimeout(kill));
     } else {
@@ -337,6 +331,15 @@ export class Provider {
 
   private onMessage(conn: Connection, raw: string): void {
     if (conn !== this.conn) return;
+    try {
+      this.dispatch(conn, raw);
+    } catch (e) {
+      // Nothing the gateway sends may throw out of a socket event and take the process down.
+      this.emitError(new ProviderError('PROTOCOL', `handling a gateway message failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e }));
+    }
+  }
+
+  private dispatch(conn: Connection, raw: string): void {
     let data: unknown;
     try {
       data = JSON.parse(raw);
@@ -479,7 +482,8 @@ export class Provider {
   private send(conn: Connection, msg: ProviderMessage): boolean {
     let text: string;
     try {
-      if (msg.type !== 'push') this.check(msg); // push was checked before the bound test
+      // push was checked before the bound test; a tool.result is built here (data is any JSON), nothing to check.
+      if (msg.type !== 'push' && msg.type !== 'tool.result') this.check(msg);
       text = JSON.stringify(msg);
       const max = maxMessageBytes(msg.type);
       // 3 bytes per UTF-16 unit at most: only long texts need counting.
@@ -510,21 +514,13 @@ export class Provider {
     ready?.reject(why);
   }
 
-  private emit<K extends keyof ProviderEvents>(event: K, ...args: ProviderEvents[K]): void {
-    const set = this.listeners[event] as Set<Listener<K>> | undefined;
-    if (!set) return;
-    for (const fn of [...set]) {
-      try {
-        fn(...args);
-      } catch (e) {
-        if (event !== 'error') this.emitError(e instanceof Error ? e : new Error(String(e)));
-      }
-    }
+  protected override onListenerError(event: keyof ProviderEvents, e: unknown): void {
+    if (event !== 'error') this.emitError(e instanceof Error ? e : new Error(String(e)));
   }
 
   /** To `error` listeners; with none, to stderr (once per distinct message in a row, not for plain drops). */
   private emitError(e: Error): void {
-    if (this.listeners.error?.size) {
+    if (this.listenerCount('error')) {
       this.emit('error', e);
       return;
     }

@@ -49,7 +49,7 @@ export interface ProviderOptions {
   /** Stable provider identity (`hello.name`); also the default push stream. */
   name: string;
   tools?: ProviderTool[];
-  /** Default: `PATCHBAY_GATEWAY_URL`, else `ws://127.0.0.1:9400`. */
+  /** Default: `PATCHBAY_GATEWAY_URL`, else the address `patchbay server` wrote, else `ws://127.0.0.1:9400`. */
   url?: string;
   /** Default: discovered before every attempt (see discover.ts). */
   token?: string;

@@ -126,8 +126,9 @@ describe('provider gateway in patchbay server', () => {
     const prov = new RawProvider(url);
     await prov.bind(token, 'alerts');
     llm().script([{ delay: 400 }, { toolCall: { id: 't1', name: 'patchbay__read_file', args: { path: 'nope.txt' } } }], [{ text: 'done' }]);
+    const from = p.messages.length;
     await p.request('chat/prompt', { chatId, message: 'work' });
-    await p.waitFor((m) => m.method === 'chat/statusChanged' && m.params.status === 'running' && m.params.chatId === chatId);
+    await p.waitFor((m) => m.method === 'chat/statusChanged' && m.params.status === 'running' && m.params.chatId === chatId, 'running', 10_000, from);
     prov.send({ type: 'push', level: 'inject', event: 'disk almost full' });
     await p.turnDone(chatId, 2);
     const users = llm().requests.at(-1)!.body.messages.filter((m: any) => m.role === 'user').map((m: any) => m.content);

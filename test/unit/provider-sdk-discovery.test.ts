@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { backoffDelay, resolveBackoff } from '../../src/provider/backoff.js';
 import {
+  addressFilePath,
   createProvider,
   DEFAULT_GATEWAY_URL,
   discoverToken,
@@ -65,11 +66,24 @@ describe('token and URL discovery', () => {
     expect(discoverToken({}, home)).toEqual({ token: 'ptk-home', source: 'file', file: join(home, '.cache', 'patchbay', 'gateway', 'provider-token') });
   });
 
-  it('takes the URL from the option, then PATCHBAY_GATEWAY_URL, then ws://127.0.0.1:9400', () => {
-    expect(discoverUrl('ws://127.0.0.1:1', { PATCHBAY_GATEWAY_URL: 'ws://127.0.0.1:2' })).toBe('ws://127.0.0.1:1');
-    expect(discoverUrl(undefined, { PATCHBAY_GATEWAY_URL: 'ws://127.0.0.1:2' })).toBe('ws://127.0.0.1:2');
-    expect(discoverUrl(undefined, {})).toBe(DEFAULT_GATEWAY_URL);
+  it('takes the URL from the option, then PATCHBAY_GATEWAY_URL, then the address file, then ws://127.0.0.1:9400', () => {
+    const home = tempHome();
+    const env = { PATCHBAY_HOME: home };
+    expect(discoverUrl(undefined, env)).toBe(DEFAULT_GATEWAY_URL);
     expect(DEFAULT_GATEWAY_URL).toBe('ws://127.0.0.1:9400');
+    mkdirSync(join(home, 'gateway'), { recursive: true });
+    writeFileSync(addressFilePath(env), 'ws://127.0.0.1:3\n');
+    expect(addressFilePath(env)).toBe(join(home, 'gateway', 'address'));
+    expect(discoverUrl(undefined, env)).toBe('ws://127.0.0.1:3');
+    expect(discoverUrl(undefined, { ...env, PATCHBAY_GATEWAY_URL: 'ws://127.0.0.1:2' })).toBe('ws://127.0.0.1:2');
+    expect(discoverUrl('ws://127.0.0.1:1', { ...env, PATCHBAY_GATEWAY_URL: 'ws://127.0.0.1:2' })).toBe('ws://127.0.0.1:1');
+  });
+
+  it('finds a gateway on a free port through the address file', async () => {
+    const g = await gateway();
+    writeFileSync(addressFilePath({ PATCHBAY_HOME: g.home }), `${g.url}\n`); // as patchbay server does
+    const p = provider({ url: '', env: { PATCHBAY_HOME: g.home } });
+    await expect(p.connect()).resolves.toMatchObject({ sessionId: 's1' });
   });
 
   it('PATCHBAY_GATEWAY_URL reaches the gateway when no url option is given', async () => {
@@ -161,8 +175,11 @@ describe('reconnect backoff', () => {
 
 describe('package export', () => {
   it('`patchbay/provider` resolves to the built SDK', async () => {
-    const mod = (await import('patchbay/provider')) as typeof import('../../src/provider/index.js');
+    // Through the package's own `exports` (self-reference), as a provider author imports it. Not a
+    // literal, so type-checking the tests does not need a build.
+    const specifier = 'patchbay/provider';
+    const mod = (await import(specifier)) as { createProvider?: unknown };
     expect(typeof mod.createProvider).toBe('function');
-    expect(import.meta.resolve('patchbay/provider')).toMatch(/\/dist\/provider\/index\.js$/);
+    expect(import.meta.resolve(specifier)).toMatch(/\/dist\/provider\/index\.js$/);
   });
 });

@@ -187,6 +187,22 @@ describe('provider SDK: tool calls', () => {
     expect(p.inFlight).toBe(0);
   });
 
+  it('a handler that looks at its signal only after the cancel finds it aborted', async () => {
+    const g = await gateway();
+    let seen: { aborted: boolean; code?: string } | undefined;
+    const p = provider(g, {
+      tools: [{ name: 'late', description: '', handler: async (_a, ctx) => { await sleep(100); seen = { aborted: ctx.signal.aborted, code: (ctx.signal.reason as ToolError | undefined)?.code }; return 'too late'; } }],
+    });
+    await p.connect();
+    const ac = new AbortController();
+    const r = g.chats.call('s1', 'weather', 'late', {}, ac.signal);
+    await until(() => p.inFlight === 1, 'running');
+    ac.abort();
+    expect(text(await r)).toMatch(/^CANCELLED/);
+    await until(() => seen !== undefined, 'handler done');
+    expect(seen).toEqual({ aborted: true, code: 'CANCELLED' });
+  });
+
   it('a tool timeout reaches the handler as a cancel', async () => {
     const g = await gateway();
     let reason: unknown;
@@ -374,6 +390,37 @@ describe('provider SDK: lifecycle, reconnect, close', () => {
     await again.connect();
     await again.close();
     await expect(again.connect()).resolves.toMatchObject({ sessionId: 's1' });
+  });
+
+  it('a connect() nobody awaits does not leave an unhandled rejection behind close()', async () => {
+    const home = (await gateway()).home;
+    const p = provider({ url: 'ws://127.0.0.1:9', home });
+    p.on('error', () => {});
+    void p.connect();
+    await p.close();
+    await sleep(20); // vitest fails the run on an unhandled rejection
+    expect(p.state).toBe('closed');
+  });
+
+  it('connect() right after close() (socket still closing) starts a fresh connection', async () => {
+    const g = await gateway();
+    const p = provider(g);
+    const first = await p.connect();
+    const closing = p.close();
+    const second = await p.connect();
+    await closing;
+    expect(second.providerId).not.toBe(first.providerId);
+    expect(p.state).toBe('bound');
+  });
+
+  it('an invalid gateway URL fails at once, without retrying', async () => {
+    const home = (await gateway()).home;
+    const p = provider({ url: 'not a url', home });
+    const errors: Error[] = [];
+    p.on('error', (e) => errors.push(e));
+    await expect(p.connect()).rejects.toThrow(/invalid gateway URL/);
+    expect(p.state).toBe('failed');
+    expect(errors).toHaveLength(1);
   });
 
   it('with reconnect off, connect() rejects when the gateway is not there', async () => {

@@ -39,7 +39,12 @@ export function failure(code: string, message: string): ToolResult {
 
 export class PendingCalls {
   private readonly pending = new Map<string, Pending>();
-  private readonly settled = new Set<string>();
+  /**
+   * Two generations instead of one capped Set: evicting the oldest entry of a big Set one at a
+   * time gets slower as it ages (bench/gateway.ts); dropping a whole old generation is O(1).
+   */
+  private settled = new Set<string>();
+  private settledBefore = new Set<string>();
 
   get size(): number {
     return this.pending.size;
@@ -56,7 +61,7 @@ export class PendingCalls {
 
   /** A call that has finished (result, cancel, timeout, failure): later results are ignored. */
   wasSettled(id: string): boolean {
-    return this.settled.has(id);
+    return this.settled.has(id) || this.settledBefore.has(id);
   }
 
   /** Registers the call; `send` must already have gone out or go out right after. */
@@ -82,7 +87,10 @@ export class PendingCalls {
     clearTimeout(p.timer);
     p.signal.removeEventListener('abort', p.onAbort);
     this.settled.add(id);
-    if (this.settled.size > SETTLED_MEMORY) this.settled.delete(this.settled.values().next().value as string);
+    if (this.settled.size >= SETTLED_MEMORY) {
+      this.settledBefore = this.settled;
+      this.settled = new Set();
+    }
     p.resolve(result);
     return true;
   }

@@ -1,0 +1,142 @@
+/**
+ * The spec's own complete examples (specs/tap-provider-gateway.md "Complete example — Node.js"
+ * and "— Python", copied unmodified to test/fixtures/providers/) against the built
+ * `patchbay server`: they hard-code ws://localhost:9400 and read TAP_PROVIDER_TOKEN, so the
+ * server runs on the spec's port and the token is handed over the way a launcher would.
+ * An SDK provider (src/provider via `patchbay/provider`'s source) goes through the same steps.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createProvider } from '../../src/provider/index.js';
+import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+
+const FIXTURES = resolve(import.meta.dirname, '../fixtures/providers');
+const SPEC_PORT = 9400;
+const { llm, track } = useFakeLlmSuite();
+
+/** A Python that has `websockets`: Debian's (.ci/run installs python3-websockets), else the one on PATH. */
+const PYTHON = ['/usr/bin/python3', 'python3'].find((py) => {
+  try {
+    execFileSync(py, ['-c', 'import websockets'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+});
+
+/** A server on the spec's port with one chat open (the examples bind to the first session). */
+async function boot(): Promise<{ p: EcaProc; chatId: string; token: string; home: string }> {
+  const home = tempDir();
+  const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url, 'openai-chat', { gateway: { port: SPEC_PORT }, toolCall: { approval: { byDefault: 'allow' } } }) }));
+  await p.initialize(workspace());
+  await p.waitFor((m) => m.method === 'config/updated');
+  const tokenFile = join(home, '.patchbay', 'gateway', 'provider-token');
+  const deadline = Date.now() + 10_000;
+  while (!existsSync(tokenFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const address = readFileSync(join(home, '.patchbay', 'gateway', 'address'), 'utf8').trim();
+  expect(address).toBe(`ws://127.0.0.1:${SPEC_PORT}`);
+  llm().script([{ text: 'hello' }]);
+  const chatId = (await p.request('chat/prompt', { message: 'start' })).result.chatId;
+  await p.turnDone(chatId);
+  return { p, chatId, token: readFileSync(tokenFile, 'utf8').trim(), home };
+}
+
+class Example {
+  readonly proc: ChildProcess;
+  out = '';
+  readonly exited: Promise<number | null>;
+  constructor(command: string, args: string[], token: string) {
+    this.proc = spawn(command, args, { env: { PATH: process.env.PATH ?? '', TAP_PROVIDER_TOKEN: token, PYTHONUNBUFFERED: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc.stdout!.on('data', (d: Buffer) => (this.out += d.toString()));
+    this.proc.stderr!.on('data', (d: Buffer) => (this.out += d.toString()));
+    this.exited = new Promise((r) => this.proc.once('exit', (code) => r(code)));
+  }
+  async printed(re: RegExp, ms = 15_000): Promise<RegExpMatchArray> {
+    const t0 = Date.now();
+    for (;;) {
+      const m = re.exec(this.out);
+      if (m) return m;
+      if (Date.now() - t0 > ms) throw new Error(`example did not print ${re}; output:\n${this.out}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  stop(): void {
+    if (this.proc.exitCode === null) this.proc.kill('SIGKILL');
+  }
+}
+
+/** The LLM calls `example-provider__greet`; the example's answer reaches the chat. */
+async function greetThroughChat(p: EcaProc, chatId: string, name: string, nth: number): Promise<void> {
+  llm().script([{ toolCall: { id: `g-${name}`, name: 'example-provider__greet', args: { name } } }], [{ text: 'greeted' }]);
+  await p.request('chat/prompt', { chatId, message: `greet ${name}` });
+  await p.turnDone(chatId, nth);
+  const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled' && c.content.id === `g-${name}`)!.content;
+  expect(called).toMatchObject({ origin: 'provider', server: 'example-provider', name: 'greet', error: false });
+  expect(called.outputs[0].text).toBe(`Hello, ${name}!`);
+}
+
+const serverUpdated = (name: string, status: string) => (m: { method?: string; params?: any }) =>
+  m.method === 'tool/serverUpdated' && m.params?.name === name && m.params?.status === status;
+
+describe("the spec's example providers against patchbay server", () => {
+  it('Node.js example: registers, answers greet, says goodbye on shutdown.pending', async () => {
+    const { p, chatId, token } = await boot();
+    const ex = new Example(process.execPath, [join(FIXTURES, 'example-provider.mjs')], token);
+    try {
+      const [, providerId] = await ex.printed(/Registered as (p-[0-9a-f]+)/);
+      const up = await p.waitFor(serverUpdated('example-provider', 'running'));
+      expect(up.params.tools.map((t: { name: string }) => t.name)).toEqual(['example-provider__greet']);
+      expect(providerId).toMatch(/^p-/);
+      await greetThroughChat(p, chatId, 'Alice', 2);
+      await p.request('chat/delete', { chatId });
+      // goodbye + close from the example: the provider leaves well before the 10 s deadline
+      const t0 = Date.now();
+      await p.waitFor(serverUpdated('example-provider', 'stopped'));
+      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(ex.out).not.toMatch(/Error \[/);
+    } finally {
+      ex.stop();
+    }
+  });
+
+  it.skipIf(!PYTHON)('Python example: registers, answers greet, exits after shutdown.pending', async () => {
+    const { p, chatId, token } = await boot();
+    const ex = new Example(PYTHON!, [join(FIXTURES, 'example_provider.py')], token);
+    try {
+      await ex.printed(/Registered as p-[0-9a-f]+/);
+      await p.waitFor(serverUpdated('example-provider', 'running'));
+      await greetThroughChat(p, chatId, 'Bob', 2);
+      await p.request('chat/delete', { chatId });
+      // The Python example returns from connect() on shutdown.pending: the process ends.
+      expect(await Promise.race([ex.exited, new Promise((r) => setTimeout(() => r('still running'), 8000))])).toBe(0);
+      await p.waitFor(serverUpdated('example-provider', 'stopped'));
+    } finally {
+      ex.stop();
+    }
+  });
+
+  it('an SDK provider finds the gateway and the token through the server’s files alone', async () => {
+    const { p, chatId, home } = await boot();
+    const provider = createProvider({
+      name: 'example-provider',
+      env: { PATCHBAY_HOME: join(home, '.patchbay') },
+      tools: [{ name: 'greet', description: 'Greet someone by name', parameters: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] }, handler: ({ name }: { name: string }) => `Hello, ${name}!` }],
+    });
+    const shutdown: string[] = [];
+    const errors: string[] = [];
+    provider.on('lifecycle', (s) => shutdown.push(s));
+    provider.on('error', (e) => errors.push(e.message)); // after the chat is gone: NO_SESSION while it waits for another
+    try {
+      await expect(provider.connect()).resolves.toMatchObject({ sessionId: chatId });
+      await p.waitFor(serverUpdated('example-provider', 'running'));
+      await greetThroughChat(p, chatId, 'Carol', 2);
+      await p.request('chat/delete', { chatId });
+      await p.waitFor(serverUpdated('example-provider', 'stopped'));
+      expect(shutdown).toContain('shutdown.pending');
+    } finally {
+      await provider.close();
+    }
+  });
+});
