@@ -16,7 +16,8 @@ await build({
   target: 'node20',
   minify: true,
   sourcemap: 'linked',
-  // import() of external packages becomes require(): a vm.Script has no ESM loader to import with.
+  // import() of external packages becomes require(): the bundle runs as a vm.Script with a code
+  // cache, where Node 20 has no dynamic-import loader (users' ES modules: src/util/import-module.ts).
   supported: { 'dynamic-import': false },
   external: ['better-sqlite3', 'openai', '@anthropic-ai/sdk', 'html-to-text'],
   // The bundle sits at the same depth as dist/cli/*.js, so relative URLs keep working.

@@ -3,6 +3,7 @@
  * source of truth; the `Config` type is derived from it.
  */
 import { z } from 'zod';
+import { openCtxConfigSchema } from '../peers/openctx/client/config.js';
 
 const modelSchema = z.object({
   modelName: z.string().optional(),
@@ -70,6 +71,20 @@ export const configSchema = z.object({
   /** Filled by the MCP issue; accepted (and kept) now so configs written for ECA load. */
   mcpServers: z.record(z.string(), z.unknown()).default({}),
   mcpTimeoutSeconds: z.number().positive().default(60),
+  /** OpenCtx (specs/openctx-protocol-0.1.md): providers patchbay uses, and the host that serves patchbay's. */
+  openctx: openCtxConfigSchema
+    .extend({
+      host: z
+        .object({
+          enabled: z.boolean().default(true),
+          /** 0 picks a free port (the address is in PATCHBAY_HOME/openctx/address). */
+          port: z.number().int().min(0).max(65535).default(0),
+          /** A user's own JS module providers to serve too: name → module path. */
+          providers: z.record(z.string().regex(/^[A-Za-z0-9._-]+$/), z.string()).default({}),
+        })
+        .default({ enabled: true, port: 0, providers: {} }),
+    })
+    .default({ providers: {}, autoInclude: [], timeoutMs: 5000, host: { enabled: true, port: 0, providers: {} } }),
   /** The provider gateway (specs/tap-provider-gateway.md): tool providers over WebSocket. */
   gateway: z
     .object({

@@ -99,9 +99,13 @@ export class ChatService {
         } else if (entry) {
           deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
           const contexts = this.withUpdates(chat, params.contexts ?? []);
-          const rendered = contexts.length ? await deps.renderContexts(contexts, abort.signal) : undefined;
+          const [rendered, auto] = await Promise.all([
+            contexts.length ? deps.renderContexts(contexts, abort.signal) : undefined,
+            deps.messageContext?.(params.message, abort.signal).catch(() => '') ?? '',
+          ]);
           for (const err of rendered?.errors ?? []) deps.events.content(chat.id, 'system', { type: 'text', text: `Context skipped: ${err}` });
-          await runTurn(chat, entry, { userText: params.message, contentId: cid, contextText: rendered?.text || undefined }, deps, abort);
+          const contextText = [rendered?.text, auto].filter(Boolean).join('\n\n');
+          await runTurn(chat, entry, { userText: params.message, contentId: cid, contextText: contextText || undefined }, deps, abort);
         }
       } catch (e) {
         log.error(`chat ${chat.id}: turn failed: ${errorMessage(e)}`);

@@ -28,6 +28,8 @@ export interface ChatDeps {
   renderContexts(contexts: ChatContext[], signal: AbortSignal): Promise<{ text: string; errors: string[] }>;
   /** Instructions from peers (e.g. MCP servers) for the system prompt. */
   instructions(): string[];
+  /** Context peers add for a user message (e.g. OpenCtx auto-include providers); '' for none. */
+  messageContext?(message: string, signal: AbortSignal): Promise<string>;
   /** Told when a chat starts, goes idle after a turn, and ends (deleted); e.g. for gateway providers. */
   lifecycle?: { created(chatId: string): void; idle(chatId: string): void; ended(chatId: string): void };
   /** Of the contexts a chat referenced earlier, those whose content changed since it was last read. */

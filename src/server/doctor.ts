@@ -13,6 +13,7 @@ export interface DoctorInput {
   defaultModel: ModelEntry | undefined;
   tools: Tool[];
   mcpServers: McpServerInfo[];
+  openctx: { providers: Array<{ provider: string; name?: string; ok: boolean; lastError?: string }>; host: string | undefined };
   gateway?: { url: string | undefined; providers: Array<{ name: string; providerId: string; chatId: string; tools: number }> };
 }
 
@@ -34,6 +35,10 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
           .map((s) => `  - ${s.name}: ${s.status}, ${s.tools.length} tools${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}`)
           .join('\n')}`
       : 'MCP servers: none configured',
+    d.openctx.providers.length
+      ? `OpenCtx providers:\n${d.openctx.providers.map((p) => `  - ${p.name ?? p.provider}: ${p.ok ? 'ok' : `failing — ${p.lastError ?? 'unknown error'}`}`).join('\n')}`
+      : 'OpenCtx providers: none configured',
+    `OpenCtx host: ${d.openctx.host ?? 'not serving'}`,
     !d.gateway
       ? 'Provider gateway: disabled'
       : `Provider gateway: ${d.gateway.url ?? 'not listening'}${

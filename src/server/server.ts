@@ -161,6 +161,7 @@ export class EcaServer {
           session.mcp.startAll();
         };
         setTimeout(startMcp, 250).unref();
+        void session.startOpenCtxHost().catch((e: unknown) => log.error(`OpenCtx host could not start: ${errorMessage(e)}`));
         void session.startGateway().catch((e: unknown) =>
           this.showMessage({ type: 'warning', message: `The provider gateway could not start: ${errorMessage(e)}. Set "gateway": {"port": …} (0 picks a free port) or "enabled": false.` }),
         );
@@ -189,14 +190,14 @@ export class EcaServer {
       if (p.chatId) s.chats.delete(p.chatId);
       return {};
     });
-    this.request('chat/queryContext', queryContextParamsSchema, (p, s) => ({ chatId: p.chatId, contexts: s.queryContext(p.query, p.contexts) }));
+    this.request('chat/queryContext', queryContextParamsSchema, async (p, s) => ({ chatId: p.chatId, contexts: await s.queryContext(p.query, p.contexts) }));
     this.request('chat/queryCommands', queryCommandsParamsSchema, (p, s) => ({ chatId: p.chatId, commands: s.commands.query(p.query) }));
     this.notification('chat/selectedBehaviorChanged', selectedBehaviorChangedSchema, (p, s) => s.chats.selectAgent(p.chatId, p.behavior));
     this.notification('chat/selectedAgentChanged', selectedAgentChangedSchema, (p, s) => s.chats.selectAgent(p.chatId, p.agent));
     this.notification('chat/selectedModelChanged', selectedModelChangedSchema, (p, s) => s.chats.selectModel(p.chatId, p.model));
-    this.request('chat/queryFiles', queryFilesParamsSchema, (p, s) => ({
+    this.request('chat/queryFiles', queryFilesParamsSchema, async (p, s) => ({
       chatId: p.chatId,
-      files: s.queryContext(p.query).filter((c) => c.type === 'file'),
+      files: (await s.queryContext(p.query)).filter((c) => c.type === 'file'),
     }));
     this.request('chat/clear', chatClearParamsSchema, (p, s) => (s.chats.clear(p.chatId), {}));
     this.notification('chat/promptSteer', promptSteerParamsSchema, (p, s) => s.chats.steer(p.chatId, p.message));

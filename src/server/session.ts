@@ -3,7 +3,7 @@
  * indexes, the store and the chats. Disposing it stops every turn and closes the store.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { formatConfigError, patchbayHome, type ConfigError } from '../config/load.js';
 import { loadSessionConfig, type SessionConfig } from './session-config.js';
@@ -25,6 +25,15 @@ import { chatContextSchema } from '../protocol/eca/context.js';
 import { doctorReport } from './doctor.js';
 import { McpHostImpl, type McpHost } from '../peers/mcp/index.js';
 import { GatewayHostImpl, type GatewayChats, type GatewayHost } from '../peers/gateway/index.js';
+import { OpenCtxClient, renderAnnotations, type ClientMention } from '../peers/openctx/client/index.js';
+import { OpenCtxHost, diagnostics as diagnosticsProvider, eventStreams, mcpResources, moduleProvider, workspaceFiles, type OpenCtxProviderImpl } from '../peers/openctx/host/index.js';
+import { defineNativeTool } from '../core/tools/native/index.js';
+import { textResult, type Tool } from '../core/tool.js';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
 import type { ToolServerUpdated } from '../protocol/eca/lifecycle.js';
 import { llmName } from '../core/tool-registry.js';
 
@@ -58,6 +67,8 @@ export class Session {
   readonly indexes: FileIndex[];
   readonly mcp: McpHost;
   readonly gateway: GatewayHost | undefined;
+  readonly openctx: OpenCtxClient;
+  openctxHost: OpenCtxHost | undefined;
   /** Set once the gateway listens. */
   gatewayUrl: string | undefined;
   /** Provider names per chat, to report the ones that went away. */
@@ -88,6 +99,8 @@ export class Session {
         events: this.store,
       }),
     );
+    this.openctx = new OpenCtxClient({ config: this.config.openctx, roots: this.roots, log: logger('openctx') });
+    if (Object.keys(this.config.openctx.providers).length) this.tools.set('openctx', [this.annotationsTool()]);
     this.gateway = this.config.gateway.enabled ? new GatewayHostImpl({ config: this.config.gateway, home: this.home, chats: this.gatewayChats() }) : undefined;
     if (this.gateway) {
       // Published to every process patchbay starts (MCP servers, shell commands): they may be providers.
@@ -132,8 +145,11 @@ export class Session {
           signal,
           webMaxChars: this.config.context.webMaxChars,
           repoMapMaxEntries: this.config.context.repoMapMaxEntries,
-          resolveMcpResource: (ctx, s) => this.mcp.readResource(ctx, s),
+          // OpenCtx mentions travel as mcpResource contexts with server `openctx:<provider>`.
+          resolveMcpResource: (ctx, s) => (ctx.server.startsWith('openctx:') ? this.openctx.itemsForMention(ctx, s) : this.mcp.readResource(ctx, s)),
+          annotate: (path, content, s) => this.annotationsText(path, content, s),
         }),
+      messageContext: (message, signal) => this.openctx.itemsForMessage(message, signal),
       instructions: () => this.mcp.instructions(),
       lifecycle: {
         created: (id) => this.gateway?.chatStarted(id),
@@ -225,13 +241,87 @@ export class Session {
     return c;
   }
 
-  /** `chat/queryContext`; contexts the prompt already has are left out. */
-  queryContext(query: string, already: unknown[] = []) {
+  /**
+   * `chat/queryContext`; contexts the prompt already has are left out. OpenCtx mentions are
+   * collected per provider as each answers, until all have or the deadline passes: a slow
+   * provider costs at most the deadline and never holds back what the fast ones returned.
+   */
+  async queryContext(query: string, already: unknown[] = []) {
     const exclude = already.flatMap((c) => {
       const r = chatContextSchema.safeParse(c);
       return r.success ? [r.data] : [];
     });
-    return queryContexts(this.indexes, query, { roots: this.roots, exclude, mcpResources: this.mcp.resources() });
+    const mentions = await this.openCtxMentions(query);
+    // Offered in the mcpResource shape so today's ECA plugins show them.
+    const offered = mentions.map((m) => ({ type: 'mcpResource' as const, uri: m.uri, name: m.name, description: m.description ?? '', mimeType: m.mimeType, server: m.server }));
+    return queryContexts(this.indexes, query, { roots: this.roots, exclude, mcpResources: this.mcp.resources(), mentions: offered });
+  }
+
+  private async openCtxMentions(query: string): Promise<ClientMention[]> {
+    if (!Object.keys(this.config.openctx.providers).length) return [];
+    const arrived: ClientMention[][] = [];
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((r) => (timer = setTimeout(r, this.config.openctx.timeoutMs)));
+    const all = this.openctx.mentionsStreaming(query, (b) => (arrived[b.index] = b.mentions), abort.signal).then(() => undefined);
+    await Promise.race([all, deadline]);
+    clearTimeout(timer);
+    abort.abort();
+    return arrived.flat().filter(Boolean);
+  }
+
+  /** OpenCtx annotations of a file, as text beside its content ('' when none). */
+  private async annotationsText(path: string, content: string, signal: AbortSignal): Promise<string> {
+    if (!Object.keys(this.config.openctx.providers).length) return '';
+    const list = await this.openctx.annotations(pathToFileURL(path).href, content, signal);
+    return list.length ? renderAnnotations(list) : '';
+  }
+
+  /** `openctx_annotations`: what OpenCtx providers say about a file (issues, owners, docs…). */
+  private annotationsTool(): Tool {
+    return defineNativeTool({
+      name: 'openctx_annotations',
+      description: 'Annotations OpenCtx providers have for a file (linked issues, docs, owners, warnings…), with the line ranges they refer to.',
+      schema: z.object({ path: z.string().min(1).describe('Path of the file (absolute or relative to the workspace).') }),
+      readOnly: true,
+      mutates: false,
+      pathArgs: ['path'],
+      summary: (a) => (a.path ? `Annotations of "${a.path}"` : 'Annotations'),
+      run: async (args, ctx) => {
+        const path = resolve(ctx.roots[0] ?? '.', args.path);
+        const content = await readFile(path, 'utf8');
+        const text = await this.annotationsText(path, content, ctx.signal);
+        return textResult(text || `No annotations for ${path}.`);
+      },
+    });
+  }
+
+  /** Serves patchbay's own OpenCtx providers (and the user's modules) on loopback, token-protected. */
+  async startOpenCtxHost(): Promise<void> {
+    const cfg = this.config.openctx.host;
+    if (!cfg.enabled) return;
+    const providers: Record<string, OpenCtxProviderImpl> = {
+      files: workspaceFiles({
+        query: (q) => queryContexts(this.indexes, q, { roots: this.roots }).flatMap((c) => (c.type === 'file' ? [{ type: 'file', path: c.path }] : [])),
+        read: (p) => readFile(p, 'utf8'),
+        roots: this.roots,
+      }),
+      diagnostics: diagnosticsProvider({
+        get: async (uri) => ((await this.opts.editor.getDiagnostics?.(uri)) ?? []).map((d) => ({ ...d, source: d.source ?? undefined })),
+      }),
+      'mcp-resources': mcpResources({ list: () => this.mcp.resources(), read: (server, uri) => this.mcp.readResource({ server, uri }, AbortSignal.timeout(30_000)) }),
+      'event-streams': eventStreams({ streams: () => this.store.streams(), query: (f) => this.store.queryEvents(f) }),
+    };
+    for (const [name, path] of Object.entries(cfg.providers)) providers[name] = moduleProvider(resolve(this.roots[0], path));
+    const token = `octx-${randomBytes(16).toString('hex')}`;
+    const host = new OpenCtxHost({ host: '127.0.0.1', port: cfg.port, token, providers, log: logger('openctx-host') });
+    const { url } = await host.start();
+    this.openctxHost = host;
+    const dir = join(this.home, 'openctx');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, 'token'), `${token}\n`, { mode: 0o600 });
+    writeFileSync(join(dir, 'address'), `${url}\n`, { mode: 0o600 });
+    log.info(`OpenCtx host serving ${Object.keys(providers).join(', ')} on ${url}`);
   }
 
   repoMap(signal: AbortSignal): Promise<string> {
@@ -250,6 +340,7 @@ export class Session {
       tools: this.tools.all(),
       mcpServers: this.mcp.servers(),
       // `patchbay doctor` does not listen itself: it shows the address a running server wrote.
+      openctx: { providers: this.openctx.status(), host: this.openctxHost?.url },
       gateway: this.gateway ? { url: this.gatewayUrl ?? this.runningGatewayAddress(), providers: this.gateway.providers() } : undefined,
     });
   }
@@ -259,7 +350,9 @@ export class Session {
   /** Stops every turn, then closes indexes and the store. Safe to call more than once. */
   dispose(): Promise<void> {
     this.disposed ??= this.chats.dispose().then(async () => {
+      this.openctx.dispose();
       await Promise.all([
+        Promise.resolve(this.openctxHost?.stop()).then(() => rmSync(join(this.home, 'openctx', 'token'), { force: true })),
         this.mcp.dispose().catch((e: unknown) => log.error(`stopping MCP servers: ${(e as Error).message}`)),
         this.gateway
           ?.stop()

@@ -20,6 +20,8 @@ export interface QueryContextsOptions {
   roots?: string[];
   /** Resources offered by the connected MCP servers. */
   mcpResources?: McpResourceContext[];
+  /** Mentions their providers already matched to the query (OpenCtx): offered as they are. */
+  mentions?: McpResourceContext[];
   /** Contexts the chat already has; they are not offered again. */
   exclude?: ChatContext[];
 }
@@ -48,6 +50,7 @@ export function queryContexts(indexes: FileIndex[], query: string, opts: QueryCo
   else out.push(...searchIndexes(indexes, q, limit));
 
   for (const r of opts.mcpResources ?? []) if (named(r.name, r.uri, r.server)) out.push({ ...r, type: 'mcpResource' });
+  for (const m of opts.mentions ?? []) out.push({ ...m, type: 'mcpResource' });
 
   return dedupe(out, opts.exclude ?? []);
 }

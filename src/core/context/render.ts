@@ -34,6 +34,8 @@ export interface RenderOptions {
   webTimeoutMs?: number;
   /** Use `git ls-files` inside git work trees (default true). */
   useGit?: boolean;
+  /** Annotations for a file (e.g. from OpenCtx providers), rendered beside its content; '' for none. */
+  annotate?: (path: string, content: string, signal: AbortSignal) => Promise<string>;
 }
 
 export interface RenderedContexts {
@@ -183,9 +185,11 @@ async function renderFile(ctx: FileContext, opts: RenderOptions): Promise<string
   const path = resolvePath(ctx.path, opts.roots);
   const maxBytes = opts.fileMaxBytes ?? 1 << 20;
   const { text, truncated } = await readText(path, maxBytes);
+  const notes = opts.annotate ? await opts.annotate(path, text, opts.signal).catch(() => '') : '';
+  const beside = notes ? `\n${notes}` : '';
   if (!ctx.linesRange) {
     const note = truncated ? `\n[truncated: showing the first ${maxBytes} bytes]` : '';
-    return tag('file', { path }, text + note);
+    return tag('file', { path }, text + note) + beside;
   }
   const lines = splitLines(text);
   const start = Math.max(1, ctx.linesRange.start);
@@ -196,7 +200,7 @@ async function renderFile(ctx: FileContext, opts: RenderOptions): Promise<string
   if (start > lines.length) {
     throw new ContextError(`line range ${ctx.linesRange.start}-${ctx.linesRange.end} is past the end (${lines.length} lines)`);
   }
-  return tag('file', { path, lines: `${start}-${end}` }, lines.slice(start - 1, end).join('\n'));
+  return tag('file', { path, lines: `${start}-${end}` }, lines.slice(start - 1, end).join('\n')) + beside;
 }
 
 // --- directory and repo map -----------------------------------------------------------------

@@ -3,6 +3,7 @@
  * `{method, params, settings}` with `{result}` or `{error}`, or a JS module whose default export
  * implements the methods. Both sit behind `ProviderTransport` so the client never cares which.
  */
+import { importModule } from '../../../util/import-module.js';
 import { createRequire } from 'node:module';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
@@ -132,8 +133,8 @@ class ModuleTransport implements ProviderTransport {
   constructor(private readonly file: string) {}
 
   private load(): Promise<ProviderModule> {
-    this.loaded ??= import(pathToFileURL(this.file).href).then(
-      (ns: { default?: unknown }) => {
+    this.loaded ??= (importModule(pathToFileURL(this.file).href) as Promise<{ default?: unknown }>).then(
+      (ns) => {
         const impl = ns.default;
         if (!impl || (typeof impl !== 'object' && typeof impl !== 'function')) {
           throw new ProviderError(`module ${this.file} has no default export implementing the provider methods`);

@@ -1,9 +1,10 @@
 /**
  * Serve a user's own OpenCtx provider module (its default export, the shape OpenCtx JS
- * providers have) through the host. The module is imported on first use; a failing import or a
- * module without a usable default export answers `{error}` rather than crashing anything.
+ * providers have) through the host. The module is imported on first use; a failing
+ * import or a module without a usable default export answers `{error}` rather than crashing anything.
  */
 import { isAbsolute, resolve } from 'node:path';
+import { importModule } from '../../../../util/import-module.js';
 import { pathToFileURL } from 'node:url';
 import { ErrorCodes, OpenCtxError, type OpenCtxProviderImpl } from '../protocol.js';
 
@@ -17,7 +18,7 @@ export function moduleProvider(path: string): OpenCtxProviderImpl {
     loading ??= (async () => {
       let mod: { default?: unknown };
       try {
-        mod = (await import(pathToFileURL(abs).href)) as { default?: unknown };
+        mod = (await importModule(pathToFileURL(abs).href)) as { default?: unknown };
       } catch (e) {
         throw new OpenCtxError(ErrorCodes.InternalError, `cannot load OpenCtx provider module ${abs}: ${e instanceof Error ? e.message : String(e)}`);
       }
