@@ -12,6 +12,8 @@
  *                 spawn → config/updated with ten slow-starting MCP servers vs. none (bench/mcp.ts)
  *   gateway       a provider tool call through the gateway (SDK provider) vs. a raw ws echo,
  *                 sustained calls/s, and gateway RSS with 1,000 bound providers (bench/gateway.ts)
+ *   openctx       `chat/queryContext` with 20 OpenCtx JS-module providers, one hanging, under a
+ *                 short deadline vs. the 19 fast ones alone (bench/openctx.ts)
  *
  * `node bench/.out/bench/run.js relay rss` runs only those. BENCH_CHILD_NODE_ARGS passes
  * node flags to every spawned server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
@@ -20,6 +22,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { GATEWAY_TARGETS, runGatewayCalls, runGatewayRss } from './gateway.js';
 import { MCP_SLOW, runMcpCalls, runMcpStart } from './mcp.js';
+import { OPENCTX_SLACK_MS, runOpenCtx } from './openctx.js';
 import { runRelay } from './relay.js';
 import { runRss } from './rss.js';
 import { runStartup } from './startup.js';
@@ -333,6 +336,48 @@ async function gateway(): Promise<void> {
   }
 }
 
+// ---------------------------------------------------------------- openctx
+
+async function openctx(): Promise<void> {
+  try {
+    const r = await runOpenCtx(log);
+    const { withHang: h, baseline: b } = r;
+    const line = (name: string, x: typeof h): string =>
+      `  ${name.padEnd(24)}  p50 ${ms(x.times.p50)}  p95 ${ms(x.times.p95)}  p99 ${ms(x.times.p99)}  min ${ms(x.times.min)}  max ${ms(x.times.max)}; ` +
+      `all ${r.fast} fast providers' ${r.mentionsEach} mentions in ${x.complete}/${x.times.n} answers (fewest fast providers in one: ${x.minFast}, up to ${x.perAnswer} mentions/answer)`;
+    log(line(`${h.providers} providers (1 hanging)`, h));
+    log(line(`${b.providers} fast only`, b));
+    log(`  mentions from the hanging provider: ${h.fromHanging} in ${h.times.n} answers`);
+    const budget = r.deadlineMs + OPENCTX_SLACK_MS;
+    row({
+      bench: `openctx queryContext p95, 1 of ${h.providers} hanging`,
+      figure: ms(h.times.p95),
+      reference: `p50 ${ms(h.times.p50)}, p99 ${ms(h.times.p99)}; deadline ${r.deadlineMs} ms`,
+      ratio: `+${ms(h.times.p95 - r.deadlineMs)} over deadline`,
+      target: `≤ deadline + ${OPENCTX_SLACK_MS} ms (${budget} ms)`,
+      pass: h.times.p95 <= budget,
+    });
+    row({
+      bench: 'openctx fast mentions kept',
+      figure: `${h.complete}/${h.times.n} answers complete`,
+      reference: `${r.fast}×${r.mentionsEach} fast; ${h.fromHanging} from the hanging one`,
+      ratio: pct(h.complete / h.times.n),
+      target: 'all complete, none hanging',
+      pass: h.complete === h.times.n && h.fromHanging === 0,
+    });
+    row({
+      bench: `openctx queryContext p95, ${b.providers} fast only`,
+      figure: ms(b.times.p95),
+      reference: `p50 ${ms(b.times.p50)}; ${b.complete}/${b.times.n} complete`,
+      ratio: `${pct(b.times.p95 / r.deadlineMs)} of deadline`,
+      target: '(info: baseline)',
+      pass: undefined,
+    });
+  } catch (e) {
+    failed('openctx', e);
+  }
+}
+
 // ---------------------------------------------------------------- main
 
 function table(): void {
@@ -347,7 +392,7 @@ function table(): void {
   for (const c of all.slice(1)) log(line(c));
 }
 
-const ALL = ['relay', 'startup', 'rss', 'querycontext', 'mcp', 'gateway'];
+const ALL = ['relay', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'openctx'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).map((a) => a.toLowerCase());
@@ -363,6 +408,7 @@ async function main(): Promise<void> {
   }
   if (want('mcp')) await mcp();
   if (want('gateway')) await gateway();
+  if (want('openctx')) await openctx();
   table();
   log(`\n(${((now() - t0) / 1000).toFixed(1)} s; figures only — this always exits 0)`);
 }

@@ -2,7 +2,8 @@
  * The provider token (spec "Authentication"): one per gateway start, checked in constant time,
  * published in a file only the user can read and removed when the gateway stops.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { secretsEqual } from '../../util/loopback.js';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -16,13 +17,7 @@ export function newToken(): string {
  * with itself) so the time taken does not tell how long the expected token is.
  */
 export function tokenMatches(expected: string, given: unknown): boolean {
-  const want = Buffer.from(expected, 'utf8');
-  const got = typeof given === 'string' ? Buffer.from(given, 'utf8') : Buffer.alloc(0);
-  if (got.length !== want.length) {
-    timingSafeEqual(want, want);
-    return false;
-  }
-  return timingSafeEqual(want, got);
+  return secretsEqual(expected, given);
 }
 
 export function tokenFilePath(home: string): string {

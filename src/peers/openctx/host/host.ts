@@ -11,7 +11,7 @@
  * (-32601 unknown method, -32602 bad params, -32603 internal) are sent with 200 so OpenCtx clients,
  * which discard the body of non-2xx answers, can show the message.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { isLoopbackHostHeader, secretsEqual } from '../../../util/loopback.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { errorMessage, logger, type Logger } from '../../../util/log.js';
@@ -47,26 +47,14 @@ export interface OpenCtxHostOptions {
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 const providerNamePattern = /^[A-Za-z0-9._-]+$/;
-const loopbackHostnames = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** `Host` is 127.0.0.1, localhost or [::1], with no port or the host's own port. */
-export function isLoopbackHostHeader(host: string | undefined, port: number): boolean {
-  if (!host) return false;
-  const m = /^(\[[^\]]*\]|[^:]+)(?::(\d+))?$/.exec(host.trim().toLowerCase());
-  if (!m) return false;
-  if (!loopbackHostnames.has(m[1])) return false;
-  return m[2] === undefined || Number(m[2]) === port;
-}
-
-const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+export { isLoopbackHostHeader };
 
 /** Constant-time check of `Authorization: Bearer <token>`. */
 export function bearerMatches(header: string | undefined, token: string): boolean {
   const m = header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null;
-  // Compare fixed-length digests so neither the content nor the length of the token leaks.
-  const given = digest(m ? m[1] : '');
-  const ok = timingSafeEqual(given, digest(token));
-  return ok && m !== null;
+  return secretsEqual(token, m ? m[1] : undefined);
 }
 
 class HttpRefusal extends Error {
