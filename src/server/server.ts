@@ -139,6 +139,8 @@ export class EcaServer {
       this.state = { kind: 'running', session, params };
       this.watchParent(params.processId ?? null);
       const cfg = loaded.config;
+      // bin/patchbay saves its V8 code cache now: the start-up path, nothing more.
+      (globalThis as { __patchbayStartupDone?: () => void }).__patchbayStartupDone?.();
       return {
         chatWelcomeMessage: cfg.welcomeMessage,
         // Older ECA plugins read these from the initialize result.

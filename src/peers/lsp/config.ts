@@ -1,0 +1,128 @@
+/**
+ * `languageServers` config: each entry validated on its own (a bad one is reported, never
+ * thrown), merged over the built-in servers. A built-in is offered only when its command is
+ * found, so a machine without gopls never sees a failed "gopls".
+ */
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
+import { z } from 'zod';
+import type { LanguageServerConfig } from './types.js';
+
+/** A user entry; every field optional so `{ "disabled": true }` or new `args` can extend a built-in. */
+const EntrySchema = z.strictObject({
+  command: z.string().min(1).optional(),
+  args: z.array(z.string()).optional(),
+  extensions: z.array(z.string().min(1)).optional(),
+  languageIds: z.array(z.string().min(1)).optional(),
+  rootMarkers: z.array(z.string().min(1)).optional(),
+  initializationOptions: z.unknown().optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  disabled: z.boolean().optional(),
+});
+
+export const BUILTIN_SERVERS: Readonly<Record<string, LanguageServerConfig>> = {
+  'typescript-language-server': {
+    command: 'typescript-language-server',
+    args: ['--stdio'],
+    extensions: ['ts', 'tsx', 'js', 'jsx', 'mjs', 'cjs', 'mts', 'cts'],
+    rootMarkers: ['tsconfig.json', 'jsconfig.json', 'package.json'],
+  },
+  pyright: {
+    command: 'pyright-langserver',
+    args: ['--stdio'],
+    extensions: ['py', 'pyi'],
+    rootMarkers: ['pyproject.toml', 'pyrightconfig.json', 'setup.py', 'setup.cfg', 'requirements.txt'],
+  },
+  gopls: { command: 'gopls', args: [], extensions: ['go'], rootMarkers: ['go.work', 'go.mod'] },
+  'rust-analyzer': { command: 'rust-analyzer', args: [], extensions: ['rs'], rootMarkers: ['Cargo.toml'] },
+  clangd: {
+    command: 'clangd',
+    args: [],
+    extensions: ['c', 'h', 'cc', 'cpp', 'cxx', 'hpp', 'hh', 'hxx', 'm', 'mm'],
+    rootMarkers: ['compile_commands.json', 'compile_flags.txt', '.clangd', 'CMakeLists.txt'],
+  },
+};
+
+export interface ResolvedServers {
+  /** Usable servers by name (disabled ones excluded). */
+  servers: Map<string, LanguageServerConfig>;
+  disabled: Map<string, LanguageServerConfig>;
+  /** Entries that could not be used, with why. */
+  problems: Array<{ name: string; command: string; error: string }>;
+}
+
+export function resolveServers(raw: Record<string, unknown>, roots: string[], env: NodeJS.ProcessEnv): ResolvedServers {
+  const out: ResolvedServers = { servers: new Map(), disabled: new Map(), problems: [] };
+  const user = new Map<string, z.infer<typeof EntrySchema>>();
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    const parsed = EntrySchema.safeParse(value);
+    if (!parsed.success) {
+      out.problems.push({ name, command: commandOf(value), error: `invalid languageServers.${name}: ${z.prettifyError(parsed.error)}` });
+      continue;
+    }
+    user.set(name, parsed.data);
+  }
+  for (const [name, entry] of user) {
+    const base = BUILTIN_SERVERS[name];
+    const merged = { ...base, ...stripUndefined(entry) } as Partial<LanguageServerConfig>;
+    if (!merged.command) {
+      out.problems.push({ name, command: '', error: `languageServers.${name}: "command" is required` });
+      continue;
+    }
+    if (base && !entry.command) merged.command = findBuiltinCommand(name, base.command, roots, env) ?? base.command;
+    if (!merged.extensions?.length && !merged.languageIds?.length) {
+      out.problems.push({ name, command: merged.command, error: `languageServers.${name}: give "extensions" or "languageIds"` });
+      continue;
+    }
+    const config = { args: [], ...merged } as LanguageServerConfig;
+    (config.disabled ? out.disabled : out.servers).set(name, config);
+  }
+  // Built-ins after user entries: a user's server for the same files wins.
+  for (const [name, builtin] of Object.entries(BUILTIN_SERVERS)) {
+    if (user.has(name)) continue;
+    const command = findBuiltinCommand(name, builtin.command, roots, env);
+    if (command) out.servers.set(name, { ...builtin, command });
+  }
+  return out;
+}
+
+function commandOf(v: unknown): string {
+  const c = v && typeof v === 'object' ? (v as { command?: unknown }).command : undefined;
+  return typeof c === 'string' ? c : '';
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** The command as given when it is on PATH; for typescript-language-server also a workspace-local install. */
+function findBuiltinCommand(name: string, command: string, roots: string[], env: NodeJS.ProcessEnv): string | undefined {
+  if (onPath(command, env)) return command;
+  if (name === 'typescript-language-server') {
+    for (const root of roots) {
+      const local = join(root, 'node_modules', '.bin', command);
+      if (isExecutable(local)) return local;
+    }
+  }
+  return undefined;
+}
+
+export function onPath(command: string, env: NodeJS.ProcessEnv): boolean {
+  if (isAbsolute(command)) return isExecutable(command);
+  const exts = process.platform === 'win32' ? (env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';') : [''];
+  for (const dir of (env.PATH ?? env.Path ?? '').split(delimiter)) {
+    if (!dir) continue;
+    for (const ext of exts) if (isExecutable(join(dir, command + ext))) return true;
+  }
+  return false;
+}
+
+function isExecutable(p: string): boolean {
+  try {
+    if (!statSync(p).isFile()) return false;
+    accessSync(p, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}

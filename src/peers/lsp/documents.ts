@@ -1,0 +1,112 @@
+/**
+ * Open documents of one language-server process (specs/lsp-3.0.md "Text Document Synchronization"),
+ * and position helpers. LSP positions count UTF-16 code units (the only encoding we offer, so the
+ * 3.17 `positionEncodings` capability is not sent); people and LLMs count characters (code points)
+ * from 1. JavaScript strings are UTF-16, so string indices are already LSP `character`s.
+ */
+import { extname } from 'node:path';
+
+const LANGUAGE_IDS: Record<string, string> = {
+  ts: 'typescript', mts: 'typescript', cts: 'typescript', tsx: 'typescriptreact',
+  js: 'javascript', mjs: 'javascript', cjs: 'javascript', jsx: 'javascriptreact',
+  py: 'python', pyi: 'python', go: 'go', rs: 'rust',
+  c: 'c', h: 'c', cc: 'cpp', cpp: 'cpp', cxx: 'cpp', hpp: 'cpp', hh: 'cpp', hxx: 'cpp', m: 'objective-c', mm: 'objective-cpp',
+  java: 'java', rb: 'ruby', php: 'php', cs: 'csharp', lua: 'lua', json: 'json', css: 'css', html: 'html',
+  md: 'markdown', sh: 'shellscript', yaml: 'yaml', yml: 'yaml', zig: 'zig', swift: 'swift', kt: 'kotlin',
+};
+
+/** The file's extension without the dot, lower-cased (`ts`). */
+export function extensionOf(path: string): string {
+  return extname(path).slice(1).toLowerCase();
+}
+
+export function languageIdOf(path: string): string {
+  const ext = extensionOf(path);
+  return LANGUAGE_IDS[ext] ?? (ext || 'plaintext');
+}
+
+export interface OpenDocument {
+  languageId: string;
+  version: number;
+  text: string;
+}
+
+/** What was sent to one server process: didChange needs the previous version, a restart re-opens them all. */
+export class OpenDocuments {
+  private readonly docs = new Map<string, OpenDocument>();
+
+  get(uri: string): OpenDocument | undefined {
+    return this.docs.get(uri);
+  }
+
+  /** Records an open; returns the document to announce. */
+  open(uri: string, languageId: string, text: string): OpenDocument {
+    const doc = { languageId, version: 1, text };
+    this.docs.set(uri, doc);
+    return doc;
+  }
+
+  /** Records new full text; returns the new version, or undefined when the text did not change. */
+  change(uri: string, text: string): number | undefined {
+    const doc = this.docs.get(uri);
+    if (!doc || doc.text === text) return undefined;
+    doc.version += 1;
+    doc.text = text;
+    return doc.version;
+  }
+
+  entries(): Array<[string, OpenDocument]> {
+    return [...this.docs.entries()];
+  }
+
+  clear(): void {
+    this.docs.clear();
+  }
+}
+
+/** Line `line0` (0-based) of a text, without its line terminator; '' past the end. */
+export function lineAt(text: string, line0: number): string {
+  return text.split(/\r\n|\r|\n/)[line0] ?? '';
+}
+
+const WORD = /[\p{L}\p{N}_$]/u;
+
+/**
+ * 0-based UTF-16 `character` of the first occurrence of `symbol` on the line, preferring a
+ * whole-word match (so `id` is not found inside `valid`); undefined if absent.
+ */
+export function symbolCharacter(lineText: string, symbol: string): number | undefined {
+  if (!symbol) return undefined;
+  const escaped = symbol.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const chars = [...symbol];
+  const before = WORD.test(chars[0]) ? '(?<![\\p{L}\\p{N}_$])' : '';
+  const after = WORD.test(chars[chars.length - 1]) ? '(?![\\p{L}\\p{N}_$])' : '';
+  const m = new RegExp(before + escaped + after, 'u').exec(lineText);
+  if (m) return m.index;
+  const at = lineText.indexOf(symbol);
+  return at >= 0 ? at : undefined;
+}
+
+/** 1-based column in characters (code points) → 0-based UTF-16 `character`; clamped to the line. */
+export function columnToUtf16(lineText: string, column1: number): number {
+  let units = 0;
+  let col = 1;
+  for (const ch of lineText) {
+    if (col >= column1) break;
+    units += ch.length;
+    col += 1;
+  }
+  return units;
+}
+
+/** 0-based UTF-16 `character` → 1-based column in characters (code points). */
+export function utf16ToColumn(lineText: string, character: number): number {
+  let units = 0;
+  let col = 1;
+  for (const ch of lineText) {
+    if (units >= character) break;
+    units += ch.length;
+    col += 1;
+  }
+  return col;
+}

@@ -1,0 +1,262 @@
+/**
+ * One language-server process for one root (specs/lsp-3.0.md "Lifecycle Messages"): spawn,
+ * `initialize`/`initialized`, document sync, requests with timeouts, `shutdown`/`exit`. Its
+ * lifecycle is an explicit state machine; a crash, a hang on initialize or a malformed frame
+ * marks it failed and schedules a bounded restart with exponential backoff.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { basename } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CancellationTokenSource, createMessageConnection, type MessageConnection } from 'vscode-jsonrpc';
+import { FramedReader } from '../../rpc/framing.js';
+import { FramedWriter } from '../../rpc/writer.js';
+import { errorMessage, type Logger } from '../../util/log.js';
+import { descendants, killAll } from '../../util/process-tree.js';
+import { OpenDocuments } from './documents.js';
+import type { LanguageServerConfig, LspServerInfo } from './types.js';
+import { InitializeResultSchema, PublishDiagnosticsSchema, type PublishDiagnostics, type ServerCapabilities } from './wire.js';
+
+export interface RestartPolicy {
+  baseDelayMs: number;
+  maxRestarts: number;
+}
+
+export interface ServerOptions {
+  name: string;
+  config: LanguageServerConfig;
+  root: string;
+  env: NodeJS.ProcessEnv;
+  restart: RestartPolicy;
+  requestTimeoutMs: number;
+  log: Logger;
+  onDiagnostics(params: PublishDiagnostics): void;
+}
+
+interface Live {
+  proc: ChildProcess;
+  conn: MessageConnection;
+}
+type State =
+  | { kind: 'idle' }
+  | ({ kind: 'starting'; ready: Promise<void> } & Live)
+  | ({ kind: 'running'; capabilities: ServerCapabilities } & Live)
+  | { kind: 'failed'; error: string; retry?: NodeJS.Timeout }
+  | { kind: 'stopped' };
+
+const SYMBOL_KIND_SET = { valueSet: Array.from({ length: 26 }, (_, i) => i + 1) };
+
+/** What patchbay really does with each feature (no dynamic registration, full-text sync). */
+export const CLIENT_CAPABILITIES = {
+  workspace: { workspaceFolders: true, configuration: true, symbol: { dynamicRegistration: false, symbolKind: SYMBOL_KIND_SET } },
+  textDocument: {
+    synchronization: { dynamicRegistration: false, willSave: false, willSaveWaitUntil: false, didSave: true },
+    publishDiagnostics: { relatedInformation: false, versionSupport: true },
+    definition: { dynamicRegistration: false, linkSupport: true },
+    references: { dynamicRegistration: false },
+    hover: { dynamicRegistration: false, contentFormat: ['markdown', 'plaintext'] },
+    documentSymbol: { dynamicRegistration: false, hierarchicalDocumentSymbolSupport: true, symbolKind: SYMBOL_KIND_SET },
+  },
+};
+
+export class LanguageServerProcess {
+  private state: State = { kind: 'idle' };
+  private restarts = 0;
+  private lastError: string | undefined;
+  private readonly pending = new Set<(e: Error) => void>();
+  readonly documents = new OpenDocuments();
+
+  constructor(private readonly opts: ServerOptions) {}
+
+  get status(): LspServerInfo['status'] {
+    return this.state.kind === 'idle' ? 'stopped' : this.state.kind;
+  }
+
+  info(): Pick<LspServerInfo, 'status' | 'restarts' | 'lastError'> {
+    return { status: this.status, restarts: this.restarts, lastError: this.lastError };
+  }
+
+  get pid(): number | undefined {
+    return 'proc' in this.state ? this.state.proc.pid : undefined;
+  }
+
+  /** Starts the process on first use; resolves true once it is running, false if it is not usable now. */
+  async ready(): Promise<boolean> {
+    if (this.state.kind === 'idle') this.start();
+    if (this.state.kind === 'starting') await this.state.ready.catch(() => undefined);
+    return this.state.kind === 'running';
+  }
+
+  private start(): void {
+    const { config, root, env, name, log } = this.opts;
+    let proc: ChildProcess;
+    try {
+      proc = spawn(config.command, config.args ?? [], { cwd: root, env: { ...env, ...config.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    } catch (e) {
+      this.fail(`cannot start ${config.command}: ${errorMessage(e)}`);
+      return;
+    }
+    const writer = new FramedWriter(proc.stdin!);
+    const reader = new FramedReader(proc.stdout!, (fault) => this.fail(`malformed message from the server: ${fault.message}`, proc));
+    const conn = createMessageConnection(reader, writer, {
+      error: (m) => log.warn(`${name}: ${m}`),
+      warn: (m) => log.warn(`${name}: ${m}`),
+      info: (m) => log.debug(`${name}: ${m}`),
+      log: (m) => log.debug(`${name}: ${m}`),
+    });
+    proc.on('error', (e) => this.fail(`cannot start ${config.command}: ${e.message}`, proc));
+    proc.on('exit', (code, signal) => this.fail(`exited (${signal ?? `code ${code}`})`, proc));
+    proc.stdin!.on('error', () => undefined); // EPIPE after a crash: reported by 'exit'
+    proc.stderr!.setEncoding('utf8').on('data', (d: string) => log.debug(`${name} stderr: ${d.trimEnd().slice(0, 2000)}`));
+    conn.onError(([e]) => this.fail(`connection error: ${e.message}`, proc));
+    conn.onClose(() => this.fail('connection closed', proc));
+    conn.onNotification('textDocument/publishDiagnostics', (raw: unknown) => {
+      const parsed = PublishDiagnosticsSchema.safeParse(raw);
+      if (parsed.success) this.opts.onDiagnostics(parsed.data);
+      else log.warn(`${name}: ignored a bad publishDiagnostics: ${parsed.error.message.slice(0, 300)}`);
+    });
+    conn.onNotification('window/logMessage', (p: { message?: unknown }) => log.debug(`${name}: ${String(p?.message).slice(0, 2000)}`));
+    // Server → client requests we support; anything else is answered −32601 by vscode-jsonrpc.
+    conn.onRequest('workspace/configuration', (p: { items?: unknown[] }) => (Array.isArray(p?.items) ? p.items.map(() => null) : []));
+    conn.onRequest('workspace/workspaceFolders', () => [{ uri: pathToFileURL(root).href, name: basename(root) }]);
+    conn.onRequest('window/workDoneProgress/create', () => null);
+    conn.onRequest('client/registerCapability', () => null);
+    conn.listen();
+    const live = { proc, conn };
+    const ready = this.initialize(live);
+    this.state = { kind: 'starting', ready, ...live };
+    ready.catch((e) => this.fail(errorMessage(e), proc));
+  }
+
+  private async initialize(live: Live): Promise<void> {
+    const { root, config } = this.opts;
+    const rootUri = pathToFileURL(root).href;
+    const raw = await this.send(live, 'initialize', {
+      processId: process.pid,
+      clientInfo: { name: 'patchbay' },
+      rootPath: root,
+      rootUri,
+      workspaceFolders: [{ uri: rootUri, name: basename(root) }],
+      initializationOptions: config.initializationOptions,
+      capabilities: CLIENT_CAPABILITIES,
+    });
+    const result = InitializeResultSchema.safeParse(raw);
+    if (!result.success) throw new Error(`bad initialize result: ${result.error.message.slice(0, 300)}`);
+    if (this.state.kind !== 'starting' || this.state.proc !== live.proc) throw new Error('stopped while initializing');
+    await live.conn.sendNotification('initialized', {});
+    this.state = { kind: 'running', capabilities: result.data.capabilities, ...live };
+    // After a restart, the new process learns the documents the old one had.
+    for (const [uri, doc] of this.documents.entries()) {
+      void live.conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: doc.languageId, version: doc.version, text: doc.text } });
+    }
+  }
+
+  /** A request with a timeout, cancelled by `signal`, rejected if the process dies. */
+  private send(live: Live, method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
+    const timeoutMs = this.opts.requestTimeoutMs;
+    return new Promise((resolve, reject) => {
+      const cts = new CancellationTokenSource();
+      const settle = (f: () => void) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.pending.delete(onClose);
+        cts.dispose();
+        f();
+      };
+      const onClose = (e: Error) => settle(() => reject(e));
+      const onAbort = () => settle(() => (cts.cancel(), reject(new Error(`${method} cancelled`))));
+      const timer = setTimeout(() => settle(() => (cts.cancel(), reject(new Error(`${method} timed out after ${timeoutMs} ms`)))), timeoutMs);
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending.add(onClose);
+      live.conn.sendRequest(method, params, cts.token).then(
+        (r) => settle(() => resolve(r)),
+        (e: unknown) => settle(() => reject(e instanceof Error ? e : new Error(errorMessage((e as { message?: unknown })?.message ?? e)))),
+      );
+    });
+  }
+
+  async request(method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
+    if (!(await this.ready())) throw new Error(`${this.opts.name} is ${this.status}${this.lastError ? `: ${this.lastError}` : ''}`);
+    return this.send(this.state as Extract<State, { kind: 'running' }>, method, params, signal);
+  }
+
+  /** didOpen, or didChange with full text (we never send ranges, which every sync kind accepts); then didSave. Returns the version sent. */
+  async sync(uri: string, languageId: string, text: string, save: boolean): Promise<{ version: number; changed: boolean } | undefined> {
+    if (!(await this.ready()) || this.state.kind !== 'running') return undefined;
+    let changed = true;
+    const { conn, capabilities } = this.state;
+    let doc = this.documents.get(uri);
+    if (!doc) {
+      doc = this.documents.open(uri, languageId, text);
+      await conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: doc.version, text } });
+    } else {
+      const version = this.documents.change(uri, text);
+      changed = version !== undefined;
+      const sync = capabilities.textDocumentSync;
+      const changeKind = typeof sync === 'number' ? sync : sync?.change;
+      if (version !== undefined && changeKind !== 0) {
+        await conn.sendNotification('textDocument/didChange', { textDocument: { uri, version }, contentChanges: [{ text }] });
+      }
+    }
+    if (save) {
+      const saveOpt = typeof capabilities.textDocumentSync === 'object' ? capabilities.textDocumentSync.save : undefined;
+      const includeText = typeof saveOpt === 'object' && saveOpt.includeText;
+      await conn.sendNotification('textDocument/didSave', { textDocument: { uri }, ...(includeText ? { text } : {}) });
+    }
+    return { version: doc.version, changed };
+  }
+
+  /** A crash, a hang or garbage: kill what is left, settle everything pending, maybe restart. */
+  private fail(error: string, proc?: ChildProcess): void {
+    const s = this.state;
+    if (s.kind === 'stopped' || s.kind === 'failed' || s.kind === 'idle') return;
+    if (proc && s.proc !== proc) return; // an event from an older process
+    this.lastError = error;
+    this.opts.log.warn(`${this.opts.name} (${this.opts.root}) failed: ${error}`);
+    this.teardown(s);
+    const delay = this.opts.restart.baseDelayMs * 2 ** this.restarts;
+    const retry =
+      this.restarts < this.opts.restart.maxRestarts
+        ? setTimeout(() => {
+            if (this.state.kind !== 'failed') return;
+            this.restarts += 1;
+            this.opts.log.info(`${this.opts.name}: restart ${this.restarts}/${this.opts.restart.maxRestarts}`);
+            this.start();
+          }, delay)
+        : undefined;
+    retry?.unref();
+    this.state = { kind: 'failed', error, retry };
+  }
+
+  private teardown(live: Live): void {
+    const err = new Error(`${this.opts.name} ${this.lastError ? `failed: ${this.lastError}` : 'stopped'}`);
+    for (const reject of [...this.pending]) reject(err);
+    this.pending.clear();
+    const pids = live.proc.pid ? [...descendants(live.proc.pid), live.proc.pid] : [];
+    live.conn.dispose();
+    void killAll(pids, 500);
+  }
+
+  /** `shutdown` then `exit` (specs/lsp-3.0.md "Shutdown Request"); killed if still alive after ~2 s. */
+  async dispose(): Promise<void> {
+    const s = this.state;
+    this.state = { kind: 'stopped' };
+    if (s.kind === 'failed') clearTimeout(s.retry);
+    if (s.kind !== 'starting' && s.kind !== 'running') return;
+    const { proc, conn } = s;
+    const pids = proc.pid ? [...descendants(proc.pid), proc.pid] : [];
+    const exited = new Promise<void>((r) => (proc.exitCode !== null || proc.signalCode !== null ? r() : proc.once('exit', () => r())));
+    if (s.kind === 'running') {
+      const timeout = new Promise((r) => setTimeout(r, 1000).unref());
+      await Promise.race([conn.sendRequest('shutdown').catch(() => undefined), timeout]);
+      await conn.sendNotification('exit').catch(() => undefined);
+    }
+    const graceful = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), s.kind === 'running' ? 2000 : 0).unref())]);
+    for (const reject of [...this.pending]) reject(new Error(`${this.opts.name} stopped`));
+    this.pending.clear();
+    conn.dispose();
+    // Children of a launcher (npx, a shell) outlive it: stop them too.
+    await killAll(graceful ? pids.filter((p) => p !== proc.pid) : pids, 500);
+    if (!graceful) await Promise.race([exited, new Promise((r) => setTimeout(r, 1000).unref())]);
+  }
+}
