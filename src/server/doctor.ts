@@ -13,6 +13,7 @@ export interface DoctorInput {
   defaultModel: ModelEntry | undefined;
   tools: Tool[];
   mcpServers: McpServerInfo[];
+  languageServers: Array<{ name: string; status: string; roots: string[]; restarts: number; lastError?: string }>;
   openctx: { providers: Array<{ provider: string; name?: string; ok: boolean; lastError?: string }>; host: string | undefined };
   gateway?: { url: string | undefined; providers: Array<{ name: string; providerId: string; chatId: string; tools: number }> };
 }
@@ -35,6 +36,11 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
           .map((s) => `  - ${s.name}: ${s.status}, ${s.tools.length} tools${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}`)
           .join('\n')}`
       : 'MCP servers: none configured',
+    d.languageServers.length
+      ? `Language servers:\n${d.languageServers
+          .map((s) => `  - ${s.name}: ${s.status}${s.roots.length ? ` (${s.roots.join(', ')})` : ''}${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}`)
+          .join('\n')}`
+      : 'Language servers: none available',
     d.openctx.providers.length
       ? `OpenCtx providers:\n${d.openctx.providers.map((p) => `  - ${p.name ?? p.provider}: ${p.ok ? 'ok' : `failing — ${p.lastError ?? 'unknown error'}`}`).join('\n')}`
       : 'OpenCtx providers: none configured',

@@ -25,6 +25,8 @@ import { chatContextSchema } from '../protocol/eca/context.js';
 import { doctorReport } from './doctor.js';
 import { McpHostImpl, type McpHost } from '../peers/mcp/index.js';
 import { GatewayHostImpl, type GatewayChats, type GatewayHost } from '../peers/gateway/index.js';
+import { LspHostImpl, SqliteXCache, type LspHost } from '../peers/lsp/index.js';
+import type { EditorDiagnostic } from '../core/tool.js';
 import { OpenCtxClient, renderAnnotations, type ClientMention } from '../peers/openctx/client/index.js';
 import { OpenCtxHost, diagnostics as diagnosticsProvider, eventStreams, mcpResources, moduleProvider, workspaceFiles, type OpenCtxProviderImpl } from '../peers/openctx/host/index.js';
 import { defineNativeTool } from '../core/tools/native/index.js';
@@ -32,7 +34,7 @@ import { textResult, type Tool } from '../core/tool.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { ToolServerUpdated } from '../protocol/eca/lifecycle.js';
 import { llmName } from '../core/tool-registry.js';
@@ -68,6 +70,9 @@ export class Session {
   readonly mcp: McpHost;
   readonly gateway: GatewayHost | undefined;
   readonly openctx: OpenCtxClient;
+  readonly lsp: LspHost;
+  /** What the editor's tools see: its own bridge, with diagnostics merged with the language servers'. */
+  private readonly editor: EditorBridge;
   openctxHost: OpenCtxHost | undefined;
   /** Set once the gateway listens. */
   gatewayUrl: string | undefined;
@@ -91,14 +96,17 @@ export class Session {
     const recovered = this.store.recoverInterrupted();
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
     this.indexes = this.roots.map((r) => new FileIndex(r));
+    this.lsp = new LspHostImpl({ servers: this.config.languageServers, roots: this.roots, env: opts.env, xcache: new SqliteXCache(this.store.db) });
+    this.editor = this.mergedEditor();
     this.tools.set(
       'native',
       nativeTools({
         shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,
         maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars,
         events: this.store,
-      }),
+      }).map((t) => this.withLanguageServers(t)),
     );
+    this.tools.set('lsp', this.lsp.tools());
     this.openctx = new OpenCtxClient({ config: this.config.openctx, roots: this.roots, log: logger('openctx') });
     if (Object.keys(this.config.openctx.providers).length) this.tools.set('openctx', [this.annotationsTool()]);
     this.gateway = this.config.gateway.enabled ? new GatewayHostImpl({ config: this.config.gateway, home: this.home, chats: this.gatewayChats() }) : undefined;
@@ -131,7 +139,7 @@ export class Session {
       store: this.store,
       events: this.opts.events,
       tools: this.tools,
-      editor: this.opts.editor,
+      editor: this.editor,
       config: () => this.config,
       roots: () => this.roots,
       models: () => this.models,
@@ -157,6 +165,65 @@ export class Session {
         ended: (id) => void this.gateway?.chatEnded(id),
       },
       updatedContexts: (refs) => this.mcp.updatedSince(refs.flatMap((c) => (c.type === 'mcpResource' ? [c] : []))),
+    };
+  }
+
+  /**
+   * Native file tools talk to the language servers: a read opens the file in its server, and a
+   * write or edit waits (bounded) for fresh diagnostics and hands new errors to the model.
+   */
+  private withLanguageServers(tool: Tool): Tool {
+    if (!['read_file', 'write_file', 'edit_file'].includes(tool.name)) return tool;
+    return {
+      ...tool,
+      call: async (args, ctx) => {
+        const result = await tool.call(args, ctx);
+        const path = typeof args.path === 'string' ? resolve(ctx.roots[0] ?? '.', args.path) : undefined;
+        if (result.error || !path) return result;
+        if (tool.name === 'read_file') {
+          this.lsp.fileRead(path);
+          return result;
+        }
+        const before = this.lspStatuses();
+        const errors = await this.lsp.afterFileChange(path, ctx.signal).catch(() => '');
+        this.reportLspChanges(before);
+        if (!errors) return result;
+        return { ...result, outputs: [...result.outputs, { type: 'text', text: `The language server now reports these errors in the file:\n${errors}` }] };
+      },
+    };
+  }
+
+  private lspStatuses(): Map<string, string> {
+    return new Map(this.lsp.servers().map((s) => [s.name, s.status]));
+  }
+
+  /** Language servers start lazily: tell the editor when one changed status. */
+  private reportLspChanges(before: Map<string, string>): void {
+    for (const s of this.lsp.servers()) {
+      if (before.get(s.name) === s.status) continue;
+      this.opts.onToolServer?.({
+        type: 'lsp',
+        name: s.name,
+        command: s.command,
+        args: s.args,
+        status: s.status,
+        tools: [],
+        ...(s.lastError ? { error: s.lastError } : {}),
+      });
+    }
+  }
+
+  /** The editor's `editor/getDiagnostics` (when it offers it) merged with the language servers' own. */
+  private mergedEditor(): EditorBridge {
+    const editor = this.opts.editor;
+    return {
+      getDiagnostics: async (uri?: string) => {
+        const own: EditorDiagnostic[] = this.lsp.diagnostics(uri ? fileURLToPath(uri) : undefined);
+        const theirs = editor.getDiagnostics ? await editor.getDiagnostics(uri).catch(() => []) : [];
+        const key = (d: EditorDiagnostic) => `${d.uri}|${d.range.start.line}|${d.range.start.character}|${d.message}`;
+        const seen = new Set(theirs.map(key));
+        return [...theirs, ...own.filter((d) => !seen.has(key(d)))];
+      },
     };
   }
 
@@ -341,6 +408,7 @@ export class Session {
       mcpServers: this.mcp.servers(),
       // `patchbay doctor` does not listen itself: it shows the address a running server wrote.
       openctx: { providers: this.openctx.status(), host: this.openctxHost?.url },
+      languageServers: this.lsp.servers(),
       gateway: this.gateway ? { url: this.gatewayUrl ?? this.runningGatewayAddress(), providers: this.gateway.providers() } : undefined,
     });
   }
@@ -352,6 +420,7 @@ export class Session {
     this.disposed ??= this.chats.dispose().then(async () => {
       this.openctx.dispose();
       await Promise.all([
+        this.lsp.dispose().catch((e: unknown) => log.error(`stopping language servers: ${(e as Error).message}`)),
         Promise.resolve(this.openctxHost?.stop()).then(() => rmSync(join(this.home, 'openctx', 'token'), { force: true })),
         this.mcp.dispose().catch((e: unknown) => log.error(`stopping MCP servers: ${(e as Error).message}`)),
         this.gateway

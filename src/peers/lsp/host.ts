@@ -2,6 +2,7 @@
  * The LSP peer for one workspace: picks the language server for a file, starts one process per
  * project root lazily, keeps documents in sync, collects diagnostics, and serves the LSP tools.
  */
+import type { XCache } from './sourcegraph.js';
 import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -28,6 +29,8 @@ export interface LspHostOptions {
   diagnosticsWaitMs?: number;
   /** Every request to a server, `initialize` included; default 10 000. */
   requestTimeoutMs?: number;
+  /** Persistent `xcache` for servers using the Sourcegraph extensions (namespaced per server). */
+  xcache?: XCache;
 }
 
 type Diagnostic = ReturnType<LspHost['diagnostics']>[number];
@@ -83,6 +86,7 @@ export class LspHostImpl implements LspHost {
           name, config, root, env: this.opts.env, restart: this.restart, log: this.log,
           requestTimeoutMs: this.opts.requestTimeoutMs ?? 10_000,
           onDiagnostics: (p) => this.onDiagnostics(p),
+          xcache: this.opts.xcache,
         });
         entry = { name, root, proc };
         this.processes.set(key, entry);
@@ -138,11 +142,16 @@ export class LspHostImpl implements LspHost {
     const uri = pathToFileURL(abs).href;
     const before = this.published.get(uri)?.seq ?? 0;
     let synced;
+    let onAbort = () => {};
     try {
-      synced = await this.sync(abs, true);
+      // A server still starting (bounded by the initialize timeout) must not hold up a stopped prompt.
+      const aborted = new Promise<undefined>((r) => ((onAbort = () => r(undefined)), signal.addEventListener('abort', onAbort, { once: true })));
+      synced = await Promise.race([this.sync(abs, true), aborted]);
     } catch (e) {
       this.log.debug(`lsp sync ${path}: ${errorMessage(e)}`);
       return '';
+    } finally {
+      signal.removeEventListener('abort', onAbort);
     }
     if (!synced || signal.aborted) return '';
     const { version, changed } = synced;
@@ -154,6 +163,15 @@ export class LspHostImpl implements LspHost {
     const lines = errors.slice(0, MAX_REPORTED).map((d) => formatDiagnostic(this.display(abs), d, synced.text));
     if (errors.length > MAX_REPORTED) lines.push(`… and ${errors.length - MAX_REPORTED} more errors`);
     return lines.join('\n');
+  }
+
+  /** Opens the file if needed and waits (bounded) for its first diagnostics; false when no server takes it. */
+  async awaitDiagnostics(path: string, signal: AbortSignal): Promise<boolean> {
+    const abs = this.absolute(path);
+    const synced = await this.sync(abs, false);
+    if (!synced) return false;
+    if (!this.published.has(synced.uri)) await this.waitFor(synced.uri, (p) => !!p, this.opts.diagnosticsWaitMs ?? 3000, signal);
+    return true;
   }
 
   /** Resolves when `ok` holds for the uri's diagnostics (then quiet for SETTLE_MS if unversioned), the time is up, or on abort. */
@@ -204,6 +222,10 @@ export class LspHostImpl implements LspHost {
   /** Running processes, for workspace-wide requests. */
   running(): LanguageServerProcess[] {
     return [...this.processes.values()].filter((e) => e.proc.status === 'running').map((e) => e.proc);
+  }
+
+  rootsList(): string[] {
+    return this.opts.roots.map((r) => resolve(r));
   }
 
   configured(): Map<string, LanguageServerConfig> {

@@ -7,12 +7,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CancellationTokenSource, createMessageConnection, type MessageConnection } from 'vscode-jsonrpc';
+import { CancellationTokenSource, createMessageConnection, type Message, type MessageConnection } from 'vscode-jsonrpc';
 import { FramedReader } from '../../rpc/framing.js';
 import { FramedWriter } from '../../rpc/writer.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import { descendants, killAll } from '../../util/process-tree.js';
 import { OpenDocuments } from './documents.js';
+import { registerSourcegraphHandlers, sourcegraphClientCapabilities, type XCache } from './sourcegraph.js';
+
+function memoryXCache(): XCache {
+  const m = new Map<string, unknown>();
+  return { get: (ns, key) => m.get(`${ns}\u0000${key}`), set: (ns, key, value) => void m.set(`${ns}\u0000${key}`, value) };
+}
 import type { LanguageServerConfig, LspServerInfo } from './types.js';
 import { InitializeResultSchema, PublishDiagnosticsSchema, type PublishDiagnostics, type ServerCapabilities } from './wire.js';
 
@@ -30,6 +36,8 @@ export interface ServerOptions {
   requestTimeoutMs: number;
   log: Logger;
   onDiagnostics(params: PublishDiagnostics): void;
+  /** Backs `xcache/get` / `xcache/set` (Sourcegraph extensions); in memory when absent. */
+  xcache?: XCache;
 }
 
 interface Live {
@@ -42,6 +50,17 @@ type State =
   | ({ kind: 'running'; capabilities: ServerCapabilities } & Live)
   | { kind: 'failed'; error: string; retry?: NodeJS.Timeout }
   | { kind: 'stopped' };
+
+/**
+ * Write failures (EPIPE after a crash) reach us through the writer's error event (→ fail()); the
+ * write promise itself must not reject, because vscode-jsonrpc rethrows it from an async Promise
+ * executor in sendRequest, where nothing can catch it.
+ */
+class QuietWriter extends FramedWriter {
+  override write(msg: Message): Promise<void> {
+    return super.write(msg).catch(() => undefined);
+  }
+}
 
 const SYMBOL_KIND_SET = { valueSet: Array.from({ length: 26 }, (_, i) => i + 1) };
 
@@ -95,7 +114,7 @@ export class LanguageServerProcess {
       this.fail(`cannot start ${config.command}: ${errorMessage(e)}`);
       return;
     }
-    const writer = new FramedWriter(proc.stdin!);
+    const writer = new QuietWriter(proc.stdin!);
     const reader = new FramedReader(proc.stdout!, (fault) => this.fail(`malformed message from the server: ${fault.message}`, proc));
     const conn = createMessageConnection(reader, writer, {
       error: (m) => log.warn(`${name}: ${m}`),
@@ -108,7 +127,8 @@ export class LanguageServerProcess {
     proc.stdin!.on('error', () => undefined); // EPIPE after a crash: reported by 'exit'
     proc.stderr!.setEncoding('utf8').on('data', (d: string) => log.debug(`${name} stderr: ${d.trimEnd().slice(0, 2000)}`));
     conn.onError(([e]) => this.fail(`connection error: ${e.message}`, proc));
-    conn.onClose(() => this.fail('connection closed', proc));
+    // The exit event, which says why, usually follows the pipe closing: give it a moment.
+    conn.onClose(() => setTimeout(() => this.fail('connection closed', proc), 200).unref());
     conn.onNotification('textDocument/publishDiagnostics', (raw: unknown) => {
       const parsed = PublishDiagnosticsSchema.safeParse(raw);
       if (parsed.success) this.opts.onDiagnostics(parsed.data);
@@ -120,6 +140,15 @@ export class LanguageServerProcess {
     conn.onRequest('workspace/workspaceFolders', () => [{ uri: pathToFileURL(root).href, name: basename(root) }]);
     conn.onRequest('window/workDoneProgress/create', () => null);
     conn.onRequest('client/registerCapability', () => null);
+    // Sourcegraph extensions (specs/lsp-sourcegraph-extensions.md): files and contents come from
+    // the workspace and from the documents patchbay has open (its overlay).
+    registerSourcegraphHandlers(conn, {
+      roots: [root],
+      overlay: (uri) => this.documents.get(uri),
+      overlayUris: () => this.documents.entries().map(([uri]) => uri),
+      cache: this.opts.xcache ?? memoryXCache(),
+      namespace: name,
+    });
     conn.listen();
     const live = { proc, conn };
     const ready = this.initialize(live);
@@ -137,7 +166,7 @@ export class LanguageServerProcess {
       rootUri,
       workspaceFolders: [{ uri: rootUri, name: basename(root) }],
       initializationOptions: config.initializationOptions,
-      capabilities: CLIENT_CAPABILITIES,
+      capabilities: { ...CLIENT_CAPABILITIES, ...sourcegraphClientCapabilities() },
     });
     const result = InitializeResultSchema.safeParse(raw);
     if (!result.success) throw new Error(`bad initialize result: ${result.error.message.slice(0, 300)}`);
@@ -159,8 +188,8 @@ export class LanguageServerProcess {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         this.pending.delete(onClose);
-        cts.dispose();
         f();
+        cts.dispose();
       };
       const onClose = (e: Error) => settle(() => reject(e));
       const onAbort = () => settle(() => (cts.cancel(), reject(new Error(`${method} cancelled`))));

@@ -460,7 +460,7 @@ export function languageIdFor(file: string): string {
 
 /** `XCache` persisted in SQLite; values are stored as JSON. */
 export class SqliteXCache implements XCache {
-  private readonly getStmt: Database.Statement<[string, string], { value: string }>;
+  private readonly getStmt: Database.Statement<[string, string], { value: string | number }>;
   private readonly setStmt: Database.Statement<[string, string, string, number]>;
   private readonly clearNs: Database.Statement<[string]>;
   private readonly clearAll: Database.Statement<[]>;
@@ -484,7 +484,8 @@ export class SqliteXCache implements XCache {
   /** The stored value, or undefined when absent. */
   get(ns: string, key: string): unknown {
     const row = this.getStmt.get(ns, key);
-    return row === undefined ? undefined : (JSON.parse(row.value) as unknown);
+    // A JSON column has NUMERIC affinity in SQLite: '42' comes back as the number 42.
+    return row === undefined ? undefined : (JSON.parse(String(row.value)) as unknown);
   }
 
   set(ns: string, key: string, value: unknown): void {
