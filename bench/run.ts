@@ -14,6 +14,8 @@
  *                 sustained calls/s, and gateway RSS with 1,000 bound providers (bench/gateway.ts)
  *   openctx       `chat/queryContext` with 20 OpenCtx JS-module providers, one hanging, under a
  *                 short deadline vs. the 19 fast ones alone (bench/openctx.ts)
+ *   lsp           time to fresh diagnostics after an edit: patchbay's LspHost vs. driving
+ *                 typescript-language-server directly (bench/lsp.ts)
  *
  * `node bench/.out/bench/run.js relay rss` runs only those. BENCH_CHILD_NODE_ARGS passes
  * node flags to every spawned server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
@@ -21,6 +23,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { GATEWAY_TARGETS, runGatewayCalls, runGatewayRss } from './gateway.js';
+import { LSP_SETTLE_MS, LSP_TARGET, runLsp } from './lsp.js';
 import { MCP_SLOW, runMcpCalls, runMcpStart } from './mcp.js';
 import { OPENCTX_SLACK_MS, runOpenCtx } from './openctx.js';
 import { runRelay } from './relay.js';
@@ -378,6 +381,47 @@ async function openctx(): Promise<void> {
   }
 }
 
+// ---------------------------------------------------------------- lsp
+
+async function lsp(): Promise<void> {
+  try {
+    const r = await runLsp(log);
+    const line = (name: string, x: { p50: number; p95: number; min: number; max: number; n: number }): string =>
+      `  ${name.padEnd(34)} p50 ${ms(x.p50)}  p95 ${ms(x.p95)}  min ${ms(x.min)}  max ${ms(x.max)}  (${x.n} edits)`;
+    log(line('patchbay afterFileChange', r.patchbay));
+    log(line('  breaking / fixing p50', { ...r.patchbayBreak, p95: r.patchbayFix.p50 }).replace('p95', 'fixing p50'));
+    log(line('direct, first matching publish', r.direct));
+    log(line('  breaking / fixing p50', { ...r.directBreak, p95: r.directFix.p50 }).replace('p95', 'fixing p50'));
+    log(line(`direct, then ${LSP_SETTLE_MS} ms quiet`, r.directSettled));
+    row({
+      bench: 'lsp fresh diagnostics p50',
+      figure: ms(r.patchbay.p50, 1),
+      reference: `direct ${ms(r.direct.p50, 1)}`,
+      ratio: ratio(r.patchbay.p50 / r.direct.p50),
+      target: `≤ ${LSP_TARGET}× direct`,
+      pass: r.patchbay.p50 <= LSP_TARGET * r.direct.p50,
+    });
+    row({
+      bench: 'lsp fresh diagnostics p95',
+      figure: ms(r.patchbay.p95, 1),
+      reference: `direct ${ms(r.direct.p95, 1)}`,
+      ratio: ratio(r.patchbay.p95 / r.direct.p95),
+      target: `≤ ${LSP_TARGET}× direct`,
+      pass: r.patchbay.p95 <= LSP_TARGET * r.direct.p95,
+    });
+    row({
+      bench: `lsp p50 vs direct + ${LSP_SETTLE_MS} ms quiet`,
+      figure: ms(r.patchbay.p50, 1),
+      reference: `direct settled ${ms(r.directSettled.p50, 1)}`,
+      ratio: ratio(r.patchbay.p50 / r.directSettled.p50),
+      target: '(info: same settle rule)',
+      pass: undefined,
+    });
+  } catch (e) {
+    failed('lsp', e);
+  }
+}
+
 // ---------------------------------------------------------------- main
 
 function table(): void {
@@ -392,7 +436,7 @@ function table(): void {
   for (const c of all.slice(1)) log(line(c));
 }
 
-const ALL = ['relay', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'openctx'];
+const ALL = ['relay', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'openctx', 'lsp'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).map((a) => a.toLowerCase());
@@ -409,6 +453,7 @@ async function main(): Promise<void> {
   if (want('mcp')) await mcp();
   if (want('gateway')) await gateway();
   if (want('openctx')) await openctx();
+  if (want('lsp')) await lsp();
   table();
   log(`\n(${((now() - t0) / 1000).toFixed(1)} s; figures only — this always exits 0)`);
 }

@@ -13,7 +13,7 @@ import { FramedWriter } from '../../rpc/writer.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import { descendants, killAll } from '../../util/process-tree.js';
 import { OpenDocuments } from './documents.js';
-import { registerSourcegraphHandlers, sourcegraphClientCapabilities, type XCache } from './sourcegraph.js';
+import { registerSourcegraphHandlers, serverSupports, sourcegraphClientCapabilities, type XCache } from './sourcegraph.js';
 
 function memoryXCache(): XCache {
   const m = new Map<string, unknown>();
@@ -202,6 +202,16 @@ export class LanguageServerProcess {
         (e: unknown) => settle(() => reject(e instanceof Error ? e : new Error(errorMessage((e as { message?: unknown })?.message ?? e)))),
       );
     });
+  }
+
+  /** Whether the running server advertises a Sourcegraph extension (specs/lsp-sourcegraph-extensions.md). */
+  supports(ext: 'xdefinition' | 'xreferences' | 'xworkspaceSymbolByProperties'): boolean {
+    return this.state.kind === 'running' && serverSupports({ capabilities: this.state.capabilities } as never, ext);
+  }
+
+  /** The live connection, for the extension helpers; undefined unless running. */
+  connection(): MessageConnection | undefined {
+    return this.state.kind === 'running' ? this.state.conn : undefined;
   }
 
   async request(method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {

@@ -3,6 +3,7 @@
  * counting columns), with a 1-based `character` as a fallback. A failing call is a result the
  * model reads, never a throw.
  */
+import { xdefinition } from './sourcegraph.js';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -99,7 +100,13 @@ export function lspTools(host: LspHostImpl): Tool[] {
         const { proc, params, cache } = await at(a);
         const result = DefinitionResultSchema.parse(await proc.request('textDocument/definition', params, ctx.signal));
         const locations = toLocations(result);
-        return locations.length ? formatLocations(cache, locations, MAX_RESULTS) : `No definition found for ${where(a)}.`;
+        const found = locations.length ? await formatLocations(cache, locations, MAX_RESULTS) : `No definition found for ${where(a)}.`;
+        // A server with the Sourcegraph extension also names the symbol across packages.
+        const conn = proc.supports('xdefinition') ? proc.connection() : undefined;
+        if (!conn) return found;
+        const symbols = await xdefinition(conn, params, ctx.signal).catch(() => []);
+        const described = symbols.map((s) => `Symbol: ${JSON.stringify(s.symbol)}`);
+        return [found, ...described].join('\n');
       },
       (a) => `Definition of ${where(a)}`),
 
