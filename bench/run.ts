@@ -389,9 +389,9 @@ async function lsp(): Promise<void> {
     const line = (name: string, x: { p50: number; p95: number; min: number; max: number; n: number }): string =>
       `  ${name.padEnd(34)} p50 ${ms(x.p50)}  p95 ${ms(x.p95)}  min ${ms(x.min)}  max ${ms(x.max)}  (${x.n} edits)`;
     log(line('patchbay afterFileChange', r.patchbay));
-    log(line('  breaking / fixing p50', { ...r.patchbayBreak, p95: r.patchbayFix.p50 }).replace('p95', 'fixing p50'));
+    log(`    breaking edits p50 ${ms(r.patchbayBreak.p50)}, fixing edits p50 ${ms(r.patchbayFix.p50)}`);
     log(line('direct, first matching publish', r.direct));
-    log(line('  breaking / fixing p50', { ...r.directBreak, p95: r.directFix.p50 }).replace('p95', 'fixing p50'));
+    log(`    breaking edits p50 ${ms(r.directBreak.p50)}, fixing edits p50 ${ms(r.directFix.p50)}`);
     log(line(`direct, then ${LSP_SETTLE_MS} ms quiet`, r.directSettled));
     row({
       bench: 'lsp fresh diagnostics p50',

@@ -41,8 +41,13 @@ interface Published {
 }
 const SEVERITY = ['error', 'error', 'warning', 'info', 'hint'] as const;
 const MAX_REPORTED = 20;
-/** Servers without versioned diagnostics may publish in steps (syntax, then semantics): wait for quiet. */
+/**
+ * Servers without versioned diagnostics may publish in steps (syntax, then semantics): wait for
+ * quiet. A server seen TRUST_AFTER times in a row to publish once per change is trusted from then
+ * on (typescript-language-server is), so its answers are not held back by the wait (bench/lsp.ts).
+ */
 const SETTLE_MS = 250;
+const TRUST_AFTER = 3;
 
 export class LspHostImpl implements LspHost {
   private readonly configs: Map<string, LanguageServerConfig>;
@@ -54,6 +59,8 @@ export class LspHostImpl implements LspHost {
   private readonly log: Logger;
   private readonly restart: RestartPolicy;
   private seq = 0;
+  /** Per server: 'steps' once seen publishing in several steps, else how many single publishes in a row. */
+  private readonly publishing = new Map<string, number | 'steps'>();
   private disposed = false;
 
   constructor(private readonly opts: LspHostOptions) {
@@ -156,7 +163,7 @@ export class LspHostImpl implements LspHost {
     if (!synced || signal.aborted) return '';
     const { version, changed } = synced;
     const fresh = (p: Published | undefined) => !!p && (p.version === version || (p.version == null && p.seq > before));
-    if (changed || !this.published.has(uri)) await this.waitFor(uri, fresh, this.opts.diagnosticsWaitMs ?? 3000, signal);
+    if (changed || !this.published.has(uri)) await this.waitFor(uri, fresh, this.opts.diagnosticsWaitMs ?? 3000, signal, this.processFor(abs)?.name ?? '');
     const current = this.published.get(uri);
     if (!current || (changed && !fresh(current))) return '';
     const errors = current.items.filter((d) => d.severity === 'error');
@@ -170,14 +177,15 @@ export class LspHostImpl implements LspHost {
     const abs = this.absolute(path);
     const synced = await this.sync(abs, false);
     if (!synced) return false;
-    if (!this.published.has(synced.uri)) await this.waitFor(synced.uri, (p) => !!p, this.opts.diagnosticsWaitMs ?? 3000, signal);
+    if (!this.published.has(synced.uri)) await this.waitFor(synced.uri, (p) => !!p, this.opts.diagnosticsWaitMs ?? 3000, signal, this.processFor(abs)?.name ?? '');
     return true;
   }
 
   /** Resolves when `ok` holds for the uri's diagnostics (then quiet for SETTLE_MS if unversioned), the time is up, or on abort. */
-  private waitFor(uri: string, ok: (p: Published | undefined) => boolean, ms: number, signal: AbortSignal): Promise<void> {
+  private waitFor(uri: string, ok: (p: Published | undefined) => boolean, ms: number, signal: AbortSignal, server: string): Promise<void> {
     return new Promise((done) => {
       let settle: NodeJS.Timeout | undefined;
+      let matches = 0;
       const finish = () => {
         clearTimeout(deadline);
         clearTimeout(settle);
@@ -189,9 +197,16 @@ export class LspHostImpl implements LspHost {
         if (u !== uri) return;
         const p = this.published.get(uri);
         if (!ok(p)) return;
-        if (p!.version != null) return finish();
+        const seen = this.publishing.get(server);
+        if (p!.version != null || (typeof seen === 'number' && seen >= TRUST_AFTER)) return finish();
+        // A second matching publish inside the quiet window: this server reports in steps.
+        if (++matches > 1) this.publishing.set(server, 'steps');
         clearTimeout(settle);
-        settle = setTimeout(finish, SETTLE_MS);
+        settle = setTimeout(() => {
+          const now = this.publishing.get(server);
+          if (now !== 'steps') this.publishing.set(server, (now ?? 0) + 1);
+          finish();
+        }, SETTLE_MS);
       };
       const deadline = setTimeout(finish, ms);
       signal.addEventListener('abort', finish, { once: true });
