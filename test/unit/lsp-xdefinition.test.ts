@@ -41,4 +41,13 @@ describe('Sourcegraph extensions through the LSP tools', () => {
     expect(out).toMatch(/Symbol: \{[^}]*"name":"greet"/);
     expect(out).toMatch(/"kind":"function"/);
   }, 60_000);
+
+  it('lsp_references also asks workspace/xreferences by the SymbolDescriptor', async () => {
+    const r = await host.tools().find((t) => t.name === 'lsp_references')!.call({ path: 'src/b.ts', line: 2, symbol: 'greet' }, ctx());
+    const out = r.outputs.map((o) => (o.type === 'text' ? o.text : '')).join('');
+    expect(r.error, out).toBe(false);
+    expect(out).toMatch(/By symbol \{[^}]*"name":"greet"[^\n]*\(workspace\/xreferences\):/);
+    const after = out.slice(out.indexOf('workspace/xreferences'));
+    expect(after).toMatch(/src\/b\.ts:2/);
+  }, 60_000);
 });

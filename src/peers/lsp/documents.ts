@@ -110,3 +110,44 @@ export function utf16ToColumn(lineText: string, character: number): number {
   }
   return col;
 }
+
+/**
+ * The smallest single edit turning `prev` into `next` (common prefix and suffix kept), as an LSP
+ * incremental `TextDocumentContentChangeEvent`: positions in UTF-16 code units, as LSP counts.
+ */
+export function incrementalChange(prev: string, next: string): { range: { start: { line: number; character: number }; end: { line: number; character: number } }; text: string } {
+  let start = 0;
+  const max = Math.min(prev.length, next.length);
+  while (start < max && prev.charCodeAt(start) === next.charCodeAt(start)) start++;
+  // Never split a surrogate pair.
+  if (start > 0 && start < prev.length && isLowSurrogate(prev.charCodeAt(start))) start--;
+  let endPrev = prev.length;
+  let endNext = next.length;
+  while (endPrev > start && endNext > start && prev.charCodeAt(endPrev - 1) === next.charCodeAt(endNext - 1)) {
+    endPrev--;
+    endNext--;
+  }
+  if (endPrev < prev.length && isLowSurrogate(prev.charCodeAt(endPrev))) {
+    endPrev++;
+    endNext++;
+  }
+  return { range: { start: positionAt(prev, start), end: positionAt(prev, endPrev) }, text: next.slice(start, endNext) };
+}
+
+function isLowSurrogate(c: number): boolean {
+  return c >= 0xdc00 && c <= 0xdfff;
+}
+
+/** LSP position (0-based line, UTF-16 character) of a UTF-16 offset; `\r\n`, `\n` and `\r` end lines. */
+function positionAt(text: string, offset: number): { line: number; character: number } {
+  let line = 0;
+  let lineStart = 0;
+  for (let i = 0; i < offset; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, character: offset - lineStart };
+}

@@ -12,7 +12,7 @@ import { FramedReader } from '../../rpc/framing.js';
 import { FramedWriter } from '../../rpc/writer.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import { descendants, killAll } from '../../util/process-tree.js';
-import { OpenDocuments } from './documents.js';
+import { OpenDocuments, incrementalChange } from './documents.js';
 import { registerSourcegraphHandlers, serverSupports, sourcegraphClientCapabilities, type XCache } from './sourcegraph.js';
 
 function memoryXCache(): XCache {
@@ -229,12 +229,15 @@ export class LanguageServerProcess {
       doc = this.documents.open(uri, languageId, text);
       await conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: doc.version, text } });
     } else {
+      const previous = doc.text;
       const version = this.documents.change(uri, text);
       changed = version !== undefined;
       const sync = capabilities.textDocumentSync;
       const changeKind = typeof sync === 'number' ? sync : sync?.change;
       if (version !== undefined && changeKind !== 0) {
-        await conn.sendNotification('textDocument/didChange', { textDocument: { uri, version }, contentChanges: [{ text }] });
+        // Incremental when the server offers it (TextDocumentSyncKind.Incremental = 2): one minimal edit.
+        const contentChanges = changeKind === 2 ? [incrementalChange(previous, text)] : [{ text }];
+        await conn.sendNotification('textDocument/didChange', { textDocument: { uri, version }, contentChanges });
       }
     }
     if (save) {

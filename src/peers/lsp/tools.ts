@@ -3,7 +3,7 @@
  * counting columns), with a 1-based `character` as a fallback. A failing call is a result the
  * model reads, never a throw.
  */
-import { xdefinition } from './sourcegraph.js';
+import { xdefinition, xreferences } from './sourcegraph.js';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -114,7 +114,17 @@ export function lspTools(host: LspHostImpl): Tool[] {
       async (a, ctx) => {
         const { proc, params, cache } = await at(a);
         const result = ReferencesResultSchema.parse(await proc.request('textDocument/references', { ...params, context: { includeDeclaration: true } }, ctx.signal));
-        return result?.length ? formatLocations(cache, result, MAX_RESULTS) : `No references found for ${where(a)}.`;
+        const found = result?.length ? await formatLocations(cache, result, MAX_RESULTS) : `No references found for ${where(a)}.`;
+        // With the Sourcegraph extensions, also ask by SymbolDescriptor (workspace/xreferences).
+        const conn = proc.supports('xdefinition') && proc.supports('xreferences') ? proc.connection() : undefined;
+        if (!conn) return found;
+        const [symbol] = await xdefinition(conn, params, ctx.signal).catch(() => []);
+        if (!symbol) return found;
+        // The server matches `package` against node_modules paths only: leave it out for workspace symbols.
+        const { package: _pkg, ...query } = symbol.symbol;
+        const refs = await xreferences(conn, { query, limit: MAX_RESULTS }, ctx.signal).catch(() => []);
+        if (!refs.length) return found;
+        return `${found}\nBy symbol ${JSON.stringify(symbol.symbol)} (workspace/xreferences):\n${await formatLocations(cache, refs.map((r) => r.reference), MAX_RESULTS)}`;
       },
       (a) => `References to ${where(a)}`),
 
