@@ -3,7 +3,7 @@
  * counting columns), with a 1-based `character` as a fallback. A failing call is a result the
  * model reads, never a throw.
  */
-import { xdefinition, xreferences } from './sourcegraph.js';
+import { workspaceSymbolByDescriptor, xdefinition, xreferences } from './sourcegraph.js';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -106,6 +106,14 @@ export function lspTools(host: LspHostImpl): Tool[] {
         if (!conn) return found;
         const symbols = await xdefinition(conn, params, ctx.signal).catch(() => []);
         const described = symbols.map((s) => `Symbol: ${JSON.stringify(s.symbol)}`);
+        // A symbol defined elsewhere (another package) is found by its descriptor when the server can.
+        if (proc.supports('xworkspaceSymbolByProperties')) {
+          for (const s of symbols.filter((x) => !x.location).slice(0, 3)) {
+            const hits = await workspaceSymbolByDescriptor(conn, { symbol: s.symbol }, ctx.signal).catch(() => []);
+            const locations = hits.flatMap((h) => (h.location && 'range' in h.location ? [h.location] : []));
+            if (locations.length) described.push(`Defined (workspace/symbol by descriptor):\n${await formatLocations(cache, locations, MAX_RESULTS)}`);
+          }
+        }
         return [found, ...described].join('\n');
       },
       (a) => `Definition of ${where(a)}`),
