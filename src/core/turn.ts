@@ -10,7 +10,8 @@ import type { ChatDeps } from './deps.js';
 import { toLlmMessages, type StoredMessage } from './messages.js';
 import { systemPrompt } from './system-prompt.js';
 import { ToolCall } from './tool-call.js';
-import { ToolRegistry, llmName } from './tool-registry.js';
+import { ToolRegistry } from './tool-registry.js';
+import type { Tool } from './tool.js';
 import { errorMessage, logger } from '../util/log.js';
 
 const log = logger('turn');
@@ -58,7 +59,8 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     const tools = deps.tools.visible({ agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
     progress('running', step === 0 ? 'Waiting model' : 'Continuing');
     const parts: AssistantPart[] = [];
-    const calls: Array<{ id: string; name: string; args: Record<string, unknown> }> = [];
+    // `tool` is looked up once when the call starts, not again for every streamed argument piece.
+    const calls: Array<{ id: string; name: string; args: Record<string, unknown>; tool?: Tool }> = [];
     const reasonStart = new Map<string, number>();
     let stepUsage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number } | undefined;
     const lastText = () => {
@@ -99,9 +101,10 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         }
         case 'toolCallStart':
         case 'toolCallDelta': {
-          const name = ev.type === 'toolCallStart' ? ev.name : (calls.find((c) => c.id === ev.id)?.name ?? '');
-          if (ev.type === 'toolCallStart') calls.push({ id: ev.id, name: ev.name, args: {} });
-          const tool = deps.tools.get(name, chat.id);
+          let call = calls.find((c) => c.id === ev.id);
+          if (ev.type === 'toolCallStart') calls.push((call = { id: ev.id, name: ev.name, args: {}, tool: deps.tools.get(ev.name, chat.id) }));
+          const name = call?.name ?? '';
+          const tool = call?.tool;
           events.content(chat.id, 'assistant', {
             type: 'toolCallPrepare',
             origin: tool?.origin ?? 'native',
@@ -220,4 +223,3 @@ export function newId(): string {
   return randomUUID();
 }
 
-export { llmName };

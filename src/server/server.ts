@@ -36,7 +36,7 @@ import {
 } from '../protocol/eca/chat.js';
 import type { ChatEvents } from '../core/events.js';
 import type { EditorBridge, EditorDiagnostic } from '../core/tool.js';
-import { llmName } from '../core/tool-registry.js';
+import { ToolRegistry } from '../core/tool-registry.js';
 import type { Session } from './session.js';
 import { loadSessionConfig } from './session-config.js';
 import { errorMessage, logger } from '../util/log.js';
@@ -268,7 +268,7 @@ export class EcaServer {
       type: 'native',
       name: 'patchbay',
       status: 'running',
-      tools: tools.map((t) => ({ name: llmName(t), description: t.description, parameters: t.inputSchema })),
+      tools: ToolRegistry.toSpecs(tools),
     }).catch(() => {});
   }
 

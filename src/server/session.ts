@@ -2,6 +2,7 @@
  * Everything one editor connection owns once initialized: config, models, tools, file
  * indexes, the store and the chats. Disposing it stops every turn and closes the store.
  */
+import { resolvePath } from '../core/tools/paths.js';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
@@ -37,7 +38,6 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { ToolServerUpdated } from '../protocol/eca/lifecycle.js';
-import { llmName } from '../core/tool-registry.js';
 
 const log = logger('session');
 
@@ -178,7 +178,7 @@ export class Session {
       ...tool,
       call: async (args, ctx) => {
         const result = await tool.call(args, ctx);
-        const path = typeof args.path === 'string' ? resolve(ctx.roots[0] ?? '.', args.path) : undefined;
+        const path = typeof args.path === 'string' ? resolvePath(args.path, ctx.roots) : undefined;
         if (result.error || !path) return result;
         if (tool.name === 'read_file') {
           this.lsp.fileRead(path);
@@ -275,7 +275,7 @@ export class Session {
             status: 'running',
             command: this.gatewayUrl ?? 'gateway',
             args: [p.providerId, chatId],
-            tools: p.tools.map((t) => ({ name: llmName(t), description: t.description, parameters: t.inputSchema })),
+            tools: ToolRegistry.toSpecs(p.tools),
           });
         }
         for (const name of before) {
@@ -355,7 +355,7 @@ export class Session {
       pathArgs: ['path'],
       summary: (a) => (a.path ? `Annotations of "${a.path}"` : 'Annotations'),
       run: async (args, ctx) => {
-        const path = resolve(ctx.roots[0] ?? '.', args.path);
+        const path = resolvePath(args.path, ctx.roots);
         const content = await readFile(path, 'utf8');
         const text = await this.annotationsText(path, content, ctx.signal);
         return textResult(text || `No annotations for ${path}.`);

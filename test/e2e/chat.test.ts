@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, readFileSync, writeFileSync, symlinkSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
@@ -141,7 +141,6 @@ describe('chat over the fake LLM', () => {
     }
     await p.turnDone(chatId);
     expect(content(p, chatId, 'toolCalled')).toHaveLength(0);
-    mkdirSync(join(root, 'inner'));
   });
 
   it('promptStop ends a stalled stream promptly and keeps the partial text', async () => {

@@ -3,9 +3,9 @@
  * after ECA's `contexts-str`). A context that cannot be rendered (missing file, failed fetch)
  * becomes a short error block plus an entry in `errors`; rendering never throws.
  */
+import { resolvePath } from '../tools/paths.js';
 import { open, stat } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import type {
   ChatContext,
   CursorContext,
@@ -86,12 +86,6 @@ function renderOne(ctx: ChatContext, opts: RenderOptions): Promise<string> {
 }
 
 // --- paths and tags -------------------------------------------------------------------------
-
-function resolvePath(p: string, roots: string[]): string {
-  if (p === '~' || p.startsWith('~/')) return join(homedir(), p.slice(1));
-  if (isAbsolute(p)) return resolve(p);
-  return resolve(roots[0] ?? process.cwd(), p);
-}
 
 function attr(v: string | number): string {
   return `"${String(v).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')}"`;
