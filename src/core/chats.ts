@@ -176,6 +176,7 @@ export class ChatService {
         ...bindAll(events),
         content: (id, role, c) => live() && events.content(id, role, c),
         status: (id, st) => live() && events.status(id, st),
+        together: (fn) => (events.together ? events.together(fn) : fn()),
       },
     };
   }

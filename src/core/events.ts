@@ -9,4 +9,9 @@ export interface ChatEvents {
   cleared(chatId: string): void;
   deleted(chatId: string): void;
   showMessage(type: 'error' | 'warning' | 'info', message: string): void;
+  /**
+   * Runs `fn`, sending what it emits to the editor in one write (one wake-up of the editor per
+   * burst instead of one per message). Optional: without it, `fn` simply runs.
+   */
+  together?(fn: () => void): void;
 }

@@ -107,7 +107,8 @@ export class ToolCall {
       this.transition({ kind: 'rejected', reason: 'userConfigDeny', why: `Unknown tool "${this.llmName}". Use one of the tools you were given.` });
       return this.finish();
     }
-    this.transition({ kind: 'deciding' });
+    // Not stored: deciding lasts microseconds; the row is written once the call waits or runs.
+    this.transition({ kind: 'deciding' }, false);
     const decision = await this.decide(tool);
     if (decision.kind === 'deny') {
       this.transition({ kind: 'rejected', reason: 'userConfigDeny', why: decision.why });
@@ -116,8 +117,9 @@ export class ToolCall {
     if (tool.preview && !this.env.ctx.signal.aborted) {
       this.details = await tool.preview(this.args, this.env.ctx).catch(() => undefined);
     }
-    events.content(chatId, 'assistant', { type: 'toolCallRun', ...this.base(), manualApproval: decision.kind === 'ask' });
+    const announced = { type: 'toolCallRun' as const, ...this.base(), manualApproval: decision.kind === 'ask' };
     if (decision.kind === 'ask') {
+      events.content(chatId, 'assistant', announced);
       this.transition({ kind: 'waitingApproval' });
       const answer = await this.env.askUser(this.id);
       if (!answer.approved) {
@@ -127,12 +129,19 @@ export class ToolCall {
       if (answer.saveForSession) this.env.sessionApproved.add(this.llmName);
     }
     if (this.env.ctx.signal.aborted) {
+      if (decision.kind !== 'ask') events.content(chatId, 'assistant', announced);
       this.transition({ kind: 'rejected', reason: 'userPromptStop', why: rejectionText('userPromptStop') });
       return this.finish();
     }
     const startedAt = Date.now();
     this.transition({ kind: 'running', startedAt });
-    events.content(chatId, 'assistant', { type: 'toolCallRunning', ...this.base() });
+    // A call that needs no approval is announced and started in one write to the editor.
+    const start = () => {
+      if (decision.kind !== 'ask') events.content(chatId, 'assistant', announced);
+      events.content(chatId, 'assistant', { type: 'toolCallRunning', ...this.base() });
+    };
+    if (events.together) events.together(start);
+    else start();
     let result: ToolResult;
     try {
       result = await tool.call(this.args, this.env.ctx);

@@ -227,6 +227,15 @@ export class EcaServer {
       cleared: (chatId) => n('chat/cleared', { chatId, messages: true }),
       deleted: (chatId) => n('chat/deleted', { chatId }),
       showMessage: (type, message) => this.showMessage({ type, message }),
+      together: (fn) => {
+        const out = this.opts.output;
+        out.cork();
+        try {
+          fn();
+        } finally {
+          out.uncork();
+        }
+      },
     };
   }
 
