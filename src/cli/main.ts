@@ -6,6 +6,7 @@ Usage:
                                  Speak the ECA protocol over stdio (editors spawn this)
   patchbay chat ["prompt"]       Chat in the terminal (one-shot when a prompt is given)
   patchbay doctor                Show models, config, tool servers and storage
+  patchbay models list|pull|rm   The built-in local models (downloaded GGUF files)
   patchbay --version | --help
 `;
 
@@ -23,6 +24,10 @@ export async function main(argv: string[]): Promise<void> {
     case 'doctor': {
       const { runDoctor } = await import('./doctor-command.js');
       return runDoctor(rest);
+    }
+    case 'models': {
+      const { runModels } = await import('./models-command.js');
+      return runModels(rest);
     }
     case 'mcp-conformance-client': {
       // Used by the MCP conformance suite (test/e2e/mcp-conformance.test.ts) to drive patchbay's MCP client.

@@ -376,6 +376,7 @@ export function noModelMessage(): string {
     '  OPENAI_API_KEY=…    (OpenAI)',
     '  ANTHROPIC_API_KEY=… (Anthropic)',
     '  OLLAMA_API_URL=http://localhost:11434 (a running Ollama)',
+    '  PATCHBAY_LOCAL_MODEL=hf:…|https://…|/path/model.gguf (a model run by patchbay itself; unset = the default one)',
     'or add a provider to ~/.config/patchbay/config.json, e.g.',
     '  {"providers": {"my": {"api": "openai-chat", "url": "https://host/v1", "key": "${env:MY_KEY}", "models": {"my-model": {}}}}, "defaultModel": "my/my-model"}',
   ].join('\n');

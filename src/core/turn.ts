@@ -127,6 +127,9 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           break;
         case 'finish':
           break;
+        case 'progress':
+          progress('running', ev.text);
+          break;
       }
     };
 
@@ -141,6 +144,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           tools: ToolRegistry.toSpecs(tools),
           maxOutputTokens: entry.limit?.output,
           signal,
+          chatId: chat.id,
         },
         {
           maxRetries: config.chat.maxRetries,

@@ -162,7 +162,10 @@ export class Session {
       lifecycle: {
         created: (id) => this.gateway?.chatStarted(id),
         idle: (id) => this.gateway?.chatIdle(id),
-        ended: (id) => void this.gateway?.chatEnded(id),
+        ended: (id) => {
+          void this.gateway?.chatEnded(id);
+          for (const c of this.clients.values()) void c.then((client) => client.release?.(id)).catch(() => {});
+        },
       },
       updatedContexts: (refs) => this.mcp.updatedSince(refs.flatMap((c) => (c.type === 'mcpResource' ? [c] : []))),
     };
@@ -301,7 +304,7 @@ export class Session {
   private clientFor(entry: ModelEntry): Promise<LlmClient> {
     let c = this.clients.get(entry.id);
     if (!c) {
-      c = Promise.resolve(createClient(entry));
+      c = Promise.resolve(createClient(entry, { home: this.home }));
       c.catch(() => this.clients.delete(entry.id));
       this.clients.set(entry.id, c);
     }
@@ -423,6 +426,7 @@ export class Session {
         this.lsp.dispose().catch((e: unknown) => log.error(`stopping language servers: ${(e as Error).message}`)),
         Promise.resolve(this.openctxHost?.stop()).then(() => rmSync(join(this.home, 'openctx', 'token'), { force: true })),
         this.mcp.dispose().catch((e: unknown) => log.error(`stopping MCP servers: ${(e as Error).message}`)),
+        ...[...this.clients.values()].map((c) => c.then((client) => client.dispose?.()).catch(() => {})),
         this.gateway
           ?.stop()
           .then(() => {

@@ -39,6 +39,7 @@ function chat(args: string[], opts: { config?: string; stdin?: string; files?: R
     HOME: home,
     PATCHBAY_HOME: join(home, '.patchbay'),
     PATCHBAY_CONFIG: opts.config ?? fakeConfig(),
+    PATCHBAY_LOCAL_MODEL: 'off',
   };
   const child = spawn(process.execPath, [BIN, 'chat', ...args], { cwd, env, stdio: 'pipe' });
   let stdout = '';

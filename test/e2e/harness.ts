@@ -38,6 +38,8 @@ export class EcaProc extends FramedProcess {
       HOME: opts.home,
       XDG_CONFIG_HOME: join(opts.home, '.config'),
       PATCHBAY_HOME: join(opts.home, '.patchbay'),
+      // No built-in local model (it would be fetched from the network) unless a test names one.
+      PATCHBAY_LOCAL_MODEL: 'off',
       // Tests run many servers at once: no fixed gateway port unless a test asks for one.
       PATCHBAY_CONFIG: JSON.stringify({ gateway: { port: 0 }, ...opts.config }),
       ...opts.env,

@@ -152,7 +152,7 @@ describe('MCP: server-everything inside chats', () => {
     const cfg = config({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] }, broken: { command: 'definitely-not-a-command-xyz' } } });
     const out = execFileSync(process.execPath, [BIN, 'doctor'], {
       cwd: workspace(),
-      env: { PATH: process.env.PATH ?? '', HOME: home, PATCHBAY_HOME: home, PATCHBAY_CONFIG: JSON.stringify(cfg) },
+      env: { PATH: process.env.PATH ?? '', HOME: home, PATCHBAY_HOME: home, PATCHBAY_CONFIG: JSON.stringify(cfg), PATCHBAY_LOCAL_MODEL: 'off' },
       encoding: 'utf8',
       timeout: 60_000,
     });

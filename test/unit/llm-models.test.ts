@@ -2,6 +2,7 @@
  * Model resolution: built-in providers from env vars, user providers merged over them,
  * Ollama discovery (and its absence), default choice, cost, and client construction.
  */
+import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { configSchema, type Config } from '../../src/config/schema.js';
 import { listOllamaModels } from '../../src/peers/llm/ollama.js';
@@ -151,7 +152,7 @@ describe('createClient', () => {
       ['ollama', fake().url, '/api/chat'],
     ];
     for (const [api, url, path] of cases) {
-      const client = await createClient({ id: `p/m`, provider: 'p', api, modelName: 'm', url, key: 'k' });
+      const client = await createClient({ id: `p/m`, provider: 'p', api, modelName: 'm', url, key: 'k' }, { home: tmpdir() });
       expect(client.api).toBe(api);
       fake().script([{ text: `via ${api}` }]);
       expect(textOf(await run(client, { model: 'm' }))).toBe(`via ${api}`);

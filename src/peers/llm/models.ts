@@ -14,11 +14,19 @@ const DISCOVERY_TIMEOUT_MS = 1500;
 
 type ModelConfig = NonNullable<ProviderConfig['models']>[string];
 
+/**
+ * Qwen2.5-Coder 1.5B Instruct, Q4_K_M (about 1.1 GB): trained for code, follows Qwen's
+ * tool-calling template (which node-llama-cpp speaks), and answers at a usable speed on a
+ * laptop CPU. See the README for why this one.
+ */
+export const DEFAULT_LOCAL_MODEL = 'qwen2.5-coder-1.5b';
+export const DEFAULT_LOCAL_URI = 'hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf';
+
 interface BuiltinProvider {
   api: LlmApi;
   url: string;
   keyEnv?: string;
-  urlEnv: string;
+  urlEnv?: string;
   /** Listed first = preferred default within the provider. */
   models: Record<string, ModelConfig>;
   /** Built-ins that need a key are only offered once one is available. */
@@ -59,6 +67,16 @@ const BUILTINS: Record<string, BuiltinProvider> = {
     needsKey: false,
     models: {},
   },
+  // Runs in-process (node-llama-cpp); the default only when nothing else is usable. The model
+  // file is fetched on first use; PATCHBAY_LOCAL_MODEL (a URI or a path) replaces it.
+  local: {
+    api: 'local',
+    url: 'local',
+    needsKey: false,
+    models: {
+      [DEFAULT_LOCAL_MODEL]: { model: DEFAULT_LOCAL_URI, contextSize: 8192, limit: { context: 8192, output: 2048 } },
+    },
+  },
 };
 
 function defaultApi(id: string): LlmApi {
@@ -83,7 +101,7 @@ export async function resolveModels(config: Config, env: NodeJS.ProcessEnv, opts
 async function providerModels(id: string, user: ProviderConfig | undefined, env: NodeJS.ProcessEnv, opts: ResolveOptions): Promise<ModelEntry[]> {
   const builtin = BUILTINS[id];
   const api = user?.api ?? builtin?.api ?? defaultApi(id);
-  const url = user?.url ?? (builtin ? nonEmpty(env[builtin.urlEnv]) ?? builtin.url : undefined);
+  const url = user?.url ?? (builtin ? (builtin.urlEnv ? nonEmpty(env[builtin.urlEnv]) : undefined) ?? builtin.url : api === 'local' ? 'local' : undefined);
   if (!url) {
     log.warn(`provider "${id}" has no url; its models are skipped`);
     return [];
@@ -95,18 +113,28 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
     return [];
   }
 
-  const models: Record<string, ModelConfig> = { ...(builtin?.models ?? {}) };
+  const override = id === 'local' ? nonEmpty(env.PATCHBAY_LOCAL_MODEL) : undefined;
+  // PATCHBAY_LOCAL_MODEL=off: no built-in local model (models the config names still count).
+  const models: Record<string, ModelConfig> = override === 'off' ? {} : { ...(builtin?.models ?? {}) };
+  if (override && override !== 'off') models[DEFAULT_LOCAL_MODEL] = { ...models[DEFAULT_LOCAL_MODEL], model: override };
   if (api === 'ollama' && !user?.models) {
     for (const name of await discoverOllama(id, url, opts)) models[name] ??= {};
   }
   for (const [name, m] of Object.entries(user?.models ?? {})) models[name] = { ...models[name], ...m };
 
-  return Object.entries(models).map(([name, m]) => {
+  return Object.entries(models).flatMap(([name, m]) => {
     const entry: ModelEntry = { id: `${id}/${name}`, provider: id, api, modelName: m.modelName ?? name, url };
     if (key) entry.key = key;
     if (m.limit) entry.limit = m.limit;
     if (m.cost) entry.cost = m.cost;
-    return entry;
+    if (api === 'local') {
+      if (!m.model) {
+        log.warn(`local model "${id}/${name}" has no "model" (an hf: URI, https URL or file path); skipped`);
+        return [];
+      }
+      entry.local = { model: m.model, contextSize: m.contextSize, gpuLayers: m.gpuLayers, sha256: m.sha256 };
+    }
+    return [entry];
   });
 }
 
@@ -128,7 +156,7 @@ function nonEmpty(s: string | undefined): string | undefined {
 
 /**
  * The configured default when it is available (by full id, or by model name alone),
- * else the first Anthropic, then OpenAI, then Ollama model, else the first of all.
+ * else the first Anthropic, then OpenAI, then Ollama model, else any other, else the local one.
  */
 export function pickDefaultModel(models: ModelEntry[], configured?: string): ModelEntry | undefined {
   if (configured) {
@@ -140,13 +168,17 @@ export function pickDefaultModel(models: ModelEntry[], configured?: string): Mod
     const m = models.find((e) => e.provider === p);
     if (m) return m;
   }
-  return models[0];
+  // The built-in local model only when nothing else is usable.
+  return models.find((e) => e.api !== 'local') ?? models[0];
 }
 
 /** The adapter for a model. Loads the provider's SDK on first use (startup stays fast). */
-export async function createClient(entry: ModelEntry): Promise<LlmClient> {
+export async function createClient(entry: ModelEntry, env: { home: string }): Promise<LlmClient> {
   const opts = { url: entry.url, key: entry.key, provider: entry.provider };
   switch (entry.api) {
+    case 'local':
+      if (!entry.local) throw new Error(`model ${entry.id} has no local model file configured`);
+      return new (await import('./local.js')).LocalClient({ spec: entry.local, home: env.home });
     case 'openai-chat':
       return new (await import('./openai-chat.js')).OpenAiChatClient(opts);
     case 'openai-responses':

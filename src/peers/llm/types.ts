@@ -4,7 +4,7 @@
  * into its wire format and its stream back into LlmEvents.
  */
 
-export type LlmApi = 'openai-chat' | 'openai-responses' | 'anthropic' | 'ollama';
+export type LlmApi = 'openai-chat' | 'openai-responses' | 'anthropic' | 'ollama' | 'local';
 
 export type AssistantPart =
   | { type: 'text'; text: string }
@@ -38,6 +38,8 @@ export interface LlmRequest {
   /** Ask for reasoning when the model supports it (Anthropic thinking budget, OpenAI effort). */
   reasoning?: boolean;
   signal: AbortSignal;
+  /** The chat asking: a local model keeps one context (KV cache) per chat. */
+  chatId?: string;
 }
 
 export type LlmEvent =
@@ -50,7 +52,9 @@ export type LlmEvent =
   | { type: 'toolCallEnd'; id: string; name: string; args: Record<string, unknown> }
   /** Once per turn, before `finish`. `inputTokens` counts every input token, cache reads and writes included. */
   | { type: 'usage'; inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }
-  | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' | 'other' };
+  | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' | 'other' }
+  /** Work before the answer the user should see (a local model downloading or loading). */
+  | { type: 'progress'; text: string };
 
 /** A provider error. `retryable` for 429 / 5xx / overloaded; `retryAfterMs` from headers when given. */
 export class LlmError extends Error {
@@ -69,6 +73,10 @@ export interface LlmClient {
   readonly api: LlmApi;
   /** Streams one model turn. Throws LlmError; ends early (without throwing) only via `finish`. */
   stream(req: LlmRequest): AsyncIterable<LlmEvent>;
+  /** The chat ended: drop what is held for it (a local model's context). */
+  release?(chatId: string): void;
+  /** The server is stopping: free what the client holds (a loaded local model). */
+  dispose?(): Promise<void>;
 }
 
 /** Price in USD per million tokens. */
@@ -92,4 +100,6 @@ export interface ModelEntry {
   key?: string;
   limit?: { context: number; output: number };
   cost?: ModelCost;
+  /** Local models: where the GGUF file comes from and how to run it. */
+  local?: { model: string; contextSize?: number; gpuLayers?: number | 'auto' | 'max'; sha256?: string };
 }

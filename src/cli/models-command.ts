@@ -1,0 +1,125 @@
+/**
+ * `patchbay models list | pull [model] | rm <model>`: the local models (api "local") the
+ * config knows, and the GGUF files cached under PATCHBAY_HOME/models.
+ *
+ * A model is named as in the config (`qwen2.5-coder-1.5b`, `local/qwen2.5-coder-1.5b`) or
+ * given as a URI (`hf:…`, `https://…`); `pull` without one fetches the default local model.
+ */
+import { formatConfigError, loadConfig, patchbayHome } from '../config/load.js';
+import { ensureModel, listCachedModels, removeCachedModel, resolveModelUri, type DownloadProgress } from '../peers/llm/local-models.js';
+import { resolveModels } from '../peers/llm/models.js';
+import type { ModelEntry } from '../peers/llm/types.js';
+import { errorMessage, logToStderr } from '../util/log.js';
+import { parseFlags } from './main.js';
+
+const USAGE = `Usage:
+  patchbay models list             Local models from the config, and the files cached
+  patchbay models pull [model]     Download a local model (default: the default local model)
+  patchbay models rm <model>       Delete a downloaded model file
+A model is a configured name (qwen2.5-coder-1.5b or local/qwen2.5-coder-1.5b), an hf: URI or an https URL.
+`;
+
+export async function runModels(args: string[]): Promise<void> {
+  const { flags, positional, error } = parseFlags(args, ['config-file']);
+  const [sub, name] = positional;
+  if (error || !sub || !['list', 'pull', 'rm'].includes(sub) || (sub === 'rm' && !name)) {
+    process.stderr.write(`${error ? `${error}\n` : ''}${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  logToStderr(false);
+  const env = process.env;
+  const home = patchbayHome(env);
+  const { config, errors } = loadConfig({ roots: [process.cwd()], env, configFile: flags['config-file'] });
+  for (const e of errors) process.stderr.write(`config: ${formatConfigError(e)}\n`);
+  const local = (await resolveModels(config, env)).filter((m) => m.api === 'local' && m.local);
+
+  if (sub === 'list') return list(local, home);
+  if (sub === 'rm') {
+    const removed = removeCachedModel(home, uriOf(local, name) ?? name);
+    if (!removed.length) {
+      process.stderr.write(`No downloaded file for "${name}" under ${home}/models.\n`);
+      process.exitCode = 1;
+      return;
+    }
+    for (const p of removed) process.stdout.write(`removed ${p}\n`);
+    return;
+  }
+  const entry = name ? local.find((m) => matches(m, name)) : local.find((m) => m.provider === 'local') ?? local[0];
+  const source = entry?.local ?? (name && isUri(name) ? { model: name } : undefined);
+  if (!source) {
+    process.stderr.write(`Unknown local model "${name}". Configured: ${local.map((m) => m.id).join(', ') || 'none'}.\n`);
+    process.exitCode = 1;
+    return;
+  }
+  const bar = new ProgressBar(resolveModelUri(source.model, home).name);
+  try {
+    const path = await ensureModel({ uri: source.model, sha256: source.sha256 }, home, { onProgress: (p) => bar.update(p) });
+    bar.done();
+    process.stdout.write(`${path}\n`);
+  } catch (e) {
+    bar.done();
+    process.stderr.write(`Download failed: ${errorMessage(e)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+function list(local: ModelEntry[], home: string): void {
+  const cached = listCachedModels(home);
+  const out: string[] = ['Local models (config):'];
+  for (const m of local) {
+    const r = resolveModelUri(m.local!.model, home);
+    const file = r.kind === 'file' ? r.path : cached.find((c) => c.name === r.name && !c.partial)?.path;
+    out.push(`  ${m.id}  ${m.local!.model}  ${file ? `ready: ${file}` : 'not downloaded (patchbay models pull ' + m.id + ')'}`);
+  }
+  if (!local.length) out.push('  none');
+  out.push(`Files in ${home}/models:`);
+  for (const c of cached) out.push(`  ${c.name}  ${(c.bytes / 1e6).toFixed(1)} MB${c.partial ? '  (partial: pull again to resume)' : ''}`);
+  if (!cached.length) out.push('  none');
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+function matches(m: ModelEntry, name: string): boolean {
+  return m.id === name || m.id.slice(m.provider.length + 1) === name || m.local?.model === name;
+}
+
+function uriOf(local: ModelEntry[], name: string): string | undefined {
+  return local.find((m) => matches(m, name))?.local?.model;
+}
+
+function isUri(s: string): boolean {
+  return /^(hf|huggingface|https?):/.test(s);
+}
+
+/** One line on stderr: `name  45% [#########           ] 500.0/1100.0 MB  12.3 MB/s`. */
+class ProgressBar {
+  private readonly tty = process.stderr.isTTY === true;
+  private started = Date.now();
+  private last = 0;
+  private lastPct = -1;
+
+  constructor(private readonly name: string) {}
+
+  update(p: DownloadProgress): void {
+    const now = Date.now();
+    if (p.received === p.resumedFrom) this.started = now;
+    const pct = p.total ? Math.floor((100 * p.received) / p.total) : -1;
+    // A TTY redraws at most 10 times a second; a log gets a line every 10 %.
+    if (this.tty ? now - this.last < 100 && p.received !== p.total : pct === this.lastPct || (pct % 10 !== 0 && p.received !== p.total)) return;
+    this.last = now;
+    this.lastPct = pct;
+    const secs = Math.max(0.001, (now - this.started) / 1000);
+    const speed = `${((p.received - p.resumedFrom) / 1e6 / secs).toFixed(1)} MB/s`;
+    const width = 24;
+    const filled = p.total ? Math.round((width * p.received) / p.total) : 0;
+    const bar = p.total ? `${String(pct).padStart(3)}% [${'#'.repeat(filled)}${' '.repeat(width - filled)}]` : '';
+    const size = `${(p.received / 1e6).toFixed(1)}${p.total ? `/${(p.total / 1e6).toFixed(1)}` : ''} MB`;
+    const resumed = p.resumedFrom ? ` (resumed at ${(p.resumedFrom / 1e6).toFixed(1)} MB)` : '';
+    const line = `${this.name}  ${bar} ${size}  ${speed}${resumed}`;
+    process.stderr.write(this.tty ? `\r\x1b[2K${line}` : `${line}\n`);
+  }
+
+  done(): void {
+    if (this.tty && this.last) process.stderr.write('\n');
+  }
+}
