@@ -239,7 +239,7 @@ export class LocalClient implements LlmClient {
       const functions = toFunctions(req.tools);
       const res = await slot.chat.generateResponse(toHistory(req.system, req.messages), {
         ...(functions ? { functions } : {}),
-        onTextChunk: (text) => emit({ type: 'text', text }),
+        onTextChunk: (text) => text && emit({ type: 'text', text }),
         signal,
         stopOnAbortSignal: true,
         // At most half the context: the rest holds the conversation.

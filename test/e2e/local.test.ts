@@ -1,0 +1,169 @@
+/**
+ * The built-in local model end to end: `patchbay server` and `patchbay chat` with no API key
+ * and no Ollama, running the tiny GGUF model (scripts/make-tiny-gguf.mjs) in-process through
+ * node-llama-cpp; the download path against a local HTTP server; `patchbay models`.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeTinyGguf } from '../../scripts/make-tiny-gguf.mjs';
+import { BIN, EcaProc, tempDir, useEcaProcs, workspace } from './harness.js';
+
+const tiny = writeTinyGguf(join(mkdtempSync(join(tmpdir(), 'pb-local-e2e-')), 'tiny.gguf'));
+const track = useEcaProcs();
+
+/** Serves the tiny model; `cut` makes the next answer stop after half the body. */
+let server: Server;
+let base = '';
+let cutNext = false;
+const requests: Array<{ url: string; range?: string }> = [];
+beforeAll(async () => {
+  const bytes = readFileSync(tiny.path);
+  server = createServer((req, res) => {
+    requests.push({ url: req.url ?? '', range: req.headers.range });
+    const bad = req.url === '/bad.gguf';
+    const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+    const from = m ? Number(m[1]) : 0;
+    const headers = { 'x-linked-etag': `"${bad ? '0'.repeat(64) : tiny.sha256}"`, 'content-length': String(bytes.length - from) };
+    res.writeHead(from ? 206 : 200, from ? { ...headers, 'content-range': `bytes ${from}-${bytes.length - 1}/${bytes.length}` } : headers);
+    if (cutNext) {
+      cutNext = false;
+      res.write(bytes.subarray(from, from + Math.floor((bytes.length - from) / 2)));
+      setTimeout(() => res.socket?.destroy(), 20);
+      return;
+    }
+    res.end(bytes.subarray(from));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+function localServer(model: string): EcaProc {
+  return track(new EcaProc({ home: tempDir(), config: { chat: { generateTitles: false } }, env: { PATCHBAY_LOCAL_MODEL: model } }));
+}
+
+const texts = (p: EcaProc, chatId: string) => p.contents(chatId).filter((c) => c.role === 'assistant' && c.content.type === 'text');
+const progressTexts = (p: EcaProc, chatId: string) =>
+  p.contents(chatId).flatMap((c) => (c.content.type === 'progress' && c.content.state === 'running' ? [c.content.text as string] : []));
+
+/** Prompts, waits for `n` streamed tokens, stops the prompt and waits for the turn to end. */
+async function promptAndStop(p: EcaProc, n: number, chatId?: string): Promise<{ chatId: string; stoppedAfterMs: number }> {
+  const res = await p.request('chat/prompt', { message: 'write something', ...(chatId ? { chatId } : {}) });
+  const id = res.result.chatId as string;
+  let seen = 0;
+  await p.waitFor((m) => m.method === 'chat/contentReceived' && m.params.chatId === id && m.params.content.type === 'text' && ++seen >= n, `${n} tokens`, 60_000);
+  const t = Date.now();
+  p.notify('chat/promptStop', { chatId: id });
+  await p.turnDone(id, chatId ? 2 : 1, 10_000);
+  return { chatId: id, stoppedAfterMs: Date.now() - t };
+}
+
+describe('patchbay server with no API key and no Ollama', () => {
+  it('offers the local model, streams its tokens, stops on promptStop, and a second chat reuses the loaded model', async () => {
+    const p = localServer(tiny.path);
+    await p.initialize(workspace());
+    const cfg = await p.waitFor((m) => m.method === 'config/updated', 'config/updated');
+    expect(cfg.params.chat.models).toEqual(['local/qwen2.5-coder-1.5b']);
+    expect(cfg.params.chat.selectModel).toBe('local/qwen2.5-coder-1.5b');
+
+    const first = await promptAndStop(p, 20);
+    expect(progressTexts(p, first.chatId)).toContain('Loading local model tiny.gguf…');
+    expect(p.text(first.chatId)).toMatch(/^[a-z ]{10,}$/);
+    expect(first.stoppedAfterMs).toBeLessThan(5_000);
+    const after = texts(p, first.chatId).length;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(texts(p, first.chatId).length).toBe(after); // nothing streams after the stop
+    expect(p.text(first.chatId, 'system')).toContain('Prompt stopped');
+
+    const second = await promptAndStop(p, 5);
+    expect(second.chatId).not.toBe(first.chatId);
+    expect(progressTexts(p, second.chatId).some((t) => t.startsWith('Loading local model'))).toBe(false);
+    expect(p.text(second.chatId)).toMatch(/^[a-z ]+$/);
+
+    // The first chat goes on with its own context.
+    await promptAndStop(p, 3, first.chatId);
+  }, 90_000);
+
+  it('downloads the model on first use, with progress in the chat, and resumes a cut download', async () => {
+    cutNext = true;
+    const p = localServer(`${base}/tiny.gguf`);
+    await p.initialize(workspace());
+    const failed = await p.request('chat/prompt', { message: 'hi' });
+    await p.turnDone(failed.result.chatId, 1, 30_000);
+    expect(p.text(failed.result.chatId, 'system')).toMatch(/Could not get the local model/);
+
+    requests.length = 0;
+    const { chatId } = await promptAndStop(p, 3);
+    expect(requests).toEqual([{ url: '/tiny.gguf', range: expect.stringMatching(/^bytes=\d+-$/) }]);
+    expect(progressTexts(p, chatId).some((t) => /^Downloading .*tiny\.gguf: 100% /.test(t))).toBe(true);
+    expect(p.text(chatId)).toMatch(/^[a-z ]+$/);
+  }, 90_000);
+
+  it('rejects a download whose checksum does not match, and keeps running', async () => {
+    const p = localServer(`${base}/bad.gguf`);
+    await p.initialize(workspace());
+    const res = await p.request('chat/prompt', { message: 'hi' });
+    await p.turnDone(res.result.chatId, 1, 30_000);
+    expect(p.text(res.result.chatId, 'system')).toMatch(/checksum mismatch/);
+    const list = await p.request('chat/list', {});
+    expect(list.error).toBeUndefined();
+  }, 60_000);
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: Record<string, string>, home: string): Promise<Run> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: workspace(),
+    env: { PATH: process.env.PATH ?? '', HOME: home, PATCHBAY_HOME: join(home, '.patchbay'), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+describe('the CLI with the local model', () => {
+  it('`patchbay chat "…"` answers with no key and no Ollama (the README command, pointed at the tiny model)', async () => {
+    const home = tempDir();
+    // The default model's output limit (2048 tokens) applies; a small one keeps the test short.
+    const config = JSON.stringify({ providers: { local: { models: { 'qwen2.5-coder-1.5b': { limit: { context: 8192, output: 48 } } } } }, gateway: { port: 0 } });
+    const r = await cli(['chat', 'hello'], { PATCHBAY_LOCAL_MODEL: tiny.path, PATCHBAY_CONFIG: config }, home);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^[a-z ]{20,}/);
+  }, 90_000);
+
+  it('`patchbay models pull | list | rm` with a progress line, a cache entry and its removal', async () => {
+    const home = tempDir();
+    const env = { PATCHBAY_LOCAL_MODEL: `${base}/tiny.gguf` };
+    const pulled = await cli(['models', 'pull'], env, home);
+    expect(pulled.code, pulled.stderr).toBe(0);
+    expect(pulled.stderr).toMatch(/tiny\.gguf\s+100% \[#+\]/);
+    const path = pulled.stdout.trim();
+    expect(existsSync(path)).toBe(true);
+    expect(readFileSync(path).length).toBe(tiny.bytes);
+
+    const listed = await cli(['models', 'list'], env, home);
+    expect(listed.stdout).toContain(`local/qwen2.5-coder-1.5b  ${base}/tiny.gguf  ready: ${path}`);
+
+    const removed = await cli(['models', 'rm', 'qwen2.5-coder-1.5b'], env, home);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(existsSync(path)).toBe(false);
+    expect(readdirSync(join(home, '.patchbay', 'models'))).toEqual([]);
+
+    const bad = await cli(['models', 'pull', `${base}/bad.gguf`], env, home);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/checksum mismatch/);
+  }, 60_000);
+});

@@ -1,0 +1,175 @@
+/**
+ * The local model provider through the real code path: node-llama-cpp loading the tiny GGUF
+ * model that scripts/make-tiny-gguf.mjs writes, streamed through LocalClient exactly as the
+ * agent loop consumes it; plus the pure history / schema mappings.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeTinyGguf } from '../../scripts/make-tiny-gguf.mjs';
+import { isAbortError } from '../../src/peers/llm/errors.js';
+import { LocalClient, LocalRuntime, toGbnfSchema, toHistory } from '../../src/peers/llm/local.js';
+import type { LlmEvent, LlmRequest } from '../../src/peers/llm/types.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'pb-local-llm-'));
+const tiny = writeTinyGguf(join(dir, 'tiny.gguf'));
+const runtime = new LocalRuntime();
+afterAll(async () => {
+  await runtime.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function request(chatId: string, maxOutputTokens: number, signal = new AbortController().signal): LlmRequest {
+  return { model: 'tiny', system: 'You are terse.', messages: [{ role: 'user', content: 'hello there' }], tools: [], maxOutputTokens, signal, chatId };
+}
+
+async function collect(stream: AsyncIterable<LlmEvent>, onEvent?: (ev: LlmEvent, texts: number) => void): Promise<{ events: LlmEvent[]; error?: unknown }> {
+  const events: LlmEvent[] = [];
+  let texts = 0;
+  try {
+    for await (const ev of stream) {
+      events.push(ev);
+      if (ev.type === 'text') texts++;
+      onEvent?.(ev, texts);
+    }
+    return { events };
+  } catch (error) {
+    return { events, error };
+  }
+}
+
+const textOf = (events: LlmEvent[]) => events.flatMap((e) => (e.type === 'text' ? [e.text] : [])).join('');
+
+describe('LocalClient on the tiny model', () => {
+  const client = new LocalClient({ spec: { model: tiny.path, contextSize: 2048 }, home: dir, runtime });
+
+  it('streams tokens, then usage and finish: length at maxOutputTokens', async () => {
+    const { events, error } = await collect(client.stream(request('chat-a', 24)));
+    expect(error).toBeUndefined();
+    const progress = events.filter((e) => e.type === 'progress').map((e) => (e as { text: string }).text);
+    expect(progress).toEqual([expect.stringMatching(/^Loading local model tiny\.gguf/)]);
+    const text = textOf(events);
+    expect(text).toMatch(/^[a-z ]+$/);
+    expect(events.filter((e) => e.type === 'text').length).toBeGreaterThanOrEqual(20);
+    const usage = events.find((e) => e.type === 'usage') as Extract<LlmEvent, { type: 'usage' }>;
+    expect(usage.inputTokens).toBeGreaterThan(5);
+    expect(usage.outputTokens).toBe(24);
+    expect(events.at(-1)).toEqual({ type: 'finish', reason: 'length' });
+  });
+
+  it('a second chat reuses the loaded model (no load) and gets its own context', async () => {
+    const { events, error } = await collect(client.stream(request('chat-b', 8)));
+    expect(error).toBeUndefined();
+    expect(events.some((e) => e.type === 'progress')).toBe(false);
+    expect(textOf(events)).toMatch(/^[a-z ]+$/);
+    expect(runtime.contexts().sort()).toEqual(['chat-a', 'chat-b']);
+  });
+
+  it('at most two contexts: a third chat disposes the least recently used idle one; release frees a chat', async () => {
+    await collect(client.stream(request('chat-c', 4)));
+    expect(runtime.contexts().sort()).toEqual(['chat-b', 'chat-c']);
+    client.release('chat-b');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(runtime.contexts()).toEqual(['chat-c']);
+  });
+
+  it('abort stops the generation at once with an AbortError', async () => {
+    const ac = new AbortController();
+    const started = Date.now();
+    let abortedAt = 0;
+    const { events, error } = await collect(client.stream(request('chat-c', 4000, ac.signal)), (ev, texts) => {
+      if (ev.type === 'text' && texts === 5) {
+        abortedAt = Date.now();
+        ac.abort();
+      }
+    });
+    expect(isAbortError(error)).toBe(true);
+    const texts = events.filter((e) => e.type === 'text').length;
+    expect(texts).toBeGreaterThanOrEqual(5);
+    expect(texts).toBeLessThan(200);
+    expect(abortedAt).toBeGreaterThanOrEqual(started);
+    // The chat's context is free again: the next turn runs.
+    const next = await collect(client.stream(request('chat-c', 4)));
+    expect(next.error).toBeUndefined();
+  });
+
+  it('a missing model file is a clear, non-retryable error', async () => {
+    const missing = new LocalClient({ spec: { model: join(dir, 'nope.gguf') }, home: dir, runtime });
+    const { error } = await collect(missing.stream(request('chat-x', 4)));
+    expect(String(error)).toMatch(/Could not get the local model .*nope\.gguf/);
+    expect((error as { retryable?: boolean }).retryable).toBe(false);
+  });
+});
+
+describe('LocalClient with a model to download', () => {
+  let server: Server;
+  let url = '';
+  beforeAll(async () => {
+    const bytes = readFileSync(tiny.path);
+    server = createServer((req, res) => {
+      res.writeHead(200, { 'content-length': bytes.length, 'x-linked-etag': `"${tiny.sha256}"` });
+      res.end(bytes);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tiny.gguf`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('shows download progress, then loads it and streams', async () => {
+    const home = mkdtempSync(join(dir, 'home-'));
+    const client = new LocalClient({ spec: { model: url }, home, runtime });
+    const { events, error } = await collect(client.stream(request('chat-d', 4)));
+    expect(error).toBeUndefined();
+    const progress = events.flatMap((e) => (e.type === 'progress' ? [e.text] : []));
+    expect(progress.some((t) => /^Downloading .*tiny\.gguf: 100% \(/.test(t))).toBe(true);
+    expect(progress.at(-1)).toMatch(/^Loading local model/);
+    expect(textOf(events)).toMatch(/^[a-z ]+$/);
+  });
+});
+
+describe('mappings', () => {
+  it('a tool result joins its call as the result; text and calls keep their order', () => {
+    const h = toHistory('sys', [
+      { role: 'user', content: 'read a.ts' },
+      { role: 'assistant', content: [{ type: 'text', text: 'Reading.' }, { type: 'toolCall', id: 't1', name: 'patchbay__read_file', args: { path: 'a.ts' } }] },
+      { role: 'tool', toolCallId: 't1', name: 'patchbay__read_file', content: 'export {}', error: false },
+      { role: 'tool', toolCallId: 'unknown', name: 'x', content: 'orphan', error: true },
+    ]);
+    expect(h).toEqual([
+      { type: 'system', text: 'sys' },
+      { type: 'user', text: 'read a.ts' },
+      { type: 'model', response: ['Reading.', { type: 'functionCall', name: 'patchbay__read_file', params: { path: 'a.ts' }, result: 'export {}' }] },
+      { type: 'user', text: 'Result of x:\norphan' },
+    ]);
+  });
+
+  it('JSON Schemas narrow to what the grammar supports', () => {
+    expect(
+      toGbnfSchema({
+        type: 'object',
+        properties: {
+          path: { type: 'string', description: 'file', format: 'uri-reference' },
+          mode: { enum: ['a', 'b', { no: 1 }] },
+          n: { type: ['integer', 'object'] },
+          items: { type: 'array', items: { anyOf: [{ type: 'number' }, { const: 'x' }] } },
+          free: { $ref: '#/definitions/x' },
+        },
+        required: ['path', 'ghost'],
+        additionalProperties: false,
+      }),
+    ).toEqual({
+      type: 'object',
+      properties: {
+        path: { type: 'string', description: 'file' },
+        mode: { enum: ['a', 'b'] },
+        n: { type: ['integer'] },
+        items: { type: 'array', items: { oneOf: [{ type: 'number' }, { const: 'x' }] } },
+        free: { type: ['string', 'number', 'boolean', 'null'] },
+      },
+      required: ['path'],
+    });
+  });
+});
