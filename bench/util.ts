@@ -107,6 +107,8 @@ export interface SpawnOptions {
    * $BENCH_CHILD_NODE_ARGS (space-separated) so any bench can be profiled without edits.
    */
   nodeArgs?: string[];
+  /** Extra environment variables for the child (e.g. `PATCHBAY_LOCAL_MODEL: 'off'`). */
+  env?: Record<string, string>;
 }
 
 export class Server extends FramedProcess {
@@ -119,6 +121,7 @@ export class Server extends FramedProcess {
       HOME: opts.home,
       PATCHBAY_HOME: opts.home,
       ...(opts.config ? { PATCHBAY_CONFIG: JSON.stringify(opts.config) } : {}),
+      ...opts.env,
     };
     const nodeArgs = opts.nodeArgs ?? (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
     super([...nodeArgs, BIN, 'server'], env, { stderrLimit: 100_000 });
