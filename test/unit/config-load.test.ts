@@ -307,7 +307,7 @@ describe('loadConfig: invalid input', () => {
     const r = loadConfig({ roots: [], env: {}, homeDir: home });
     expect(r.errors).toHaveLength(1);
     expect(formatConfigError(r.errors[0])).toBe(
-      `Invalid config in ${f} at providers.openai.api: Invalid option: expected one of "openai-chat"|"openai-responses"|"anthropic"|"ollama"`,
+      `Invalid config in ${f} at providers.openai.api: Invalid option: expected one of "openai-chat"|"openai-responses"|"anthropic"|"ollama"|"local"`,
     );
   });
 

@@ -14,8 +14,8 @@ import { run, textOf } from './llm-helpers.js';
 const fake = useFakeLlm();
 
 const config = (c: Record<string, unknown> = {}): Config => configSchema.parse(c);
-/** No Ollama unless a test points at the fake: port 1 refuses at once. */
-const noOllama = { OLLAMA_API_URL: 'http://127.0.0.1:1' };
+/** No Ollama unless a test points at the fake (port 1 refuses at once), and no built-in local model. */
+const noOllama = { OLLAMA_API_URL: 'http://127.0.0.1:1', PATCHBAY_LOCAL_MODEL: 'off' };
 const ids = (models: ModelEntry[]): string[] => models.map((m) => m.id);
 
 describe('resolveModels', () => {
@@ -83,7 +83,7 @@ describe('resolveModels', () => {
 
   it('discovers Ollama models from /api/tags at OLLAMA_API_URL', async () => {
     fake().models = [{ name: 'qwen3:8b' }, { name: 'llama3.2:latest' }];
-    const models = await resolveModels(config(), { OLLAMA_API_URL: fake().url });
+    const models = await resolveModels(config(), { OLLAMA_API_URL: fake().url, PATCHBAY_LOCAL_MODEL: 'off' });
     expect(ids(models)).toEqual(['ollama/qwen3:8b', 'ollama/llama3.2:latest']);
     expect(models[0]).toMatchObject({ api: 'ollama', url: fake().url, modelName: 'qwen3:8b' });
     expect(fake().requests).toEqual([expect.objectContaining({ method: 'GET', path: '/api/tags' })]);
@@ -97,7 +97,7 @@ describe('resolveModels', () => {
     await new Promise<void>((r) => hang.listen(0, '127.0.0.1', () => r()));
     const port = (hang.address() as import('node:net').AddressInfo).port;
     const t0 = Date.now();
-    const models = await resolveModels(config(), { OLLAMA_API_URL: `http://127.0.0.1:${port}`, ANTHROPIC_API_KEY: 'k' });
+    const models = await resolveModels(config(), { OLLAMA_API_URL: `http://127.0.0.1:${port}`, ANTHROPIC_API_KEY: 'k', PATCHBAY_LOCAL_MODEL: 'off' });
     const took = Date.now() - t0;
     for (const s of sockets) s.destroy();
     hang.close();
@@ -105,6 +105,38 @@ describe('resolveModels', () => {
     expect(models.length).toBeGreaterThan(0);
     expect(took).toBeGreaterThanOrEqual(1400);
     expect(took).toBeLessThan(3000);
+  });
+
+  it('offers the built-in local model when nothing else is usable, and only then picks it', async () => {
+    const alone = await resolveModels(config(), { OLLAMA_API_URL: 'http://127.0.0.1:1' });
+    expect(alone).toEqual([
+      {
+        id: 'local/qwen2.5-coder-1.5b',
+        provider: 'local',
+        api: 'local',
+        modelName: 'qwen2.5-coder-1.5b',
+        url: 'local',
+        limit: { context: 8192, output: 2048 },
+        local: { model: 'hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf', contextSize: 8192 },
+      },
+    ]);
+    expect(pickDefaultModel(alone)?.id).toBe('local/qwen2.5-coder-1.5b');
+    const withKey = await resolveModels(config(), { OLLAMA_API_URL: 'http://127.0.0.1:1', OPENAI_API_KEY: 'k' });
+    expect(ids(withKey)).toContain('local/qwen2.5-coder-1.5b');
+    expect(pickDefaultModel(withKey)?.provider).toBe('openai');
+    const custom = await resolveModels(config({ providers: { my: { url: 'http://x/v1', models: { m: {} } } } }), { OLLAMA_API_URL: 'http://127.0.0.1:1' });
+    expect(pickDefaultModel(custom)?.id).toBe('my/m');
+  });
+
+  it('PATCHBAY_LOCAL_MODEL replaces the default local file; config adds local models; one without a file is skipped', async () => {
+    const models = await resolveModels(
+      config({ providers: { local: { models: { big: { model: '~/m.gguf', contextSize: 4096, gpuLayers: 'max', sha256: 'a'.repeat(64) }, nofile: {} } } } }),
+      { ...noOllama, PATCHBAY_LOCAL_MODEL: '/tmp/tiny.gguf' },
+    );
+    expect(models.map((m) => [m.id, m.local])).toEqual([
+      ['local/qwen2.5-coder-1.5b', { model: '/tmp/tiny.gguf', contextSize: 8192 }],
+      ['local/big', { model: '~/m.gguf', contextSize: 4096, gpuLayers: 'max', sha256: 'a'.repeat(64) }],
+    ]);
   });
 
   it('lists Ollama models directly, and reports HTTP errors', async () => {

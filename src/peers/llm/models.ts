@@ -99,7 +99,9 @@ export async function resolveModels(config: Config, env: NodeJS.ProcessEnv, opts
 }
 
 async function providerModels(id: string, user: ProviderConfig | undefined, env: NodeJS.ProcessEnv, opts: ResolveOptions): Promise<ModelEntry[]> {
-  const builtin = BUILTINS[id];
+  // A user's own "local" provider with a url (LM Studio, llama.cpp's server…) is theirs, not the built-in one.
+  const theirs = id === 'local' && user && (user.url !== undefined || (user.api !== undefined && user.api !== 'local'));
+  const builtin = theirs ? undefined : BUILTINS[id];
   const api = user?.api ?? builtin?.api ?? defaultApi(id);
   const url = user?.url ?? (builtin ? (builtin.urlEnv ? nonEmpty(env[builtin.urlEnv]) : undefined) ?? builtin.url : api === 'local' ? 'local' : undefined);
   if (!url) {
