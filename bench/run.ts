@@ -16,6 +16,9 @@
  *                 short deadline vs. the 19 fast ones alone (bench/openctx.ts)
  *   lsp           time to fresh diagnostics after an edit: patchbay's LspHost vs. driving
  *                 typescript-language-server directly (bench/lsp.ts)
+ *   local         the tiny GGUF test model through patchbay's built-in local provider vs.
+ *                 node-llama-cpp driven directly with the same prompt: cold and warm time to
+ *                 the first token, tokens/s (bench/local.ts)
  *
  * `node bench/.out/bench/run.js relay rss` runs only those. BENCH_CHILD_NODE_ARGS passes
  * node flags to every spawned server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
@@ -23,6 +26,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { GATEWAY_TARGETS, runGatewayCalls, runGatewayRss } from './gateway.js';
+import { runLocal, type LocalRun } from './local.js';
 import { LSP_SETTLE_MS, LSP_TARGET, runLsp } from './lsp.js';
 import { MCP_SLOW, runMcpCalls, runMcpStart } from './mcp.js';
 import { OPENCTX_SLACK_MS, runOpenCtx } from './openctx.js';
@@ -422,6 +426,58 @@ async function lsp(): Promise<void> {
   }
 }
 
+// ---------------------------------------------------------------- local
+
+async function local(): Promise<void> {
+  try {
+    const r = await runLocal(log);
+    const all = (xs: LocalRun[], f: (x: LocalRun) => number, digits = 0): string => xs.map((x) => f(x).toFixed(digits)).join(', ');
+    const first = (x: LocalRun): number => x.firstMs;
+    const tps = (x: LocalRun): number => x.tokensPerSec;
+    const st = r.directStages;
+    log(`  cold, first token   patchbay: ${all(r.patchbay.cold, first)} ms;  direct: ${all(r.direct.cold, first)} ms`);
+    log(`    direct cold stages (medians, since the import began): import ${ms(st.importMs, 0)}, getLlama ${ms(st.llamaMs, 0)}, loadModel ${ms(st.loadMs, 0)}, context ${ms(st.contextMs, 0)}, first token ${ms(r.coldMs.direct, 0)}`);
+    log(`  warm, first token   patchbay: ${all(r.patchbay.warm, first)} ms;  direct: ${all(r.direct.warm, first)} ms`);
+    log(`  tokens/s, warm      patchbay: ${all(r.patchbay.warm, tps)};  direct: ${all(r.direct.warm, tps)}`);
+    log(`  tokens/s, cold      patchbay: ${all(r.patchbay.cold, tps)};  direct: ${all(r.direct.cold, tps)}`);
+    log(`  prompt: patchbay ${r.promptTokens.patchbay} tokens, direct ${r.promptTokens.direct} (${r.promptChars} chars + ${r.tools} tools); text chunks per reply: patchbay ${r.chunks.patchbay}, direct ${r.chunks.direct}`);
+    row({
+      bench: 'local cold start → first token',
+      figure: ms(r.coldMs.patchbay, 0),
+      reference: `direct ${ms(r.coldMs.direct, 0)}`,
+      ratio: ratio(r.coldMs.patchbay / r.coldMs.direct),
+      target: '(info)',
+      pass: undefined,
+    });
+    row({
+      bench: 'local warm → first token (new chat)',
+      figure: ms(r.warmMs.patchbay, 0),
+      reference: `direct ${ms(r.warmMs.direct, 0)}`,
+      ratio: ratio(r.warmMs.patchbay / r.warmMs.direct),
+      target: '(info)',
+      pass: undefined,
+    });
+    row({
+      bench: 'local tokens/s (warm)',
+      figure: `${r.tokensPerSec.patchbay.toFixed(0)} tokens/s`,
+      reference: `direct ${r.tokensPerSec.direct.toFixed(0)} tokens/s`,
+      ratio: ratio(r.tokensPerSec.patchbay / r.tokensPerSec.direct),
+      target: '(info)',
+      pass: undefined,
+    });
+    row({
+      bench: 'local prompt size',
+      figure: `${r.promptTokens.patchbay} tokens`,
+      reference: `direct ${r.promptTokens.direct} tokens`,
+      ratio: ratio(r.promptTokens.patchbay / r.promptTokens.direct),
+      target: '(info: same prompt)',
+      pass: undefined,
+    });
+  } catch (e) {
+    failed('local', e);
+  }
+}
+
 // ---------------------------------------------------------------- main
 
 function table(): void {
@@ -436,7 +492,7 @@ function table(): void {
   for (const c of all.slice(1)) log(line(c));
 }
 
-const ALL = ['relay', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'openctx', 'lsp'];
+const ALL = ['relay', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'openctx', 'lsp', 'local'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).map((a) => a.toLowerCase());
@@ -454,6 +510,7 @@ async function main(): Promise<void> {
   if (want('gateway')) await gateway();
   if (want('openctx')) await openctx();
   if (want('lsp')) await lsp();
+  if (want('local')) await local();
   table();
   log(`\n(${((now() - t0) / 1000).toFixed(1)} s; figures only — this always exits 0)`);
 }
