@@ -69,7 +69,39 @@ function vocab() {
   return { tokens, types, scores: tokens.map((_, i) => (i >= 262 ? -1 : 0)) };
 }
 
-function tensors(nVocab) {
+/**
+ * A scripted reply: the token pieces that spell `text`, each piece used once (pairs where they
+ * are free, single bytes otherwise), so that "the next token depends only on this one" can
+ * encode the whole sequence. Returns token ids, or throws when no such split exists.
+ */
+function replyTokens(text, tokens) {
+  const id = new Map(tokens.map((t, i) => [t, i]));
+  const piece = (s) => (s === ' ' ? '\u2581' : s);
+  const single = (c) => (c === ' ' ? id.get('\u2581') : 3 + c.charCodeAt(0));
+  const used = new Set([NEWLINE]);
+  const out = [];
+  const split = (at) => {
+    if (at === text.length) return true;
+    const pair = at + 1 < text.length ? id.get(piece(text[at]) + piece(text[at + 1])) : undefined;
+    for (const [tok, len] of [[pair, 2], [single(text[at]), 1]]) {
+      if (tok === undefined || used.has(tok)) continue;
+      used.add(tok);
+      out.push(tok);
+      if (split(at + len)) return true;
+      used.delete(tok);
+      out.pop();
+    }
+    return false;
+  };
+  if (!split(0)) throw new Error(`cannot spell ${JSON.stringify(text)} with distinct tokens`);
+  if (out.length + 1 >= N_EMBD) throw new Error(`reply too long: ${out.length} tokens (at most ${N_EMBD - 2})`);
+  return out;
+}
+
+/** The byte token of "\n": the last token of every prompt (after "<|im_start|>assistant\n"). */
+const NEWLINE = 3 + 0x0a;
+
+function tensors(nVocab, reply) {
   const rand = mulberry32(0x7a11b0);
   const noise = (n) => Float32Array.from({ length: n }, () => (rand() * 2 - 1) * 0.02);
   const ones = (n) => new Float32Array(n).fill(1);
@@ -81,6 +113,20 @@ function tensors(nVocab) {
     const wanted = byte === 0x20 || (byte >= 0x61 && byte <= 0x7a);
     embd[v * N_EMBD] = 1;
     output[v * N_EMBD] = wanted ? 1 : -8;
+  }
+  // A scripted reply: "\n", then each piece, then </s>, as a chain. Each chain token's
+  // embedding is one dimension of its own (1..63, and nothing on dimension 0); the next piece
+  // reads that dimension with weight 10, everything else 0. With the blocks' outputs zeroed the
+  // residual stream is the current token's embedding, so greedy decoding follows the chain.
+  if (reply) {
+    const chain = [NEWLINE, ...reply, 2];
+    chain.forEach((tok, i) => {
+      if (i === chain.length - 1) return;
+      const row = tok * N_EMBD;
+      embd.fill(0, row, row + N_EMBD);
+      embd[row + 1 + i] = 1;
+      output[chain[i + 1] * N_EMBD + 1 + i] = 10;
+    });
   }
 
   const list = [
@@ -95,11 +141,11 @@ function tensors(nVocab) {
       [p + 'attn_q.weight', [N_EMBD, N_EMBD], noise(N_EMBD * N_EMBD)],
       [p + 'attn_k.weight', [N_EMBD, N_EMBD], noise(N_EMBD * N_EMBD)],
       [p + 'attn_v.weight', [N_EMBD, N_EMBD], noise(N_EMBD * N_EMBD)],
-      [p + 'attn_output.weight', [N_EMBD, N_EMBD], noise(N_EMBD * N_EMBD)],
+      [p + 'attn_output.weight', [N_EMBD, N_EMBD], reply ? new Float32Array(N_EMBD * N_EMBD) : noise(N_EMBD * N_EMBD)],
       [p + 'ffn_norm.weight', [N_EMBD], ones(N_EMBD)],
       [p + 'ffn_gate.weight', [N_EMBD, N_FF], noise(N_EMBD * N_FF)],
       [p + 'ffn_up.weight', [N_EMBD, N_FF], noise(N_EMBD * N_FF)],
-      [p + 'ffn_down.weight', [N_FF, N_EMBD], noise(N_FF * N_EMBD)],
+      [p + 'ffn_down.weight', [N_FF, N_EMBD], reply ? new Float32Array(N_FF * N_EMBD) : noise(N_FF * N_EMBD)],
     );
   }
   return list;
@@ -147,9 +193,13 @@ class Writer {
   }
 }
 
-export function writeTinyGguf(path) {
+/**
+ * `opts.reply`: a text the model answers every prompt with (greedy decoding), then </s> — e.g.
+ * a function call in node-llama-cpp's syntax, to drive tool calls through the real library.
+ */
+export function writeTinyGguf(path, opts = {}) {
   const { tokens, types, scores } = vocab();
-  const list = tensors(tokens.length);
+  const list = tensors(tokens.length, opts.reply === undefined ? undefined : replyTokens(opts.reply, tokens));
   const meta = [
     ['general.architecture', 'str', 'llama'],
     ['general.name', 'str', 'patchbay-tiny'],
