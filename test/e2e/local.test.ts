@@ -115,6 +115,31 @@ describe('patchbay server with no API key and no Ollama', () => {
   }, 60_000);
 });
 
+describe('a local model calling tools through the agent loop', () => {
+  it('its call goes through approval and runs, and the loop hands the result back to the model for its next step', async () => {
+    const caller = writeTinyGguf(join(tempDir(), 'caller.gguf'), { reply: '||call: patchbay__write_file({"path":"note.txt","content":"hi"})' });
+    const ws = workspace();
+    const p = localServer(caller.path);
+    await p.initialize(ws);
+    const res = await p.request('chat/prompt', { message: 'write a note' });
+    const chatId = res.result.chatId as string;
+    const isRun = (m: { method?: string; params?: any }) => m.method === 'chat/contentReceived' && m.params.chatId === chatId && m.params.content.type === 'toolCallRun';
+    const run = await p.waitFor(isRun, 'toolCallRun', 30_000);
+    expect(run.params.content).toMatchObject({ name: 'write_file', server: 'patchbay', arguments: { path: 'note.txt', content: 'hi' }, manualApproval: true });
+    p.notify('chat/toolCallApprove', { chatId, toolCallId: run.params.content.id });
+    const called = await p.waitFor((m) => m.method === 'chat/contentReceived' && m.params.chatId === chatId && m.params.content.type === 'toolCalled', 'toolCalled', 30_000);
+    expect(called.params.content.error).toBe(false);
+    expect(readFileSync(join(ws, 'note.txt'), 'utf8')).toBe('hi');
+    // Scripted to call again after every result: the second call is stopped, not run.
+    let runs = 0;
+    const second = await p.waitFor((m) => isRun(m) && ++runs === 2, 'a second toolCallRun', 30_000);
+    p.notify('chat/promptStop', { chatId });
+    await p.turnDone(chatId, 1, 10_000);
+    const rejected = p.contents(chatId).find((c) => c.content.type === 'toolCallRejected');
+    expect(rejected?.content).toMatchObject({ id: second.params.content.id, reason: 'userPromptStop' });
+  }, 90_000);
+});
+
 interface Run {
   code: number | null;
   stdout: string;

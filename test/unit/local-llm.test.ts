@@ -104,6 +104,43 @@ describe('LocalClient on the tiny model', () => {
   });
 });
 
+describe('LocalClient tool calls through the library\'s function calling', () => {
+  // A tiny model scripted to answer with a call in the syntax node-llama-cpp's ChatML wrapper
+  // teaches the model; the library parses it (grammar-constrained) into a function call.
+  const scripted = writeTinyGguf(join(dir, 'caller.gguf'), { reply: '||call: get_weather({"city":"Oslo"})' });
+  const client = new LocalClient({ spec: { model: scripted.path, contextSize: 2048 }, home: dir, runtime });
+
+  it('a call comes back as toolCallStart / toolCallDelta / toolCallEnd and finish: tool_calls', async () => {
+    const req: LlmRequest = {
+      ...request('chat-tools', 64),
+      tools: [{ name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }],
+    };
+    const { events, error } = await collect(client.stream(req));
+    expect(error).toBeUndefined();
+    const start = events.find((e) => e.type === 'toolCallStart') as Extract<LlmEvent, { type: 'toolCallStart' }>;
+    expect(start.name).toBe('get_weather');
+    expect(events.filter((e) => e.type !== 'progress' && e.type !== 'usage' && e.type !== 'text')).toEqual([
+      { type: 'toolCallStart', id: start.id, name: 'get_weather' },
+      { type: 'toolCallDelta', id: start.id, argsDelta: '{"city":"Oslo"}' },
+      { type: 'toolCallEnd', id: start.id, name: 'get_weather', args: { city: 'Oslo' } },
+      { type: 'finish', reason: 'tool_calls' },
+    ]);
+    // The same model with the result in its history: the call and its result are rendered back.
+    const again = await collect(
+      client.stream({
+        ...req,
+        messages: [
+          ...req.messages,
+          { role: 'assistant', content: [{ type: 'toolCall', id: start.id, name: 'get_weather', args: { city: 'Oslo' } }] },
+          { role: 'tool', toolCallId: start.id, name: 'get_weather', content: 'sunny, 21 °C', error: false },
+        ],
+      }),
+    );
+    expect(again.error).toBeUndefined();
+    expect(again.events.some((e) => e.type === 'toolCallEnd')).toBe(true);
+  });
+});
+
 describe('LocalClient with a model to download', () => {
   let server: Server;
   let url = '';
