@@ -2,6 +2,8 @@
 import type { ModelEntry } from '../peers/llm/types.js';
 import type { Tool } from '../core/tool.js';
 import type { McpServerInfo } from '../peers/mcp/types.js';
+import { existsSync } from 'node:fs';
+import { resolveModelUri } from '../peers/llm/local-models.js';
 
 export interface DoctorInput {
   home: string;
@@ -30,6 +32,7 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
     d.configErrors.length ? `Config problems:\n${d.configErrors.map((e) => `  - ${e}`).join('\n')}` : 'Config problems: none',
     `Models (${d.models.length}): ${d.models.length ? d.models.map((m) => m.id).join(', ') : 'none — set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_API_URL, or configure providers'}`,
     `Default model: ${d.defaultModel?.id ?? 'none'}`,
+    ...localModelLines(d.models, d.home),
     `Native tools: ${byServer.get('patchbay') ?? 0}`,
     d.mcpServers.length
       ? `MCP servers:\n${d.mcpServers
@@ -54,4 +57,22 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
         }`,
   ];
   return lines.join('\n');
+}
+
+/** Where each local model's file is: ready on disk, or fetched on first use. */
+function localModelLines(models: ModelEntry[], home: string): string[] {
+  const local = models.filter((m) => m.local);
+  if (!local.length) return [];
+  return [
+    'Local models:',
+    ...local.map((m) => {
+      try {
+        const r = resolveModelUri(m.local!.model, home);
+        const state = existsSync(r.path) ? `ready (${r.path})` : r.kind === 'file' ? `missing file ${r.path}` : `downloaded on first use to ${r.path} (or: patchbay models pull ${m.id})`;
+        return `  - ${m.id}: ${m.local!.model} — ${state}`;
+      } catch (e) {
+        return `  - ${m.id}: ${m.local!.model} — ${(e as Error).message}`;
+      }
+    }),
+  ];
 }

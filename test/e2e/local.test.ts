@@ -169,6 +169,12 @@ describe('the CLI with the local model', () => {
     expect(r.stdout.trim()).toMatch(/^[a-z ]{20,}/);
   }, 90_000);
 
+  it('`patchbay doctor` shows the local model and where its file is', async () => {
+    const r = await cli(['doctor'], { PATCHBAY_LOCAL_MODEL: tiny.path }, tempDir());
+    expect(r.stdout).toContain('Default model: local/qwen2.5-coder-1.5b');
+    expect(r.stdout).toContain(`  - local/qwen2.5-coder-1.5b: ${tiny.path} — ready (${tiny.path})`);
+  }, 30_000);
+
   it('`patchbay models pull | list | rm` with a progress line, a cache entry and its removal', async () => {
     const home = tempDir();
     const env = { PATCHBAY_LOCAL_MODEL: `${base}/tiny.gguf` };
