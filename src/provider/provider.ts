@@ -30,6 +30,7 @@ import {
   type ProviderMessage,
   type PushLevel,
   type SessionInfo,
+  type ToolCallMessage,
   type ToolDef,
 } from '../protocol/gateway/index.js';
 import { backoffDelay, resolveBackoff, type ResolvedBackoff } from './backoff.js';
@@ -348,6 +349,11 @@ export class Provider extends Emitter<ProviderEvents> {
       return;
     }
     const type = (data as { type?: unknown } | null)?.type;
+    // The hot message, checked by hand (the same rules as its schema); everything else by schema.
+    if (type === 'tool.call' && isToolCall(data)) {
+      conn.calls.start(data);
+      return;
+    }
     // Spec "Forward compatibility": unknown gateway→provider types are ignored.
     if (typeof type !== 'string' || !Object.hasOwn(gatewayMessageSchemas, type)) return;
     const schema = gatewayMessageSchemas[type as GatewayMessage['type']];
@@ -533,4 +539,11 @@ export class Provider extends Emitter<ProviderEvents> {
 
 export function createProvider(opts: ProviderOptions): Provider {
   return new Provider(opts);
+}
+
+/** `toolCallMessageSchema`'s rules: string id, sessionId and tool; args a JSON object. */
+function isToolCall(m: unknown): m is ToolCallMessage {
+  const c = m as Record<string, unknown>;
+  const args = c.args;
+  return typeof c.id === 'string' && typeof c.sessionId === 'string' && typeof c.tool === 'string' && typeof args === 'object' && args !== null && !Array.isArray(args);
 }

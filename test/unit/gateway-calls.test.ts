@@ -114,6 +114,56 @@ describe('gateway tool calls', () => {
     expect(await c.next('tool.cancel')).toEqual({ type: 'tool.cancel', id, sessionId: 'chat-1', reason: 'timeout' });
   });
 
+  it('one deadline timer serves every call: a short timeout started after a long one still fires on time, answered calls leave the rest alone', async () => {
+    const t = await startGateway();
+    const c = await bound(t, [greet('long', { timeout: 2_000 }), greet('short', { timeout: 100 })]);
+    const long = await call(t, c, {}, undefined, 'long');
+    const answered = await call(t, c, {}, undefined, 'short');
+    c.send({ type: 'tool.result', id: answered.id, data: 'in time' });
+    expect(text(await answered.result)).toBe('in time');
+    const started = Date.now();
+    const short = await call(t, c, {}, undefined, 'short');
+    expect(text(await short.result)).toMatch(/timed out after 100 ms/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect((await c.next('tool.cancel')).id).toBe(short.id);
+    expect(await settledYet(long.result)).toBe(false);
+    c.send({ type: 'tool.result', id: long.id, data: 'slow but fine' });
+    expect(text(await long.result)).toBe('slow but fine');
+  });
+
+  it('aborting a signal cancels exactly the pending calls made with it, each time it is used again', async () => {
+    const t = await startGateway();
+    const c = await bound(t);
+    const turn = new AbortController();
+    const other = new AbortController();
+    const first = await call(t, c, {}, turn.signal);
+    c.send({ type: 'tool.result', id: first.id, data: 'done' });
+    expect(text(await first.result)).toBe('done');
+    const a = await call(t, c, {}, turn.signal);
+    const b = await call(t, c, {}, turn.signal);
+    const kept = await call(t, c, {}, other.signal);
+    turn.abort();
+    expect(text(await a.result)).toMatch(/^CANCELLED: /);
+    expect(text(await b.result)).toMatch(/^CANCELLED: /);
+    const cancels = [await c.next('tool.cancel'), await c.next('tool.cancel')].map((m) => m.id).sort();
+    expect(cancels).toEqual([a.id, b.id].sort());
+    expect(await settledYet(kept.result)).toBe(false);
+    c.send({ type: 'tool.result', id: kept.id, data: 'unaffected' });
+    expect(text(await kept.result)).toBe('unaffected');
+  });
+
+  it('a result with data and an errorCode, or with data and error, is judged by the full schema', async () => {
+    const t = await startGateway();
+    const c = await bound(t);
+    const one = await call(t, c);
+    c.send({ type: 'tool.result', id: one.id, data: 'x', error: 'y' });
+    expect(text(await one.result)).toMatch(/^INVALID_JSON: .*exactly one of "data" or "error"/);
+    const two = await call(t, c);
+    c.send({ type: 'tool.result', id: two.id, data: 'partial', errorCode: 'PARTIAL' });
+    expect(text(await two.result)).toBe('partial');
+  });
+
   it('the default timeout applies when the tool declares none', async () => {
     const t = await startGateway({}, { defaultToolTimeoutMs: 60 });
     const c = await bound(t);

@@ -442,3 +442,36 @@ describe('provider SDK: lifecycle, reconnect, close', () => {
     expect(p.state).toBe('failed');
   });
 });
+
+describe('provider SDK: what a gateway sends is checked', () => {
+  it('a tool.call that breaks the schema is answered with an INTERNAL error result and reported; valid ones still run', async () => {
+    const { WebSocketServer } = await import('ws');
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    later(wss, (w) => new Promise<void>((r) => w.close(() => r())));
+    await new Promise<void>((r) => wss.once('listening', () => r()));
+    const answers: Array<Record<string, unknown>> = [];
+    wss.on('connection', (ws) =>
+      ws.on('message', (raw) => {
+        const m = JSON.parse(String(raw)) as Record<string, unknown>;
+        if (m.type === 'auth') ws.send(JSON.stringify({ type: 'sessions', active: [{ id: 's1', label: 'chat', cwd: '/w' }] }));
+        if (m.type === 'hello') {
+          ws.send(JSON.stringify({ type: 'hello.ack', protocolVersion: m.protocolVersion, providerId: 'p-1', sessionId: 's1' }));
+          ws.send(JSON.stringify({ type: 'tool.call', id: 'bad-1', sessionId: 's1', tool: 'forecast', args: ['Oslo'] }));
+          ws.send(JSON.stringify({ type: 'tool.call', id: 'ok-1', sessionId: 's1', tool: 'forecast', args: { city: 'Oslo' } }));
+        }
+        if (m.type === 'tool.result') answers.push(m);
+      }),
+    );
+    const port = (wss.address() as { port: number }).port;
+    const errors: string[] = [];
+    const p = provider({ url: `ws://127.0.0.1:${port}`, home: '/nonexistent' }, { token: 'ptk-test', tools: [forecast] });
+    p.on('error', (e) => errors.push(e.message));
+    await p.connect();
+    await until(() => answers.length === 2, 'both tool.results');
+    expect(answers).toEqual([
+      { type: 'tool.result', id: 'bad-1', error: expect.stringMatching(/^invalid tool\.call: args/), errorCode: 'INTERNAL' },
+      { type: 'tool.result', id: 'ok-1', data: 'Sunny in Oslo' },
+    ]);
+    expect(errors).toEqual([expect.stringMatching(/invalid tool\.call from the gateway/)]);
+  });
+});

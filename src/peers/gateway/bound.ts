@@ -2,7 +2,7 @@
  * What a Bound provider may send: `tool.result`, `push`, `tools.update` (`goodbye` is handled for
  * every state by the connection). specs/tap-provider-gateway.md "Messages", "Tool call terminal semantics".
  */
-import { pushMessageSchema, toolResultMessageSchema } from '../../protocol/gateway/index.js';
+import { pushMessageSchema, toolResultMessageSchema, type ToolResultMessage } from '../../protocol/gateway/index.js';
 import { failure, toToolResult } from './calls.js';
 import type { Binding, ProviderConnection } from './connection.js';
 import { checkToolsUpdate, describeIssues, type Rejection } from './validation.js';
@@ -23,6 +23,12 @@ export function handleBound(conn: ProviderConnection, b: Binding, raw: Record<st
 
 function onResult(conn: ProviderConnection, b: Binding, raw: Record<string, unknown>, rejected?: Rejection): void {
   let problem = rejected;
+  // The common answer, `{type, id, data}`, checked by hand; anything else gets the schema (and its messages).
+  if (!problem && typeof raw.id === 'string' && raw.id !== '' && raw.data !== undefined && raw.error === undefined && raw.errorCode === undefined) {
+    const id = raw.id;
+    if (!b.calls.finish(id, toToolResult(raw as ToolResultMessage))) conn.host.log.debug(`provider ${b.name}: ignored result for settled or unknown call ${id}`);
+    return;
+  }
   if (!problem) {
     const parsed = toolResultMessageSchema.safeParse(raw);
     if (parsed.success) {

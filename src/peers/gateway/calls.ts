@@ -9,9 +9,11 @@ import type { CancelReason, ToolResultMessage } from '../../protocol/gateway/ind
 interface Pending {
   tool: string;
   resolve: (r: ToolResult) => void;
-  timer: NodeJS.Timeout;
+  /** `Date.now()` past which the call times out. */
+  deadline: number;
+  timeoutMs: number;
   signal: AbortSignal;
-  onAbort: () => void;
+  cancel: StartCall['cancel'];
 }
 
 export interface StartCall {
@@ -64,18 +66,19 @@ export class PendingCalls {
     return this.settled.has(id) || this.settledBefore.has(id);
   }
 
-  /** Registers the call; `send` must already have gone out or go out right after. */
+  /**
+   * Registers the call; `send` must already have gone out or go out right after.
+   *
+   * Per call there is no timer and no abort listener (each cost as much as the rest of a call's
+   * bookkeeping, bench/gateway.ts): one timer runs to the earliest deadline, and each signal
+   * (a chat turn's, shared by its calls) gets one listener that cancels its pending calls.
+   */
   start(c: StartCall): Promise<ToolResult> {
     return new Promise<ToolResult>((resolve) => {
-      const cancel = (reason: CancelReason, text: string): void => {
-        if (!this.finish(c.id, failure('CANCELLED', text))) return;
-        c.cancel(reason);
-      };
-      const onAbort = (): void => cancel('cancelled', `tool call "${c.tool}" was cancelled`);
-      const timer = setTimeout(() => cancel('timeout', `tool call "${c.tool}" timed out after ${c.timeoutMs} ms`), c.timeoutMs);
-      timer.unref?.();
-      this.pending.set(c.id, { tool: c.tool, resolve, timer, signal: c.signal, onAbort });
-      c.signal.addEventListener('abort', onAbort, { once: true });
+      const deadline = Date.now() + c.timeoutMs;
+      this.pending.set(c.id, { tool: c.tool, resolve, deadline, timeoutMs: c.timeoutMs, signal: c.signal, cancel: c.cancel });
+      this.watch(c.signal);
+      if (this.timer === undefined || deadline < this.timerAt) this.armTimer(deadline);
     });
   }
 
@@ -84,15 +87,58 @@ export class PendingCalls {
     const p = this.pending.get(id);
     if (!p) return false;
     this.pending.delete(id);
-    clearTimeout(p.timer);
-    p.signal.removeEventListener('abort', p.onAbort);
     this.settled.add(id);
     if (this.settled.size >= SETTLED_MEMORY) {
       this.settledBefore = this.settled;
       this.settled = new Set();
     }
+    // The timer stays: it finds nothing due when it fires (re-arming per call is what this avoids).
     p.resolve(result);
     return true;
+  }
+
+  /** The call fails as CANCELLED, then `tool.cancel` goes out (first terminal outcome wins). */
+  private cancel(id: string, reason: CancelReason): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    const text = reason === 'timeout' ? `tool call "${p.tool}" timed out after ${p.timeoutMs} ms` : `tool call "${p.tool}" was cancelled`;
+    if (this.finish(id, failure('CANCELLED', text))) p.cancel(reason);
+  }
+
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  private readonly watched = new WeakSet<AbortSignal>();
+
+  private watch(signal: AbortSignal): void {
+    if (this.watched.has(signal)) return;
+    this.watched.add(signal);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const [id, p] of [...this.pending]) if (p.signal === signal) this.cancel(id, 'cancelled');
+      },
+      { once: true },
+    );
+  }
+
+  private armTimer(at: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.onTimer(), Math.max(0, at - Date.now()));
+    this.timer.unref?.();
+  }
+
+  /** Times out every call past its deadline, then waits for the next one. */
+  private onTimer(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = Date.now();
+    let next = Infinity;
+    for (const [id, p] of [...this.pending]) {
+      if (p.deadline <= now) this.cancel(id, 'timeout');
+      else next = Math.min(next, p.deadline);
+    }
+    if (next < Infinity && this.pending.size) this.armTimer(next);
   }
 
   /** Terminal rule 3: every pending call fails with `result`. */
