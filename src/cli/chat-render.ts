@@ -24,6 +24,8 @@ export class Renderer {
   /** Tool calls whose arguments/diff were shown for approval. */
   private readonly shown = new Set<string>();
   private reasoning = false;
+  /** Tenths of a percentage progress last printed without a status line. */
+  private lastStep: number | undefined;
 
   constructor(
     private readonly term: Term,
@@ -52,8 +54,19 @@ export class Renderer {
         t.outLine(`${c.title}: ${c.url}`);
         return;
       case 'progress':
-        if (c.state === 'running') t.status(c.text || 'Working');
-        else t.status(undefined);
+        if (c.state !== 'running') {
+          t.status(undefined);
+          return;
+        }
+        if (t.live) {
+          t.status(withBar(c.text || 'Working'));
+          return;
+        }
+        // No status line (not a terminal): a long download still reports every tenth.
+        if (percentStep(c.text) !== this.lastStep) {
+          this.lastStep = percentStep(c.text);
+          if (this.lastStep !== undefined) t.errLine(c.text);
+        }
         return;
       case 'usage':
         return; // shown after the turn (see usageLine)
@@ -206,4 +219,20 @@ export function rejectReason(reason: string): string {
     default:
       return reason;
   }
+}
+
+const PERCENT = /^(.*?: )(\d{1,3})% (.*)$/;
+
+/** `Downloading m: 45% (…)` → `Downloading m: 45% [#########           ] (…)`; other texts as they are. */
+export function withBar(text: string): string {
+  const m = PERCENT.exec(text);
+  if (!m) return text;
+  const pct = Math.min(100, Number(m[2]));
+  const filled = Math.round(pct / 5);
+  return `${m[1]}${pct}% [${'#'.repeat(filled)}${' '.repeat(20 - filled)}] ${m[3]}`;
+}
+
+function percentStep(text: string): number | undefined {
+  const m = PERCENT.exec(text);
+  return m ? Math.floor(Number(m[2]) / 10) : undefined;
 }

@@ -169,6 +169,16 @@ describe('the CLI with the local model', () => {
     expect(r.stdout.trim()).toMatch(/^[a-z ]{20,}/);
   }, 90_000);
 
+  it('`patchbay chat` downloads the default local model on first use and reports the download', async () => {
+    const home = tempDir();
+    const config = JSON.stringify({ providers: { local: { models: { 'qwen2.5-coder-1.5b': { limit: { context: 8192, output: 16 } } } } }, gateway: { port: 0 } });
+    const r = await cli(['chat', 'hello'], { PATCHBAY_LOCAL_MODEL: `${base}/tiny.gguf`, PATCHBAY_CONFIG: config }, home);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/Downloading 127\.0\.0\.1_\d+_tiny\.gguf: 100% \(/);
+    expect(r.stdout.trim()).toMatch(/^[a-z ]+/);
+    expect(readdirSync(join(home, '.patchbay', 'models'))).toEqual([expect.stringMatching(/tiny\.gguf$/)]);
+  }, 90_000);
+
   it('`patchbay doctor` shows the local model and where its file is', async () => {
     const r = await cli(['doctor'], { PATCHBAY_LOCAL_MODEL: tiny.path }, tempDir());
     expect(r.stdout).toContain('Default model: local/qwen2.5-coder-1.5b');
