@@ -5,6 +5,7 @@
  * A model is named as in the config (`qwen2.5-coder-1.5b`, `local/qwen2.5-coder-1.5b`) or
  * given as a URI (`hf:…`, `https://…`); `pull` without one fetches the default local model.
  */
+import { existsSync } from 'node:fs';
 import { formatConfigError, loadConfig, patchbayHome } from '../config/load.js';
 import { ensureModel, listCachedModels, removeCachedModel, resolveModelUri, type DownloadProgress } from '../peers/llm/local-models.js';
 import { resolveModels } from '../peers/llm/models.js';
@@ -20,6 +21,16 @@ A model is a configured name (qwen2.5-coder-1.5b or local/qwen2.5-coder-1.5b), a
 `;
 
 export async function runModels(args: string[]): Promise<void> {
+  try {
+    await models(args);
+  } catch (e) {
+    // A bad URI or path in the config or PATCHBAY_LOCAL_MODEL: one line, not a stack.
+    process.stderr.write(`patchbay models: ${errorMessage(e)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+async function models(args: string[]): Promise<void> {
   const { flags, positional, error } = parseFlags(args, ['config-file']);
   const [sub, name] = positional;
   if (error || !sub || !['list', 'pull', 'rm'].includes(sub) || (sub === 'rm' && !name)) {
@@ -36,7 +47,13 @@ export async function runModels(args: string[]): Promise<void> {
 
   if (sub === 'list') return list(local, home);
   if (sub === 'rm') {
-    const removed = removeCachedModel(home, uriOf(local, name) ?? name);
+    const uri = uriOf(local, name);
+    if (uri && resolveModelUri(uri, home).kind === 'file') {
+      process.stderr.write(`"${name}" is your own file (${uri}); patchbay only removes what it downloaded.\n`);
+      process.exitCode = 1;
+      return;
+    }
+    const removed = removeCachedModel(home, uri ?? name);
     if (!removed.length) {
       process.stderr.write(`No downloaded file for "${name}" under ${home}/models.\n`);
       process.exitCode = 1;
@@ -68,9 +85,15 @@ function list(local: ModelEntry[], home: string): void {
   const cached = listCachedModels(home);
   const out: string[] = ['Local models (config):'];
   for (const m of local) {
-    const r = resolveModelUri(m.local!.model, home);
-    const file = r.kind === 'file' ? r.path : cached.find((c) => c.name === r.name && !c.partial)?.path;
-    out.push(`  ${m.id}  ${m.local!.model}  ${file ? `ready: ${file}` : 'not downloaded (patchbay models pull ' + m.id + ')'}`);
+    let state: string;
+    try {
+      const r = resolveModelUri(m.local!.model, home);
+      const file = r.kind === 'file' ? (existsSync(r.path) ? r.path : undefined) : cached.find((c) => c.name === r.name && !c.partial)?.path;
+      state = file ? `ready: ${file}` : r.kind === 'file' ? `missing file ${r.path}` : `not downloaded (patchbay models pull ${m.id})`;
+    } catch (e) {
+      state = `unusable: ${errorMessage(e)}`;
+    }
+    out.push(`  ${m.id}  ${m.local!.model}  ${state}`);
   }
   if (!local.length) out.push('  none');
   out.push(`Files in ${home}/models:`);
@@ -88,7 +111,7 @@ function uriOf(local: ModelEntry[], name: string): string | undefined {
 }
 
 function isUri(s: string): boolean {
-  return /^(hf|huggingface|https?):/.test(s);
+  return /^(hf|huggingface|https?):/i.test(s);
 }
 
 /** One line on stderr: `name  45% [#########           ] 500.0/1100.0 MB  12.3 MB/s`. */
@@ -104,8 +127,10 @@ class ProgressBar {
     const now = Date.now();
     if (p.received === p.resumedFrom) this.started = now;
     const pct = p.total ? Math.floor((100 * p.received) / p.total) : -1;
-    // A TTY redraws at most 10 times a second; a log gets a line every 10 %.
-    if (this.tty ? now - this.last < 100 && p.received !== p.total : pct === this.lastPct || (pct % 10 !== 0 && p.received !== p.total)) return;
+    // A TTY redraws at most 10 times a second; a log gets a line every tenth (every 5 s when the size is unknown).
+    const final = p.received === p.total;
+    const due = this.tty ? now - this.last >= 100 : pct >= 0 ? Math.floor(pct / 10) !== Math.floor(this.lastPct / 10) : now - this.last >= 5_000;
+    if (!due && !final) return;
     this.last = now;
     this.lastPct = pct;
     const secs = Math.max(0.001, (now - this.started) / 1000);

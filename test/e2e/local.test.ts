@@ -179,6 +179,21 @@ describe('the CLI with the local model', () => {
     expect(readdirSync(join(home, '.patchbay', 'models'))).toEqual([expect.stringMatching(/tiny\.gguf$/)]);
   }, 90_000);
 
+  it('`patchbay models` explains a bad model URI and never deletes a file it did not download', async () => {
+    const home = tempDir();
+    const listed = await cli(['models', 'list'], { PATCHBAY_LOCAL_MODEL: 'hf:only-a-user' }, home);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/local\/qwen2\.5-coder-1\.5b {2}hf:only-a-user {2}unusable: .*hf:<user>\/<repo>\/<path\/to\/file\.gguf>/);
+    const rm = await cli(['models', 'rm', 'qwen2.5-coder-1.5b'], { PATCHBAY_LOCAL_MODEL: tiny.path }, home);
+    expect(rm.code).toBe(1);
+    expect(rm.stderr).toContain('is your own file');
+    expect(existsSync(tiny.path)).toBe(true);
+    const pulled = await cli(['models', 'pull', 'hf:only-a-user'], {}, home);
+    expect(pulled.code).toBe(1);
+    expect(pulled.stderr).toMatch(/^patchbay models: .*hf:<user>/);
+    expect(pulled.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  }, 60_000);
+
   it('`patchbay doctor` shows the local model and where its file is', async () => {
     const r = await cli(['doctor'], { PATCHBAY_LOCAL_MODEL: tiny.path }, tempDir());
     expect(r.stdout).toContain('Default model: local/qwen2.5-coder-1.5b');

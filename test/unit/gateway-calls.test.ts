@@ -132,6 +132,23 @@ describe('gateway tool calls', () => {
     expect(text(await long.result)).toBe('slow but fine');
   });
 
+  it('a timeout beyond what a timer can hold (2^31 ms) neither fires early nor spins', async () => {
+    const t = await startGateway();
+    const c = await bound(t, [greet('patient', { timeout: 1e12 })]);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const { result, id } = await call(t, c, {}, undefined, 'patient');
+      expect(await settledYet(result)).toBe(false);
+      c.send({ type: 'tool.result', id, data: 'took my time' });
+      expect(text(await result)).toBe('took my time');
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('TimeoutOverflowWarning');
+  });
+
   it('aborting a signal cancels exactly the pending calls made with it, each time it is used again', async () => {
     const t = await startGateway();
     const c = await bound(t);

@@ -139,6 +139,14 @@ describe('resolveModels', () => {
     ]);
   });
 
+  it("a user's own `local` provider with a url (LM Studio) stays theirs, PATCHBAY_LOCAL_MODEL or not", async () => {
+    const models = await resolveModels(config({ providers: { local: { url: 'http://localhost:1234/v1', models: { m: {} } } } }), {
+      ...noOllama,
+      PATCHBAY_LOCAL_MODEL: '/tmp/tiny.gguf',
+    });
+    expect(models.map((m) => [m.id, m.api, m.url])).toEqual([['local/m', 'openai-chat', 'http://localhost:1234/v1']]);
+  });
+
   it('lists Ollama models directly, and reports HTTP errors', async () => {
     fake().models = [{ name: 'a:1' }];
     expect(await listOllamaModels(fake().url)).toEqual(['a:1']);

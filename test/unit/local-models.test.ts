@@ -334,6 +334,16 @@ describe('ensureModel: downloads', () => {
     expect(listCachedModels(home)).toEqual([]);
   });
 
+  it('never shows a query string (signed URLs carry their secret there) in errors or the log', async () => {
+    const home = tempDir();
+    let message = '';
+    const logged = await logDuring(async () => {
+      await ensureModel({ uri: `${base}/nope.gguf?token=SECRET123` }, home).catch((e: Error) => (message = e.message));
+    });
+    expect(message).toContain(`could not download ${base}/nope.gguf?…: HTTP 404`);
+    expect(`${message}\n${logged}`).not.toContain('SECRET123');
+  });
+
   it('reports a refused connection', async () => {
     await expect(ensureModel({ uri: 'http://127.0.0.1:1/m.gguf' }, tempDir())).rejects.toThrow(/could not download http:\/\/127\.0\.0\.1:1\/m\.gguf: fetch failed/);
   });

@@ -9,7 +9,7 @@ import type { CancelReason, ToolResultMessage } from '../../protocol/gateway/ind
 interface Pending {
   tool: string;
   resolve: (r: ToolResult) => void;
-  /** `Date.now()` past which the call times out. */
+  /** `performance.now()` past which the call times out (a monotonic clock: wall-clock jumps do not matter). */
   deadline: number;
   timeoutMs: number;
   signal: AbortSignal;
@@ -27,6 +27,8 @@ export interface StartCall {
 
 /** Ids of settled calls kept to tell a late duplicate from a result nobody asked for. */
 const SETTLED_MEMORY = 10_000;
+
+const MAX_DELAY_MS = 2 ** 31 - 1;
 
 /** `tool.result` → the ToolResult the model reads (spec `tool.result`). */
 export function toToolResult(msg: ToolResultMessage): ToolResult {
@@ -75,7 +77,7 @@ export class PendingCalls {
    */
   start(c: StartCall): Promise<ToolResult> {
     return new Promise<ToolResult>((resolve) => {
-      const deadline = Date.now() + c.timeoutMs;
+      const deadline = performance.now() + c.timeoutMs;
       this.pending.set(c.id, { tool: c.tool, resolve, deadline, timeoutMs: c.timeoutMs, signal: c.signal, cancel: c.cancel });
       this.watch(c.signal);
       if (this.timer === undefined || deadline < this.timerAt) this.armTimer(deadline);
@@ -124,7 +126,8 @@ export class PendingCalls {
   private armTimer(at: number): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timerAt = at;
-    this.timer = setTimeout(() => this.onTimer(), Math.max(0, at - Date.now()));
+    // setTimeout takes at most 2^31-1 ms (a longer delay fires at once): wake up then and look again.
+    this.timer = setTimeout(() => this.onTimer(), Math.min(MAX_DELAY_MS, Math.max(0, at - performance.now())));
     this.timer.unref?.();
   }
 
@@ -132,11 +135,17 @@ export class PendingCalls {
   private onTimer(): void {
     this.timer = undefined;
     this.timerAt = Infinity;
-    const now = Date.now();
+    const now = performance.now();
     let next = Infinity;
     for (const [id, p] of [...this.pending]) {
-      if (p.deadline <= now) this.cancel(id, 'timeout');
-      else next = Math.min(next, p.deadline);
+      if (p.deadline > now) next = Math.min(next, p.deadline);
+      else {
+        try {
+          this.cancel(id, 'timeout');
+        } catch {
+          /* the call has settled; a failed tool.cancel must not cost the others their timer */
+        }
+      }
     }
     if (next < Infinity && this.pending.size) this.armTimer(next);
   }

@@ -124,6 +124,11 @@ function resolveUrl(uri: string, home: string): Resolved {
   return { kind: 'remote', url: u.href, path: join(modelsDir(home), name), name };
 }
 
+function withoutQuery(url: string): string {
+  const u = new URL(url);
+  return `${u.origin}${u.pathname}${u.search ? '?…' : ''}`;
+}
+
 /** Why a URL may not be downloaded from (also checked on every redirect), or undefined. */
 function remoteUrlProblem(u: URL): string | undefined {
   if (u.username || u.password) return 'credentials in model URLs are not supported';
@@ -245,7 +250,7 @@ function startFlight(uri: string, r: Resolved, expected: string | undefined, fet
       }
     }
   };
-  const job: Job = { uri, url: r.url!, path: r.path, name: r.name, expected, fetch: fetchFn, signal: controller.signal, emit };
+  const job: Job = { uri, url: r.url!, shown: withoutQuery(r.url!), path: r.path, name: r.name, expected, fetch: fetchFn, signal: controller.signal, emit };
   const promise = download(job).finally(() => inflight.delete(r.path));
   const flight: Flight = { promise, controller, waiters: 0, listeners };
   inflight.set(r.path, flight);
@@ -285,6 +290,8 @@ function joinFlight(flight: Flight, opts: EnsureOptions): Promise<string> {
 interface Job {
   uri: string;
   url: string;
+  /** `url` as logs and errors show it: no query string (signed URLs carry secrets there). */
+  shown: string;
   /** Final path; the download goes to `path + '.part'`. */
   path: string;
   name: string;
@@ -306,7 +313,7 @@ async function download(job: Job): Promise<string> {
   await mkdir(dirname(job.path), { recursive: true, mode: 0o700 });
   const part = job.path + PART;
   let from = await sizeOf(part);
-  log.info(from > 0 ? `${job.name}: resuming the download of ${job.url} at ${from} bytes` : `${job.name}: downloading ${job.url}`);
+  log.info(from > 0 ? `${job.name}: resuming the download of ${job.shown} at ${from} bytes` : `${job.name}: downloading ${job.shown}`);
   let answer = await request(job, from);
 
   if (from > 0 && answer.res.status === 416) {
@@ -343,11 +350,11 @@ async function download(job: Job): Promise<string> {
   const received = await writeBody(job, res, part, from, total, hash);
 
   if (total !== undefined && received < total) {
-    throw new Error(`the download of ${job.url} ended early at ${received} of ${total} bytes; run again to resume`);
+    throw new Error(`the download of ${job.shown} ended early at ${received} of ${total} bytes; run again to resume`);
   }
   if (total !== undefined && received > total) {
     await rm(part, { force: true });
-    throw new Error(`the server sent ${received} bytes for ${job.url} but announced ${total}; the download was deleted`);
+    throw new Error(`the server sent ${received} bytes for ${job.shown} but announced ${total}; the download was deleted`);
   }
   job.emit({ received, total, resumedFrom: from });
   return finish(job, part, hash.digest('hex'), expected);
@@ -368,17 +375,17 @@ async function request(job: Job, from: number): Promise<Answer> {
       res = await job.fetch(url, { headers, redirect: 'manual', signal: job.signal });
     } catch (e) {
       if (job.signal.aborted) throw abortError(job.signal.reason);
-      throw new Error(`could not download ${job.url}: ${describeFailure(e)}`, { cause: e });
+      throw new Error(`could not download ${job.shown}: ${describeFailure(e)}`, { cause: e });
     }
     announced ??= announcedSha256(res.headers);
     const location = res.headers.get('location');
     if (res.status < 300 || res.status >= 400 || !location) return { res, announced, redirected: hop > 0 };
     await discard(res);
-    if (hop >= MAX_REDIRECTS) throw new Error(`too many redirects while downloading ${job.url}`);
+    if (hop >= MAX_REDIRECTS) throw new Error(`too many redirects while downloading ${job.shown}`);
     url = new URL(location, url);
     // The target is not shown: CDN redirects carry signed query strings.
-    const problem = remoteUrlProblem(url);
-    if (problem) throw new Error(`refusing a redirect while downloading ${job.url}: ${problem}`);
+    const problem = url.protocol === 'http:' && new URL(job.url).protocol !== 'http:' ? 'an https download may not continue over plain http' : remoteUrlProblem(url);
+    if (problem) throw new Error(`refusing a redirect while downloading ${job.shown}: ${problem}`);
   }
 }
 
@@ -404,7 +411,7 @@ async function writeBody(job: Job, res: Response, part: string, from: number, to
     await fh.datasync();
   } catch (e) {
     if (job.signal.aborted) throw abortError(job.signal.reason);
-    throw new Error(`the download of ${job.url} was interrupted at ${received} bytes (${describeFailure(e)}); run again to resume`, { cause: e });
+    throw new Error(`the download of ${job.shown} was interrupted at ${received} bytes (${describeFailure(e)}); run again to resume`, { cause: e });
   } finally {
     await fh?.close();
   }
@@ -426,7 +433,7 @@ async function finish(job: Job, part: string, actual: string, expected: string |
     throw new Error(`checksum mismatch for ${job.uri}: expected sha256 ${expected}, got ${actual}; the download was deleted`);
   }
   if (expected) log.info(`${job.name}: sha256 verified`);
-  else log.warn(`${job.name}: no sha256 is known for ${job.url} (set one in the model config); the download could not be verified`);
+  else log.warn(`${job.name}: no sha256 is known for ${job.shown} (set one in the model config); the download could not be verified`);
   await rename(part, job.path);
   log.info(`${job.name}: saved to ${job.path}`);
   return job.path;
@@ -492,7 +499,7 @@ function httpFailure(job: Job, res: Response, redirected: boolean): Error {
   const status = `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
   const after = redirected ? ' (after a redirect)' : '';
   const hint = res.status === 401 || res.status === 403 ? '; the file may be private or gated' : res.status === 404 ? '; check the model URI' : '';
-  return new Error(`could not download ${job.url}: ${status}${after}${hint}`);
+  return new Error(`could not download ${job.shown}: ${status}${after}${hint}`);
 }
 
 /** `fetch` hides the useful part ("connect ECONNREFUSED …", "other side closed") in `cause`. */

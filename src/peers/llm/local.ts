@@ -37,24 +37,41 @@ export interface LocalModelSpec {
 }
 
 const MAX_CONTEXTS = 2;
+/** A progress note after this long without any event (the stall guard gives up after 120 s). */
+const HEARTBEAT_MS = 15_000;
 const DEFAULT_CONTEXT_SIZE = 8192;
 
 interface ChatSlot {
-  chatId: string;
+  /** The chat's id; requests without one get a temporary slot, disposed when done. */
+  key: string;
+  temporary: boolean;
   context: LlamaContext;
   chat: LlamaChat;
   busy: boolean;
   usedAt: number;
+  /** The chat ended while this slot was busy: dispose it when the generation is done. */
+  released: boolean;
 }
 
-/** The library, the loaded model and the chats' contexts: one per process. */
+/** How long shutdown waits for running generations before freeing the model anyway. */
+const UNLOAD_WAIT_MS = 3_000;
+
+/**
+ * The library, the loaded model and the chats' contexts: one per process. Every change of
+ * that state (loading, swapping the model, making or taking a context) happens inside one
+ * queue, so two requests never load twice, a model is never freed under a running
+ * generation, and no more than MAX_CONTEXTS contexts ever exist (a request waits for one).
+ */
 export class LocalRuntime {
   private lib: Promise<NodeLlamaCpp> | undefined;
   private llama: Promise<Llama> | undefined;
-  private loaded: { path: string; gpuLayers: LocalModelSpec['gpuLayers']; model: Promise<LlamaModel> } | undefined;
+  private loaded: { path: string; model: LlamaModel } | undefined;
   private readonly slots = new Map<string, ChatSlot>();
-  private running = 0;
-  private idleWaiters: Array<() => void> = [];
+  /** Generations holding the loaded model, from `acquire` to `done`. */
+  private users = 0;
+  private waiters: Array<() => void> = [];
+  private queue: Promise<unknown> = Promise.resolve();
+  private temporaries = 0;
 
   library(): Promise<NodeLlamaCpp> {
     this.lib ??= (importModule('node-llama-cpp') as Promise<NodeLlamaCpp>).catch((e: unknown) => {
@@ -64,7 +81,7 @@ export class LocalRuntime {
     return this.lib;
   }
 
-  private async getLlama(): Promise<Llama> {
+  private getLlama(): Promise<Llama> {
     this.llama ??= this.library().then((lib) =>
       lib.getLlama({ build: 'never', gpu: 'auto', logLevel: lib.LlamaLogLevel.error, logger: (level, text) => log.debug(`llama.cpp ${level}: ${text.trim()}`) }),
     );
@@ -77,46 +94,92 @@ export class LocalRuntime {
     return this.loaded?.path === path;
   }
 
-  /** The model at `path`, loading it (and unloading another) when needed. */
-  async model(path: string, spec: LocalModelSpec, onProgress?: (fraction: number) => void): Promise<LlamaModel> {
-    if (this.loaded && this.loaded.path === path) return this.loaded.model;
-    if (this.loaded) await this.unload();
-    const llama = await this.getLlama();
-    const model = llama.loadModel({ modelPath: path, gpuLayers: spec.gpuLayers ?? 'auto', onLoadProgress: onProgress });
-    this.loaded = { path, gpuLayers: spec.gpuLayers, model };
-    model.catch(() => {
-      if (this.loaded?.model === model) this.loaded = undefined;
-    });
-    return model;
+  /**
+   * The model at `path` (loaded, or swapped in once the generations on another model are
+   * done) and the chat's context, marked busy until `done(slot)`. Waits while the chat's own
+   * context is busy or every context is. `onLoad` is told before a load and as it progresses.
+   */
+  acquire(req: { path: string; spec: LocalModelSpec; chatId?: string; signal: AbortSignal; onLoad?: (fraction: number) => void }): Promise<ChatSlot> {
+    const run = this.queue.then(() => this.acquireNow(req));
+    this.queue = run.catch(() => {});
+    return run;
   }
 
-  /** A chat's context and LlamaChat; marks it busy until `done(slot)`. */
-  async acquire(chatId: string, model: LlamaModel, contextSize: number): Promise<ChatSlot> {
-    let slot = this.slots.get(chatId);
-    if (slot?.busy) throw new LlmError(`chat ${chatId} already has a local generation running`, undefined, false);
-    if (!slot) {
-      await this.evictIdle(MAX_CONTEXTS - 1);
-      const lib = await this.library();
-      const context = await model.createContext({ contextSize: { max: Math.min(contextSize, model.trainContextSize) }, threads: threadsFor(model) });
-      slot = { chatId, context, chat: new lib.LlamaChat({ contextSequence: context.getSequence() }), busy: false, usedAt: 0 };
-      this.slots.set(chatId, slot);
+  private async acquireNow(req: { path: string; spec: LocalModelSpec; chatId?: string; signal: AbortSignal; onLoad?: (fraction: number) => void }): Promise<ChatSlot> {
+    const { signal } = req;
+    for (;;) {
+      if (signal.aborted) throw abortError(signal.reason);
+      if (this.loaded?.path !== req.path) {
+        if (this.users > 0) {
+          await this.nextDone(signal);
+          continue;
+        }
+        await this.unloadNow();
+        req.onLoad?.(0);
+        const llama = await this.getLlama();
+        const model = await llama.loadModel({ modelPath: req.path, gpuLayers: req.spec.gpuLayers ?? 'auto', loadSignal: signal, onLoadProgress: req.onLoad });
+        this.loaded = { path: req.path, model };
+      }
+      const model = this.loaded.model;
+      const existing = req.chatId === undefined ? undefined : this.slots.get(req.chatId);
+      if (existing?.busy) {
+        await this.nextDone(signal);
+        continue;
+      }
+      let slot = existing;
+      if (!slot) {
+        await this.evictIdle(MAX_CONTEXTS - 1);
+        if (this.slots.size >= MAX_CONTEXTS) {
+          await this.nextDone(signal); // every context is busy
+          continue;
+        }
+        const lib = await this.library();
+        const context = await model.createContext({
+          contextSize: { max: Math.min(req.spec.contextSize ?? DEFAULT_CONTEXT_SIZE, model.trainContextSize) },
+          threads: threadsFor(model),
+          createSignal: signal,
+        });
+        const key = req.chatId ?? `~temporary-${++this.temporaries}`;
+        slot = { key, temporary: req.chatId === undefined, context, chat: new lib.LlamaChat({ contextSequence: context.getSequence() }), busy: false, usedAt: 0, released: false };
+        this.slots.set(key, slot);
+      }
+      slot.busy = true;
+      slot.usedAt = Date.now();
+      this.users++;
+      return slot;
     }
-    slot.busy = true;
-    slot.usedAt = Date.now();
-    this.running++;
-    return slot;
   }
 
   done(slot: ChatSlot): void {
     slot.busy = false;
-    this.running--;
-    if (this.running === 0) for (const w of this.idleWaiters.splice(0)) w();
+    this.users--;
+    if (slot.temporary || slot.released) {
+      this.slots.delete(slot.key);
+      void disposeSlot(slot);
+    }
+    for (const w of this.waiters.splice(0)) w();
   }
 
-  /** Disposes a chat's context (the chat ended or was cleared). */
+  /** Resolves at the next `done`; rejects when `signal` aborts first. */
+  private nextDone(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => reject(abortError(signal.reason));
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      });
+    });
+  }
+
+  /** Frees a chat's context (the chat ended): now, or when its generation is done. */
   async release(chatId: string): Promise<void> {
     const slot = this.slots.get(chatId);
-    if (!slot || slot.busy) return;
+    if (!slot) return;
+    if (slot.busy) {
+      slot.released = true;
+      return;
+    }
     this.slots.delete(chatId);
     await disposeSlot(slot);
   }
@@ -130,22 +193,26 @@ export class LocalRuntime {
     const idle = [...this.slots.values()].filter((s) => !s.busy).sort((a, b) => a.usedAt - b.usedAt);
     while (this.slots.size > keep && idle.length) {
       const slot = idle.shift()!;
-      this.slots.delete(slot.chatId);
+      this.slots.delete(slot.key);
       await disposeSlot(slot);
     }
   }
 
-  /** Waits for running generations, then frees every context and the model. */
-  async unload(): Promise<void> {
-    while (this.running > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
+  /** Frees every idle context and the model (only called with no generation running). */
+  private async unloadNow(): Promise<void> {
     await this.evictIdle(0);
     const loaded = this.loaded;
     this.loaded = undefined;
-    if (loaded) await (await loaded.model.catch(() => undefined))?.dispose();
+    await loaded?.model.dispose();
   }
 
+  /** Shutdown: waits (boundedly) for running generations, then frees everything. */
   async dispose(): Promise<void> {
-    await this.unload();
+    const deadline = AbortSignal.timeout(UNLOAD_WAIT_MS);
+    while (this.users > 0 && !deadline.aborted) await this.nextDone(deadline).catch(() => {});
+    await Promise.race([this.queue, new Promise((r) => setTimeout(r, UNLOAD_WAIT_MS).unref())]);
+    for (const slot of this.slots.values()) slot.busy = false;
+    await this.unloadNow().catch((e: unknown) => log.debug(`freeing the local model: ${errorMessage(e)}`));
     const llama = this.llama;
     this.llama = undefined;
     if (llama) await (await llama.catch(() => undefined))?.dispose();
@@ -205,66 +272,113 @@ export class LocalClient implements LlmClient {
     return queue;
   }
 
-  private async generate(req: LlmRequest, emit: (ev: LlmEvent) => void): Promise<void> {
+  private async generate(req: LlmRequest, emitEvent: (ev: LlmEvent) => void): Promise<void> {
     const { spec, home } = this.opts;
     const { signal } = req;
     const name = resolveModelUri(spec.model, home).name;
-    let lastShown = 0;
-    const onDownload = (p: DownloadProgress) => {
-      const now = Date.now();
-      if (now - lastShown < 250 && p.received !== p.total) return;
-      lastShown = now;
-      emit({ type: 'progress', text: downloadText(name, p) });
+    // Long silent stretches (reading a long prompt on a CPU) would look like a stalled stream:
+    // say what is happening when nothing else was said for a while.
+    let lastEmit = Date.now();
+    const emit = (ev: LlmEvent) => {
+      lastEmit = Date.now();
+      emitEvent(ev);
     };
-    let path: string;
+    const heartbeat = setInterval(() => {
+      if (Date.now() - lastEmit >= HEARTBEAT_MS) emit({ type: 'progress', text: `The local model ${name} is working…` });
+    }, HEARTBEAT_MS / 3);
+    heartbeat.unref();
     try {
-      path = await ensureModel({ uri: spec.model, sha256: spec.sha256 }, home, { signal, onProgress: onDownload });
-    } catch (e) {
-      if (signal.aborted) throw abortError();
-      throw new LlmError(`Could not get the local model ${spec.model}: ${errorMessage(e)}`, undefined, false);
+      let lastShown = 0;
+      const throttled = (text: string, final: boolean) => {
+        const now = Date.now();
+        if (now - lastShown < 250 && !final) return;
+        lastShown = now;
+        emit({ type: 'progress', text });
+      };
+      let path: string;
+      try {
+        path = await ensureModel({ uri: spec.model, sha256: spec.sha256 }, home, { signal, onProgress: (p) => throttled(downloadText(name, p), p.received === p.total) });
+      } catch (e) {
+        if (signal.aborted) throw abortError(signal.reason);
+        throw new LlmError(`Could not get the local model ${spec.model.replace(/\?.*$/, '?…')}: ${errorMessage(e)}`, undefined, false);
+      }
+      let slot: ChatSlot;
+      try {
+        slot = await this.runtime.acquire({
+          path,
+          spec,
+          chatId: req.chatId,
+          signal,
+          onLoad: (f) => throttled(`Loading local model ${name}…${f > 0 ? ` ${Math.floor(f * 100)}%` : ''}`, f === 0 || f === 1),
+        });
+      } catch (e) {
+        if (signal.aborted) throw abortError(signal.reason);
+        throw e instanceof LlmError ? e : new LlmError(`Could not load the local model ${path}: ${errorMessage(e)}`, undefined, false);
+      }
+      try {
+        await this.respond(slot, req, emit);
+      } finally {
+        this.runtime.done(slot);
+      }
+    } finally {
+      clearInterval(heartbeat);
     }
-    signal.throwIfAborted();
-    if (!this.runtime.isLoaded(path)) emit({ type: 'progress', text: `Loading local model ${name}…` });
-    let model: LlamaModel;
+  }
+
+  /** One model turn on a held context: text and tool calls as they are generated, then usage. */
+  private async respond(slot: ChatSlot, req: LlmRequest, emit: (ev: LlmEvent) => void): Promise<void> {
+    const { signal } = req;
+    const meter = slot.chat.sequence.tokenMeter;
+    const evaluatedBefore = meter.usedInputTokens;
+    const outputBefore = meter.usedOutputTokens;
+    const functions = toFunctions(req.tools);
+    // Tool calls stream as they are written: the call opens with its first params chunk.
+    const ids: string[] = [];
+    const idOf = (index: number, name: string) => {
+      if (!ids[index]) {
+        ids[index] = `local_${Date.now().toString(36)}_${index}`;
+        emit({ type: 'toolCallStart', id: ids[index], name });
+      }
+      return ids[index];
+    };
+    let res;
     try {
-      model = await this.runtime.model(path, spec);
-    } catch (e) {
-      throw e instanceof LlmError ? e : new LlmError(`Could not load the local model ${path}: ${errorMessage(e)}`, undefined, false);
-    }
-    signal.throwIfAborted();
-    const slot = await this.runtime.acquire(req.chatId ?? 'default', model, spec.contextSize ?? DEFAULT_CONTEXT_SIZE);
-    try {
-      const meter = slot.chat.sequence.tokenMeter;
-      const before = { input: meter.usedInputTokens, output: meter.usedOutputTokens };
-      const functions = toFunctions(req.tools);
-      const res = await slot.chat.generateResponse(toHistory(req.system, req.messages), {
+      res = await slot.chat.generateResponse(toHistory(req.system, req.messages), {
         ...(functions ? { functions } : {}),
         onTextChunk: (text) => text && emit({ type: 'text', text }),
+        onFunctionCallParamsChunk: (c) => {
+          const id = idOf(c.callIndex, c.functionName);
+          if (c.paramsChunk) emit({ type: 'toolCallDelta', id, argsDelta: c.paramsChunk });
+        },
         signal,
         stopOnAbortSignal: true,
         // At most half the context: the rest holds the conversation.
         maxTokens: Math.min(req.maxOutputTokens ?? Infinity, Math.floor(slot.context.contextSize / 2)),
       });
-      if (signal.aborted) throw abortError();
-      let n = 0;
-      for (const call of res.functionCalls ?? []) {
-        const id = `local_${Date.now().toString(36)}_${n++}`;
-        const args = call.params && typeof call.params === 'object' ? (call.params as Record<string, unknown>) : {};
-        emit({ type: 'toolCallStart', id, name: call.functionName });
-        emit({ type: 'toolCallDelta', id, argsDelta: JSON.stringify(args) });
-        emit({ type: 'toolCallEnd', id, name: call.functionName, args });
-      }
-      emit({
-        type: 'usage',
-        inputTokens: meter.usedInputTokens - before.input,
-        outputTokens: meter.usedOutputTokens - before.output,
-      });
-      const stop = res.metadata.stopReason;
-      emit({ type: 'finish', reason: n > 0 ? 'tool_calls' : stop === 'maxTokens' ? 'length' : 'stop' });
-    } finally {
-      this.runtime.done(slot);
+    } catch (e) {
+      if (signal.aborted) throw abortError(signal.reason);
+      throw new LlmError(`The local model failed: ${errorMessage(e)}`, undefined, false);
     }
+    if (signal.aborted) throw abortError(signal.reason);
+    const calls = res.functionCalls ?? [];
+    calls.forEach((call, i) => {
+      const id = idOf(i, call.functionName);
+      emit({ type: 'toolCallEnd', id, name: call.functionName, args: fromFunctionParams(call.params) });
+    });
+    // Every token of the prompt counts as input; those the context already held are cache reads.
+    const outputTokens = meter.usedOutputTokens - outputBefore;
+    const inputTokens = Math.max(0, slot.chat.sequence.contextTokens.length - outputTokens);
+    const evaluated = meter.usedInputTokens - evaluatedBefore;
+    emit({ type: 'usage', inputTokens, outputTokens, cacheReadTokens: Math.max(0, inputTokens - evaluated) });
+    const stop = res.metadata.stopReason;
+    emit({ type: 'finish', reason: calls.length ? 'tool_calls' : stop === 'maxTokens' ? 'length' : 'stop' });
   }
+}
+
+/** Optional parameters the model left out come back as null (see toGbnfSchema): drop them. */
+function fromFunctionParams(params: unknown): Record<string, unknown> {
+  if (!params || typeof params !== 'object' || Array.isArray(params)) return {};
+  return Object.fromEntries(Object.entries(params as Record<string, unknown>).filter(([, v]) => v !== null));
 }
 
 function downloadText(name: string, p: DownloadProgress): string {
@@ -331,10 +445,14 @@ export function toGbnfSchema(schema: unknown): GbnfJsonSchema {
   const type = Array.isArray(s.type) ? s.type.filter((t) => SCALARS.has(t as string)) : s.type;
   if (type === 'object' || (type === undefined && s.properties && typeof s.properties === 'object')) {
     const props = (s.properties && typeof s.properties === 'object' ? s.properties : {}) as Record<string, unknown>;
+    const required = new Set(Array.isArray(s.required) ? s.required : []);
+    // The grammar makes every listed property required: an optional one may be null instead
+    // (fromFunctionParams drops the nulls again).
     const properties: Record<string, GbnfJsonSchema> = {};
-    for (const [k, v] of Object.entries(props)) properties[k] = toGbnfSchema(v);
-    const required = Array.isArray(s.required) ? s.required.filter((k): k is string => typeof k === 'string' && k in properties) : [];
-    return { type: 'object', properties, required, ...description } as GbnfJsonSchema;
+    for (const [k, v] of Object.entries(props)) properties[k] = required.has(k) ? toGbnfSchema(v) : { oneOf: [toGbnfSchema(v), { type: 'null' }] };
+    // A free-form object (no properties listed) may hold anything.
+    const free = !Object.keys(properties).length && s.additionalProperties !== false;
+    return { type: 'object', properties, ...(free ? { additionalProperties: true } : {}), ...description } as GbnfJsonSchema;
   }
   if (type === 'array') return { type: 'array', items: s.items ? toGbnfSchema(s.items) : ANY, ...description } as GbnfJsonSchema;
   if (typeof type === 'string' && SCALARS.has(type)) return { type: type as 'string', ...description };

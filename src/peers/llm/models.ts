@@ -115,7 +115,7 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
     return [];
   }
 
-  const override = id === 'local' ? nonEmpty(env.PATCHBAY_LOCAL_MODEL) : undefined;
+  const override = builtin?.api === 'local' ? nonEmpty(env.PATCHBAY_LOCAL_MODEL) : undefined;
   // PATCHBAY_LOCAL_MODEL=off: no built-in local model (models the config names still count).
   const models: Record<string, ModelConfig> = override === 'off' ? {} : { ...(builtin?.models ?? {}) };
   if (override && override !== 'off') models[DEFAULT_LOCAL_MODEL] = { ...models[DEFAULT_LOCAL_MODEL], model: override };
