@@ -248,6 +248,37 @@ describe('ensureModel: file sources', () => {
   });
 });
 
+describe('ensureModel: another process downloading the same file', () => {
+  it('waits while a live process holds the lock and uses the file it saved, without a request', async () => {
+    const home = tempDir();
+    const path = finalPath(home);
+    mkdirSync(join(home, 'models'), { recursive: true });
+    const { spawn } = await import('node:child_process');
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 5000)'], { stdio: 'ignore' });
+    writeFileSync(`${path}.lock`, String(other.pid));
+    const got = ensureModel({ uri: modelUri(), sha256: sha }, home);
+    await sleep(300);
+    expect(requests).toHaveLength(0); // still waiting
+    writeFileSync(path, data); // the other process finishes…
+    other.kill(); // …and goes away
+    expect(await got).toBe(path);
+    expect(requests).toHaveLength(0);
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
+  it('takes over a lock left by a process that is gone', async () => {
+    const home = tempDir();
+    const path = finalPath(home);
+    mkdirSync(join(home, 'models'), { recursive: true });
+    const { spawnSync } = await import('node:child_process');
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
+    writeFileSync(`${path}.lock`, gone);
+    expect(await ensureModel({ uri: modelUri(), sha256: sha }, home)).toBe(path);
+    expect(readFileSync(path).equals(data)).toBe(true);
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+});
+
 describe('ensureModel: downloads', () => {
   it('downloads with throttled, monotonic progress, then serves the cache without a request', async () => {
     const home = tempDir();

@@ -16,7 +16,7 @@
  * renamed into place. Concurrent calls for one file in this process share one download.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, lstatSync, readdirSync, rmSync, statSync, type Stats } from 'node:fs';
+import { createReadStream, lstatSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { type FileHandle, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -311,6 +311,74 @@ interface Answer {
 
 async function download(job: Job): Promise<string> {
   await mkdir(dirname(job.path), { recursive: true, mode: 0o700 });
+  // Another patchbay (a second editor window, `patchbay models pull`) may be fetching the
+  // same file into the same .part: one at a time, and the later one uses what the first saved.
+  const unlock = await lockDownload(job);
+  try {
+    if (isCachedFile(job.path)) return job.path;
+    return await downloadLocked(job);
+  } finally {
+    unlock();
+  }
+}
+
+const LOCK_POLL_MS = 250;
+
+/** `<path>.lock` holds the pid of the process downloading; a dead holder's lock is taken over. */
+async function lockDownload(job: Job): Promise<() => void> {
+  const lock = `${job.path}.lock`;
+  let told = false;
+  for (;;) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx', mode: 0o600 });
+      return () => rmSync(lock, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const holder = Number(readFileSafe(lock));
+    if (!Number.isInteger(holder) || holder <= 0 || holder === process.pid || !processAlive(holder)) {
+      rmSync(lock, { force: true }); // left by a process that is gone
+      continue;
+    }
+    if (!told) log.info(`${job.name}: another patchbay (pid ${holder}) is downloading it; waiting`);
+    told = true;
+    await sleep(LOCK_POLL_MS, job.signal);
+  }
+}
+
+function readFileSafe(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(abortError(signal.reason));
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(abortError(signal.reason));
+    };
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+async function downloadLocked(job: Job): Promise<string> {
   const part = job.path + PART;
   let from = await sizeOf(part);
   log.info(from > 0 ? `${job.name}: resuming the download of ${job.shown} at ${from} bytes` : `${job.name}: downloading ${job.shown}`);
