@@ -113,7 +113,8 @@ function formatSeconds(ms: number): string {
   return Number.isInteger(s) ? String(s) : s.toFixed(1);
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `ms`; rejects with an AbortError as soon as `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0) return signal.aborted ? Promise.reject(abortError(signal.reason)) : Promise.resolve();
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {

@@ -23,6 +23,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errorMessage, logger } from '../../util/log.js';
 import { abortError } from './errors.js';
+import { sleep } from './guard.js';
 
 const log = logger('llm');
 
@@ -361,21 +362,6 @@ function processAlive(pid: number): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(abortError(signal.reason));
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(abortError(signal.reason));
-    };
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 async function downloadLocked(job: Job): Promise<string> {
