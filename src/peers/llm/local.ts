@@ -7,12 +7,14 @@
  * - Lazy and once per process: the library loads on the first request; one model is loaded
  *   at a time (asking for another waits for running generations, then swaps).
  * - A chat gets its own context (KV cache, so the next turn only evaluates what is new); at
- *   most MAX_CONTEXTS are kept, the least recently used idle one is disposed first, and a
- *   chat's context is disposed when the chat ends (`release`).
+ *   most MAX_CONTEXTS exist (a request waits for one; the least recently used idle one is
+ *   disposed first), a chat's context is disposed when the chat ends (`release`), and a
+ *   request without a chat (a title) gets a context of its own for its one turn.
  * - Tool calls use the library's function calling for the model's chat template: the
- *   functions are declared (their JSON Schema narrowed to the subset its grammar supports),
- *   generation stops at the model's calls, and they come back as toolCall events. Results go
- *   back in as the `result` of the function-call items of the history.
+ *   functions are declared (their JSON Schema narrowed to the subset its grammar supports,
+ *   optional parameters as "value or null"), the parameters stream as toolCallDelta while the
+ *   model writes them, and generation stops at the model's calls. Results go back in as the
+ *   `result` of the function-call items of the history.
  */
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, GbnfJsonSchema, Llama, LlamaChat, LlamaContext, LlamaModel } from 'node-llama-cpp';
 import { importModule } from '../../util/import-module.js';
