@@ -47,6 +47,8 @@ export interface LocalRun {
   /** Chunks after the first / (first → last chunk). */
   tokensPerSec: number;
   inputTokens: number;
+  /** Through patchbay, a cold prompt: "Loading local model …" → "… 100%" (import, getLlama, loadModel). */
+  loadMs?: number;
 }
 
 /** A direct cold start: each stage as time since `import('node-llama-cpp')` began. */
@@ -66,6 +68,8 @@ export interface LocalResult {
   direct: { cold: DirectColdRun[]; warm: LocalRun[] };
   /** Medians. */
   coldMs: { patchbay: number; direct: number };
+  /** Library import + getLlama + loadModel. */
+  loadMs: { patchbay: number; direct: number };
   warmMs: { patchbay: number; direct: number };
   tokensPerSec: { patchbay: number; direct: number };
   promptTokens: { patchbay: number; direct: number };
@@ -121,6 +125,8 @@ async function patchbayPrompt(s: Server): Promise<LocalRun & { chatId: string }>
   let last = Number.NaN;
   let chunks = 0;
   let inputTokens = Number.NaN;
+  let loadStart = Number.NaN;
+  let loadEnd = Number.NaN;
   let chatId = '';
   const problems: string[] = [];
   const off = s.listen((m, t) => {
@@ -132,6 +138,10 @@ async function patchbayPrompt(s: Server): Promise<LocalRun & { chatId: string }>
       chunks++;
       chatId = m.params.chatId;
     } else if (c.type === 'usage') inputTokens = c.messageInputTokens;
+    else if (c.type === 'progress' && typeof c.text === 'string' && c.text.startsWith('Loading local model')) {
+      if (c.text.endsWith('…')) loadStart = t;
+      else if (c.text.endsWith(' 100%')) loadEnd = t;
+    }
     else if (m.params.role === 'system' && c.type === 'text') problems.push(String(c.text).slice(0, 300));
   });
   const finished = s.waitFor(isFinished, 'the local reply to finish', 60_000);
@@ -146,7 +156,7 @@ async function patchbayPrompt(s: Server): Promise<LocalRun & { chatId: string }>
   }
   if (problems.length) throw new Error(`through patchbay: ${problems.join(' | ')}`);
   if (chunks < 2) throw new Error(`through patchbay: ${chunks} text chunks`);
-  return { firstMs: first - t0, chunks, tokensPerSec: (chunks - 1) / ((last - first) / 1000), inputTokens, chatId };
+  return { firstMs: first - t0, chunks, tokensPerSec: (chunks - 1) / ((last - first) / 1000), inputTokens, chatId, loadMs: loadEnd - loadStart };
 }
 
 // ---------------------------------------------------------------- direct
@@ -363,6 +373,9 @@ export async function runLocal(log: (s: string) => void = console.log): Promise<
     patchbay,
     direct,
     coldMs: { patchbay: med(patchbay.cold, first), direct: med(direct.cold, first) },
+    // Patchbay's load window starts before the import (the library loads on first use), so the
+    // direct side's is import + getLlama + loadModel: its `loadMs` stage (time since the import began).
+    loadMs: { patchbay: med(patchbay.cold, (r) => r.loadMs ?? Number.NaN), direct: median(direct.cold.map((r) => r.loadMs)) },
     warmMs: { patchbay: med(patchbay.warm, first), direct: med(direct.warm, first) },
     tokensPerSec: { patchbay: med(patchbay.warm, tps), direct: med(direct.warm, tps) },
     promptTokens: { patchbay: med([...patchbay.cold, ...patchbay.warm], input), direct: med([...direct.cold, ...direct.warm], input) },

@@ -442,6 +442,14 @@ async function local(): Promise<void> {
     log(`  tokens/s, cold      patchbay: ${all(r.patchbay.cold, tps)};  direct: ${all(r.direct.cold, tps)}`);
     log(`  prompt: patchbay ${r.promptTokens.patchbay} tokens, direct ${r.promptTokens.direct} (${r.promptChars} chars + ${r.tools} tools); text chunks per reply: patchbay ${r.chunks.patchbay}, direct ${r.chunks.direct}`);
     row({
+      bench: 'local model load',
+      figure: ms(r.loadMs.patchbay, 0),
+      reference: `direct ${ms(r.loadMs.direct, 0)}`,
+      ratio: ratio(r.loadMs.patchbay / r.loadMs.direct),
+      target: '(info)',
+      pass: undefined,
+    });
+    row({
       bench: 'local cold start → first token',
       figure: ms(r.coldMs.patchbay, 0),
       reference: `direct ${ms(r.coldMs.direct, 0)}`,

@@ -121,6 +121,7 @@ export class LocalRuntime {
         const llama = await this.getLlama();
         const model = await llama.loadModel({ modelPath: req.path, gpuLayers: req.spec.gpuLayers ?? 'auto', loadSignal: signal, onLoadProgress: req.onLoad });
         this.loaded = { path: req.path, model };
+        req.onLoad?.(1);
       }
       const model = this.loaded.model;
       const existing = req.chatId === undefined ? undefined : this.slots.get(req.chatId);
