@@ -5,9 +5,9 @@
  * A model is named as in the config (`qwen2.5-coder-1.5b`, `local/qwen2.5-coder-1.5b`) or
  * given as a URI (`hf:…`, `https://…`); `pull` without one fetches the default local model.
  */
-import { existsSync } from 'node:fs';
 import { formatConfigError, loadConfig, patchbayHome } from '../config/load.js';
-import { ensureModel, listCachedModels, removeCachedModel, resolveModelUri, type DownloadProgress } from '../peers/llm/local-models.js';
+import { describeDownload, ensureModel, listCachedModels, modelFileState, removeCachedModel, resolveModelUri, type DownloadProgress } from '../peers/llm/local-models.js';
+import { withBar } from './chat-render.js';
 import { resolveModels } from '../peers/llm/models.js';
 import type { ModelEntry } from '../peers/llm/types.js';
 import { errorMessage, logToStderr } from '../util/log.js';
@@ -85,14 +85,9 @@ function list(local: ModelEntry[], home: string): void {
   const cached = listCachedModels(home);
   const out: string[] = ['Local models (config):'];
   for (const m of local) {
-    let state: string;
-    try {
-      const r = resolveModelUri(m.local!.model, home);
-      const file = r.kind === 'file' ? (existsSync(r.path) ? r.path : undefined) : cached.find((c) => c.name === r.name && !c.partial)?.path;
-      state = file ? `ready: ${file}` : r.kind === 'file' ? `missing file ${r.path}` : `not downloaded (patchbay models pull ${m.id})`;
-    } catch (e) {
-      state = `unusable: ${errorMessage(e)}`;
-    }
+    const f = modelFileState(m.local!.model, home);
+    const state =
+      f.kind === 'ready' ? `ready: ${f.path}` : f.kind === 'missing' ? `missing file ${f.path}` : f.kind === 'remote' ? `not downloaded (patchbay models pull ${m.id})` : `unusable: ${f.reason}`;
     out.push(`  ${m.id}  ${m.local!.model}  ${state}`);
   }
   if (!local.length) out.push('  none');
@@ -114,7 +109,7 @@ function isUri(s: string): boolean {
   return /^(hf|huggingface|https?):/i.test(s);
 }
 
-/** One line on stderr: `name  45% [#########           ] 500.0/1100.0 MB  12.3 MB/s`. */
+/** One line on stderr: `Downloading name: 45% [#########           ] (500 MB of 1100 MB)  12.3 MB/s`. */
 class ProgressBar {
   private readonly tty = process.stderr.isTTY === true;
   private started = Date.now();
@@ -135,12 +130,8 @@ class ProgressBar {
     this.lastPct = pct;
     const secs = Math.max(0.001, (now - this.started) / 1000);
     const speed = `${((p.received - p.resumedFrom) / 1e6 / secs).toFixed(1)} MB/s`;
-    const width = 24;
-    const filled = p.total ? Math.round((width * p.received) / p.total) : 0;
-    const bar = p.total ? `${String(pct).padStart(3)}% [${'#'.repeat(filled)}${' '.repeat(width - filled)}]` : '';
-    const size = `${(p.received / 1e6).toFixed(1)}${p.total ? `/${(p.total / 1e6).toFixed(1)}` : ''} MB`;
     const resumed = p.resumedFrom ? ` (resumed at ${(p.resumedFrom / 1e6).toFixed(1)} MB)` : '';
-    const line = `${this.name}  ${bar} ${size}  ${speed}${resumed}`;
+    const line = `${withBar(describeDownload(this.name, p))}  ${speed}${resumed}`;
     process.stderr.write(this.tty ? `\r\x1b[2K${line}` : `${line}\n`);
   }
 

@@ -2,8 +2,7 @@
 import type { ModelEntry } from '../peers/llm/types.js';
 import type { Tool } from '../core/tool.js';
 import type { McpServerInfo } from '../peers/mcp/types.js';
-import { existsSync } from 'node:fs';
-import { resolveModelUri } from '../peers/llm/local-models.js';
+import { modelFileState } from '../peers/llm/local-models.js';
 
 export interface DoctorInput {
   home: string;
@@ -63,16 +62,12 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
 function localModelLines(models: ModelEntry[], home: string): string[] {
   const local = models.filter((m) => m.local);
   if (!local.length) return [];
-  return [
-    'Local models:',
-    ...local.map((m) => {
-      try {
-        const r = resolveModelUri(m.local!.model, home);
-        const state = existsSync(r.path) ? `ready (${r.path})` : r.kind === 'file' ? `missing file ${r.path}` : `downloaded on first use to ${r.path} (or: patchbay models pull ${m.id})`;
-        return `  - ${m.id}: ${m.local!.model} — ${state}`;
-      } catch (e) {
-        return `  - ${m.id}: ${m.local!.model} — ${(e as Error).message}`;
-      }
-    }),
-  ];
+  const state = (m: ModelEntry): string => {
+    const f = modelFileState(m.local!.model, home);
+    if (f.kind === 'ready') return `ready (${f.path})`;
+    if (f.kind === 'missing') return `missing file ${f.path}`;
+    if (f.kind === 'remote') return `downloaded on first use to ${f.path} (or: patchbay models pull ${m.id})`;
+    return f.reason;
+  };
+  return ['Local models:', ...local.map((m) => `  - ${m.id}: ${m.local!.model} — ${state(m)}`)];
 }

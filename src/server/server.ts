@@ -41,6 +41,7 @@ import type { Session } from './session.js';
 import { loadSessionConfig } from './session-config.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Config } from '../config/schema.js';
+import { isAlive } from '../util/pid.js';
 
 const log = logger('server');
 
@@ -291,11 +292,7 @@ export class EcaServer {
   private watchParent(pid: number | null): void {
     if (!pid) return;
     this.parentWatch = setInterval(() => {
-      try {
-        process.kill(pid, 0);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ESRCH') this.exit(1, `editor process ${pid} is gone`);
-      }
+      if (!isAlive(pid)) this.exit(1, `editor process ${pid} is gone`);
     }, 1_000);
     this.parentWatch.unref();
   }

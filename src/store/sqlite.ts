@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { StoredMessage } from '../core/messages.js';
 import type { ChatPersistence, ChatRecord, ToolCallRecord } from '../core/persistence.js';
 import type { EventEntry, EventFilter, EventStreamStore } from '../core/event-stream.js';
+import { isAlive } from '../util/pid.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS chats (
@@ -188,7 +189,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   recoverInterrupted(): string[] {
     const rows = this.stmt("SELECT id, owner_pid FROM chats WHERE status = 'running'").all() as Array<{ id: string; owner_pid: number | null }>;
     // Another live server (a second editor) may own a running chat: leave those alone.
-    const ids = rows.filter((r) => r.owner_pid === null || !pidAlive(r.owner_pid)).map((r) => r.id);
+    const ids = rows.filter((r) => r.owner_pid === null || (r.owner_pid === process.pid || !isAlive(r.owner_pid))).map((r) => r.id);
     for (const id of ids) {
       this.stmt("UPDATE tool_calls SET state = 'rejected' WHERE chat_id = ? AND state IN ('preparing', 'waitingApproval', 'running')").run(id);
       this.appendMessage(id, { role: 'system', kind: 'interrupted', text: 'The previous turn was interrupted (patchbay stopped before it finished).' });
@@ -250,16 +251,6 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
 
   close(): void {
     this.db.close();
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { isAlive } from './pid.js';
 
 function parentMap(): Map<number, number> {
   const parents = new Map<number, number>();
@@ -49,15 +50,6 @@ export function descendants(pid: number): number[] {
     queue.push(...(children.get(p) ?? []));
   }
   return out;
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** SIGTERM, then SIGKILL for whatever is still alive after `graceMs`. */

@@ -205,7 +205,7 @@ describe('the CLI with the local model', () => {
     const env = { PATCHBAY_LOCAL_MODEL: `${base}/tiny.gguf` };
     const pulled = await cli(['models', 'pull'], env, home);
     expect(pulled.code, pulled.stderr).toBe(0);
-    expect(pulled.stderr).toMatch(/tiny\.gguf\s+100% \[#+\]/);
+    expect(pulled.stderr).toMatch(/Downloading 127\.0\.0\.1_\d+_tiny\.gguf: 100% \[#{20}\] \(/);
     const path = pulled.stdout.trim();
     expect(existsSync(path)).toBe(true);
     expect(readFileSync(path).length).toBe(tiny.bytes);

@@ -81,7 +81,7 @@ export function text(r: ToolResult): string {
   return r.outputs.map((o) => (o.type === 'text' ? o.text : `[image ${o.mimeType}]`)).join('\n');
 }
 
-export { isAlive } from '../../src/util/process-tree.js';
+export { isAlive } from '../../src/util/pid.js';
 
 /** makeHost, with every host disposed after each test of the file that calls this. */
 export function useHosts(): (...args: Parameters<typeof makeHost>) => TestHost {

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LspHostImpl, type LspHostOptions } from '../../src/peers/lsp/host.js';
 import { LanguageServerProcess } from '../../src/peers/lsp/server.js';
 import type { ToolContext } from '../../src/core/tool.js';
-import { isAlive, isZombie } from '../../src/util/process-tree.js';
+import { isAlive } from '../../src/util/pid.js';
+import { isZombie } from '../../src/util/process-tree.js';
 
 const FAKE = join(import.meta.dirname, '../fixtures/lsp/fake-ls.mjs');
 const quiet = { error() {}, warn() {}, info() {}, debug() {} };

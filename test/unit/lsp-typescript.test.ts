@@ -5,7 +5,8 @@ import { delimiter, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolContext } from '../../src/core/tool.js';
 import { LspHostImpl } from '../../src/peers/lsp/host.js';
-import { isAlive, isZombie } from '../../src/util/process-tree.js';
+import { isAlive } from '../../src/util/pid.js';
+import { isZombie } from '../../src/util/process-tree.js';
 
 const quiet = { error() {}, warn() {}, info() {}, debug() {} };
 const GREETER = `export class Greeter {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { descendants, isAlive, isZombie } from '../../src/util/process-tree.js';
+import { isAlive } from '../../src/util/pid.js';
+import { descendants, isZombie } from '../../src/util/process-tree.js';
 import { makeHost, waitFor, type TestHost } from '../support/mcp-helpers.js';
 
 const launcher = fileURLToPath(new URL('../fixtures/mcp-launcher.mjs', import.meta.url));

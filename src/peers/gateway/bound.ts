@@ -5,7 +5,7 @@
 import { pushMessageSchema, toolResultMessageSchema, type ToolResultMessage } from '../../protocol/gateway/index.js';
 import { failure, toToolResult } from './calls.js';
 import type { Binding, ProviderConnection } from './connection.js';
-import { checkToolsUpdate, describeIssues, type Rejection } from './validation.js';
+import { checkToolsUpdate, describeIssues, type Checked, type Rejection } from './validation.js';
 
 /** `raw` is a Bound connection's message; `rejected` is set when the frame already failed a check. */
 export function handleBound(conn: ProviderConnection, b: Binding, raw: Record<string, unknown>, rejected?: Rejection): void {
@@ -23,21 +23,15 @@ export function handleBound(conn: ProviderConnection, b: Binding, raw: Record<st
 
 function onResult(conn: ProviderConnection, b: Binding, raw: Record<string, unknown>, rejected?: Rejection): void {
   let problem = rejected;
-  // The common answer, `{type, id, data}`, checked by hand; anything else gets the schema (and its messages).
-  if (!problem && typeof raw.id === 'string' && raw.id !== '' && raw.data !== undefined && raw.error === undefined && raw.errorCode === undefined) {
-    const id = raw.id;
-    if (!b.calls.finish(id, toToolResult(raw as ToolResultMessage))) conn.host.log.debug(`provider ${b.name}: ignored result for settled or unknown call ${id}`);
-    return;
-  }
   if (!problem) {
-    const parsed = toolResultMessageSchema.safeParse(raw);
-    if (parsed.success) {
+    const msg = checkResult(raw);
+    if (msg.ok) {
       // Rule 1: the first terminal outcome wins; a late or duplicate result is silently ignored
       // (after a cancel the call has already settled as CANCELLED: rule 2).
-      if (!b.calls.finish(parsed.data.id, toToolResult(parsed.data))) conn.host.log.debug(`provider ${b.name}: ignored result for settled or unknown call ${parsed.data.id}`);
+      if (!b.calls.finish(msg.value.id, toToolResult(msg.value))) conn.host.log.debug(`provider ${b.name}: ignored result for settled or unknown call ${msg.value.id}`);
       return;
     }
-    problem = { code: 'INVALID_JSON', message: describeIssues('tool.result', parsed.error) };
+    problem = msg;
   }
   const id = typeof raw.id === 'string' ? raw.id : undefined;
   if (id !== undefined && b.calls.isPending(id)) {
@@ -79,4 +73,16 @@ function onToolsUpdate(conn: ProviderConnection, b: Binding, raw: Record<string,
   b.defs = u.tools;
   b.tools = conn.toTools(b);
   conn.host.toolsChanged(b);
+}
+
+/**
+ * The common answer, `{type, id, data}`, is checked by hand (the hot path); anything else by
+ * the schema, whose rules the hand check follows and whose messages explain what is wrong.
+ */
+function checkResult(raw: Record<string, unknown>): Checked<ToolResultMessage> {
+  if (typeof raw.id === 'string' && raw.id !== '' && raw.data !== undefined && raw.error === undefined && raw.errorCode === undefined) {
+    return { ok: true, value: raw as ToolResultMessage };
+  }
+  const parsed = toolResultMessageSchema.safeParse(raw);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, code: 'INVALID_JSON', message: describeIssues('tool.result', parsed.error) };
 }

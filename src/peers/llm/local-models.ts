@@ -16,7 +16,7 @@
  * renamed into place. Concurrent calls for one file in this process share one download.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, lstatSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import { createReadStream, existsSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { type FileHandle, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { errorMessage, logger } from '../../util/log.js';
 import { abortError } from './errors.js';
 import { sleep } from './guard.js';
+import { isAlive } from '../../util/pid.js';
 
 const log = logger('llm');
 
@@ -337,7 +338,7 @@ async function lockDownload(job: Job): Promise<() => void> {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
     const holder = Number(readFileSafe(lock));
-    if (!Number.isInteger(holder) || holder <= 0 || holder === process.pid || !processAlive(holder)) {
+    if (!Number.isInteger(holder) || holder <= 0 || holder === process.pid || !isAlive(holder)) {
       rmSync(lock, { force: true }); // left by a process that is gone
       continue;
     }
@@ -352,15 +353,6 @@ function readFileSafe(path: string): string {
     return readFileSync(path, 'utf8').trim();
   } catch {
     return '';
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -565,6 +557,33 @@ function describeFailure(e: unknown): string {
 
 // ---------------------------------------------------------------------------------------------
 // The cache
+
+/** Where a model's file is now (for `patchbay doctor` and `patchbay models list`). */
+export type ModelFileState =
+  | { kind: 'ready'; path: string }
+  /** A file source that is not there. */
+  | { kind: 'missing'; path: string }
+  /** A remote source not downloaded yet: it will be, to `path`. */
+  | { kind: 'remote'; path: string }
+  | { kind: 'invalid'; reason: string };
+
+export function modelFileState(uri: string, home: string): ModelFileState {
+  let r: Resolved;
+  try {
+    r = resolveModelUri(uri, home);
+  } catch (e) {
+    return { kind: 'invalid', reason: errorMessage(e) };
+  }
+  if (existsSync(r.path)) return { kind: 'ready', path: r.path };
+  return { kind: r.kind === 'file' ? 'missing' : 'remote', path: r.path };
+}
+
+/** `Downloading <name>: 45% (500 MB of 1100 MB)`: the one wording of download progress (chat and CLI). */
+export function describeDownload(name: string, p: DownloadProgress): string {
+  const mb = (b: number) => `${(b / 1e6).toFixed(b < 1e7 ? 1 : 0)} MB`;
+  if (!p.total) return `Downloading ${name}: ${mb(p.received)}`;
+  return `Downloading ${name}: ${Math.floor((100 * p.received) / p.total)}% (${mb(p.received)} of ${mb(p.total)})`;
+}
 
 export function listCachedModels(home: string): CachedModel[] {
   const dir = modelsDir(home);

@@ -20,7 +20,7 @@ import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, GbnfJs
 import { importModule } from '../../util/import-module.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { abortError } from './errors.js';
-import { ensureModel, resolveModelUri, type DownloadProgress } from './local-models.js';
+import { describeDownload, ensureModel, resolveModelUri } from './local-models.js';
 import { LlmError, type LlmClient, type LlmEvent, type LlmMessage, type LlmRequest, type LlmToolSpec } from './types.js';
 
 const log = logger('llm');
@@ -89,11 +89,6 @@ export class LocalRuntime {
     );
     this.llama.catch(() => (this.llama = undefined));
     return this.llama;
-  }
-
-  /** True when `path` is the model in memory now. */
-  isLoaded(path: string): boolean {
-    return this.loaded?.path === path;
   }
 
   /**
@@ -300,7 +295,7 @@ export class LocalClient implements LlmClient {
       };
       let path: string;
       try {
-        path = await ensureModel({ uri: spec.model, sha256: spec.sha256 }, home, { signal, onProgress: (p) => throttled(downloadText(name, p), p.received === p.total) });
+        path = await ensureModel({ uri: spec.model, sha256: spec.sha256 }, home, { signal, onProgress: (p) => throttled(describeDownload(name, p), p.received === p.total) });
       } catch (e) {
         if (signal.aborted) throw abortError(signal.reason);
         throw new LlmError(`Could not get the local model ${spec.model.replace(/\?.*$/, '?…')}: ${errorMessage(e)}`, undefined, false);
@@ -382,12 +377,6 @@ export class LocalClient implements LlmClient {
 function fromFunctionParams(params: unknown): Record<string, unknown> {
   if (!params || typeof params !== 'object' || Array.isArray(params)) return {};
   return Object.fromEntries(Object.entries(params as Record<string, unknown>).filter(([, v]) => v !== null));
-}
-
-function downloadText(name: string, p: DownloadProgress): string {
-  const mb = (b: number) => `${(b / 1e6).toFixed(b < 1e7 ? 1 : 0)} MB`;
-  if (!p.total) return `Downloading ${name}: ${mb(p.received)}`;
-  return `Downloading ${name}: ${Math.floor((100 * p.received) / p.total)}% (${mb(p.received)} of ${mb(p.total)})`;
 }
 
 /** Our messages as node-llama-cpp's chat history; a tool result joins its call as `result`. */

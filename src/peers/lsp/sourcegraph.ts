@@ -465,7 +465,7 @@ export class SqliteXCache implements XCache {
   private readonly clearNs: Database.Statement<[string]>;
   private readonly clearAll: Database.Statement<[]>;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(db: Database.Database) {
     db.exec(`CREATE TABLE IF NOT EXISTS xcache (
       ns TEXT NOT NULL,
       key TEXT NOT NULL,

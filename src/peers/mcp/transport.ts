@@ -3,7 +3,8 @@
  * the SSE fallback the spec describes for older servers
  * (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#backwards-compatibility).
  */
-import { descendants, isAlive, killAll } from '../../util/process-tree.js';
+import { isAlive } from '../../util/pid.js';
+import { descendants, killAll } from '../../util/process-tree.js';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
