@@ -7,6 +7,7 @@ import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
+  CallToolResultSchema,
   ErrorCode,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
@@ -27,6 +28,7 @@ import { textResult, type ToolContext, type ToolResult } from '../../core/tool.j
 import { errorMessage, type Logger, type LogLevel } from '../../util/log.js';
 import { renderResource, toToolResult } from './adapt.js';
 import type { ServerConfig } from './config.js';
+import { callToolResultSchema } from './fast-parse.js';
 import { connect, oneLine, type Connection } from './transport.js';
 
 export type ListKind = 'tools' | 'resources' | 'prompts';
@@ -234,7 +236,8 @@ export class McpSession {
     const onAbort = () => ac.abort(ctx.signal.reason);
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const r = await this.client.callTool({ name: tool, arguments: args }, undefined, {
+      // The SDK only calls safeParse on the schema; ours is CallToolResultSchema with a fast path.
+      const r = await this.client.callTool({ name: tool, arguments: args }, callToolResultSchema as unknown as typeof CallToolResultSchema, {
         signal: ac.signal,
         timeout: this.opts.timeoutMs,
         onprogress: (p) => ctx.progress?.(`${label}: ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`),

@@ -9,11 +9,13 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { DEFAULT_INHERITED_ENV_VARS, getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { DEFAULT_INHERITED_ENV_VARS, getDefaultEnvironment, StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from './config.js';
+import { FastReadBuffer } from './fast-parse.js';
 
 export interface Connection {
   client: Client;
@@ -56,9 +58,20 @@ export function childEnv(env: NodeJS.ProcessEnv, extra: Record<string, string>):
   return { ...out, ...extra };
 }
 
-/** Remembers the pid: the SDK forgets it as soon as close() starts. */
-class TrackedStdioTransport extends StdioClientTransport {
+/**
+ * The SDK's stdio transport, remembering the pid (the SDK forgets it as soon as close() starts)
+ * and reading with FastReadBuffer (fast-parse.ts).
+ */
+export class TrackedStdioTransport extends StdioClientTransport {
   spawnedPid: number | undefined;
+
+  constructor(params: StdioServerParameters) {
+    super(params);
+    // The SDK keeps its buffer in a private field; should a later SDK rename it, its own stays.
+    const self = this as unknown as { _readBuffer?: unknown };
+    if (self._readBuffer instanceof ReadBuffer) self._readBuffer = new FastReadBuffer(params.maxBufferSize);
+  }
+
   override async start(): Promise<void> {
     await super.start();
     this.spawnedPid = this.pid ?? undefined;
