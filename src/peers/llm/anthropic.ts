@@ -11,6 +11,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, parseArgs } from './stream-util.js';
 import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from './types.js';
+import { isRecord } from '../../util/guards.js';
 
 type Params = Anthropic.MessageCreateParamsStreaming;
 type Block = Anthropic.ContentBlockParam;
@@ -188,10 +189,6 @@ function finishReason(stop: string | null | undefined, toolCalls: number): 'stop
     default:
       return toolCalls > 0 ? 'tool_calls' : 'other';
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 /**

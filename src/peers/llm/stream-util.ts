@@ -3,13 +3,14 @@
  * bookkeeping, and the `<think>…</think>` splitter for servers that inline reasoning.
  */
 import type { LlmEvent } from './types.js';
+import { isRecord } from '../../util/guards.js';
 
 /** Parses streamed tool arguments; anything that is not a JSON object becomes `{}`. */
 export function parseArgs(json: string | undefined | null): Record<string, unknown> {
   if (!json || !json.trim()) return {};
   try {
     const v: unknown = JSON.parse(json);
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+    return isRecord(v) ? v : {};
   } catch {
     return {};
   }

@@ -31,6 +31,7 @@ import type {
   TextDocumentItem,
   TextDocumentPositionParams,
 } from 'vscode-languageserver-protocol';
+import { isRecord } from '../../util/guards.js';
 
 // ---------------------------------------------------------------------------------------------
 // Wire types (the spec's interfaces)
@@ -99,8 +100,8 @@ const SERVER_CAPABILITY: Record<SourcegraphServerFeature, string> = {
 
 /** Whether an `initialize` result (or its `capabilities`) advertises a SymbolDescriptor extension. */
 export function serverSupports(initializeResult: unknown, feature: SourcegraphServerFeature): boolean {
-  if (!isObject(initializeResult)) return false;
-  const caps = isObject(initializeResult.capabilities) ? initializeResult.capabilities : initializeResult;
+  if (!isRecord(initializeResult)) return false;
+  const caps = isRecord(initializeResult.capabilities) ? initializeResult.capabilities : initializeResult;
   return caps[SERVER_CAPABILITY[feature]] === true;
 }
 
@@ -165,7 +166,7 @@ export function registerSourcegraphHandlers(connection: MessageConnection, opts:
       const { params, token } = splitArgs(args);
       let base: string | undefined;
       if (params !== undefined && params !== null) {
-        if (!isObject(params) || (params.base !== undefined && params.base !== null && typeof params.base !== 'string')) {
+        if (!isRecord(params) || (params.base !== undefined && params.base !== null && typeof params.base !== 'string')) {
           throw new ResponseError(ErrorCodes.InvalidParams, 'workspace/xfiles: params.base must be a string');
         }
         base = typeof params.base === 'string' && params.base !== '' ? params.base : undefined;
@@ -178,7 +179,7 @@ export function registerSourcegraphHandlers(connection: MessageConnection, opts:
     connection.onRequest(XCONTENT, async (...args: unknown[]) => {
       stats.xcontent++;
       const { params } = splitArgs(args);
-      if (!isObject(params) || !isObject(params.textDocument) || typeof params.textDocument.uri !== 'string') {
+      if (!isRecord(params) || !isRecord(params.textDocument) || typeof params.textDocument.uri !== 'string') {
         throw new ResponseError(ErrorCodes.InvalidParams, 'textDocument/xcontent: params.textDocument.uri must be a string');
       }
       stats.contentUris.push(params.textDocument.uri);
@@ -190,7 +191,7 @@ export function registerSourcegraphHandlers(connection: MessageConnection, opts:
     connection.onRequest(XCACHE_GET, (...args: unknown[]) => {
       stats.xcacheGet++;
       const { params } = splitArgs(args);
-      if (!isObject(params) || typeof params.key !== 'string') {
+      if (!isRecord(params) || typeof params.key !== 'string') {
         throw new ResponseError(ErrorCodes.InvalidParams, 'xcache/get: params.key must be a string');
       }
       try {
@@ -207,7 +208,7 @@ export function registerSourcegraphHandlers(connection: MessageConnection, opts:
     connection.onNotification(XCACHE_SET, (...args: unknown[]) => {
       stats.xcacheSet++;
       const params = args[0];
-      if (!isObject(params) || typeof params.key !== 'string') {
+      if (!isRecord(params) || typeof params.key !== 'string') {
         log('xcache/set: dropped a notification without a string key');
         return;
       }
@@ -511,7 +512,7 @@ export async function xdefinition(
 ): Promise<SymbolLocationInformation[]> {
   const result = await sendWithSignal(connection, XDEFINITION, params, signal);
   return asArray(result, XDEFINITION).map((item, i) => {
-    if (!isObject(item) || !isObject(item.symbol)) throw badResponse(XDEFINITION, `item ${i} has no symbol object`);
+    if (!isRecord(item) || !isRecord(item.symbol)) throw badResponse(XDEFINITION, `item ${i} has no symbol object`);
     const out: SymbolLocationInformation = { symbol: item.symbol };
     if (item.location !== undefined && item.location !== null) {
       if (!isLocation(item.location)) throw badResponse(XDEFINITION, `item ${i} has a malformed location`);
@@ -538,7 +539,7 @@ export async function xreferences(
   if (params.limit !== undefined) wire.limit = params.limit;
   const result = await sendWithSignal(connection, XREFERENCES, wire, signal);
   const refs = asArray(result, XREFERENCES).map((item, i) => {
-    if (!isObject(item) || !isObject(item.symbol) || !isLocation(item.reference)) {
+    if (!isRecord(item) || !isRecord(item.symbol) || !isLocation(item.reference)) {
       throw badResponse(XREFERENCES, `item ${i} is not a ReferenceInformation`);
     }
     return { reference: item.reference, symbol: item.symbol };
@@ -563,7 +564,7 @@ export async function workspaceSymbolByDescriptor(
   if (params.limit !== undefined) wire.limit = params.limit;
   const result = await sendWithSignal(connection, WORKSPACE_SYMBOL, wire, signal);
   const symbols = asArray(result, WORKSPACE_SYMBOL).map((item, i) => {
-    if (!isObject(item) || typeof item.name !== 'string' || typeof item.kind !== 'number' || !isLocation(item.location)) {
+    if (!isRecord(item) || typeof item.name !== 'string' || typeof item.kind !== 'number' || !isLocation(item.location)) {
       throw badResponse(WORKSPACE_SYMBOL, `item ${i} is not a SymbolInformation`);
     }
     return item as unknown as SymbolInformation;
@@ -609,17 +610,13 @@ function badResponse(method: string, why: string): Error {
   return new Error(`${method}: malformed response from the language server: ${why}`);
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function isPosition(v: unknown): boolean {
-  return isObject(v) && typeof v.line === 'number' && typeof v.character === 'number';
+  return isRecord(v) && typeof v.line === 'number' && typeof v.character === 'number';
 }
 
 function isLocation(v: unknown): v is Location {
   return (
-    isObject(v) && typeof v.uri === 'string' && isObject(v.range) && isPosition(v.range.start) && isPosition(v.range.end)
+    isRecord(v) && typeof v.uri === 'string' && isRecord(v.range) && isPosition(v.range.start) && isPosition(v.range.end)
   );
 }
 

@@ -4,6 +4,7 @@
  * `${env:…}` references were already interpolated by the config loader.
  */
 import { z } from 'zod';
+import { isRecord } from '../../util/guards.js';
 
 const common = {
   disabled: z.boolean().default(false),
@@ -38,7 +39,7 @@ export type ParsedEntry =
 
 /** Validates one entry; never throws. */
 export function parseServerEntry(name: string, raw: unknown): ParsedEntry {
-  const obj = raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
+  const obj = isRecord(raw) ? raw : undefined;
   const shown = {
     command: typeof obj?.command === 'string' ? obj.command : typeof obj?.url === 'string' ? obj.url : '',
     args: Array.isArray(obj?.args) ? obj.args.filter((a): a is string => typeof a === 'string') : [],

@@ -11,6 +11,7 @@
 import { ReadBuffer, STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { CallToolResultSchema, JSONRPCMessageSchema, type CallToolResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { isRecord } from '../../util/guards.js';
 
 const NEWLINE = 0x0a;
 
@@ -82,10 +83,6 @@ function isPlainTextResult(v: unknown): v is CallToolResult {
     if (!isRecord(block) || block.type !== 'text' || typeof block.text !== 'string' || keyCount(block) !== 2) return false;
   }
   return true;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function keyCount(o: object): number {

@@ -1,0 +1,4 @@
+/** A JSON object: not null, not an array. The one check every peer's input starts with. */
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
