@@ -82,7 +82,7 @@ describe('a server that hangs', () => {
     expect(r).toEqual({ error: true, outputs: [{ type: 'text', text: 'hang__hang: timed out after 1 s (the server was sent notifications/cancelled and will be restarted)' }] });
     const cancelled = await waitFor(() => rec.lines().find((l) => l.startsWith('cancelled')), 'the cancellation to reach the server');
     const callId = rec.lines().find((l) => l.startsWith('call'))!.split(' ')[1];
-    expect(cancelled).toBe(`cancelled ${callId} McpError: MCP error -32001: Request timed out`);
+    expect(cancelled).toBe(`cancelled ${callId} timed out after 1 s`);
     // A server that let a call time out is restarted.
     await waitFor(() => t.statuses('hang').join(',') === 'starting,running,failed,starting,running', 'failed, then restarted');
     expect(t.host.servers()[0].lastError).toMatch(/did not answer tools\/call hang within 1 s/);
@@ -98,7 +98,7 @@ describe('a server that hangs', () => {
     const r = await t.tools.get('hang__hang')!.call({}, ctx({ signal: ac.signal }));
     expect(Date.now() - started).toBeLessThan(1000);
     expect(r).toEqual({ error: true, outputs: [{ type: 'text', text: 'hang__hang: cancelled' }] });
-    await waitFor(() => rec.lines().some((l) => /^cancelled \d+ Error: promptStop$/.test(l)), 'the cancellation');
+    await waitFor(() => rec.lines().some((l) => /^cancelled patchbay-\d+ Error: promptStop$/.test(l)), 'the cancellation');
     // Already aborted: no request at all.
     const calls = rec.lines().filter((l) => l.startsWith('call')).length;
     expect(text(await t.tools.get('hang__hang')!.call({}, ctx({ signal: ac.signal })))).toBe('hang__hang: cancelled');
@@ -151,5 +151,80 @@ describe('a server that writes garbage to stdout', () => {
     await waitFor(() => t.host.servers()[0].status === 'failed' && t.host.servers()[0].restarts >= 2, 'bounded restarts', 20_000);
     const r = await t.tools.all().find((x) => x.name === 'after-garbage')?.call({}, ctx());
     expect(r === undefined || r.error).toBe(true);
+  });
+});
+
+describe('tools/call on the wire (a hand-written server)', () => {
+  const wire = (rec: { path: string }) => node('mcp-wire.mjs', { MCP_RECORD: rec.path });
+  const calls = (rec: { lines(): string[] }) => rec.lines().map((l) => JSON.parse(l)).filter((m) => m.method === 'tools/call');
+
+  it('sends the request with its own string id and progress token, and reads text results', async () => {
+    const rec = recordFile();
+    const t = host({ wire: wire(rec) });
+    await t.host.start('wire');
+    expect(text(await t.tools.get('wire__ok')!.call({ city: 'Paris' }, ctx()))).toBe('ok {"city":"Paris"}');
+    const [req] = calls(rec);
+    expect(req).toEqual({ jsonrpc: '2.0', id: expect.stringMatching(/^patchbay-\d+$/), method: 'tools/call', params: { name: 'ok', arguments: { city: 'Paris' }, _meta: { progressToken: req.id } } });
+  });
+
+  it('turns a JSON-RPC error and a result that is not a CallToolResult into error results', async () => {
+    const t = host({ wire: wire(recordFile()) });
+    await t.host.start('wire');
+    expect(await t.tools.get('wire__fails')!.call({}, ctx())).toEqual({ error: true, outputs: [{ type: 'text', text: 'wire__fails failed: MCP error -32602: no such city' }] });
+    const bad = await t.tools.get('wire__malformed')!.call({}, ctx());
+    expect(bad.error).toBe(true);
+    expect(text(bad)).toMatch(/^wire__malformed failed: .*content/s);
+    // The server is still running and answers the next call.
+    expect(t.host.servers()[0].status).toBe('running');
+    expect(text(await t.tools.get('wire__ok')!.call({}, ctx()))).toBe('ok {}');
+  });
+
+  it('shows progress of its own call and logs a malformed progress notification', async () => {
+    const t = host({ wire: wire(recordFile()) });
+    await t.host.start('wire');
+    const seen: string[] = [];
+    const r = await t.tools.get('wire__progress')!.call({}, ctx({ progress: (s: string) => seen.push(s) }));
+    expect(text(r)).toBe('done');
+    expect(seen).toEqual(['wire__progress: 1/2 half']);
+    await waitFor(() => log.read().includes('ignored a malformed progress notification'), 'the warning');
+  });
+
+  it('a timeout sends notifications/cancelled for its id and restarts the server', async () => {
+    const rec = recordFile();
+    const t = host({ wire: wire(rec) }, { timeoutSeconds: 1 });
+    await t.host.start('wire');
+    const r = await t.tools.get('wire__late')!.call({}, ctx());
+    expect(text(r)).toBe('wire__late: timed out after 1 s (the server was sent notifications/cancelled and will be restarted)');
+    const [req] = calls(rec);
+    const cancelled = () => rec.lines().map((l) => JSON.parse(l)).find((m) => m.method === 'notifications/cancelled');
+    await waitFor(cancelled, 'the cancellation');
+    expect(cancelled().params).toEqual({ requestId: req.id, reason: 'timed out after 1 s' });
+    await waitFor(() => t.statuses('wire').join(',') === 'starting,running,failed,starting,running', 'restarted');
+    expect(text(await t.tools.get('wire__ok')!.call({}, ctx()))).toBe('ok {}');
+  });
+
+  it('drops the answer to a call that was cancelled, quietly, and keeps the server', async () => {
+    const rec = recordFile();
+    const t = host({ wire: wire(rec) });
+    await t.host.start('wire');
+    const before = log.read().length;
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(new Error('promptStop')), 100);
+    expect(text(await t.tools.get('wire__late')!.call({}, ctx({ signal: ac.signal })))).toBe('wire__late: cancelled');
+    // The server answers 1.5 s after the request all the same.
+    await new Promise((r) => setTimeout(r, 1700));
+    expect(log.read().slice(before)).not.toMatch(/unknown message ID|protocol error/);
+    expect(t.statuses('wire')).toEqual(['starting', 'running']);
+    expect(text(await t.tools.get('wire__ok')!.call({}, ctx()))).toBe('ok {}');
+  });
+
+  it('calls a tool with an output schema through the SDK, which checks its structured content', async () => {
+    const rec = recordFile();
+    const t = host({ wire: wire(rec) });
+    await t.host.start('wire');
+    const r = await t.tools.get('wire__typed')!.call({}, ctx());
+    expect(r.error).toBe(true);
+    expect(text(r)).toMatch(/^wire__typed failed: .*Structured content does not match the tool's output schema/);
+    expect(calls(rec)[0].id).toEqual(expect.any(Number));
   });
 });

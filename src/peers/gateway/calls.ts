@@ -1,34 +1,10 @@
 /**
- * In-flight `tool.call`s of one connection and their terminal semantics
- * (specs/tap-provider-gateway.md "Tool call terminal semantics"): every call has exactly one
- * outcome, the first one wins, and every call settles — by result, cancel, timeout or disconnect.
+ * Gateway tool results (specs/tap-provider-gateway.md `tool.result`) and failure texts. The
+ * in-flight calls of a connection are a PendingCalls (core/pending-calls.ts).
  */
+import type { EndReason } from '../../core/pending-calls.js';
 import { textResult, type ToolResult } from '../../core/tool.js';
-import type { CancelReason, ToolResultMessage } from '../../protocol/gateway/index.js';
-
-interface Pending {
-  tool: string;
-  resolve: (r: ToolResult) => void;
-  /** `performance.now()` past which the call times out (a monotonic clock: wall-clock jumps do not matter). */
-  deadline: number;
-  timeoutMs: number;
-  signal: AbortSignal;
-  cancel: StartCall['cancel'];
-}
-
-export interface StartCall {
-  id: string;
-  tool: string;
-  timeoutMs: number;
-  signal: AbortSignal;
-  /** Sends `tool.cancel`; the call is already settled (CANCELLED) when this runs. */
-  cancel: (reason: CancelReason) => void;
-}
-
-/** Ids of settled calls kept to tell a late duplicate from a result nobody asked for. */
-const SETTLED_MEMORY = 10_000;
-
-const MAX_DELAY_MS = 2 ** 31 - 1;
+import type { ToolResultMessage } from '../../protocol/gateway/index.js';
 
 /** `tool.result` → the ToolResult the model reads (spec `tool.result`). */
 export function toToolResult(msg: ToolResultMessage): ToolResult {
@@ -41,117 +17,7 @@ export function failure(code: string, message: string): ToolResult {
   return textResult(`${code}: ${message}`, true);
 }
 
-export class PendingCalls {
-  private readonly pending = new Map<string, Pending>();
-  /**
-   * Two generations instead of one capped Set: evicting the oldest entry of a big Set one at a
-   * time gets slower as it ages (bench/gateway.ts); dropping a whole old generation is O(1).
-   */
-  private settled = new Set<string>();
-  private settledBefore = new Set<string>();
-
-  get size(): number {
-    return this.pending.size;
-  }
-
-  /** The only pending call's id, when there is exactly one (terminal rule 4). */
-  single(): string | undefined {
-    return this.pending.size === 1 ? this.pending.keys().next().value : undefined;
-  }
-
-  isPending(id: string): boolean {
-    return this.pending.has(id);
-  }
-
-  /** A call that has finished (result, cancel, timeout, failure): later results are ignored. */
-  wasSettled(id: string): boolean {
-    return this.settled.has(id) || this.settledBefore.has(id);
-  }
-
-  /**
-   * Registers the call; `send` must already have gone out or go out right after.
-   *
-   * Per call there is no timer and no abort listener (each cost as much as the rest of a call's
-   * bookkeeping, bench/gateway.ts): one timer runs to the earliest deadline, and each signal
-   * (a chat turn's, shared by its calls) gets one listener that cancels its pending calls.
-   */
-  start(c: StartCall): Promise<ToolResult> {
-    return new Promise<ToolResult>((resolve) => {
-      const deadline = performance.now() + c.timeoutMs;
-      this.pending.set(c.id, { tool: c.tool, resolve, deadline, timeoutMs: c.timeoutMs, signal: c.signal, cancel: c.cancel });
-      this.watch(c.signal);
-      if (this.timer === undefined || deadline < this.timerAt) this.armTimer(deadline);
-    });
-  }
-
-  /** Settles a call; false when it had already settled (first terminal outcome wins). */
-  finish(id: string, result: ToolResult): boolean {
-    const p = this.pending.get(id);
-    if (!p) return false;
-    this.pending.delete(id);
-    this.settled.add(id);
-    if (this.settled.size >= SETTLED_MEMORY) {
-      this.settledBefore = this.settled;
-      this.settled = new Set();
-    }
-    // The timer stays: it finds nothing due when it fires (re-arming per call is what this avoids).
-    p.resolve(result);
-    return true;
-  }
-
-  /** The call fails as CANCELLED, then `tool.cancel` goes out (first terminal outcome wins). */
-  private cancel(id: string, reason: CancelReason): void {
-    const p = this.pending.get(id);
-    if (!p) return;
-    const text = reason === 'timeout' ? `tool call "${p.tool}" timed out after ${p.timeoutMs} ms` : `tool call "${p.tool}" was cancelled`;
-    if (this.finish(id, failure('CANCELLED', text))) p.cancel(reason);
-  }
-
-  private timer: NodeJS.Timeout | undefined;
-  private timerAt = Infinity;
-  private readonly watched = new WeakSet<AbortSignal>();
-
-  private watch(signal: AbortSignal): void {
-    if (this.watched.has(signal)) return;
-    this.watched.add(signal);
-    signal.addEventListener(
-      'abort',
-      () => {
-        for (const [id, p] of [...this.pending]) if (p.signal === signal) this.cancel(id, 'cancelled');
-      },
-      { once: true },
-    );
-  }
-
-  private armTimer(at: number): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timerAt = at;
-    // setTimeout takes at most 2^31-1 ms (a longer delay fires at once): wake up then and look again.
-    this.timer = setTimeout(() => this.onTimer(), Math.min(MAX_DELAY_MS, Math.max(0, at - performance.now())));
-    this.timer.unref?.();
-  }
-
-  /** Times out every call past its deadline, then waits for the next one. */
-  private onTimer(): void {
-    this.timer = undefined;
-    this.timerAt = Infinity;
-    const now = performance.now();
-    let next = Infinity;
-    for (const [id, p] of [...this.pending]) {
-      if (p.deadline > now) next = Math.min(next, p.deadline);
-      else {
-        try {
-          this.cancel(id, 'timeout');
-        } catch {
-          /* the call has settled; a failed tool.cancel must not cost the others their timer */
-        }
-      }
-    }
-    if (next < Infinity && this.pending.size) this.armTimer(next);
-  }
-
-  /** Terminal rule 3: every pending call fails with `result`. */
-  failAll(result: ToolResult): void {
-    for (const id of [...this.pending.keys()]) this.finish(id, result);
-  }
+/** A gateway call cancelled or timed out (spec: the chat reads CANCELLED). */
+export function ended(tool: string, reason: EndReason, timeoutMs: number): ToolResult {
+  return failure('CANCELLED', reason === 'timeout' ? `tool call "${tool}" timed out after ${timeoutMs} ms` : `tool call "${tool}" was cancelled`);
 }

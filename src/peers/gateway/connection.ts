@@ -24,7 +24,8 @@ import {
 } from '../../protocol/gateway/index.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import { handleBound } from './bound.js';
-import { failure, PendingCalls } from './calls.js';
+import { PendingCalls } from '../../core/pending-calls.js';
+import { ended, failure } from './calls.js';
 import { toTool } from './provider-tool.js';
 import { TokenBucket } from './rate-limit.js';
 import { tokenMatches } from './token.js';
@@ -236,7 +237,7 @@ export class ProviderConnection {
       chatId: hello.session,
       defs: hello.tools,
       tools: [],
-      calls: new PendingCalls(),
+      calls: new PendingCalls({ ended }),
     };
     binding.tools = this.toTools(binding);
     if (!this.host.bind(this, binding)) {

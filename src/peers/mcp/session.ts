@@ -12,18 +12,22 @@ import {
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   McpError,
+  ProgressNotificationSchema,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type GetPromptResult,
+  type JSONRPCMessage,
   type LoggingLevel,
+  type Progress,
   type Prompt,
   type Resource,
   type ResourceTemplate,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { PendingCalls } from '../../core/pending-calls.js';
 import { textResult, type ToolContext, type ToolResult } from '../../core/tool.js';
 import { errorMessage, type Logger, type LogLevel } from '../../util/log.js';
 import { renderResource, toToolResult } from './adapt.js';
@@ -62,6 +66,10 @@ const fromMcpLevel: Record<LoggingLevel, LogLevel> = {
   emergency: 'error',
 };
 
+function progressText(label: string, p: Progress): string {
+  return `${label}: ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`;
+}
+
 /** A server that keeps answering with a cursor must not keep us paging forever. */
 const MAX_PAGES = 100;
 
@@ -95,6 +103,16 @@ export class McpSession {
   /** Per list: the newest refresh started and the newest applied, so a slow old answer never wins. */
   private readonly started: Record<ListKind, number> = { tools: 0, resources: 0, prompts: 0 };
   private readonly applied: Record<ListKind, number> = { tools: 0, resources: 0, prompts: 0 };
+  /** Tools callDirect may call: no output schema to validate, no task support. */
+  private plainTools = new Set<string>();
+  private callSeq = 0;
+  private readonly inFlight = new Map<string, { label: string; progress: ToolContext['progress'] }>();
+  private readonly calls = new PendingCalls({
+    ended: (tool, reason) => {
+      const label = `${this.opts.name}__${tool}`;
+      return reason === 'timeout' ? this.timedOut(tool, label) : textResult(`${label}: cancelled`, true);
+    },
+  });
 
   private constructor(private readonly opts: SessionOptions) {}
 
@@ -114,6 +132,10 @@ export class McpSession {
       },
     });
     s.instructions = s.conn.client.getInstructions();
+    // callDirect's answers are taken before the SDK sees them; everything else is the SDK's.
+    const transport = s.conn.client.transport;
+    const sdk = transport?.onmessage;
+    if (transport && sdk) transport.onmessage = (m, extra) => void (s.takeMessage(m) || sdk.call(transport, m, extra));
     const caps = s.conn.client.getServerCapabilities() ?? {};
     if (caps.logging) {
       await s.conn.client
@@ -163,6 +185,7 @@ export class McpSession {
       }
     };
     client.onclose = () => {
+      if (this.conn?.client === client) this.calls.failAll((tool) => this.closedDuringCall(`${this.opts.name}__${tool}`));
       if (this.closing || this.conn?.client !== client) return;
       this.opts.onClosed(`connection closed${this.lastStderr ? ` (last stderr: ${this.lastStderr.slice(0, 300)})` : ''}`);
     };
@@ -202,6 +225,7 @@ export class McpSession {
         const tools = await listAll((cursor) => c.listTools({ cursor }, opt).then((r) => ({ items: r.tools, nextCursor: r.nextCursor })));
         if (mine < this.applied.tools) return false;
         this.tools = tools;
+        this.plainTools = new Set(tools.filter((t) => !t.outputSchema && (t.execution?.taskSupport ?? 'forbidden') === 'forbidden').map((t) => t.name));
       } else if (kind === 'prompts') {
         const prompts = await listAll((cursor) => c.listPrompts({ cursor }, opt).then((r) => ({ items: r.prompts, nextCursor: r.nextCursor })));
         if (mine < this.applied.prompts) return false;
@@ -225,11 +249,18 @@ export class McpSession {
     }
   }
 
-  /** `tools/call`. Never throws: timeouts, cancellation, a dead server all become error results. */
+  /**
+   * `tools/call`. Never throws: timeouts, cancellation, a dead server all become error results.
+   *
+   * A tool without an output schema or task support (nearly all of them) is called on a short
+   * path of our own over the SDK's transport (callDirect); the rest go through the SDK's
+   * `callTool`, which validates structured content and knows tasks.
+   */
   async callTool(tool: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
     const label = `${this.opts.name}__${tool}`;
     if (ctx.signal.aborted) return textResult(`${label}: cancelled`, true);
     if (this.broken) return textResult(`${label}: the MCP server "${this.opts.name}" is broken (${this.broken}); it is being restarted`, true);
+    if (this.plainTools.has(tool)) return this.callDirect(tool, label, args, ctx);
     // Our own controller: the SDK never removes its abort listener, so a long-lived chat signal
     // would otherwise send notifications/cancelled for calls that already finished.
     const ac = new AbortController();
@@ -240,26 +271,86 @@ export class McpSession {
       const r = await this.client.callTool({ name: tool, arguments: args }, callToolResultSchema as unknown as typeof CallToolResultSchema, {
         signal: ac.signal,
         timeout: this.opts.timeoutMs,
-        onprogress: (p) => ctx.progress?.(`${label}: ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`),
+        onprogress: (p) => ctx.progress?.(progressText(label, p)),
       });
-      // Whatever a server that broke the protocol meanwhile says is not trusted.
-      if (this.broken) return textResult(`${label}: the MCP server "${this.opts.name}" ${this.broken}; it is being restarted`, true);
-      if ('content' in r) return toToolResult(r as CallToolResult);
-      return textResult(JSON.stringify((r as { toolResult?: unknown }).toolResult ?? r));
+      return this.toResult(label, r);
     } catch (e) {
       if (ctx.signal.aborted) return textResult(`${label}: cancelled`, true);
-      if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
-        // A server that lets a call time out may be wedged: restart it (after the cancellation went out).
-        setImmediate(() => this.opts.onClosed(`did not answer tools/call ${tool} within ${this.opts.timeoutMs / 1000} s`));
-        return textResult(`${label}: timed out after ${this.opts.timeoutMs / 1000} s (the server was sent notifications/cancelled and will be restarted)`, true);
-      }
-      if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed) {
-        return textResult(`${label}: the MCP server "${this.opts.name}" closed the connection during the call (it may have crashed)`, true);
-      }
+      if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) return this.timedOut(tool, label);
+      if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed) return this.closedDuringCall(label);
       return textResult(`${label} failed: ${errorMessage(e)}`, true);
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * `tools/call` without the SDK's request machinery, which costs more than the rest of a call
+   * through patchbay (bench/mcp.ts): string ids of our own (the SDK's are numbers), one timer and
+   * one abort listener for all calls (PendingCalls), and the result checked by the same schema.
+   * Cancellation and timeouts send `notifications/cancelled` as the SDK would.
+   */
+  private callDirect(tool: string, label: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+    const id = `patchbay-${++this.callSeq}`;
+    const transport = this.client.transport;
+    if (!transport) return Promise.resolve(this.closedDuringCall(label));
+    this.inFlight.set(id, { label, progress: ctx.progress });
+    const result = this.calls.start({
+      id,
+      tool,
+      timeoutMs: this.opts.timeoutMs,
+      signal: ctx.signal,
+      cancel: (reason) => {
+        const why = reason === 'timeout' ? `timed out after ${this.opts.timeoutMs / 1000} s` : String(ctx.signal.reason ?? 'cancelled');
+        transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: why } }).catch(() => {});
+      },
+    });
+    transport
+      .send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: args, _meta: { progressToken: id } } })
+      .catch((e: unknown) => this.calls.finish(id, textResult(`${label} failed: ${errorMessage(e)}`, true)));
+    return result.finally(() => this.inFlight.delete(id));
+  }
+
+  /** The transport's messages for callDirect's calls; false for everything the SDK handles. */
+  private takeMessage(m: JSONRPCMessage): boolean {
+    if ('id' in m && typeof m.id === 'string' && ('result' in m || 'error' in m)) {
+      const call = this.inFlight.get(m.id);
+      if (!call) return m.id.startsWith('patchbay-'); // settled already (cancelled, timed out): dropped
+      this.calls.finish(m.id, 'error' in m ? textResult(`${call.label} failed: ${errorMessage(new McpError(m.error.code, m.error.message, m.error.data))}`, true) : this.checkResult(call.label, m.result));
+      return true;
+    }
+    if ('method' in m && m.method === 'notifications/progress' && !('id' in m)) {
+      const token = (m.params as { progressToken?: unknown } | undefined)?.progressToken;
+      const call = typeof token === 'string' ? this.inFlight.get(token) : undefined;
+      if (!call) return false;
+      const n = ProgressNotificationSchema.safeParse(m);
+      if (n.success) call.progress?.(progressText(call.label, n.data.params));
+      else this.opts.log.warn(`ignored a malformed progress notification: ${oneLine(n.error.message)}`);
+      return true;
+    }
+    return false;
+  }
+
+  private checkResult(label: string, result: unknown): ToolResult {
+    const r = callToolResultSchema.safeParse(result);
+    return r.success ? this.toResult(label, r.data) : textResult(`${label} failed: ${errorMessage(r.error)}`, true);
+  }
+
+  private toResult(label: string, r: CallToolResult | { toolResult?: unknown }): ToolResult {
+    // Whatever a server that broke the protocol meanwhile says is not trusted.
+    if (this.broken) return textResult(`${label}: the MCP server "${this.opts.name}" ${this.broken}; it is being restarted`, true);
+    if ('content' in r) return toToolResult(r as CallToolResult);
+    return textResult(JSON.stringify((r as { toolResult?: unknown }).toolResult ?? r));
+  }
+
+  /** A server that lets a call time out may be wedged: restarted (after the cancellation went out). */
+  private timedOut(tool: string, label: string): ToolResult {
+    setImmediate(() => this.opts.onClosed(`did not answer tools/call ${tool} within ${this.opts.timeoutMs / 1000} s`));
+    return textResult(`${label}: timed out after ${this.opts.timeoutMs / 1000} s (the server was sent notifications/cancelled and will be restarted)`, true);
+  }
+
+  private closedDuringCall(label: string): ToolResult {
+    return textResult(`${label}: the MCP server "${this.opts.name}" closed the connection during the call (it may have crashed)`, true);
   }
 
   /** `resources/read`; subscribes to the uri once when the server can (spec "Subscriptions"). */

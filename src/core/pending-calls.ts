@@ -1,0 +1,156 @@
+/**
+ * In-flight tool calls to one peer (a gateway provider's connection, an MCP session) and their
+ * terminal semantics (specs/tap-provider-gateway.md "Tool call terminal semantics"): every call
+ * has exactly one outcome, the first one wins, and every call settles — by result, cancel,
+ * timeout or disconnect.
+ */
+import type { ToolResult } from './tool.js';
+
+/** Why a call ended without its result: the user's signal, or its deadline. */
+export type EndReason = 'cancelled' | 'timeout';
+
+interface Pending {
+  tool: string;
+  resolve: (r: ToolResult) => void;
+  /** `performance.now()` past which the call times out (a monotonic clock: wall-clock jumps do not matter). */
+  deadline: number;
+  timeoutMs: number;
+  signal: AbortSignal;
+  cancel: StartCall['cancel'];
+}
+
+export interface StartCall {
+  id: string;
+  /** The tool's name, for the texts of `ended` and `failAll`. */
+  tool: string;
+  timeoutMs: number;
+  signal: AbortSignal;
+  /** Tells the peer (the call is already settled with `ended`'s result when this runs). */
+  cancel: (reason: EndReason) => void;
+}
+
+export interface PendingCallsOptions {
+  /** The result of a call that was cancelled or timed out. */
+  ended(tool: string, reason: EndReason, timeoutMs: number): ToolResult;
+}
+
+/** Ids of settled calls kept to tell a late duplicate from a result nobody asked for. */
+const SETTLED_MEMORY = 10_000;
+
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+export class PendingCalls {
+  private readonly pending = new Map<string, Pending>();
+  /**
+   * Two generations instead of one capped Set: evicting the oldest entry of a big Set one at a
+   * time gets slower as it ages (bench/gateway.ts); dropping a whole old generation is O(1).
+   */
+  private settled = new Set<string>();
+  private settledBefore = new Set<string>();
+
+  constructor(private readonly opts: PendingCallsOptions) {}
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** The only pending call's id, when there is exactly one (gateway terminal rule 4). */
+  single(): string | undefined {
+    return this.pending.size === 1 ? this.pending.keys().next().value : undefined;
+  }
+
+  isPending(id: string): boolean {
+    return this.pending.has(id);
+  }
+
+  /** A call that has finished (result, cancel, timeout, failure): later results are ignored. */
+  wasSettled(id: string): boolean {
+    return this.settled.has(id) || this.settledBefore.has(id);
+  }
+
+  /**
+   * Registers the call; the request must already have gone out or go out right after.
+   *
+   * Per call there is no timer and no abort listener (each cost as much as the rest of a call's
+   * bookkeeping, bench/gateway.ts): one timer runs to the earliest deadline, and each signal
+   * (a chat turn's, shared by its calls) gets one listener that cancels its pending calls.
+   */
+  start(c: StartCall): Promise<ToolResult> {
+    return new Promise<ToolResult>((resolve) => {
+      const deadline = performance.now() + c.timeoutMs;
+      this.pending.set(c.id, { tool: c.tool, resolve, deadline, timeoutMs: c.timeoutMs, signal: c.signal, cancel: c.cancel });
+      this.watch(c.signal);
+      if (this.timer === undefined || deadline < this.timerAt) this.armTimer(deadline);
+    });
+  }
+
+  /** Settles a call; false when it had already settled (first terminal outcome wins). */
+  finish(id: string, result: ToolResult): boolean {
+    const p = this.pending.get(id);
+    if (!p) return false;
+    this.pending.delete(id);
+    this.settled.add(id);
+    if (this.settled.size >= SETTLED_MEMORY) {
+      this.settledBefore = this.settled;
+      this.settled = new Set();
+    }
+    // The timer stays: it finds nothing due when it fires (re-arming per call is what this avoids).
+    p.resolve(result);
+    return true;
+  }
+
+  /** Every pending call fails with `result` (a disconnect: gateway terminal rule 3). */
+  failAll(result: ToolResult | ((tool: string) => ToolResult)): void {
+    for (const [id, p] of [...this.pending]) this.finish(id, typeof result === 'function' ? result(p.tool) : result);
+  }
+
+  /** The call settles with `ended`'s result, then the peer is told (first terminal outcome wins). */
+  private cancel(id: string, reason: EndReason): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    if (this.finish(id, this.opts.ended(p.tool, reason, p.timeoutMs))) p.cancel(reason);
+  }
+
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  private readonly watched = new WeakSet<AbortSignal>();
+
+  private watch(signal: AbortSignal): void {
+    if (this.watched.has(signal)) return;
+    this.watched.add(signal);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const [id, p] of [...this.pending]) if (p.signal === signal) this.cancel(id, 'cancelled');
+      },
+      { once: true },
+    );
+  }
+
+  private armTimer(at: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerAt = at;
+    // setTimeout takes at most 2^31-1 ms (a longer delay fires at once): wake up then and look again.
+    this.timer = setTimeout(() => this.onTimer(), Math.min(MAX_DELAY_MS, Math.max(0, at - performance.now())));
+    this.timer.unref?.();
+  }
+
+  /** Times out every call past its deadline, then waits for the next one. */
+  private onTimer(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = performance.now();
+    let next = Infinity;
+    for (const [id, p] of [...this.pending]) {
+      if (p.deadline > now) next = Math.min(next, p.deadline);
+      else {
+        try {
+          this.cancel(id, 'timeout');
+        } catch {
+          /* the call has settled; a failed cancel must not cost the others their timer */
+        }
+      }
+    }
+    if (next < Infinity && this.pending.size) this.armTimer(next);
+  }
+}
