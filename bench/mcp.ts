@@ -7,6 +7,7 @@
  *    the server. Through patchbay the fake LLM answers one reply of many `everything__echo`
  *    calls (run one after another); a call's latency is the editor's view of it: arrival of its
  *    `toolCallRunning` → arrival of its `toolCalled`. Direct and patchbay blocks alternate.
+ *    Also, as information, the cycle: one call's end to the next's (see McpCallResult).
  * 2. Slow servers don't delay `config/updated`: spawn → `config/updated` received with ten MCP
  *    servers configured that each sleep SLOW_MS before speaking MCP, against none configured
  *    (runs alternate, medians compared); also when the last of the ten reported `running`.
@@ -31,6 +32,13 @@ export interface McpCallResult {
   calls: number;
   direct: Summary;
   patchbay: Summary;
+  /**
+   * One call to the next in a run of calls: direct, one `callTool` resolving to the next; through
+   * patchbay, one `toolCalled` to the next (the whole cost of a call, storing it included, so
+   * moving where a call "starts" cannot make it look faster).
+   */
+  directCycle: Summary;
+  patchbayCycle: Summary;
 }
 
 export interface McpStartResult {
@@ -57,28 +65,42 @@ async function directClient(): Promise<Client> {
   return client;
 }
 
-async function directCalls(client: Client, n: number, tag: string): Promise<number[]> {
+interface Timings {
+  /** Per call, its start → its end. */
+  times: number[];
+  /** Per call after the first, the previous call's end → its end. */
+  cycles: number[];
+}
+
+async function directCalls(client: Client, n: number, tag: string): Promise<Timings> {
   const times: number[] = [];
+  const cycles: number[] = [];
+  let last: number | undefined;
   for (let i = 0; i < n; i++) {
     const message = `${tag}-${i}`;
     const t = now();
     const r = await client.callTool({ name: 'echo', arguments: { message } });
-    times.push(now() - t);
+    const end = now();
+    times.push(end - t);
+    if (last !== undefined) cycles.push(end - last);
+    last = end;
     const text = (r.content as Array<{ type: string; text?: string }> | undefined)?.[0]?.text ?? '';
     if (r.isError || !text.includes(message)) throw new Error(`direct echo answered ${JSON.stringify(r).slice(0, 200)}`);
   }
-  return times;
+  return { times, cycles };
 }
 
 /**
  * One chat turn whose first reply asks for `n` `everything__echo` calls (then "done"); each
  * call's `toolCallRunning` → `toolCalled` as the editor received them.
  */
-async function patchbayCalls(s: Server, fake: FakeLlm, n: number, tag: string): Promise<number[]> {
+async function patchbayCalls(s: Server, fake: FakeLlm, n: number, tag: string): Promise<Timings> {
   const calls: Step[] = Array.from({ length: n }, (_, i) => ({ toolCall: { id: `${tag}-${i}`, name: 'everything__echo', args: { message: `${tag}-${i}` } } }));
   fake.script(calls, [{ text: 'done' }]);
   const running = new Map<string, number>();
   const times: number[] = [];
+  const cycles: number[] = [];
+  let last: number | undefined;
   const problems: string[] = [];
   const off = s.listen((m, t) => {
     if (m.method !== 'chat/contentReceived') return;
@@ -88,6 +110,8 @@ async function patchbayCalls(s: Server, fake: FakeLlm, n: number, tag: string): 
       const t0 = running.get(c.id);
       if (t0 === undefined) problems.push(`${c.id}: toolCalled without toolCallRunning`);
       else times.push(t - t0);
+      if (last !== undefined) cycles.push(t - last);
+      last = t;
       if (c.error || !JSON.stringify(c.outputs).includes(c.id)) problems.push(`${c.id}: ${JSON.stringify(c.outputs).slice(0, 200)}`);
     } else if (c.type === 'toolCallRejected' || (m.params.role === 'system' && c.type === 'text')) {
       problems.push(JSON.stringify(c).slice(0, 200));
@@ -103,7 +127,7 @@ async function patchbayCalls(s: Server, fake: FakeLlm, n: number, tag: string): 
   }
   if (problems.length) throw new Error(`through patchbay: ${problems.slice(0, 3).join(' | ')}`);
   if (times.length !== n) throw new Error(`through patchbay: ${times.length} of ${n} calls seen`);
-  return times;
+  return { times, cycles };
 }
 
 export async function runMcpCalls(log: (s: string) => void = console.log): Promise<McpCallResult> {
@@ -128,13 +152,20 @@ export async function runMcpCalls(log: (s: string) => void = console.log): Promi
 
     const per = Math.ceil(CALLS / ROUNDS);
     log(`mcp: ${ROUNDS} × ${per} echo calls each, direct SDK client and through patchbay alternating…`);
-    const direct: number[] = [];
-    const through: number[] = [];
+    const direct: Timings = { times: [], cycles: [] };
+    const through: Timings = { times: [], cycles: [] };
+    const add = (to: Timings, from: Timings) => (to.times.push(...from.times), to.cycles.push(...from.cycles));
     for (let r = 0; r < ROUNDS; r++) {
-      direct.push(...(await directCalls(client, per, `d${r}`)));
-      through.push(...(await patchbayCalls(s, fake, per, `p${r}`)));
+      add(direct, await directCalls(client, per, `d${r}`));
+      add(through, await patchbayCalls(s, fake, per, `p${r}`));
     }
-    return { calls: direct.length, direct: summarize(direct), patchbay: summarize(through) };
+    return {
+      calls: direct.times.length,
+      direct: summarize(direct.times),
+      patchbay: summarize(through.times),
+      directCycle: summarize(direct.cycles),
+      patchbayCycle: summarize(through.cycles),
+    };
   } finally {
     await client?.close().catch(() => {});
     await s.stop();

@@ -262,6 +262,15 @@ async function mcp(): Promise<void> {
       target: '(info)',
       pass: undefined,
     });
+    // toolCalled → next toolCalled: all of a call's cost, storing it and the next call's start included.
+    row({
+      bench: 'mcp call cycle p50',
+      figure: ms(r.patchbayCycle.p50, 3),
+      reference: `direct SDK ${ms(r.directCycle.p50, 3)}`,
+      ratio: ratio(r.patchbayCycle.p50 / r.directCycle.p50),
+      target: '(info)',
+      pass: undefined,
+    });
   } catch (e) {
     failed('mcp tool call', e);
   }
