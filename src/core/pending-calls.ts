@@ -9,17 +9,18 @@ import type { ToolResult } from './tool.js';
 /** Why a call ended without its result: the user's signal, or its deadline. */
 export type EndReason = 'cancelled' | 'timeout';
 
-interface Pending {
+interface Pending<T> {
   tool: string;
+  data?: T;
   resolve: (r: ToolResult) => void;
   /** `performance.now()` past which the call times out (a monotonic clock: wall-clock jumps do not matter). */
   deadline: number;
   timeoutMs: number;
   signal: AbortSignal;
-  cancel: StartCall['cancel'];
+  cancel: StartCall<T>['cancel'];
 }
 
-export interface StartCall {
+export interface StartCall<T = undefined> {
   id: string;
   /** The tool's name, for the texts of `ended` and `failAll`. */
   tool: string;
@@ -27,6 +28,8 @@ export interface StartCall {
   signal: AbortSignal;
   /** Tells the peer (the call is already settled with `ended`'s result when this runs). */
   cancel: (reason: EndReason) => void;
+  /** The caller's own per-call data, for `data(id)` while the call is pending. */
+  data?: T;
 }
 
 export interface PendingCallsOptions {
@@ -39,8 +42,8 @@ const SETTLED_MEMORY = 10_000;
 
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
-export class PendingCalls {
-  private readonly pending = new Map<string, Pending>();
+export class PendingCalls<T = undefined> {
+  private readonly pending = new Map<string, Pending<T>>();
   /**
    * Two generations instead of one capped Set: evicting the oldest entry of a big Set one at a
    * time gets slower as it ages (bench/gateway.ts); dropping a whole old generation is O(1).
@@ -63,6 +66,11 @@ export class PendingCalls {
     return this.pending.has(id);
   }
 
+  /** The data a pending call was started with; undefined once it settled. */
+  data(id: string): T | undefined {
+    return this.pending.get(id)?.data;
+  }
+
   /** A call that has finished (result, cancel, timeout, failure): later results are ignored. */
   wasSettled(id: string): boolean {
     return this.settled.has(id) || this.settledBefore.has(id);
@@ -75,10 +83,10 @@ export class PendingCalls {
    * bookkeeping, bench/gateway.ts): one timer runs to the earliest deadline, and each signal
    * (a chat turn's, shared by its calls) gets one listener that cancels its pending calls.
    */
-  start(c: StartCall): Promise<ToolResult> {
+  start(c: StartCall<T>): Promise<ToolResult> {
     return new Promise<ToolResult>((resolve) => {
       const deadline = performance.now() + c.timeoutMs;
-      this.pending.set(c.id, { tool: c.tool, resolve, deadline, timeoutMs: c.timeoutMs, signal: c.signal, cancel: c.cancel });
+      this.pending.set(c.id, { tool: c.tool, data: c.data, resolve, deadline, timeoutMs: c.timeoutMs, signal: c.signal, cancel: c.cancel });
       this.watch(c.signal);
       if (this.timer === undefined || deadline < this.timerAt) this.armTimer(deadline);
     });

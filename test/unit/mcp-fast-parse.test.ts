@@ -6,7 +6,7 @@ import { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { ZodError } from 'zod';
-import { callToolResultSchema, FastReadBuffer } from '../../src/peers/mcp/fast-parse.js';
+import { callToolResultSchema, FastReadBuffer, parseCallToolResult } from '../../src/peers/mcp/fast-parse.js';
 import { TrackedStdioTransport } from '../../src/peers/mcp/transport.js';
 
 /** Every line through a buffer: the message, or the error's class and message. */
@@ -101,7 +101,7 @@ describe('FastReadBuffer', () => {
   });
 });
 
-describe('callToolResultSchema', () => {
+describe('parseCallToolResult and callToolResultSchema', () => {
   const results: unknown[] = [
     { content: [text('Echo: hi')] },
     { content: [text('a'), text('b')], isError: true },
@@ -115,7 +115,10 @@ describe('callToolResultSchema', () => {
   ];
 
   it('gives what CallToolResultSchema gives for every valid result', () => {
-    for (const r of results) expect(callToolResultSchema.parse(r)).toEqual(CallToolResultSchema.parse(r));
+    for (const r of results) {
+      expect(callToolResultSchema.parse(r)).toEqual(CallToolResultSchema.parse(r));
+      expect(parseCallToolResult(r)).toEqual({ success: true, data: CallToolResultSchema.parse(r) });
+    }
   });
 
   const invalid: unknown[] = [
@@ -132,12 +135,13 @@ describe('callToolResultSchema', () => {
 
   it('fails every invalid result with the issues CallToolResultSchema reports', () => {
     for (const r of invalid) {
-      const fast = callToolResultSchema.safeParse(r);
       const sdk = CallToolResultSchema.safeParse(r);
       expect(sdk.success).toBe(false);
-      expect(fast.success).toBe(false);
-      expect(fast.error).toBeInstanceOf(ZodError);
-      expect(fast.error!.issues.map((i) => [i.code, i.path, i.message])).toEqual(sdk.error!.issues.map((i) => [i.code, i.path, i.message]));
+      for (const fast of [callToolResultSchema.safeParse(r), parseCallToolResult(r)]) {
+        expect(fast.success).toBe(false);
+        expect(fast.error).toBeInstanceOf(ZodError);
+        expect(fast.error!.issues.map((i) => [i.code, i.path, i.message])).toEqual(sdk.error!.issues.map((i) => [i.code, i.path, i.message]));
+      }
     }
   });
 });

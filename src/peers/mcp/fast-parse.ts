@@ -65,11 +65,17 @@ function isPlainResultResponse(v: unknown): v is JSONRPCMessage {
 /**
  * `tools/call` results: a result whose content is text blocks only (no annotations, no
  * `_meta`) and at most `isError` besides is taken as it is; anything else is checked by the
- * SDK's CallToolResultSchema, whose issues are reported unchanged.
+ * SDK's CallToolResultSchema. The same answer as `CallToolResultSchema.safeParse`.
  */
-export const callToolResultSchema = z.unknown().transform((value, ctx): CallToolResult => {
-  if (isPlainTextResult(value)) return value;
+export function parseCallToolResult(value: unknown): { success: true; data: CallToolResult } | { success: false; error: z.ZodError } {
+  if (isPlainTextResult(value)) return { success: true, data: value };
   const checked = CallToolResultSchema.safeParse(value);
+  return checked.success ? { success: true, data: checked.data } : { success: false, error: checked.error };
+}
+
+/** parseCallToolResult as a schema, for the SDK's `callTool` (whose issues it reports unchanged). */
+export const callToolResultSchema = z.unknown().transform((value, ctx): CallToolResult => {
+  const checked = parseCallToolResult(value);
   if (checked.success) return checked.data;
   for (const issue of checked.error.issues) ctx.addIssue({ ...issue });
   return z.NEVER;

@@ -32,7 +32,7 @@ import { textResult, type ToolContext, type ToolResult } from '../../core/tool.j
 import { errorMessage, type Logger, type LogLevel } from '../../util/log.js';
 import { renderResource, toToolResult } from './adapt.js';
 import type { ServerConfig } from './config.js';
-import { callToolResultSchema } from './fast-parse.js';
+import { callToolResultSchema, parseCallToolResult } from './fast-parse.js';
 import { connect, oneLine, type Connection } from './transport.js';
 
 export type ListKind = 'tools' | 'resources' | 'prompts';
@@ -106,8 +106,8 @@ export class McpSession {
   /** Tools callDirect may call: no output schema to validate, no task support. */
   private plainTools = new Set<string>();
   private callSeq = 0;
-  private readonly inFlight = new Map<string, { label: string; progress: ToolContext['progress'] }>();
-  private readonly calls = new PendingCalls({
+  /** callDirect's calls in flight. */
+  private readonly calls = new PendingCalls<{ label: string; progress: ToolContext['progress'] }>({
     ended: (tool, reason) => {
       const label = `${this.opts.name}__${tool}`;
       return reason === 'timeout' ? this.timedOut(tool, label) : textResult(`${label}: cancelled`, true);
@@ -256,11 +256,14 @@ export class McpSession {
    * path of our own over the SDK's transport (callDirect); the rest go through the SDK's
    * `callTool`, which validates structured content and knows tasks.
    */
-  async callTool(tool: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  callTool(tool: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
     const label = `${this.opts.name}__${tool}`;
-    if (ctx.signal.aborted) return textResult(`${label}: cancelled`, true);
-    if (this.broken) return textResult(`${label}: the MCP server "${this.opts.name}" is broken (${this.broken}); it is being restarted`, true);
-    if (this.plainTools.has(tool)) return this.callDirect(tool, label, args, ctx);
+    if (ctx.signal.aborted) return Promise.resolve(textResult(`${label}: cancelled`, true));
+    if (this.broken) return Promise.resolve(textResult(`${label}: the MCP server "${this.opts.name}" is broken (${this.broken}); it is being restarted`, true));
+    return this.plainTools.has(tool) ? this.callDirect(tool, label, args, ctx) : this.callThroughSdk(tool, label, args, ctx);
+  }
+
+  private async callThroughSdk(tool: string, label: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
     // Our own controller: the SDK never removes its abort listener, so a long-lived chat signal
     // would otherwise send notifications/cancelled for calls that already finished.
     const ac = new AbortController();
@@ -294,7 +297,6 @@ export class McpSession {
     const id = `patchbay-${++this.callSeq}`;
     const transport = this.client.transport;
     if (!transport) return Promise.resolve(this.closedDuringCall(label));
-    this.inFlight.set(id, { label, progress: ctx.progress });
     const result = this.calls.start({
       id,
       tool,
@@ -304,24 +306,25 @@ export class McpSession {
         const why = reason === 'timeout' ? `timed out after ${this.opts.timeoutMs / 1000} s` : String(ctx.signal.reason ?? 'cancelled');
         transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: why } }).catch(() => {});
       },
+      data: { label, progress: ctx.progress },
     });
     transport
       .send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: args, _meta: { progressToken: id } } })
       .catch((e: unknown) => this.calls.finish(id, textResult(`${label} failed: ${errorMessage(e)}`, true)));
-    return result.finally(() => this.inFlight.delete(id));
+    return result;
   }
 
   /** The transport's messages for callDirect's calls; false for everything the SDK handles. */
   private takeMessage(m: JSONRPCMessage): boolean {
     if ('id' in m && typeof m.id === 'string' && ('result' in m || 'error' in m)) {
-      const call = this.inFlight.get(m.id);
+      const call = this.calls.data(m.id);
       if (!call) return m.id.startsWith('patchbay-'); // settled already (cancelled, timed out): dropped
       this.calls.finish(m.id, 'error' in m ? textResult(`${call.label} failed: ${errorMessage(new McpError(m.error.code, m.error.message, m.error.data))}`, true) : this.checkResult(call.label, m.result));
       return true;
     }
     if ('method' in m && m.method === 'notifications/progress' && !('id' in m)) {
       const token = (m.params as { progressToken?: unknown } | undefined)?.progressToken;
-      const call = typeof token === 'string' ? this.inFlight.get(token) : undefined;
+      const call = typeof token === 'string' ? this.calls.data(token) : undefined;
       if (!call) return false;
       const n = ProgressNotificationSchema.safeParse(m);
       if (n.success) call.progress?.(progressText(call.label, n.data.params));
@@ -332,7 +335,7 @@ export class McpSession {
   }
 
   private checkResult(label: string, result: unknown): ToolResult {
-    const r = callToolResultSchema.safeParse(result);
+    const r = parseCallToolResult(result);
     return r.success ? this.toResult(label, r.data) : textResult(`${label} failed: ${errorMessage(r.error)}`, true);
   }
 
