@@ -11,7 +11,13 @@ import { logger } from '../util/log.js';
 
 const log = logger('rpc');
 
-export function createConnection(input: Readable, output: Writable): MessageConnection {
+export interface Connection {
+  rpc: MessageConnection;
+  /** Sends a notification without vscode-jsonrpc's promise chain (FramedWriter.notify). */
+  notify(method: string, params: unknown): void;
+}
+
+export function createConnection(input: Readable, output: Writable): Connection {
   const writer = new FramedWriter(output);
   const reader = new FramedReader(input, (fault) => {
     log.warn(`${fault.message} (answered ${fault.code})`);
@@ -23,5 +29,5 @@ export function createConnection(input: Readable, output: Writable): MessageConn
     info: (m) => log.debug(m),
     log: (m) => log.debug(m),
   };
-  return createMessageConnection(reader, writer, rpcLog);
+  return { rpc: createMessageConnection(reader, writer, rpcLog), notify: (method, params) => writer.notify(method, params) };
 }

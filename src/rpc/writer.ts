@@ -31,6 +31,20 @@ export class FramedWriter extends AbstractMessageWriter implements MessageWriter
     });
   }
 
+  /**
+   * A notification as one write, with no promise to settle: the hot path (streamed chat
+   * content, tool call states). Same stream, same order as write(); a failed write reaches
+   * onError like any other.
+   */
+  notify(method: string, params: unknown): void {
+    const json = JSON.stringify({ jsonrpc: '2.0', method, params });
+    this.output.write(`Content-Length: ${Buffer.byteLength(json, 'utf8')}\r\n\r\n${json}`, 'utf8', this.afterNotify);
+  }
+
+  private readonly afterNotify = (err: Error | null | undefined): void => {
+    if (err) this.fireError(err, undefined, ++this.errorCount);
+  };
+
   end(): void {
     this.output.end();
   }

@@ -69,11 +69,15 @@ export interface ServerOptions {
 export class EcaServer {
   private state: State = { kind: 'awaitingInitialize' };
   private readonly conn: MessageConnection;
+  /** Notifications to the editor: one write each, no promise chain (rpc/writer.ts). */
+  private readonly send: (method: string, params: unknown) => void;
   private parentWatch: NodeJS.Timeout | undefined;
   private exited = false;
 
   constructor(private readonly opts: ServerOptions) {
-    this.conn = createConnection(opts.input, opts.output);
+    const { rpc, notify } = createConnection(opts.input, opts.output);
+    this.conn = rpc;
+    this.send = notify;
     this.register();
     this.conn.onClose(() => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'editor closed the connection'));
     this.conn.listen();
@@ -218,9 +222,7 @@ export class EcaServer {
   }
 
   private events(): ChatEvents {
-    const n = (method: string, params: unknown) => {
-      if (!this.exited) void this.conn.sendNotification(method, params).catch((e: unknown) => log.debug(`${method} not sent: ${errorMessage(e)}`));
-    };
+    const n = (method: string, params: unknown) => this.notify(method, params);
     return {
       content: (chatId, role, content) => n('chat/contentReceived', { chatId, role, content }),
       status: (chatId, status) => n('chat/statusChanged', { chatId, status }),
@@ -240,8 +242,12 @@ export class EcaServer {
     };
   }
 
+  private notify(method: string, params: unknown): void {
+    if (!this.exited) this.send(method, params);
+  }
+
   private showMessage(p: ShowMessage): void {
-    if (!this.exited) void this.conn.sendNotification('$/showMessage', p).catch(() => {});
+    this.notify('$/showMessage', p);
   }
 
   private editorBridge(params: InitializeParams): EditorBridge {
@@ -269,23 +275,17 @@ export class EcaServer {
         welcomeMessage: session.config.welcomeMessage,
       },
     };
-    this.conn.sendNotification('config/updated', params).catch(() => {});
+    this.notify('config/updated', params);
   }
 
   private sendNativeTools(session: Session): void {
     const tools = session.tools.all().filter((t) => t.origin === 'native');
-    this.conn.sendNotification('tool/serverUpdated', {
-      type: 'native',
-      name: 'patchbay',
-      status: 'running',
-      tools: ToolRegistry.toSpecs(tools),
-    }).catch(() => {});
+    this.notify('tool/serverUpdated', { type: 'native', name: 'patchbay', status: 'running', tools: ToolRegistry.toSpecs(tools) });
   }
 
   /** One tool server's status and tools (specs/eca-protocol.md "Tool updated"). */
   private sendToolServer(params: ToolServerUpdated): void {
-    if (this.exited) return;
-    this.conn.sendNotification('tool/serverUpdated', params).catch(() => {});
+    this.notify('tool/serverUpdated', params);
   }
 
   /** LSP: if the parent process is gone, exit. */

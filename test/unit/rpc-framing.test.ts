@@ -77,4 +77,38 @@ describe('FramedWriter', () => {
     expect(first).toBe(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
     expect(writes[1].toString()).toContain('"method":"b"');
   });
+
+  it('notify writes one frame, in order with write(), and is read back by FramedReader', async () => {
+    const out = new PassThrough();
+    const writes: Buffer[] = [];
+    out.on('data', (d: Buffer) => writes.push(d));
+    const w = new FramedWriter(out);
+    const { input, msgs } = setup();
+    out.pipe(input);
+    w.notify('first', { t: 'héllo ✓' });
+    const second = w.write({ jsonrpc: '2.0', id: 1, result: null } as Message);
+    w.notify('third', { n: 3 });
+    await second;
+    await tick();
+    expect(writes).toHaveLength(3);
+    const body = JSON.stringify({ jsonrpc: '2.0', method: 'first', params: { t: 'héllo ✓' } });
+    expect(writes[0].toString('utf8')).toBe(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    expect(msgs).toEqual([
+      { jsonrpc: '2.0', method: 'first', params: { t: 'héllo ✓' } },
+      { jsonrpc: '2.0', id: 1, result: null },
+      { jsonrpc: '2.0', method: 'third', params: { n: 3 } },
+    ]);
+  });
+
+  it('a notify the stream refuses reaches onError instead of throwing', async () => {
+    const out = new PassThrough();
+    const w = new FramedWriter(out);
+    const errors: Error[] = [];
+    w.onError(([e]) => errors.push(e));
+    out.destroy();
+    expect(() => w.notify('late', {})).not.toThrow();
+    await tick();
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors[0].message).toMatch(/destroyed|write after/i);
+  });
 });

@@ -67,7 +67,7 @@ function isPlainResultResponse(v: unknown): v is JSONRPCMessage {
  * `_meta`) and at most `isError` besides is taken as it is; anything else is checked by the
  * SDK's CallToolResultSchema. The same answer as `CallToolResultSchema.safeParse`.
  */
-export function parseCallToolResult(value: unknown): { success: true; data: CallToolResult } | { success: false; error: z.ZodError } {
+export function parseCallToolResult(value: unknown): { success: true; data: CallToolResult; error?: undefined } | { success: false; data?: undefined; error: z.ZodError } {
   if (isPlainTextResult(value)) return { success: true, data: value };
   const checked = CallToolResultSchema.safeParse(value);
   return checked.success ? { success: true, data: checked.data } : { success: false, error: checked.error };
