@@ -32,9 +32,9 @@ export interface StartCall<T = undefined> {
   data?: T;
 }
 
-export interface PendingCallsOptions {
-  /** The result of a call that was cancelled or timed out. */
-  ended(tool: string, reason: EndReason, timeoutMs: number): ToolResult;
+export interface PendingCallsOptions<T> {
+  /** The result of a call that was cancelled or timed out (no side effects: `cancel` acts). */
+  ended(tool: string, reason: EndReason, timeoutMs: number, data: T | undefined): ToolResult;
 }
 
 /** Ids of settled calls kept to tell a late duplicate from a result nobody asked for. */
@@ -51,7 +51,7 @@ export class PendingCalls<T = undefined> {
   private settled = new Set<string>();
   private settledBefore = new Set<string>();
 
-  constructor(private readonly opts: PendingCallsOptions) {}
+  constructor(private readonly opts: PendingCallsOptions<T>) {}
 
   get size(): number {
     return this.pending.size;
@@ -108,15 +108,24 @@ export class PendingCalls<T = undefined> {
   }
 
   /** Every pending call fails with `result` (a disconnect: gateway terminal rule 3). */
-  failAll(result: ToolResult | ((tool: string) => ToolResult)): void {
-    for (const [id, p] of [...this.pending]) this.finish(id, typeof result === 'function' ? result(p.tool) : result);
+  failAll(result: ToolResult | ((tool: string, data: T | undefined) => ToolResult)): void {
+    for (const [id, p] of [...this.pending]) this.finish(id, typeof result === 'function' ? result(p.tool, p.data) : result);
   }
 
   /** The call settles with `ended`'s result, then the peer is told (first terminal outcome wins). */
   private cancel(id: string, reason: EndReason): void {
     const p = this.pending.get(id);
     if (!p) return;
-    if (this.finish(id, this.opts.ended(p.tool, reason, p.timeoutMs))) p.cancel(reason);
+    if (this.finish(id, this.opts.ended(p.tool, reason, p.timeoutMs, p.data))) p.cancel(reason);
+  }
+
+  /** cancel() for one of many: a cancel that throws must not cost the other calls their ending. */
+  private cancelSafely(id: string, reason: EndReason): void {
+    try {
+      this.cancel(id, reason);
+    } catch {
+      /* the call has settled (finish ran before cancel); only telling the peer failed */
+    }
   }
 
   private timer: NodeJS.Timeout | undefined;
@@ -129,7 +138,7 @@ export class PendingCalls<T = undefined> {
     signal.addEventListener(
       'abort',
       () => {
-        for (const [id, p] of [...this.pending]) if (p.signal === signal) this.cancel(id, 'cancelled');
+        for (const [id, p] of [...this.pending]) if (p.signal === signal) this.cancelSafely(id, 'cancelled');
       },
       { once: true },
     );
@@ -151,13 +160,7 @@ export class PendingCalls<T = undefined> {
     let next = Infinity;
     for (const [id, p] of [...this.pending]) {
       if (p.deadline > now) next = Math.min(next, p.deadline);
-      else {
-        try {
-          this.cancel(id, 'timeout');
-        } catch {
-          /* the call has settled; a failed cancel must not cost the others their timer */
-        }
-      }
+      else this.cancelSafely(id, 'timeout');
     }
     if (next < Infinity && this.pending.size) this.armTimer(next);
   }

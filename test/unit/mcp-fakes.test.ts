@@ -189,6 +189,21 @@ describe('tools/call on the wire (a hand-written server)', () => {
     await waitFor(() => log.read().includes('ignored a malformed progress notification'), 'the warning');
   });
 
+  it('takes the first of two answers, ignores the second and one for a call never made; drops progress after the result', async () => {
+    const t = host({ wire: wire(recordFile()) });
+    await t.host.start('wire');
+    const before = log.read().length;
+    expect(text(await t.tools.get('wire__twice')!.call({}, ctx()))).toBe('first');
+    await waitFor(() => /WARN .*ignored an answer to tools\/call patchbay-\d+0000, which patchbay never sent/.test(log.read().slice(before)), 'the warning');
+    expect(log.read().slice(before)).toMatch(/DEBUG .*ignored a late or repeated answer to tools\/call patchbay-\d+\n/);
+    const seen: string[] = [];
+    expect(text(await t.tools.get('wire__progress-after')!.call({}, ctx({ progress: (s: string) => seen.push(s) })))).toBe('done');
+    await waitFor(() => log.read().slice(before).includes('unknown token'), 'the late progress to reach the SDK');
+    expect(seen).toEqual([]);
+    expect(log.read().slice(before)).not.toMatch(/protocol error/);
+    expect(t.statuses('wire')).toEqual(['starting', 'running']);
+  });
+
   it('a timeout sends notifications/cancelled for its id and restarts the server', async () => {
     const rec = recordFile();
     const t = host({ wire: wire(rec) }, { timeoutSeconds: 1 });

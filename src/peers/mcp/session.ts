@@ -66,6 +66,8 @@ const fromMcpLevel: Record<LoggingLevel, LogLevel> = {
   emergency: 'error',
 };
 
+const cancelled = (label: string): ToolResult => textResult(`${label}: cancelled`, true);
+
 function progressText(label: string, p: Progress): string {
   return `${label}: ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`;
 }
@@ -108,9 +110,9 @@ export class McpSession {
   private callSeq = 0;
   /** callDirect's calls in flight. */
   private readonly calls = new PendingCalls<{ label: string; progress: ToolContext['progress'] }>({
-    ended: (tool, reason) => {
-      const label = `${this.opts.name}__${tool}`;
-      return reason === 'timeout' ? this.timedOut(tool, label) : textResult(`${label}: cancelled`, true);
+    ended: (tool, reason, _ms, call) => {
+      const label = call?.label ?? `${this.opts.name}__${tool}`;
+      return reason === 'timeout' ? this.timeoutResult(label) : cancelled(label);
     },
   });
 
@@ -185,7 +187,7 @@ export class McpSession {
       }
     };
     client.onclose = () => {
-      if (this.conn?.client === client) this.calls.failAll((tool) => this.closedDuringCall(`${this.opts.name}__${tool}`));
+      if (this.conn?.client === client) this.calls.failAll((tool, call) => this.closedDuringCall(call?.label ?? `${this.opts.name}__${tool}`));
       if (this.closing || this.conn?.client !== client) return;
       this.opts.onClosed(`connection closed${this.lastStderr ? ` (last stderr: ${this.lastStderr.slice(0, 300)})` : ''}`);
     };
@@ -258,7 +260,7 @@ export class McpSession {
    */
   callTool(tool: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
     const label = `${this.opts.name}__${tool}`;
-    if (ctx.signal.aborted) return Promise.resolve(textResult(`${label}: cancelled`, true));
+    if (ctx.signal.aborted) return Promise.resolve(cancelled(label));
     if (this.broken) return Promise.resolve(textResult(`${label}: the MCP server "${this.opts.name}" is broken (${this.broken}); it is being restarted`, true));
     return this.plainTools.has(tool) ? this.callDirect(tool, label, args, ctx) : this.callThroughSdk(tool, label, args, ctx);
   }
@@ -278,8 +280,11 @@ export class McpSession {
       });
       return this.toResult(label, r);
     } catch (e) {
-      if (ctx.signal.aborted) return textResult(`${label}: cancelled`, true);
-      if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) return this.timedOut(tool, label);
+      if (ctx.signal.aborted) return cancelled(label);
+      if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
+        this.restartAfterTimeout(tool);
+        return this.timeoutResult(label);
+      }
       if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed) return this.closedDuringCall(label);
       return textResult(`${label} failed: ${errorMessage(e)}`, true);
     } finally {
@@ -296,7 +301,7 @@ export class McpSession {
   private callDirect(tool: string, label: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
     const id = `patchbay-${++this.callSeq}`;
     const transport = this.client.transport;
-    if (!transport) return Promise.resolve(this.closedDuringCall(label));
+    if (!transport) return Promise.resolve(textResult(`${label} failed: the MCP server "${this.opts.name}" is not connected`, true));
     const result = this.calls.start({
       id,
       tool,
@@ -305,6 +310,7 @@ export class McpSession {
       cancel: (reason) => {
         const why = reason === 'timeout' ? `timed out after ${this.opts.timeoutMs / 1000} s` : String(ctx.signal.reason ?? 'cancelled');
         transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: why } }).catch(() => {});
+        if (reason === 'timeout') this.restartAfterTimeout(tool);
       },
       data: { label, progress: ctx.progress },
     });
@@ -314,12 +320,27 @@ export class McpSession {
     return result;
   }
 
-  /** The transport's messages for callDirect's calls; false for everything the SDK handles. */
+  /**
+   * The transport's messages for callDirect's calls; false for everything the SDK handles. It
+   * runs inside the transport's message handler, so nothing here may throw.
+   */
   private takeMessage(m: JSONRPCMessage): boolean {
     if ('id' in m && typeof m.id === 'string' && ('result' in m || 'error' in m)) {
       const call = this.calls.data(m.id);
-      if (!call) return m.id.startsWith('patchbay-'); // settled already (cancelled, timed out): dropped
-      this.calls.finish(m.id, 'error' in m ? textResult(`${call.label} failed: ${errorMessage(new McpError(m.error.code, m.error.message, m.error.data))}`, true) : this.checkResult(call.label, m.result));
+      if (!call) {
+        if (!m.id.startsWith('patchbay-')) return false;
+        // Late (the call was cancelled or timed out) or repeated: expected, harmless. Never sent: the server's mistake.
+        if (this.calls.wasSettled(m.id)) this.opts.log.debug(`ignored a late or repeated answer to tools/call ${m.id}`);
+        else this.opts.log.warn(`ignored an answer to tools/call ${m.id}, which patchbay never sent`);
+        return true;
+      }
+      let result: ToolResult;
+      try {
+        result = 'error' in m ? textResult(`${call.label} failed: ${errorMessage(new McpError(m.error.code, m.error.message, m.error.data))}`, true) : this.checkResult(call.label, m.result);
+      } catch (e) {
+        result = textResult(`${call.label} failed: ${errorMessage(e)}`, true);
+      }
+      this.calls.finish(m.id, result);
       return true;
     }
     if ('method' in m && m.method === 'notifications/progress' && !('id' in m)) {
@@ -327,8 +348,14 @@ export class McpSession {
       const call = typeof token === 'string' ? this.calls.data(token) : undefined;
       if (!call) return false;
       const n = ProgressNotificationSchema.safeParse(m);
-      if (n.success) call.progress?.(progressText(call.label, n.data.params));
-      else this.opts.log.warn(`ignored a malformed progress notification: ${oneLine(n.error.message)}`);
+      if (!n.success) this.opts.log.warn(`ignored a malformed progress notification: ${oneLine(n.error.message)}`);
+      else {
+        try {
+          call.progress?.(progressText(call.label, n.data.params));
+        } catch (e) {
+          this.opts.log.warn(`showing progress of ${call.label}: ${errorMessage(e)}`);
+        }
+      }
       return true;
     }
     return false;
@@ -347,8 +374,11 @@ export class McpSession {
   }
 
   /** A server that lets a call time out may be wedged: restarted (after the cancellation went out). */
-  private timedOut(tool: string, label: string): ToolResult {
+  private restartAfterTimeout(tool: string): void {
     setImmediate(() => this.opts.onClosed(`did not answer tools/call ${tool} within ${this.opts.timeoutMs / 1000} s`));
+  }
+
+  private timeoutResult(label: string): ToolResult {
     return textResult(`${label}: timed out after ${this.opts.timeoutMs / 1000} s (the server was sent notifications/cancelled and will be restarted)`, true);
   }
 
