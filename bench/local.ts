@@ -25,14 +25,14 @@
  * the child's own clock; each figure is a difference on one clock.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { toFunctions, toHistory } from '../src/peers/llm/local.js';
 import type { LlmMessage, LlmToolSpec } from '../src/peers/llm/types.js';
 import { FakeLlm } from '../test/fixtures/fake-llm.js';
-import { fakeConfig, median, now, ROOT, Server, tempDir, type Msg } from './util.js';
+import { fakeConfig, median, now, ROOT, Server, tempDir, workFile, type Msg } from './util.js';
 
 const MAX_TOKENS = Number(process.env.BENCH_LOCAL_TOKENS ?? 64);
 const CONTEXT_SIZE = 8192;
@@ -217,15 +217,6 @@ await model.dispose();
 await llama.dispose();
 `;
 
-/** Written under bench/.work/ so node-llama-cpp resolves from the checkout's node_modules. */
-function directScript(): string {
-  const dir = join(ROOT, 'bench', '.work');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, 'local-direct.mjs');
-  writeFileSync(file, DIRECT_SCRIPT);
-  return file;
-}
-
 /** The direct child: one JSON line per run. */
 class Direct {
   private readonly child: ChildProcessWithoutNullStreams;
@@ -309,7 +300,7 @@ export async function runLocal(log: (s: string) => void = console.log): Promise<
     jobFile,
     JSON.stringify({ model: tiny.path, contextSize: CONTEXT_SIZE, maxTokens: MAX_TOKENS, history: toHistory(prompt.system, prompt.messages), ...(functions ? { functions } : {}) }),
   );
-  const script = directScript();
+  const script = workFile('local-direct.mjs', DIRECT_SCRIPT);
   const config = {
     providers: { local: { models: { tiny: { model: tiny.path, contextSize: CONTEXT_SIZE, limit: { context: CONTEXT_SIZE, output: MAX_TOKENS } } } } },
     defaultModel: 'local/tiny',

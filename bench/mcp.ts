@@ -12,12 +12,11 @@
  *    servers configured that each sleep SLOW_MS before speaking MCP, against none configured
  *    (runs alternate, medians compared); also when the last of the ten reported `running`.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { FakeLlm, type Step } from '../test/fixtures/fake-llm.js';
-import { fakeConfig, median, now, ROOT, Server, summarize, tempDir, type Msg, type Summary } from './util.js';
+import { fakeConfig, median, now, ROOT, Server, summarize, tempDir, workFile, type Msg, type Summary } from './util.js';
 
 const EVERYTHING = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 const CALLS = Number(process.env.BENCH_MCP_CALLS ?? 200);
@@ -187,15 +186,6 @@ server.registerTool('ping', { description: 'Answers pong' }, async () => ({ cont
 await server.connect(new StdioServerTransport());
 `;
 
-/** Written under bench/.work/ so its imports resolve from the checkout's node_modules. */
-function slowServerScript(): string {
-  const dir = join(ROOT, 'bench', '.work');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, 'slow-mcp-server.mjs');
-  writeFileSync(file, SLOW_SERVER);
-  return file;
-}
-
 /** spawn → `config/updated`, and → the last MCP server's `running` (when `servers` has any). */
 async function startOnce(home: string, ws: string, base: Record<string, unknown>, servers: Record<string, unknown>): Promise<{ configMs: number; lastRunningMs: number }> {
   const names = new Set(Object.keys(servers));
@@ -227,7 +217,7 @@ async function startOnce(home: string, ws: string, base: Record<string, unknown>
 
 export async function runMcpStart(log: (s: string) => void = console.log): Promise<McpStartResult> {
   const fake = await FakeLlm.start();
-  const script = slowServerScript();
+  const script = workFile('slow-mcp-server.mjs', SLOW_SERVER);
   const slow: Record<string, unknown> = {};
   for (let i = 0; i < SLOW_SERVERS; i++) slow[`slow${i}`] = { command: process.execPath, args: [script, String(SLOW_MS)] };
   const base = fakeConfig(fake.url);

@@ -9,10 +9,9 @@
  * The providers are written to bench/.work/openctx/ at run time; the workspace is empty, so
  * the answer is the OpenCtx mentions (and nothing the file index would add).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeLlm } from '../test/fixtures/fake-llm.js';
-import { fakeConfig, now, ROOT, Server, summarize, tempDir, type Summary } from './util.js';
+import { fakeConfig, now, Server, summarize, tempDir, workFile, type Summary } from './util.js';
 
 const PROVIDERS = 20;
 const HANG_INDEX = PROVIDERS - 1;
@@ -39,13 +38,7 @@ export default {
 
 /** Writes the providers; returns their absolute paths, index order. */
 function writeProviders(): string[] {
-  const dir = join(ROOT, 'bench', '.work', 'openctx');
-  mkdirSync(dir, { recursive: true });
-  return Array.from({ length: PROVIDERS }, (_, i) => {
-    const file = join(dir, `p${i}.mjs`);
-    writeFileSync(file, i === HANG_INDEX ? hangingProvider(i) : fastProvider(i));
-    return file;
-  });
+  return Array.from({ length: PROVIDERS }, (_, i) => workFile(join('openctx', `p${i}.mjs`), i === HANG_INDEX ? hangingProvider(i) : fastProvider(i)));
 }
 
 /** Varying queries: a word and a counter, so no two requests ask the same. */

@@ -6,15 +6,26 @@
  * All times are `performance.now()` in the bench process: the fake LLM, the direct SSE
  * client and the reader of patchbay's stdout all live here, so one clock serves them all.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { FramedProcess, initializeParams, type Msg } from '../test/support/framed.js';
 
 /** The checkout root (this file runs from bench/.out/bench/). */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/**
+ * Writes `text` to bench/.work/<name> (directories created) and returns the absolute path: a
+ * script written there resolves its imports from the checkout's node_modules.
+ */
+export function workFile(name: string, text: string): string {
+  const file = join(ROOT, 'bench', '.work', name);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, text);
+  return file;
+}
 export const BIN = join(ROOT, 'bin', 'patchbay');
 
 export const now = (): number => performance.now();

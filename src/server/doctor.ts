@@ -2,7 +2,6 @@
 import type { ModelEntry } from '../peers/llm/types.js';
 import type { Tool } from '../core/tool.js';
 import type { McpServerInfo } from '../peers/mcp/types.js';
-import { modelFileState } from '../peers/llm/local-models.js';
 
 export interface DoctorInput {
   home: string;
@@ -31,7 +30,7 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
     d.configErrors.length ? `Config problems:\n${d.configErrors.map((e) => `  - ${e}`).join('\n')}` : 'Config problems: none',
     `Models (${d.models.length}): ${d.models.length ? d.models.map((m) => m.id).join(', ') : 'none — set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_API_URL, or configure providers'}`,
     `Default model: ${d.defaultModel?.id ?? 'none'}`,
-    ...localModelLines(d.models, d.home),
+    ...(await localModelLines(d.models, d.home)),
     `Native tools: ${byServer.get('patchbay') ?? 0}`,
     d.mcpServers.length
       ? `MCP servers:\n${d.mcpServers
@@ -59,9 +58,11 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
 }
 
 /** Where each local model's file is: ready on disk, or fetched on first use. */
-function localModelLines(models: ModelEntry[], home: string): string[] {
+async function localModelLines(models: ModelEntry[], home: string): Promise<string[]> {
   const local = models.filter((m) => m.local);
   if (!local.length) return [];
+  // Loaded here, not at start-up: the server only needs it for a local model's first use.
+  const { modelFileState } = await import('../peers/llm/local-models.js');
   const state = (m: ModelEntry): string => {
     const f = modelFileState(m.local!.model, home);
     if (f.kind === 'ready') return `ready (${f.path})`;

@@ -4,7 +4,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-const loopbackHostnames = new Set(['127.0.0.1', 'localhost', '[::1]']);
+/** Loopback host names as URL.hostname spells them. */
+export const loopbackHostnames: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** `Host` is 127.0.0.1, localhost or [::1], with no port or the server's own port. */
 export function isLoopbackHostHeader(host: string | undefined, port: number): boolean {

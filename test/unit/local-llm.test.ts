@@ -79,7 +79,6 @@ describe('LocalClient on the tiny model', () => {
 
   it('abort stops the generation at once with an AbortError', async () => {
     const ac = new AbortController();
-    const started = Date.now();
     let abortedAt = 0;
     const { events, error } = await collect(client.stream(request('chat-c', 4000, ac.signal)), (ev, texts) => {
       if (ev.type === 'text' && texts === 5) {
@@ -91,7 +90,8 @@ describe('LocalClient on the tiny model', () => {
     const texts = events.filter((e) => e.type === 'text').length;
     expect(texts).toBeGreaterThanOrEqual(5);
     expect(texts).toBeLessThan(200);
-    expect(abortedAt).toBeGreaterThanOrEqual(started);
+    // "At once": the stream ends well before the 4000 tokens asked for would take.
+    expect(Date.now() - abortedAt).toBeLessThan(2000);
     // The chat's context is free again: the next turn runs.
     const next = await collect(client.stream(request('chat-c', 4)));
     expect(next.error).toBeUndefined();

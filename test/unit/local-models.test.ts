@@ -57,6 +57,8 @@ interface Behaviour {
   stall: boolean;
   /** Milliseconds between 64 KiB pieces of the body (0: all at once). */
   pace: number;
+  /** With `pace`: wait this long before the last piece (longer than the progress interval). */
+  lastPause: number;
 }
 
 interface Seen {
@@ -65,7 +67,7 @@ interface Seen {
   status?: number;
 }
 
-const defaults = (): Behaviour => ({ headers: {}, redirectHeaders: {}, cutFirst: false, ignoreRange: false, stall: false, pace: 0 });
+const defaults = (): Behaviour => ({ headers: {}, redirectHeaders: {}, cutFirst: false, ignoreRange: false, stall: false, pace: 0, lastPause: 0 });
 let behaviour = defaults();
 let requests: Seen[] = [];
 let server: Server;
@@ -88,6 +90,7 @@ async function sendBody(req: IncomingMessage, res: ServerResponse, body: Buffer,
     return;
   }
   for (let i = 0; i < body.length && !req.socket.destroyed; i += PIECE) {
+    if (i + PIECE >= body.length && behaviour.lastPause) await sleep(behaviour.lastPause);
     res.write(body.subarray(i, i + PIECE));
     await sleep(behaviour.pace);
   }
@@ -283,6 +286,7 @@ describe('ensureModel: downloads', () => {
   it('downloads with throttled, monotonic progress, then serves the cache without a request', async () => {
     const home = tempDir();
     behaviour.pace = 10;
+    behaviour.lastPause = 150;
     const progress: DownloadProgress[] = [];
     const started = Date.now();
     let path = '';
@@ -299,6 +303,8 @@ describe('ensureModel: downloads', () => {
     expect(progress.length).toBeLessThanOrEqual(Math.ceil(elapsed / 100) + 2);
     expectMonotonic(progress);
     expect(progress.at(-1)).toEqual({ received: data.length, total: data.length, resumedFrom: 0 });
+    // 100% is reported once, after the file is checked, however the last chunk fell.
+    expect(progress.filter((p) => p.received === data.length)).toHaveLength(1);
     expect(progress.every((p) => p.total === data.length && p.resumedFrom === 0)).toBe(true);
     expect(log).toMatch(/\[llm\] .*could not be verified/);
     expect(statSync(join(home, 'models')).mode & 0o777).toBe(0o700);
@@ -503,6 +509,18 @@ describe('the model cache', () => {
     writeFileSync(join(dir, `${name}.part`), 'm');
     expect(removeCachedModel(home, uri)).toEqual([join(dir, `${name}.part`)]);
     expect(listCachedModels(home)).toEqual([]);
+  });
+
+  it('refuses to remove a model another live patchbay is downloading (its .lock), not one with a stale lock', () => {
+    const home = tempDir();
+    const dir = join(home, 'models');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'a.gguf.part'), 'a');
+    writeFileSync(join(dir, 'a.gguf.lock'), String(process.ppid)); // alive, and not this process
+    expect(() => removeCachedModel(home, 'a.gguf')).toThrow(`a.gguf is being downloaded by patchbay (pid ${process.ppid}); cannot remove it now`);
+    expect(existsSync(join(dir, 'a.gguf.part'))).toBe(true);
+    writeFileSync(join(dir, 'a.gguf.lock'), '999999999'); // no such process
+    expect(removeCachedModel(home, 'a.gguf')).toEqual([join(dir, 'a.gguf.part')]);
   });
 
   it('refuses anything outside <home>/models', () => {

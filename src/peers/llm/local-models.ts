@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { errorMessage, logger } from '../../util/log.js';
 import { abortError } from './errors.js';
 import { sleep } from './guard.js';
+import { loopbackHostnames } from '../../util/loopback.js';
 import { isAlive } from '../../util/pid.js';
 
 const log = logger('llm');
@@ -64,7 +65,6 @@ export interface CachedModel {
 interface EnsureOptions {
   signal?: AbortSignal;
   onProgress?: (p: DownloadProgress) => void;
-  fetch?: typeof fetch;
   cwd?: string;
 }
 
@@ -74,7 +74,6 @@ const PART = '.part';
 const PROGRESS_INTERVAL_MS = 100;
 const MAX_REDIRECTS = 10;
 const MAX_NAME = 180;
-const loopbackHosts = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 // ---------------------------------------------------------------------------------------------
 // Resolving URIs
@@ -135,7 +134,7 @@ function withoutQuery(url: string): string {
 function remoteUrlProblem(u: URL): string | undefined {
   if (u.username || u.password) return 'credentials in model URLs are not supported';
   if (u.protocol === 'https:') return undefined;
-  if (u.protocol === 'http:') return loopbackHosts.has(u.hostname) ? undefined : 'plain http is only allowed for loopback hosts (127.0.0.1, localhost, ::1); use https';
+  if (u.protocol === 'http:') return loopbackHostnames.has(u.hostname) ? undefined : 'plain http is only allowed for loopback hosts (127.0.0.1, localhost, ::1); use https';
   return `unsupported protocol ${u.protocol}`;
 }
 
@@ -204,7 +203,7 @@ export async function ensureModel(src: ModelSource, home: string, opts: EnsureOp
     await current.promise.catch(() => undefined);
     return ensureModel(src, home, opts);
   }
-  return joinFlight(current ?? startFlight(src.uri, r, expected, opts.fetch ?? fetch), opts);
+  return joinFlight(current ?? startFlight(src.uri, r, expected), opts);
 }
 
 function normalizeSha256(s: string, uri: string): string {
@@ -240,7 +239,7 @@ function isCachedFile(path: string): boolean {
   return true;
 }
 
-function startFlight(uri: string, r: Resolved, expected: string | undefined, fetchFn: typeof fetch): Flight {
+function startFlight(uri: string, r: Resolved, expected: string | undefined): Flight {
   const controller = new AbortController();
   const listeners = new Set<(p: DownloadProgress) => void>();
   const emit = (p: DownloadProgress): void => {
@@ -252,7 +251,7 @@ function startFlight(uri: string, r: Resolved, expected: string | undefined, fet
       }
     }
   };
-  const job: Job = { uri, url: r.url!, shown: withoutQuery(r.url!), path: r.path, name: r.name, expected, fetch: fetchFn, signal: controller.signal, emit };
+  const job: Job = { uri, url: r.url!, shown: withoutQuery(r.url!), path: r.path, name: r.name, expected, signal: controller.signal, emit };
   const promise = download(job).finally(() => inflight.delete(r.path));
   const flight: Flight = { promise, controller, waiters: 0, listeners };
   inflight.set(r.path, flight);
@@ -299,7 +298,6 @@ interface Job {
   name: string;
   /** The configured sha256, if any. */
   expected?: string;
-  fetch: typeof fetch;
   signal: AbortSignal;
   emit: (p: DownloadProgress) => void;
 }
@@ -337,8 +335,8 @@ async function lockDownload(job: Job): Promise<() => void> {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
-    const holder = Number(readFileSafe(lock));
-    if (!Number.isInteger(holder) || holder <= 0 || holder === process.pid || !isAlive(holder)) {
+    const holder = lockHolder(job.path);
+    if (holder === undefined) {
       rmSync(lock, { force: true }); // left by a process that is gone
       continue;
     }
@@ -346,6 +344,12 @@ async function lockDownload(job: Job): Promise<() => void> {
     told = true;
     await sleep(LOCK_POLL_MS, job.signal);
   }
+}
+
+/** The live process other than this one whose `<path>.lock` says it is downloading `path`. */
+function lockHolder(path: string): number | undefined {
+  const holder = Number(readFileSafe(`${path}.lock`));
+  return Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder) ? holder : undefined;
 }
 
 function readFileSafe(path: string): string {
@@ -418,7 +422,7 @@ async function request(job: Job, from: number): Promise<Answer> {
   for (let hop = 0; ; hop++) {
     let res: Response;
     try {
-      res = await job.fetch(url, { headers, redirect: 'manual', signal: job.signal });
+      res = await fetch(url, { headers, redirect: 'manual', signal: job.signal });
     } catch (e) {
       if (job.signal.aborted) throw abortError(job.signal.reason);
       throw new Error(`could not download ${job.shown}: ${describeFailure(e)}`, { cause: e });
@@ -448,7 +452,8 @@ async function writeBody(job: Job, res: Response, part: string, from: number, to
         await writeAll(fh, chunk);
         received += chunk.byteLength;
         const now = Date.now();
-        if (now - last >= PROGRESS_INTERVAL_MS) {
+        // The last chunk's report is the caller's, once the file is checked.
+        if (now - last >= PROGRESS_INTERVAL_MS && received !== total) {
           last = now;
           job.emit({ received, total, resumedFrom: from });
         }
@@ -614,7 +619,11 @@ export function listCachedModels(home: string): CachedModel[] {
 export function removeCachedModel(home: string, nameOrUri: string): string[] {
   const dir = modelsDir(home);
   const name = cacheNameOf(nameOrUri, home, dir);
-  if (inflight.has(join(dir, name))) throw new Error(`${name} is being downloaded; cannot remove it now`);
+  // This process's downloads are in `inflight`; another patchbay's hold the lock.
+  const holder = lockHolder(join(dir, name));
+  if (inflight.has(join(dir, name)) || holder !== undefined) {
+    throw new Error(`${name} is being downloaded${holder ? ` by patchbay (pid ${holder})` : ''}; cannot remove it now`);
+  }
   const removed: string[] = [];
   for (const path of [join(dir, name), join(dir, name + PART)]) {
     if (dirname(path) !== dir) throw new Error(`refusing to remove ${path}: it is outside ${dir}`);

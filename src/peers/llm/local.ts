@@ -21,22 +21,14 @@ import { importModule } from '../../util/import-module.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { abortError } from './errors.js';
 import { describeDownload, ensureModel, resolveModelUri } from './local-models.js';
-import { LlmError, type LlmClient, type LlmEvent, type LlmMessage, type LlmRequest, type LlmToolSpec } from './types.js';
+import { LlmError, type LlmClient, type LlmEvent, type LlmMessage, type LlmRequest, type LlmToolSpec, type ModelEntry } from './types.js';
 
 const log = logger('llm');
 
 type NodeLlamaCpp = typeof import('node-llama-cpp');
 
-/** `providers.local.models.<name>` in the config. */
-export interface LocalModelSpec {
-  /** `hf:<user>/<repo>/<file.gguf>`, an https URL, or a file path. */
-  model: string;
-  contextSize?: number;
-  /** Layers to offload to the GPU: a number, or "auto" / "max". */
-  gpuLayers?: number | 'auto' | 'max';
-  /** Expected sha256 of the file (else the server's checksum header is used). */
-  sha256?: string;
-}
+/** `providers.local.models.<name>` in the config (documented on ModelEntry.local). */
+export type LocalModelSpec = NonNullable<ModelEntry['local']>;
 
 const MAX_CONTEXTS = 2;
 /** A progress note after this long without any event (the stall guard gives up after 120 s). */

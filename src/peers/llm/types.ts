@@ -100,6 +100,14 @@ export interface ModelEntry {
   key?: string;
   limit?: { context: number; output: number };
   cost?: ModelCost;
-  /** Local models: where the GGUF file comes from and how to run it. */
-  local?: { model: string; contextSize?: number; gpuLayers?: number | 'auto' | 'max'; sha256?: string };
+  /** Local models (`providers.local.models.<name>`): where the GGUF file comes from and how to run it. */
+  local?: {
+    /** `hf:<user>/<repo>/<file.gguf>`, an https URL, or a file path. */
+    model: string;
+    contextSize?: number;
+    /** Layers to offload to the GPU: a number, or "auto" / "max". */
+    gpuLayers?: number | 'auto' | 'max';
+    /** Expected sha256 of the file (else the server's checksum header is used). */
+    sha256?: string;
+  };
 }
