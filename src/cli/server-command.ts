@@ -20,17 +20,29 @@ export async function runServer(args: string[]): Promise<void> {
   const log = logger('main');
   // Nothing but protocol may reach stdout: route stray console output to stderr.
   console.log = console.info = console.debug = (...a: unknown[]) => process.stderr.write(`${a.map(String).join(' ')}\n`);
-  process.on('uncaughtException', (e) => log.error(`uncaught: ${e.stack ?? e.message}`));
-  process.on('unhandledRejection', (e) => log.error(`unhandled rejection: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`));
-  new EcaServer({
+  const server = new EcaServer({
     input: process.stdin,
     output: process.stdout,
     configFile: flags['config-file'],
     logLevel: level as LogLevel | undefined,
     onExit: (code) => {
-      // Let the last writes (e.g. the shutdown response) drain.
-      process.stdout.write('', () => process.exit(code));
-      setTimeout(() => process.exit(code), 500).unref();
+      // Let the last writes (e.g. the shutdown response) drain, unless the pipe is already broken.
+      const out = process.stdout;
+      if (out.destroyed || out.writableEnded || out.errored) process.exit(code);
+      out.write('', () => process.exit(code));
+      setTimeout(() => process.exit(code), 200).unref();
     },
   });
+  // Never rethrow from here: a handler that throws turns one error into an endless loop.
+  process.on('uncaughtException', (e: NodeJS.ErrnoException) => {
+    if (isBrokenPipe(e)) return server.editorGone(`the editor's pipe closed (${e.code})`);
+    log.error(`uncaught: ${e.stack ?? e.message}`);
+  });
+  process.on('unhandledRejection', (e) => log.error(`unhandled rejection: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`));
+  // The editor (or its terminal) ending us: stop children and close the store first.
+  for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.on(signal, () => server.editorGone(`received ${signal}`));
+}
+
+function isBrokenPipe(e: NodeJS.ErrnoException): boolean {
+  return e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED' || e.code === 'ERR_STREAM_WRITE_AFTER_END';
 }

@@ -64,6 +64,8 @@ export interface ServerOptions {
   logLevel?: Config['logLevel'];
   /** Called with the exit code when the editor sends `exit` or goes away. */
   onExit: (code: number) => void;
+  /** How long a clean shutdown may take before children are killed and the store closed by force. */
+  disposeDeadlineMs?: number;
 }
 
 export class EcaServer {
@@ -80,7 +82,14 @@ export class EcaServer {
     this.send = notify;
     this.register();
     this.conn.onClose(() => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'editor closed the connection'));
+    // A write to a closed pipe (EPIPE) means the editor can no longer hear us: it is gone.
+    opts.output.on('error', (e: Error) => this.editorGone(`cannot write to the editor: ${errorMessage(e)}`));
     this.conn.listen();
+  }
+
+  /** The editor's end of stdio broke: shut down at once (exit code 1). */
+  editorGone(why: string): void {
+    this.exit(1, why);
   }
 
   private session(): Promise<Session> {
@@ -302,11 +311,23 @@ export class EcaServer {
     this.exited = true;
     log.info(`exiting (${why}) with code ${code}`);
     if (this.parentWatch) clearInterval(this.parentWatch);
-    const done = this.state.kind !== 'awaitingInitialize' ? this.state.session.then((s) => s.dispose()) : Promise.resolve();
-    void done.finally(() => {
-      this.conn.dispose();
-      this.opts.onExit(code);
-    });
+    const session = this.state.kind !== 'awaitingInitialize' ? this.state.session : undefined;
+    const disposed = session ? session.then((s) => s.dispose()) : Promise.resolve();
+    // A server whose editor is gone must not linger: what has not stopped by the deadline is
+    // stopped by force (child processes killed, the store closed), then the process ends.
+    const deadline = new Promise<'late'>((r) => setTimeout(() => r('late'), this.opts.disposeDeadlineMs ?? 600).unref());
+    void Promise.race([disposed.then(() => 'done' as const), deadline])
+      .then(async (outcome) => {
+        if (outcome === 'late' && session) {
+          log.warn('shutdown did not finish in time: stopping child processes and closing the store');
+          (await session).forceClose();
+        }
+      })
+      .catch((e: unknown) => log.error(`shutdown: ${errorMessage(e)}`))
+      .finally(() => {
+        this.conn.dispose();
+        this.opts.onExit(code);
+      });
   }
 }
 

@@ -21,6 +21,7 @@ import type { LlmClient, ModelEntry } from '../peers/llm/types.js';
 import { computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { logToFile, logger, setLogLevel } from '../util/log.js';
+import { killDescendantsNow } from '../util/process-tree.js';
 import type { InitializeParams } from '../protocol/eca/lifecycle.js';
 import { chatContextSchema } from '../protocol/eca/context.js';
 import { doctorReport } from './doctor.js';
@@ -439,6 +440,15 @@ export class Session {
       this.close();
     });
     return this.disposed;
+  }
+
+  /**
+   * Shutdown ran past its deadline (the editor is gone and the process is about to end): kill
+   * every process patchbay started and close the store now, so nothing outlives us or is left open.
+   */
+  forceClose(): void {
+    killDescendantsNow();
+    this.close();
   }
 
   private close(): void {

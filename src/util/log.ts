@@ -3,39 +3,91 @@
  * stderr and, once `logToFile` is called, to a log file. Secrets never reach it: callers log
  * names, never keys, and `redact` scrubs anything that looks like a key.
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 const order: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
 
 let level: LogLevel = (process.env.PATCHBAY_LOG_LEVEL as LogLevel) in order ? (process.env.PATCHBAY_LOG_LEVEL as LogLevel) : 'info';
-let file: string | undefined;
 let toStderr = true;
+
+/** The log file, capped: past `maxBytes` it is renamed to `<file>.1` (the older `.1` to `.2`) and started anew. */
+interface LogFile {
+  path: string;
+  size: number;
+  maxBytes: number;
+  keep: number;
+}
+let file: LogFile | undefined;
+
+/** 10 MB per file and two older files: at most 30 MB of logs whatever happens. */
+export const LOG_MAX_BYTES = 10 * 1024 * 1024;
 
 export function setLogLevel(l: LogLevel): void {
   level = l;
 }
-export function logToFile(path: string): void {
+export function logToFile(path: string, opts: { maxBytes?: number; keep?: number } = {}): void {
   mkdirSync(dirname(path), { recursive: true });
-  file = path;
+  let size = 0;
+  try {
+    size = statSync(path).size;
+  } catch {
+    /* a new file */
+  }
+  file = { path, size, maxBytes: opts.maxBytes ?? LOG_MAX_BYTES, keep: opts.keep ?? 2 };
 }
 export function logToStderr(on: boolean): void {
   toStderr = on;
 }
+
+// A closed stderr (the editor went away) must never turn a log line into an exception: the
+// 'error' event of a broken pipe is swallowed here and stderr logging stops for good.
+process.stderr.on('error', () => {
+  toStderr = false;
+});
 
 const secretPattern = /\b(sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,}|Bearer\s+[A-Za-z0-9._-]{8,})/g;
 export function redact(s: string): string {
   return s.replace(secretPattern, '[redacted]');
 }
 
+function rotate(f: LogFile): void {
+  for (let i = f.keep; i >= 1; i--) {
+    try {
+      renameSync(i === 1 ? f.path : `${f.path}.${i - 1}`, `${f.path}.${i}`);
+    } catch {
+      /* nothing to move at this step */
+    }
+  }
+  f.size = 0;
+}
+
+function appendToFile(f: LogFile, line: string): void {
+  const bytes = Buffer.byteLength(line);
+  if (f.size > 0 && f.size + bytes > f.maxBytes) rotate(f);
+  appendFileSync(f.path, line);
+  f.size += bytes;
+}
+
+/** Writes one line to stderr and the file. Never throws: logging is how failures are reported. */
 function write(l: LogLevel, scope: string, msg: string): void {
   if (order[l] > order[level]) return;
   const line = `${new Date().toISOString()} ${l.toUpperCase()} [${scope}] ${redact(msg)}\n`;
-  if (toStderr) process.stderr.write(line);
+  if (toStderr) {
+    const err = process.stderr;
+    if (err.destroyed || err.writableEnded) toStderr = false;
+    else {
+      try {
+        err.write(line);
+      } catch {
+        toStderr = false;
+      }
+    }
+  }
   if (file) {
     try {
-      appendFileSync(file, line);
+      appendToFile(file, line);
     } catch {
       file = undefined;
     }

@@ -52,6 +52,17 @@ export function descendants(pid: number): number[] {
   return out;
 }
 
+/** SIGKILL to every descendant of this process, at once: the last resort of a shutdown that ran late. */
+export function killDescendantsNow(): void {
+  for (const p of descendants(process.pid)) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+}
+
 /** SIGTERM, then SIGKILL for whatever is still alive after `graceMs`. */
 export async function killAll(pids: number[], graceMs = 1_000): Promise<void> {
   const signal = (sig: NodeJS.Signals) => {

@@ -1,0 +1,88 @@
+/**
+ * A server whose editor goes away (pipes closed, or killed) shuts down on its own: children
+ * stopped, store closed, log bounded, within a second (issue 13, point 1). Before the fix it
+ * looped on EPIPE at full CPU, writing megabytes a second to server.log.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isAlive } from '../../src/util/pid.js';
+import { isZombie } from '../../src/util/process-tree.js';
+import { EcaProc, tempDir } from './harness.js';
+
+const STUBBORN = join(import.meta.dirname, '../fixtures/mcp-stubborn.mjs');
+
+let procs: EcaProc[] = [];
+afterEach(async () => {
+  for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  procs = [];
+});
+
+async function started(): Promise<{ p: EcaProc; home: string; mcpPid: number }> {
+  const home = tempDir('pb-gone-');
+  const pidFile = join(home, 'stubborn.pid');
+  const p = new EcaProc({
+    home,
+    config: { mcpServers: { stubborn: { command: process.execPath, args: [STUBBORN], env: { STUBBORN_PID_FILE: pidFile } } } },
+  });
+  procs.push(p);
+  await p.initialize(home);
+  await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params.name === 'stubborn' && m.params.status === 'running', 'the MCP server running');
+  // A chat in the store, so there is something to lose.
+  await p.request('chat/list', {});
+  return { p, home, mcpPid: Number(readFileSync(pidFile, 'utf8')) };
+}
+
+async function exitTime(p: EcaProc, from: number): Promise<number> {
+  await Promise.race([p.exited, new Promise((_, reject) => setTimeout(() => reject(new Error(`server still running; stderr:\n${p.stderr.slice(-2000)}`)), 10_000))]);
+  return performance.now() - from;
+}
+
+function expectCleanEnd(home: string, mcpPid: number): void {
+  const log = join(home, '.patchbay', 'logs', 'server.log');
+  expect(statSync(log).size).toBeLessThan(64 * 1024);
+  expect(readFileSync(log, 'utf8')).not.toMatch(/uncaught/);
+  // better-sqlite3 removes the WAL file when the last connection closes cleanly.
+  expect(existsSync(join(home, '.patchbay', 'patchbay.db'))).toBe(true);
+  expect(existsSync(join(home, '.patchbay', 'patchbay.db-wal'))).toBe(false);
+  // Killed: gone, or a zombie waiting for init to reap it (its parent has exited).
+  expect(isAlive(mcpPid) && !isZombie(mcpPid)).toBe(false);
+}
+
+describe('a server whose editor goes away', () => {
+  it('exits when all its pipes close, even with an MCP server that ignores SIGTERM', async () => {
+    const { p, home, mcpPid } = await started();
+    expect(isAlive(mcpPid)).toBe(true);
+    const t0 = performance.now();
+    p.child.stdout.destroy();
+    p.child.stderr.destroy();
+    p.child.stdin.destroy();
+    const ms = await exitTime(p, t0);
+    console.log(`exited ${ms.toFixed(0)} ms after its pipes closed`);
+    expectCleanEnd(home, mcpPid);
+  });
+
+  it('exits when it can no longer write to the editor (stdout and stderr closed, stdin still open)', async () => {
+    const { p, home, mcpPid } = await started();
+    const t0 = performance.now();
+    p.child.stdout.destroy();
+    p.child.stderr.destroy();
+    // The editor keeps asking; each answer hits the closed pipe.
+    const ask = setInterval(() => p.send({ id: 1000, method: 'chat/list', params: {} }), 20);
+    try {
+      const ms = await exitTime(p, t0);
+      console.log(`exited ${ms.toFixed(0)} ms after stdout closed`);
+    } finally {
+      clearInterval(ask);
+    }
+    expectCleanEnd(home, mcpPid);
+  });
+
+  it('stops its children and closes the store on SIGTERM', async () => {
+    const { p, home, mcpPid } = await started();
+    p.child.kill('SIGTERM');
+    await exitTime(p, performance.now());
+    expectCleanEnd(home, mcpPid);
+  });
+});
