@@ -204,6 +204,26 @@ describe('resolveModelUri', () => {
     expect(q.name).toMatch(/^example\.com_models_tiny\.Q8_0_[0-9a-f]+\.gguf$/);
   });
 
+  it('fetches hf: files from HF_ENDPOINT when set (a mirror), into the same cache name', () => {
+    const uri = 'hf:user/repo/m.gguf';
+    const plain = resolveModelUri(uri, home);
+    expect(plain.url).toBe('https://huggingface.co/user/repo/resolve/main/m.gguf');
+    const saved = process.env.HF_ENDPOINT;
+    try {
+      process.env.HF_ENDPOINT = 'https://hf-mirror.example/';
+      expect(resolveModelUri(uri, home)).toMatchObject({ url: 'https://hf-mirror.example/user/repo/resolve/main/m.gguf', name: plain.name, path: plain.path });
+      process.env.HF_ENDPOINT = 'http://127.0.0.1:8080/hf';
+      expect(resolveModelUri(uri, home).url).toBe('http://127.0.0.1:8080/hf/user/repo/resolve/main/m.gguf');
+      process.env.HF_ENDPOINT = 'http://mirror.example';
+      expect(() => resolveModelUri(uri, home)).toThrow(/HF_ENDPOINT .*plain http is only allowed for loopback hosts/);
+      process.env.HF_ENDPOINT = 'not a url';
+      expect(() => resolveModelUri(uri, home)).toThrow(/HF_ENDPOINT "not a url" is not a URL/);
+    } finally {
+      if (saved === undefined) delete process.env.HF_ENDPOINT;
+      else process.env.HF_ENDPOINT = saved;
+    }
+  });
+
   it('allows plain http only for loopback hosts', () => {
     expect(resolveModelUri('http://127.0.0.1:8080/m.gguf', home)).toMatchObject({ kind: 'remote', url: 'http://127.0.0.1:8080/m.gguf', name: '127.0.0.1_8080_m.gguf' });
     expect(resolveModelUri('http://localhost/m.gguf', home).kind).toBe('remote');
