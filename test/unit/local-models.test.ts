@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -401,8 +402,14 @@ describe('ensureModel: downloads', () => {
     expect(`${message}\n${logged}`).not.toContain('SECRET123');
   });
 
-  it('reports a refused connection', async () => {
-    await expect(ensureModel({ uri: 'http://127.0.0.1:1/m.gguf' }, tempDir())).rejects.toThrow(/could not download http:\/\/127\.0\.0\.1:1\/m\.gguf: fetch failed/);
+  it('reports a refused connection as such', async () => {
+    const s = createNetServer();
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const port = (s.address() as AddressInfo).port;
+    await new Promise((r) => s.close(r));
+    await expect(ensureModel({ uri: `http://127.0.0.1:${port}/m.gguf` }, tempDir())).rejects.toThrow(
+      new RegExp(`could not download http://127\\.0\\.0\\.1:${port}/m\\.gguf: connection refused \\(fetch failed: connect ECONNREFUSED`),
+    );
   });
 
   it('starts over when the server ignores Range, and still verifies', async () => {

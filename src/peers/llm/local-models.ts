@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { errorMessage, logger } from '../../util/log.js';
 import { abortError } from './errors.js';
 import { sleep } from './guard.js';
+import { connectionFailure } from './net-errors.js';
 import { loopbackHostnames } from '../../util/loopback.js';
 import { isAlive } from '../../util/pid.js';
 
@@ -572,11 +573,16 @@ function httpFailure(job: Job, res: Response, redirected: boolean): Error {
   return new Error(`could not download ${job.shown}: ${status}${after}${hint}`);
 }
 
-/** `fetch` hides the useful part ("connect ECONNREFUSED …", "other side closed") in `cause`. */
+/**
+ * `fetch` hides the useful part ("connect ECONNREFUSED …", "other side closed") in `cause`;
+ * a connection failure leads with what it means ("host not found").
+ */
 function describeFailure(e: unknown): string {
   const msg = errorMessage(e);
   const cause = e instanceof Error && e.cause !== undefined ? errorMessage(e.cause) : '';
-  return cause && cause !== msg ? `${msg}: ${cause}` : msg;
+  const detail = cause && cause !== msg ? `${msg}: ${cause}` : msg;
+  const conn = connectionFailure(e);
+  return conn ? `${conn.cause} (${detail})` : detail;
 }
 
 // ---------------------------------------------------------------------------------------------
