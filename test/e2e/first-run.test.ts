@@ -26,7 +26,7 @@ async function refusedPort(): Promise<number> {
 
 /** The next steps every offline failure lists. */
 function expectNextSteps(text: string, configPath: string): void {
-  expect(text).toContain('patchbay needs an LLM; any one of these works:');
+  expect(text).toContain('Without this download, patchbay can use any one of these:');
   expect(text).toContain('set OPENAI_API_KEY or ANTHROPIC_API_KEY');
   expect(text).toContain('set OLLAMA_API_URL');
   expect(text).toContain(`a provider in ${configPath}`);

@@ -8,7 +8,7 @@ import { userConfigPath } from '../../config/load.js';
 export function offlineHint(opts: { model: string | undefined; home: string; env?: NodeJS.ProcessEnv }): string {
   const env = opts.env ?? process.env;
   return [
-    'patchbay needs an LLM; any one of these works:',
+    'Without this download, patchbay can use any one of these:',
     '  - an API key: set OPENAI_API_KEY or ANTHROPIC_API_KEY',
     '  - a running Ollama: set OLLAMA_API_URL (e.g. http://localhost:11434)',
     `  - a provider in ${userConfigPath(env)} (see "providers" in the README)`,
