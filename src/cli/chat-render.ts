@@ -62,7 +62,12 @@ export class Renderer {
           t.status(withBar(c.text || 'Working'));
           return;
         }
-        // No status line (not a terminal): a long download still reports every tenth.
+        // No status line (not a terminal): a retry is still worth a line (it explains the wait)…
+        if (c.text.startsWith('Retrying in ')) {
+          t.errLine(c.text);
+          return;
+        }
+        // …and a long download still reports every tenth.
         if (percentStep(c.text) !== this.lastStep) {
           this.lastStep = percentStep(c.text);
           if (this.lastStep !== undefined) t.errLine(c.text);

@@ -149,8 +149,8 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         {
           maxRetries: config.chat.maxRetries,
           stallMs: config.chat.stallTimeoutSeconds * 1000,
-          onRetry: (attempt, delayMs, err) =>
-            progress('running', `${errorMessage(err)} — retrying in ${(delayMs / 1000).toFixed(1)}s (attempt ${attempt} of ${config.chat.maxRetries})`),
+          // `attempt` counts retries; the user sees attempts, the first one included.
+          onRetry: (attempt, delayMs, err) => progress('running', `Retrying in ${seconds(delayMs)} s (attempt ${attempt + 1} of ${config.chat.maxRetries + 1}): ${errorMessage(err)}`),
         },
       );
       for await (const ev of stream) handle(ev);
@@ -217,6 +217,12 @@ function reportUsage(chat: LiveChat, entry: ModelEntry, u: { inputTokens: number
     ...(priced ? { lastMessageCost: formatCost(cost), sessionCost: formatCost(chat.usage.cost) } : {}),
     ...(entry.limit ? { limit: entry.limit } : {}),
   });
+}
+
+/** `2`, `0.5`, `12`: whole seconds once the wait is long enough for tenths not to matter. */
+function seconds(ms: number): string {
+  const s = ms / 1000;
+  return s >= 10 ? String(Math.round(s)) : String(Math.round(s * 10) / 10);
 }
 
 export function formatCost(usd: number): string {

@@ -231,7 +231,7 @@ export class Session {
     };
   }
 
-  /** Starts the gateway; a port in use is reported and the rest of patchbay goes on. */
+  /** Starts the gateway (on a free port when the configured one is taken); a failure is reported and the rest of patchbay goes on. */
   async startGateway(): Promise<void> {
     if (!this.gateway) return;
     try {

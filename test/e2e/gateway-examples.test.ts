@@ -1,9 +1,11 @@
 /**
  * The spec's own complete examples (specs/tap-provider-gateway.md "Complete example — Node.js"
  * and "— Python", copied unmodified to test/fixtures/providers/) against the built
- * `patchbay server`: they hard-code ws://localhost:9400 and read TAP_PROVIDER_TOKEN, so the
- * server runs on the spec's port and the token is handed over the way a launcher would.
- * An SDK provider (src/provider via `patchbay/provider`'s source) goes through the same steps.
+ * `patchbay server`. They hard-code ws://localhost:9400 and read TAP_PROVIDER_TOKEN; tests run
+ * many servers at once and never depend on a fixed port, so each example runs with that one
+ * address replaced by the port the server chose (from its address file), and the token is
+ * handed over the way a launcher would. An SDK provider (src/provider via
+ * `patchbay/provider`'s source) goes through the same steps.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -13,7 +15,8 @@ import { createProvider } from '../../src/provider/index.js';
 import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
 const FIXTURES = resolve(import.meta.dirname, '../fixtures/providers');
-const SPEC_PORT = 9400;
+/** The address the examples hard-code (the spec's port). */
+const SPEC_ADDRESS = 'localhost:9400';
 const { llm, track } = useFakeLlmSuite();
 
 /** A Python that has `websockets`: Debian's (.ci/run installs python3-websockets), else the one on PATH. */
@@ -26,21 +29,29 @@ const PYTHON = ['/usr/bin/python3', 'python3'].find((py) => {
   }
 });
 
-/** A server on the spec's port with one chat open (the examples bind to the first session). */
-async function boot(): Promise<{ p: EcaProc; chatId: string; token: string; home: string }> {
+/** A server on a free port with one chat open (the examples bind to the first session). */
+async function boot(): Promise<{ p: EcaProc; chatId: string; token: string; home: string; port: number }> {
   const home = tempDir();
-  const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url, 'openai-chat', { gateway: { port: SPEC_PORT }, toolCall: { approval: { byDefault: 'allow' } } }) }));
+  const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url, 'openai-chat', { toolCall: { approval: { byDefault: 'allow' } } }) }));
   await p.initialize(workspace());
   await p.waitFor((m) => m.method === 'config/updated');
   const tokenFile = join(home, '.patchbay', 'gateway', 'provider-token');
   const deadline = Date.now() + 10_000;
   while (!existsSync(tokenFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   const address = readFileSync(join(home, '.patchbay', 'gateway', 'address'), 'utf8').trim();
-  expect(address).toBe(`ws://127.0.0.1:${SPEC_PORT}`);
+  const port = Number(/^ws:\/\/127\.0\.0\.1:(\d+)$/.exec(address)?.[1]);
+  expect(port).toBeGreaterThan(0);
   llm().script([{ text: 'hello' }]);
   const chatId = (await p.request('chat/prompt', { message: 'start' })).result.chatId;
   await p.turnDone(chatId);
-  return { p, chatId, token: readFileSync(tokenFile, 'utf8').trim(), home };
+  return { p, chatId, token: readFileSync(tokenFile, 'utf8').trim(), home, port };
+}
+
+/** An example's source with its one hard-coded address pointed at `port`. */
+function exampleSource(file: string, port: number): string {
+  const src = readFileSync(join(FIXTURES, file), 'utf8');
+  expect(src.split(SPEC_ADDRESS)).toHaveLength(2);
+  return src.replace(SPEC_ADDRESS, `localhost:${port}`);
 }
 
 class Example {
@@ -48,7 +59,8 @@ class Example {
   out = '';
   readonly exited: Promise<number | null>;
   constructor(command: string, args: string[], token: string) {
-    this.proc = spawn(command, args, { env: { PATH: process.env.PATH ?? '', TAP_PROVIDER_TOKEN: token, PYTHONUNBUFFERED: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // cwd: the fixtures folder, so the Node example's `import "ws"` resolves as it would beside the file.
+    this.proc = spawn(command, args, { cwd: FIXTURES, env: { PATH: process.env.PATH ?? '', TAP_PROVIDER_TOKEN: token, PYTHONUNBUFFERED: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc.stdout!.on('data', (d: Buffer) => (this.out += d.toString()));
     this.proc.stderr!.on('data', (d: Buffer) => (this.out += d.toString()));
     this.exited = new Promise((r) => this.proc.once('exit', (code) => r(code)));
@@ -82,8 +94,8 @@ const serverUpdated = (name: string, status: string) => (m: { method?: string; p
 
 describe("the spec's example providers against patchbay server", () => {
   it('Node.js example: registers, answers greet, says goodbye on shutdown.pending', async () => {
-    const { p, chatId, token } = await boot();
-    const ex = new Example(process.execPath, [join(FIXTURES, 'example-provider.mjs')], token);
+    const { p, chatId, token, port } = await boot();
+    const ex = new Example(process.execPath, ['--input-type=module', '-e', exampleSource('example-provider.mjs', port)], token);
     try {
       const [, providerId] = await ex.printed(/Registered as (p-[0-9a-f]+)/);
       const up = await p.waitFor(serverUpdated('example-provider', 'running'));
@@ -104,8 +116,8 @@ describe("the spec's example providers against patchbay server", () => {
   // .ci/run installs Debian's python3-websockets; a missing one is a failure, not a skip.
   it('Python example: registers, answers greet, exits after shutdown.pending', async () => {
     expect(PYTHON, 'a python3 with the websockets package (apt-get install python3-websockets)').toBeDefined();
-    const { p, chatId, token } = await boot();
-    const ex = new Example(PYTHON!, [join(FIXTURES, 'example_provider.py')], token);
+    const { p, chatId, token, port } = await boot();
+    const ex = new Example(PYTHON!, ['-c', exampleSource('example_provider.py', port)], token);
     try {
       await ex.printed(/Registered as p-[0-9a-f]+/);
       await p.waitFor(serverUpdated('example-provider', 'running'));

@@ -68,11 +68,17 @@ describe('patchbay server with no API key and no Ollama', () => {
     const p = localServer(tiny.path);
     await p.initialize(workspace());
     const cfg = await p.waitFor((m) => m.method === 'config/updated', 'config/updated');
-    expect(cfg.params.chat.models).toEqual(['local/qwen2.5-coder-1.5b']);
-    expect(cfg.params.chat.selectModel).toBe('local/qwen2.5-coder-1.5b');
+    // Named after the file PATCHBAY_LOCAL_MODEL points at, not after the default model it replaces.
+    expect(cfg.params.chat.models).toEqual(['local/tiny']);
+    expect(cfg.params.chat.selectModel).toBe('local/tiny');
 
     const first = await promptAndStop(p, 20);
     expect(progressTexts(p, first.chatId)).toContain('Loading local model tiny.gguf…');
+    // While the prompt is read the chat says so: the last progress before the first token is not "Loading… 100%".
+    const contents = p.contents(first.chatId);
+    const firstToken = contents.findIndex((c) => c.role === 'assistant' && c.content.type === 'text');
+    const before = contents.slice(0, firstToken).filter((c) => c.content.type === 'progress' && c.content.state === 'running');
+    expect(before.at(-1)?.content.text).toBe('Thinking…');
     expect(p.text(first.chatId)).toMatch(/^[a-z ]{10,}$/);
     expect(first.stoppedAfterMs).toBeLessThan(5_000);
     const after = texts(p, first.chatId).length;
@@ -163,7 +169,7 @@ describe('the CLI with the local model', () => {
   it('`patchbay chat "…"` answers with no key and no Ollama (the README command, pointed at the tiny model)', async () => {
     const home = tempDir();
     // The default model's output limit (2048 tokens) applies; a small one keeps the test short.
-    const config = JSON.stringify({ providers: { local: { models: { 'qwen2.5-coder-1.5b': { limit: { context: 8192, output: 48 } } } } }, gateway: { port: 0 } });
+    const config = JSON.stringify({ providers: { local: { models: { tiny: { limit: { context: 8192, output: 48 } } } } }, gateway: { port: 0 } });
     const r = await cli(['chat', 'hello'], { PATCHBAY_LOCAL_MODEL: tiny.path, PATCHBAY_CONFIG: config }, home);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toMatch(/^[a-z ]{20,}/);
@@ -171,7 +177,7 @@ describe('the CLI with the local model', () => {
 
   it('`patchbay chat` downloads the default local model on first use and reports the download', async () => {
     const home = tempDir();
-    const config = JSON.stringify({ providers: { local: { models: { 'qwen2.5-coder-1.5b': { limit: { context: 8192, output: 16 } } } } }, gateway: { port: 0 } });
+    const config = JSON.stringify({ providers: { local: { models: { tiny: { limit: { context: 8192, output: 16 } } } } }, gateway: { port: 0 } });
     const r = await cli(['chat', 'hello'], { PATCHBAY_LOCAL_MODEL: `${base}/tiny.gguf`, PATCHBAY_CONFIG: config }, home);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/Downloading 127\.0\.0\.1_\d+_tiny\.gguf: 100% \(/);
@@ -183,8 +189,8 @@ describe('the CLI with the local model', () => {
     const home = tempDir();
     const listed = await cli(['models', 'list'], { PATCHBAY_LOCAL_MODEL: 'hf:only-a-user' }, home);
     expect(listed.code, listed.stderr).toBe(0);
-    expect(listed.stdout).toMatch(/local\/qwen2\.5-coder-1\.5b {2}hf:only-a-user {2}unusable: .*hf:<user>\/<repo>\/<path\/to\/file\.gguf>/);
-    const rm = await cli(['models', 'rm', 'qwen2.5-coder-1.5b'], { PATCHBAY_LOCAL_MODEL: tiny.path }, home);
+    expect(listed.stdout).toMatch(/local\/only-a-user {2}hf:only-a-user {2}unusable: .*hf:<user>\/<repo>\/<path\/to\/file\.gguf>/);
+    const rm = await cli(['models', 'rm', 'tiny'], { PATCHBAY_LOCAL_MODEL: tiny.path }, home);
     expect(rm.code).toBe(1);
     expect(rm.stderr).toContain('is your own file');
     expect(existsSync(tiny.path)).toBe(true);
@@ -196,8 +202,8 @@ describe('the CLI with the local model', () => {
 
   it('`patchbay doctor` shows the local model and where its file is', async () => {
     const r = await cli(['doctor'], { PATCHBAY_LOCAL_MODEL: tiny.path }, tempDir());
-    expect(r.stdout).toContain('Default model: local/qwen2.5-coder-1.5b');
-    expect(r.stdout).toContain(`  - local/qwen2.5-coder-1.5b: ${tiny.path} — ready (${tiny.path})`);
+    expect(r.stdout).toContain('Default model: local/tiny');
+    expect(r.stdout).toContain(`  - local/tiny: ${tiny.path} — ready (${tiny.path})`);
   }, 30_000);
 
   it('`patchbay models pull | list | rm` with a progress line, a cache entry and its removal', async () => {
@@ -211,9 +217,9 @@ describe('the CLI with the local model', () => {
     expect(readFileSync(path).length).toBe(tiny.bytes);
 
     const listed = await cli(['models', 'list'], env, home);
-    expect(listed.stdout).toContain(`local/qwen2.5-coder-1.5b  ${base}/tiny.gguf  ready: ${path}`);
+    expect(listed.stdout).toContain(`local/tiny  ${base}/tiny.gguf  ready: ${path}`);
 
-    const removed = await cli(['models', 'rm', 'qwen2.5-coder-1.5b'], env, home);
+    const removed = await cli(['models', 'rm', 'tiny'], env, home);
     expect(removed.code, removed.stderr).toBe(0);
     expect(existsSync(path)).toBe(false);
     expect(readdirSync(join(home, '.patchbay', 'models'))).toEqual([]);

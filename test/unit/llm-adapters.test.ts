@@ -3,7 +3,8 @@
  * the real SDKs: text, tool calls with streamed arguments, usage, finish reasons, and
  * what each request puts on the wire.
  */
-import { describe, expect, it } from 'vitest';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { AnthropicClient } from '../../src/peers/llm/anthropic.js';
 import { OllamaClient } from '../../src/peers/llm/ollama.js';
 import { OpenAiChatClient } from '../../src/peers/llm/openai-chat.js';
@@ -157,14 +158,48 @@ describe('openai-chat reasoning', () => {
 });
 
 describe('unreachable servers', () => {
+  /** A loopback port nothing listens on: bound once to learn it is free, then closed. */
+  let refused = 0;
+  beforeAll(async () => {
+    const s = createNetServer();
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    refused = (s.address() as AddressInfo).port;
+    await new Promise((r) => s.close(r));
+  });
+
   it.each([
-    ['openai-chat', () => new OpenAiChatClient({ url: 'http://127.0.0.1:1/v1' })],
-    ['openai-responses', () => new OpenAiResponsesClient({ url: 'http://127.0.0.1:1/v1' })],
-    ['anthropic', () => new AnthropicClient({ url: 'http://127.0.0.1:1', key: 'k' })],
-    ['ollama', () => new OllamaClient({ url: 'http://127.0.0.1:1' })],
-  ] as Array<[string, () => LlmClient]>)('%s: connection refused is a retryable LlmError', async (_n, make) => {
-    const err = await run(make()).catch((e: unknown) => e);
-    expect(err).toMatchObject({ name: 'LlmError', retryable: true, status: undefined });
+    ['openai-chat', (port: number) => new OpenAiChatClient({ url: `http://127.0.0.1:${port}/v1` })],
+    ['openai-responses', (port: number) => new OpenAiResponsesClient({ url: `http://127.0.0.1:${port}/v1` })],
+    ['anthropic', (port: number) => new AnthropicClient({ url: `http://127.0.0.1:${port}`, key: 'k' })],
+    ['ollama', (port: number) => new OllamaClient({ url: `http://127.0.0.1:${port}` })],
+  ] as Array<[string, (port: number) => LlmClient]>)('%s: connection refused is a non-retryable LlmError naming the url and the cause', async (_n, make) => {
+    const err = await run(make(refused)).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'LlmError', retryable: false, status: undefined });
+    expect((err as Error).message).toMatch(new RegExp(`^Could not reach http://127\\.0\\.0\\.1:${refused}(/v1)? \\(connection refused\\)\\. Check the provider's url`));
+  });
+
+  it('a port fetch blocks (1, 9…) is named as such, not retried', async () => {
+    const err = await run(new OpenAiChatClient({ url: 'http://127.0.0.1:9/v1' })).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'LlmError', retryable: false });
+    expect((err as Error).message).toMatch(/^Could not reach http:\/\/127\.0\.0\.1:9\/v1 \(fetch refuses to connect to this port\)/);
+  });
+
+  it('an unknown host is not retried either; the query string of the url is not shown', async () => {
+    const err = await run(new OpenAiChatClient({ url: 'https://no-such-host.invalid/v1?key=secret-in-query' })).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'LlmError', retryable: false });
+    expect((err as Error).message).toMatch(/^Could not reach https:\/\/no-such-host\.invalid\/v1\?… \((host not found|DNS lookup failed)/);
+    expect((err as Error).message).not.toContain('secret-in-query');
+  });
+
+  it('a connection reset stays retryable', async () => {
+    const s = createNetServer((sock) => sock.destroy());
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    try {
+      const err = await run(new OpenAiChatClient({ url: `http://127.0.0.1:${(s.address() as AddressInfo).port}/v1` })).catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: 'LlmError', retryable: true });
+    } finally {
+      await new Promise((r) => s.close(r));
+    }
   });
 });
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { configSchema, type Config } from '../../src/config/schema.js';
 import { listOllamaModels } from '../../src/peers/llm/ollama.js';
-import { computeCost, createClient, pickDefaultModel, resolveModels } from '../../src/peers/llm/models.js';
+import { computeCost, createClient, localModelName, pickDefaultModel, resolveModels } from '../../src/peers/llm/models.js';
 import type { ModelEntry } from '../../src/peers/llm/types.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { run, textOf } from './llm-helpers.js';
@@ -128,15 +128,35 @@ describe('resolveModels', () => {
     expect(pickDefaultModel(custom)?.id).toBe('my/m');
   });
 
-  it('PATCHBAY_LOCAL_MODEL replaces the default local file; config adds local models; one without a file is skipped', async () => {
+  it('PATCHBAY_LOCAL_MODEL replaces the default local model, named after its file; config adds local models; one without a file is skipped', async () => {
     const models = await resolveModels(
-      config({ providers: { local: { models: { big: { model: '~/m.gguf', contextSize: 4096, gpuLayers: 'max', sha256: 'a'.repeat(64) }, nofile: {} } } } }),
+      config({ providers: { local: { models: { big: { model: '~/m.gguf', contextSize: 4096, gpuLayers: 'max', sha256: 'a'.repeat(64) }, nofile: {}, tiny: { limit: { context: 8192, output: 16 } } } } } }),
       { ...noOllama, PATCHBAY_LOCAL_MODEL: '/tmp/tiny.gguf' },
     );
-    expect(models.map((m) => [m.id, m.local])).toEqual([
-      ['local/qwen2.5-coder-1.5b', { model: '/tmp/tiny.gguf', contextSize: 8192 }],
-      ['local/big', { model: '~/m.gguf', contextSize: 4096, gpuLayers: 'max', sha256: 'a'.repeat(64) }],
+    expect(models.map((m) => [m.id, m.local, m.limit])).toEqual([
+      ['local/tiny', { model: '/tmp/tiny.gguf', contextSize: 8192 }, { context: 8192, output: 16 }],
+      ['local/big', { model: '~/m.gguf', contextSize: 4096, gpuLayers: 'max', sha256: 'a'.repeat(64) }, undefined],
     ]);
+    expect(pickDefaultModel(models)?.id).toBe('local/tiny');
+    // The built-in one stays available when the config names it.
+    const named = await resolveModels(config({ providers: { local: { models: { 'qwen2.5-coder-1.5b': { limit: { context: 8192, output: 8 } } } } } }), {
+      ...noOllama,
+      PATCHBAY_LOCAL_MODEL: '/tmp/tiny.gguf',
+    });
+    expect(named.map((m) => [m.id, m.local?.model])).toEqual([
+      ['local/tiny', '/tmp/tiny.gguf'],
+      ['local/qwen2.5-coder-1.5b', 'hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf'],
+    ]);
+  });
+
+  it('localModelName: the file name without .gguf, from a path, an URL or an hf: URI', () => {
+    expect(localModelName('/models/x.gguf')).toBe('x');
+    expect(localModelName('~/Models/Llama-3.2-1B-Q4_K_M.GGUF')).toBe('Llama-3.2-1B-Q4_K_M');
+    expect(localModelName('https://host/files/m.gguf?sig=secret')).toBe('m');
+    expect(localModelName('hf:user/repo/sub/model-q4.gguf')).toBe('model-q4');
+    expect(localModelName('hf:only-a-user')).toBe('only-a-user');
+    expect(localModelName('C:\\models\\w in.gguf')).toBe('w-in');
+    expect(localModelName('/')).toBe('qwen2.5-coder-1.5b');
   });
 
   it("a user's own `local` provider with a url (LM Studio) stays theirs, PATCHBAY_LOCAL_MODEL or not", async () => {

@@ -51,7 +51,10 @@ describe('LocalClient on the tiny model', () => {
     expect(error).toBeUndefined();
     const progress = events.filter((e) => e.type === 'progress').map((e) => (e as { text: string }).text);
     expect(progress[0]).toBe('Loading local model tiny.gguf…');
-    expect(progress.every((t) => t.startsWith('Loading local model tiny.gguf…'))).toBe(true);
+    // Loading, then (while the prompt is read) "Thinking…": the loading line does not stay up.
+    expect(progress.slice(0, -1).every((t) => t.startsWith('Loading local model tiny.gguf…'))).toBe(true);
+    expect(progress.at(-1)).toBe('Thinking…');
+    expect(events.findIndex((e) => e.type === 'progress' && e.text === 'Thinking…')).toBeLessThan(events.findIndex((e) => e.type === 'text'));
     const text = textOf(events);
     expect(text).toMatch(/^[a-z ]+$/);
     expect(events.filter((e) => e.type === 'text').length).toBeGreaterThanOrEqual(20);
@@ -233,7 +236,8 @@ describe('LocalClient with a model to download', () => {
     expect(error).toBeUndefined();
     const progress = events.flatMap((e) => (e.type === 'progress' ? [e.text] : []));
     expect(progress.some((t) => /^Downloading .*tiny\.gguf: 100% \(/.test(t))).toBe(true);
-    expect(progress.at(-1)).toMatch(/^Loading local model/);
+    expect(progress.at(-2)).toMatch(/^Loading local model/);
+    expect(progress.at(-1)).toBe('Thinking…');
     expect(textOf(events)).toMatch(/^[a-z ]+$/);
   });
 });

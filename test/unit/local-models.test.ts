@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -204,6 +205,26 @@ describe('resolveModelUri', () => {
     expect(q.name).toMatch(/^example\.com_models_tiny\.Q8_0_[0-9a-f]+\.gguf$/);
   });
 
+  it('fetches hf: files from HF_ENDPOINT when set (a mirror), into the same cache name', () => {
+    const uri = 'hf:user/repo/m.gguf';
+    const plain = resolveModelUri(uri, home);
+    expect(plain.url).toBe('https://huggingface.co/user/repo/resolve/main/m.gguf');
+    const saved = process.env.HF_ENDPOINT;
+    try {
+      process.env.HF_ENDPOINT = 'https://hf-mirror.example/';
+      expect(resolveModelUri(uri, home)).toMatchObject({ url: 'https://hf-mirror.example/user/repo/resolve/main/m.gguf', name: plain.name, path: plain.path });
+      process.env.HF_ENDPOINT = 'http://127.0.0.1:8080/hf';
+      expect(resolveModelUri(uri, home).url).toBe('http://127.0.0.1:8080/hf/user/repo/resolve/main/m.gguf');
+      process.env.HF_ENDPOINT = 'http://mirror.example';
+      expect(() => resolveModelUri(uri, home)).toThrow(/HF_ENDPOINT .*plain http is only allowed for loopback hosts/);
+      process.env.HF_ENDPOINT = 'not a url';
+      expect(() => resolveModelUri(uri, home)).toThrow(/HF_ENDPOINT "not a url" is not a URL/);
+    } finally {
+      if (saved === undefined) delete process.env.HF_ENDPOINT;
+      else process.env.HF_ENDPOINT = saved;
+    }
+  });
+
   it('allows plain http only for loopback hosts', () => {
     expect(resolveModelUri('http://127.0.0.1:8080/m.gguf', home)).toMatchObject({ kind: 'remote', url: 'http://127.0.0.1:8080/m.gguf', name: '127.0.0.1_8080_m.gguf' });
     expect(resolveModelUri('http://localhost/m.gguf', home).kind).toBe('remote');
@@ -381,8 +402,14 @@ describe('ensureModel: downloads', () => {
     expect(`${message}\n${logged}`).not.toContain('SECRET123');
   });
 
-  it('reports a refused connection', async () => {
-    await expect(ensureModel({ uri: 'http://127.0.0.1:1/m.gguf' }, tempDir())).rejects.toThrow(/could not download http:\/\/127\.0\.0\.1:1\/m\.gguf: fetch failed/);
+  it('reports a refused connection as such', async () => {
+    const s = createNetServer();
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const port = (s.address() as AddressInfo).port;
+    await new Promise((r) => s.close(r));
+    await expect(ensureModel({ uri: `http://127.0.0.1:${port}/m.gguf` }, tempDir())).rejects.toThrow(
+      new RegExp(`could not download http://127\\.0\\.0\\.1:${port}/m\\.gguf: connection refused \\(fetch failed: connect ECONNREFUSED`),
+    );
   });
 
   it('starts over when the server ignores Range, and still verifies', async () => {

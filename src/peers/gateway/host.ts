@@ -28,6 +28,9 @@ export interface GatewayHostOptions {
   timings?: Partial<GatewayTimings>;
 }
 
+/** The port the spec's examples use; preferred, not required. */
+const DEFAULT_PORT = 9400;
+
 const DEFAULT_TIMINGS: Omit<GatewayTimings, 'rateLimitPerSecond'> = {
   authTimeoutMs: 5_000,
   defaultToolTimeoutMs: 60_000,
@@ -67,15 +70,26 @@ export class GatewayHostImpl implements GatewayHost {
     this.stale = false;
     this.stopping = false;
     const host = this.opts.config.host || '127.0.0.1';
-    const listener = await listen({
+    const preferred = this.opts.config.port ?? DEFAULT_PORT;
+    const options = {
       host,
-      port: this.opts.config.port ?? 9400,
+      port: preferred,
       maxConnections: this.opts.config.maxConnections || 2000,
       connections: () => this.connections.size,
       accepting: () => !this.stopping,
-      onConnection: (ws) => this.accept(ws),
-      onRefused: (status, reason) => this.log.warn(`refused a connection (${status}): ${reason}`),
-    });
+      onConnection: (ws: WebSocket) => this.accept(ws),
+      onRefused: (status: number, reason: string) => this.log.warn(`refused a connection (${status}): ${reason}`),
+    };
+    let listener: Listener;
+    try {
+      listener = await listen(options);
+    } catch (e) {
+      // The preferred port is a convenience (providers find the real one in the address file):
+      // a second patchbay (an editor and a terminal) must still get a gateway.
+      if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || preferred === 0) throw e;
+      listener = await listen({ ...options, port: 0 });
+      this.log.info(`port ${preferred} is in use (another patchbay?); listening on port ${listener.port} instead`);
+    }
     this.listener = listener;
     try {
       writeTokenFile(this.tokenFile, this.token);

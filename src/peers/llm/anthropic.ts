@@ -44,7 +44,7 @@ export class AnthropicClient implements LlmClient {
   }
 
   async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
-    const body = await openStream(() => this.client.messages.create(this.body(req), { signal: req.signal }).asResponse(), this.provider, this.opts.key);
+    const body = await openStream(() => this.client.messages.create(this.body(req), { signal: req.signal }).asResponse(), this.provider, this.opts.key, this.opts.url);
 
     const blocks = new Map<number, OpenBlock>();
     let input = 0;
@@ -138,7 +138,7 @@ export class AnthropicClient implements LlmClient {
       }
       return false;
     };
-    yield* relaySse(body, { provider: this.provider, key: this.opts.key, signal: req.signal }, handle);
+    yield* relaySse(body, { provider: this.provider, key: this.opts.key, url: this.opts.url, signal: req.signal }, handle);
 
     const out: LlmEvent[] = [];
 

@@ -4,6 +4,7 @@
  * provider's own message, never the API key.
  */
 import { redact } from '../../util/log.js';
+import { connectionFailure, displayUrl } from './net-errors.js';
 import { LlmError } from './types.js';
 
 /** Statuses worth retrying: timeouts, conflicts, rate limits, server errors, Anthropic's 529. */
@@ -80,9 +81,10 @@ interface SdkApiErrorLike {
 /**
  * Maps an error thrown by the OpenAI / Anthropic SDKs (duck-typed: both are Stainless
  * SDKs with the same `APIError` shape) or by `fetch` to an `LlmError`. Aborts are
- * returned unchanged so callers can rethrow them as-is.
+ * returned unchanged so callers can rethrow them as-is. `url` (the provider's base URL)
+ * is named when the server could not be reached.
  */
-export function toLlmError(err: unknown, provider: string, key?: string): Error {
+export function toLlmError(err: unknown, provider: string, key?: string, url?: string): Error {
   if (err instanceof LlmError) return err;
   if (isAbortError(err)) return abortError(err);
   if (!(err instanceof Error)) return new LlmError(scrub(`${provider} request failed: ${String(err)}`, key), undefined, false);
@@ -98,9 +100,17 @@ export function toLlmError(err: unknown, provider: string, key?: string): Error 
       retryAfterMs(e.headers),
     );
   }
+  const conn = connectionFailure(e);
+  if (conn) {
+    const where = url ? displayUrl(url) : `the ${provider} server`;
+    // Not retryable: a refused port or an unknown host fails the same way a second later.
+    if (!conn.retryable) return new LlmError(scrub(`Could not reach ${where} (${conn.cause}). ${conn.hint}`, key), undefined, false);
+    return new LlmError(scrub(`Lost the connection to ${where} (${conn.cause})`, key), undefined, true);
+  }
   if (e.name === 'APIConnectionError' || e.name === 'APIConnectionTimeoutError' || e.constructor.name.startsWith('APIConnection') || isNetworkError(e)) {
     const cause = e.cause instanceof Error ? `: ${e.cause.message}` : '';
-    return new LlmError(scrub(`${provider}: cannot reach the server (${e.message}${cause})`, key), undefined, true);
+    const where = url ? ` ${displayUrl(url)}` : '';
+    return new LlmError(scrub(`${provider}: cannot reach the server${where} (${e.message}${cause})`, key), undefined, true);
   }
   // An error reported inside the stream (Anthropic `event: error`, OpenAI `{error}` chunks).
   const retryable = type !== undefined && retryableTypes.has(type);

@@ -4,7 +4,7 @@
  *
  * A model URI is one of
  *   - `hf:<user>/<repo>/<path/to/file.gguf>` (or `huggingface:`): a file on the main branch of a
- *     Hugging Face repository;
+ *     Hugging Face repository (fetched from `HF_ENDPOINT` when set: a mirror);
  *   - an `https://` URL (plain `http://` only for loopback hosts);
  *   - anything else: a local file path (`~` expanded, relative paths against cwd), used in place.
  *
@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { errorMessage, logger } from '../../util/log.js';
 import { abortError } from './errors.js';
 import { sleep } from './guard.js';
+import { connectionFailure } from './net-errors.js';
 import { loopbackHostnames } from '../../util/loopback.js';
 import { isAlive } from '../../util/pid.js';
 
@@ -106,7 +107,26 @@ function resolveHf(uri: string, rest: string, home: string): Resolved {
   const [user, repo, ...file] = parts;
   const enc = (segments: string[]): string => segments.map(encodeURIComponent).join('/');
   const name = cacheName(['hf', user, repo, ...file]);
-  return { kind: 'remote', url: `https://huggingface.co/${enc([user, repo])}/resolve/main/${enc(file)}`, path: join(modelsDir(home), name), name };
+  return { kind: 'remote', url: `${hfEndpoint()}/${enc([user, repo])}/resolve/main/${enc(file)}`, path: join(modelsDir(home), name), name };
+}
+
+/**
+ * Where `hf:` files are fetched from: `HF_ENDPOINT` (the variable Hugging Face's own tools read
+ * for a mirror, e.g. https://hf-mirror.com), else huggingface.co. The cache name comes from
+ * the `hf:` URI, not the endpoint, so a file fetched through a mirror is the same cached file.
+ */
+function hfEndpoint(): string {
+  const v = process.env.HF_ENDPOINT?.trim();
+  if (!v) return 'https://huggingface.co';
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new Error(`HF_ENDPOINT "${v}" is not a URL; expected e.g. https://hf-mirror.com`);
+  }
+  const problem = remoteUrlProblem(u);
+  if (problem || u.search) throw new Error(`cannot use HF_ENDPOINT "${withoutQuery(u.href)}": ${problem ?? 'a query string is not supported'}`);
+  return u.href.replace(/\/+$/, '');
 }
 
 function resolveUrl(uri: string, home: string): Resolved {
@@ -553,11 +573,16 @@ function httpFailure(job: Job, res: Response, redirected: boolean): Error {
   return new Error(`could not download ${job.shown}: ${status}${after}${hint}`);
 }
 
-/** `fetch` hides the useful part ("connect ECONNREFUSED …", "other side closed") in `cause`. */
+/**
+ * `fetch` hides the useful part ("connect ECONNREFUSED …", "other side closed") in `cause`;
+ * a connection failure leads with what it means ("host not found").
+ */
 function describeFailure(e: unknown): string {
   const msg = errorMessage(e);
   const cause = e instanceof Error && e.cause !== undefined ? errorMessage(e.cause) : '';
-  return cause && cause !== msg ? `${msg}: ${cause}` : msg;
+  const detail = cause && cause !== msg ? `${msg}: ${cause}` : msg;
+  const conn = connectionFailure(e);
+  return conn ? `${conn.cause} (${detail})` : detail;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ import { importModule } from '../../util/import-module.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { abortError } from './errors.js';
 import { describeDownload, ensureModel, resolveModelUri } from './local-models.js';
+import { connectionFailure } from './net-errors.js';
+import { offlineHint } from './offline-hint.js';
 import { LlmError, type LlmClient, type LlmEvent, type LlmMessage, type LlmRequest, type LlmToolSpec, type ModelEntry } from './types.js';
 
 const log = logger('llm');
@@ -232,6 +234,8 @@ export const localRuntime = new LocalRuntime();
 
 export interface LocalClientOptions {
   spec: LocalModelSpec;
+  /** The model's name in the config (`qwen2.5-coder-1.5b`), for `patchbay models pull <name>` in errors. */
+  name?: string;
   /** PATCHBAY_HOME: downloads are cached under `<home>/models`. */
   home: string;
   runtime?: LocalRuntime;
@@ -285,12 +289,20 @@ export class LocalClient implements LlmClient {
         lastShown = now;
         emit({ type: 'progress', text });
       };
+      /** Whether a download or a load was shown: the last progress then says the model is at work. */
+      let shown = false;
       let path: string;
       try {
-        path = await ensureModel({ uri: spec.model, sha256: spec.sha256 }, home, { signal, onProgress: (p) => throttled(describeDownload(name, p), p.received === p.total) });
+        path = await ensureModel({ uri: spec.model, sha256: spec.sha256 }, home, {
+          signal,
+          onProgress: (p) => ((shown = true), throttled(describeDownload(name, p), p.received === p.total)),
+        });
       } catch (e) {
         if (signal.aborted) throw abortError(signal.reason);
-        throw new LlmError(`Could not get the local model ${spec.model.replace(/\?.*$/, '?…')}: ${errorMessage(e)}`, undefined, false);
+        const failed = `Could not get the local model ${spec.model.replace(/\?.*$/, '?…')}: ${errorMessage(e)}`;
+        // Unreachable (offline, DNS, refused): say what else works, not only what broke.
+        const hint = connectionFailure(e) ? `\n${offlineHint({ model: this.opts.name, home })}` : '';
+        throw new LlmError(failed + hint, undefined, false);
       }
       let slot: ChatSlot;
       try {
@@ -299,12 +311,15 @@ export class LocalClient implements LlmClient {
           spec,
           chatId: req.chatId,
           signal,
-          onLoad: (f) => throttled(`Loading local model ${name}…${f > 0 ? ` ${Math.floor(f * 100)}%` : ''}`, f === 0 || f === 1),
+          onLoad: (f) => ((shown = true), throttled(`Loading local model ${name}…${f > 0 ? ` ${Math.floor(f * 100)}%` : ''}`, f === 0 || f === 1)),
         });
       } catch (e) {
         if (signal.aborted) throw abortError(signal.reason);
         throw e instanceof LlmError ? e : new LlmError(`Could not load the local model ${path}: ${errorMessage(e)}`, undefined, false);
       }
+      // Loaded: reading the prompt comes next, which on a CPU can take a while; "Loading… 100%"
+      // must not stay up meanwhile.
+      if (shown) emit({ type: 'progress', text: 'Thinking…' });
       try {
         await this.respond(slot, req, emit);
       } finally {

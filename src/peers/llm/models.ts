@@ -68,7 +68,8 @@ const BUILTINS: Record<string, BuiltinProvider> = {
     models: {},
   },
   // Runs in-process (node-llama-cpp); the default only when nothing else is usable. The model
-  // file is fetched on first use; PATCHBAY_LOCAL_MODEL (a URI or a path) replaces it.
+  // file is fetched on first use; PATCHBAY_LOCAL_MODEL (a URI or a path) replaces it, as
+  // `local/<file name without .gguf>`.
   local: {
     api: 'local',
     url: 'local',
@@ -118,11 +119,17 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
   const override = builtin?.api === 'local' ? nonEmpty(env.PATCHBAY_LOCAL_MODEL) : undefined;
   // PATCHBAY_LOCAL_MODEL=off: no built-in local model (models the config names still count).
   const models: Record<string, ModelConfig> = override === 'off' ? {} : { ...(builtin?.models ?? {}) };
-  if (override && override !== 'off') models[DEFAULT_LOCAL_MODEL] = { ...models[DEFAULT_LOCAL_MODEL], model: override };
+  if (override && override !== 'off') {
+    // The model is the user's file now: named after it, with the default's settings.
+    const base = models[DEFAULT_LOCAL_MODEL];
+    delete models[DEFAULT_LOCAL_MODEL];
+    models[localModelName(override)] = { ...base, model: override };
+  }
   if (api === 'ollama' && !user?.models) {
     for (const name of await discoverOllama(id, url, opts)) models[name] ??= {};
   }
-  for (const [name, m] of Object.entries(user?.models ?? {})) models[name] = { ...models[name], ...m };
+  // A built-in model the config names is offered even when PATCHBAY_LOCAL_MODEL replaced it.
+  for (const [name, m] of Object.entries(user?.models ?? {})) models[name] = { ...(models[name] ?? builtin?.models[name]), ...m };
 
   return Object.entries(models).flatMap(([name, m]) => {
     const entry: ModelEntry = { id: `${id}/${name}`, provider: id, api, modelName: m.modelName ?? name, url };
@@ -150,6 +157,21 @@ async function discoverOllama(id: string, url: string, opts: ResolveOptions): Pr
     log.debug(`provider "${id}": no models from ${url}/api/tags (${errorMessage(e)})`);
     return [];
   }
+}
+
+/**
+ * The name a model file goes by (`local/<name>`): the file name without `.gguf`, from a path,
+ * an URL (query string dropped) or an `hf:` URI. `/models/x.gguf` → `x`.
+ */
+export function localModelName(uri: string): string {
+  const t = uri.trim();
+  const last = (/^[a-z]+:\/\//i.test(t) ? t.replace(/[?#].*$/, '') : t)
+    .replace(/^(hf|huggingface):/i, '')
+    .split(/[\\/]/)
+    .filter(Boolean)
+    .pop();
+  const stem = (last ?? '').replace(/\.gguf$/i, '').replace(/[^\w.+-]+/g, '-');
+  return stem && stem !== '.' && stem !== '..' ? stem : DEFAULT_LOCAL_MODEL;
 }
 
 function nonEmpty(s: string | undefined): string | undefined {
@@ -180,7 +202,7 @@ export async function createClient(entry: ModelEntry, env: { home: string }): Pr
   switch (entry.api) {
     case 'local':
       if (!entry.local) throw new Error(`model ${entry.id} has no local model file configured`);
-      return new (await import('./local.js')).LocalClient({ spec: entry.local, home: env.home });
+      return new (await import('./local.js')).LocalClient({ spec: entry.local, home: env.home, name: entry.id.slice(entry.provider.length + 1) });
     case 'openai-chat':
       return new (await import('./openai-chat.js')).OpenAiChatClient(opts);
     case 'openai-responses':

@@ -108,7 +108,7 @@ export class OllamaClient implements LlmClient {
       res = await this.fetch(`${trimSlash(this.opts.url)}/api/chat`, { method: 'POST', headers, body: JSON.stringify(body), signal: req.signal });
     } catch (e) {
       if (req.signal.aborted || isAbortError(e)) throw abortError(req.signal.reason);
-      throw toLlmError(e, this.provider, this.opts.key);
+      throw toLlmError(e, this.provider, this.opts.key, this.opts.url);
     }
     if (!res.ok) {
       const text = await res.text().catch(() => '');
@@ -130,7 +130,7 @@ export class OllamaClient implements LlmClient {
           r = await reader.read();
         } catch (e) {
           if (signal.aborted || isAbortError(e)) return;
-          throw toLlmError(e, this.provider, this.opts.key);
+          throw toLlmError(e, this.provider, this.opts.key, this.opts.url);
         }
         if (r.done) break;
         buf += decoder.decode(r.value, { stream: true });

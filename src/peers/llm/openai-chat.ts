@@ -40,7 +40,7 @@ export class OpenAiChatClient implements LlmClient {
   async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
     // The SDK builds and sends the request and turns HTTP errors into typed errors; the body
     // is read by our batch SSE reader (see sse.ts for why).
-    const body = await openStream(() => this.client.chat.completions.create(this.body(req), { signal: req.signal }).asResponse(), this.provider, this.opts.key);
+    const body = await openStream(() => this.client.chat.completions.create(this.body(req), { signal: req.signal }).asResponse(), this.provider, this.opts.key, this.opts.url);
 
     const reasoning = new ReasoningTracker();
     const splitter = new ThinkTagSplitter(reasoning);
@@ -89,7 +89,7 @@ export class OpenAiChatClient implements LlmClient {
       if (choice.finish_reason) finish = choice.finish_reason;
       return false;
     };
-    yield* relaySse(body, { provider: this.provider, key: this.opts.key, signal: req.signal, complete: () => !!finish }, handle);
+    yield* relaySse(body, { provider: this.provider, key: this.opts.key, url: this.opts.url, signal: req.signal, complete: () => !!finish }, handle);
 
     const out: LlmEvent[] = [];
     splitter.flush(out);

@@ -29,7 +29,7 @@ export class OpenAiResponsesClient implements LlmClient {
   }
 
   async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
-    const body = await openStream(() => this.client.responses.create(this.body(req), { signal: req.signal }).asResponse(), this.provider, this.opts.key);
+    const body = await openStream(() => this.client.responses.create(this.body(req), { signal: req.signal }).asResponse(), this.provider, this.opts.key, this.opts.url);
 
     const reasoning = new ReasoningTracker();
     /** Function-call items by item id: call_id, name, streamed args. */
@@ -114,7 +114,7 @@ export class OpenAiResponsesClient implements LlmClient {
       }
       return false;
     };
-    yield* relaySse(body, { provider: this.provider, key: this.opts.key, signal: req.signal }, handle);
+    yield* relaySse(body, { provider: this.provider, key: this.opts.key, url: this.opts.url, signal: req.signal }, handle);
   }
 
   private body(req: LlmRequest): Params {

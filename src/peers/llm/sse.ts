@@ -81,7 +81,7 @@ export function coalesce<T extends { type: string }>(events: T[]): T[] {
  */
 export async function* relaySse(
   body: ReadableStream<Uint8Array>,
-  ctx: { provider: string; key?: string; signal: AbortSignal; /** Complete even without the end event (lenient servers). */ complete?: () => boolean },
+  ctx: { provider: string; key?: string; url?: string; signal: AbortSignal; /** Complete even without the end event (lenient servers). */ complete?: () => boolean },
   handle: (ev: SseEvent, out: LlmEvent[]) => boolean | void,
 ): AsyncGenerator<LlmEvent> {
   const out: LlmEvent[] = [];
@@ -101,7 +101,7 @@ export async function* relaySse(
       if (done) break;
     }
   } catch (e) {
-    throw toLlmError(e, ctx.provider, ctx.key);
+    throw toLlmError(e, ctx.provider, ctx.key, ctx.url);
   }
   // A read cut by abort can end quietly: report the abort.
   if (ctx.signal.aborted) throw abortError(ctx.signal.reason);
@@ -118,12 +118,12 @@ export function parseData<T>(ev: SseEvent, provider: string): T {
 }
 
 /** The body of a streamed response the SDK started (it has already turned HTTP errors into errors). */
-export async function openStream(start: () => Promise<Response>, provider: string, key: string | undefined): Promise<ReadableStream<Uint8Array>> {
+export async function openStream(start: () => Promise<Response>, provider: string, key: string | undefined, url?: string): Promise<ReadableStream<Uint8Array>> {
   try {
     const res = await start();
     if (!res.body) throw new LlmError(`${provider}: the response had no body`, res.status, true);
     return res.body;
   } catch (e) {
-    throw toLlmError(e, provider, key);
+    throw toLlmError(e, provider, key, url);
   }
 }
