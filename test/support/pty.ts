@@ -41,7 +41,6 @@ export function paste(text: string): string {
 }
 
 // CSI (with private/intermediate bytes), OSC (ended by BEL or ST), and two-byte escapes.
-// eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
 
 export function stripAnsi(s: string): string {
