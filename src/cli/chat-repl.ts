@@ -137,6 +137,7 @@ export async function runRepl(o: ReplOptions): Promise<number> {
     output.write(PASTE_MODE_ON);
     process.on('exit', pasteModeOff);
   }
+  o.renderer.toolOutputs.expandable = true;
   const commandDeps = {
     server,
     session,

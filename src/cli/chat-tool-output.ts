@@ -31,6 +31,8 @@ export function outputText(c: ToolCalled): string {
 export class ToolOutputs {
   private readonly kept: KeptOutput[] = [];
   private next = 1;
+  /** Whether `/expand` can be typed afterwards (the REPL), so the hint names it. */
+  expandable = false;
 
   constructor(private readonly term: Term) {}
 
@@ -45,7 +47,7 @@ export class ToolOutputs {
     const t = this.term;
     if (preview) for (const l of lines.slice(0, PREVIEW_LINES)) t.outLine(t.paint('dim', `    ${this.clip(l)}`));
     const hidden = preview ? lines.length - PREVIEW_LINES : lines.length - 1;
-    if (hidden > 0) t.outLine(t.paint('dim', `    … ${hidden} more line${hidden === 1 ? '' : 's'} (/expand ${n})`));
+    if (hidden > 0) t.outLine(t.paint('dim', `    … ${hidden} more line${hidden === 1 ? '' : 's'}${this.expandable ? ` (/expand ${n})` : ''}`));
   }
 
   /** `/expand [n]`: the output, whole; the last one without `n`. */

@@ -38,7 +38,7 @@ ${CONFIG_FILE}
   {
     name: 'chat',
     synopsis: '["prompt"]',
-    summary: 'Chat in the terminal (one answer and exit when a prompt is given)',
+    summary: 'Chat in the terminal (answers once when given a prompt)',
     usage: `Usage: patchbay chat [options] ["prompt"]
 
 Starts its own patchbay server and chats with it. With a prompt, answers it and exits;

@@ -4,6 +4,7 @@
  * terminal sends it; what the model was asked is checked in the fake LLM's recorded requests.
  * Build first (`npm run build`).
  */
+import { spawn as nodeSpawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
@@ -199,5 +200,55 @@ describe('patchbay chat in a terminal: tool output', () => {
     await p.waitFor('row 12 of the notes');
     expect(llmCalls()).toHaveLength(2); // /expand is the client's, not a prompt
     await quit(p);
+  });
+});
+
+describe('patchbay chat with pipes: tool output', () => {
+  const file = Array.from({ length: 12 }, (_, i) => `row ${i + 1} of the notes`).join('\n') + '\n';
+
+  /** `patchbay chat ...args` with stdin/stdout/stderr piped (no terminal). */
+  function piped(args: string[], files: Record<string, string>, stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const home = tempDir('pb-repl-home-');
+    const child = nodeSpawn(process.execPath, [BIN, 'chat', ...args], {
+      cwd: workspace(files, 'pb-repl-ws-'),
+      env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), PATCHBAY_HOME: join(home, '.patchbay'), PATCHBAY_CONFIG: config(), PATCHBAY_LOCAL_MODEL: 'off' },
+      stdio: 'pipe',
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdin.end(stdin);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`patchbay chat did not exit\n${stdout}\n${stderr}`));
+      }, 20_000);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout, stderr });
+      });
+    });
+  }
+
+  it('one-shot: the first lines, uncolored, and how many more', async () => {
+    llm().script([{ toolCall: { name: 'patchbay__read_file', args: { path: 'notes.txt' } } }], [{ text: 'Read it.' }]);
+    const r = await piped(['read notes.txt'], { 'notes.txt': file });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('\x1b[');
+    expect(r.stdout).toMatch(/✓ read_file \(\d+ ms\)\n {4}row 1 of the notes\n(.*\n){3} {4}row 5 of the notes\n {4}… 7 more lines\n/);
+    expect(r.stdout).not.toContain('row 6 of the notes');
+    expect(r.stdout).toContain('Read it.');
+  });
+
+  it('piped REPL: /expand prints the whole output; a line ending in \\ continues', async () => {
+    llm().script([{ toolCall: { name: 'patchbay__read_file', args: { path: 'notes.txt' } } }], [{ text: 'Read it.' }]);
+    const r = await piped([], { 'notes.txt': file }, 'read \\\nnotes.txt\n/expand 1\n/exit\n');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('… 7 more lines (/expand 1)');
+    expect(r.stdout).toMatch(/read_file output 1:\nrow 1 of the notes\n(.*\n){10}row 12 of the notes\n/);
+    const calls = llmCalls();
+    expect(calls).toHaveLength(2);
+    expect(userTexts(calls[0]).at(-1)).toContain('read \nnotes.txt');
   });
 });
