@@ -174,6 +174,24 @@ describe('patchbay chat in a terminal: local commands', () => {
     await quit(p);
   });
 
+  it('keys still reach readline through the paste filter: Tab completes /he, Ctrl-C stops an answer, Ctrl-C twice quits', async () => {
+    llm().script([{ text: 'Starting…' }, { stall: 'forever' }]);
+    const p = await startChat();
+    p.write(`/he${KEY.tab}`);
+    await p.waitFor('/help');
+    p.write(KEY.enter);
+    await p.waitFor('Commands of patchbay chat:');
+    await p.waitFor('> ');
+    p.write(`go${KEY.enter}`);
+    await p.waitFor('Starting…');
+    p.write(KEY.ctrlC);
+    await p.waitFor('Prompt stopped');
+    await p.waitFor('> ');
+    p.write(KEY.ctrlC + KEY.ctrlC);
+    expect(await p.exit()).toBe(0);
+    expect(p.raw.lastIndexOf('\x1b[?2004l')).toBeGreaterThan(p.raw.lastIndexOf('\x1b[?2004h'));
+  });
+
   it('/exit quits with 0', async () => {
     const p = await startChat();
     p.write(`/exit${KEY.enter}`);
