@@ -41,7 +41,7 @@ export async function main(argv: string[]): Promise<void> {
     case '--help':
     case '-h':
     case 'help':
-      process.stdout.write(overview());
+      process.stdout.write(commandHelp(rest[0] ?? '')?.usage ?? overview()); // `patchbay help chat` too
       return;
     default:
       process.stderr.write(`Unknown command "${cmd}".\n\n${overview()}`);

@@ -74,6 +74,7 @@ describe('patchbay --help', () => {
       const short = await run([cmd, '-h']);
       expect(short.code).toBe(0);
       expect(short.stdout).toBe(long.stdout);
+      expect((await run(['help', cmd])).stdout).toBe(long.stdout);
     });
 
     it(`patchbay ${cmd} with an unknown option exits 2 and points to the help`, async () => {
