@@ -4,8 +4,9 @@
  * the command to show it is accepted), and bad options exit 2 with a pointer to the help.
  */
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, tempDir } from './harness.js';
 
 interface Run {
@@ -14,8 +15,14 @@ interface Run {
   stderr: string;
 }
 
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
 function run(args: string[], stdin = ''): Promise<Run> {
   const home = tempDir('pb-help-home-');
+  dirs.push(home);
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: home,
     env: {
@@ -87,7 +94,9 @@ describe('patchbay --help', () => {
   }
 
   it('the documented --config-file is accepted by doctor and models (a missing file is reported, not a usage error)', async () => {
-    const missing = join(tempDir('pb-help-cfg-'), 'none.json');
+    const dir = tempDir('pb-help-cfg-');
+    dirs.push(dir);
+    const missing = join(dir, 'none.json');
     for (const args of [['doctor', '--config-file', missing], ['models', 'list', '--config-file', missing]]) {
       const r = await run(args);
       expect(r.code, `${args.join(' ')}\n${r.stderr}`).not.toBe(2);

@@ -5,14 +5,27 @@
  * Build first (`npm run build`).
  */
 import { spawn as nodeSpawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { KEY, paste, usePty, type Pty } from '../support/pty.js';
 import { BIN, tempDir, workspace } from './harness.js';
 
+// Registered first so it runs last (after hooks run in reverse), once every process is stopped.
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 const llm = useFakeLlm({ reset: 'afterEach' });
 const spawn = usePty();
+
+/** A temp dir removed after the test. */
+function scratch(make: () => string): string {
+  const d = make();
+  dirs.push(d);
+  return d;
+}
 
 function config(): string {
   return JSON.stringify({
@@ -25,8 +38,8 @@ function config(): string {
 
 /** `patchbay chat` in a pty, in a fresh workspace and home; resolves at the first prompt. */
 async function startChat(opts: { files?: Record<string, string>; args?: string[] } = {}): Promise<Pty> {
-  const home = tempDir('pb-repl-home-');
-  const cwd = workspace(opts.files, 'pb-repl-ws-');
+  const home = scratch(() => tempDir('pb-repl-home-'));
+  const cwd = scratch(() => workspace(opts.files, 'pb-repl-ws-'));
   const p = spawn(process.execPath, [BIN, 'chat', ...(opts.args ?? [])], {
     cwd,
     env: {
@@ -226,9 +239,9 @@ describe('patchbay chat with pipes: tool output', () => {
 
   /** `patchbay chat ...args` with stdin/stdout/stderr piped (no terminal). */
   function piped(args: string[], files: Record<string, string>, stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const home = tempDir('pb-repl-home-');
+    const home = scratch(() => tempDir('pb-repl-home-'));
     const child = nodeSpawn(process.execPath, [BIN, 'chat', ...args], {
-      cwd: workspace(files, 'pb-repl-ws-'),
+      cwd: scratch(() => workspace(files, 'pb-repl-ws-')),
       env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), PATCHBAY_HOME: join(home, '.patchbay'), PATCHBAY_CONFIG: config(), PATCHBAY_LOCAL_MODEL: 'off' },
       stdio: 'pipe',
     });
