@@ -182,7 +182,7 @@ async function chat(flags: ChatFlags): Promise<number> {
 
     const banner = [
       ...(config.welcomeMessage ? [term.paint('dim', config.welcomeMessage)] : []),
-      term.paint('dim', `model: ${model ?? config.selectModel ?? 'none configured'} · agent: ${flags.agent ?? config.selectAgent ?? 'code'} · /exit to quit`),
+      term.paint('dim', `model: ${model ?? config.selectModel ?? 'none configured'} · agent: ${flags.agent ?? config.selectAgent ?? 'code'} · /help for commands · /exit to quit`),
     ];
     return await runRepl({
       server,
