@@ -6,6 +6,7 @@
 import { relative, isAbsolute } from 'node:path';
 import type { ChatContent, Role } from '../protocol/eca/content.js';
 import type { Term } from './chat-term.js';
+import { ToolOutputs } from './chat-tool-output.js';
 
 type Content<T extends ChatContent['type']> = Extract<ChatContent, { type: T }>;
 export type ToolCallRun = Content<'toolCallRun'>;
@@ -27,10 +28,15 @@ export class Renderer {
   /** Tenths of a percentage progress last printed without a status line. */
   private lastStep: number | undefined;
 
+  /** Finished calls' outputs: previewed under their line, whole through `/expand`. */
+  readonly toolOutputs: ToolOutputs;
+
   constructor(
     private readonly term: Term,
     private readonly cwd: string,
-  ) {}
+  ) {
+    this.toolOutputs = new ToolOutputs(term);
+  }
 
   /** Shows one content; returns the failure text when it reports a failed turn. */
   content(role: Role, c: ChatContent): string | undefined {
@@ -106,6 +112,7 @@ export class Renderer {
           const change = c.details?.type === 'fileChange' ? ` ${this.path(c.details.path)} ${t.paint('green', `+${c.details.linesAdded}`)} ${t.paint('red', `-${c.details.linesRemoved}`)}` : '';
           t.outLine(`${t.paint('green', '✓')} ${c.name}${change} ${t.paint('dim', ms)}`);
         }
+        this.toolOutputs.add(c, !c.error); // a failure's first line is already on its ✗ line
         return;
       }
       case 'toolCallRejected':

@@ -2,11 +2,15 @@
  * Interactive `patchbay chat`: a readline REPL (`> `) over one chat. Tab completes `@mentions`
  * (chat/queryContext) and `/commands` (chat/queryCommands); `/exit` or Ctrl-D quits; Ctrl-C
  * stops a running turn, and a second Ctrl-C while idle quits. Lines arriving while a turn runs
- * (piped stdin, type-ahead) wait their turn.
+ * (piped stdin, type-ahead) wait their turn. A pasted block is one message (chat-paste.ts), a
+ * line ending in `\` continues on the next, and `/commands` go through chat-commands.ts.
  */
 import { createInterface } from 'node:readline/promises';
 import { askOn } from './chat-ask.js';
 import type { ServerProcess } from './chat-client.js';
+import { LOCAL_COMMAND_NAMES, runCommand } from './chat-commands.js';
+import { normalizePaste, PASTE_MODE_OFF, PASTE_MODE_ON, PasteStore, pasteFilteredInput } from './chat-paste.js';
+import type { Renderer } from './chat-render.js';
 import { complete, mentionsToContexts, type KnownMentions } from './chat-mentions.js';
 import type { Approver, ChatSession, TurnOutcome } from './chat-session.js';
 import type { Term } from './chat-term.js';
@@ -14,6 +18,7 @@ import type { Term } from './chat-term.js';
 export interface ReplOptions {
   server: ServerProcess;
   session: ChatSession;
+  renderer: Renderer;
   term: Term;
   cwd: string;
   /** `--yes`: approve every tool call without asking. */
@@ -27,15 +32,34 @@ export interface ReplOptions {
   banner: string[];
 }
 
-const LOCAL_COMMANDS = ['exit', 'quit', 'new'];
+/** Pasted lines shown above the prompt; the rest is counted. */
+const PASTE_SHOWN = 8;
 
 export async function runRepl(o: ReplOptions): Promise<number> {
   const { session, server, term, cwd } = o;
-  const input = process.stdin;
   const output = process.stdout.isTTY ? process.stdout : process.stderr;
-  const terminal = !!input.isTTY && !!output.isTTY;
+  const terminal = !!process.stdin.isTTY && !!output.isTTY;
   const known: KnownMentions = new Map();
-  const rl = createInterface({
+  const pastes = new PasteStore();
+  // Assigned below: the paste callback only runs once rl exists.
+  let rl: ReturnType<typeof createInterface>;
+  const onPaste = (raw: string): string => {
+    const text = normalizePaste(raw);
+    if (!text.includes('\n')) return text.replace(/\t/g, '  '); // a Tab would complete
+    if (!o.session.busy) {
+      // Shown above the prompt, which is drawn again under it; the line gets a placeholder.
+      const lines = text.split('\n');
+      const width = Math.max(20, (process.stdout.columns || 80) - 5);
+      const shown = lines.slice(0, PASTE_SHOWN).map((l) => `  │ ${l.length > width ? `${l.slice(0, width - 1)}…` : l}`);
+      if (lines.length > PASTE_SHOWN) shown.push(`  │ … ${lines.length - PASTE_SHOWN} more lines`);
+      output.write(`\r\x1b[K${term.paint('dim', shown.join('\n'))}\n`);
+      rl.prompt(true);
+    }
+    return pastes.add(text);
+  };
+  const tty = terminal ? pasteFilteredInput(process.stdin, onPaste) : undefined;
+  const input = tty?.input ?? process.stdin;
+  rl = createInterface({
     input,
     output,
     terminal,
@@ -51,13 +75,17 @@ export async function runRepl(o: ReplOptions): Promise<number> {
                   .contexts ?? [],
               queryCommands: async (query) =>
                 (await server.request<{ commands?: Array<{ name: string }> }>('chat/queryCommands', { chatId: session.chatId, query }, 5_000)).commands ?? [],
-              localCommands: LOCAL_COMMANDS,
+              localCommands: LOCAL_COMMAND_NAMES,
             },
             known,
           ).catch((): [string[], string] => [[], line])
       : undefined,
   });
-  rl.setPrompt(term.paint('bold', '> '));
+  const mainPrompt = term.paint('bold', '> ');
+  const morePrompt = term.paint('dim', '… ');
+  rl.setPrompt(mainPrompt);
+  /** Lines ended with `\` so far (the message continues). */
+  let continued: string[] = [];
   const prompt = () => {
     if (terminal) rl.prompt();
   };
@@ -80,10 +108,12 @@ export async function runRepl(o: ReplOptions): Promise<number> {
       lastInterrupt = now;
       return;
     }
-    if (rl.line) {
+    if (rl.line || continued.length) {
       // Like a shell: Ctrl-C drops what was typed.
       output.write('^C\n');
       Object.assign(rl, { line: '', cursor: 0 });
+      continued = [];
+      rl.setPrompt(mainPrompt);
       lastInterrupt = now;
       prompt();
       return;
@@ -101,24 +131,47 @@ export async function runRepl(o: ReplOptions): Promise<number> {
   rl.on('SIGINT', interrupt);
   process.on('SIGINT', interrupt); // stdin not a terminal: the signal comes to the process
 
+  // Bracketed paste on (off again however we leave; a terminal left in it garbles pastes in the shell).
+  const pasteModeOff = () => output.write(PASTE_MODE_OFF);
+  if (terminal) {
+    output.write(PASTE_MODE_ON);
+    process.on('exit', pasteModeOff);
+  }
+  o.renderer.toolOutputs.expandable = true;
+  const commandDeps = {
+    server,
+    session,
+    term,
+    toolOutputs: o.renderer.toolOutputs,
+    newChat: () => {
+      session.reset();
+      known.clear();
+    },
+  };
   for (const line of o.banner) term.outLine(line);
   prompt();
   try {
     for await (const raw of rl) {
-      const line = raw.trim();
-      if (!terminal && line) term.outLine(term.paint('bold', `> ${line}`));
+      if (!terminal && raw.trim()) term.outLine(term.paint('bold', `${continued.length ? '…' : '>'} ${raw.trim()}`));
+      if (/\\\s*$/.test(raw)) {
+        continued.push(raw.replace(/\\\s*$/, ''));
+        rl.setPrompt(morePrompt);
+        prompt();
+        continue;
+      }
+      const line = pastes.expand([...continued, raw].join('\n')).trim();
+      continued = [];
+      rl.setPrompt(mainPrompt);
       if (!line) {
         prompt();
         continue;
       }
-      if (line === '/exit' || line === '/quit') {
+      const command = await runCommand(line, commandDeps);
+      if (command === 'exit') {
         byCommand = true;
         break;
       }
-      if (line === '/new') {
-        session.reset();
-        known.clear();
-        term.outLine(term.paint('dim', 'New chat.'));
+      if (command === 'done') {
         prompt();
         continue;
       }
@@ -136,6 +189,11 @@ export async function runRepl(o: ReplOptions): Promise<number> {
   } finally {
     process.off('SIGINT', interrupt);
     rl.close();
+    tty?.dispose();
+    if (terminal) {
+      pasteModeOff();
+      process.off('exit', pasteModeOff);
+    }
   }
   // Ctrl-C / Ctrl-D leave the cursor after the prompt.
   if (terminal && !byCommand) output.write('\n');

@@ -40,6 +40,8 @@ export class ChatSession {
   chatId: string = randomUUID();
   /** The model id sent with each prompt (undefined: the server's default). */
   model: string | undefined;
+  /** The agent sent with each prompt (undefined: the server's default); `/agent` changes it. */
+  agent: 'code' | 'plan' | undefined;
   private turn: Turn | undefined;
   private approvals: Promise<void> = Promise.resolve();
 
@@ -49,6 +51,7 @@ export class ChatSession {
     private readonly approver: Approver,
     private readonly opts: ChatSessionOptions = {},
   ) {
+    this.agent = opts.agent;
     server.conn.onNotification('chat/contentReceived', (raw: unknown) => this.onContent(raw));
   }
 
@@ -109,7 +112,7 @@ export class ChatSession {
           chatId: this.chatId,
           message,
           ...(this.model ? { model: this.model } : {}),
-          ...(this.opts.agent ? { agent: this.opts.agent } : {}),
+          ...(this.agent ? { agent: this.agent } : {}),
           ...(contexts.length ? { contexts } : {}),
         });
       } catch (e) {

@@ -9,25 +9,14 @@
 import { askOnce } from './chat-ask.js';
 import { ServerProcess, type ChatConfig } from './chat-client.js';
 import { mentionsToContexts } from './chat-mentions.js';
+import { matchModel } from './chat-model.js';
 import { Renderer } from './chat-render.js';
 import { runRepl } from './chat-repl.js';
 import { ChatSession, type Approver, type TurnOutcome } from './chat-session.js';
 import { Term } from './chat-term.js';
+import { commandHelp, usageError } from './help.js';
 
-const USAGE = `Usage: patchbay chat [options] ["prompt"]
-
-Without a prompt, starts an interactive chat (Tab completes @files and /commands,
-/new starts a new chat, /exit or Ctrl-D quits, Ctrl-C stops the answer).
-With a prompt, answers it and exits; @path mentions add files and directories as context.
-
-Options:
-  --model <id>          Model to use (e.g. openai/gpt-4.1)
-  --agent code|plan     Agent (plan only reads and plans)
-  --yes, -y             Approve every tool call without asking
-  --verbose             Show the server's log
-  --config-file <path>  Use this config file instead of ~/.config/patchbay/config.json
-  --log-level <level>   Server log level: error, warn, info, debug
-`;
+const USAGE = commandHelp('chat')!.usage;
 
 export interface ChatFlags {
   model?: string;
@@ -76,16 +65,12 @@ export function parseChatArgs(args: string[]): ChatFlags | { error: string } {
   return f;
 }
 
-/** The configured model `--model` names: an exact id, or the part after `provider/`. */
-export function matchModel(requested: string, models: string[]): string | undefined {
-  return models.find((m) => m === requested) ?? models.find((m) => m.endsWith(`/${requested}`));
-}
+export { matchModel };
 
 export async function runChat(args: string[]): Promise<void> {
   const parsed = parseChatArgs(args);
   if ('error' in parsed) {
-    process.stderr.write(`${parsed.error}\n\n${USAGE}`);
-    process.exitCode = 2;
+    usageError('chat', parsed.error);
     return;
   }
   if (parsed.help) {
@@ -197,11 +182,12 @@ async function chat(flags: ChatFlags): Promise<number> {
 
     const banner = [
       ...(config.welcomeMessage ? [term.paint('dim', config.welcomeMessage)] : []),
-      term.paint('dim', `model: ${model ?? config.selectModel ?? 'none configured'} · agent: ${flags.agent ?? config.selectAgent ?? 'code'} · /exit to quit`),
+      term.paint('dim', `model: ${model ?? config.selectModel ?? 'none configured'} · agent: ${flags.agent ?? config.selectAgent ?? 'code'} · /help for commands · /exit to quit`),
     ];
     return await runRepl({
       server,
       session,
+      renderer,
       term,
       cwd,
       yes: flags.yes,

@@ -1,5 +1,6 @@
 /** `patchbay doctor`: the same report as `/doctor`, for the current directory as workspace. */
 import { pathToFileURL } from 'node:url';
+import { usageError } from './help.js';
 import { parseFlags } from './main.js';
 import { Session } from '../server/session.js';
 import { logToStderr } from '../util/log.js';
@@ -7,8 +8,7 @@ import { logToStderr } from '../util/log.js';
 export async function runDoctor(args: string[]): Promise<void> {
   const { flags, error } = parseFlags(args, ['config-file']);
   if (error) {
-    process.stderr.write(`${error}\n`);
-    process.exitCode = 2;
+    usageError('doctor', error);
     return;
   }
   logToStderr(false);

@@ -1,17 +1,13 @@
 /** The `patchbay` command. Subcommands load lazily so `patchbay server` starts fast. */
-const USAGE = `patchbay — one local server between your editor, the LLMs, and every source of context and tools
-
-Usage:
-  patchbay server [--log-level error|warn|info|debug] [--config-file <path>]
-                                 Speak the ECA protocol over stdio (editors spawn this)
-  patchbay chat ["prompt"]       Chat in the terminal (one-shot when a prompt is given)
-  patchbay doctor                Show models, config, tool servers and storage
-  patchbay models list|pull|rm   The built-in local models (downloaded GGUF files)
-  patchbay --version | --help
-`;
+import { commandHelp, overview, wantsHelp } from './help.js';
 
 export async function main(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
+  const help = cmd ? commandHelp(cmd) : undefined;
+  if (help && wantsHelp(rest)) {
+    process.stdout.write(help.usage);
+    return;
+  }
   switch (cmd) {
     case 'server': {
       const { runServer } = await import('./server-command.js');
@@ -45,10 +41,10 @@ export async function main(argv: string[]): Promise<void> {
     case '--help':
     case '-h':
     case 'help':
-      process.stdout.write(USAGE);
+      process.stdout.write(commandHelp(rest[0] ?? '')?.usage ?? overview()); // `patchbay help chat` too
       return;
     default:
-      process.stderr.write(`Unknown command "${cmd}".\n\n${USAGE}`);
+      process.stderr.write(`Unknown command "${cmd}".\n\n${overview()}`);
       process.exitCode = 2;
   }
 }

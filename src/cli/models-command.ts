@@ -11,14 +11,10 @@ import { withBar } from './chat-render.js';
 import { resolveModels } from '../peers/llm/models.js';
 import type { ModelEntry } from '../peers/llm/types.js';
 import { errorMessage, logToStderr } from '../util/log.js';
+import { commandHelp, usageError } from './help.js';
 import { parseFlags } from './main.js';
 
-const USAGE = `Usage:
-  patchbay models list             Local models from the config, and the files cached
-  patchbay models pull [model]     Download a local model (default: the default local model)
-  patchbay models rm <model>       Delete a downloaded model file
-A model is a configured name (qwen2.5-coder-1.5b or local/qwen2.5-coder-1.5b), an hf: URI or an https URL.
-`;
+const USAGE = commandHelp('models')!.usage;
 
 export async function runModels(args: string[]): Promise<void> {
   try {
@@ -33,8 +29,9 @@ export async function runModels(args: string[]): Promise<void> {
 async function models(args: string[]): Promise<void> {
   const { flags, positional, error } = parseFlags(args, ['config-file']);
   const [sub, name] = positional;
-  if (error || !sub || !['list', 'pull', 'rm'].includes(sub) || (sub === 'rm' && !name)) {
-    process.stderr.write(`${error ? `${error}\n` : ''}${USAGE}`);
+  if (error) return usageError('models', error);
+  if (!sub || !['list', 'pull', 'rm'].includes(sub) || (sub === 'rm' && !name)) {
+    process.stderr.write(USAGE);
     process.exitCode = 2;
     return;
   }

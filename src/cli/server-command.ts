@@ -1,4 +1,5 @@
 /** `patchbay server`: ECA over stdio. stdout is the protocol; logs go to stderr and the log file. */
+import { usageError } from './help.js';
 import { parseFlags } from './main.js';
 import { EcaServer } from '../server/server.js';
 import { logger, setLogLevel, type LogLevel } from '../util/log.js';
@@ -8,7 +9,7 @@ const levels = ['error', 'warn', 'info', 'debug'];
 export async function runServer(args: string[]): Promise<void> {
   const { flags, error } = parseFlags(args, ['log-level', 'config-file']);
   if (error) {
-    process.stderr.write(`${error}\n`);
+    usageError('server', error);
     process.exit(2);
   }
   const level = flags['log-level'];

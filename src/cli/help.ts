@@ -1,0 +1,133 @@
+/**
+ * Help texts of the `patchbay` subcommands, one table row each, so a new subcommand is one row
+ * here plus its `case` in main.ts. `patchbay --help` is built from the table; `patchbay <sub>
+ * --help` prints the row's own text. Keep each row's options in step with what the command's
+ * flag parsing accepts (the e2e test cli-help.test.ts runs every one).
+ */
+
+export interface CommandHelp {
+  name: string;
+  /** Arguments after the name, for the overview (`["prompt"]`, `list|pull|rm`). */
+  synopsis: string;
+  summary: string;
+  /** The full text `patchbay <name> --help` prints. */
+  usage: string;
+  /** Options listed under the command in the top-level help (the flags people reach for). */
+  overviewOptions?: string[];
+}
+
+const CONFIG_FILE = '  --config-file <path>  Read this file instead of ~/.config/patchbay/config.json';
+
+export const COMMANDS: CommandHelp[] = [
+  {
+    name: 'server',
+    synopsis: '',
+    summary: 'Speak the ECA protocol over stdio (editors spawn this)',
+    usage: `Usage: patchbay server [options]
+
+Speaks the ECA protocol (JSON-RPC with Content-Length framing) on stdin/stdout; editors start
+it. stdout carries protocol messages only; logs go to stderr and $PATCHBAY_HOME/logs/server.log.
+
+Options:
+  --log-level <level>   error, warn, info (default) or debug
+${CONFIG_FILE}
+  -h, --help            Show this help
+`,
+    overviewOptions: ['--log-level error|warn|info|debug', '--config-file <path>'],
+  },
+  {
+    name: 'chat',
+    synopsis: '["prompt"]',
+    summary: 'Chat in the terminal (answers once when given a prompt)',
+    usage: `Usage: patchbay chat [options] ["prompt"]
+
+Starts its own patchbay server and chats with it. With a prompt, answers it and exits;
+@path mentions add files and directories as context. Without a prompt, an interactive chat:
+Tab completes @files and /commands, a pasted block is one message, a line ending in \\ goes
+on to the next line, Ctrl-C stops the answer, /exit or Ctrl-D quits; /help lists commands.
+
+Options:
+  --model <id>          Model to use (provider/model, or just the model's name)
+  --agent code|plan     Agent (plan only reads and plans)
+  -y, --yes             Approve every tool call without asking
+  --verbose             Show the server's log
+${CONFIG_FILE}
+  --log-level <level>   Server log level: error, warn, info, debug
+  -h, --help            Show this help
+
+Exit codes: 0 done, 1 the turn failed or no model is configured, 2 bad usage, 130 Ctrl-C.
+`,
+    overviewOptions: ['--model <provider/model>', '--agent code|plan', '-y, --yes', '--verbose', '--config-file <path>', '--log-level <level>'],
+  },
+  {
+    name: 'doctor',
+    synopsis: '',
+    summary: 'Show models, config, tool servers and storage',
+    usage: `Usage: patchbay doctor [options]
+
+Checks the current directory as a workspace: models, config sources and problems, MCP servers,
+tools, storage. Exits 1 when no model is configured.
+
+Options:
+${CONFIG_FILE}
+  -h, --help            Show this help
+`,
+    overviewOptions: ['--config-file <path>'],
+  },
+  {
+    name: 'models',
+    synopsis: 'list|pull|rm',
+    summary: 'The built-in local models (downloaded GGUF files)',
+    usage: `Usage:
+  patchbay models list             Local models from the config, and the files cached
+  patchbay models pull [model]     Download a local model (default: the default local model)
+  patchbay models rm <model>       Delete a downloaded model file
+A model is a configured name (qwen2.5-coder-1.5b or local/qwen2.5-coder-1.5b), an hf: URI or an https URL.
+
+Options:
+${CONFIG_FILE}
+  -h, --help            Show this help
+`,
+    overviewOptions: ['--config-file <path>'],
+  },
+];
+
+export function commandHelp(name: string): CommandHelp | undefined {
+  return COMMANDS.find((c) => c.name === name);
+}
+
+/** `patchbay --help`: every command with its main options. */
+export function overview(): string {
+  const lines = ['patchbay — one local server between your editor, the LLMs, and every source of context and tools', '', 'Usage:'];
+  for (const c of COMMANDS) {
+    const head = `  patchbay ${c.name}${c.synopsis ? ` ${c.synopsis}` : ''}`;
+    lines.push(head.length < 34 ? `${head.padEnd(34)}${c.summary}` : `${head}\n${' '.repeat(34)}${c.summary}`);
+    // Options under the summary, wrapped to 80 columns.
+    let line = '';
+    for (const o of c.overviewOptions ?? []) {
+      if (line && 36 + line.length + 2 + o.length > 80) {
+        lines.push(`${' '.repeat(36)}${line}`);
+        line = '';
+      }
+      line = line ? `${line}  ${o}` : o;
+    }
+    if (line) lines.push(`${' '.repeat(36)}${line}`);
+  }
+  lines.push(`  patchbay --version | --help`, '', 'Run `patchbay <command> --help` for a command’s options.', '');
+  return lines.join('\n');
+}
+
+/** Whether the arguments ask for help (`-h`/`--help` before a `--`). */
+export function wantsHelp(args: string[]): boolean {
+  for (const a of args) {
+    if (a === '--') return false;
+    if (a === '-h' || a === '--help') return true;
+  }
+  return false;
+}
+
+/** Bad usage: the message and where to read more, on stderr; exit code 2. */
+export function usageError(command: string, message: string): void {
+  process.stderr.write(`patchbay ${command}: ${message}\nRun \`patchbay ${command} --help\` for usage.\n`);
+  process.exitCode = 2;
+}
