@@ -7,6 +7,8 @@ Usage:
   patchbay chat ["prompt"]       Chat in the terminal (one-shot when a prompt is given)
   patchbay doctor                Show models, config, tool servers and storage
   patchbay models list|pull|rm   The built-in local models (downloaded GGUF files)
+  patchbay trust [path] [--revoke|--list]
+                                 Trust a folder's .patchbay/config.json (MCP servers, approvals…)
   patchbay --version | --help
 `;
 
@@ -28,6 +30,10 @@ export async function main(argv: string[]): Promise<void> {
     case 'models': {
       const { runModels } = await import('./models-command.js');
       return runModels(rest);
+    }
+    case 'trust': {
+      const { runTrust } = await import('./trust-command.js');
+      return runTrust(rest);
     }
     case 'mcp-conformance-client': {
       // Used by the MCP conformance suite (test/e2e/mcp-conformance.test.ts) to drive patchbay's MCP client.
