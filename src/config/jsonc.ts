@@ -40,7 +40,7 @@ export function parseJsonc(text: string): JsonParseResult {
   if (first || !root) {
     const offset = first?.offset ?? src.length;
     const { line, column } = lineColumn(src, offset);
-    const why = first ? (MESSAGES[first.error] ?? 'syntax error') : 'expected a value';
+    const why = `${first ? (MESSAGES[first.error] ?? 'syntax error') : 'expected a value'}${offset >= src.length ? ', found end of input' : ''}`;
     return { ok: false, message: `Invalid JSON at line ${line}, column ${column}: ${why}`, line, column, offset };
   }
   return { ok: true, value: toValue(root) };
