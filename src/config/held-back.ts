@@ -16,6 +16,8 @@
  * - `gateway.host` (binding beyond loopback exposes your tools) and `gateway.enabled: true`.
  * - `hooks` and `customTools` (ECA keys that run commands; patchbay ignores them today, and an
  *   untrusted folder must not gain them the day it does not).
+ * - Any other value that reads the environment (`${env:…}`): a file from a repository must not
+ *   copy your secrets into a prompt or a message.
  *
  * It works on the file as written (before `${env:…}` is filled in), so what it reports never
  * contains a secret taken from the environment.
@@ -112,7 +114,22 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
   if (get(layer, 'gateway', 'enabled') === true && get(lower, 'gateway', 'enabled') === false) hold(['gateway', 'enabled'], 'true');
 
   for (const key of ['hooks', 'customTools']) if (get(layer, key) !== undefined) hold([key]);
+  for (const [path, name] of envReads(kept, [])) hold(path, `reads $${name}`);
   return { kept, held };
+}
+
+/** The string values (object keys only; arrays are held whole) that name `${env:VAR}`. */
+function envReads(value: unknown, path: string[]): Array<[string[], string]> {
+  if (typeof value === 'string') {
+    const m = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)/.exec(value);
+    return m ? [[path, m[1]]] : [];
+  }
+  if (Array.isArray(value)) {
+    const name = value.flatMap((v) => envReads(v, [])).map(([, n]) => n)[0];
+    return name ? [[path, name]] : [];
+  }
+  if (isObj(value)) return Object.entries(value).flatMap(([k, v]) => envReads(v, [...path, k]));
+  return [];
 }
 
 /** `mcpServers.evil (runs "sh -c …")`, `toolCall.approval.byDefault: "allow"`. */

@@ -36,9 +36,8 @@ function start(home: string): EcaProc {
 const heldMessage = (p: EcaProc) => p.waitFor((m) => m.method === '$/showMessage' && /held back/.test(m.params.message), 'held-back message');
 const evilUpdate = (status: string) => (m: Msg) => m.method === 'tool/serverUpdated' && m.params.name === 'evil' && m.params.status === status;
 
-/** Runs the built `patchbay` with the same temp home an EcaProc(home) uses. */
-function cli(args: string[], home: string, cwd: string, stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = {
+function cliEnv(home: string): Record<string, string> {
+  return {
     PATH: process.env.PATH ?? '',
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
@@ -46,7 +45,11 @@ function cli(args: string[], home: string, cwd: string, stdin = ''): Promise<{ c
     PATCHBAY_LOCAL_MODEL: 'off',
     PATCHBAY_CONFIG: JSON.stringify({ ...fakeProviderConfig(llm().url), gateway: { port: 0 } }),
   };
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: 'pipe' });
+}
+
+/** Runs the built `patchbay` with the same temp home an EcaProc(home) uses. */
+function cli(args: string[], home: string, cwd: string, stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: cliEnv(home), stdio: 'pipe' });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -95,6 +98,7 @@ describe('workspace trust', () => {
     expect(answer).toMatch(/Applied now: mcpServers\.evil/);
     await p.waitFor(evilUpdate('running'), 'evil running', 30_000);
     expect(existsSync(marker)).toBe(true);
+    expect(readFileSync(join(home, '.patchbay', 'logs', 'server.log'), 'utf8')).toContain('held back: mcpServers.evil');
     const store = join(home, '.patchbay', 'trust.json');
     expect(statSync(store).mode & 0o777).toBe(0o600);
     expect(await command(p, '/trust')).toContain(`${root} is trusted`);
@@ -190,6 +194,36 @@ describe('workspace trust', () => {
     const q = start(home);
     await q.initialize(root);
     await heldMessage(q);
+  });
+
+  it('patchbay chat on a terminal asks before starting, and "y" trusts the folder', async () => {
+    const home = tempDir();
+    const { root } = evilWorkspace();
+    llm().script([{ text: 'answered' }]);
+    // util-linux `script` gives the chat a real pseudo-terminal; what we write is what the user types.
+    const child = spawn('script', ['-qfec', `${process.execPath} ${BIN} chat hello`, '/dev/null'], { cwd: root, env: cliEnv(home), stdio: 'pipe' });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no trust question:\n${out}`)), 20_000);
+        const check = () => out.includes('Trust this folder? [y/N]') && (clearTimeout(t), child.stdout.off('data', check), resolve());
+        child.stdout.on('data', check);
+        check();
+      });
+      expect(out).toContain("This folder's");
+      expect(out).toContain('mcpServers.evil (runs "');
+      child.stdin.write('y\r');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      child.stdin.destroy();
+    }
+    expect(out).toContain('answered');
+    expect(JSON.parse(readFileSync(join(home, '.patchbay', 'trust.json'), 'utf8')).folders).toHaveProperty([root]);
+    // Trusted before the server started: it held nothing back.
+    expect(out).not.toContain('held back');
   });
 
   it('patchbay chat without a terminal never asks: it says what was held back and goes on', async () => {

@@ -416,6 +416,7 @@ describe('loadConfig: workspace trust', () => {
       gateway: { host: '0.0.0.0', port: 0 },
       hooks: { pre: {} },
       systemPrompt: 'applies',
+      welcomeMessage: 'your key: ${env:SECRET}',
     });
     const r = loadConfig({ roots: [ws1], env: { SECRET: 'sk-123' }, homeDir: home });
     const [w] = heldBack(r);
@@ -434,7 +435,9 @@ describe('loadConfig: workspace trust', () => {
       'openctx.host.providers.mine',
       'gateway.host',
       'hooks',
+      'welcomeMessage',
     ]);
+    expect(w.settings.at(-1)!.detail).toBe('reads $SECRET');
     expect(JSON.stringify(w.settings)).not.toContain('sk-123');
     const c = r.config;
     expect(c.mcpServers).toEqual({});
@@ -447,6 +450,7 @@ describe('loadConfig: workspace trust', () => {
     expect(c.gateway.host).toBe('127.0.0.1');
     expect(c.gateway.port).toBe(0);
     expect(c.systemPrompt).toBe('applies');
+    expect(c.welcomeMessage).not.toContain('sk-123');
 
     trust(ws1);
     const t = loadConfig({ roots: [ws1], env: { SECRET: 'sk-123' }, homeDir: home });
