@@ -3,14 +3,17 @@
  * This is the one list; everything not in it applies from an untrusted folder too:
  *
  * - `mcpServers.*`: every entry (a command runs code; a URL receives your prompts and files).
- * - `languageServers.*` entries that name a `command` (`disabled`, extensions… still apply).
+ * - `languageServers.*` entries that set how a server starts: `command`, `args`, `env` (e.g.
+ *   NODE_OPTIONS) or `initializationOptions` (e.g. a tsserver path); `disabled`, `extensions`,
+ *   `languageIds` and `rootMarkers` still apply.
  * - `toolCall.approval.byDefault` when less strict than what the lower layers give
  *   (allow < unset (read-only tools run) < ask < deny).
  * - `toolCall.approval.allow.*`: every rule. `ask` and `deny` rules only narrow, so they apply,
  *   except one that would replace a lower layer's rule for the same selector (its argsMatchers
  *   could make that rule match less).
  * - `disabledTools` when it drops a tool a lower layer disabled (arrays replace on merge).
- * - `providers.*.url`, `.key`, `.keyEnv`: a repository must not point your key at its server.
+ * - `providers.*.url`, `.key`, `.keyEnv`: a repository must not point your key at its server;
+ *   `providers.*.models.*.model`: a local model file or URL to download and load.
  * - `openctx.providers.*` (JS modules run code; URLs receive content) and
  *   `openctx.host.providers.*` (modules run in patchbay), `openctx.host.enabled: true`.
  * - `gateway.host` (binding beyond loopback exposes your tools) and `gateway.enabled: true`.
@@ -54,6 +57,9 @@ function describeServer(entry: unknown): string {
   return '';
 }
 
+/** What changes the process a (built-in) language server runs as. */
+const LSP_START_KEYS = ['args', 'env', 'initializationOptions'];
+
 const STRICTNESS: Record<string, number> = { allow: 0, unset: 1, ask: 2, deny: 3 };
 
 /** `held` and a copy of `layer` without them. `lower` is the merged config of the layers below. */
@@ -72,7 +78,9 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
 
   for (const [name, entry] of entries('mcpServers')) hold(['mcpServers', name], describeServer(entry));
   for (const [name, entry] of entries('languageServers')) {
-    if (isObj(entry) && 'command' in entry) hold(['languageServers', name], describeServer(entry));
+    if (!isObj(entry)) continue;
+    if ('command' in entry) hold(['languageServers', name], describeServer(entry));
+    else if (LSP_START_KEYS.some((k) => k in entry)) hold(['languageServers', name], `changes how it starts: ${LSP_START_KEYS.filter((k) => k in entry).join(', ')}`);
   }
 
   const byDefault = get(layer, 'toolCall', 'approval', 'byDefault');
@@ -102,6 +110,10 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
       const v = get(provider, key);
       if (v === undefined) continue;
       hold(['providers', name, key], key === 'url' && typeof v === 'string' ? `sends prompts to ${short(v)}` : key === 'key' ? 'sets an API key' : '');
+    }
+    for (const [model, entry] of entries('providers', name, 'models')) {
+      const file = get(entry, 'model');
+      if (file !== undefined) hold(['providers', name, 'models', model, 'model'], typeof file === 'string' ? `loads ${short(file)}` : '');
     }
   }
 
