@@ -24,7 +24,7 @@ export interface TrustTarget {
 
 /** Settings the running session takes on live; the others are read only at start. */
 function appliesLive(key: string): boolean {
-  return key.startsWith('toolCall.') || key === 'disabledTools' || key.startsWith('providers.');
+  return key.startsWith('toolCall.') || key === 'disabledTools' || key === 'systemPrompt' || key.startsWith('providers.');
 }
 
 export async function trustHeldBack(t: TrustTarget): Promise<string> {
