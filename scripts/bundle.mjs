@@ -19,6 +19,8 @@ await build({
   // import() of external packages becomes require(): the bundle runs as a vm.Script with a code
   // cache, where Node 20 has no dynamic-import loader (users' ES modules: src/util/import-module.ts).
   supported: { 'dynamic-import': false },
+  // jsonc-parser's `main` is a UMD build whose require() calls esbuild cannot follow; its ESM build bundles.
+  alias: { 'jsonc-parser': './node_modules/jsonc-parser/lib/esm/main.js' },
   external: ['better-sqlite3', 'openai', '@anthropic-ai/sdk', 'html-to-text', 'node-llama-cpp'],
   // The bundle sits at the same depth as dist/cli/*.js, so relative URLs keep working.
   define: { 'import.meta.url': '__pbImportMetaUrl' },

@@ -7,6 +7,7 @@
  * 2 bad usage; 130 stopped with Ctrl-C.
  */
 import { askOnce } from './chat-ask.js';
+import { askWorkspaceTrust } from './chat-trust.js';
 import { ServerProcess, type ChatConfig } from './chat-client.js';
 import { mentionsToContexts } from './chat-mentions.js';
 import { matchModel } from './chat-model.js';
@@ -84,6 +85,7 @@ export async function runChat(args: string[]): Promise<void> {
 
 async function chat(flags: ChatFlags): Promise<number> {
   const cwd = process.cwd();
+  await askWorkspaceTrust(cwd, flags.configFile);
   const term = new Term();
   let messagesShown = 0;
   const server = new ServerProcess({

@@ -90,6 +90,25 @@ ${CONFIG_FILE}
 `,
     overviewOptions: ['--config-file <path>'],
   },
+  {
+    name: 'trust',
+    synopsis: '[path]',
+    summary: "Trust a folder's .patchbay/config.json (MCP servers, approvals…)",
+    usage: `Usage: patchbay trust [path]            Trust the folder (default: the current one)
+       patchbay trust --revoke [path]   Forget that you trusted it
+       patchbay trust --list            Show the folders you trusted
+
+A folder's .patchbay/config.json may start MCP servers and language servers, auto-approve
+tools, and point providers at other servers. Until you trust the folder, patchbay holds those
+settings back. Trust is for the file's current content: after it changes, patchbay asks again.
+
+Options:
+  --revoke              Forget the folder
+  --list                Show the trusted folders
+  -h, --help            Show this help
+`,
+    overviewOptions: ['--revoke', '--list'],
+  },
 ];
 
 export function commandHelp(name: string): CommandHelp | undefined {

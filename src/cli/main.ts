@@ -25,6 +25,10 @@ export async function main(argv: string[]): Promise<void> {
       const { runModels } = await import('./models-command.js');
       return runModels(rest);
     }
+    case 'trust': {
+      const { runTrust } = await import('./trust-command.js');
+      return runTrust(rest);
+    }
     case 'mcp-conformance-client': {
       // Used by the MCP conformance suite (test/e2e/mcp-conformance.test.ts) to drive patchbay's MCP client.
       const { runMcpConformanceClient } = await import('./mcp-conformance-client.js');

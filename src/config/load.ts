@@ -9,6 +9,10 @@
  * `pureConfig: true` in initializationOptions keeps only defaults + initializationOptions.
  * `${env:VAR}` / `${env:VAR:default}` are interpolated in every string value first.
  *
+ * Files are JSONC (comments, trailing commas). A workspace file's settings that run code or
+ * widen approvals apply only once the user trusted that folder (trust.ts, held-back.ts).
+ * Unknown keys are reported with a did-you-mean (unknown-keys.ts).
+ *
  * Loading never fails: a file that is not JSON is reported and skipped; a value the schema
  * rejects is reported and only that key is dropped; the result is always a valid `Config`.
  */
@@ -18,7 +22,11 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configSchema, type Config } from './schema.js';
 import { parseJson } from './json.js';
+import { parseJsonc } from './jsonc.js';
 import { compileFullMatch } from './regex.js';
+import { holdBack, type HeldSetting } from './held-back.js';
+import { contentHash, trustState, type TrustState } from './trust.js';
+import { findUnknownKeys } from './unknown-keys.js';
 
 export interface ConfigError {
   /** A file path, or 'initializationOptions', or 'PATCHBAY_CONFIG'. */
@@ -46,6 +54,23 @@ export interface LoadConfigResult {
   errors: ConfigError[];
   /** The layers that contributed, lowest first ('initializationOptions', 'PATCHBAY_CONFIG', file paths). */
   sources: string[];
+  /** Each workspace root's `.patchbay/config.json` that loaded, with its trust (see trust.ts). */
+  workspaces: WorkspaceConfigTrust[];
+}
+
+export interface WorkspaceConfigTrust {
+  root: string;
+  file: string;
+  /** sha256 of the file's content as loaded: what trusting it records. */
+  sha256: string;
+  state: TrustState;
+  /** The settings that need trust (held-back.ts); held back unless `state` is 'trusted'. */
+  settings: HeldSetting[];
+}
+
+/** Settings an untrusted workspace file asked for and did not get. */
+export function heldBack(r: Pick<LoadConfigResult, 'workspaces'>): WorkspaceConfigTrust[] {
+  return r.workspaces.filter((w) => w.state !== 'trusted' && w.settings.length > 0);
 }
 
 export const INIT_OPTIONS_SOURCE = 'initializationOptions';
@@ -268,7 +293,7 @@ function normalizeInitOptions(opts: Obj, errors: ConfigError[]): Obj {
 
 // ---------------------------------------------------------------------------------------------
 
-function readConfigFile(path: string, mustExist: boolean, errors: ConfigError[]): unknown | undefined {
+function readConfigFile(path: string, mustExist: boolean, errors: ConfigError[]): { value: unknown; text: string } | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -279,13 +304,13 @@ function readConfigFile(path: string, mustExist: boolean, errors: ConfigError[])
     errors.push({ source: path, key: '', message: why });
     return undefined;
   }
-  if (text.trim() === '') return {}; // an empty file is an empty config
-  const parsed = parseJson(text);
+  if (text.trim() === '') return { value: {}, text }; // an empty file is an empty config
+  const parsed = parseJsonc(text);
   if (!parsed.ok) {
     errors.push({ source: path, key: '', message: `${parsed.message}; file ignored` });
     return undefined;
   }
-  return parsed.value;
+  return { value: parsed.value, text };
 }
 
 /** Load and merge every layer. Never throws. */
@@ -293,7 +318,9 @@ export function loadConfig(opts: LoadConfigOptions): LoadConfigResult {
   const errors: ConfigError[] = [];
   const sources: string[] = [];
   const env = opts.env ?? {};
-  const layers: Array<{ source: string; value: unknown }> = [];
+  const layers: Array<{ source: string; value: unknown; root?: string; text?: string }> = [];
+  const workspaces: WorkspaceConfigTrust[] = [];
+  const home = patchbayHome(env, opts.homeDir);
 
   const init = opts.initializationOptions;
   const pure = isPlainObject(init) && init.pureConfig === true;
@@ -311,27 +338,38 @@ export function loadConfig(opts: LoadConfigOptions): LoadConfigResult {
     }
 
     const seen = new Set<string>();
-    const files: Array<{ path: string; mustExist: boolean }> = [];
-    const addFile = (path: string, mustExist: boolean): void => {
+    const files: Array<{ path: string; mustExist: boolean; root?: string }> = [];
+    const addFile = (path: string, mustExist: boolean, root?: string): void => {
       const abs = resolve(path);
       if (seen.has(abs)) return;
       seen.add(abs);
-      files.push({ path: abs, mustExist });
+      files.push({ path: abs, mustExist, root });
     };
     if (opts.configFile) addFile(opts.configFile, true);
     else addFile(userConfigPath(env, opts.homeDir), false);
-    for (const root of opts.roots ?? []) addFile(workspaceConfigPath(root), false);
+    for (const root of opts.roots ?? []) addFile(workspaceConfigPath(root), false, rootPath(root));
     for (const f of files) {
-      const value = readConfigFile(f.path, f.mustExist, errors);
-      if (value !== undefined) layers.push({ source: f.path, value });
+      const read = readConfigFile(f.path, f.mustExist, errors);
+      if (read !== undefined) layers.push({ source: f.path, value: read.value, root: f.root, text: read.text });
     }
   }
 
   let merged: Obj = {};
-  for (const { source, value } of layers) {
+  for (const layer of layers) {
+    const { source } = layer;
+    let value = layer.value;
     if (!isPlainObject(value)) {
       errors.push({ source, key: '', message: 'expected a JSON object; ignored' });
       continue;
+    }
+    for (const u of findUnknownKeys(value)) errors.push({ source, key: formatKeyPath(u.path), message: u.message, severity: u.severity });
+    if (layer.root !== undefined) {
+      // Only a workspace file can be untrusted: every other layer is the user's own.
+      const sha256 = contentHash(layer.text ?? '');
+      const state = trustState(home, layer.root, sha256);
+      const { kept, held } = holdBack(value, merged);
+      workspaces.push({ root: layer.root, file: source, sha256, state, settings: held });
+      if (state !== 'trusted') value = kept;
     }
     const interpolated = interpolateEnv(value, env, source, errors) as Obj;
     const clean = cleanLayer(interpolated, source, errors);
@@ -348,5 +386,5 @@ export function loadConfig(opts: LoadConfigOptions): LoadConfigResult {
     final = configSchema.safeParse(clean ?? {});
   }
   const config = final.success ? final.data : configSchema.parse({});
-  return { config, errors, sources };
+  return { config, errors, sources, workspaces };
 }

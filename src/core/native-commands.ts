@@ -9,6 +9,8 @@ import { errorMessage } from '../util/log.js';
 export interface NativeCommandHooks {
   doctor(): Promise<string>;
   repoMap(signal: AbortSignal): Promise<string>;
+  /** Trust this workspace's held-back config (src/server/session-trust.ts). */
+  trust(): Promise<string>;
 }
 
 export function nativeCommands(hooks: NativeCommandHooks): Command[] {
@@ -42,6 +44,7 @@ export function nativeCommands(hooks: NativeCommandHooks): Command[] {
       const system = systemPrompt({ agent: chat.agent, roots: deps.roots(), tools, extra: config.systemPrompt, instructions: deps.instructions() });
       return { kind: 'show', text: `System prompt:\n${system}\n\nTools:\n${tools.map((t) => `- ${llmName(t)}: ${t.description.split('\n')[0]}`).join('\n')}` };
     }),
+    cmd('trust', "Trust this folder's .patchbay/config.json: apply the settings held back from it", async () => ({ kind: 'show', text: await hooks.trust() })),
     cmd('repo-map-show', 'Show the repo map the model receives with the repoMap context', async (_a, { signal }) => ({
       kind: 'show',
       text: await hooks.repoMap(signal),

@@ -9,6 +9,8 @@ export interface DoctorInput {
   roots: string[];
   configSources: string[];
   configErrors: string[];
+  /** Held-back workspace settings (src/config/held-back.ts), one message per file. */
+  heldBack?: string[];
   models: ModelEntry[];
   defaultModel: ModelEntry | undefined;
   tools: Tool[];
@@ -28,6 +30,7 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
     `Workspace: ${d.roots.join(', ')}`,
     `Config sources: ${d.configSources.length ? d.configSources.join(' < ') : 'built-in defaults only'}`,
     d.configErrors.length ? `Config problems:\n${d.configErrors.map((e) => `  - ${e}`).join('\n')}` : 'Config problems: none',
+    d.heldBack?.length ? `Workspace trust:\n${d.heldBack.map((m) => `  - ${m}`).join('\n')}` : 'Workspace trust: nothing held back',
     `Models (${d.models.length}): ${d.models.length ? d.models.map((m) => m.id).join(', ') : 'none — set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_API_URL, or configure providers'}`,
     `Default model: ${d.defaultModel?.id ?? 'none'}`,
     ...(await localModelLines(d.models, d.home)),

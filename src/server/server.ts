@@ -141,6 +141,7 @@ export class EcaServer {
               configFile: this.opts.configFile,
               logLevel: this.opts.logLevel,
               onToolServer: (params) => this.sendToolServer(params),
+              onModelsChanged: (s) => this.sendConfig(s),
             }),
         );
       session.then(
@@ -168,6 +169,7 @@ export class EcaServer {
         for (const e of session.configErrors) {
           if (e.severity !== 'warning') this.showMessage({ type: 'warning', message: `Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}` });
         }
+        for (const message of session.heldBackMessages()) this.showMessage({ type: 'warning', message });
         // MCP servers start once config/updated is out (spawning them is CPU work that would
         // delay it), or after 250 ms if model discovery is slow; they never wait for each other.
         let mcpStarted = false;

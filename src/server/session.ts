@@ -6,7 +6,9 @@ import { resolvePath } from '../core/tools/paths.js';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
-import { formatConfigError, patchbayHome, type ConfigError } from '../config/load.js';
+import { formatConfigError, heldBack, patchbayHome, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
+import { heldBackMessage } from '../config/held-back.js';
+import { trustHeldBack } from './session-trust.js';
 import { loadSessionConfig, type SessionConfig } from './session-config.js';
 import { ChatService } from '../core/chats.js';
 import { CommandRegistry } from '../core/commands.js';
@@ -53,6 +55,8 @@ export interface SessionOptions {
   loaded?: SessionConfig;
   /** A tool server (MCP server, gateway provider) changed status or tools: `tool/serverUpdated`. */
   onToolServer?: (params: ToolServerUpdated) => void;
+  /** Models changed after start (a trusted workspace's providers): `config/updated`. */
+  onModelsChanged?: (session: Session) => void;
 }
 
 export class Session {
@@ -61,6 +65,8 @@ export class Session {
   config: Config;
   configErrors: ConfigError[];
   configSources: string[];
+  /** Workspace config files and their trust (src/config/trust.ts). */
+  workspaces: WorkspaceConfigTrust[];
   models: ModelEntry[] = [];
   defaultModel: ModelEntry | undefined;
   readonly tools = new ToolRegistry();
@@ -89,10 +95,12 @@ export class Session {
     this.config = loaded.config;
     this.configErrors = loaded.errors;
     this.configSources = loaded.sources;
+    this.workspaces = loaded.workspaces;
     setLogLevel(opts.logLevel ?? this.config.logLevel);
     this.home = patchbayHome(opts.env);
     logToFile(join(this.home, 'logs', 'server.log'));
     for (const e of loaded.errors) log.warn(formatConfigError(e));
+    for (const m of this.heldBackMessages()) log.warn(m);
     this.store = SqliteStore.open(this.home);
     const recovered = this.store.recoverInterrupted();
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
@@ -116,7 +124,7 @@ export class Session {
       process.env.PATCHBAY_PROVIDER_TOKEN = this.gateway.token;
       process.env.TAP_PROVIDER_TOKEN = this.gateway.token;
     }
-    this.commands.set('native', nativeCommands({ doctor: () => this.doctor(), repoMap: (signal) => this.repoMap(signal) }));
+    this.commands.set('native', nativeCommands({ doctor: () => this.doctor(), repoMap: (signal) => this.repoMap(signal), trust: () => this.trust() }));
     this.mcp = new McpHostImpl({
       servers: this.config.mcpServers,
       timeoutSeconds: this.config.mcpTimeoutSeconds,
@@ -395,6 +403,33 @@ export class Session {
     log.info(`OpenCtx host serving ${Object.keys(providers).join(', ')} on ${url}`);
   }
 
+  /** What an untrusted workspace config asked for and did not get, one message per file. */
+  heldBackMessages(): string[] {
+    return heldBack(this).map(heldBackMessage);
+  }
+
+  /** `/trust`: trust the folders whose settings were held back, and apply them. */
+  trust(): Promise<string> {
+    return trustHeldBack({
+      home: this.home,
+      workspaces: this.workspaces,
+      reload: () => loadSessionConfig(this.opts.params, this.opts.env, this.opts.configFile),
+      apply: (loaded) => {
+        this.config = loaded.config;
+        this.configErrors = loaded.errors;
+        this.configSources = loaded.sources;
+        this.workspaces = loaded.workspaces;
+      },
+      addMcpServers: (servers) => this.mcp.add(servers),
+      modelsChanged: async (providers) => {
+        // Clients were built with the old URL and key: the next turn builds new ones.
+        for (const id of [...this.clients.keys()]) if (providers.some((p) => id.startsWith(`${p}/`))) this.clients.delete(id);
+        await this.refreshModels();
+        this.opts.onModelsChanged?.(this);
+      },
+    });
+  }
+
   repoMap(signal: AbortSignal): Promise<string> {
     return buildRepoMap(this.roots, { signal, maxEntries: this.config.context.repoMapMaxEntries });
   }
@@ -406,6 +441,7 @@ export class Session {
       roots: this.roots,
       configSources: this.configSources,
       configErrors: this.configErrors.map(formatConfigError),
+      heldBack: this.heldBackMessages(),
       models: this.models,
       defaultModel: this.defaultModel,
       tools: this.tools.all(),

@@ -96,7 +96,8 @@ describe('more of the ECA surface', () => {
     const home = tempDir();
     mkdirSync(join(home, '.config', 'patchbay'), { recursive: true });
     const file = join(home, '.config', 'patchbay', 'config.json');
-    writeFileSync(file, '{ "defaultModel": "x", }');
+    // Comments and trailing commas are fine (JSONC); a missing comma is not.
+    writeFileSync(file, '{ "defaultModel": "x" "logLevel": "debug" }');
     const p = start(fakeProviderConfig(llm().url), home);
     await p.initialize(workspace());
     const msg = await p.waitFor((m) => m.method === '$/showMessage');

@@ -58,6 +58,7 @@ const OPTIONS: Record<string, string[]> = {
   chat: ['--model', '--agent', '--yes', '-y', '--verbose', '--config-file', '--log-level', '--help'],
   doctor: ['--config-file', '--help'],
   models: ['list', 'pull', 'rm', '--config-file', '--help'],
+  trust: ['--revoke', '--list', '--help'],
 };
 
 describe('patchbay --help', () => {

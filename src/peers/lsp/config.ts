@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { LanguageServerConfig } from './types.js';
 
 /** A user entry; every field optional so `{ "disabled": true }` or new `args` can extend a built-in. */
-const EntrySchema = z.strictObject({
+export const EntrySchema = z.strictObject({
   command: z.string().min(1).optional(),
   args: z.array(z.string()).optional(),
   extensions: z.array(z.string().min(1)).optional(),

@@ -32,31 +32,47 @@ export class McpHostImpl implements McpHost {
   private roots: string[];
   private disposed = false;
 
+  private readonly opts: McpHostOptions & { restart: RestartPolicy };
+
   constructor(opts: McpHostOptions) {
     this.roots = [...opts.roots];
-    const restart: RestartPolicy = { baseDelayMs: 1000, maxRestarts: 5, ...opts.restart };
-    for (const [name, raw] of Object.entries(opts.servers)) {
-      this.handles.set(
-        name,
-        new McpServerHandle(name, raw, {
-          env: opts.env,
-          roots: () => this.roots,
-          timeoutSeconds: opts.timeoutSeconds,
-          logLevel: opts.logLevel,
-          tools: opts.tools,
-          commands: opts.commands,
-          restart,
-          changed: (info) => {
-            if (this.disposed) return;
-            try {
-              opts.events.serverUpdated(info);
-            } catch (e) {
-              log.warn(`serverUpdated listener: ${errorMessage(e)}`);
-            }
-          },
-        }),
-      );
+    this.opts = { ...opts, restart: { baseDelayMs: 1000, maxRestarts: 5, ...opts.restart } };
+    for (const [name, raw] of Object.entries(opts.servers)) this.handles.set(name, this.newHandle(name, raw));
+  }
+
+  private newHandle(name: string, raw: unknown): McpServerHandle {
+    const opts = this.opts;
+    return new McpServerHandle(name, raw, {
+      env: opts.env,
+      roots: () => this.roots,
+      timeoutSeconds: opts.timeoutSeconds,
+      logLevel: opts.logLevel,
+      tools: opts.tools,
+      commands: opts.commands,
+      restart: opts.restart,
+      changed: (info) => {
+        if (this.disposed) return;
+        try {
+          opts.events.serverUpdated(info);
+        } catch (e) {
+          log.warn(`serverUpdated listener: ${errorMessage(e)}`);
+        }
+      },
+    });
+  }
+
+  add(servers: Record<string, unknown>): string[] {
+    if (this.disposed) return [];
+    const added: string[] = [];
+    for (const [name, raw] of Object.entries(servers)) {
+      if (this.handles.has(name)) continue;
+      const h = this.newHandle(name, raw);
+      this.handles.set(name, h);
+      added.push(name);
+      if (!h.autoStart) h.report();
+      else void h.start().catch((e: unknown) => log.error(`${h.name}: ${errorMessage(e)}`));
     }
+    return added;
   }
 
   startAll(): void {

@@ -28,6 +28,11 @@ export interface McpHostEvents {
 export interface McpHost {
   /** Starts every enabled server in parallel; returns at once. */
   startAll(): void;
+  /**
+   * Servers that became configured while running (a workspace was trusted): the ones with a
+   * new name are added and started; returns their names (a changed existing one needs a restart).
+   */
+  add(servers: Record<string, unknown>): string[];
   /** `mcp/startServer`: (re)start a stopped, failed or disabled server. */
   start(name: string): Promise<void>;
   /** `mcp/stopServer`: stop it and keep it stopped. */

@@ -1,0 +1,160 @@
+/**
+ * What an untrusted workspace config (`<root>/.patchbay/config.json`, see trust.ts) may not do.
+ * This is the one list; everything not in it applies from an untrusted folder too:
+ *
+ * - `mcpServers.*`: every entry (a command runs code; a URL receives your prompts and files).
+ * - `languageServers.*` entries that set how a server starts: `command`, `args`, `env` (e.g.
+ *   NODE_OPTIONS) or `initializationOptions` (e.g. a tsserver path); `disabled`, `extensions`,
+ *   `languageIds` and `rootMarkers` still apply.
+ * - `toolCall.approval.byDefault` when less strict than what the lower layers give
+ *   (allow < unset (read-only tools run) < ask < deny).
+ * - `toolCall.approval.allow.*`: every rule. `ask` and `deny` rules only narrow, so they apply,
+ *   except one that would replace a lower layer's rule for the same selector (its argsMatchers
+ *   could make that rule match less).
+ * - `disabledTools` when it drops a tool a lower layer disabled (arrays replace on merge).
+ * - `providers.*.url`, `.key`, `.keyEnv`: a repository must not point your key at its server;
+ *   `providers.*.models.*.model`: a local model file or URL to download and load.
+ * - `openctx.providers.*` (JS modules run code; URLs receive content) and
+ *   `openctx.host.providers.*` (modules run in patchbay), `openctx.host.enabled: true`.
+ * - `gateway.host` (binding beyond loopback exposes your tools) and `gateway.enabled: true`.
+ * - `hooks` and `customTools` (ECA keys that run commands; patchbay ignores them today, and an
+ *   untrusted folder must not gain them the day it does not).
+ * - Any other value that reads the environment (`${env:…}`): a file from a repository must not
+ *   copy your secrets into a prompt or a message.
+ *
+ * It works on the file as written (before `${env:…}` is filled in), so what it reports never
+ * contains a secret taken from the environment.
+ */
+
+export interface HeldSetting {
+  /** Dotted key, e.g. `mcpServers.evil`. */
+  key: string;
+  /** What it would do, e.g. `runs "sh -c touch /tmp/x"`; '' when the key says it all. */
+  detail: string;
+}
+
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+const get = (o: unknown, ...path: string[]): unknown => path.reduce<unknown>((cur, k) => (isObj(cur) ? cur[k] : undefined), o);
+
+/** Shown commands are cut short: the message is a summary, the file has the rest. */
+function short(text: string, max = 80): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function commandLine(entry: unknown): string {
+  const command = get(entry, 'command');
+  const args = get(entry, 'args');
+  const parts = [typeof command === 'string' ? command : '', ...(Array.isArray(args) ? args.filter((a): a is string => typeof a === 'string') : [])];
+  return short(parts.join(' ').trim());
+}
+
+function describeServer(entry: unknown): string {
+  if (typeof get(entry, 'command') === 'string') return `runs "${commandLine(entry)}"`;
+  const url = get(entry, 'url');
+  if (typeof url === 'string') return `connects to ${short(url)}`;
+  return '';
+}
+
+/** What changes the process a (built-in) language server runs as. */
+const LSP_START_KEYS = ['args', 'env', 'initializationOptions'];
+
+const STRICTNESS: Record<string, number> = { allow: 0, unset: 1, ask: 2, deny: 3 };
+
+/** `held` and a copy of `layer` without them. `lower` is the merged config of the layers below. */
+export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting[] } {
+  const kept = structuredClone(layer);
+  const held: HeldSetting[] = [];
+  const hold = (path: string[], detail = ''): void => {
+    held.push({ key: path.join('.'), detail });
+    const parent = path.slice(0, -1).reduce<unknown>((cur, k) => (isObj(cur) ? cur[k] : undefined), kept);
+    if (isObj(parent)) delete parent[path[path.length - 1]];
+  };
+  const entries = (...path: string[]): Array<[string, unknown]> => {
+    const v = get(layer, ...path);
+    return isObj(v) ? Object.entries(v) : [];
+  };
+
+  for (const [name, entry] of entries('mcpServers')) hold(['mcpServers', name], describeServer(entry));
+  for (const [name, entry] of entries('languageServers')) {
+    if (!isObj(entry)) continue;
+    if ('command' in entry) hold(['languageServers', name], describeServer(entry));
+    else if (LSP_START_KEYS.some((k) => k in entry)) hold(['languageServers', name], `changes how it starts: ${LSP_START_KEYS.filter((k) => k in entry).join(', ')}`);
+  }
+
+  const byDefault = get(layer, 'toolCall', 'approval', 'byDefault');
+  const lowerDefault = get(lower, 'toolCall', 'approval', 'byDefault');
+  if (typeof byDefault === 'string' && byDefault in STRICTNESS) {
+    const below = STRICTNESS[typeof lowerDefault === 'string' && lowerDefault in STRICTNESS ? lowerDefault : 'unset'];
+    if (STRICTNESS[byDefault] < below) hold(['toolCall', 'approval', 'byDefault'], JSON.stringify(byDefault));
+  }
+  for (const [selector] of entries('toolCall', 'approval', 'allow')) hold(['toolCall', 'approval', 'allow', selector], 'auto-approves it');
+  for (const kind of ['ask', 'deny']) {
+    const lowerRules = get(lower, 'toolCall', 'approval', kind);
+    for (const [selector, rule] of entries('toolCall', 'approval', kind)) {
+      const before = isObj(lowerRules) ? lowerRules[selector] : undefined;
+      if (before !== undefined && JSON.stringify(before) !== JSON.stringify(rule)) hold(['toolCall', 'approval', kind, selector], 'replaces your own rule');
+    }
+  }
+
+  const disabled = get(layer, 'disabledTools');
+  const lowerDisabled = get(lower, 'disabledTools');
+  if (Array.isArray(disabled) && Array.isArray(lowerDisabled)) {
+    const enabled = lowerDisabled.filter((t) => !disabled.includes(t));
+    if (enabled.length) hold(['disabledTools'], `re-enables ${enabled.map((t) => JSON.stringify(t)).join(', ')}`);
+  }
+
+  for (const [name, provider] of entries('providers')) {
+    for (const key of ['url', 'key', 'keyEnv']) {
+      const v = get(provider, key);
+      if (v === undefined) continue;
+      hold(['providers', name, key], key === 'url' && typeof v === 'string' ? `sends prompts to ${short(v)}` : key === 'key' ? 'sets an API key' : '');
+    }
+    for (const [model, entry] of entries('providers', name, 'models')) {
+      const file = get(entry, 'model');
+      if (file !== undefined) hold(['providers', name, 'models', model, 'model'], typeof file === 'string' ? `loads ${short(file)}` : '');
+    }
+  }
+
+  for (const [uri] of entries('openctx', 'providers')) hold(['openctx', 'providers', uri], 'runs or sends content to it');
+  for (const [name, path] of entries('openctx', 'host', 'providers')) hold(['openctx', 'host', 'providers', name], typeof path === 'string' ? `loads ${short(path)}` : '');
+  if (get(layer, 'openctx', 'host', 'enabled') === true && get(lower, 'openctx', 'host', 'enabled') === false) hold(['openctx', 'host', 'enabled'], 'true');
+
+  const host = get(layer, 'gateway', 'host');
+  if (host !== undefined && host !== (get(lower, 'gateway', 'host') ?? '127.0.0.1')) hold(['gateway', 'host'], JSON.stringify(host));
+  if (get(layer, 'gateway', 'enabled') === true && get(lower, 'gateway', 'enabled') === false) hold(['gateway', 'enabled'], 'true');
+
+  for (const key of ['hooks', 'customTools']) if (get(layer, key) !== undefined) hold([key]);
+  for (const [path, name] of envReads(kept, [])) hold(path, `reads $${name}`);
+  return { kept, held };
+}
+
+/** The string values (object keys only; arrays are held whole) that name `${env:VAR}`. */
+function envReads(value: unknown, path: string[]): Array<[string[], string]> {
+  if (typeof value === 'string') {
+    const m = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)/.exec(value);
+    return m ? [[path, m[1]]] : [];
+  }
+  if (Array.isArray(value)) {
+    const name = value.flatMap((v) => envReads(v, [])).map(([, n]) => n)[0];
+    return name ? [[path, name]] : [];
+  }
+  if (isObj(value)) return Object.entries(value).flatMap(([k, v]) => envReads(v, [...path, k]));
+  return [];
+}
+
+/** `mcpServers.evil (runs "sh -c …")`, `toolCall.approval.byDefault: "allow"`. */
+export function formatHeldSetting(h: HeldSetting): string {
+  if (!h.detail) return h.key;
+  return /^["\d]|^true$|^false$/.test(h.detail) ? `${h.key}: ${h.detail}` : `${h.key} (${h.detail})`;
+}
+
+/** The warning for one workspace file whose settings were held back (editor, log, doctor, CLI). */
+export function heldBackMessage(w: { root: string; file: string; state: string; settings: HeldSetting[] }): string {
+  const why = w.state === 'changed' ? 'changed since you trusted this folder' : 'is in a folder you have not trusted';
+  return (
+    `${w.file} ${why}, so patchbay held back: ${w.settings.map(formatHeldSetting).join(', ')}. ` +
+    `The rest of the file applies. If you trust this folder, run /trust in a chat or \`patchbay trust ${w.root}\`.`
+  );
+}

@@ -1,0 +1,86 @@
+/**
+ * Workspace trust, as users know it from VS Code's workspace trust and Claude Code's project
+ * MCP approval: a folder's `.patchbay/config.json` comes with the folder (a cloned repository),
+ * so the settings in it that run code or widen approvals apply only once the user trusted it.
+ *
+ * The store is `$PATCHBAY_HOME/trust.json` (0600): the workspace root's realpath → the sha256 of
+ * that root's config file when it was trusted. Trust is for that content: an edited file (a
+ * `git pull`, a new branch) is untrusted again until the user looks at it and trusts it again.
+ * Only patchbay's own commands (`/trust`, `patchbay trust`, the `patchbay chat` prompt) write it;
+ * nothing a repository can set (a file, an env var in the config) bypasses it.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { z } from 'zod';
+
+export type TrustState = 'trusted' | 'untrusted' | 'changed';
+
+const entrySchema = z.object({ sha256: z.string(), trustedAt: z.string() });
+const storeSchema = z.object({ version: z.literal(1), folders: z.record(z.string(), entrySchema) });
+type Store = z.infer<typeof storeSchema>;
+export type TrustEntry = z.infer<typeof entrySchema>;
+
+export function trustStorePath(home: string): string {
+  return join(home, 'trust.json');
+}
+
+export function contentHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** The key a folder is remembered by: its realpath, so a symlinked checkout is the same folder. */
+export function folderKey(root: string): string {
+  try {
+    return realpathSync(root);
+  } catch {
+    return resolve(root);
+  }
+}
+
+/** The store; an absent or unreadable one is empty (nothing trusted), never an error. */
+export function readTrustStore(home: string): Store {
+  try {
+    const parsed = storeSchema.safeParse(JSON.parse(readFileSync(trustStorePath(home), 'utf8')));
+    if (parsed.success) return parsed.data;
+  } catch {
+    /* absent or not JSON: nothing is trusted */
+  }
+  return { version: 1, folders: {} };
+}
+
+function writeTrustStore(home: string, store: Store): void {
+  const file = trustStorePath(home);
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  // Written aside and renamed: a crash never leaves a half-written store.
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(store, null, 2)}\n`, { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+/** Is this folder trusted for a config file with this content hash? */
+export function trustState(home: string, root: string, sha256: string): TrustState {
+  const entry = readTrustStore(home).folders[folderKey(root)];
+  if (!entry) return 'untrusted';
+  return entry.sha256 === sha256 ? 'trusted' : 'changed';
+}
+
+export function recordTrust(home: string, root: string, sha256: string): void {
+  const store = readTrustStore(home);
+  store.folders[folderKey(root)] = { sha256, trustedAt: new Date().toISOString() };
+  writeTrustStore(home, store);
+}
+
+/** Forgets a folder; false when it was not trusted. */
+export function revokeTrust(home: string, root: string): boolean {
+  const store = readTrustStore(home);
+  const key = folderKey(root);
+  if (!store.folders[key]) return false;
+  delete store.folders[key];
+  writeTrustStore(home, store);
+  return true;
+}
+
+export function listTrust(home: string): Array<{ folder: string } & TrustEntry> {
+  return Object.entries(readTrustStore(home).folders).map(([folder, e]) => ({ folder, ...e }));
+}
