@@ -22,9 +22,13 @@ export async function runDoctor(args: string[]): Promise<void> {
   try {
     session.mcp.startAll();
     await session.modelsReady;
-    // Give MCP servers a moment to start so their status is real, not "starting".
-    for (let waited = 0; waited < 15_000 && session.mcp.servers().some((s) => s.status === 'starting'); waited += 100) {
-      await new Promise((r) => setTimeout(r, 100));
+    // Give MCP servers a moment to start so their status is real, not "starting". Each counts once
+    // it has left "starting": a failed one is restarted with backoff and may be starting again.
+    const settled = new Set<string>();
+    for (let waited = 0; waited < 15_000; waited += 50) {
+      for (const s of session.mcp.servers()) if (s.status !== 'starting') settled.add(s.name);
+      if (session.mcp.servers().every((s) => settled.has(s.name))) break;
+      await new Promise((r) => setTimeout(r, 50));
     }
     process.stdout.write(`${await session.doctor()}\n`);
     if (!session.models.length) process.exitCode = 1;

@@ -25,6 +25,7 @@
  * It works on the file as written (before `${env:…}` is filled in), so what it reports never
  * contains a secret taken from the environment.
  */
+import { scrubUrls } from '../util/url.js';
 
 export interface HeldSetting {
   /** Dotted key, e.g. `mcpServers.evil`. */
@@ -146,8 +147,11 @@ function envReads(value: unknown, path: string[]): Array<[string[], string]> {
 
 /** `mcpServers.evil (runs "sh -c …")`, `toolCall.approval.byDefault: "allow"`. */
 export function formatHeldSetting(h: HeldSetting): string {
-  if (!h.detail) return h.key;
-  return /^["\d]|^true$|^false$/.test(h.detail) ? `${h.key}: ${h.detail}` : `${h.key} (${h.detail})`;
+  // Keys and values may hold URLs with tokens in their query (`openctx.providers["https://…?token=…"]`).
+  const key = scrubUrls(h.key);
+  if (!h.detail) return key;
+  const detail = scrubUrls(h.detail);
+  return /^["\d]|^true$|^false$/.test(detail) ? `${key}: ${detail}` : `${key} (${detail})`;
 }
 
 /** The warning for one workspace file whose settings were held back (editor, log, doctor, CLI). */

@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { ProviderEnv } from './types.js';
 
 export const DEFAULT_GATEWAY_URL = 'ws://127.0.0.1:9400';
 
@@ -24,16 +25,16 @@ export interface DiscoveredToken {
 }
 
 /** `<PATCHBAY_HOME or ~/.cache/patchbay>/gateway`: same rule as the server's data directory (src/config/load.ts `patchbayHome`). */
-function gatewayDir(env: NodeJS.ProcessEnv, home: string = homedir()): string {
+function gatewayDir(env: ProviderEnv, home: string = homedir()): string {
   const base = env.PATCHBAY_HOME ? resolve(env.PATCHBAY_HOME) : join(home, '.cache', 'patchbay');
   return join(base, 'gateway');
 }
 
-export function tokenFilePath(env: NodeJS.ProcessEnv = process.env, home?: string): string {
+export function tokenFilePath(env: ProviderEnv = process.env, home?: string): string {
   return join(gatewayDir(env, home), 'provider-token');
 }
 
-export function addressFilePath(env: NodeJS.ProcessEnv = process.env, home?: string): string {
+export function addressFilePath(env: ProviderEnv = process.env, home?: string): string {
   return join(gatewayDir(env, home), 'address');
 }
 
@@ -46,7 +47,7 @@ export function readTokenFile(file: string): string | undefined {
   }
 }
 
-export function discoverToken(env: NodeJS.ProcessEnv = process.env, home?: string): DiscoveredToken | undefined {
+export function discoverToken(env: ProviderEnv = process.env, home?: string): DiscoveredToken | undefined {
   for (const name of ['PATCHBAY_PROVIDER_TOKEN', 'TAP_PROVIDER_TOKEN'] as const) {
     const v = env[name]?.trim();
     if (v) return { token: v, source: name };
@@ -56,6 +57,6 @@ export function discoverToken(env: NodeJS.ProcessEnv = process.env, home?: strin
   return token ? { token, source: 'file', file } : undefined;
 }
 
-export function discoverUrl(option: string | undefined, env: NodeJS.ProcessEnv = process.env, home?: string): string {
+export function discoverUrl(option: string | undefined, env: ProviderEnv = process.env, home?: string): string {
   return option || env.PATCHBAY_GATEWAY_URL?.trim() || readTokenFile(addressFilePath(env, home)) || DEFAULT_GATEWAY_URL;
 }

@@ -22,6 +22,7 @@ export type {
   JsonSchema,
   LifecycleState,
   ProviderEvents,
+  ProviderEnv,
   ProviderOptions,
   ProviderState,
   ProviderTool,

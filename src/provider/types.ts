@@ -2,6 +2,12 @@
 import type { LifecycleState, PushLevel, SessionInfo, SessionLifecycleMessage } from '../protocol/gateway/index.js';
 import type { BackoffOptions } from './backoff.js';
 
+/**
+ * Environment variables as the SDK reads them. Not `NodeJS.ProcessEnv`: the published types must
+ * type-check in a project without @types/node (process.env still fits).
+ */
+export type ProviderEnv = Readonly<Record<string, string | undefined>>;
+
 export type { LifecycleState, PushLevel, SessionInfo, SessionLifecycleMessage };
 
 /** A JSON Schema object (`type: "object"`) describing a tool's arguments. */
@@ -62,7 +68,7 @@ export interface ProviderOptions {
   /** Validate outgoing messages against the shared schemas. Default: unless NODE_ENV=production. */
   validate?: boolean;
   /** Environment for discovery (default `process.env`, read at every attempt). */
-  env?: NodeJS.ProcessEnv;
+  env?: ProviderEnv;
 }
 
 /**

@@ -2,6 +2,7 @@
 import type { ModelEntry } from '../peers/llm/types.js';
 import type { Tool } from '../core/tool.js';
 import type { McpServerInfo } from '../peers/mcp/types.js';
+import type { ProviderHealth } from '../peers/openctx/client/index.js';
 
 export interface DoctorInput {
   home: string;
@@ -16,7 +17,8 @@ export interface DoctorInput {
   tools: Tool[];
   mcpServers: McpServerInfo[];
   languageServers: Array<{ name: string; status: string; roots: string[]; restarts: number; lastError?: string }>;
-  openctx: { providers: Array<{ provider: string; name?: string; ok: boolean; lastError?: string }>; host: string | undefined };
+  /** Each provider's `meta`, asked for the report (bounded by `openctx.timeoutMs`). */
+  openctx: { providers: ProviderHealth[]; host: string | undefined };
   gateway?: { url: string | undefined; providers: Array<{ name: string; providerId: string; chatId: string; tools: number }> };
 }
 
@@ -46,7 +48,7 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
           .join('\n')}`
       : 'Language servers: none available',
     d.openctx.providers.length
-      ? `OpenCtx providers:\n${d.openctx.providers.map((p) => `  - ${p.name ?? p.provider}: ${p.ok ? 'ok' : `failing — ${p.lastError ?? 'unknown error'}`}`).join('\n')}`
+      ? `OpenCtx providers:\n${d.openctx.providers.map(openCtxLine).join('\n')}`
       : 'OpenCtx providers: none configured',
     `OpenCtx host: ${d.openctx.host ?? 'not serving'}`,
     !d.gateway
@@ -58,6 +60,18 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
         }`,
   ];
   return lines.join('\n');
+}
+
+/** `name (uri): ok — capabilities`, or the error its `meta` gave (module not found, connection refused, bad meta). */
+function openCtxLine(p: ProviderHealth): string {
+  const label = p.name === p.provider ? p.name : `${p.name} (${p.provider})`;
+  if (!p.ok) return `  - ${label}: failing — ${p.error ?? 'unknown error'}`;
+  const notes = [
+    p.capabilities.length ? p.capabilities.join(', ') : 'no capabilities',
+    ...(p.unnamed ? [`meta has no name, so it is called "${p.name}"`] : []),
+    ...(p.lastError ? [`last error: ${p.lastError}`] : []),
+  ];
+  return `  - ${label}: ok — ${notes.join('; ')}`;
 }
 
 /** Where each local model's file is: ready on disk, or fetched on first use. */

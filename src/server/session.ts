@@ -434,7 +434,7 @@ export class Session {
     return buildRepoMap(this.roots, { signal, maxEntries: this.config.context.repoMapMaxEntries });
   }
 
-  doctor(): Promise<string> {
+  async doctor(): Promise<string> {
     return doctorReport({
       home: this.home,
       dbPath: this.store.path,
@@ -447,7 +447,7 @@ export class Session {
       tools: this.tools.all(),
       mcpServers: this.mcp.servers(),
       // `patchbay doctor` does not listen itself: it shows the address a running server wrote.
-      openctx: { providers: this.openctx.status(), host: this.openctxHost?.url },
+      openctx: { providers: await this.openctx.health(), host: this.openctxHost?.url },
       languageServers: this.lsp.servers(),
       gateway: this.gateway ? { url: this.gatewayUrl ?? this.runningGatewayAddress(), providers: this.gateway.providers() } : undefined,
     });

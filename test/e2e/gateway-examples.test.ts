@@ -19,15 +19,29 @@ const FIXTURES = resolve(import.meta.dirname, '../fixtures/providers');
 const SPEC_ADDRESS = 'localhost:9400';
 const { llm, track } = useFakeLlmSuite();
 
-/** A Python that has `websockets`: Debian's (.ci/run installs python3-websockets), else the one on PATH. */
-const PYTHON = ['/usr/bin/python3', 'python3'].find((py) => {
-  try {
-    execFileSync(py, ['-c', 'import websockets'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-});
+/**
+ * How the Python example runs: with a Python that has the real `websockets` (Debian's, which
+ * .ci/run installs as python3-websockets, else the one on PATH); on a fresh machine without it,
+ * with python3 and the stdlib-only stand-in of its client API (test/fixtures/python-websockets)
+ * on PYTHONPATH, so `npm test` needs nothing beyond what the README's install gives.
+ */
+function pythonForExample(): { python: string; env: Record<string, string>; websockets: 'real' | 'stand-in' } | undefined {
+  const candidates = ['/usr/bin/python3', 'python3'];
+  const runs = (py: string, code: string, env: Record<string, string> = {}) => {
+    try {
+      execFileSync(py, ['-c', code], { stdio: 'ignore', env: { PATH: process.env.PATH ?? '', ...env } });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const real = candidates.find((py) => runs(py, 'import websockets'));
+  if (real) return { python: real, env: {}, websockets: 'real' };
+  const python = candidates.find((py) => runs(py, 'import asyncio'));
+  return python ? { python, env: { PYTHONPATH: STAND_IN }, websockets: 'stand-in' } : undefined;
+}
+const STAND_IN = resolve(import.meta.dirname, '../fixtures/python-websockets');
+const PYTHON = pythonForExample();
 
 /** A server on a free port with one chat open (the examples bind to the first session). */
 async function boot(): Promise<{ p: EcaProc; chatId: string; token: string; home: string; port: number }> {
@@ -58,9 +72,11 @@ class Example {
   readonly proc: ChildProcess;
   out = '';
   readonly exited: Promise<number | null>;
-  constructor(command: string, args: string[], token: string) {
+  constructor(command: string, args: string[], token: string, env: Record<string, string> = {}) {
+    // No .pyc files written beside the fixtures: tests write only to temp dirs.
+    const base = { PATH: process.env.PATH ?? '', TAP_PROVIDER_TOKEN: token, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
     // cwd: the fixtures folder, so the Node example's `import "ws"` resolves as it would beside the file.
-    this.proc = spawn(command, args, { cwd: FIXTURES, env: { PATH: process.env.PATH ?? '', TAP_PROVIDER_TOKEN: token, PYTHONUNBUFFERED: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = spawn(command, args, { cwd: FIXTURES, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc.stdout!.on('data', (d: Buffer) => (this.out += d.toString()));
     this.proc.stderr!.on('data', (d: Buffer) => (this.out += d.toString()));
     this.exited = new Promise((r) => this.proc.once('exit', (code) => r(code)));
@@ -92,6 +108,24 @@ async function greetThroughChat(p: EcaProc, chatId: string, name: string, nth: n
 const serverUpdated = (name: string, status: string) => (m: { method?: string; params?: any }) =>
   m.method === 'tool/serverUpdated' && m.params?.name === name && m.params?.status === status;
 
+/** The spec's Python example against a fresh server: registers, greets through a chat, exits on shutdown.pending. */
+async function runPythonExample(python: string, flags: string[], env: Record<string, string>, name: string): Promise<void> {
+  const { p, chatId, token, port } = await boot();
+  const ex = new Example(python, [...flags, '-c', exampleSource('example_provider.py', port)], token, env);
+  try {
+    await ex.printed(/Registered as p-[0-9a-f]+/);
+    await p.waitFor(serverUpdated('example-provider', 'running'));
+    await greetThroughChat(p, chatId, name, 2);
+    await p.request('chat/delete', { chatId });
+    // The Python example returns from connect() on shutdown.pending: the process ends.
+    expect(await Promise.race([ex.exited, new Promise((r) => setTimeout(() => r('still running'), 8000))])).toBe(0);
+    await p.waitFor(serverUpdated('example-provider', 'stopped'));
+    expect(ex.out).not.toMatch(/Traceback|Error \[/);
+  } finally {
+    ex.stop();
+  }
+}
+
 describe("the spec's example providers against patchbay server", () => {
   it('Node.js example: registers, answers greet, says goodbye on shutdown.pending', async () => {
     const { p, chatId, token, port } = await boot();
@@ -113,22 +147,21 @@ describe("the spec's example providers against patchbay server", () => {
     }
   });
 
-  // .ci/run installs Debian's python3-websockets; a missing one is a failure, not a skip.
-  it('Python example: registers, answers greet, exits after shutdown.pending', async () => {
-    expect(PYTHON, 'a python3 with the websockets package (apt-get install python3-websockets)').toBeDefined();
-    const { p, chatId, token, port } = await boot();
-    const ex = new Example(PYTHON!, ['-c', exampleSource('example_provider.py', port)], token);
-    try {
-      await ex.printed(/Registered as p-[0-9a-f]+/);
-      await p.waitFor(serverUpdated('example-provider', 'running'));
-      await greetThroughChat(p, chatId, 'Bob', 2);
-      await p.request('chat/delete', { chatId });
-      // The Python example returns from connect() on shutdown.pending: the process ends.
-      expect(await Promise.race([ex.exited, new Promise((r) => setTimeout(() => r('still running'), 8000))])).toBe(0);
-      await p.waitFor(serverUpdated('example-provider', 'stopped'));
-    } finally {
-      ex.stop();
-    }
+  // .ci/run installs Debian's python3-websockets; elsewhere the stand-in runs. No python3 is a failure, not a skip.
+  it(`Python example: registers, answers greet, exits after shutdown.pending (websockets: ${PYTHON?.websockets ?? 'no python3'})`, async () => {
+    expect(PYTHON, 'python3 on PATH').toBeDefined();
+    await runPythonExample(PYTHON!.python, [], PYTHON!.env, 'Bob');
+  });
+
+  // A fresh Debian/Ubuntu machine: python3 without websockets. `-S` leaves out site-packages (where
+  // python3-websockets lives), so this is that machine even where the package is installed.
+  it('Python example on a python3 without websockets: runs unchanged with the stdlib stand-in', async () => {
+    expect(PYTHON, 'python3 on PATH').toBeDefined();
+    const env = { PATH: process.env.PATH ?? '', PYTHONPATH: STAND_IN };
+    expect(() => execFileSync(PYTHON!.python, ['-S', '-c', 'import websockets'], { stdio: 'ignore', env: { PATH: env.PATH } })).toThrow();
+    const where = execFileSync(PYTHON!.python, ['-S', '-c', 'import websockets; print(websockets.__file__)'], { encoding: 'utf8', env });
+    expect(where.trim()).toBe(join(STAND_IN, 'websockets', '__init__.py'));
+    await runPythonExample(PYTHON!.python, ['-S'], { PYTHONPATH: STAND_IN }, 'Dora');
   });
 
   it('an SDK provider finds the gateway and the token through the server’s files alone', async () => {

@@ -15,6 +15,7 @@
  * `x-linked-etag` on its redirect, which is why redirects are followed by hand) and only then
  * renamed into place. Concurrent calls for one file in this process share one download.
  */
+import { displayUrl } from '../../util/url.js';
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, existsSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { type FileHandle, mkdir, open, rename, rm, stat } from 'node:fs/promises';
@@ -125,7 +126,7 @@ function hfEndpoint(): string {
     throw new Error(`HF_ENDPOINT "${v}" is not a URL; expected e.g. https://hf-mirror.com`);
   }
   const problem = remoteUrlProblem(u);
-  if (problem || u.search) throw new Error(`cannot use HF_ENDPOINT "${withoutQuery(u.href)}": ${problem ?? 'a query string is not supported'}`);
+  if (problem || u.search) throw new Error(`cannot use HF_ENDPOINT "${displayUrl(u.href)}": ${problem ?? 'a query string is not supported'}`);
   return u.href.replace(/\/+$/, '');
 }
 
@@ -145,10 +146,6 @@ function resolveUrl(uri: string, home: string): Resolved {
   return { kind: 'remote', url: u.href, path: join(modelsDir(home), name), name };
 }
 
-function withoutQuery(url: string): string {
-  const u = new URL(url);
-  return `${u.origin}${u.pathname}${u.search ? '?…' : ''}`;
-}
 
 /** Why a URL may not be downloaded from (also checked on every redirect), or undefined. */
 function remoteUrlProblem(u: URL): string | undefined {
@@ -271,7 +268,7 @@ function startFlight(uri: string, r: Resolved, expected: string | undefined): Fl
       }
     }
   };
-  const job: Job = { uri, url: r.url!, shown: withoutQuery(r.url!), path: r.path, name: r.name, expected, signal: controller.signal, emit };
+  const job: Job = { uri, url: r.url!, shown: displayUrl(r.url!), path: r.path, name: r.name, expected, signal: controller.signal, emit };
   const promise = download(job).finally(() => inflight.delete(r.path));
   const flight: Flight = { promise, controller, waiters: 0, listeners };
   inflight.set(r.path, flight);

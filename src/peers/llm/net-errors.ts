@@ -84,15 +84,4 @@ function findCode(e: unknown, depth: number): string | undefined {
   return typeof code === 'string' && /^E[A-Z_]+$/.test(code) ? code : undefined;
 }
 
-/**
- * A URL as error messages show it: no user info, no query string (API keys travel there,
- * e.g. Gemini's `?key=`), no fragment.
- */
-export function displayUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}${u.search ? '?…' : ''}`;
-  } catch {
-    return '(an invalid url)';
-  }
-}
+export { displayUrl } from '../../util/url.js';

@@ -175,7 +175,8 @@ export class McpServerHandle {
       this.setState({ kind: 'running', gen, session });
     } catch (e) {
       if (this.gen !== gen) return;
-      this.fail(`failed to start: ${oneLine(errorMessage(e), 500)}`);
+      // Room for the stderr tail (at most 600 characters) after the error itself.
+      this.fail(`failed to start: ${oneLine(errorMessage(e), 1000)}`);
     }
   }
 

@@ -34,6 +34,7 @@ import { renderResource, toToolResult } from './adapt.js';
 import type { ServerConfig } from './config.js';
 import { callToolResultSchema, parseCallToolResult } from './fast-parse.js';
 import { connect, oneLine, type Connection } from './transport.js';
+import { StderrTail } from './stderr-tail.js';
 
 export type ListKind = 'tools' | 'resources' | 'prompts';
 
@@ -99,7 +100,7 @@ export class McpSession {
   private closing = false;
   /** Set once the server broke the protocol; its later answers are not used. */
   private broken: string | undefined;
-  private lastStderr = '';
+  private readonly stderr: StderrTail;
   private readonly subscribed = new Set<string>();
   private readonly updated = new Set<string>();
   /** Per list: the newest refresh started and the newest applied, so a slow old answer never wins. */
@@ -116,7 +117,9 @@ export class McpSession {
     },
   });
 
-  private constructor(private readonly opts: SessionOptions) {}
+  private constructor(private readonly opts: SessionOptions) {
+    this.stderr = new StderrTail(opts.config.kind === 'stdio' ? Object.values(opts.config.env) : []);
+  }
 
   static async open(opts: SessionOptions): Promise<McpSession> {
     const s = new McpSession(opts);
@@ -128,10 +131,9 @@ export class McpSession {
       signal: opts.signal,
       log: opts.log,
       onStderr: (line) => {
-        if (!line.trim()) return;
-        s.lastStderr = line;
-        opts.log.info(`stderr: ${line}`);
+        if (line.trim()) opts.log.info(`stderr: ${s.stderr.scrub(line)}`);
       },
+      stderrTail: s.stderr,
     });
     s.instructions = s.conn.client.getInstructions();
     // callDirect's answers are taken before the SDK sees them; everything else is the SDK's.
@@ -189,7 +191,8 @@ export class McpSession {
     client.onclose = () => {
       if (this.conn?.client === client) this.calls.failAll((tool, call) => this.closedDuringCall(call?.label ?? `${this.opts.name}__${tool}`));
       if (this.closing || this.conn?.client !== client) return;
-      this.opts.onClosed(`connection closed${this.lastStderr ? ` (last stderr: ${this.lastStderr.slice(0, 300)})` : ''}`);
+      const tail = this.stderr.text();
+      this.opts.onClosed(`connection closed${tail ? `; stderr: ${tail}` : ''}`);
     };
     client.setRequestHandler(ListRootsRequestSchema, () => ({
       roots: this.opts.roots().map((r) => ({ uri: pathToFileURL(r).href, name: basename(r) })),

@@ -16,6 +16,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from './config.js';
 import { FastReadBuffer } from './fast-parse.js';
+import type { StderrTail } from './stderr-tail.js';
 
 export interface Connection {
   client: Client;
@@ -37,6 +38,8 @@ export interface ConnectOptions {
   log: Logger;
   /** Each line the child writes to stderr. */
   onStderr: (line: string) => void;
+  /** Where a stdio child's last stderr lines are kept; a failed start reports them. */
+  stderrTail?: StderrTail;
 }
 
 export async function connect(config: ServerConfig, opts: ConnectOptions): Promise<Connection> {
@@ -87,7 +90,15 @@ async function connectStdio(config: StdioServerConfig, opts: ConnectOptions): Pr
     stderr: 'pipe',
   });
   // The PassThrough exists before start(), so early output is not lost.
-  if (transport.stderr) createInterface({ input: transport.stderr as Readable }).on('line', opts.onStderr);
+  let stderrDone: Promise<void> = Promise.resolve();
+  if (transport.stderr) {
+    const lines = createInterface({ input: transport.stderr as Readable });
+    stderrDone = new Promise((r) => lines.once('close', () => r()));
+    lines.on('line', (line) => {
+      opts.stderrTail?.push(line);
+      opts.onStderr(line);
+    });
+  }
   const client = opts.makeClient();
   try {
     await connectOrAbort(client, transport, opts);
@@ -95,7 +106,12 @@ async function connectStdio(config: StdioServerConfig, opts: ConnectOptions): Pr
     // A failed initialize already started the SDK's close in the background; finish it now.
     await client.close().catch(() => {});
     if (transport.spawnedPid) await ensureDead(transport.spawnedPid, opts.log);
-    throw e;
+    if (opts.signal.aborted || !opts.stderrTail) throw e;
+    // "Connection closed" says nothing; why the child quit is in its stderr, which may still be
+    // in the pipe when the exit is seen: read it to its end (bounded), then report its tail.
+    await Promise.race([stderrDone, delay(1000)]);
+    const tail = opts.stderrTail.text();
+    throw tail ? new Error(`${errorMessage(e)}; stderr: ${tail}`) : e;
   }
   const pid = transport.spawnedPid;
   return {

@@ -17,6 +17,8 @@ import { annotationSchema, itemSchema, mentionSchema, metaResultSchema, parseLis
 import { matchMessageSelectors, matchSelectors, type SelectorResource } from './selectors.js';
 import { createTransport, locateProvider, METHOD_NOT_FOUND, ProviderError, withDeadline, type Method, type ProviderTransport } from './transport.js';
 import { renderItems, wholeRange, type ClientAnnotation } from './render.js';
+import { fallbackName } from './names.js';
+import { displayUrl } from '../../../util/url.js';
 
 export interface OpenCtxClientOptions {
   config: OpenCtxConfigInput;
@@ -60,9 +62,27 @@ export interface ProviderMeta {
   error?: string;
 }
 
+/** One provider as `doctor` shows it: its `meta` answered now, or the error it gave. */
+export interface ProviderHealth {
+  provider: string;
+  name: string;
+  ok: boolean;
+  /** What its meta says it does: `mentions`, `items`, `annotations` (or spec 0.1 style). */
+  capabilities: string[];
+  /** Its meta has no `name`: `name` was derived from the config key. */
+  unnamed: boolean;
+  error?: string;
+  /** The last failure of any call, when meta itself answered. */
+  lastError?: string;
+}
+
 interface ProviderState {
   index: number;
   uri: string;
+  /** The name used when meta has none (see names.ts). */
+  fallback: string;
+  /** The URI as logs and `doctor` show it: an URL's query and credentials may hold tokens. */
+  label: string;
   settings: ProviderSettings;
   transport?: ProviderTransport;
   meta?: Promise<MetaResult>;
@@ -84,12 +104,21 @@ export class OpenCtxClient {
   /** `server + uri` → the mention as its provider returned it, for `items({mention})`. */
   private readonly mentionsSeen = new Map<string, { state: ProviderState; mention: Mention }>();
   private disposed = false;
+  /** autoInclude entries already reported as naming no provider. */
+  private readonly unmatchedWarned = new Set<string>();
 
   constructor(options: OpenCtxClientOptions) {
     this.config = openCtxConfigSchema.parse(options.config);
     this.roots = options.roots;
     this.log = options.log;
-    this.providers = enabledProviders(this.config).map((p, index) => ({ index, uri: p.uri, settings: p.settings, unsupported: new Set<Method>() }));
+    this.providers = enabledProviders(this.config).map((p, index) => ({
+      index,
+      uri: p.uri,
+      fallback: fallbackName(p.uri),
+      label: /^https?:\/\//i.test(p.uri) ? displayUrl(p.uri) : p.uri,
+      settings: p.settings,
+      unsupported: new Set<Method>(),
+    }));
   }
 
   /** Every provider's meta (fetched in parallel, cached), e.g. for `doctor`. */
@@ -100,6 +129,18 @@ export class OpenCtxClient {
         return r.ok ? { provider: p.uri, name: this.nameOf(p), meta: r.value } : { provider: p.uri, name: this.nameOf(p), error: r.error };
       }),
     );
+  }
+
+  /** Each provider's meta, asked now (cached when it answered before), with what it offers or why it fails. */
+  async health(signal?: AbortSignal): Promise<ProviderHealth[]> {
+    const metas = await this.meta(signal);
+    return metas.map((m, i): ProviderHealth => {
+      const { label, lastError } = this.providers[i]!;
+      if (!m.meta) return { provider: label, name: label, ok: false, capabilities: [], unnamed: false, error: m.error ?? 'unknown error' };
+      const meta = m.meta;
+      const capabilities = isOldStyle(meta) ? ['spec 0.1 style (no capability objects)'] : (['mentions', 'items', 'annotations'] as const).filter((k) => meta[k] !== undefined);
+      return { provider: label, name: m.name, ok: true, capabilities, unnamed: meta.name === undefined, ...(lastError !== undefined ? { lastError } : {}) };
+    });
   }
 
   /** All providers' mentions for `query`, in config order, once every provider answered or timed out. */
@@ -123,7 +164,7 @@ export class OpenCtxClient {
           const params = resource ? { query, uri: resource.uri } : { query };
           const raw = await p.transport!.call('mentions', params, p.settings, s);
           const { values, dropped } = parseList(mentionSchema, raw, 'mentions');
-          for (const d of dropped) this.log.warn(`openctx ${p.uri}: dropped invalid ${d}`);
+          for (const d of dropped) this.log.warn(`openctx ${p.label}: dropped invalid ${d}`);
           return values;
         });
         if (!r.ok || r.value === undefined) return undefined;
@@ -150,7 +191,7 @@ export class OpenCtxClient {
     }
     const { state, mention: original } = seen;
     const r = await this.run(state, 'items', signal, (s) => this.callItems(state, { mention: original }, s));
-    if (!r.ok) throw new ProviderError(`${state.uri}: ${r.error}`);
+    if (!r.ok) throw new ProviderError(`${state.label}: ${r.error}`);
     return renderItems(r.value.map((item) => ({ providerName: this.nameOf(state), item })));
   }
 
@@ -165,7 +206,8 @@ export class OpenCtxClient {
       candidates.map(async (p) => {
         const r = await this.run(p, 'items', signal, async (s) => {
           const meta = await this.fetchMeta(p);
-          if (!wanted.has(p.uri) && !(meta.name !== undefined && wanted.has(meta.name))) return [];
+          // A provider answers to its URI and its name (meta `name`, else the one derived from the URI).
+          if (!wanted.has(p.uri) && !wanted.has(meta.name ?? p.fallback)) return [];
           if (!matchMessageSelectors(meta.items?.messageSelectors, message)) return [];
           if (isOldStyle(meta) && (await p.transport!.implements('items')) === false) return [];
           return this.callItems(p, { message }, s);
@@ -173,6 +215,7 @@ export class OpenCtxClient {
         return r.ok ? r.value.map((item) => ({ providerName: this.nameOf(p), item })) : [];
       }),
     );
+    this.warnUnmatched(wanted);
     return renderItems(results.flat());
   }
 
@@ -188,7 +231,7 @@ export class OpenCtxClient {
           if (isOldStyle(meta) && (await p.transport!.implements('annotations')) === false) return [];
           const raw = await p.transport!.call('annotations', { uri, content }, p.settings, s);
           const { values, dropped } = parseList(annotationSchema, raw, 'annotations');
-          for (const d of dropped) this.log.warn(`openctx ${p.uri}: dropped invalid ${d}`);
+          for (const d of dropped) this.log.warn(`openctx ${p.label}: dropped invalid ${d}`);
           return values;
         });
         if (!r.ok) return [];
@@ -226,7 +269,7 @@ export class OpenCtxClient {
   private async callItems(p: ProviderState, params: { message?: string; mention?: Mention }, signal: AbortSignal): Promise<Item[]> {
     const raw = await this.transportOf(p).call('items', params, p.settings, signal);
     const { values, dropped } = parseList(itemSchema, raw, 'items');
-    for (const d of dropped) this.log.warn(`openctx ${p.uri}: dropped invalid ${d}`);
+    for (const d of dropped) this.log.warn(`openctx ${p.label}: dropped invalid ${d}`);
     return values;
   }
 
@@ -261,7 +304,20 @@ export class OpenCtxClient {
   }
 
   private nameOf(p: ProviderState): string {
-    return p.metaValue?.name ?? p.uri;
+    return p.metaValue ? (p.metaValue.name ?? p.fallback) : p.uri;
+  }
+
+  /** An autoInclude entry that names no provider would otherwise include nothing, silently. */
+  private warnUnmatched(wanted: Set<string>): void {
+    // Only once every meta is known: a provider failing now may be the one the entry names.
+    if (this.providers.some((p) => !p.metaValue)) return;
+    const names = new Set(this.providers.flatMap((p) => [p.uri, this.nameOf(p)]));
+    for (const entry of wanted) {
+      if (names.has(entry) || this.unmatchedWarned.has(entry)) continue;
+      this.unmatchedWarned.add(entry);
+      const known = this.providers.map((p) => `"${this.nameOf(p)}"`).join(', ') || 'none';
+      this.log.warn(`openctx: autoInclude "${entry}" names no provider (their names: ${known}; a provider's URI works too)`);
+    }
   }
 
   private transportOf(p: ProviderState): ProviderTransport {
@@ -281,7 +337,11 @@ export class OpenCtxClient {
       p.meta = pending;
       pending.then(
         (m) => {
-          if (p.meta === pending) p.metaValue = m;
+          if (p.meta !== pending) return;
+          p.metaValue = m;
+          if (m.name === undefined) {
+            this.log.warn(`openctx ${p.label}: meta has no "name"; calling it "${p.fallback}" (mentions show openctx:${p.fallback}; autoInclude may use that name)`);
+          }
         },
         () => {
           if (p.meta === pending) p.meta = undefined;
@@ -308,7 +368,7 @@ export class OpenCtxClient {
       const error = errorText(e);
       if (signal?.aborted) return { ok: false, error };
       p.lastError = `${method}: ${error}`.replace(new RegExp(`^${method}: ${method}: `), `${method}: `);
-      this.log.warn(`openctx ${p.uri}: ${p.lastError}`);
+      this.log.warn(`openctx ${p.label}: ${p.lastError}`);
       return { ok: false, error };
     }
   }

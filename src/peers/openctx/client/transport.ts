@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { responseMessageSchema } from './schema.js';
+import { displayUrl } from '../../../util/url.js';
 
 export type Method = 'meta' | 'mentions' | 'items' | 'annotations';
 
@@ -101,12 +102,20 @@ class HttpTransport implements ProviderTransport {
   }
 
   async call(method: Method, params: unknown, settings: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
-    const res = await fetch(this.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ method, params, settings }),
-      signal,
-    });
+    let res: Response;
+    try {
+      res = await fetch(this.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ method, params, settings }),
+        signal,
+      });
+    } catch (e) {
+      if (signal.aborted) throw e;
+      // fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, …) is its cause.
+      const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : e instanceof Error ? e.message : String(e);
+      throw new ProviderError(`${method}: cannot reach ${displayUrl(this.url)}: ${cause}`);
+    }
     const text = await res.text();
     let body: unknown;
     try {

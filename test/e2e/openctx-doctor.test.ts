@@ -1,0 +1,81 @@
+/** `patchbay doctor` asks every OpenCtx provider's meta; a provider without meta.name still answers to autoInclude. */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BIN, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+
+const { llm, track } = useFakeLlmSuite();
+const fixture = (f: string) => resolve(import.meta.dirname, '../fixtures/openctx', f);
+
+/** A loopback port nothing listens on: bound by the OS, then released. */
+async function refusedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+/** `patchbay <args>` in `cwd` with its own home. */
+function run(args: string[], cwd: string, home: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), PATCHBAY_HOME: join(home, '.patchbay'), PATCHBAY_LOCAL_MODEL: 'off' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((r) => child.on('close', (code) => r({ code, stdout, stderr })));
+}
+
+/** `patchbay doctor` in a workspace the user trusts (its config names OpenCtx providers). */
+async function doctor(cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const home = tempDir();
+  const trusted = await run(['trust', cwd], cwd, home);
+  expect(trusted.code, trusted.stderr).toBe(0);
+  return run(['doctor'], cwd, home);
+}
+
+describe('OpenCtx providers in patchbay doctor', () => {
+  it('shows the error of a missing module and of a refused URL, and ok with the capabilities of working ones', async () => {
+    const port = await refusedPort();
+    const url = `http://127.0.0.1:${port}/ctx`;
+    const config = {
+      openctx: {
+        providers: { './tools/missing-provider.mjs': true, [`${url}?token=sekrit-123`]: true, [fixture('notes-provider.mjs')]: true, [fixture('nameless-provider.mjs')]: true },
+        timeoutMs: 3000,
+      },
+    };
+    const root = workspace({ '.patchbay/config.json': JSON.stringify(config) });
+    const { stdout } = await doctor(root);
+    const lines = stdout.split('\n');
+    const line = (start: string) => lines.find((l) => l.startsWith(`  - ${start}`)) ?? `(no line for ${start} in:\n${stdout})`;
+    expect(line('./tools/missing-provider.mjs')).toContain(`failing — cannot load provider module ${join(root, 'tools', 'missing-provider.mjs')}`);
+    // Shown as `…/ctx?…`: that a query was there, never what it said.
+    expect(line(url)).toMatch(new RegExp(`failing — meta: cannot reach ${`${url}?…`.replace(/[.?]/g, '\\$&')}: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}`));
+    // The query string may carry a token: it is never shown.
+    expect(stdout).not.toContain('sekrit-123');
+    expect(line('notes')).toBe(`  - notes (${fixture('notes-provider.mjs')}): ok — mentions, annotations`);
+    expect(line('nameless-provider')).toBe(`  - nameless-provider (${fixture('nameless-provider.mjs')}): ok — items; meta has no name, so it is called "nameless-provider"`);
+  });
+});
+
+describe('an OpenCtx provider whose meta has no name', () => {
+  it('answers to autoInclude by the name derived from its file, with a warning; an entry naming nothing is reported', async () => {
+    const home = tempDir();
+    const openctx = { providers: { [fixture('nameless-provider.mjs')]: true }, autoInclude: ['nameless-provider', 'no-such-provider'] };
+    const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url, 'openai-chat', { openctx }) }));
+    await p.initialize(workspace());
+    await p.waitFor((m) => m.method === 'config/updated');
+    llm().script([{ text: 'ok' }]);
+    const chatId = (await p.request('chat/prompt', { message: 'hello nameless' })).result.chatId;
+    await p.turnDone(chatId);
+    const user = llm().requests[0].body.messages.filter((m: any) => m.role === 'user').at(-1).content as string;
+    expect(user).toContain('nameless saw: hello nameless');
+    expect(p.stderr).toContain(`meta has no "name"; calling it "nameless-provider"`);
+    expect(p.stderr).toMatch(/autoInclude "no-such-provider" names no provider \(their names: "nameless-provider"/);
+  });
+});
