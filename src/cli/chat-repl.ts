@@ -7,7 +7,8 @@
 import { createInterface } from 'node:readline/promises';
 import { askOn } from './chat-ask.js';
 import type { ServerProcess } from './chat-client.js';
-import { complete, mentionsToContexts, type KnownMentions } from './chat-mentions.js';
+import { complete, mentionsToContexts, type KnownMentions, type OfferedContext } from './chat-mentions.js';
+import { replIdle } from './chat-repl-idle.js';
 import type { Approver, ChatSession, TurnOutcome } from './chat-session.js';
 import type { Term } from './chat-term.js';
 
@@ -47,7 +48,7 @@ export async function runRepl(o: ReplOptions): Promise<number> {
             cwd,
             {
               queryContext: async (query) =>
-                (await server.request<{ contexts?: Array<{ type: string; path?: string; url?: string }> }>('chat/queryContext', { chatId: session.chatId, query, contexts: [] }, 5_000))
+                (await server.request<{ contexts?: OfferedContext[] }>('chat/queryContext', { chatId: session.chatId, query, contexts: [] }, 5_000))
                   .contexts ?? [],
               queryCommands: async (query) =>
                 (await server.request<{ commands?: Array<{ name: string }> }>('chat/queryCommands', { chatId: session.chatId, query }, 5_000)).commands ?? [],
@@ -58,6 +59,7 @@ export async function runRepl(o: ReplOptions): Promise<number> {
       : undefined,
   });
   rl.setPrompt(term.paint('bold', '> '));
+  session.idle = replIdle(rl, output, terminal, session, (outcome) => void o.report(outcome));
   const prompt = () => {
     if (terminal) rl.prompt();
   };
