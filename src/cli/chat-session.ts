@@ -63,6 +63,8 @@ export class ChatSession {
   /** How contents outside our prompts are shown. */
   idle: IdleHooks = plainIdle;
   private turn: Turn | undefined;
+  /** Contents of a prompt answered `login` still to come (up to its `finished`): not shown again. */
+  private muted = false;
   /** Settles when the turn the server started by itself is over. */
   private serverTurn: Promise<void> | undefined;
   private approvals: Promise<void> = Promise.resolve();
@@ -93,6 +95,10 @@ export class ChatSession {
     }
     const { chatId, role, content } = parsed.data;
     if (chatId !== this.chatId) return;
+    if (this.muted) {
+      this.muted = !(content.type === 'progress' && content.state === 'finished');
+      return;
+    }
     let turn = this.turn;
     if (!turn) {
       // A surfaced event: shown as it arrives. Anything else opening a turn: an inject's turn.
@@ -154,7 +160,11 @@ export class ChatSession {
       }
       const res = chatPromptResultSchema.safeParse(raw);
       if (!res.success) return { kind: 'failed', message: `unexpected chat/prompt result: ${JSON.stringify(raw)}` };
-      if (res.data.status === 'login') return { kind: 'login' };
+      if (res.data.status === 'login') {
+        // The server also says it in the chat, after this answer; $/showMessage already showed it.
+        this.muted = true;
+        return { kind: 'login' };
+      }
       if (res.data.status === 'error') return { kind: 'failed', message: 'the server could not start the prompt' };
       this.chatId = res.data.chatId;
       const gone = await Promise.race([done.then(() => false), this.server.exited.then(() => true)]);
