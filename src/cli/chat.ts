@@ -211,7 +211,9 @@ async function chat(flags: ChatFlags): Promise<number> {
       ...(config.welcomeMessage ? [term.paint('dim', config.welcomeMessage)] : []),
       term.paint('dim', `model: ${model ?? config.selectModel ?? 'none configured'} · agent: ${flags.agent ?? config.selectAgent ?? 'code'} · /exit to quit`),
     ];
-    return await runRepl({
+    // Piped into the REPL, a rejection no one could answer also makes the exit code 3.
+    let unasked = false;
+    const code = await runRepl({
       server,
       session,
       term,
@@ -220,11 +222,12 @@ async function chat(flags: ChatFlags): Promise<number> {
       setApprover: (a) => (approver = a),
       fallbackApprover,
       report: (o) => {
-        outcomeCode(o);
+        if (outcomeCode(o) === EXIT_UNASKED) unasked = true;
         return o.kind !== 'failed' || server.alive;
       },
       banner,
     });
+    return code === 0 && unasked ? EXIT_UNASKED : code;
   } finally {
     term.status(undefined);
     await server.shutdown();

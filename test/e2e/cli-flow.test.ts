@@ -12,6 +12,7 @@ import WebSocket from 'ws';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { KEY, usePty } from '../support/pty.js';
 import { BIN, tempDir, workspace } from './harness.js';
+import { contextQuery, mentionsToContexts, tokenFor } from '../../src/cli/chat-mentions.js';
 
 const llm = useFakeLlm({ reset: 'afterEach' });
 const spawnPty = usePty();
@@ -46,7 +47,8 @@ interface Run {
 }
 
 /** `patchbay chat ...args` with piped stdio (not a terminal) in a fresh workspace and home. */
-function chat(args: string[], cfg: string, timeoutMs = 30_000): Promise<Run> {
+function chat(args: string[], cfg: string, stdin = ''): Promise<Run> {
+  const timeoutMs = 30_000;
   const home = tempDir('pb-flow-home-');
   const cwd = workspace({}, 'pb-flow-ws-');
   const child = spawn(process.execPath, [BIN, 'chat', ...args], { cwd, env: env(home, cfg), stdio: 'pipe' });
@@ -54,7 +56,7 @@ function chat(args: string[], cfg: string, timeoutMs = 30_000): Promise<Run> {
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdin.end();
+  child.stdin.end(stdin);
   return new Promise((res, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -126,6 +128,15 @@ describe('point 15: a non-TTY one-shot cannot ask for approval', () => {
     expect(r.stderr).toContain('no one could be asked (stdin is not a terminal)');
     expect(r.stderr).toContain('--yes');
     expect(r.stderr).toContain('"toolCall": {"approval": {"allow": {"write_file": {}}}}');
+  });
+
+  it('piped into the REPL, the same rejection makes the exit code 3', async () => {
+    llm().script([{ toolCall: { name: 'patchbay__write_file', args: { path: 'made.txt', content: 'x\n' } } }], [{ text: 'Not created.' }]);
+    const r = await chat([], config(), 'create made.txt\n');
+    expect(r.code, r.stderr).toBe(3);
+    expect(existsSync(join(r.cwd, 'made.txt'))).toBe(false);
+    expect(r.stdout).toContain('⊘ write_file rejected (no one could be asked)');
+    expect(r.stdout).toContain('Not created.');
   });
 
   it('a call the config allows runs and the exit code is 0', async () => {
@@ -248,5 +259,20 @@ describe('point 14: @-completion of MCP resources and OpenCtx mentions', () => {
     expect(JSON.stringify(llmCalls()[0].messages)).toContain('content of Alpha note (id 1)');
     p.write(`/exit${KEY.enter}`);
     expect(await p.exit()).toBe(0);
+  });
+});
+
+describe('mention tokens for MCP resources and OpenCtx mentions', () => {
+  it('tokens are <server>:<name> without whitespace; the server is asked for the name part', () => {
+    const res = { type: 'mcpResource', server: 'notes', name: 'Release notes', uri: 'notes://release', description: '', mimeType: 'text/plain' };
+    expect(tokenFor(res, '/ws')).toBe('notes:Releasenotes');
+    expect(tokenFor({ ...res, server: 'openctx:notes', name: 'Alpha note' }, '/ws')).toBe('openctx:notes:Alphanote');
+    expect(contextQuery('openctx:notes:Alp')).toBe('Alp');
+    expect(contextQuery('notes:')).toBe('');
+    expect(contextQuery('src/a.ts')).toBe('src/a.ts');
+    expect(contextQuery('https://example.com/x')).toBe('https://example.com/x');
+    // A completed token resolves to the context the server offered, even with punctuation after it.
+    const known = new Map([['notes:Releasenotes', res as any]]);
+    expect(mentionsToContexts('what is in @notes:Releasenotes?', '/ws', known)).toEqual([res]);
   });
 });
