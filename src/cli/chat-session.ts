@@ -85,6 +85,7 @@ export class ChatSession {
   /** Forget the chat: the next prompt starts a new one. */
   reset(): void {
     this.chatId = randomUUID();
+    this.muted = false;
   }
 
   private onContent(raw: unknown): void {
