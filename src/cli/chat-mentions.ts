@@ -2,7 +2,9 @@
  * `@mentions` in a typed prompt become ECA contexts: `@src/a.ts` → `{type:'file', path}`,
  * `@src/` → `{type:'directory', path}`, `@repoMap`, `@https://…` → `{type:'web', url}`. The
  * `@token` stays in the message text. Tab completion offers what `chat/queryContext` and
- * `chat/queryCommands` answer.
+ * `chat/queryCommands` answer, MCP resources and OpenCtx mentions included: they have no
+ * text form, so they are offered as `@<server>:<name>` (whitespace dropped; OpenCtx ones have
+ * server `openctx:<provider>`) and a picked one is sent as the context the server offered.
  */
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -55,9 +57,19 @@ export function mentionsToContexts(message: string, cwd: string, known?: KnownMe
   return out;
 }
 
+/** A context as `chat/queryContext` offers it (only the fields a token is made of are read). */
+export interface OfferedContext {
+  type: string;
+  path?: string;
+  url?: string;
+  server?: string;
+  name?: string;
+}
+
 /** `@token` for an offered context, or undefined when a terminal cannot use it. */
-export function tokenFor(ctx: { type: string; path?: string; url?: string }, cwd: string): string | undefined {
+export function tokenFor(ctx: OfferedContext, cwd: string): string | undefined {
   if (ctx.type === 'repoMap') return 'repoMap';
+  if (ctx.type === 'mcpResource' && ctx.server && ctx.name) return `${ctx.server}:${ctx.name.replace(/\s+/g, '')}`;
   if (ctx.type === 'web' && ctx.url) return ctx.url;
   if ((ctx.type === 'file' || ctx.type === 'directory') && ctx.path) {
     let shown = ctx.path;
@@ -68,11 +80,21 @@ export function tokenFor(ctx: { type: string; path?: string; url?: string }, cwd
     if (/\s/.test(shown)) return undefined; // a mention is one whitespace-free token
     return ctx.type === 'directory' && !shown.endsWith('/') ? `${shown}/` : shown;
   }
-  return undefined; // cursor (no editor here), MCP resources (not mentionable as text)
+  return undefined; // cursor (no editor here)
+}
+
+/**
+ * What to ask the server for `@partial`: `everything:Res` asks for `Res` (resources and mentions
+ * are matched by their name, not by `server:name`); a URL is asked for as it is.
+ */
+export function contextQuery(partial: string): string {
+  if (/^https?:/i.test(partial)) return partial;
+  const colon = partial.lastIndexOf(':');
+  return colon < 0 ? partial : partial.slice(colon + 1);
 }
 
 export interface CompletionSources {
-  queryContext(query: string): Promise<Array<{ type: string; path?: string; url?: string }>>;
+  queryContext(query: string): Promise<OfferedContext[]>;
   queryCommands(query: string): Promise<Array<{ name: string }>>;
   /** Commands the client handles itself (`exit`, `new`, …). */
   localCommands: string[];
@@ -83,12 +105,12 @@ export async function complete(line: string, cwd: string, src: CompletionSources
   const at = /(?:^|\s)@(\S*)$/.exec(line);
   if (at) {
     const partial = at[1];
-    const offered = await src.queryContext(partial);
+    const offered = await src.queryContext(contextQuery(partial));
     const tokens: string[] = [];
     for (const ctx of offered) {
       const token = tokenFor(ctx, cwd);
       if (!token || tokens.includes(`@${token}`)) continue;
-      if (ctx.type === 'file' || ctx.type === 'directory' || ctx.type === 'repoMap' || ctx.type === 'web') {
+      if (ctx.type === 'file' || ctx.type === 'directory' || ctx.type === 'repoMap' || ctx.type === 'web' || ctx.type === 'mcpResource') {
         known.set(token, ctx as ChatContext);
         known.set(token.replace(/\/$/, ''), ctx as ChatContext);
       }

@@ -24,9 +24,12 @@ export class Renderer {
   private readonly prepared = new Map<string, { name: string; args: string }>();
   /** Tool calls whose arguments/diff were shown for approval. */
   private readonly shown = new Set<string>();
+  /** Tool calls rejected because no one could be asked (stdin not a terminal, no --yes). */
+  private readonly unaskedIds = new Set<string>();
   private reasoning = false;
   /** Tenths of a percentage progress last printed without a status line. */
   private lastStep: number | undefined;
+  private lastWait: string | undefined;
 
   /** Finished calls' outputs: previewed under their line, whole through `/expand`. */
   readonly toolOutputs: ToolOutputs;
@@ -68,8 +71,14 @@ export class Renderer {
           t.status(withBar(c.text || 'Working'));
           return;
         }
-        // No status line (not a terminal): a retry is still worth a line (it explains the wait)…
+        // No status line (not a terminal): a retry is still worth a line (it explains the wait),
+        // a wait the user should know of (MCP servers still starting) is said once…
         if (c.text.startsWith('Retrying in ')) {
+          t.errLine(c.text);
+          return;
+        }
+        if (c.text.startsWith('Waiting for ') && c.text !== this.lastWait) {
+          this.lastWait = c.text;
           t.errLine(c.text);
           return;
         }
@@ -116,7 +125,7 @@ export class Renderer {
         return;
       }
       case 'toolCallRejected':
-        t.outLine(`${t.paint('yellow', '⊘')} ${c.name} rejected (${rejectReason(c.reason)})`);
+        t.outLine(`${t.paint('yellow', '⊘')} ${c.name} rejected (${this.unaskedIds.has(c.id) ? 'no one could be asked' : rejectReason(c.reason)})`);
         return;
     }
   }
@@ -190,8 +199,14 @@ export class Renderer {
     return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : p;
   }
 
+  /** The call is about to be rejected because no one could be asked: say so, not "by you". */
+  unasked(id: string): void {
+    this.unaskedIds.add(id);
+  }
+
   /** Clears per-turn state. */
   reset(): void {
+    this.unaskedIds.clear();
     this.prepared.clear();
     this.shown.clear();
     this.reasoning = false;

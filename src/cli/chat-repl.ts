@@ -11,7 +11,8 @@ import type { ServerProcess } from './chat-client.js';
 import { LOCAL_COMMAND_NAMES, runCommand } from './chat-commands.js';
 import { normalizePaste, PASTE_MODE_OFF, PASTE_MODE_ON, PasteStore, pasteFilteredInput } from './chat-paste.js';
 import type { Renderer } from './chat-render.js';
-import { complete, mentionsToContexts, type KnownMentions } from './chat-mentions.js';
+import { complete, mentionsToContexts, type KnownMentions, type OfferedContext } from './chat-mentions.js';
+import { replIdle } from './chat-repl-idle.js';
 import type { Approver, ChatSession, TurnOutcome } from './chat-session.js';
 import type { Term } from './chat-term.js';
 
@@ -71,7 +72,7 @@ export async function runRepl(o: ReplOptions): Promise<number> {
             cwd,
             {
               queryContext: async (query) =>
-                (await server.request<{ contexts?: Array<{ type: string; path?: string; url?: string }> }>('chat/queryContext', { chatId: session.chatId, query, contexts: [] }, 5_000))
+                (await server.request<{ contexts?: OfferedContext[] }>('chat/queryContext', { chatId: session.chatId, query, contexts: [] }, 5_000))
                   .contexts ?? [],
               queryCommands: async (query) =>
                 (await server.request<{ commands?: Array<{ name: string }> }>('chat/queryCommands', { chatId: session.chatId, query }, 5_000)).commands ?? [],
@@ -86,6 +87,7 @@ export async function runRepl(o: ReplOptions): Promise<number> {
   rl.setPrompt(mainPrompt);
   /** Lines ended with `\` so far (the message continues). */
   let continued: string[] = [];
+  session.idle = replIdle(rl, output, terminal, session, (outcome) => void o.report(outcome));
   const prompt = () => {
     if (terminal) rl.prompt();
   };

@@ -2,6 +2,11 @@
  * One chat of `patchbay chat`: sends prompts under a client-minted chat id, shows the turn's
  * contents, answers tool-call approvals, and knows when the turn is over (the system
  * `progress: finished` that follows the prompt).
+ *
+ * The server also speaks in the chat when we did not prompt: a gateway provider's `surface`
+ * push is a system text while idle, and its `inject` starts a whole turn of its own. Those are
+ * shown through `IdleHooks` (above the REPL's input line) and the turn is run like ours, with
+ * approvals, so it never waits on a question no one sees.
  */
 import { randomUUID } from 'node:crypto';
 import type { ChatContext } from '../protocol/eca/context.js';
@@ -10,13 +15,14 @@ import { contentReceivedSchema } from '../protocol/eca/content.js';
 import type { ServerProcess } from './chat-client.js';
 import type { Renderer, ToolCallRun, Usage } from './chat-render.js';
 
-export type ApprovalAnswer = 'yes' | 'no' | 'always';
+/** 'unasked': rejected because no one could be asked (stdin is not a terminal, no --yes). */
+export type ApprovalAnswer = 'yes' | 'no' | 'always' | 'unasked';
 /** Decides a tool call that needs approval (the block with its arguments is already shown). */
 export type Approver = (call: ToolCallRun, signal: AbortSignal) => Promise<ApprovalAnswer>;
 
 export type TurnOutcome =
   /** The turn ran; `errors` holds failure texts it produced. */
-  | { kind: 'done'; errors: string[]; stopped: boolean; usage?: Usage }
+  | { kind: 'done'; errors: string[]; stopped: boolean; usage?: Usage; unasked: string[] }
   /** No model: the server answered `status: 'login'` (its `$/showMessage` says what to do). */
   | { kind: 'login' }
   /** The prompt request itself failed, or the server went away. */
@@ -24,6 +30,8 @@ export type TurnOutcome =
 
 interface Turn {
   errors: string[];
+  /** Tools rejected because no one could be asked. */
+  unasked: string[];
   stopped: boolean;
   usage?: Usage;
   finished: () => void;
@@ -36,13 +44,31 @@ export interface ChatSessionOptions {
   log?: (line: string) => void;
 }
 
+/** What the chat shows while no prompt of ours runs (see the header). */
+export interface IdleHooks {
+  /** Runs `show` (which writes to the terminal) so it lands above the input line. */
+  above(show: () => void): void;
+  /** The server started a turn by itself (a provider's `inject`). */
+  turnStarted(): void;
+  turnEnded(outcome: TurnOutcome): void;
+}
+
+/** One-shot mode: print as it comes; the REPL installs its own. */
+export const plainIdle: IdleHooks = { above: (show) => show(), turnStarted: () => {}, turnEnded: () => {} };
+
 export class ChatSession {
   chatId: string = randomUUID();
   /** The model id sent with each prompt (undefined: the server's default). */
   model: string | undefined;
   /** The agent sent with each prompt (undefined: the server's default); `/agent` changes it. */
   agent: 'code' | 'plan' | undefined;
+  /** How contents outside our prompts are shown. */
+  idle: IdleHooks = plainIdle;
   private turn: Turn | undefined;
+  /** Contents of a prompt answered `login` still to come (up to its `finished`): not shown again. */
+  private muted = false;
+  /** Settles when the turn the server started by itself is over. */
+  private serverTurn: Promise<void> | undefined;
   private approvals: Promise<void> = Promise.resolve();
 
   constructor(
@@ -62,6 +88,7 @@ export class ChatSession {
   /** Forget the chat: the next prompt starts a new one. */
   reset(): void {
     this.chatId = randomUUID();
+    this.muted = false;
   }
 
   private onContent(raw: unknown): void {
@@ -71,8 +98,19 @@ export class ChatSession {
       return;
     }
     const { chatId, role, content } = parsed.data;
-    const turn = this.turn;
-    if (chatId !== this.chatId || !turn) return;
+    if (chatId !== this.chatId) return;
+    if (this.muted) {
+      this.muted = !(content.type === 'progress' && content.state === 'finished');
+      return;
+    }
+    let turn = this.turn;
+    if (!turn) {
+      // A surfaced event: shown as it arrives. Anything else opening a turn: an inject's turn.
+      const opens = (role === 'user' && content.type === 'text') || (content.type === 'progress' && content.state === 'running');
+      if (role === 'system' && content.type === 'text') return this.idle.above(() => this.renderer.content(role, content));
+      if (!opens) return;
+      turn = this.startServerTurn();
+    }
     const failure = this.renderer.content(role, content);
     if (failure) turn.errors.push(failure);
     if (content.type === 'usage') turn.usage = content;
@@ -92,17 +130,23 @@ export class ChatSession {
         answer = 'no';
       }
       if (turn.abort.signal.aborted) return; // promptStop settles it server-side
-      if (answer === 'no') this.server.notify('chat/toolCallReject', { chatId: this.chatId, toolCallId: call.id });
+      if (answer === 'unasked') {
+        turn.unasked.push(call.name);
+        this.renderer.unasked(call.id);
+      }
+      if (answer === 'no' || answer === 'unasked') this.server.notify('chat/toolCallReject', { chatId: this.chatId, toolCallId: call.id });
       else this.server.notify('chat/toolCallApprove', { chatId: this.chatId, toolCallId: call.id, ...(answer === 'always' ? { save: 'session' } : {}) });
     });
   }
 
   /** Sends a prompt and resolves when its turn is over. */
   async send(message: string, contexts: ChatContext[]): Promise<TurnOutcome> {
+    // A turn an inject started goes first; ours follows it, as the server would queue it.
+    while (this.serverTurn) await this.serverTurn;
     if (this.turn) return { kind: 'failed', message: 'a prompt is already running' };
     let finished!: () => void;
     const done = new Promise<void>((r) => (finished = r));
-    const turn: Turn = { errors: [], stopped: false, finished, abort: new AbortController() };
+    const turn: Turn = { errors: [], unasked: [], stopped: false, finished, abort: new AbortController() };
     this.turn = turn;
     this.renderer.reset();
     try {
@@ -120,17 +164,40 @@ export class ChatSession {
       }
       const res = chatPromptResultSchema.safeParse(raw);
       if (!res.success) return { kind: 'failed', message: `unexpected chat/prompt result: ${JSON.stringify(raw)}` };
-      if (res.data.status === 'login') return { kind: 'login' };
+      if (res.data.status === 'login') {
+        // The server also says it in the chat, after this answer; $/showMessage already showed it.
+        this.muted = true;
+        return { kind: 'login' };
+      }
       if (res.data.status === 'error') return { kind: 'failed', message: 'the server could not start the prompt' };
       this.chatId = res.data.chatId;
       const gone = await Promise.race([done.then(() => false), this.server.exited.then(() => true)]);
       if (gone) return { kind: 'failed', message: 'patchbay server exited during the turn' };
-      return { kind: 'done', errors: turn.errors, stopped: turn.stopped, usage: turn.usage };
+      return { kind: 'done', errors: turn.errors, stopped: turn.stopped, usage: turn.usage, unasked: turn.unasked };
     } finally {
       turn.abort.abort();
       this.turn = undefined;
       this.renderer.content('system', { type: 'progress', state: 'finished', text: '' });
     }
+  }
+
+  /** A turn the server started in our chat (a provider's inject): shown and approved like ours. */
+  private startServerTurn(): Turn {
+    let finished!: () => void;
+    const done = new Promise<void>((r) => (finished = r));
+    const turn: Turn = { errors: [], unasked: [], stopped: false, finished, abort: new AbortController() };
+    this.turn = turn;
+    this.renderer.reset();
+    const idle = this.idle;
+    idle.turnStarted();
+    this.serverTurn = Promise.race([done.then(() => false), this.server.exited.then(() => true)]).then((gone) => {
+      turn.abort.abort();
+      this.turn = undefined;
+      this.serverTurn = undefined;
+      this.renderer.content('system', { type: 'progress', state: 'finished', text: '' });
+      idle.turnEnded(gone ? { kind: 'failed', message: 'patchbay server exited during the turn' } : { kind: 'done', errors: turn.errors, stopped: turn.stopped, usage: turn.usage, unasked: turn.unasked });
+    });
+    return turn;
   }
 
   /** Ctrl-C during a turn: `chat/promptStop`; pending approval questions are dropped. */

@@ -4,7 +4,8 @@
  * (`patchbay chat "…"`) or runs a REPL.
  *
  * Exit codes: 0 done; 1 the turn failed, no model is configured, or the server failed;
- * 2 bad usage; 130 stopped with Ctrl-C.
+ * 2 bad usage; 3 a tool call needed approval and no one could be asked (stdin is not a
+ * terminal and no --yes), so it was rejected; 130 stopped with Ctrl-C.
  */
 import { askOnce } from './chat-ask.js';
 import { askWorkspaceTrust } from './chat-trust.js';
@@ -13,6 +14,7 @@ import { mentionsToContexts } from './chat-mentions.js';
 import { matchModel } from './chat-model.js';
 import { Renderer } from './chat-render.js';
 import { runRepl } from './chat-repl.js';
+import { watchToolServers } from './chat-servers.js';
 import { ChatSession, type Approver, type TurnOutcome } from './chat-session.js';
 import { Term } from './chat-term.js';
 import { commandHelp, usageError } from './help.js';
@@ -68,6 +70,16 @@ export function parseChatArgs(args: string[]): ChatFlags | { error: string } {
 
 export { matchModel };
 
+/** Exit code: a tool call needed approval and no one could be asked. */
+export const EXIT_UNASKED = 3;
+
+export function unaskedMessage(tool: string): string {
+  return (
+    `Rejected ${tool}: it needs approval and no one could be asked (stdin is not a terminal). ` +
+    `Pass --yes to approve every tool call, or allow it in the config: {"toolCall": {"approval": {"allow": {"${tool}": {}}}}}.`
+  );
+}
+
 export async function runChat(args: string[]): Promise<void> {
   const parsed = parseChatArgs(args);
   if ('error' in parsed) {
@@ -105,6 +117,7 @@ async function chat(flags: ChatFlags): Promise<number> {
     verbose: flags.verbose,
     log: (l) => term.errLine(term.paint('dim', l, 'err')),
   });
+  watchToolServers(server, (line) => session.idle.above(() => term.errLine(term.paint('yellow', line, 'err'))));
   server.listen();
 
   const serverLog = () => {
@@ -113,15 +126,13 @@ async function chat(flags: ChatFlags): Promise<number> {
     if (lines) term.errLine(term.paint('dim', `--- patchbay server log (last lines) ---\n${lines}`, 'err'));
   };
 
-  let hinted = false;
   const fallbackApprover: Approver = async (call) => {
     if (flags.yes) {
       term.outLine(term.paint('dim', `approved ${call.name} (--yes)`));
       return 'yes';
     }
-    if (!hinted) term.errLine(term.paint('yellow', `Not running ${call.name}: stdin is not a terminal to ask on. Pass --yes to approve tool calls.`, 'err'));
-    hinted = true;
-    return 'no';
+    term.errLine(term.paint('yellow', unaskedMessage(call.name), 'err'));
+    return 'unasked';
   };
 
   /** Shows a turn's outcome; returns the exit code it means. */
@@ -131,7 +142,8 @@ async function chat(flags: ChatFlags): Promise<number> {
     if (o.kind === 'done') {
       renderer.usageLine(o.usage);
       if (o.errors.length) return 1;
-      return o.stopped ? 130 : 0;
+      if (o.stopped) return 130;
+      return o.unasked.length ? EXIT_UNASKED : 0;
     }
     if (o.kind === 'login') {
       if (!messagesShown) term.errLine(term.paint('red', 'No model is configured; see `patchbay doctor`.', 'err'));
@@ -186,7 +198,9 @@ async function chat(flags: ChatFlags): Promise<number> {
       ...(config.welcomeMessage ? [term.paint('dim', config.welcomeMessage)] : []),
       term.paint('dim', `model: ${model ?? config.selectModel ?? 'none configured'} · agent: ${flags.agent ?? config.selectAgent ?? 'code'} · /help for commands · /exit to quit`),
     ];
-    return await runRepl({
+    // Piped into the REPL, a rejection no one could answer also makes the exit code 3.
+    let unasked = false;
+    const code = await runRepl({
       server,
       session,
       renderer,
@@ -196,11 +210,12 @@ async function chat(flags: ChatFlags): Promise<number> {
       setApprover: (a) => (approver = a),
       fallbackApprover,
       report: (o) => {
-        outcomeCode(o);
+        if (outcomeCode(o) === EXIT_UNASKED) unasked = true;
         return o.kind !== 'failed' || server.alive;
       },
       banner,
     });
+    return code === 0 && unasked ? EXIT_UNASKED : code;
   } finally {
     term.status(undefined);
     await server.shutdown();

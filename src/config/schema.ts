@@ -80,6 +80,8 @@ export const configSchema = z.object({
   /** Filled by the MCP issue; accepted (and kept) now so configs written for ECA load. */
   mcpServers: z.record(z.string(), z.unknown()).default({}),
   mcpTimeoutSeconds: z.number().positive().default(60),
+  /** How long a prompt waits for MCP servers still in their first start, so their tools are offered (0: no wait). */
+  mcpStartWaitSeconds: z.number().min(0).default(30),
   /** Language servers (`languageServers.<name>`: {command, args?, extensions | languageIds, …}); validated by the LSP peer. */
   languageServers: z.record(z.string(), z.unknown()).default({}),
   /** OpenCtx (specs/openctx-protocol-0.1.md): providers patchbay uses, and the host that serves patchbay's. */

@@ -94,10 +94,14 @@ export class ChatService {
           deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
           const outcome = await known.run(command.args, { chat, deps: deps, signal: abort.signal });
           if (outcome.kind === 'show') deps.events.content(chat.id, 'system', { type: 'text', text: outcome.text });
-          else if (entry) await runTurn(chat, entry, { userText: outcome.userText, contextText: outcome.contextText }, deps, abort);
-          else deps.events.showMessage('warning', noModelMessage());
+          else if (entry) {
+            await deps.toolsReady?.(chat.id, abort.signal);
+            await runTurn(chat, entry, { userText: outcome.userText, contextText: outcome.contextText }, deps, abort);
+          } else deps.events.showMessage('warning', noModelMessage());
         } else if (entry) {
           deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
+          // MCP tools and resources of servers still starting (e.g. under npx) are waited for.
+          await deps.toolsReady?.(chat.id, abort.signal);
           const contexts = this.withUpdates(chat, params.contexts ?? []);
           const [rendered, auto] = await Promise.all([
             contexts.length ? deps.renderContexts(contexts, abort.signal) : undefined,

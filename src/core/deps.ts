@@ -26,6 +26,11 @@ export interface ChatDeps {
   ): AsyncIterable<LlmEvent>;
   cost(entry: ModelEntry, usage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }): number | undefined;
   renderContexts(contexts: ChatContext[], signal: AbortSignal): Promise<{ text: string; errors: string[] }>;
+  /**
+   * Before a turn: waits (bounded, abortable) for tool peers still starting up, telling the chat
+   * which it waits for and which failed, so the turn's tool list has their tools.
+   */
+  toolsReady?(chatId: string, signal: AbortSignal): Promise<void>;
   /** Instructions from peers (e.g. MCP servers) for the system prompt. */
   instructions(): string[];
   /** Context peers add for a user message (e.g. OpenCtx auto-include providers); '' for none. */

@@ -27,6 +27,7 @@ import { killDescendantsNow } from '../util/process-tree.js';
 import type { InitializeParams } from '../protocol/eca/lifecycle.js';
 import { chatContextSchema } from '../protocol/eca/context.js';
 import { doctorReport } from './doctor.js';
+import { waitForMcpStarts } from './mcp-start-wait.js';
 import { McpHostImpl, type McpHost } from '../peers/mcp/index.js';
 import { GatewayHostImpl, type GatewayChats, type GatewayHost } from '../peers/gateway/index.js';
 import { LspHostImpl, SqliteXCache, type LspHost } from '../peers/lsp/index.js';
@@ -168,6 +169,7 @@ export class Session {
         }),
       messageContext: (message, signal) => this.openctx.itemsForMessage(message, signal),
       instructions: () => this.mcp.instructions(),
+      toolsReady: (chatId, signal) => waitForMcpStarts(this.mcp, this.opts.events, chatId, signal, this.config.mcpStartWaitSeconds),
       lifecycle: {
         created: (id) => this.gateway?.chatStarted(id),
         idle: (id) => this.gateway?.chatIdle(id),

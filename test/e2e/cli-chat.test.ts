@@ -98,7 +98,7 @@ describe('patchbay chat "prompt" (one-shot)', () => {
       [{ text: 'Understood, not created.' }],
     );
     const r = await chat(['create made.txt']);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(3); // no one could be asked (see cli-flow.test.ts)
     expect(existsSync(join(r.cwd, 'made.txt'))).toBe(false);
     expect(r.stdout).toContain('Creating it.');
     expect(r.stdout).toMatch(/⊘ write_file rejected/);

@@ -103,6 +103,14 @@ export class McpHostImpl implements McpHost {
     return [...this.handles.values()].map((h) => h.info());
   }
 
+  starting(): string[] {
+    return [...this.handles.values()].filter((h) => h.inFirstStart).map((h) => h.name);
+  }
+
+  async firstStarts(): Promise<void> {
+    await Promise.all([...this.handles.values()].map((h) => h.firstStart));
+  }
+
   resources(): McpResourceContext[] {
     return [...this.handles.values()].flatMap((h) => h.resources());
   }

@@ -54,6 +54,10 @@ export class McpServerHandle {
   private readonly log: Logger;
   private readonly entry: ParsedEntry;
   private readonly source: string;
+  /** Settles once the first start is over (running, failed, stopped, or never meant to start). */
+  readonly firstStart: Promise<void>;
+  private firstStartOver = false;
+  private endFirstStart!: () => void;
 
   constructor(
     readonly name: string,
@@ -66,6 +70,18 @@ export class McpServerHandle {
     if (!this.entry.ok) this.state = { kind: 'failed', error: this.entry.error };
     else this.state = this.entry.config.disabled ? { kind: 'disabled' } : { kind: 'stopped' };
     if (!this.entry.ok) this.lastError = this.entry.error;
+    this.firstStart = new Promise<void>((r) => (this.endFirstStart = r));
+    if (!this.autoStart) this.firstStartDone();
+  }
+
+  /** Configured to start and not yet through its first attempt (prompts wait for these). */
+  get inFirstStart(): boolean {
+    return !this.firstStartOver;
+  }
+
+  private firstStartDone(): void {
+    this.firstStartOver = true;
+    this.endFirstStart();
   }
 
   get status(): ServerState['kind'] {
@@ -120,6 +136,7 @@ export class McpServerHandle {
 
   /** Ends the session or the attempt in flight; resolves when the child is gone. */
   private async halt(report: boolean): Promise<void> {
+    this.firstStartDone();
     const session = this.session;
     if (this.state.kind === 'starting') this.state.abort.abort();
     this.gen++;
@@ -140,6 +157,7 @@ export class McpServerHandle {
   private connect(): Promise<void> {
     const attempt = this.attemptConnect().finally(() => {
       if (this.attempt === attempt) this.attempt = undefined;
+      this.firstStartDone();
     });
     this.attempt = attempt;
     return attempt;

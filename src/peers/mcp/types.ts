@@ -38,6 +38,10 @@ export interface McpHost {
   /** `mcp/stopServer`: stop it and keep it stopped. */
   stop(name: string): Promise<void>;
   servers(): McpServerInfo[];
+  /** Servers configured to start whose first attempt is not over yet (not running, not failed). */
+  starting(): string[];
+  /** Settles once every server's first start is over (see starting()). */
+  firstStarts(): Promise<void>;
   /** Resources (and resource templates) of running servers, as ECA contexts. */
   resources(): McpResourceContext[];
   /** `resources/read` → text for the LLM (blobs described); subscribes when the server can. */
