@@ -26,6 +26,8 @@ export async function runDoctor(args: string[]): Promise<void> {
     for (let waited = 0; waited < 15_000 && session.mcp.servers().some((s) => s.status === 'starting'); waited += 100) {
       await new Promise((r) => setTimeout(r, 100));
     }
+    // Language servers for the workspace's languages too: a server that cannot run says why.
+    await session.lsp.probe(AbortSignal.timeout(20_000));
     process.stdout.write(`${await session.doctor()}\n`);
     if (!session.models.length) process.exitCode = 1;
   } finally {

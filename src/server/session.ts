@@ -147,8 +147,16 @@ export class Session {
       clientFor: (entry) => this.clientFor(entry),
       stream: (client, req, o) => streamWithRetry(client, req, o),
       cost: (entry, usage) => computeCost(entry, usage),
-      renderContexts: (contexts, signal) =>
-        renderContexts(contexts, {
+      renderContexts: (contexts, signal) => {
+        // An @-mentioned file is touched: its language server starts and opens it.
+        for (const c of contexts) {
+          try {
+            if (c.type === 'file') this.lsp.fileRead(resolvePath(c.path, this.roots));
+          } catch {
+            // A bad path: the renderer reports it.
+          }
+        }
+        return renderContexts(contexts, {
           roots: this.roots,
           signal,
           webMaxChars: this.config.context.webMaxChars,
@@ -156,7 +164,8 @@ export class Session {
           // OpenCtx mentions travel as mcpResource contexts with server `openctx:<provider>`.
           resolveMcpResource: (ctx, s) => (ctx.server.startsWith('openctx:') ? this.openctx.itemsForMention(ctx, s) : this.mcp.readResource(ctx, s)),
           annotate: (path, content, s) => this.annotationsText(path, content, s),
-        }),
+        });
+      },
       messageContext: (message, signal) => this.openctx.itemsForMessage(message, signal),
       instructions: () => this.mcp.instructions(),
       lifecycle: {
@@ -180,18 +189,20 @@ export class Session {
     return {
       ...tool,
       call: async (args, ctx) => {
-        const result = await tool.call(args, ctx);
         const path = typeof args.path === 'string' ? resolvePath(args.path, ctx.roots) : undefined;
+        // Touched: its language server starts now, while the tool runs, not when diagnostics are wanted.
+        if (path) this.lsp.touch(path);
+        const result = await tool.call(args, ctx);
         if (result.error || !path) return result;
         if (tool.name === 'read_file') {
           this.lsp.fileRead(path);
           return result;
         }
         const before = this.lspStatuses();
-        const errors = await this.lsp.afterFileChange(path, ctx.signal).catch(() => '');
+        const { note } = await this.lsp.afterFileChange(path, ctx.signal).catch((e: unknown) => ({ note: `Diagnostics: not available — ${(e as Error).message}` }));
         this.reportLspChanges(before);
-        if (!errors) return result;
-        return { ...result, outputs: [...result.outputs, { type: 'text', text: `The language server now reports these errors in the file:\n${errors}` }] };
+        if (!note) return result;
+        return { ...result, outputs: [...result.outputs, { type: 'text', text: note }] };
       },
     };
   }

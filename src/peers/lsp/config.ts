@@ -18,6 +18,7 @@ const EntrySchema = z.strictObject({
   initializationOptions: z.unknown().optional(),
   env: z.record(z.string(), z.string()).optional(),
   disabled: z.boolean().optional(),
+  diagnosticsTimeoutSeconds: z.number().positive().max(600).optional(),
 });
 
 export const BUILTIN_SERVERS: Readonly<Record<string, LanguageServerConfig>> = {
