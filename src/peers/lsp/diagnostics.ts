@@ -14,7 +14,8 @@ export interface Published {
   seq: number;
   items: Diagnostic[];
 }
-export type WaitEnd = 'ok' | 'timeout' | 'failed' | 'aborted';
+/** How a wait ended; 'loading': out of time while the server was still loading. */
+export type WaitEnd = 'ok' | 'timeout' | 'loading' | 'failed' | 'aborted';
 
 const SEVERITY = ['error', 'error', 'warning', 'info', 'hint'] as const;
 /**

@@ -45,7 +45,7 @@ function unavailable(reason: string): FileDiagnostics {
   return {
     kind: 'unavailable',
     reason,
-    note: `Diagnostics: not available — ${reason}. Do not take the file as free of errors: check it with lsp_diagnostics later.`,
+    note: `Diagnostics: not available — ${reason.replace(/\.+$/, '')}. Do not take the file as free of errors: check it with lsp_diagnostics later.`,
   };
 }
 
@@ -210,8 +210,11 @@ export class LspHostImpl implements LspHost {
     const limits = this.limits(name);
     if (proc.pullsDiagnostics) return this.pull(proc, uri, version, limits, signal);
     const end = await this.store.waitFor(uri, ok, proc, name, limits, signal);
-    if (end === 'timeout' && !this.store.get(uri)) proc.markSilent();
-    return end;
+    if (end !== 'timeout') return end;
+    // Ran out at the cap while the server was still loading: say so, and stop waiting the cap for a server that never publishes.
+    const loading = proc.loading();
+    if (!this.store.get(uri)) proc.markSilent();
+    return loading ? 'loading' : 'timeout';
   }
 
   /** `textDocument/diagnostic` (specs 3.17 "Document Diagnostics"), asked again while the server says it is not ready. */
@@ -246,7 +249,7 @@ export class LspHostImpl implements LspHost {
   private whyNone(end: WaitEnd, proc: LanguageServerProcess, name: string, started: number): string {
     const waited = `waited ${Math.round((Date.now() - started) / 1000)} s`;
     if (end === 'failed' || proc.status === 'failed') return proc.describe();
-    if (proc.loading()) return `${name} is still loading the project (${waited})`;
+    if (end === 'loading') return `${name} is still loading the project (${waited})`;
     return `${name} sent none (${waited})${proc.error ? `; its last error: ${proc.error}` : ''}`;
   }
 

@@ -248,7 +248,8 @@ export class LanguageServerProcess {
   /** `initialize`, its failure named as such: the server's own words are what the user needs (e.g. no TypeScript found). */
   private sendInitialize(live: Live, params: unknown): Promise<unknown> {
     return this.send(live, 'initialize', params).catch((e: unknown) => {
-      throw new Error(`initialize failed: ${errorMessage(e)}`);
+      // vscode-languageserver wraps a handler's throw as "Request initialize failed with message: …".
+      throw new Error(`initialize failed: ${errorMessage(e).replace(/^Request initialize failed with message: /, '')}`);
     });
   }
 
