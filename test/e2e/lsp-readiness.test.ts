@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BIN, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
@@ -28,16 +28,17 @@ function project(): string {
 }
 
 /**
- * A TypeScript install whose tsserver starts `delayMs` late (blocking, so tsserver's IPC messages
+ * A TypeScript install whose tsserver (noting its start in `marker`) starts `delayMs` late (blocking, so tsserver's IPC messages
  * wait in the pipe): a project that loads slowly, deterministically. typescript-language-server
  * answers `initialize` at once and only its first diagnostics are late.
  */
-function slowTypescript(delayMs: number): string {
+function slowTypescript(delayMs: number, marker?: string): string {
   const dir = join(tempDir('pb-slow-ts-'), 'typescript');
   mkdirSync(join(dir, 'lib'), { recursive: true });
   copyFileSync(join(MODULES, 'typescript/package.json'), join(dir, 'package.json'));
   const real = JSON.stringify(join(MODULES, 'typescript/lib/tsserver.js'));
-  writeFileSync(join(dir, 'lib/tsserver.js'), `Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${delayMs});\nrequire(${real});\n`);
+  const mark = marker ? `require('node:fs').appendFileSync(${JSON.stringify(marker)}, 'started\\n');\n` : '';
+  writeFileSync(join(dir, 'lib/tsserver.js'), `${mark}Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${delayMs});\nrequire(${real});\n`);
   return join(dir, 'lib/tsserver.js');
 }
 
@@ -99,6 +100,23 @@ describe('language server readiness and failures', () => {
     const text = toolMessage('w');
     expect(text).toMatch(/Diagnostics: not available — typescript is still loading the project \(waited \d+ s\)\. Do not take the file as free of errors/);
     expect(text).not.toMatch(/now reports these errors/);
+  });
+
+  it('an @-mentioned file starts its language server, before any tool call', { timeout: 120_000 }, async () => {
+    const root = project();
+    const marker = join(tempDir(), 'tsserver-started');
+    const p = start(config({ command: TSLS, args: ['--stdio'], initializationOptions: { tsserver: { path: slowTypescript(0, marker) } } }));
+    await p.initialize(root);
+    llm().script([{ text: 'seen' }]);
+    const contexts = [{ type: 'file', path: join(root, 'src/ok.ts') }];
+    const chatId = (await p.request('chat/prompt', { message: 'look at this', contexts })).result.chatId;
+    await p.turnDone(chatId, 1, 60_000);
+    expect(p.text(chatId)).toBe('seen');
+    // No tool ran, yet the server for the mentioned file's language is up (tsserver is its last step).
+    for (const end = Date.now() + 60_000; !existsSync(marker); ) {
+      if (Date.now() > end) throw new Error('the language server was not started for the mentioned file');
+      await new Promise((r) => setTimeout(r, 100));
+    }
   });
 
   it("a server that cannot find TypeScript: its own message in write_file's and lsp_hover's results, and in patchbay doctor", { timeout: 120_000 }, async () => {

@@ -113,7 +113,7 @@ describe('LspHost with a fake language server', () => {
   });
 
   it('marks a server that hangs on initialize failed, kills it, and gives up after maxRestarts', async () => {
-    const { root, host, pids } = setup('hang-init', { requestTimeoutMs: 200, restart: { baseDelayMs: 20, maxRestarts: 1 } });
+    const { root, host, pids } = setup('hang-init', { initializeTimeoutMs: 200, restart: { baseDelayMs: 20, maxRestarts: 1 } });
     writeFileSync(join(root, 'a.fake'), 'x');
     const r = await change(host, join(root, 'a.fake'));
     expect(r).toMatchObject({ kind: 'unavailable', note: expect.stringMatching(/fake failed: initialize failed: initialize timed out after 200 ms/) });
@@ -123,7 +123,7 @@ describe('LspHost with a fake language server', () => {
   });
 
   it('afterFileChange gives up when its signal is aborted, even while the server starts', async () => {
-    const { root, host } = setup('hang-init', { requestTimeoutMs: 10_000 });
+    const { root, host } = setup('hang-init', { initializeTimeoutMs: 10_000 });
     writeFileSync(join(root, 'a.fake'), 'x');
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 100);
@@ -181,7 +181,7 @@ describe('LspHost with a fake language server', () => {
 describe('LanguageServerProcess requests', () => {
   const make = (requestTimeoutMs: number) =>
     new LanguageServerProcess({
-      name: 'fake', root: mkdtempSync(join(tmpdir(), 'lsp-proc-')), env: {}, log: quiet, requestTimeoutMs,
+      name: 'fake', root: mkdtempSync(join(tmpdir(), 'lsp-proc-')), env: {}, log: quiet, requestTimeoutMs, initializeTimeoutMs: 10_000,
       config: { command: process.execPath, args: [FAKE], extensions: ['fake'] },
       restart: { baseDelayMs: 10_000, maxRestarts: 0 }, onDiagnostics: () => {},
     });

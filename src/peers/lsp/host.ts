@@ -30,8 +30,10 @@ export interface LspHostOptions {
   diagnosticsWaitMs?: number;
   /** The most a wait for diagnostics takes while the server is still loading; default 30 000 (per server: `diagnosticsTimeoutSeconds`). */
   diagnosticsMaxWaitMs?: number;
-  /** Every request to a server, `initialize` included; default 10 000. */
+  /** Every request to a server but `initialize`; default 10 000. */
   requestTimeoutMs?: number;
+  /** `initialize`, which on a loaded machine may take long; default 30 000. */
+  initializeTimeoutMs?: number;
   /** Persistent `xcache` for servers using the Sourcegraph extensions (namespaced per server). */
   xcache?: XCache;
 }
@@ -88,6 +90,7 @@ export class LspHostImpl implements LspHost {
         const proc = new LanguageServerProcess({
           name, config, root, env: this.opts.env, restart: this.restart, log: this.log,
           requestTimeoutMs: this.opts.requestTimeoutMs ?? 10_000,
+          initializeTimeoutMs: this.opts.initializeTimeoutMs ?? 30_000,
           onDiagnostics: (p) => {
             if (!this.disposed) this.store.record(p);
           },

@@ -34,6 +34,8 @@ export interface ServerOptions {
   env: NodeJS.ProcessEnv;
   restart: RestartPolicy;
   requestTimeoutMs: number;
+  /** `initialize` only: a server may take long to start on a loaded machine. */
+  initializeTimeoutMs: number;
   log: Logger;
   onDiagnostics(params: PublishDiagnostics): void;
   /** Backs `xcache/get` / `xcache/set` (Sourcegraph extensions); in memory when absent. */
@@ -247,7 +249,7 @@ export class LanguageServerProcess {
 
   /** `initialize`, its failure named as such: the server's own words are what the user needs (e.g. no TypeScript found). */
   private sendInitialize(live: Live, params: unknown): Promise<unknown> {
-    return this.send(live, 'initialize', params).catch((e: unknown) => {
+    return this.send(live, 'initialize', params, undefined, this.opts.initializeTimeoutMs).catch((e: unknown) => {
       // vscode-languageserver wraps a handler's throw as "Request initialize failed with message: …".
       throw new Error(`initialize failed: ${errorMessage(e).replace(/^Request initialize failed with message: /, '')}`);
     });
