@@ -121,7 +121,11 @@ describe('language server readiness and failures', () => {
 
   it("a server that cannot find TypeScript: its own message in write_file's and lsp_hover's results, and in patchbay doctor", { timeout: 120_000 }, async () => {
     const root = project();
-    const cfg = config({ command: process.execPath, args: [tslsWithoutTypescript(), '--stdio'] });
+    // The built-in entry, run from a copy that finds no TypeScript.
+    const cfg = fakeProviderConfig(llm().url, 'openai-chat', {
+      languageServers: { 'typescript-language-server': { command: process.execPath, args: [tslsWithoutTypescript(), '--stdio'] } },
+      toolCall: { approval: { byDefault: 'allow' } },
+    });
     const p = start(cfg);
     await p.initialize(root);
     llm().script(
@@ -133,11 +137,12 @@ describe('language server readiness and failures', () => {
     await p.turnDone(chatId, 1, 60_000);
     expect(p.text(chatId)).toBe('done');
     const written = toolMessage('w');
-    expect(written).toMatch(/Diagnostics: not available — typescript failed: initialize failed: Could not find a valid TypeScript installation/);
-    const hover = toolMessage('h');
-    expect(hover).toMatch(/lsp_hover failed: typescript failed: initialize failed: Could not find a valid TypeScript installation/);
+    const why = 'typescript-language-server failed: initialize failed: Could not find a valid TypeScript installation. Please ensure that the "typescript" dependency is installed in the workspace or that a valid `tsserver.path` is specified. Exiting. (typescript-language-server needs `typescript` installed in the project';
+    expect(written).toContain(`Diagnostics: not available — ${why}`);
+    expect(written).toContain('Do not take the file as free of errors');
+    expect(toolMessage('h')).toContain(`lsp_hover failed: ${why}`);
     // The editor hears it too.
-    const update = p.messages.find((m) => m.method === 'tool/serverUpdated' && m.params?.name === 'typescript' && m.params.status === 'failed');
+    const update = p.messages.find((m) => m.method === 'tool/serverUpdated' && m.params?.name === 'typescript-language-server' && m.params.status === 'failed');
     expect(update?.params.error).toMatch(NO_TS);
 
     const home = tempDir();
@@ -147,6 +152,6 @@ describe('language server readiness and failures', () => {
       encoding: 'utf8',
       timeout: 60_000,
     });
-    expect(out).toMatch(/- typescript: failed \(.*\)(, \d+ restarts)? — last error: initialize failed: Could not find a valid TypeScript installation/);
+    expect(out).toMatch(/- typescript-language-server: failed \(.*\)(, \d+ restarts)? — last error: initialize failed: Could not find a valid TypeScript installation\..*; needs `typescript` installed in the project/);
   });
 });

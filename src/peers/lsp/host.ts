@@ -9,7 +9,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Tool } from '../../core/tool.js';
 import { errorMessage, logger, type Logger } from '../../util/log.js';
-import { resolveServers } from './config.js';
+import { BUILTIN_NEEDS, resolveServers } from './config.js';
 import { extensionOf, languageIdOf } from './documents.js';
 import { formatDiagnostic } from './format.js';
 import { LanguageServerProcess, type RestartPolicy } from './server.js';
@@ -95,6 +95,7 @@ export class LspHostImpl implements LspHost {
             if (!this.disposed) this.store.record(p);
           },
           xcache: this.opts.xcache,
+          needs: BUILTIN_NEEDS[name],
         });
         entry = { name, root, proc };
         this.processes.set(key, entry);
@@ -308,7 +309,8 @@ export class LspHostImpl implements LspHost {
       const has = (s: LspServerInfo['status']) => infos.some((i) => i.status === s);
       const status = has('running') ? 'running' : has('starting') ? 'starting' : has('failed') ? 'failed' : 'stopped';
       const lastError = infos.find((i) => i.lastError)?.lastError;
-      out.push({ ...base(name, config), status, roots: procs.map((e) => e.root), restarts: infos.reduce((n, i) => n + i.restarts, 0), ...(lastError ? { lastError } : {}) });
+      const needs = status === 'failed' ? BUILTIN_NEEDS[name] : undefined;
+      out.push({ ...base(name, config), status, roots: procs.map((e) => e.root), restarts: infos.reduce((n, i) => n + i.restarts, 0), ...(lastError ? { lastError } : {}), ...(needs ? { needs } : {}) });
     }
     for (const [name, config] of this.disabled) out.push({ ...base(name, config), status: 'disabled' });
     for (const p of this.problems) out.push({ ...base(p.name, { command: p.command }), status: 'failed', lastError: p.error });

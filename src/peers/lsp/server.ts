@@ -38,6 +38,8 @@ export interface ServerOptions {
   initializeTimeoutMs: number;
   log: Logger;
   onDiagnostics(params: PublishDiagnostics): void;
+  /** What the server needs to run, said with its failure (built-ins: BUILTIN_NEEDS). */
+  needs?: string;
   /** Backs `xcache/get` / `xcache/set` (Sourcegraph extensions); in memory when absent. */
   xcache?: XCache;
 }
@@ -128,7 +130,7 @@ export class LanguageServerProcess {
   /** Why it is not usable, for the model: "<name> failed: <error>" or "<name> is <status>". */
   describe(): string {
     const { name } = this.opts;
-    if (this.state.kind === 'failed') return `${name} failed: ${this.lastError ?? 'unknown error'}`;
+    if (this.state.kind === 'failed') return `${name} failed: ${this.lastError ?? 'unknown error'}${this.opts.needs ? ` (${name} needs ${this.opts.needs})` : ''}`;
     return `${name} is ${this.status}${this.lastError ? ` (last error: ${this.lastError})` : ''}`;
   }
 

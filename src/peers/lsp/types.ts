@@ -35,6 +35,8 @@ export interface LspServerInfo {
   roots: string[];
   restarts: number;
   lastError?: string;
+  /** For a failed built-in: what it needs installed. */
+  needs?: string;
 }
 
 export interface LspHost {
