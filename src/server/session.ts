@@ -96,7 +96,13 @@ export class Session {
     const recovered = this.store.recoverInterrupted();
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
     this.indexes = this.roots.map((r) => new FileIndex(r));
-    this.lsp = new LspHostImpl({ servers: this.config.languageServers, roots: this.roots, env: opts.env, xcache: new SqliteXCache(this.store.db) });
+    this.lsp = new LspHostImpl({
+      servers: this.config.languageServers,
+      roots: this.roots,
+      env: opts.env,
+      xcache: new SqliteXCache(this.store.db),
+      onStatusChange: () => this.reportLspChanges(),
+    });
     this.editor = this.mergedEditor();
     this.tools.set(
       'native',
@@ -184,12 +190,15 @@ export class Session {
    * Native file tools talk to the language servers: a read opens the file in its server, and a
    * write or edit waits (bounded) for fresh diagnostics and hands new errors to the model.
    */
+  /** The status each language server was last announced with. */
+  private readonly lspReported = new Map<string, string>();
+
   private withLanguageServers(tool: Tool): Tool {
     if (!['read_file', 'write_file', 'edit_file'].includes(tool.name)) return tool;
     return {
       ...tool,
       call: async (args, ctx) => {
-        const path = typeof args.path === 'string' ? resolvePath(args.path, ctx.roots) : undefined;
+        const path = typeof args.path === 'string' ? safely(() => resolvePath(args.path as string, ctx.roots)) : undefined;
         // Touched: its language server starts now, while the tool runs, not when diagnostics are wanted.
         if (path) this.lsp.touch(path);
         const result = await tool.call(args, ctx);
@@ -198,23 +207,18 @@ export class Session {
           this.lsp.fileRead(path);
           return result;
         }
-        const before = this.lspStatuses();
         const { note } = await this.lsp.afterFileChange(path, ctx.signal).catch((e: unknown) => ({ note: `Diagnostics: not available — ${(e as Error).message}` }));
-        this.reportLspChanges(before);
         if (!note) return result;
         return { ...result, outputs: [...result.outputs, { type: 'text', text: note }] };
       },
     };
   }
 
-  private lspStatuses(): Map<string, string> {
-    return new Map(this.lsp.servers().map((s) => [s.name, s.status]));
-  }
-
   /** Language servers start lazily: tell the editor when one changed status. */
-  private reportLspChanges(before: Map<string, string>): void {
+  private reportLspChanges(): void {
     for (const s of this.lsp.servers()) {
-      if (before.get(s.name) === s.status) continue;
+      if (this.lspReported.get(s.name) === s.status) continue;
+      this.lspReported.set(s.name, s.status);
       this.opts.onToolServer?.({
         type: 'lsp',
         name: s.name,
@@ -459,5 +463,13 @@ export class Session {
     } catch {
       /* already closed */
     }
+  }
+}
+
+function safely<T>(f: () => T): T | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
   }
 }

@@ -112,7 +112,10 @@ describe('language server readiness and failures', () => {
     const chatId = (await p.request('chat/prompt', { message: 'look at this', contexts })).result.chatId;
     await p.turnDone(chatId, 1, 60_000);
     expect(p.text(chatId)).toBe('seen');
-    // No tool ran, yet the server for the mentioned file's language is up (tsserver is its last step).
+    // No tool ran, yet the server for the mentioned file's language is up, and the editor is told.
+    const update = await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params?.type === 'lsp' && m.params.name === 'typescript' && m.params.status === 'running', 'lsp running', 60_000);
+    expect(update.params).toMatchObject({ command: TSLS, args: ['--stdio'] });
+    // tsserver, the last step of its start, ran too.
     for (const end = Date.now() + 60_000; !existsSync(marker); ) {
       if (Date.now() > end) throw new Error('the language server was not started for the mentioned file');
       await new Promise((r) => setTimeout(r, 100));

@@ -34,6 +34,8 @@ export interface LspHostOptions {
   requestTimeoutMs?: number;
   /** `initialize`, which on a loaded machine may take long; default 30 000. */
   initializeTimeoutMs?: number;
+  /** A server process started, runs or failed (see servers()). */
+  onStatusChange?: () => void;
   /** Persistent `xcache` for servers using the Sourcegraph extensions (namespaced per server). */
   xcache?: XCache;
 }
@@ -96,6 +98,9 @@ export class LspHostImpl implements LspHost {
           },
           xcache: this.opts.xcache,
           needs: BUILTIN_NEEDS[name],
+          onStatus: () => {
+            if (!this.disposed) this.opts.onStatusChange?.();
+          },
         });
         entry = { name, root, proc };
         this.processes.set(key, entry);

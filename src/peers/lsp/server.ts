@@ -38,6 +38,8 @@ export interface ServerOptions {
   initializeTimeoutMs: number;
   log: Logger;
   onDiagnostics(params: PublishDiagnostics): void;
+  /** Called when the process starts, runs or fails: lazily started servers are announced from here. */
+  onStatus?: () => void;
   /** What the server needs to run, said with its failure (built-ins: BUILTIN_NEEDS). */
   needs?: string;
   /** Backs `xcache/get` / `xcache/set` (Sourcegraph extensions); in memory when absent. */
@@ -185,7 +187,8 @@ export class LanguageServerProcess {
     // A server that cannot work often says so only here (specs/lsp-3.0.md "ShowMessage Notification"); type 1 = Error.
     conn.onNotification('window/showMessage', (p: { type?: unknown; message?: unknown }) => this.shown(p));
     conn.onRequest('window/showMessageRequest', (p: { type?: unknown; message?: unknown }) => (this.shown(p), null));
-    conn.onNotification('$/progress', (p: { token?: unknown; value?: { kind?: unknown } }) => {
+    // Progress for tokens nobody asked to watch (server-initiated, "window/workDoneProgress/create") arrives here.
+    conn.onUnhandledProgress((p: { token?: unknown; value?: { kind?: unknown } }) => {
       const token = p?.token;
       if (typeof token !== 'string' && typeof token !== 'number') return;
       if (p.value?.kind === 'begin') this.progress.add(token);
@@ -210,6 +213,7 @@ export class LanguageServerProcess {
     const live = { proc, conn };
     const ready = this.initialize(live);
     this.state = { kind: 'starting', ready, ...live };
+    this.opts.onStatus?.();
     ready.catch((e) => this.fail(errorMessage(e), proc));
   }
 
@@ -243,6 +247,7 @@ export class LanguageServerProcess {
     if (this.state.kind !== 'starting' || this.state.proc !== live.proc) throw new Error('stopped while initializing');
     await live.conn.sendNotification('initialized', {});
     this.state = { kind: 'running', capabilities: result.data.capabilities, ...live };
+    this.opts.onStatus?.();
     // After a restart, the new process learns the documents the old one had.
     for (const [uri, doc] of this.documents.entries()) {
       void live.conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: doc.languageId, version: doc.version, text: doc.text } });
@@ -350,6 +355,7 @@ export class LanguageServerProcess {
         : undefined;
     retry?.unref();
     this.state = { kind: 'failed', error, retry };
+    this.opts.onStatus?.();
   }
 
   private teardown(live: Live): void {
