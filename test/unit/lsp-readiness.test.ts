@@ -101,5 +101,8 @@ describe('the diagnostics wait', () => {
       expect(r.error).toBe(true);
       expect(textOf(r)).toBe(`${name} failed: fake failed: exited (code 3): fatal: no toolchain found`);
     }
+    // Asked for every file, the failed server is named rather than a bare "No diagnostics".
+    const all = await host.tools().find((t) => t.name === 'lsp_diagnostics')!.call({}, ctx(root));
+    expect(textOf(all)).toBe('No diagnostics.\nfake failed: exited (code 3): fatal: no toolchain found');
   });
 });

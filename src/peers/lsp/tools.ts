@@ -87,11 +87,13 @@ export function lspTools(host: LspHostImpl): Tool[] {
         if (why === false) return noServer(host.absolute(path!));
         if (why) return `Diagnostics for ${path}: not available — ${why}.`;
         const list = host.diagnostics(path);
-        if (!list.length) return path ? `No diagnostics for ${path}.` : 'No diagnostics.';
+        // Every file's: a server that could not run has none to give, which is not the same as none found.
+        const failed = path === undefined ? host.servers().filter((s) => s.status === 'failed').map((s) => `${s.name} failed: ${s.lastError ?? 'unknown error'}${s.needs ? ` (needs ${s.needs})` : ''}`) : [];
+        if (!list.length) return [path ? `No diagnostics for ${path}.` : 'No diagnostics.', ...failed].join('\n');
         const cache = new SourceCache((p) => host.display(p));
         const lines = await Promise.all(list.slice(0, MAX_RESULTS).map(async (d) => formatDiagnostic(cache.path(d.uri), d, await cache.text(d.uri))));
         if (list.length > MAX_RESULTS) lines.push(`… and ${list.length - MAX_RESULTS} more`);
-        return lines.join('\n');
+        return [...lines, ...failed].join('\n');
       },
       (a) => `Diagnostics${a.path ? ` of ${a.path}` : ''}`),
 
