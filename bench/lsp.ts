@@ -84,7 +84,7 @@ class ViaPatchbay {
   async edit(broken: boolean): Promise<number> {
     writeFileSync(this.file, broken ? BAD : GOOD);
     const t = now();
-    const out = await this.host.afterFileChange(this.file, new AbortController().signal);
+    const out = (await this.host.afterFileChange(this.file, new AbortController().signal)).note;
     const dt = now() - t;
     if (broken !== out.includes(ERROR_TEXT)) throw new Error(`patchbay after a ${broken ? 'breaking' : 'fixing'} edit reported ${JSON.stringify(out)}`);
     return dt;

@@ -30,6 +30,8 @@ export async function runDoctor(args: string[]): Promise<void> {
       if (session.mcp.servers().every((s) => settled.has(s.name))) break;
       await new Promise((r) => setTimeout(r, 50));
     }
+    // Language servers for the workspace's languages too: a server that cannot run says why.
+    await session.lsp.probe(AbortSignal.timeout(20_000));
     process.stdout.write(`${await session.doctor()}\n`);
     if (!session.models.length) process.exitCode = 1;
   } finally {

@@ -106,7 +106,13 @@ export class Session {
     const recovered = this.store.recoverInterrupted();
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
     this.indexes = this.roots.map((r) => new FileIndex(r));
-    this.lsp = new LspHostImpl({ servers: this.config.languageServers, roots: this.roots, env: opts.env, xcache: new SqliteXCache(this.store.db) });
+    this.lsp = new LspHostImpl({
+      servers: this.config.languageServers,
+      roots: this.roots,
+      env: opts.env,
+      xcache: new SqliteXCache(this.store.db),
+      onStatusChange: () => this.reportLspChanges(),
+    });
     this.editor = this.mergedEditor();
     this.tools.set(
       'native',
@@ -157,8 +163,16 @@ export class Session {
       clientFor: (entry) => this.clientFor(entry),
       stream: (client, req, o) => streamWithRetry(client, req, o),
       cost: (entry, usage) => computeCost(entry, usage),
-      renderContexts: (contexts, signal) =>
-        renderContexts(contexts, {
+      renderContexts: (contexts, signal) => {
+        // An @-mentioned file is touched: its language server starts and opens it.
+        for (const c of contexts) {
+          try {
+            if (c.type === 'file') this.lsp.fileRead(resolvePath(c.path, this.roots));
+          } catch {
+            // A bad path: the renderer reports it.
+          }
+        }
+        return renderContexts(contexts, {
           roots: this.roots,
           signal,
           webMaxChars: this.config.context.webMaxChars,
@@ -166,7 +180,8 @@ export class Session {
           // OpenCtx mentions travel as mcpResource contexts with server `openctx:<provider>`.
           resolveMcpResource: (ctx, s) => (ctx.server.startsWith('openctx:') ? this.openctx.itemsForMention(ctx, s) : this.mcp.readResource(ctx, s)),
           annotate: (path, content, s) => this.annotationsText(path, content, s),
-        }),
+        });
+      },
       messageContext: (message, signal) => this.openctx.itemsForMessage(message, signal),
       instructions: () => this.mcp.instructions(),
       toolsReady: (chatId, signal) => waitForMcpStarts(this.mcp, this.opts.events, chatId, signal, this.config.mcpStartWaitSeconds),
@@ -186,35 +201,35 @@ export class Session {
    * Native file tools talk to the language servers: a read opens the file in its server, and a
    * write or edit waits (bounded) for fresh diagnostics and hands new errors to the model.
    */
+  /** The status each language server was last announced with. */
+  private readonly lspReported = new Map<string, string>();
+
   private withLanguageServers(tool: Tool): Tool {
     if (!['read_file', 'write_file', 'edit_file'].includes(tool.name)) return tool;
     return {
       ...tool,
       call: async (args, ctx) => {
+        const path = typeof args.path === 'string' ? safely(() => resolvePath(args.path as string, ctx.roots)) : undefined;
+        // Touched: its language server starts now, while the tool runs, not when diagnostics are wanted.
+        if (path) this.lsp.touch(path);
         const result = await tool.call(args, ctx);
-        const path = typeof args.path === 'string' ? resolvePath(args.path, ctx.roots) : undefined;
         if (result.error || !path) return result;
         if (tool.name === 'read_file') {
           this.lsp.fileRead(path);
           return result;
         }
-        const before = this.lspStatuses();
-        const errors = await this.lsp.afterFileChange(path, ctx.signal).catch(() => '');
-        this.reportLspChanges(before);
-        if (!errors) return result;
-        return { ...result, outputs: [...result.outputs, { type: 'text', text: `The language server now reports these errors in the file:\n${errors}` }] };
+        const { note } = await this.lsp.afterFileChange(path, ctx.signal).catch((e: unknown) => ({ note: `Diagnostics: not available — ${(e as Error).message}` }));
+        if (!note) return result;
+        return { ...result, outputs: [...result.outputs, { type: 'text', text: note }] };
       },
     };
   }
 
-  private lspStatuses(): Map<string, string> {
-    return new Map(this.lsp.servers().map((s) => [s.name, s.status]));
-  }
-
   /** Language servers start lazily: tell the editor when one changed status. */
-  private reportLspChanges(before: Map<string, string>): void {
+  private reportLspChanges(): void {
     for (const s of this.lsp.servers()) {
-      if (before.get(s.name) === s.status) continue;
+      if (this.lspReported.get(s.name) === s.status) continue;
+      this.lspReported.set(s.name, s.status);
       this.opts.onToolServer?.({
         type: 'lsp',
         name: s.name,
@@ -496,5 +511,13 @@ export class Session {
     } catch {
       /* already closed */
     }
+  }
+}
+
+function safely<T>(f: () => T): T | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
   }
 }

@@ -70,8 +70,10 @@ describe('language servers through patchbay', () => {
     expect(p.text(chatId)).toBe('done');
     expect(readFileSync(join(root, 'src/a.ts'), 'utf8')).toContain('const n: number = "x";');
 
-    // The lazily started server is announced to the editor.
-    const update = await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params?.type === 'lsp' && m.params.name === 'typescript', 'lsp serverUpdated', 1000);
+    // The lazily started server is announced to the editor (starting, then running).
+    const update = await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params?.type === 'lsp' && m.params.name === 'typescript' && m.params.status === 'running', 'lsp serverUpdated', 1000);
+    const announced = p.messages.filter((m) => m.method === 'tool/serverUpdated' && m.params?.type === 'lsp' && m.params.name === 'typescript').map((m) => m.params.status);
+    expect(announced).toEqual(['starting', 'running']);
     expect(update.params).toMatchObject({ type: 'lsp', name: 'typescript', command: TSLS, args: ['--stdio'], status: 'running' });
 
     const called = new Map(p.contents(chatId).filter((c) => c.content.type === 'toolCalled').map((c) => [c.content.id as string, c.content]));

@@ -41,6 +41,11 @@ async function until(cond: () => boolean, ms = 5000): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+const change = (host: LspHostImpl, file: string, signal = new AbortController().signal) => host.afterFileChange(file, signal);
+const errorsOf = async (host: LspHostImpl, file: string) => {
+  const r = await change(host, file);
+  return r.kind === 'errors' ? r.errors : r.kind;
+};
 const textOf = (r: { outputs: Array<{ type: string; text?: string }> }) => r.outputs.map((o) => o.text).join('');
 
 describe('LspHost with a fake language server', () => {
@@ -48,12 +53,12 @@ describe('LspHost with a fake language server', () => {
     const { root, host } = setup('normal');
     const file = join(root, 'a.fake');
     writeFileSync(file, 'ok\n🎉 é ERROR\n');
-    expect(await host.afterFileChange(file, new AbortController().signal)).toBe('a.fake:2:5 error [fake] fake error here');
+    expect(await errorsOf(host, file)).toBe('a.fake:2:5 error [fake] fake error here');
     writeFileSync(file, 'ok\nfine\n');
-    expect(await host.afterFileChange(file, new AbortController().signal)).toBe('');
+    expect(await errorsOf(host, file)).toBe('clean');
     expect(host.diagnostics(file)).toEqual([]);
     writeFileSync(file, 'ERROR\n');
-    expect(await host.afterFileChange('a.fake', new AbortController().signal)).toBe('a.fake:1:1 error [fake] fake error here');
+    expect(await errorsOf(host, 'a.fake')).toBe('a.fake:1:1 error [fake] fake error here');
     expect(host.diagnostics()).toMatchObject([{ severity: 'error', source: 'fake', range: { start: { line: 0, character: 0 } } }]);
     expect(host.servers()).toMatchObject([{ name: 'fake', status: 'running', roots: [root], restarts: 0 }]);
   });
@@ -62,9 +67,9 @@ describe('LspHost with a fake language server', () => {
     const { root, host } = setup('normal', {}, { FAKE_LS_NO_VERSION: '1' });
     const file = join(root, 'b.fake');
     writeFileSync(file, 'x ERROR\n');
-    expect(await host.afterFileChange(file, new AbortController().signal)).toBe('b.fake:1:3 error [fake] fake error here');
+    expect(await errorsOf(host, file)).toBe('b.fake:1:3 error [fake] fake error here');
     writeFileSync(file, 'x\n');
-    expect(await host.afterFileChange(file, new AbortController().signal)).toBe('');
+    expect(await errorsOf(host, file)).toBe('clean');
   });
 
   it('sends the UTF-16 position of the symbol named on the line', async () => {
@@ -92,7 +97,8 @@ describe('LspHost with a fake language server', () => {
     expect(info).toMatchObject({ status: 'failed', restarts: 2 });
     expect(info.lastError).toMatch(/exited \(code 3\)/);
     expect(pids()).toHaveLength(3); // the first start and two restarts, no more
-    expect(await host.afterFileChange(join(root, 'a.fake'), new AbortController().signal)).toBe('');
+    // The write's note says why there are no diagnostics, in the server's words.
+    expect(await change(host, join(root, 'a.fake'))).toMatchObject({ kind: 'unavailable', note: expect.stringMatching(/^Diagnostics: not available — fake failed: exited \(code 3\)/) });
   });
 
   it('a crash during a request fails the call as a result, then the server comes back', async () => {
@@ -107,23 +113,22 @@ describe('LspHost with a fake language server', () => {
   });
 
   it('marks a server that hangs on initialize failed, kills it, and gives up after maxRestarts', async () => {
-    const { root, host, pids } = setup('hang-init', { requestTimeoutMs: 200, restart: { baseDelayMs: 20, maxRestarts: 1 } });
+    const { root, host, pids } = setup('hang-init', { initializeTimeoutMs: 200, restart: { baseDelayMs: 20, maxRestarts: 1 } });
     writeFileSync(join(root, 'a.fake'), 'x');
-    const started = Date.now();
-    expect(await host.afterFileChange(join(root, 'a.fake'), new AbortController().signal)).toBe('');
-    expect(Date.now() - started).toBeLessThan(2000);
+    const r = await change(host, join(root, 'a.fake'));
+    expect(r).toMatchObject({ kind: 'unavailable', note: expect.stringMatching(/fake failed: initialize failed: initialize timed out after 200 ms/) });
     await until(() => host.servers()[0].restarts === 1 && host.servers()[0].status === 'failed');
     expect(host.servers()[0].lastError).toMatch(/initialize timed out after 200 ms/);
     await until(() => pids().length === 2 && living(pids()).length === 0);
   });
 
   it('afterFileChange gives up when its signal is aborted, even while the server starts', async () => {
-    const { root, host } = setup('hang-init', { requestTimeoutMs: 10_000 });
+    const { root, host } = setup('hang-init', { initializeTimeoutMs: 10_000 });
     writeFileSync(join(root, 'a.fake'), 'x');
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 100);
     const started = Date.now();
-    expect(await host.afterFileChange(join(root, 'a.fake'), ac.signal)).toBe('');
+    expect(await change(host, join(root, 'a.fake'), ac.signal)).toEqual({ kind: 'none', note: '' });
     expect(Date.now() - started).toBeLessThan(1000);
     expect(host.servers()[0].status).toBe('starting');
   });
@@ -144,7 +149,7 @@ describe('LspHost with a fake language server', () => {
     });
     hosts.push(host);
     writeFileSync(join(root, 'a.fake'), 'x');
-    expect(await host.afterFileChange(join(root, 'a.fake'), new AbortController().signal)).toBe('');
+    expect(await change(host, join(root, 'a.fake'))).toMatchObject({ kind: 'unavailable', reason: expect.stringMatching(/missing failed: cannot start \/no\/such\/ls: .*ENOENT/) });
     await until(() => host.servers().find((s) => s.name === 'missing')?.restarts === 1);
     const infos = host.servers();
     expect(infos.find((s) => s.name === 'bad')).toMatchObject({ status: 'failed', lastError: expect.stringMatching(/invalid languageServers\.bad/) });
@@ -176,7 +181,7 @@ describe('LspHost with a fake language server', () => {
 describe('LanguageServerProcess requests', () => {
   const make = (requestTimeoutMs: number) =>
     new LanguageServerProcess({
-      name: 'fake', root: mkdtempSync(join(tmpdir(), 'lsp-proc-')), env: {}, log: quiet, requestTimeoutMs,
+      name: 'fake', root: mkdtempSync(join(tmpdir(), 'lsp-proc-')), env: {}, log: quiet, requestTimeoutMs, initializeTimeoutMs: 10_000,
       config: { command: process.execPath, args: [FAKE], extensions: ['fake'] },
       restart: { baseDelayMs: 10_000, maxRestarts: 0 }, onDiagnostics: () => {},
     });

@@ -95,11 +95,12 @@ describe('LspHost with typescript-language-server', () => {
     const main = join(root, 'src/main.ts');
     writeFileSync(main, MAIN.replace('count(3);', "'three';"));
     const errors = await host.afterFileChange(main, new AbortController().signal);
-    expect(errors).toMatch(/^src\/main\.ts:5:14 error \[typescript 2322\] Type 'string' is not assignable to type 'number'\.$/);
+    expect(errors.kind).toBe('errors');
+    expect(errors.kind === 'errors' && errors.errors).toMatch(/^src\/main\.ts:5:14 error \[typescript 2322\] Type 'string' is not assignable to type 'number'\.$/);
     expect(host.diagnostics(main)).toMatchObject([{ severity: 'error', code: '2322', range: { start: { line: 4, character: 13 } } }]);
     expect(await call('lsp_diagnostics', { path: 'src/main.ts' })).toContain("src/main.ts:5:14 error [typescript 2322] Type 'string'");
     writeFileSync(main, MAIN);
-    expect(await host.afterFileChange(main, new AbortController().signal)).toBe('');
+    expect(await host.afterFileChange(main, new AbortController().signal)).toEqual({ kind: 'clean', note: '' });
     expect(host.diagnostics(main)).toEqual([]);
   });
 

@@ -18,6 +18,7 @@ export const EntrySchema = z.strictObject({
   initializationOptions: z.unknown().optional(),
   env: z.record(z.string(), z.string()).optional(),
   disabled: z.boolean().optional(),
+  diagnosticsTimeoutSeconds: z.number().positive().max(600).optional(),
 });
 
 export const BUILTIN_SERVERS: Readonly<Record<string, LanguageServerConfig>> = {
@@ -41,6 +42,15 @@ export const BUILTIN_SERVERS: Readonly<Record<string, LanguageServerConfig>> = {
     extensions: ['c', 'h', 'cc', 'cpp', 'cxx', 'hpp', 'hh', 'hxx', 'm', 'mm'],
     rootMarkers: ['compile_commands.json', 'compile_flags.txt', '.clangd', 'CMakeLists.txt'],
   },
+};
+
+/** What each built-in server needs installed, said when it cannot run (and in the README). */
+export const BUILTIN_NEEDS: Readonly<Record<string, string>> = {
+  'typescript-language-server': '`typescript` installed in the project (npm i -D typescript) or globally (npm i -g typescript)',
+  pyright: 'pyright-langserver on PATH (npm i -g pyright, or pip install pyright)',
+  gopls: 'gopls on PATH (go install golang.org/x/tools/gopls@latest) and a Go toolchain',
+  'rust-analyzer': 'rust-analyzer on PATH (rustup component add rust-analyzer) and a Cargo project',
+  clangd: 'clangd on PATH and a compile_commands.json (or compile_flags.txt) for the project',
 };
 
 export interface ResolvedServers {

@@ -3,19 +3,20 @@
  * project root lazily, keeps documents in sync, collects diagnostics, and serves the LSP tools.
  */
 import type { XCache } from './sourcegraph.js';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Tool } from '../../core/tool.js';
 import { errorMessage, logger, type Logger } from '../../util/log.js';
-import { resolveServers } from './config.js';
+import { BUILTIN_NEEDS, resolveServers } from './config.js';
 import { extensionOf, languageIdOf } from './documents.js';
 import { formatDiagnostic } from './format.js';
 import { LanguageServerProcess, type RestartPolicy } from './server.js';
 import { lspTools } from './tools.js';
-import type { LanguageServerConfig, LspHost, LspServerInfo } from './types.js';
-import type { PublishDiagnostics } from './wire.js';
+import type { FileDiagnostics, LanguageServerConfig, LspHost, LspServerInfo } from './types.js';
+import { DiagnosticsStore, type Diagnostic, type Published, type WaitEnd, type WaitLimits } from './diagnostics.js';
+import { DocumentDiagnosticReportSchema } from './wire.js';
 
 export interface LspHostOptions {
   /** `languageServers` from the config, unvalidated: each entry is checked on its own. */
@@ -25,42 +26,41 @@ export interface LspHostOptions {
   log?: Logger;
   /** Defaults: 1 s, doubling, at most 5 restarts. */
   restart?: Partial<RestartPolicy>;
-  /** How long afterFileChange waits for fresh diagnostics; default 3000. */
+  /** Once its server is ready, how long a wait for diagnostics goes on without an answer; default 3000. */
   diagnosticsWaitMs?: number;
-  /** Every request to a server, `initialize` included; default 10 000. */
+  /** The most a wait for diagnostics takes while the server is still loading; default 30 000 (per server: `diagnosticsTimeoutSeconds`). */
+  diagnosticsMaxWaitMs?: number;
+  /** Every request to a server but `initialize`; default 10 000. */
   requestTimeoutMs?: number;
+  /** `initialize`, which on a loaded machine may take long; default 30 000. */
+  initializeTimeoutMs?: number;
+  /** A server process started, runs or failed (see servers()). */
+  onStatusChange?: () => void;
   /** Persistent `xcache` for servers using the Sourcegraph extensions (namespaced per server). */
   xcache?: XCache;
 }
 
-type Diagnostic = ReturnType<LspHost['diagnostics']>[number];
-interface Published {
-  version?: number | null;
-  seq: number;
-  items: Diagnostic[];
-}
-const SEVERITY = ['error', 'error', 'warning', 'info', 'hint'] as const;
 const MAX_REPORTED = 20;
-/**
- * Servers without versioned diagnostics may publish in steps (syntax, then semantics): wait for
- * quiet. A server seen TRUST_AFTER times in a row to publish once per change is trusted from then
- * on (typescript-language-server is), so its answers are not held back by the wait (bench/lsp.ts).
- */
-const SETTLE_MS = 250;
-const TRUST_AFTER = 3;
+/** Defaults of the diagnostics wait (see diagnostics.ts): quiet time once ready, and the cap. */
+const QUIET_MS = 3000;
+const CAP_MS = 30_000;
+
+function unavailable(reason: string): FileDiagnostics {
+  return {
+    kind: 'unavailable',
+    reason,
+    note: `Diagnostics: not available — ${reason.replace(/\.+$/, '')}. Do not take the file as free of errors: check it with lsp_diagnostics later.`,
+  };
+}
 
 export class LspHostImpl implements LspHost {
   private readonly configs: Map<string, LanguageServerConfig>;
   private readonly disabled: Map<string, LanguageServerConfig>;
   private readonly problems: Array<{ name: string; command: string; error: string }>;
   private readonly processes = new Map<string, { name: string; root: string; proc: LanguageServerProcess }>();
-  private readonly published = new Map<string, Published>();
-  private readonly listeners = new Set<(uri: string) => void>();
+  private readonly store = new DiagnosticsStore();
   private readonly log: Logger;
   private readonly restart: RestartPolicy;
-  private seq = 0;
-  /** Per server: 'steps' once seen publishing in several steps, else how many single publishes in a row. */
-  private readonly publishing = new Map<string, number | 'steps'>();
   private disposed = false;
 
   constructor(private readonly opts: LspHostOptions) {
@@ -92,8 +92,15 @@ export class LspHostImpl implements LspHost {
         const proc = new LanguageServerProcess({
           name, config, root, env: this.opts.env, restart: this.restart, log: this.log,
           requestTimeoutMs: this.opts.requestTimeoutMs ?? 10_000,
-          onDiagnostics: (p) => this.onDiagnostics(p),
+          initializeTimeoutMs: this.opts.initializeTimeoutMs ?? 30_000,
+          onDiagnostics: (p) => {
+            if (!this.disposed) this.store.record(p);
+          },
           xcache: this.opts.xcache,
+          needs: BUILTIN_NEEDS[name],
+          onStatus: () => {
+            if (!this.disposed) this.opts.onStatusChange?.();
+          },
         });
         entry = { name, root, proc };
         this.processes.set(key, entry);
@@ -130,24 +137,34 @@ export class LspHostImpl implements LspHost {
     return folder && this.opts.roots.length === 1 ? relative(folder, path) || path : path;
   }
 
-  /** Opens or updates a file in its server from disk; undefined when no server takes it. */
-  async sync(path: string, save: boolean): Promise<{ proc: LanguageServerProcess; uri: string; text: string; version: number; changed: boolean } | undefined> {
+  /**
+   * Opens or updates a file in its server from disk; undefined when no server takes it. Throws,
+   * with the server's own error, when one takes it but cannot run.
+   */
+  async sync(path: string, save: boolean): Promise<{ name: string; proc: LanguageServerProcess; uri: string; text: string; version: number; changed: boolean } | undefined> {
     const entry = this.processFor(path);
     if (!entry) return undefined;
     const text = await readFile(path, 'utf8');
     const uri = pathToFileURL(path).href;
     const synced = await entry.proc.sync(uri, languageIdOf(path), text, save);
-    return synced && { proc: entry.proc, uri, text, ...synced };
+    if (!synced) throw new Error(entry.proc.describe());
+    return { name: entry.name, proc: entry.proc, uri, text, ...synced };
+  }
+
+  /** A file was touched (read, written, mentioned): start its server now, so it is ready when diagnostics are wanted. */
+  touch(path: string): void {
+    this.processFor(this.absolute(path))?.proc.ready().catch(() => undefined);
   }
 
   fileRead(path: string): void {
     this.sync(this.absolute(path), false).catch((e) => this.log.debug(`lsp open ${path}: ${errorMessage(e)}`));
   }
 
-  async afterFileChange(path: string, signal: AbortSignal): Promise<string> {
+  async afterFileChange(path: string, signal: AbortSignal): Promise<FileDiagnostics> {
     const abs = this.absolute(path);
     const uri = pathToFileURL(abs).href;
-    const before = this.published.get(uri)?.seq ?? 0;
+    const before = this.store.get(uri)?.seq ?? 0;
+    const started = Date.now();
     let synced;
     let onAbort = () => {};
     try {
@@ -156,82 +173,123 @@ export class LspHostImpl implements LspHost {
       synced = await Promise.race([this.sync(abs, true), aborted]);
     } catch (e) {
       this.log.debug(`lsp sync ${path}: ${errorMessage(e)}`);
-      return '';
+      return unavailable(errorMessage(e));
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
-    if (!synced || signal.aborted) return '';
-    const { version, changed } = synced;
+    if (!synced || signal.aborted) return { kind: 'none', note: '' };
+    const { version, changed, proc, name } = synced;
     const fresh = (p: Published | undefined) => !!p && (p.version === version || (p.version == null && p.seq > before));
-    if (changed || !this.published.has(uri)) await this.waitFor(uri, fresh, this.opts.diagnosticsWaitMs ?? 3000, signal, this.processFor(abs)?.name ?? '');
-    const current = this.published.get(uri);
-    if (!current || (changed && !fresh(current))) return '';
+    let end: WaitEnd = 'ok';
+    if (changed || !this.store.get(uri)) end = await this.awaitFresh(synced, fresh, signal);
+    const current = this.store.get(uri);
+    if (!current || (changed && !fresh(current))) {
+      if (end === 'aborted' || signal.aborted) return { kind: 'none', note: '' };
+      return unavailable(this.whyNone(end, proc, name, started));
+    }
     const errors = current.items.filter((d) => d.severity === 'error');
+    if (!errors.length) return { kind: 'clean', note: '' };
     const lines = errors.slice(0, MAX_REPORTED).map((d) => formatDiagnostic(this.display(abs), d, synced.text));
     if (errors.length > MAX_REPORTED) lines.push(`… and ${errors.length - MAX_REPORTED} more errors`);
-    return lines.join('\n');
+    const text = lines.join('\n');
+    return { kind: 'errors', errors: text, note: `The language server now reports these errors in the file:\n${text}` };
   }
 
-  /** Opens the file if needed and waits (bounded) for its first diagnostics; false when no server takes it. */
-  async awaitDiagnostics(path: string, signal: AbortSignal): Promise<boolean> {
+  /**
+   * Opens the file if needed and waits (bounded) for its first diagnostics. Returns false when no
+   * server takes it, else why none could be had ('' when they are in).
+   */
+  async awaitDiagnostics(path: string, signal: AbortSignal): Promise<string | false> {
     const abs = this.absolute(path);
+    const started = Date.now();
     const synced = await this.sync(abs, false);
     if (!synced) return false;
-    if (!this.published.has(synced.uri)) await this.waitFor(synced.uri, (p) => !!p, this.opts.diagnosticsWaitMs ?? 3000, signal, this.processFor(abs)?.name ?? '');
-    return true;
+    if (this.store.get(synced.uri)) return '';
+    const end = await this.awaitFresh(synced, (p) => !!p, signal);
+    return this.store.get(synced.uri) ? '' : this.whyNone(end, synced.proc, synced.name, started);
   }
 
-  /** Resolves when `ok` holds for the uri's diagnostics (then quiet for SETTLE_MS if unversioned), the time is up, or on abort. */
-  private waitFor(uri: string, ok: (p: Published | undefined) => boolean, ms: number, signal: AbortSignal, server: string): Promise<void> {
-    return new Promise((done) => {
-      let settle: NodeJS.Timeout | undefined;
-      let matches = 0;
-      const finish = () => {
-        clearTimeout(deadline);
-        clearTimeout(settle);
-        this.listeners.delete(check);
-        signal.removeEventListener('abort', finish);
-        done();
-      };
-      const check = (u: string) => {
-        if (u !== uri) return;
-        const p = this.published.get(uri);
-        if (!ok(p)) return;
-        const seen = this.publishing.get(server);
-        if (p!.version != null || (typeof seen === 'number' && seen >= TRUST_AFTER)) return finish();
-        // A second matching publish inside the quiet window: this server reports in steps.
-        if (++matches > 1) this.publishing.set(server, 'steps');
-        clearTimeout(settle);
-        settle = setTimeout(() => {
-          const now = this.publishing.get(server);
-          if (now !== 'steps') this.publishing.set(server, (now ?? 0) + 1);
-          finish();
-        }, SETTLE_MS);
-      };
-      const deadline = setTimeout(finish, ms);
-      signal.addEventListener('abort', finish, { once: true });
-      this.listeners.add(check);
-      check(uri);
-    });
+  /** Pulls the document's diagnostics when the server offers it, else waits for them to be pushed. */
+  private async awaitFresh(
+    synced: { name: string; proc: LanguageServerProcess; uri: string; version: number },
+    ok: (p: Published | undefined) => boolean,
+    signal: AbortSignal,
+  ): Promise<WaitEnd> {
+    const { name, proc, uri, version } = synced;
+    const limits = this.limits(name);
+    if (proc.pullsDiagnostics) return this.pull(proc, uri, version, limits, signal);
+    const end = await this.store.waitFor(uri, ok, proc, name, limits, signal);
+    if (end !== 'timeout') return end;
+    // Ran out at the cap while the server was still loading: say so, and stop waiting the cap for a server that never publishes.
+    const loading = proc.loading();
+    if (!this.store.get(uri)) proc.markSilent();
+    return loading ? 'loading' : 'timeout';
   }
 
-  private onDiagnostics(p: PublishDiagnostics): void {
-    if (this.disposed) return;
-    const items: Diagnostic[] = p.diagnostics.map((d) => ({
-      uri: p.uri,
-      severity: SEVERITY[d.severity ?? 1],
-      message: d.message,
-      range: d.range,
-      ...(d.source !== undefined ? { source: d.source } : {}),
-      ...(d.code !== undefined ? { code: String(d.code) } : {}),
-    }));
-    this.published.set(p.uri, { version: p.version, seq: ++this.seq, items });
-    for (const l of [...this.listeners]) l(p.uri);
+  /** `textDocument/diagnostic` (specs 3.17 "Document Diagnostics"), asked again while the server says it is not ready. */
+  private async pull(proc: LanguageServerProcess, uri: string, version: number, limits: WaitLimits, signal: AbortSignal): Promise<WaitEnd> {
+    const deadline = Date.now() + limits.capMs;
+    for (;;) {
+      try {
+        const report = DocumentDiagnosticReportSchema.parse(await proc.request('textDocument/diagnostic', { textDocument: { uri } }, signal, Math.max(1, deadline - Date.now())));
+        if (report.kind === 'full') this.store.record({ uri, version, diagnostics: report.items });
+        else this.store.confirm(uri, version);
+        return 'ok';
+      } catch (e) {
+        if (signal.aborted) return 'aborted';
+        if (proc.status === 'failed' || proc.status === 'stopped') return 'failed';
+        // ServerCancelled (-32802): the server wants to be asked again, e.g. once its project is loaded.
+        if ((e as { code?: unknown }).code === -32802 && Date.now() + 200 < deadline) {
+          await new Promise((r) => setTimeout(r, 200));
+          continue;
+        }
+        this.log.debug(`lsp pull diagnostics ${uri}: ${errorMessage(e)}`);
+        return 'timeout';
+      }
+    }
+  }
+
+  private limits(name: string): WaitLimits {
+    const perServer = this.configs.get(name)?.diagnosticsTimeoutSeconds;
+    return { quietMs: this.opts.diagnosticsWaitMs ?? QUIET_MS, capMs: perServer !== undefined ? perServer * 1000 : (this.opts.diagnosticsMaxWaitMs ?? CAP_MS) };
+  }
+
+  /** Why a wait ended without diagnostics, in words the model can act on. */
+  private whyNone(end: WaitEnd, proc: LanguageServerProcess, name: string, started: number): string {
+    const waited = `waited ${Math.round((Date.now() - started) / 1000)} s`;
+    if (end === 'failed' || proc.status === 'failed') return proc.describe();
+    if (end === 'loading') return `${name} is still loading the project (${waited})`;
+    return `${name} sent none (${waited})${proc.error ? `; its last error: ${proc.error}` : ''}`;
   }
 
   diagnostics(path?: string): Diagnostic[] {
-    if (path === undefined) return [...this.published.values()].flatMap((p) => p.items);
-    return this.published.get(pathToFileURL(this.absolute(path)).href)?.items ?? [];
+    if (path === undefined) return this.store.all();
+    return this.store.get(pathToFileURL(this.absolute(path)).href)?.items ?? [];
+  }
+
+  /** One file of each language a server takes, found near the top of the workspace folders. */
+  async sampleFiles(signal: AbortSignal): Promise<string[]> {
+    const wanted = new Set([...this.configs.values()].flatMap((c) => c.extensions ?? []));
+    const found = new Map<string, string>();
+    const queue = this.rootsList().map((r) => ({ dir: r, depth: 0 }));
+    let seen = 0;
+    while (queue.length && seen < 2000 && !signal.aborted) {
+      const { dir, depth } = queue.shift()!;
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        seen += 1;
+        if (e.isDirectory() && depth < 4 && !e.name.startsWith('.') && e.name !== 'node_modules') queue.push({ dir: join(dir, e.name), depth: depth + 1 });
+        const ext = extensionOf(e.name);
+        if (e.isFile() && wanted.has(ext) && !found.has(ext)) found.set(ext, join(dir, e.name));
+      }
+    }
+    return [...found.values()];
+  }
+
+  async probe(signal: AbortSignal): Promise<void> {
+    const procs = new Set((await this.sampleFiles(signal)).flatMap((f) => this.processFor(f)?.proc ?? []));
+    const stopped = new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+    await Promise.race([Promise.all([...procs].map((p) => p.ready().catch(() => false))), stopped]);
   }
 
   /** Running processes, for workspace-wide requests. */
@@ -256,7 +314,8 @@ export class LspHostImpl implements LspHost {
       const has = (s: LspServerInfo['status']) => infos.some((i) => i.status === s);
       const status = has('running') ? 'running' : has('starting') ? 'starting' : has('failed') ? 'failed' : 'stopped';
       const lastError = infos.find((i) => i.lastError)?.lastError;
-      out.push({ ...base(name, config), status, roots: procs.map((e) => e.root), restarts: infos.reduce((n, i) => n + i.restarts, 0), ...(lastError ? { lastError } : {}) });
+      const needs = status === 'failed' ? BUILTIN_NEEDS[name] : undefined;
+      out.push({ ...base(name, config), status, roots: procs.map((e) => e.root), restarts: infos.reduce((n, i) => n + i.restarts, 0), ...(lastError ? { lastError } : {}), ...(needs ? { needs } : {}) });
     }
     for (const [name, config] of this.disabled) out.push({ ...base(name, config), status: 'disabled' });
     for (const p of this.problems) out.push({ ...base(p.name, { command: p.command }), status: 'failed', lastError: p.error });

@@ -34,8 +34,14 @@ export interface ServerOptions {
   env: NodeJS.ProcessEnv;
   restart: RestartPolicy;
   requestTimeoutMs: number;
+  /** `initialize` only: a server may take long to start on a loaded machine. */
+  initializeTimeoutMs: number;
   log: Logger;
   onDiagnostics(params: PublishDiagnostics): void;
+  /** Called when the process starts, runs or fails: lazily started servers are announced from here. */
+  onStatus?: () => void;
+  /** What the server needs to run, said with its failure (built-ins: BUILTIN_NEEDS). */
+  needs?: string;
   /** Backs `xcache/get` / `xcache/set` (Sourcegraph extensions); in memory when absent. */
   xcache?: XCache;
 }
@@ -66,10 +72,14 @@ const SYMBOL_KIND_SET = { valueSet: Array.from({ length: 26 }, (_, i) => i + 1) 
 
 /** What patchbay really does with each feature (no dynamic registration, full-text sync). */
 export const CLIENT_CAPABILITIES = {
+  // workDoneProgress: servers report project loading ($/progress begin..end), which bounds the diagnostics wait.
+  window: { workDoneProgress: true },
   workspace: { workspaceFolders: true, configuration: true, symbol: { dynamicRegistration: false, symbolKind: SYMBOL_KIND_SET } },
   textDocument: {
     synchronization: { dynamicRegistration: false, willSave: false, willSaveWaitUntil: false, didSave: true },
     publishDiagnostics: { relatedInformation: false, versionSupport: true },
+    // Pull diagnostics (3.17): the deterministic way to get a document's diagnostics when the server offers it.
+    diagnostic: { dynamicRegistration: false, relatedDocumentSupport: false },
     definition: { dynamicRegistration: false, linkSupport: true },
     references: { dynamicRegistration: false },
     hover: { dynamicRegistration: false, contentFormat: ['markdown', 'plaintext'] },
@@ -81,6 +91,12 @@ export class LanguageServerProcess {
   private state: State = { kind: 'idle' };
   private restarts = 0;
   private lastError: string | undefined;
+  /** Work-done progress tokens begun and not yet ended: the server is busy (loading a project). */
+  private readonly progress = new Set<string | number>();
+  /** Whether this server has published diagnostics at all, or was seen staying silent (then it is not waited for). */
+  private publishes: 'unknown' | 'yes' | 'silent' = 'unknown';
+  /** The end of the server's stderr: a process that dies at start usually says why there. */
+  private stderrTail = '';
   private readonly pending = new Set<(e: Error) => void>();
   readonly documents = new OpenDocuments();
 
@@ -92,6 +108,32 @@ export class LanguageServerProcess {
 
   info(): Pick<LspServerInfo, 'status' | 'restarts' | 'lastError'> {
     return { status: this.status, restarts: this.restarts, lastError: this.lastError };
+  }
+
+  /** The error that made it unusable, or an error it showed (`window/showMessage`), if any. */
+  get error(): string | undefined {
+    return this.lastError;
+  }
+
+  /**
+   * Still getting ready: starting, reporting work in progress, or (until it has published once or
+   * was seen silent) not yet done with its first diagnostics, which come after the project loads.
+   */
+  loading(): boolean {
+    if (this.state.kind === 'starting' || this.state.kind === 'idle') return true;
+    return this.state.kind === 'running' && (this.progress.size > 0 || this.publishes === 'unknown');
+  }
+
+  /** A wait for diagnostics ran out while nothing was published: stop treating the server as loading. */
+  markSilent(): void {
+    if (this.publishes === 'unknown') this.publishes = 'silent';
+  }
+
+  /** Why it is not usable, for the model: "<name> failed: <error>" or "<name> is <status>". */
+  describe(): string {
+    const { name } = this.opts;
+    if (this.state.kind === 'failed') return `${name} failed: ${this.lastError ?? 'unknown error'}${this.opts.needs ? ` (${name} needs ${this.opts.needs})` : ''}`;
+    return `${name} is ${this.status}${this.lastError ? ` (last error: ${this.lastError})` : ''}`;
   }
 
   get pid(): number | undefined {
@@ -123,16 +165,34 @@ export class LanguageServerProcess {
       log: (m) => log.debug(`${name}: ${m}`),
     });
     proc.on('error', (e) => this.fail(`cannot start ${config.command}: ${e.message}`, proc));
-    proc.on('exit', (code, signal) => this.fail(`exited (${signal ?? `code ${code}`})`, proc));
+    proc.on('exit', (code, signal) => this.fail(`exited (${signal ?? `code ${code}`})${this.stderrSummary()}`, proc));
     proc.stdin!.on('error', () => undefined); // EPIPE after a crash: reported by 'exit'
-    proc.stderr!.setEncoding('utf8').on('data', (d: string) => log.debug(`${name} stderr: ${d.trimEnd().slice(0, 2000)}`));
+    this.stderrTail = '';
+    this.progress.clear();
+    proc.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      log.debug(`${name} stderr: ${d.trimEnd().slice(0, 2000)}`);
+      this.stderrTail = (this.stderrTail + d).slice(-4000);
+    });
     conn.onError(([e]) => this.fail(`connection error: ${e.message}`, proc));
     // The exit event, which says why, usually follows the pipe closing: give it a moment.
     conn.onClose(() => setTimeout(() => this.fail('connection closed', proc), 200).unref());
     conn.onNotification('textDocument/publishDiagnostics', (raw: unknown) => {
       const parsed = PublishDiagnosticsSchema.safeParse(raw);
-      if (parsed.success) this.opts.onDiagnostics(parsed.data);
+      if (parsed.success) {
+        this.publishes = 'yes';
+        this.opts.onDiagnostics(parsed.data);
+      }
       else log.warn(`${name}: ignored a bad publishDiagnostics: ${parsed.error.message.slice(0, 300)}`);
+    });
+    // A server that cannot work often says so only here (specs/lsp-3.0.md "ShowMessage Notification"); type 1 = Error.
+    conn.onNotification('window/showMessage', (p: { type?: unknown; message?: unknown }) => this.shown(p));
+    conn.onRequest('window/showMessageRequest', (p: { type?: unknown; message?: unknown }) => (this.shown(p), null));
+    // Progress for tokens nobody asked to watch (server-initiated, "window/workDoneProgress/create") arrives here.
+    conn.onUnhandledProgress((p: { token?: unknown; value?: { kind?: unknown } }) => {
+      const token = p?.token;
+      if (typeof token !== 'string' && typeof token !== 'number') return;
+      if (p.value?.kind === 'begin') this.progress.add(token);
+      else if (p.value?.kind === 'end') this.progress.delete(token);
     });
     conn.onNotification('window/logMessage', (p: { message?: unknown }) => log.debug(`${name}: ${String(p?.message).slice(0, 2000)}`));
     // Server → client requests we support; anything else is answered −32601 by vscode-jsonrpc.
@@ -153,13 +213,27 @@ export class LanguageServerProcess {
     const live = { proc, conn };
     const ready = this.initialize(live);
     this.state = { kind: 'starting', ready, ...live };
+    this.opts.onStatus?.();
     ready.catch((e) => this.fail(errorMessage(e), proc));
+  }
+
+  private shown(p: { type?: unknown; message?: unknown }): void {
+    const message = String(p?.message ?? '').slice(0, 2000);
+    if (p?.type !== 1 || !message) return this.opts.log.debug(`${this.opts.name}: ${message}`);
+    this.lastError = message;
+    this.opts.log.warn(`${this.opts.name}: ${message}`);
+  }
+
+  /** The last lines of stderr, to say why a process exited. */
+  private stderrSummary(): string {
+    const lines = this.stderrTail.trim().split(/\r?\n/).filter((l) => l.trim());
+    return lines.length ? `: ${lines.slice(-3).join(' | ').slice(0, 1000)}` : '';
   }
 
   private async initialize(live: Live): Promise<void> {
     const { root, config } = this.opts;
     const rootUri = pathToFileURL(root).href;
-    const raw = await this.send(live, 'initialize', {
+    const raw = await this.sendInitialize(live, {
       processId: process.pid,
       clientInfo: { name: 'patchbay' },
       rootPath: root,
@@ -173,15 +247,23 @@ export class LanguageServerProcess {
     if (this.state.kind !== 'starting' || this.state.proc !== live.proc) throw new Error('stopped while initializing');
     await live.conn.sendNotification('initialized', {});
     this.state = { kind: 'running', capabilities: result.data.capabilities, ...live };
+    this.opts.onStatus?.();
     // After a restart, the new process learns the documents the old one had.
     for (const [uri, doc] of this.documents.entries()) {
       void live.conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: doc.languageId, version: doc.version, text: doc.text } });
     }
   }
 
+  /** `initialize`, its failure named as such: the server's own words are what the user needs (e.g. no TypeScript found). */
+  private sendInitialize(live: Live, params: unknown): Promise<unknown> {
+    return this.send(live, 'initialize', params, undefined, this.opts.initializeTimeoutMs).catch((e: unknown) => {
+      // vscode-languageserver wraps a handler's throw as "Request initialize failed with message: …".
+      throw new Error(`initialize failed: ${errorMessage(e).replace(/^Request initialize failed with message: /, '')}`);
+    });
+  }
+
   /** A request with a timeout, cancelled by `signal`, rejected if the process dies. */
-  private send(live: Live, method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
-    const timeoutMs = this.opts.requestTimeoutMs;
+  private send(live: Live, method: string, params: unknown, signal?: AbortSignal, timeoutMs = this.opts.requestTimeoutMs): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const cts = new CancellationTokenSource();
       const settle = (f: () => void) => {
@@ -214,9 +296,14 @@ export class LanguageServerProcess {
     return this.state.kind === 'running' ? this.state.conn : undefined;
   }
 
-  async request(method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
-    if (!(await this.ready())) throw new Error(`${this.opts.name} is ${this.status}${this.lastError ? `: ${this.lastError}` : ''}`);
-    return this.send(this.state as Extract<State, { kind: 'running' }>, method, params, signal);
+  async request(method: string, params: unknown, signal?: AbortSignal, timeoutMs?: number): Promise<unknown> {
+    if (!(await this.ready())) throw new Error(this.describe());
+    return this.send(this.state as Extract<State, { kind: 'running' }>, method, params, signal, timeoutMs);
+  }
+
+  /** Whether the running server answers `textDocument/diagnostic` (3.17 pull diagnostics). */
+  get pullsDiagnostics(): boolean {
+    return this.state.kind === 'running' && !!this.state.capabilities.diagnosticProvider;
   }
 
   /** didOpen, or didChange with full text (we never send ranges, which every sync kind accepts); then didSave. Returns the version sent. */
@@ -268,6 +355,7 @@ export class LanguageServerProcess {
         : undefined;
     retry?.unref();
     this.state = { kind: 'failed', error, retry };
+    this.opts.onStatus?.();
   }
 
   private teardown(live: Live): void {

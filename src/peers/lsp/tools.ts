@@ -4,8 +4,6 @@
  * model reads, never a throw.
  */
 import { workspaceSymbolByDescriptor, xdefinition, xreferences } from './sourcegraph.js';
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { textResult, type Tool, type ToolContext, type ToolResult } from '../../core/tool.js';
 import { errorMessage } from '../../util/log.js';
@@ -85,13 +83,17 @@ export function lspTools(host: LspHostImpl): Tool[] {
     tool('lsp_diagnostics', 'Errors and warnings the language servers report, for one file or every file they have seen.',
       z.object({ path: z.string().min(1).optional().describe('File path; omit for all files') }),
       async ({ path }, ctx) => {
-        if (path !== undefined && !(await host.awaitDiagnostics(path, ctx.signal))) return noServer(host.absolute(path));
+        const why = path === undefined ? '' : await host.awaitDiagnostics(path, ctx.signal);
+        if (why === false) return noServer(host.absolute(path!));
+        if (why) return `Diagnostics for ${path}: not available — ${why}.`;
         const list = host.diagnostics(path);
-        if (!list.length) return path ? `No diagnostics for ${path}.` : 'No diagnostics.';
+        // Every file's: a server that could not run has none to give, which is not the same as none found.
+        const failed = path === undefined ? host.servers().filter((s) => s.status === 'failed').map((s) => `${s.name} failed: ${s.lastError ?? 'unknown error'}${s.needs ? ` (needs ${s.needs})` : ''}`) : [];
+        if (!list.length) return [path ? `No diagnostics for ${path}.` : 'No diagnostics.', ...failed].join('\n');
         const cache = new SourceCache((p) => host.display(p));
         const lines = await Promise.all(list.slice(0, MAX_RESULTS).map(async (d) => formatDiagnostic(cache.path(d.uri), d, await cache.text(d.uri))));
         if (list.length > MAX_RESULTS) lines.push(`… and ${list.length - MAX_RESULTS} more`);
-        return lines.join('\n');
+        return [...lines, ...failed].join('\n');
       },
       (a) => `Diagnostics${a.path ? ` of ${a.path}` : ''}`),
 
@@ -177,19 +179,6 @@ export function lspTools(host: LspHostImpl): Tool[] {
 
 /** Workspace queries need a started server that knows the project: open one file of each language found. */
 async function warmUp(host: LspHostImpl, signal: AbortSignal): Promise<void> {
-  const wanted = new Set([...host.configured().values()].flatMap((c) => c.extensions ?? []));
-  const found = new Map<string, string>();
-  const queue = host.rootsList().map((r) => ({ dir: r, depth: 0 }));
-  let seen = 0;
-  while (queue.length && seen < 2000 && !signal.aborted) {
-    const { dir, depth } = queue.shift()!;
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    for (const e of entries) {
-      seen += 1;
-      if (e.isDirectory() && depth < 4 && !e.name.startsWith('.') && e.name !== 'node_modules') queue.push({ dir: join(dir, e.name), depth: depth + 1 });
-      const ext = extensionOf(e.name);
-      if (e.isFile() && wanted.has(ext) && !found.has(ext)) found.set(ext, join(dir, e.name));
-    }
-  }
-  await Promise.all([...found.values()].map((f) => host.sync(f, false).catch(() => undefined)));
+  const files = await host.sampleFiles(signal);
+  await Promise.all(files.map((f) => host.sync(f, false).catch(() => undefined)));
 }

@@ -16,7 +16,15 @@ export interface LanguageServerConfig {
   initializationOptions?: unknown;
   env?: Record<string, string>;
   disabled?: boolean;
+  /** The most a write waits for this server's diagnostics while it is still loading (default 30). */
+  diagnosticsTimeoutSeconds?: number;
 }
+
+/** What a write's diagnostics came to; `note` is what the tool result tells the model ('' for clean and none). */
+export type FileDiagnostics =
+  | { kind: 'errors'; errors: string; note: string }
+  | { kind: 'clean' | 'none'; note: '' }
+  | { kind: 'unavailable'; reason: string; note: string };
 
 export interface LspServerInfo {
   name: string;
@@ -27,19 +35,25 @@ export interface LspServerInfo {
   roots: string[];
   restarts: number;
   lastError?: string;
+  /** For a failed built-in: what it needs installed. */
+  needs?: string;
 }
 
 export interface LspHost {
   /** The LSP-backed tools (diagnostics, definition, references, hover, document/workspace symbols). */
   tools(): Tool[];
   /**
-   * After the agent wrote or edited a file: sync it (didOpen/didChange/didSave), wait (bounded)
-   * for fresh diagnostics, and return the new errors as text for the tool result ('' if none or
-   * no server handles the file).
+   * After the agent wrote or edited a file: sync it (didOpen/didChange/didSave), wait for fresh
+   * diagnostics (bounded by the server's readiness and a cap), and say what they came to: the new
+   * errors, clean, or why none could be had.
    */
-  afterFileChange(path: string, signal: AbortSignal): Promise<string>;
-  /** A file the agent read: opened in the matching server so later queries are warm. */
+  afterFileChange(path: string, signal: AbortSignal): Promise<FileDiagnostics>;
+  /** A file the agent read or mentioned: opened in the matching server so later queries are warm. */
   fileRead(path: string): void;
+  /** A file about to be written: its server is started now, not only when diagnostics are wanted. */
+  touch(path: string): void;
+  /** Starts the servers for the workspace's languages and waits (bounded) until each runs or fails: for `patchbay doctor`. */
+  probe(signal: AbortSignal): Promise<void>;
   /** Diagnostics patchbay's servers have for a file (or all files), for merging with the editor's. */
   diagnostics(path?: string): Array<{ uri: string; severity: 'error' | 'warning' | 'info' | 'hint'; message: string; source?: string; range: { start: { line: number; character: number }; end: { line: number; character: number } }; code?: string }>;
   servers(): LspServerInfo[];

@@ -73,12 +73,19 @@ export const DiagnosticSchema = z.object({
   source: z.string().optional().catch(undefined),
   message: z.string(),
 });
+export type Diagnostic = z.infer<typeof DiagnosticSchema>;
 export const PublishDiagnosticsSchema = z.object({
   uri: z.string(),
   version: z.number().int().nullable().optional(),
   diagnostics: z.array(DiagnosticSchema),
 });
 export type PublishDiagnostics = z.infer<typeof PublishDiagnosticsSchema>;
+
+/** 3.17 "Document Diagnostics" (pull) result; we send no previousResultId, so "unchanged" is rare. */
+export const DocumentDiagnosticReportSchema = z.union([
+  z.object({ kind: z.literal('full'), items: z.array(DiagnosticSchema) }),
+  z.object({ kind: z.literal('unchanged') }),
+]);
 
 /** The subset of "ServerCapabilities" we act on. */
 export const InitializeResultSchema = z.object({
@@ -91,6 +98,8 @@ export const InitializeResultSchema = z.object({
         ])
         .optional()
         .catch(undefined),
+      /** 3.17 pull diagnostics: present when the server answers `textDocument/diagnostic`. */
+      diagnosticProvider: z.object({}).loose().optional().catch(undefined),
     })
     .loose(),
 });
