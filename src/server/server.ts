@@ -194,7 +194,7 @@ export class EcaServer {
     c.onRequest('shutdown', async () => {
       const session = this.session();
       this.state = { kind: 'shuttingDown', session };
-      await (await session).dispose();
+      await this.disposeWithin(session);
       return null;
     });
     c.onNotification('exit', () => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'exit'));
@@ -308,28 +308,34 @@ export class EcaServer {
     this.parentWatch.unref();
   }
 
+  /**
+   * Disposes the session, and what has not stopped by the deadline is stopped by force (child
+   * processes killed, the store closed): a shutdown never hangs on a peer that will not go.
+   */
+  private async disposeWithin(session: Promise<Session>): Promise<void> {
+    const deadline = new Promise<'late'>((r) => setTimeout(() => r('late'), this.opts.disposeDeadlineMs ?? 600).unref());
+    try {
+      const s = await session;
+      if ((await Promise.race([s.dispose().then(() => 'done' as const), deadline])) === 'late') {
+        log.warn('shutdown did not finish in time: stopping child processes and closing the store');
+        s.forceClose();
+      }
+    } catch (e) {
+      log.error(`shutdown: ${errorMessage(e)}`);
+    }
+  }
+
   private exit(code: number, why: string): void {
     if (this.exited) return;
     this.exited = true;
     log.info(`exiting (${why}) with code ${code}`);
     if (this.parentWatch) clearInterval(this.parentWatch);
-    const session = this.state.kind !== 'awaitingInitialize' ? this.state.session : undefined;
-    const disposed = session ? session.then((s) => s.dispose()) : Promise.resolve();
-    // A server whose editor is gone must not linger: what has not stopped by the deadline is
-    // stopped by force (child processes killed, the store closed), then the process ends.
-    const deadline = new Promise<'late'>((r) => setTimeout(() => r('late'), this.opts.disposeDeadlineMs ?? 600).unref());
-    void Promise.race([disposed.then(() => 'done' as const), deadline])
-      .then(async (outcome) => {
-        if (outcome === 'late' && session) {
-          log.warn('shutdown did not finish in time: stopping child processes and closing the store');
-          (await session).forceClose();
-        }
-      })
-      .catch((e: unknown) => log.error(`shutdown: ${errorMessage(e)}`))
-      .finally(() => {
-        this.conn.dispose();
-        this.opts.onExit(code);
-      });
+    // A server whose editor is gone must not linger: at most the dispose deadline, then the process ends.
+    const done = this.state.kind !== 'awaitingInitialize' ? this.disposeWithin(this.state.session) : Promise.resolve();
+    void done.finally(() => {
+      this.conn.dispose();
+      this.opts.onExit(code);
+    });
   }
 }
 

@@ -19,19 +19,23 @@ afterEach(async () => {
   procs = [];
 });
 
-async function started(): Promise<{ p: EcaProc; home: string; mcpPid: number }> {
+async function started(opts: { silent?: boolean } = {}): Promise<{ p: EcaProc; home: string; mcpPid: number }> {
   const home = tempDir('pb-gone-');
   const pidFile = join(home, 'stubborn.pid');
-  const p = new EcaProc({
-    home,
-    config: { mcpServers: { stubborn: { command: process.execPath, args: [STUBBORN], env: { STUBBORN_PID_FILE: pidFile } } } },
-  });
+  const env = { STUBBORN_PID_FILE: pidFile, ...(opts.silent ? { STUBBORN_SILENT: '1' } : {}) };
+  const p = new EcaProc({ home, config: { mcpServers: { stubborn: { command: process.execPath, args: [STUBBORN], env } }, mcpTimeoutSeconds: 60 } });
   procs.push(p);
   await p.initialize(home);
-  await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params.name === 'stubborn' && m.params.status === 'running', 'the MCP server running');
+  const status = opts.silent ? 'starting' : 'running';
+  await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params.name === 'stubborn' && m.params.status === status, `the MCP server ${status}`);
+  await waitForFile(pidFile);
   // A chat in the store, so there is something to lose.
   await p.request('chat/list', {});
   return { p, home, mcpPid: Number(readFileSync(pidFile, 'utf8')) };
+}
+
+async function waitForFile(path: string): Promise<void> {
+  for (let i = 0; i < 200 && !existsSync(path); i++) await new Promise((r) => setTimeout(r, 25));
 }
 
 async function exitTime(p: EcaProc, from: number): Promise<number> {
@@ -76,6 +80,20 @@ describe('a server whose editor goes away', () => {
     } finally {
       clearInterval(ask);
     }
+    expectCleanEnd(home, mcpPid);
+  });
+
+  it('answers shutdown without waiting for an MCP server stuck in its start, then exits on exit', async () => {
+    const { p, home, mcpPid } = await started({ silent: true });
+    const t0 = performance.now();
+    // Its start would run for mcpTimeoutSeconds (60 s); shutdown does not wait for that.
+    await p.request('shutdown');
+    const answered = performance.now() - t0;
+    console.log(`shutdown answered after ${answered.toFixed(0)} ms`);
+    // Before the deadline, 4 s (the SDK's and our own grace periods, one after the other).
+    expect(answered).toBeLessThan(3_000);
+    p.notify('exit');
+    expect(await p.exited).toBe(0);
     expectCleanEnd(home, mcpPid);
   });
 
