@@ -64,8 +64,6 @@ export interface ServerOptions {
   logLevel?: Config['logLevel'];
   /** Called with the exit code when the editor sends `exit` or goes away. */
   onExit: (code: number) => void;
-  /** How long a clean shutdown may take before children are killed and the store closed by force. */
-  disposeDeadlineMs?: number;
 }
 
 export class EcaServer {
@@ -194,7 +192,8 @@ export class EcaServer {
     c.onRequest('shutdown', async () => {
       const session = this.session();
       this.state = { kind: 'shuttingDown', session };
-      await this.disposeWithin(session);
+      // The editor waits for this answer: a clean stop gets longer than when the editor is gone.
+      await this.disposeWithin(session, 1_500);
       return null;
     });
     c.onNotification('exit', () => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'exit'));
@@ -312,8 +311,8 @@ export class EcaServer {
    * Disposes the session, and what has not stopped by the deadline is stopped by force (child
    * processes killed, the store closed): a shutdown never hangs on a peer that will not go.
    */
-  private async disposeWithin(session: Promise<Session>): Promise<void> {
-    const deadline = new Promise<'late'>((r) => setTimeout(() => r('late'), this.opts.disposeDeadlineMs ?? 600).unref());
+  private async disposeWithin(session: Promise<Session>, ms = 600): Promise<void> {
+    const deadline = new Promise<'late'>((r) => setTimeout(() => r('late'), ms).unref());
     try {
       const s = await session;
       if ((await Promise.race([s.dispose().then(() => 'done' as const), deadline])) === 'late') {
