@@ -2,61 +2,29 @@
  * `patchbay chat` end to end: the built binary, run as a real process, starting its own
  * `patchbay server` child and talking to the fake LLM over HTTP. Build first (`npm run build`).
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
-import { BIN, tempDir, workspace } from './harness.js';
+import { fakeChatConfig, runPatchbay, tempDir, workspace, type CliRun } from './harness.js';
 import { completionList, mentionsToContexts } from '../../src/cli/chat-mentions.js';
 import { matchModel, parseChatArgs } from '../../src/cli/chat.js';
 
 const llm = useFakeLlm({ reset: 'afterEach' });
 
 function fakeConfig(extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({
-    providers: { fake: { api: 'openai-chat', url: `${llm().url}/v1`, key: 'x', models: { m1: {} } } },
-    defaultModel: 'fake/m1',
-    chat: { generateTitles: false, maxRetries: 0 },
-    gateway: { port: 0 },
-    ...extra,
-  });
+  return fakeChatConfig(llm().url, extra);
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+interface Run extends CliRun {
   cwd: string;
 }
 
 /** Runs `patchbay chat ...args` in a fresh workspace with a clean environment (no user config, no API keys). */
-function chat(args: string[], opts: { config?: string; stdin?: string; files?: Record<string, string>; timeoutMs?: number } = {}): Promise<Run> {
-  const home = tempDir('pb-chat-home-');
+async function chat(args: string[], opts: { config?: string; stdin?: string; files?: Record<string, string>; timeoutMs?: number } = {}): Promise<Run> {
   const cwd = workspace(opts.files, 'pb-chat-ws-');
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: home,
-    PATCHBAY_HOME: join(home, '.patchbay'),
-    PATCHBAY_CONFIG: opts.config ?? fakeConfig(),
-    PATCHBAY_LOCAL_MODEL: 'off',
-  };
-  const child = spawn(process.execPath, [BIN, 'chat', ...args], { cwd, env, stdio: 'pipe' });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdin.end(opts.stdin ?? '');
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`patchbay chat timed out\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, opts.timeoutMs ?? 20_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr, cwd });
-    });
-  });
+  const r = await runPatchbay(['chat', ...args], { home: tempDir('pb-chat-home-'), cwd, env: { PATCHBAY_CONFIG: opts.config ?? fakeConfig() }, stdin: opts.stdin, timeoutMs: opts.timeoutMs });
+  return { ...r, cwd };
 }
 
 /** The chat-completion requests the fake LLM received (title generation is off). */

@@ -4,14 +4,13 @@
  * resources and OpenCtx mentions, and tool calls no one can approve. The built binary, real
  * processes, a real pseudo-terminal for the REPL, the fake LLM over HTTP.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { KEY, usePty } from '../support/pty.js';
-import { BIN, tempDir, workspace } from './harness.js';
+import { BIN, cliEnv, fakeChatConfig, runPatchbay, tempDir, workspace, type CliRun } from './harness.js';
 import { contextQuery, mentionsToContexts, tokenFor } from '../../src/cli/chat-mentions.js';
 
 const llm = useFakeLlm({ reset: 'afterEach' });
@@ -19,61 +18,25 @@ const spawnPty = usePty();
 const fixture = (name: string) => resolve(import.meta.dirname, '../fixtures', name);
 
 function config(extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({
-    providers: { fake: { api: 'openai-chat', url: `${llm().url}/v1`, key: 'x', models: { m1: {} } } },
-    defaultModel: 'fake/m1',
-    chat: { generateTitles: false, maxRetries: 0 },
-    gateway: { port: 0 },
-    ...extra,
-  });
+  return fakeChatConfig(llm().url, extra);
 }
 
-function env(home: string, cfg: string): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '',
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    PATCHBAY_HOME: join(home, '.patchbay'),
-    PATCHBAY_CONFIG: cfg,
-    PATCHBAY_LOCAL_MODEL: 'off',
-  };
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+interface Run extends CliRun {
   cwd: string;
 }
 
 /** `patchbay chat ...args` with piped stdio (not a terminal) in a fresh workspace and home. */
-function chat(args: string[], cfg: string, stdin = ''): Promise<Run> {
-  const timeoutMs = 30_000;
-  const home = tempDir('pb-flow-home-');
+async function chat(args: string[], cfg: string, stdin = ''): Promise<Run> {
   const cwd = workspace({}, 'pb-flow-ws-');
-  const child = spawn(process.execPath, [BIN, 'chat', ...args], { cwd, env: env(home, cfg), stdio: 'pipe' });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdin.end(stdin);
-  return new Promise((res, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`patchbay chat timed out\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      res({ code, stdout, stderr, cwd });
-    });
-  });
+  const r = await runPatchbay(['chat', ...args], { home: tempDir('pb-flow-home-'), cwd, env: { PATCHBAY_CONFIG: cfg }, stdin, timeoutMs: 30_000 });
+  return { ...r, cwd };
 }
 
 /** `patchbay chat` (the REPL) in a pseudo-terminal. */
 function repl(cfg: string, files: Record<string, string> = {}) {
   const home = tempDir('pb-flow-home-');
   const cwd = workspace(files, 'pb-flow-ws-');
-  const p = spawnPty(process.execPath, [BIN, 'chat'], { cwd, env: { ...env(home, cfg), TERM: 'xterm-256color' } });
+  const p = spawnPty(process.execPath, [BIN, 'chat'], { cwd, env: { ...cliEnv(home, { PATCHBAY_CONFIG: cfg }), TERM: 'xterm-256color' } });
   return { p, home, cwd };
 }
 

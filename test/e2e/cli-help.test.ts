@@ -3,53 +3,15 @@
  * command's help names the options its flag parsing really accepts (each one is then passed to
  * the command to show it is accepted), and bad options exit 2 with a pointer to the help.
  */
-import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, tempDir } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { runPatchbay, tempDir, useTempDirs, type CliRun } from './harness.js';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+const scratch = useTempDirs();
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function run(args: string[], stdin = ''): Promise<Run> {
-  const home = tempDir('pb-help-home-');
-  dirs.push(home);
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: home,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: home,
-      XDG_CONFIG_HOME: join(home, '.config'),
-      PATCHBAY_HOME: join(home, '.patchbay'),
-      PATCHBAY_CONFIG: '{"gateway":{"port":0}}',
-      PATCHBAY_LOCAL_MODEL: 'off',
-    },
-    stdio: 'pipe',
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdin.end(stdin);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`patchbay ${args.join(' ')} did not exit\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, 20_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+/** `patchbay ...args` in a fresh home (its cwd too), removed after the test. */
+function run(args: string[], stdin = ''): Promise<CliRun> {
+  return runPatchbay(args, { home: scratch(tempDir('pb-help-home-')), stdin });
 }
 
 /** Each command, the options its help must name. */
@@ -95,8 +57,7 @@ describe('patchbay --help', () => {
   }
 
   it('the documented --config-file is accepted by doctor and models (a missing file is reported, not a usage error)', async () => {
-    const dir = tempDir('pb-help-cfg-');
-    dirs.push(dir);
+    const dir = scratch(tempDir('pb-help-cfg-'));
     const missing = join(dir, 'none.json');
     for (const args of [['doctor', '--config-file', missing], ['models', 'list', '--config-file', missing]]) {
       const r = await run(args);

@@ -4,53 +4,25 @@
  * terminal sends it; what the model was asked is checked in the fake LLM's recorded requests.
  * Build first (`npm run build`).
  */
-import { spawn as nodeSpawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { KEY, paste, usePty, type Pty } from '../support/pty.js';
-import { BIN, tempDir, workspace } from './harness.js';
+import { BIN, cliEnv, fakeChatConfig, runPatchbay, tempDir, useTempDirs, workspace, type CliRun } from './harness.js';
 
 // Registered first so it runs last (after hooks run in reverse), once every process is stopped.
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const scratch = useTempDirs();
 const llm = useFakeLlm({ reset: 'afterEach' });
 const spawn = usePty();
 
-/** A temp dir removed after the test. */
-function scratch(make: () => string): string {
-  const d = make();
-  dirs.push(d);
-  return d;
-}
-
 function config(): string {
-  return JSON.stringify({
-    providers: { fake: { api: 'openai-chat', url: `${llm().url}/v1`, key: 'x', models: { m1: {}, m2: {} } } },
-    defaultModel: 'fake/m1',
-    chat: { generateTitles: false, maxRetries: 0 },
-    gateway: { port: 0 },
-  });
+  return fakeChatConfig(llm().url, {}, ['m1', 'm2']);
 }
 
 /** `patchbay chat` in a pty, in a fresh workspace and home; resolves at the first prompt. */
 async function startChat(opts: { files?: Record<string, string>; args?: string[] } = {}): Promise<Pty> {
-  const home = scratch(() => tempDir('pb-repl-home-'));
-  const cwd = scratch(() => workspace(opts.files, 'pb-repl-ws-'));
-  const p = spawn(process.execPath, [BIN, 'chat', ...(opts.args ?? [])], {
-    cwd,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: home,
-      XDG_CONFIG_HOME: join(home, '.config'),
-      PATCHBAY_HOME: join(home, '.patchbay'),
-      PATCHBAY_CONFIG: config(),
-      PATCHBAY_LOCAL_MODEL: 'off',
-    },
-  });
+  const home = scratch(tempDir('pb-repl-home-'));
+  const cwd = scratch(workspace(opts.files, 'pb-repl-ws-'));
+  const p = spawn(process.execPath, [BIN, 'chat', ...(opts.args ?? [])], { cwd, env: cliEnv(home, { PATCHBAY_CONFIG: config() }) });
   await p.waitFor('/exit to quit');
   await p.waitFor('> ');
   return p;
@@ -238,28 +210,9 @@ describe('patchbay chat with pipes: tool output', () => {
   const file = Array.from({ length: 12 }, (_, i) => `row ${i + 1} of the notes`).join('\n') + '\n';
 
   /** `patchbay chat ...args` with stdin/stdout/stderr piped (no terminal). */
-  function piped(args: string[], files: Record<string, string>, stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const home = scratch(() => tempDir('pb-repl-home-'));
-    const child = nodeSpawn(process.execPath, [BIN, 'chat', ...args], {
-      cwd: scratch(() => workspace(files, 'pb-repl-ws-')),
-      env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), PATCHBAY_HOME: join(home, '.patchbay'), PATCHBAY_CONFIG: config(), PATCHBAY_LOCAL_MODEL: 'off' },
-      stdio: 'pipe',
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdin.end(stdin);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new Error(`patchbay chat did not exit\n${stdout}\n${stderr}`));
-      }, 20_000);
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
+  function piped(args: string[], files: Record<string, string>, stdin = ''): Promise<CliRun> {
+    const home = scratch(tempDir('pb-repl-home-'));
+    return runPatchbay(['chat', ...args], { home, cwd: scratch(workspace(files, 'pb-repl-ws-')), env: { PATCHBAY_CONFIG: config() }, stdin });
   }
 
   it('one-shot: the first lines, uncolored, and how many more', async () => {

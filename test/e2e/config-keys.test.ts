@@ -3,11 +3,10 @@
  * in the editor and in `patchbay doctor` while the rest applies; ECA keys patchbay does not
  * implement are named as such; files are JSONC (comments, trailing commas).
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+import { cliConfig, EcaProc, fakeProviderConfig, runPatchbay, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
 const { llm, track } = useFakeLlmSuite();
 
@@ -18,23 +17,10 @@ function userConfig(home: string, text: string): string {
   return file;
 }
 
-function doctor(home: string, cwd: string): Promise<string> {
-  const env = {
-    PATH: process.env.PATH ?? '',
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    PATCHBAY_HOME: join(home, '.patchbay'),
-    PATCHBAY_LOCAL_MODEL: 'off',
-    PATCHBAY_CONFIG: JSON.stringify({ ...fakeProviderConfig(llm().url), gateway: { port: 0 } }),
-  };
-  const child = spawn(process.execPath, [BIN, 'doctor'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`doctor timed out:\n${out}`))), 30_000);
-    child.on('exit', () => (clearTimeout(timer), resolve(out)));
-  });
+/** `patchbay doctor`'s stdout and stderr, interleaved. */
+async function doctor(home: string, cwd: string): Promise<string> {
+  const env = { PATCHBAY_CONFIG: cliConfig(fakeProviderConfig(llm().url)) };
+  return (await runPatchbay(['doctor'], { home, cwd, env, stdin: null, timeoutMs: 30_000 })).output;
 }
 
 const warnings = (p: EcaProc): string[] => p.messages.filter((m) => m.method === '$/showMessage').map((m) => m.params.message);

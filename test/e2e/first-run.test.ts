@@ -4,25 +4,14 @@
  * chat's content) and in `patchbay chat` (stderr, exit 1). HF_ENDPOINT (the Hugging Face
  * mirror variable) points the download at an address that cannot answer.
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, EcaProc, tempDir, useEcaProcs, workspace } from './harness.js';
+import { cliConfig, EcaProc, refusedPort, runPatchbay, tempDir, useEcaProcs, workspace } from './harness.js';
 
 const track = useEcaProcs();
 
 const DEFAULT_URI = 'hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf';
-
-/** A loopback port nothing listens on: bound once to learn it is free, then closed. */
-async function refusedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** The next steps every offline failure lists. */
 function expectNextSteps(text: string, configPath: string): void {
@@ -64,25 +53,22 @@ describe('first run with no network', () => {
   it("`patchbay chat` (the README's first command): the next steps on stderr, exit 1", async () => {
     const home = tempDir();
     const port = await refusedPort();
-    const child = spawn(process.execPath, [BIN, 'chat', 'What does this project do?'], {
+    const { code, stdout, stderr } = await runPatchbay(['chat', 'What does this project do?'], {
+      home,
       cwd: workspace(),
       env: {
-        PATH: process.env.PATH ?? '',
-        HOME: home,
         XDG_CONFIG_HOME: join(home, 'xdg'),
-        PATCHBAY_HOME: join(home, '.patchbay'),
-        // A host that cannot resolve, as huggingface.co does offline.
+        // The built-in default local model (PATCHBAY_LOCAL_MODEL unset)…
+        PATCHBAY_LOCAL_MODEL: undefined,
+        // …from a host that cannot resolve, as huggingface.co does offline.
         HF_ENDPOINT: 'https://huggingface.invalid',
         OLLAMA_API_URL: `http://127.0.0.1:${port}`,
-        PATCHBAY_CONFIG: JSON.stringify({ gateway: { port: 0 }, chat: { generateTitles: false } }),
+        PATCHBAY_CONFIG: cliConfig({ chat: { generateTitles: false } }),
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdin: null,
+      timeoutMs: 0,
+      until: 'close',
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number | null>((r) => child.on('close', r));
     expect(code, stderr).toBe(1);
     expect(stdout).toBe('');
     expect(stderr).toContain('Could not get the local model hf:Qwen/');

@@ -1,8 +1,11 @@
 /**
  * Drives the built `patchbay server` over real stdio with hand-framed messages, so tests
- * see exactly the bytes an editor would (and can send malformed ones).
+ * see exactly the bytes an editor would (and can send malformed ones); runs the other
+ * commands (`patchbay chat`, `doctor`, …) as plain processes with runPatchbay.
  */
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach } from 'vitest';
@@ -16,6 +19,122 @@ export type { Msg };
 
 export function tempDir(prefix = 'pb-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * Temp dirs removed after each test: `const scratch = useTempDirs()`, then `scratch(tempDir())`
+ * returns the dir. Call it before other hooks are registered so the removal runs last (after
+ * hooks run in reverse), once every process is stopped.
+ */
+export function useTempDirs(): (dir: string) => string {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  return (dir) => {
+    dirs.push(dir);
+    return dir;
+  };
+}
+
+/** A loopback port nothing listens on: bound once to learn it is free, then closed. */
+export async function refusedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** PATCHBAY_CONFIG for a patchbay process: `config` with a free gateway port (tests run many at once). */
+export function cliConfig(config: Record<string, unknown> = {}): string {
+  return JSON.stringify({ ...config, gateway: { port: 0 } });
+}
+
+/**
+ * PATCHBAY_CONFIG for `patchbay chat` against the fake LLM at `url`: provider `fake` with
+ * `models`, fake/m1 the default, no titles, no retries, a free gateway port; then `extra`.
+ */
+export function fakeChatConfig(url: string, extra: Record<string, unknown> = {}, models: string[] = ['m1']): string {
+  return cliConfig({
+    providers: { fake: { api: 'openai-chat', url: `${url}/v1`, key: 'x', models: Object.fromEntries(models.map((m) => [m, {}])) } },
+    defaultModel: 'fake/m1',
+    chat: { generateTitles: false, maxRetries: 0 },
+    ...extra,
+  });
+}
+
+/**
+ * The whole environment of a patchbay process living in the temp `home` (nothing is inherited
+ * but PATH): its config under home/.config, its data under home/.patchbay, no built-in local
+ * model (it would be fetched from the network) and a free gateway port. `extra` is laid over
+ * it; a key given as undefined is left unset.
+ */
+export function cliEnv(home: string, extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string | undefined> = {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    PATCHBAY_HOME: join(home, '.patchbay'),
+    PATCHBAY_LOCAL_MODEL: 'off',
+    PATCHBAY_CONFIG: cliConfig(),
+    ...extra,
+  };
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+export interface CliRunOptions {
+  /** Default: the home. */
+  cwd?: string;
+  /** Default: a fresh temp dir, left in place (pass one from useTempDirs to have it removed). */
+  home?: string;
+  /** Laid over cliEnv(home) (undefined unsets a key). */
+  env?: Record<string, string | undefined>;
+  /** Written to stdin, which is then closed (default ''); null: no stdin at all (/dev/null). */
+  stdin?: string | null;
+  /** SIGKILL and reject after this long (default 20 s); 0: no deadline. */
+  timeoutMs?: number;
+  /** Resolve on the process's 'exit' (default) or on 'close' (its output streams closed too). */
+  until?: 'exit' | 'close';
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout and stderr interleaved as they arrived. */
+  output: string;
+}
+
+/** Runs the built `patchbay ...args` as a process (see CliRunOptions) and collects its output. */
+export function runPatchbay(args: string[], opts: CliRunOptions = {}): Promise<CliRun> {
+  const home = opts.home ?? tempDir('pb-home-');
+  const stdin = opts.stdin === undefined ? '' : opts.stdin;
+  const timeoutMs = opts.timeoutMs ?? 20_000;
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: opts.cwd ?? home,
+    env: cliEnv(home, opts.env),
+    stdio: [stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => ((stdout += d.toString()), (output += d.toString())));
+  child.stderr!.on('data', (d: Buffer) => ((stderr += d.toString()), (output += d.toString())));
+  if (stdin !== null) child.stdin?.end(stdin);
+  return new Promise((resolve, reject) => {
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            child.kill('SIGKILL');
+            reject(new Error(`patchbay ${args.join(' ')} did not exit in ${timeoutMs} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+          }, timeoutMs)
+        : undefined;
+    child.on(opts.until ?? 'exit', (code: number | null) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, output });
+    });
+  });
 }
 
 export function fakeProviderConfig(url: string, api = 'openai-chat', extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -33,17 +152,8 @@ export class EcaProc extends FramedProcess {
   private waiters: Array<{ pred: (m: Msg) => boolean; resolve: (m: Msg) => void; from: number }> = [];
 
   constructor(opts: { home: string; config?: Record<string, unknown>; env?: Record<string, string>; args?: string[] }) {
-    super([BIN, 'server', ...(opts.args ?? [])], {
-      PATH: process.env.PATH ?? '',
-      HOME: opts.home,
-      XDG_CONFIG_HOME: join(opts.home, '.config'),
-      PATCHBAY_HOME: join(opts.home, '.patchbay'),
-      // No built-in local model (it would be fetched from the network) unless a test names one.
-      PATCHBAY_LOCAL_MODEL: 'off',
-      // Tests run many servers at once: no fixed gateway port unless a test asks for one.
-      PATCHBAY_CONFIG: JSON.stringify({ gateway: { port: 0 }, ...opts.config }),
-      ...opts.env,
-    });
+    // No built-in local model and no fixed gateway port unless a test asks for one (cliEnv).
+    super([BIN, 'server', ...(opts.args ?? [])], cliEnv(opts.home, { PATCHBAY_CONFIG: JSON.stringify({ gateway: { port: 0 }, ...opts.config }), ...opts.env }));
   }
 
   protected onMessage(msg: Msg): void {

@@ -3,22 +3,11 @@
  * a refused connection fails at once (no retry) with the URL and the cause; a connection the
  * server drops is retried; a 503 then 200 shows the retry as progress in the chat.
  */
-import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+import { cliConfig, EcaProc, fakeProviderConfig, refusedPort, runPatchbay, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
 const { llm, track } = useFakeLlmSuite();
-
-/** A loopback port nothing listens on: bound once to learn it is free, then closed. */
-async function refusedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** Accepts every connection and destroys it at once, counting them. */
 async function socketKiller(): Promise<{ server: Server; port: number; connections: () => number }> {
@@ -89,18 +78,7 @@ describe('patchbay chat with an unreachable provider', () => {
     const port = await refusedPort();
     const home = tempDir();
     const run = (config: Record<string, unknown>) =>
-      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, [BIN, 'chat', 'hi'], {
-          cwd: workspace(),
-          env: { PATH: process.env.PATH ?? '', HOME: home, PATCHBAY_HOME: join(home, '.patchbay'), PATCHBAY_LOCAL_MODEL: 'off', PATCHBAY_CONFIG: JSON.stringify({ ...config, gateway: { port: 0 } }) },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-      });
+      runPatchbay(['chat', 'hi'], { home, cwd: workspace(), env: { PATCHBAY_CONFIG: cliConfig(config) }, stdin: null, timeoutMs: 0, until: 'close' });
 
     const refused = await run(providerAt(`http://127.0.0.1:${port}/v1`, 4));
     expect(refused.code).toBe(1);

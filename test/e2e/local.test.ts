@@ -3,7 +3,6 @@
  * and no Ollama, running the tiny GGUF model (scripts/make-tiny-gguf.mjs) in-process through
  * node-llama-cpp; the download path against a local HTTP server; `patchbay models`.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeTinyGguf } from '../../scripts/make-tiny-gguf.mjs';
-import { BIN, EcaProc, tempDir, useEcaProcs, workspace } from './harness.js';
+import { EcaProc, runPatchbay, tempDir, useEcaProcs, workspace, type CliRun } from './harness.js';
 
 const tiny = writeTinyGguf(join(mkdtempSync(join(tmpdir(), 'pb-local-e2e-')), 'tiny.gguf'));
 const track = useEcaProcs();
@@ -146,23 +145,9 @@ describe('a local model calling tools through the agent loop', () => {
   }, 90_000);
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string>, home: string): Promise<Run> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: workspace(),
-    env: { PATH: process.env.PATH ?? '', HOME: home, PATCHBAY_HOME: join(home, '.patchbay'), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+/** `patchbay ...args` in a fresh workspace: no config and no local model but what `env` names. */
+function cli(args: string[], env: Record<string, string>, home: string): Promise<CliRun> {
+  return runPatchbay(args, { home, cwd: workspace(), env: { PATCHBAY_LOCAL_MODEL: undefined, PATCHBAY_CONFIG: undefined, ...env }, stdin: null, timeoutMs: 0, until: 'close' });
 }
 
 describe('the CLI with the local model', () => {

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { BIN, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+import { BIN, cliEnv, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
 const { llm, track } = useFakeLlmSuite();
 
@@ -151,7 +151,7 @@ describe('language server readiness and failures', () => {
     const home = tempDir();
     const { stdout: out } = await promisify(execFile)(process.execPath, [BIN, 'doctor'], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: home, PATCHBAY_HOME: join(home, '.patchbay'), XDG_CONFIG_HOME: join(home, '.config'), PATCHBAY_CONFIG: JSON.stringify(cfg), PATCHBAY_LOCAL_MODEL: 'off' },
+      env: cliEnv(home, { PATCHBAY_CONFIG: JSON.stringify(cfg) }),
       encoding: 'utf8',
       timeout: 60_000,
     });

@@ -1,8 +1,8 @@
 /** An MCP server that quits during start-up: the error names why, from the last lines of its stderr. */
 import { execFileSync } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+import { BIN, cliEnv, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
 const { llm, track } = useFakeLlmSuite();
 const NPX_404 = resolve(import.meta.dirname, '../fixtures/mcp-npx-404.mjs');
@@ -32,7 +32,7 @@ describe('MCP start-up failures carry the tail of the server’s stderr', () => 
     const config = fakeProviderConfig(llm().url, 'openai-chat', { mcpServers: { typo, npx } });
     const out = execFileSync(process.execPath, [BIN, 'doctor'], {
       cwd: workspace(),
-      env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), PATCHBAY_HOME: join(home, '.patchbay'), PATCHBAY_CONFIG: JSON.stringify(config), PATCHBAY_LOCAL_MODEL: 'off' },
+      env: cliEnv(home, { PATCHBAY_CONFIG: JSON.stringify(config) }),
       encoding: 'utf8',
       timeout: 60_000,
     });

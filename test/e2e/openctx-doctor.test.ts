@@ -1,38 +1,18 @@
 /** `patchbay doctor` asks every OpenCtx provider's meta; a provider without meta.name still answers to autoInclude. */
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+import { EcaProc, fakeProviderConfig, refusedPort, runPatchbay, tempDir, useFakeLlmSuite, workspace, type CliRun } from './harness.js';
 
 const { llm, track } = useFakeLlmSuite();
 const fixture = (f: string) => resolve(import.meta.dirname, '../fixtures/openctx', f);
 
-/** A loopback port nothing listens on: bound by the OS, then released. */
-async function refusedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-/** `patchbay <args>` in `cwd` with its own home. */
-function run(args: string[], cwd: string, home: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, '.config'), PATCHBAY_HOME: join(home, '.patchbay'), PATCHBAY_LOCAL_MODEL: 'off' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((r) => child.on('close', (code) => r({ code, stdout, stderr })));
+/** `patchbay <args>` in `cwd` with its own home (and no PATCHBAY_CONFIG). */
+function run(args: string[], cwd: string, home: string): Promise<CliRun> {
+  return runPatchbay(args, { home, cwd, env: { PATCHBAY_CONFIG: undefined }, stdin: null, timeoutMs: 0, until: 'close' });
 }
 
 /** `patchbay doctor` in a workspace the user trusts (its config names OpenCtx providers). */
-async function doctor(cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function doctor(cwd: string): Promise<CliRun> {
   const home = tempDir();
   const trusted = await run(['trust', cwd], cwd, home);
   expect(trusted.code, trusted.stderr).toBe(0);

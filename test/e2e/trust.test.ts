@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace, type Msg } from './harness.js';
+import { BIN, cliConfig, cliEnv, EcaProc, fakeProviderConfig, runPatchbay, tempDir, useFakeLlmSuite, workspace, type CliRun, type Msg } from './harness.js';
 import { fixture } from '../support/mcp-helpers.js';
 
 const { llm, track } = useFakeLlmSuite();
@@ -36,35 +36,14 @@ function start(home: string): EcaProc {
 const heldMessage = (p: EcaProc) => p.waitFor((m) => m.method === '$/showMessage' && /held back/.test(m.params.message), 'held-back message');
 const evilUpdate = (status: string) => (m: Msg) => m.method === 'tool/serverUpdated' && m.params.name === 'evil' && m.params.status === status;
 
-function cliEnv(home: string): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '',
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    PATCHBAY_HOME: join(home, '.patchbay'),
-    PATCHBAY_LOCAL_MODEL: 'off',
-    PATCHBAY_CONFIG: JSON.stringify({ ...fakeProviderConfig(llm().url), gateway: { port: 0 } }),
-  };
+/** The environment of a `patchbay` run with the same temp home an EcaProc(home) uses. */
+function env(home: string): Record<string, string> {
+  return cliEnv(home, { PATCHBAY_CONFIG: cliConfig(fakeProviderConfig(llm().url)) });
 }
 
 /** Runs the built `patchbay` with the same temp home an EcaProc(home) uses. */
-function cli(args: string[], home: string, cwd: string, stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: cliEnv(home), stdio: 'pipe' });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdin.end(stdin);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`patchbay ${args.join(' ')} timed out\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, 30_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function cli(args: string[], home: string, cwd: string, stdin = ''): Promise<CliRun> {
+  return runPatchbay(args, { home, cwd, env: env(home), stdin, timeoutMs: 30_000 });
 }
 
 async function command(p: EcaProc, text: string): Promise<string> {
@@ -201,7 +180,7 @@ describe('workspace trust', () => {
     const { root } = evilWorkspace();
     llm().script([{ text: 'answered' }]);
     // util-linux `script` gives the chat a real pseudo-terminal; what we write is what the user types.
-    const child = spawn('script', ['-qfec', `${process.execPath} ${BIN} chat hello`, '/dev/null'], { cwd: root, env: cliEnv(home), stdio: 'pipe' });
+    const child = spawn('script', ['-qfec', `${process.execPath} ${BIN} chat hello`, '/dev/null'], { cwd: root, env: env(home), stdio: 'pipe' });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
