@@ -362,7 +362,12 @@ export function loadConfig(opts: LoadConfigOptions): LoadConfigResult {
       errors.push({ source, key: '', message: 'expected a JSON object; ignored' });
       continue;
     }
-    for (const u of findUnknownKeys(value)) errors.push({ source, key: formatKeyPath(u.path), message: u.message, severity: u.severity });
+    // Reporting is advice: it must never cost the user the config it reports on.
+    try {
+      for (const u of findUnknownKeys(value)) errors.push({ source, key: formatKeyPath(u.path), message: u.message, severity: u.severity });
+    } catch (e) {
+      errors.push({ source, key: '', message: `could not check for unknown keys: ${(e as Error).message}`, severity: 'warning' });
+    }
     if (layer.root !== undefined) {
       // Only a workspace file can be untrusted: every other layer is the user's own.
       const sha256 = contentHash(layer.text ?? '');

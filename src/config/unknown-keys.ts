@@ -100,7 +100,8 @@ function walk(value: unknown, schema: z.ZodType, path: string[], pattern: string
   if (d.type !== 'object' || !d.shape) return;
   const known = Object.keys(d.shape);
   for (const [k, v] of Object.entries(value)) {
-    if (k in d.shape) {
+    // Own keys only: `toString`, `constructor`… are on every object's prototype, not in the schema.
+    if (Object.hasOwn(d.shape, k)) {
       walk(v, d.shape[k], [...path, k], [...pattern, k], out);
       continue;
     }
@@ -110,7 +111,7 @@ function walk(value: unknown, schema: z.ZodType, path: string[], pattern: string
 }
 
 function report(key: string, path: string[], level: string, known: string[]): UnknownKey {
-  if (ECA_KEYS[level]?.includes(key)) {
+  if (Object.hasOwn(ECA_KEYS, level) && ECA_KEYS[level].includes(key)) {
     return { path, severity: 'warning', message: `"${key}" is an ECA setting patchbay does not implement; ignored` };
   }
   const guess = didYouMean(key, known);

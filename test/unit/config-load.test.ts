@@ -479,3 +479,15 @@ describe('patchbayHome', () => {
     expect(patchbayHome({}, home)).toBe(join(home, '.cache', 'patchbay'));
   });
 });
+
+describe('loadConfig: keys named like Object.prototype members', () => {
+  it('reports toString / hasOwnProperty / constructor as unknown keys instead of throwing; the rest applies', () => {
+    const env = { PATCHBAY_CONFIG: JSON.stringify({ constructor: {}, defaultModel: 'env/m' }) };
+    writeText(wsFile(ws1), '{ "toString": 1, "toolCall": { "hasOwnProperty": 1, "approval": { "deny": { "shell_command": {} } } } }');
+    const r = loadConfig({ roots: [ws1], env, homeDir: home });
+    expect(r.config.defaultModel).toBe('env/m');
+    expect(r.config.toolCall.approval.deny).toEqual({ shell_command: {} });
+    const keys = errorsOf(r.errors).map((e) => e.key);
+    expect(keys).toEqual(expect.arrayContaining(['constructor', 'toString', 'toolCall.hasOwnProperty']));
+  });
+});
