@@ -28,20 +28,28 @@ export async function runServer(args: string[]): Promise<void> {
     logLevel: level as LogLevel | undefined,
     onExit: (code) => {
       // Let the last writes (e.g. the shutdown response) drain, unless the pipe is already broken.
-      const out = process.stdout;
-      if (out.destroyed || out.writableEnded || out.errored) process.exit(code);
-      out.write('', () => process.exit(code));
+      // Set first: should the loop empty before a timer fires, the process still ends with `code`.
+      process.exitCode = code;
+      if (editorPipeBroken()) process.exit(code);
+      process.stdout.write('', () => process.exit(code));
       setTimeout(() => process.exit(code), 200).unref();
     },
   });
   // Never rethrow from here: a handler that throws turns one error into an endless loop.
   process.on('uncaughtException', (e: NodeJS.ErrnoException) => {
-    if (isBrokenPipe(e)) return server.editorGone(`the editor's pipe closed (${e.code})`);
+    // Only our own stdout breaking means the editor is gone; a broken pipe to a child or a socket is
+    // that peer's trouble (its own code handles it) and is only logged.
+    if (isBrokenPipe(e) && editorPipeBroken()) return server.editorGone(`the editor's pipe closed (${e.code})`);
     log.error(`uncaught: ${e.stack ?? e.message}`);
   });
   process.on('unhandledRejection', (e) => log.error(`unhandled rejection: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`));
   // The editor (or its terminal) ending us: stop children and close the store first.
   for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) process.on(signal, () => server.editorGone(`received ${signal}`));
+}
+
+function editorPipeBroken(): boolean {
+  const out = process.stdout;
+  return out.destroyed || out.writableEnded || !!out.errored;
 }
 
 function isBrokenPipe(e: NodeJS.ErrnoException): boolean {

@@ -312,16 +312,23 @@ export class EcaServer {
    * processes killed, the store closed): a shutdown never hangs on a peer that will not go.
    */
   private async disposeWithin(session: Promise<Session>, ms = 600): Promise<void> {
-    const deadline = new Promise<'late'>((r) => setTimeout(() => r('late'), ms).unref());
+    let s: Session;
     try {
-      const s = await session;
-      if ((await Promise.race([s.dispose().then(() => 'done' as const), deadline])) === 'late') {
-        log.warn('shutdown did not finish in time: stopping child processes and closing the store');
-        s.forceClose();
-      }
-    } catch (e) {
-      log.error(`shutdown: ${errorMessage(e)}`);
+      s = await session;
+    } catch {
+      return; // it never started: nothing to stop
     }
+    const deadline = new Promise<'late'>((r) => setTimeout(() => r('late'), ms).unref());
+    const outcome = await Promise.race([
+      s.dispose().then(
+        () => 'done' as const,
+        (e: unknown) => (log.error(`shutdown: ${errorMessage(e)}`), 'failed' as const),
+      ),
+      deadline,
+    ]);
+    if (outcome === 'done') return;
+    if (outcome === 'late') log.warn('shutdown did not finish in time: stopping child processes and closing the store');
+    s.forceClose();
   }
 
   private exit(code: number, why: string): void {

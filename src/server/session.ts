@@ -22,7 +22,7 @@ import { FileIndex, queryContexts, renderContexts, buildRepoMap } from '../core/
 import type { LlmClient, ModelEntry } from '../peers/llm/types.js';
 import { computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
 import { SqliteStore } from '../store/sqlite.js';
-import { logToFile, logger, setLogLevel } from '../util/log.js';
+import { errorMessage, logToFile, logger, setLogLevel } from '../util/log.js';
 import { killDescendantsNow } from '../util/process-tree.js';
 import type { InitializeParams } from '../protocol/eca/lifecycle.js';
 import { chatContextSchema } from '../protocol/eca/context.js';
@@ -474,24 +474,24 @@ export class Session {
 
   /** Stops every turn, then closes indexes and the store. Safe to call more than once. */
   dispose(): Promise<void> {
-    this.disposed ??= this.chats.dispose().then(async () => {
-      this.openctx.dispose();
+    this.disposed ??= (async () => {
+      try {
+        this.openctx.dispose();
+      } catch (e) {
+        log.error(`stopping OpenCtx providers: ${errorMessage(e)}`);
+      }
+      // Turns wind down (up to 2 s) while the peers stop: a peer's clean stop never waits behind
+      // them, and a turn waiting on a tool call ends as soon as its peer is gone.
       await Promise.all([
-        this.lsp.dispose().catch((e: unknown) => log.error(`stopping language servers: ${(e as Error).message}`)),
-        Promise.resolve(this.openctxHost?.stop()).then(() => rmSync(join(this.home, 'openctx', 'token'), { force: true })),
-        this.mcp.dispose().catch((e: unknown) => log.error(`stopping MCP servers: ${(e as Error).message}`)),
+        this.chats.dispose().catch((e: unknown) => log.error(`stopping chats: ${errorMessage(e)}`)),
+        this.lsp.dispose().catch((e: unknown) => log.error(`stopping language servers: ${errorMessage(e)}`)),
+        Promise.resolve(this.openctxHost?.stop()).catch((e: unknown) => log.error(`stopping the OpenCtx host: ${errorMessage(e)}`)),
+        this.mcp.dispose().catch((e: unknown) => log.error(`stopping MCP servers: ${errorMessage(e)}`)),
         ...[...this.clients.values()].map((c) => c.then((client) => client.dispose?.()).catch(() => {})),
-        this.gateway
-          ?.stop()
-          .then(() => {
-            // Only our own address: a second server sharing this home may have written its own.
-            const file = join(dirname(this.gateway!.tokenFile), 'address');
-            if (this.gatewayUrl && this.runningGatewayAddress() === this.gatewayUrl) rmSync(file, { force: true });
-          })
-          .catch((e: unknown) => log.error(`stopping the gateway: ${(e as Error).message}`)),
+        this.gateway?.stop().catch((e: unknown) => log.error(`stopping the gateway: ${errorMessage(e)}`)),
       ]);
       this.close();
-    });
+    })();
     return this.disposed;
   }
 
@@ -504,12 +504,20 @@ export class Session {
     this.close();
   }
 
+  /** The store, the indexes, and the files that tell others where our listeners are. Idempotent. */
   private close(): void {
     for (const ix of this.indexes) ix.dispose();
     try {
       this.store.close();
     } catch {
       /* already closed */
+    }
+    try {
+      if (this.openctxHost) rmSync(join(this.home, 'openctx', 'token'), { force: true });
+      // Only our own address: a second server sharing this home may have written its own.
+      if (this.gateway && this.gatewayUrl && this.runningGatewayAddress() === this.gatewayUrl) rmSync(join(dirname(this.gateway.tokenFile), 'address'), { force: true });
+    } catch (e) {
+      log.warn(`removing the listener files: ${errorMessage(e)}`);
     }
   }
 }

@@ -29,6 +29,10 @@ async function started(opts: { silent?: boolean } = {}): Promise<{ p: EcaProc; h
   const status = opts.silent ? 'starting' : 'running';
   await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params.name === 'stubborn' && m.params.status === status, `the MCP server ${status}`);
   await waitForFile(pidFile);
+  await waitForFile(join(home, '.patchbay', 'gateway', 'address'));
+  await waitForFile(join(home, '.patchbay', 'openctx', 'token'));
+  expect(existsSync(join(home, '.patchbay', 'gateway', 'address'))).toBe(true);
+  expect(existsSync(join(home, '.patchbay', 'openctx', 'token'))).toBe(true);
   // A chat in the store, so there is something to lose.
   await p.request('chat/list', {});
   return { p, home, mcpPid: Number(readFileSync(pidFile, 'utf8')) };
@@ -50,6 +54,9 @@ function expectCleanEnd(home: string, mcpPid: number): void {
   // better-sqlite3 removes the WAL file when the last connection closes cleanly.
   expect(existsSync(join(home, '.patchbay', 'patchbay.db'))).toBe(true);
   expect(existsSync(join(home, '.patchbay', 'patchbay.db-wal'))).toBe(false);
+  // The files that tell providers where our listeners were are gone with them.
+  expect(existsSync(join(home, '.patchbay', 'gateway', 'address'))).toBe(false);
+  expect(existsSync(join(home, '.patchbay', 'openctx', 'token'))).toBe(false);
   // Killed: gone, or a zombie waiting for init to reap it (its parent has exited).
   expect(isAlive(mcpPid) && !isZombie(mcpPid)).toBe(false);
 }

@@ -104,6 +104,8 @@ export class DiagnosticsStore {
         if (proc.loading()) busyAt = now;
         if (now - started >= limits.capMs || now - busyAt >= limits.quietMs) finish('timeout');
       }, TICK_MS);
+      // A signal that is already aborted fires no event: end at once rather than at the cap.
+      if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
       this.listeners.add(check);
       check(uri);

@@ -165,6 +165,7 @@ export class LspHostImpl implements LspHost {
     const uri = pathToFileURL(abs).href;
     const before = this.store.get(uri)?.seq ?? 0;
     const started = Date.now();
+    if (signal.aborted) return { kind: 'none', note: '' };
     let synced;
     let onAbort = () => {};
     try {
