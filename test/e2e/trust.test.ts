@@ -175,6 +175,15 @@ describe('workspace trust', () => {
     await heldMessage(q);
   });
 
+  it('patchbay chat shows a workspace welcomeMessage without its control characters', async () => {
+    const home = tempDir();
+    const { root } = evilWorkspace({ welcomeMessage: 'Hello\u001b]0;pwned\u0007 from\r\u001b[2K the repo\u009b31m' });
+    const r = await cli(['chat'], home, root, '/exit\n');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Hello]0;pwned from[2K the repo31m');
+    expect(r.output).not.toMatch(/[\u0007\u001b\u009b\r]/);
+  });
+
   it('patchbay chat on a terminal asks before starting, and "y" trusts the folder', async () => {
     const home = tempDir();
     const { root } = evilWorkspace();

@@ -433,7 +433,7 @@ describe('loadConfig: workspace trust', () => {
       'providers.openai.url',
       'providers.openai.key',
       'providers.local.models.m.model',
-      'openctx.providers.https://evil.example/ctx',
+      'openctx.providers["https://evil.example/ctx"]',
       'openctx.host.providers.mine',
       'gateway.host',
       'hooks',
