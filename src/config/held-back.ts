@@ -93,6 +93,8 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
     if (!isObj(entry)) continue;
     if ('command' in entry) hold(['languageServers', name], describeServer(entry));
     else if (LSP_START_KEYS.some((k) => k in entry)) hold(['languageServers', name], `changes how it starts: ${LSP_START_KEYS.filter((k) => k in entry).join(', ')}`);
+    // `disabled: false` turns on a server you turned off: it would start a program you chose not to run.
+    else if (entry.disabled === false && get(lower, 'languageServers', name, 'disabled') === true) hold(['languageServers', name, 'disabled'], 'false');
   }
 
   const byDefault = get(layer, 'toolCall', 'approval', 'byDefault');

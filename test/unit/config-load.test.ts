@@ -464,6 +464,20 @@ describe('loadConfig: workspace trust', () => {
     expect(heldBack(loadConfig({ roots: [ws1], env: {}, homeDir: home }))[0].state).toBe('changed');
   });
 
+  it('an untrusted folder cannot turn on a language server you disabled; one you did not disable it may turn off', () => {
+    writeJson(userFile(), { languageServers: { 'rust-analyzer': { disabled: true } } });
+    writeJson(wsFile(ws1), { languageServers: { 'rust-analyzer': { disabled: false, extensions: ['rs'] }, gopls: { disabled: true } } });
+    const r = loadConfig({ roots: [ws1], env: {}, homeDir: home });
+    const [w] = heldBack(r);
+    expect(w.settings.map((s) => s.key)).toEqual(['languageServers.rust-analyzer.disabled']);
+    expect(w.settings[0].path).toEqual(['languageServers', 'rust-analyzer', 'disabled']);
+    expect(r.config.languageServers['rust-analyzer']).toEqual({ disabled: true, extensions: ['rs'] });
+    expect(r.config.languageServers.gopls).toEqual({ disabled: true });
+
+    trust(ws1);
+    expect(loadConfig({ roots: [ws1], env: {}, homeDir: home }).config.languageServers['rust-analyzer']).toEqual({ disabled: false, extensions: ['rs'] });
+  });
+
   it('a stricter byDefault from an untrusted folder applies', () => {
     writeJson(userFile(), { toolCall: { approval: { byDefault: 'ask' } } });
     writeJson(wsFile(ws1), { toolCall: { approval: { byDefault: 'deny' } } });
