@@ -9,6 +9,7 @@
  */
 import { PassThrough } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { withoutControlChars } from '../util/text.js';
 
 export const PASTE_MODE_ON = '\x1b[?2004h';
 export const PASTE_MODE_OFF = '\x1b[?2004l';
@@ -80,7 +81,7 @@ export class PasteParser {
 
 /** A paste as text: CR / CRLF line breaks as LF, no trailing line break, no control characters but tab. */
 export function normalizePaste(raw: string): string {
-  return raw.replace(/\r\n?/g, '\n').replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '').replace(/\n+$/, '');
+  return withoutControlChars(raw.replace(/\r\n?/g, '\n'), { keepNewlines: true }).replace(/\n+$/, '');
 }
 
 const PLACEHOLDER = /\[paste #(\d+): \d+ lines\]/g;

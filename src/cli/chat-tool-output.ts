@@ -6,6 +6,7 @@
  */
 import type { ChatContent } from '../protocol/eca/content.js';
 import type { Term } from './chat-term.js';
+import { withoutControlChars } from '../util/text.js';
 
 type ToolCalled = Extract<ChatContent, { type: 'toolCalled' }>;
 
@@ -57,7 +58,7 @@ export class ToolOutputs {
 
   /** One line of the preview fits the terminal (tabs as spaces, control characters dropped). */
   private clip(line: string): string {
-    const clean = line.replace(/\t/g, '  ').replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '');
+    const clean = withoutControlChars(line.replace(/\t/g, '  '));
     const width = Math.max(20, (this.term.stdout.isTTY ? (this.term.stdout.columns ?? 80) : 200) - 5);
     return clean.length > width ? `${clean.slice(0, width - 1)}…` : clean;
   }

@@ -5,19 +5,31 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { heldBack, loadConfig, patchbayHome } from '../config/load.js';
-import { formatHeldSetting } from '../config/held-back.js';
+import { heldSettingsList } from '../config/held-back.js';
 import { recordTrust } from '../config/trust.js';
+import { escapeControlChars } from '../util/text.js';
+
+/** Can the user be asked (stdin and stderr are a terminal)? */
+export function canAsk(): boolean {
+  return Boolean(process.stdin.isTTY && process.stderr.isTTY);
+}
+
+/** `Trust this folder? [y/N]` on the terminal; true for y/yes, false for anything else (or closed input). */
+export async function askTrust(): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const answer = await rl.question('Trust this folder? [y/N] ').catch(() => '');
+  rl.close();
+  return /^y(es)?$/i.test(answer.trim());
+}
 
 export async function askWorkspaceTrust(cwd: string, configFile: string | undefined): Promise<void> {
-  if (!process.stdin.isTTY || !process.stderr.isTTY) return;
+  if (!canAsk()) return;
   const pending = heldBack(loadConfig({ roots: [cwd], env: process.env, configFile }));
   for (const w of pending) {
     const changed = w.state === 'changed' ? ' (it changed since you trusted this folder)' : '';
-    process.stderr.write(`This folder's ${w.file}${changed} wants to:\n${w.settings.map((s) => `  - ${formatHeldSetting(s)}`).join('\n')}\n`);
-    const rl = createInterface({ input: process.stdin, output: process.stderr });
-    const answer = await rl.question('Trust this folder? [y/N] ').catch(() => '');
-    rl.close();
-    if (/^y(es)?$/i.test(answer.trim())) recordTrust(patchbayHome(process.env), w.root, w.sha256);
+    process.stderr.write(`This folder's ${escapeControlChars(w.file)}${changed} wants to:\n${heldSettingsList(w.settings)}\n`);
+    // The hash of what was shown: if the file changes while the user reads, it stays untrusted.
+    if (await askTrust()) recordTrust(patchbayHome(process.env), w.root, w.sha256);
     else process.stderr.write('Not trusted: those settings stay off (the rest of the file applies).\n');
   }
 }

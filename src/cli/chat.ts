@@ -18,6 +18,7 @@ import { watchToolServers } from './chat-servers.js';
 import { ChatSession, type Approver, type TurnOutcome } from './chat-session.js';
 import { Term } from './chat-term.js';
 import { commandHelp, usageError } from './help.js';
+import { withoutControlChars } from '../util/text.js';
 
 const USAGE = commandHelp('chat')!.usage;
 
@@ -195,7 +196,7 @@ async function chat(flags: ChatFlags): Promise<number> {
     }
 
     const banner = [
-      ...(config.welcomeMessage ? [term.paint('dim', config.welcomeMessage)] : []),
+      ...(config.welcomeMessage ? [term.paint('dim', withoutControlChars(config.welcomeMessage, { keepNewlines: true }))] : []),
       term.paint('dim', `model: ${model ?? config.selectModel ?? 'none configured'} · agent: ${flags.agent ?? config.selectAgent ?? 'code'} · /help for commands · /exit to quit`),
     ];
     // Piped into the REPL, a rejection no one could answer also makes the exit code 3.

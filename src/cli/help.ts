@@ -92,22 +92,25 @@ ${CONFIG_FILE}
   },
   {
     name: 'trust',
-    synopsis: '[path]',
+    synopsis: '[--yes] [path]',
     summary: "Trust a folder's .patchbay/config.json (MCP servers, approvals…)",
-    usage: `Usage: patchbay trust [path]            Trust the folder (default: the current one)
+    usage: `Usage: patchbay trust [--yes] [path]    Trust the folder (default: the current one)
        patchbay trust --revoke [path]   Forget that you trusted it
        patchbay trust --list            Show the folders you trusted
 
 A folder's .patchbay/config.json may start MCP servers and language servers, auto-approve
 tools, and point providers at other servers. Until you trust the folder, patchbay holds those
-settings back. Trust is for the file's current content: after it changes, patchbay asks again.
+settings back, and does not run the typescript-language-server in its node_modules/.bin.
+patchbay trust lists what the file enables, then asks "Trust this folder? [y/N]". Trust is for
+the content it listed: after the file changes, patchbay asks again.
 
 Options:
+  -y, --yes             Trust without asking (required when not run on a terminal)
   --revoke              Forget the folder
   --list                Show the trusted folders
   -h, --help            Show this help
 `,
-    overviewOptions: ['--revoke', '--list'],
+    overviewOptions: ['-y, --yes', '--revoke', '--list'],
   },
 ];
 

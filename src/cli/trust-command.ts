@@ -1,19 +1,24 @@
 /**
  * `patchbay trust [path]`: trust a folder's `.patchbay/config.json` (src/config/trust.ts) after
- * showing what it enables; `--revoke [path]` forgets it; `--list` shows every trusted folder.
+ * showing what it enables, whole, and asking (`--yes` trusts without asking, and is required
+ * without a terminal); `--revoke [path]` forgets it; `--list` shows every trusted folder.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, patchbayHome, workspaceConfigPath } from '../config/load.js';
-import { formatHeldSetting } from '../config/held-back.js';
+import { heldSettingsList } from '../config/held-back.js';
+import { escapeControlChars } from '../util/text.js';
+import { askTrust, canAsk } from './chat-trust.js';
 import { usageError } from './help.js';
-import { contentHash, folderKey, listTrust, recordTrust, revokeTrust } from '../config/trust.js';
+import { contentHash, folderKey, listTrust, readTrustStore, recordTrust, revokeTrust } from '../config/trust.js';
 
+/** Paths as shown: a folder name could carry escape sequences. */
+const show = escapeControlChars;
 
 export async function runTrust(args: string[]): Promise<void> {
   const flags = new Set(args.filter((a) => a.startsWith('-')));
   const paths = args.filter((a) => !a.startsWith('-'));
-  const unknown = [...flags].filter((f) => !['--revoke', '--list', '--help', '-h'].includes(f));
+  const unknown = [...flags].filter((f) => !['--revoke', '--list', '--yes', '-y', '--help', '-h'].includes(f));
   if (unknown.length) return usageError('trust', `Unknown option ${unknown[0]}`);
   if (paths.length > 1 || (flags.has('--list') && (paths.length || flags.has('--revoke')))) return usageError('trust', 'one folder at most, and --list alone');
   const home = patchbayHome(process.env);
@@ -21,31 +26,55 @@ export async function runTrust(args: string[]): Promise<void> {
   const root = resolve(paths[0] ?? process.cwd());
   if (flags.has('--revoke')) {
     const done = revokeTrust(home, root);
-    process.stdout.write(done ? `${folderKey(root)} is no longer trusted.\n` : `${folderKey(root)} was not trusted.\n`);
+    process.stdout.write(done ? `${show(folderKey(root))} is no longer trusted.\n` : `${show(folderKey(root))} was not trusted.\n`);
     return;
   }
   if (!existsSync(root)) {
-    process.stderr.write(`No such folder: ${root}\n`);
+    process.stderr.write(`No such folder: ${show(root)}\n`);
     process.exitCode = 1;
     return;
   }
   const { workspaces } = loadConfig({ roots: [root], env: process.env });
   const w = workspaces[0];
+  // What is shown is what is trusted: the hash of the content listed here, never the file as it is
+  // after the question (a `git pull` in between leaves the folder untrusted: "changed").
+  let sha256: string;
   if (!w) {
-    process.stdout.write(`${workspaceConfigPath(root)} does not exist or could not be read: there is nothing to trust.\n`);
-    return;
+    if (readTrustStore(home).folders[folderKey(root)]) {
+      process.stdout.write(`${show(folderKey(root))} is already trusted.\n`);
+      return;
+    }
+    // No config file: trusting the folder still lets patchbay run the programs it ships
+    // (node_modules/.bin/typescript-language-server); a config file added later is "changed".
+    process.stdout.write(`${show(workspaceConfigPath(root))} does not exist: trusting this folder lets patchbay run programs it ships (node_modules/.bin/typescript-language-server).\n`);
+    sha256 = contentHash('');
+  } else {
+    if (w.state === 'trusted') {
+      process.stdout.write(`${show(w.root)} is already trusted (for the current content of ${show(w.file)}).\n`);
+      return;
+    }
+    const changed = w.state === 'changed' ? ' (it changed since you trusted this folder)' : '';
+    process.stdout.write(
+      w.settings.length
+        ? `${show(w.file)}${changed} enables:\n${heldSettingsList(w.settings)}\n`
+        : `${show(w.file)}${changed} holds no settings that need trust; trusting this folder lets patchbay run programs it ships (node_modules/.bin/typescript-language-server).\n`,
+    );
+    sha256 = w.sha256;
   }
-  if (w.state === 'trusted') {
-    process.stdout.write(`${w.root} is already trusted (for the current content of ${w.file}).\n`);
-    return;
+  if (!flags.has('--yes') && !flags.has('-y')) {
+    if (!canAsk()) {
+      process.stderr.write('Not trusted: there is no terminal to ask on. Run it again with --yes to trust what is listed above.\n');
+      process.exitCode = 1;
+      return;
+    }
+    if (!(await askTrust())) {
+      process.stdout.write('Not trusted.\n');
+      return;
+    }
   }
-  process.stdout.write(
-    w.settings.length
-      ? `${w.file} enables:\n${w.settings.map((s) => `  - ${formatHeldSetting(s)}`).join('\n')}\n`
-      : `${w.file} holds no settings that need trust.\n`,
-  );
-  recordTrust(home, w.root, w.sha256);
-  process.stdout.write(`Trusted ${folderKey(w.root)}. patchbay applies these settings the next time it starts there (in a running chat: /trust).\n`);
+  recordTrust(home, w?.root ?? root, sha256);
+  const applies = w?.settings.length ? 'applies these settings the next time it starts there (in a running chat: /trust)' : 'uses what the folder ships the next time it starts there';
+  process.stdout.write(`Trusted ${show(folderKey(root))}. patchbay ${applies}.\n`);
 }
 
 function list(home: string): void {
@@ -62,6 +91,6 @@ function list(home: string): void {
     } catch {
       now = 'no config file now';
     }
-    process.stdout.write(`${e.folder}  (trusted ${e.trustedAt}; ${now})\n`);
+    process.stdout.write(`${show(e.folder)}  (trusted ${e.trustedAt}; ${now})\n`);
   }
 }

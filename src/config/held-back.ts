@@ -25,12 +25,18 @@
  * It works on the file as written (before `${env:…}` is filled in), so what it reports never
  * contains a secret taken from the environment.
  */
+import { escapeControlChars, shorten } from '../util/text.js';
 import { scrubUrls } from '../util/url.js';
 
 export interface HeldSetting {
-  /** Dotted key, e.g. `mcpServers.evil`. */
+  /** The key as written, e.g. `['providers', 'my.prov', 'url']`: what code acts on. */
+  path: string[];
+  /**
+   * The key as shown, from `path`: dotted where a name is plain (`mcpServers.evil`), JSON-quoted
+   * where it is not (`providers["my.prov"].url`), control characters escaped (`"a\u001b[2K"`).
+   */
   key: string;
-  /** What it would do, e.g. `runs "sh -c touch /tmp/x"`; '' when the key says it all. */
+  /** What it would do, whole (e.g. `runs "sh -c touch /tmp/x"`); '' when the key says it all. Not yet escaped: see formatHeldSetting. */
   detail: string;
 }
 
@@ -39,22 +45,27 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 const get = (o: unknown, ...path: string[]): unknown => path.reduce<unknown>((cur, k) => (isObj(cur) ? cur[k] : undefined), o);
 
-/** Shown commands are cut short: the message is a summary, the file has the rest. */
-function short(text: string, max = 80): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+/** A plain name, shown dotted; anything else is shown JSON-quoted. */
+const PLAIN_NAME = /^[A-Za-z0-9_$@/-]+$/;
+
+/** The key as shown (see HeldSetting.key). */
+export function displayKey(path: string[]): string {
+  return path
+    .map((k, i) => (PLAIN_NAME.test(k) ? `${i ? '.' : ''}${k}` : `[${escapeControlChars(JSON.stringify(k))}]`))
+    .join('');
 }
 
 function commandLine(entry: unknown): string {
   const command = get(entry, 'command');
   const args = get(entry, 'args');
   const parts = [typeof command === 'string' ? command : '', ...(Array.isArray(args) ? args.filter((a): a is string => typeof a === 'string') : [])];
-  return short(parts.join(' ').trim());
+  return parts.join(' ').trim();
 }
 
 function describeServer(entry: unknown): string {
   if (typeof get(entry, 'command') === 'string') return `runs "${commandLine(entry)}"`;
   const url = get(entry, 'url');
-  if (typeof url === 'string') return `connects to ${short(url)}`;
+  if (typeof url === 'string') return `connects to ${url}`;
   return '';
 }
 
@@ -68,7 +79,7 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
   const kept = structuredClone(layer);
   const held: HeldSetting[] = [];
   const hold = (path: string[], detail = ''): void => {
-    held.push({ key: path.join('.'), detail });
+    held.push({ path, key: displayKey(path), detail });
     const parent = path.slice(0, -1).reduce<unknown>((cur, k) => (isObj(cur) ? cur[k] : undefined), kept);
     if (isObj(parent)) delete parent[path[path.length - 1]];
   };
@@ -82,6 +93,8 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
     if (!isObj(entry)) continue;
     if ('command' in entry) hold(['languageServers', name], describeServer(entry));
     else if (LSP_START_KEYS.some((k) => k in entry)) hold(['languageServers', name], `changes how it starts: ${LSP_START_KEYS.filter((k) => k in entry).join(', ')}`);
+    // `disabled: false` turns on a server you turned off: it would start a program you chose not to run.
+    else if (entry.disabled === false && get(lower, 'languageServers', name, 'disabled') === true) hold(['languageServers', name, 'disabled'], 'false');
   }
 
   const byDefault = get(layer, 'toolCall', 'approval', 'byDefault');
@@ -110,16 +123,16 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
     for (const key of ['url', 'key', 'keyEnv']) {
       const v = get(provider, key);
       if (v === undefined) continue;
-      hold(['providers', name, key], key === 'url' && typeof v === 'string' ? `sends prompts to ${short(v)}` : key === 'key' ? 'sets an API key' : '');
+      hold(['providers', name, key], key === 'url' && typeof v === 'string' ? `sends prompts to ${v}` : key === 'key' ? 'sets an API key' : '');
     }
     for (const [model, entry] of entries('providers', name, 'models')) {
       const file = get(entry, 'model');
-      if (file !== undefined) hold(['providers', name, 'models', model, 'model'], typeof file === 'string' ? `loads ${short(file)}` : '');
+      if (file !== undefined) hold(['providers', name, 'models', model, 'model'], typeof file === 'string' ? `loads ${file}` : '');
     }
   }
 
   for (const [uri] of entries('openctx', 'providers')) hold(['openctx', 'providers', uri], 'runs or sends content to it');
-  for (const [name, path] of entries('openctx', 'host', 'providers')) hold(['openctx', 'host', 'providers', name], typeof path === 'string' ? `loads ${short(path)}` : '');
+  for (const [name, path] of entries('openctx', 'host', 'providers')) hold(['openctx', 'host', 'providers', name], typeof path === 'string' ? `loads ${path}` : '');
   if (get(layer, 'openctx', 'host', 'enabled') === true && get(lower, 'openctx', 'host', 'enabled') === false) hold(['openctx', 'host', 'enabled'], 'true');
 
   const host = get(layer, 'gateway', 'host');
@@ -145,20 +158,31 @@ function envReads(value: unknown, path: string[]): Array<[string[], string]> {
   return [];
 }
 
-/** `mcpServers.evil (runs "sh -c …")`, `toolCall.approval.byDefault: "allow"`. */
-export function formatHeldSetting(h: HeldSetting): string {
+/**
+ * `mcpServers.evil (runs "sh -c …")`, `toolCall.approval.byDefault: "allow"`. Control characters
+ * are shown escaped, never sent to the terminal. The detail is whole unless `maxDetail` is given
+ * (messages and logs, never where the user is asked to trust): then a cut says how much it cut.
+ */
+export function formatHeldSetting(h: HeldSetting, opts: { maxDetail?: number } = {}): string {
   // Keys and values may hold URLs with tokens in their query (`openctx.providers["https://…?token=…"]`).
   const key = scrubUrls(h.key);
   if (!h.detail) return key;
-  const detail = scrubUrls(h.detail);
+  const scrubbed = escapeControlChars(scrubUrls(h.detail));
+  const detail = opts.maxDetail === undefined ? scrubbed : shorten(scrubbed, opts.maxDetail);
   return /^["\d]|^true$|^false$/.test(detail) ? `${key}: ${detail}` : `${key} (${detail})`;
+}
+
+/** The list a user is asked to trust: one setting a line, each whole. */
+export function heldSettingsList(settings: HeldSetting[]): string {
+  return settings.map((s) => `  - ${formatHeldSetting(s)}`).join('\n');
 }
 
 /** The warning for one workspace file whose settings were held back (editor, log, doctor, CLI). */
 export function heldBackMessage(w: { root: string; file: string; state: string; settings: HeldSetting[] }): string {
   const why = w.state === 'changed' ? 'changed since you trusted this folder' : 'is in a folder you have not trusted';
+  const root = escapeControlChars(w.root);
   return (
-    `${w.file} ${why}, so patchbay held back: ${w.settings.map(formatHeldSetting).join(', ')}. ` +
-    `The rest of the file applies. If you trust this folder, run /trust in a chat or \`patchbay trust ${w.root}\`.`
+    `${escapeControlChars(w.file)} ${why}, so patchbay held back: ${w.settings.map((h) => formatHeldSetting(h, { maxDetail: 80 })).join(', ')}. ` +
+    `The rest of the file applies. If you trust this folder, run /trust in a chat or \`patchbay trust ${root}\`.`
   );
 }

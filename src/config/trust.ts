@@ -65,6 +65,15 @@ export function trustState(home: string, root: string, sha256: string): TrustSta
   return entry.sha256 === sha256 ? 'trusted' : 'changed';
 }
 
+/**
+ * Has the user trusted this folder at all (for any content of its config file, or with none)?
+ * What gates running programs the folder ships (its node_modules/.bin): those are not in the
+ * config file, so its hash does not matter.
+ */
+export function isTrustedFolder(home: string, root: string): boolean {
+  return Boolean(readTrustStore(home).folders[folderKey(root)]);
+}
+
 export function recordTrust(home: string, root: string, sha256: string): void {
   const store = readTrustStore(home);
   store.folders[folderKey(root)] = { sha256, trustedAt: new Date().toISOString() };

@@ -16,7 +16,7 @@ export interface DoctorInput {
   defaultModel: ModelEntry | undefined;
   tools: Tool[];
   mcpServers: McpServerInfo[];
-  languageServers: Array<{ name: string; status: string; roots: string[]; restarts: number; lastError?: string; needs?: string }>;
+  languageServers: Array<{ name: string; status: string; roots: string[]; restarts: number; lastError?: string; needs?: string; note?: string }>;
   /** Each provider's `meta`, asked for the report (bounded by `openctx.timeoutMs`). */
   openctx: { providers: ProviderHealth[]; host: string | undefined };
   gateway?: { url: string | undefined; providers: Array<{ name: string; providerId: string; chatId: string; tools: number }> };
@@ -44,7 +44,7 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
       : 'MCP servers: none configured',
     d.languageServers.length
       ? `Language servers:\n${d.languageServers
-          .map((s) => `  - ${s.name}: ${s.status}${s.roots.length ? ` (${s.roots.join(', ')})` : ''}${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}${s.needs ? `; needs ${s.needs}` : ''}`)
+          .map((s) => `  - ${s.name}: ${s.status}${s.roots.length ? ` (${s.roots.join(', ')})` : ''}${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}${s.needs ? `; needs ${s.needs}` : ''}${s.note ? ` — ${s.note}` : ''}`)
           .join('\n')}`
       : 'Language servers: none available',
     d.openctx.providers.length

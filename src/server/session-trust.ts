@@ -23,8 +23,8 @@ export interface TrustTarget {
 }
 
 /** Settings the running session takes on live; the others are read only at start. */
-function appliesLive(key: string): boolean {
-  return key.startsWith('toolCall.') || key === 'disabledTools' || key === 'systemPrompt' || key.startsWith('providers.');
+function appliesLive(path: string[]): boolean {
+  return path[0] === 'toolCall' || path[0] === 'disabledTools' || path[0] === 'providers';
 }
 
 export async function trustHeldBack(t: TrustTarget): Promise<string> {
@@ -46,9 +46,10 @@ export async function trustHeldBack(t: TrustTarget): Promise<string> {
   const added = new Set(t.addMcpServers(loaded.config.mcpServers));
   const providers = new Set<string>();
   for (const h of held) {
-    const [top, name] = h.key.split('.');
+    // The path as written: names may hold dots (`providers["my.prov"]`, `mcpServers["a.b"]`).
+    const [top, name] = h.path;
     if (top === 'mcpServers') (added.has(name) ? now : later).push(formatHeldSetting(h));
-    else if (appliesLive(h.key)) {
+    else if (appliesLive(h.path)) {
       now.push(formatHeldSetting(h));
       if (top === 'providers') providers.add(name);
     } else later.push(formatHeldSetting(h));

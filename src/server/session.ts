@@ -9,6 +9,7 @@ import type { Config } from '../config/schema.js';
 import { formatConfigError, heldBack, patchbayHome, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
 import { heldBackMessage } from '../config/held-back.js';
 import { trustHeldBack } from './session-trust.js';
+import { isTrustedFolder } from '../config/trust.js';
 import { loadSessionConfig, type SessionConfig } from './session-config.js';
 import { ChatService } from '../core/chats.js';
 import { CommandRegistry } from '../core/commands.js';
@@ -112,6 +113,7 @@ export class Session {
       env: opts.env,
       xcache: new SqliteXCache(this.store.db),
       onStatusChange: () => this.reportLspChanges(),
+      trustedFolder: (root) => isTrustedFolder(this.home, root),
     });
     this.editor = this.mergedEditor();
     this.tools.set(

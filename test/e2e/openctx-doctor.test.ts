@@ -14,7 +14,7 @@ function run(args: string[], cwd: string, home: string): Promise<CliRun> {
 /** `patchbay doctor` in a workspace the user trusts (its config names OpenCtx providers). */
 async function doctor(cwd: string): Promise<CliRun> {
   const home = tempDir();
-  const trusted = await run(['trust', cwd], cwd, home);
+  const trusted = await run(['trust', '--yes', cwd], cwd, home);
   expect(trusted.code, trusted.stderr).toBe(0);
   return run(['doctor'], cwd, home);
 }

@@ -433,7 +433,7 @@ describe('loadConfig: workspace trust', () => {
       'providers.openai.url',
       'providers.openai.key',
       'providers.local.models.m.model',
-      'openctx.providers.https://evil.example/ctx',
+      'openctx.providers["https://evil.example/ctx"]',
       'openctx.host.providers.mine',
       'gateway.host',
       'hooks',
@@ -462,6 +462,20 @@ describe('loadConfig: workspace trust', () => {
 
     writeJson(wsFile(ws1), { mcpServers: { evil: { command: 'sh' } } });
     expect(heldBack(loadConfig({ roots: [ws1], env: {}, homeDir: home }))[0].state).toBe('changed');
+  });
+
+  it('an untrusted folder cannot turn on a language server you disabled; one you did not disable it may turn off', () => {
+    writeJson(userFile(), { languageServers: { 'rust-analyzer': { disabled: true } } });
+    writeJson(wsFile(ws1), { languageServers: { 'rust-analyzer': { disabled: false, extensions: ['rs'] }, gopls: { disabled: true } } });
+    const r = loadConfig({ roots: [ws1], env: {}, homeDir: home });
+    const [w] = heldBack(r);
+    expect(w.settings.map((s) => s.key)).toEqual(['languageServers.rust-analyzer.disabled']);
+    expect(w.settings[0].path).toEqual(['languageServers', 'rust-analyzer', 'disabled']);
+    expect(r.config.languageServers['rust-analyzer']).toEqual({ disabled: true, extensions: ['rs'] });
+    expect(r.config.languageServers.gopls).toEqual({ disabled: true });
+
+    trust(ws1);
+    expect(loadConfig({ roots: [ws1], env: {}, homeDir: home }).config.languageServers['rust-analyzer']).toEqual({ disabled: false, extensions: ['rs'] });
   });
 
   it('a stricter byDefault from an untrusted folder applies', () => {

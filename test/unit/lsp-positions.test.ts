@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { columnToUtf16, lineAt, symbolCharacter, utf16ToColumn, languageIdOf, OpenDocuments } from '../../src/peers/lsp/documents.js';
-import { resolveServers } from '../../src/peers/lsp/config.js';
+import { resolveServers, UNTRUSTED_LOCAL_NOTE } from '../../src/peers/lsp/config.js';
+import { LspHostImpl } from '../../src/peers/lsp/host.js';
+import { contentHash, isTrustedFolder, recordTrust } from '../../src/config/trust.js';
+
+const quiet = { error() {}, warn() {}, info() {}, debug() {} };
 
 describe('UTF-16 positions', () => {
   it('finds a symbol after non-ASCII text at its UTF-16 offset', () => {
@@ -63,15 +67,29 @@ describe('languageServers config', () => {
     expect(resolveServers({}, [dir], { PATH: '' }).servers.size).toBe(0);
   });
 
-  it('accepts typescript-language-server from <root>/node_modules/.bin', () => {
+  it('runs typescript-language-server from <root>/node_modules/.bin only when the folder is trusted', () => {
     const root = mkdtempSync(join(tmpdir(), 'lsp-root-'));
     mkdirSync(join(root, 'node_modules', '.bin'), { recursive: true });
     const local = join(root, 'node_modules', '.bin', 'typescript-language-server');
     writeFileSync(local, '#!/bin/sh\n');
     chmodSync(local, 0o755);
-    const r = resolveServers({}, [root], { PATH: '' });
-    expect(r.servers.get('typescript-language-server')?.command).toBe(local);
-    expect(r.servers.get('typescript-language-server')?.args).toEqual(['--stdio']);
+    const home = mkdtempSync(join(tmpdir(), 'lsp-home-'));
+    const trustedFolder = (r: string) => isTrustedFolder(home, r);
+
+    // A cloned repository ships the program: not run until the user trusts the folder.
+    const untrusted = resolveServers({}, [root], { PATH: '' }, { trustedFolder });
+    expect(untrusted.servers.has('typescript-language-server')).toBe(false);
+    expect(untrusted.untrusted.get('typescript-language-server')).toBe(UNTRUSTED_LOCAL_NOTE);
+    expect(resolveServers({}, [root], { PATH: '' }).servers.size).toBe(0); // no predicate: no folder is trusted
+    const host = new LspHostImpl({ servers: {}, roots: [root], env: { PATH: '' }, trustedFolder, log: quiet });
+    expect(host.servers()).toEqual([expect.objectContaining({ name: 'typescript-language-server', status: 'disabled', note: UNTRUSTED_LOCAL_NOTE })]);
+    expect(host.processFor(join(root, 'a.ts'))).toBeUndefined();
+
+    recordTrust(home, root, contentHash(''));
+    const trusted = resolveServers({}, [root], { PATH: '' }, { trustedFolder });
+    expect(trusted.servers.get('typescript-language-server')?.command).toBe(local);
+    expect(trusted.servers.get('typescript-language-server')?.args).toEqual(['--stdio']);
+    expect(trusted.untrusted.size).toBe(0);
   });
 
   it('reports bad entries without throwing, and lets users extend or disable built-ins', () => {

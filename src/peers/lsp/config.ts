@@ -59,10 +59,28 @@ export interface ResolvedServers {
   disabled: Map<string, LanguageServerConfig>;
   /** Entries that could not be used, with why. */
   problems: Array<{ name: string; command: string; error: string }>;
+  /** Built-ins found only in a workspace the user has not trusted, so not offered: name → why. */
+  untrusted: Map<string, string>;
 }
 
-export function resolveServers(raw: Record<string, unknown>, roots: string[], env: NodeJS.ProcessEnv): ResolvedServers {
-  const out: ResolvedServers = { servers: new Map(), disabled: new Map(), problems: [] };
+export interface ResolveOptions {
+  /**
+   * Whether a workspace folder is trusted (src/config/trust.ts isTrustedFolder): only then is a
+   * program it ships (`<root>/node_modules/.bin/…`) run. Absent: no folder is.
+   */
+  trustedFolder?: (root: string) => boolean;
+}
+
+/** Why a built-in found only in an untrusted workspace is not offered (doctor, log). */
+export const UNTRUSTED_LOCAL_NOTE = "the workspace's node_modules/.bin copy is not used until you trust this folder (patchbay trust)";
+
+export function resolveServers(raw: Record<string, unknown>, roots: string[], env: NodeJS.ProcessEnv, opts: ResolveOptions = {}): ResolvedServers {
+  const out: ResolvedServers = { servers: new Map(), disabled: new Map(), problems: [], untrusted: new Map() };
+  const find = (name: string, command: string): string | undefined => {
+    const found = findBuiltinCommand(name, command, roots, env, opts.trustedFolder ?? (() => false));
+    if (found.untrustedLocal) out.untrusted.set(name, UNTRUSTED_LOCAL_NOTE);
+    return found.command;
+  };
   const user = new Map<string, z.infer<typeof EntrySchema>>();
   for (const [name, value] of Object.entries(raw ?? {})) {
     const parsed = EntrySchema.safeParse(value);
@@ -79,7 +97,7 @@ export function resolveServers(raw: Record<string, unknown>, roots: string[], en
       out.problems.push({ name, command: '', error: `languageServers.${name}: "command" is required` });
       continue;
     }
-    if (base && !entry.command) merged.command = findBuiltinCommand(name, base.command, roots, env) ?? base.command;
+    if (base && !entry.command) merged.command = find(name, base.command) ?? base.command;
     if (!merged.extensions?.length && !merged.languageIds?.length) {
       out.problems.push({ name, command: merged.command, error: `languageServers.${name}: give "extensions" or "languageIds"` });
       continue;
@@ -90,7 +108,7 @@ export function resolveServers(raw: Record<string, unknown>, roots: string[], en
   // Built-ins after user entries: a user's server for the same files wins.
   for (const [name, builtin] of Object.entries(BUILTIN_SERVERS)) {
     if (user.has(name)) continue;
-    const command = findBuiltinCommand(name, builtin.command, roots, env);
+    const command = find(name, builtin.command);
     if (command) out.servers.set(name, { ...builtin, command });
   }
   return out;
@@ -105,16 +123,29 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-/** The command as given when it is on PATH; for typescript-language-server also a workspace-local install. */
-function findBuiltinCommand(name: string, command: string, roots: string[], env: NodeJS.ProcessEnv): string | undefined {
-  if (onPath(command, env)) return command;
+/**
+ * The command as given when it is on PATH; for typescript-language-server also a workspace-local
+ * install, but only in a trusted folder: a cloned repository could ship any program there.
+ * `untrustedLocal`: there was one, in a folder not trusted.
+ */
+function findBuiltinCommand(
+  name: string,
+  command: string,
+  roots: string[],
+  env: NodeJS.ProcessEnv,
+  trusted: (root: string) => boolean,
+): { command?: string; untrustedLocal?: boolean } {
+  if (onPath(command, env)) return { command };
+  let untrustedLocal = false;
   if (name === 'typescript-language-server') {
     for (const root of roots) {
       const local = join(root, 'node_modules', '.bin', command);
-      if (isExecutable(local)) return local;
+      if (!isExecutable(local)) continue;
+      if (trusted(root)) return { command: local };
+      untrustedLocal = true;
     }
   }
-  return undefined;
+  return { untrustedLocal };
 }
 
 export function onPath(command: string, env: NodeJS.ProcessEnv): boolean {

@@ -9,7 +9,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Tool } from '../../core/tool.js';
 import { errorMessage, logger, type Logger } from '../../util/log.js';
-import { BUILTIN_NEEDS, resolveServers } from './config.js';
+import { BUILTIN_NEEDS, BUILTIN_SERVERS, resolveServers } from './config.js';
 import { extensionOf, languageIdOf } from './documents.js';
 import { formatDiagnostic } from './format.js';
 import { LanguageServerProcess, type RestartPolicy } from './server.js';
@@ -38,6 +38,8 @@ export interface LspHostOptions {
   onStatusChange?: () => void;
   /** Persistent `xcache` for servers using the Sourcegraph extensions (namespaced per server). */
   xcache?: XCache;
+  /** Is a workspace folder trusted (src/config/trust.ts)? Only then are programs it ships run. Default: none is. */
+  trustedFolder?: (root: string) => boolean;
 }
 
 const MAX_REPORTED = 20;
@@ -57,6 +59,8 @@ export class LspHostImpl implements LspHost {
   private readonly configs: Map<string, LanguageServerConfig>;
   private readonly disabled: Map<string, LanguageServerConfig>;
   private readonly problems: Array<{ name: string; command: string; error: string }>;
+  /** Built-ins not offered because only an untrusted workspace has them: name → why. */
+  private readonly untrusted: Map<string, string>;
   private readonly processes = new Map<string, { name: string; root: string; proc: LanguageServerProcess }>();
   private readonly store = new DiagnosticsStore();
   private readonly log: Logger;
@@ -66,11 +70,13 @@ export class LspHostImpl implements LspHost {
   constructor(private readonly opts: LspHostOptions) {
     this.log = opts.log ?? logger('lsp');
     this.restart = { baseDelayMs: 1000, maxRestarts: 5, ...opts.restart };
-    const resolved = resolveServers(opts.servers, opts.roots, opts.env);
+    const resolved = resolveServers(opts.servers, opts.roots, opts.env, { trustedFolder: opts.trustedFolder });
     this.configs = resolved.servers;
     this.disabled = resolved.disabled;
     this.problems = resolved.problems;
+    this.untrusted = resolved.untrusted;
     for (const p of this.problems) this.log.warn(p.error);
+    for (const [name, note] of this.untrusted) this.log.info(`${name}: ${note}`);
   }
 
   tools(): Tool[] {
@@ -319,6 +325,9 @@ export class LspHostImpl implements LspHost {
       out.push({ ...base(name, config), status, roots: procs.map((e) => e.root), restarts: infos.reduce((n, i) => n + i.restarts, 0), ...(lastError ? { lastError } : {}), ...(needs ? { needs } : {}) });
     }
     for (const [name, config] of this.disabled) out.push({ ...base(name, config), status: 'disabled' });
+    for (const [name, note] of this.untrusted) {
+      if (!this.configs.has(name) && !this.disabled.has(name)) out.push({ ...base(name, BUILTIN_SERVERS[name] ?? { command: name }), status: 'disabled', note });
+    }
     for (const p of this.problems) out.push({ ...base(p.name, { command: p.command }), status: 'failed', lastError: p.error });
     return out;
   }

@@ -37,6 +37,8 @@ export interface LspServerInfo {
   lastError?: string;
   /** For a failed built-in: what it needs installed. */
   needs?: string;
+  /** Why it is not offered, e.g. found only in a workspace the user has not trusted. */
+  note?: string;
 }
 
 export interface LspHost {

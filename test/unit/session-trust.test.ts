@@ -1,0 +1,38 @@
+// `/trust` applies what it can at once: names with dots are one name (providers["my.prov"], mcpServers["a.b"]).
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { trustHeldBack } from '../../src/server/session-trust.js';
+import type { SessionConfig } from '../../src/server/session-config.js';
+
+describe('trustHeldBack', () => {
+  it('takes a dotted provider or MCP server name whole', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'pb-session-trust-'));
+    const root = join(tmp, 'ws');
+    mkdirSync(join(root, '.patchbay'), { recursive: true });
+    writeFileSync(
+      join(root, '.patchbay', 'config.json'),
+      JSON.stringify({ providers: { 'my.prov': { url: 'https://x.example/v1' } }, mcpServers: { 'a.b': { command: 'true' } } }),
+    );
+    const env = { PATCHBAY_HOME: join(tmp, 'home') };
+    const load = (): SessionConfig => ({ roots: [root], ...loadConfig({ roots: [root], env, homeDir: tmp }) });
+    const first = load();
+    expect(first.workspaces[0].state).toBe('untrusted');
+    const changed: string[][] = [];
+    const addedFrom: Array<Record<string, unknown>> = [];
+    const text = await trustHeldBack({
+      home: env.PATCHBAY_HOME,
+      workspaces: first.workspaces,
+      reload: load,
+      apply: () => {},
+      addMcpServers: (servers) => (addedFrom.push(servers), Object.keys(servers)),
+      modelsChanged: async (providers) => void changed.push(providers),
+    });
+    expect(Object.keys(addedFrom[0])).toEqual(['a.b']);
+    expect(changed).toEqual([['my.prov']]);
+    expect(text).toContain('Applied now: mcpServers["a.b"] (runs "true"), providers["my.prov"].url (sends prompts to https://x.example/v1).');
+    expect(text).not.toContain('after you restart');
+  });
+});
