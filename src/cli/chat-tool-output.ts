@@ -39,7 +39,9 @@ export class ToolOutputs {
 
   /** Keeps the output; prints its first lines (after the `✓` line) unless `preview` is false. */
   add(c: ToolCalled, preview: boolean): void {
-    const text = outputText(c);
+    // Kept without control characters: a tool's output (a file's bytes, an MCP server's text) must
+    // not move the cursor or send escape sequences to the terminal, in the preview or in /expand.
+    const text = withoutControlChars(outputText(c), { keepNewlines: true });
     if (!text) return;
     const n = this.next++;
     this.kept.push({ n, name: c.name, text });
