@@ -199,13 +199,13 @@ export class Session {
     };
   }
 
+  /** The status each language server was last announced with. */
+  private readonly lspReported = new Map<string, string>();
+
   /**
    * Native file tools talk to the language servers: a read opens the file in its server, and a
    * write or edit waits (bounded) for fresh diagnostics and hands new errors to the model.
    */
-  /** The status each language server was last announced with. */
-  private readonly lspReported = new Map<string, string>();
-
   private withLanguageServers(tool: Tool): Tool {
     if (!['read_file', 'write_file', 'edit_file'].includes(tool.name)) return tool;
     return {
