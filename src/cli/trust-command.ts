@@ -10,7 +10,7 @@ import { heldSettingsList } from '../config/held-back.js';
 import { escapeControlChars } from '../util/text.js';
 import { askTrust, canAsk } from './chat-trust.js';
 import { usageError } from './help.js';
-import { contentHash, folderKey, listTrust, readTrustStore, recordTrust, revokeTrust } from '../config/trust.js';
+import { contentHash, folderKey, isTrustedFolder, listTrust, recordTrust, revokeTrust } from '../config/trust.js';
 
 /** Paths as shown: a folder name could carry escape sequences. */
 const show = escapeControlChars;
@@ -40,7 +40,7 @@ export async function runTrust(args: string[]): Promise<void> {
   // after the question (a `git pull` in between leaves the folder untrusted: "changed").
   let sha256: string;
   if (!w) {
-    if (readTrustStore(home).folders[folderKey(root)]) {
+    if (isTrustedFolder(home, root)) {
       process.stdout.write(`${show(folderKey(root))} is already trusted.\n`);
       return;
     }
