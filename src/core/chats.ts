@@ -7,7 +7,7 @@ import { LiveChat } from './chat.js';
 import { parseCommandLine, type CommandRegistry } from './commands.js';
 import type { ChatDeps } from './deps.js';
 import { toReplay } from './messages.js';
-import { newId, runTurn } from './turn.js';
+import { newId, rememberUserMessage, runTurn } from './turn.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../peers/llm/types.js';
 import type { ChatContext } from '../protocol/eca/context.js';
@@ -99,6 +99,8 @@ export class ChatService {
             await runTurn(chat, entry, { userText: outcome.userText, contextText: outcome.contextText }, deps, abort);
           } else deps.events.showMessage('warning', noModelMessage());
         } else if (entry) {
+          // Stored before the editor shows it: a kill while contexts load loses nothing shown.
+          const user = rememberUserMessage(chat, deps.store, params.message, cid);
           deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
           // MCP tools and resources of servers still starting (e.g. under npx) are waited for.
           await deps.toolsReady?.(chat.id, abort.signal);
@@ -108,8 +110,8 @@ export class ChatService {
             deps.messageContext?.(params.message, abort.signal).catch(() => '') ?? '',
           ]);
           for (const err of rendered?.errors ?? []) deps.events.content(chat.id, 'system', { type: 'text', text: `Context skipped: ${err}` });
-          const contextText = [rendered?.text, auto].filter(Boolean).join('\n\n');
-          await runTurn(chat, entry, { userText: params.message, contentId: cid, contextText: contextText || undefined }, deps, abort);
+          user.attachContext([rendered?.text, auto].filter(Boolean).join('\n\n'));
+          await runTurn(chat, entry, { userText: params.message, contentId: cid, userStored: true }, deps, abort);
         }
       } catch (e) {
         log.error(`chat ${chat.id}: turn failed: ${errorMessage(e)}`);
@@ -172,7 +174,8 @@ export class ChatService {
       ...this.deps,
       store: {
         ...bindAll(store),
-        appendMessage: (id, m) => live() && store.appendMessage(id, m),
+        appendMessage: (id, m) => (live() ? store.appendMessage(id, m) : 0),
+        replaceMessage: (id, seq, m) => live() && store.replaceMessage(id, seq, m),
         saveToolCall: (rec) => live() && store.saveToolCall(rec),
         updateChat: (id, patch) => live() && store.updateChat(id, patch),
       },

@@ -30,7 +30,10 @@ export interface ChatPersistence {
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatRecord[];
   updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage'>>): void;
   deleteChat(id: string): void;
-  appendMessage(chatId: string, message: StoredMessage): void;
+  /** Commits one message; returns its position in the chat (for `replaceMessage`). */
+  appendMessage(chatId: string, message: StoredMessage): number;
+  /** Rewrites a message already committed (a user message gaining its rendered contexts). */
+  replaceMessage(chatId: string, seq: number, message: StoredMessage): void;
   clearMessages(chatId: string): void;
   messages(chatId: string): StoredMessage[];
   saveToolCall(rec: ToolCallRecord): void;

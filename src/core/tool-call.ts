@@ -47,6 +47,11 @@ export interface ToolCallEnv {
   sessionApproved: Set<string>;
   store: ChatPersistence;
   events: ChatEvents;
+  /**
+   * Commits the call's tool message to the chat (memory and store). Called before the editor
+   * hears the outcome, so what the editor showed survives the process being killed right after.
+   */
+  remember(message: StoredMessage): void;
   ctx: ToolContext;
   /** Resolves when the user answers; settled with `userPromptStop` when the turn is stopped. */
   askUser(toolCallId: string): Promise<ApprovalAnswer>;
@@ -150,12 +155,8 @@ export class ToolCall {
       result = { error: true, outputs: [{ type: 'text', text: `Tool failed: ${errorMessage(e)}` }] };
     }
     if (result.details) this.details = result.details;
-    // The editor hears the result first; the final state is written right after (the tool
-    // message the chat stores next carries the same outcome).
-    this.transition({ kind: 'called', result, totalTimeMs: Date.now() - startedAt }, false);
-    const message = this.finish();
-    this.persist();
-    return message;
+    this.transition({ kind: 'called', result, totalTimeMs: Date.now() - startedAt });
+    return this.finish();
   }
 
   private async decide(tool: Tool): Promise<{ kind: 'allow' | 'ask' } | { kind: 'deny'; why: string }> {
@@ -185,6 +186,7 @@ export class ToolCall {
     }
   }
 
+  /** Commits the outcome (tool message, then the final state row), then tells the editor. */
   private finish(): StoredMessage {
     const { events, chatId } = this.env;
     const s = this.state;
@@ -192,12 +194,16 @@ export class ToolCall {
     if (s.kind !== 'called' && s.kind !== 'rejected') throw new Error(`tool call ${this.id} finished in state ${s.kind}`);
     const stored = { role: 'tool' as const, toolCallId: this.id, name: base.name, server: base.server, origin: base.origin, args: this.args };
     if (s.kind === 'called') {
-      events.content(chatId, 'assistant', { type: 'toolCalled', ...base, error: s.result.error, outputs: s.result.outputs, totalTimeMs: s.totalTimeMs });
       const { error, outputs } = s.result;
-      return { ...stored, outcome: 'called', error, outputs, llmText: llmText(s.result), details: this.details, totalTimeMs: s.totalTimeMs };
+      const message: StoredMessage = { ...stored, outcome: 'called', error, outputs, llmText: llmText(s.result), details: this.details, totalTimeMs: s.totalTimeMs };
+      this.env.remember(message);
+      events.content(chatId, 'assistant', { type: 'toolCalled', ...base, error, outputs, totalTimeMs: s.totalTimeMs });
+      return message;
     }
+    const message: StoredMessage = { ...stored, outcome: 'rejected', error: true, outputs: [], llmText: s.why, reason: s.reason, totalTimeMs: 0 };
+    this.env.remember(message);
     events.content(chatId, 'assistant', { type: 'toolCallRejected', ...base, reason: s.reason });
-    return { ...stored, outcome: 'rejected', error: true, outputs: [], llmText: s.why, reason: s.reason, totalTimeMs: 0 };
+    return message;
   }
 }
 

@@ -23,6 +23,25 @@ export interface TurnInput {
   contentId?: string;
   /** Extra text the LLM gets with the user message (rendered contexts, prompt templates). */
   contextText?: string;
+  /** The user message is already in the chat (committed before its contexts loaded). */
+  userStored?: boolean;
+}
+
+/**
+ * Commits a user message to the chat at once, before anything slow (contexts, web pages) runs,
+ * and returns how to attach the contexts once they are rendered.
+ */
+export function rememberUserMessage(chat: LiveChat, store: ChatDeps['store'], text: string, contentId?: string): { attachContext(contextText: string): void } {
+  const message: Extract<StoredMessage, { role: 'user' }> = { role: 'user', text, ...(contentId ? { contentId } : {}) };
+  chat.stored.push(message);
+  const seq = store.appendMessage(chat.id, message);
+  return {
+    attachContext(contextText) {
+      if (!contextText) return;
+      message.contextText = contextText;
+      store.replaceMessage(chat.id, seq, message);
+    },
+  };
 }
 
 export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInput, deps: ChatDeps, abort: AbortController): Promise<void> {
@@ -39,7 +58,9 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     store.appendMessage(chat.id, m);
   };
 
-  remember({ role: 'user', text: input.userText, ...(input.contentId ? { contentId: input.contentId } : {}), ...(input.contextText ? { contextText: input.contextText } : {}) });
+  if (!input.userStored) {
+    remember({ role: 'user', text: input.userText, ...(input.contentId ? { contentId: input.contentId } : {}), ...(input.contextText ? { contextText: input.contextText } : {}) });
+  }
 
   let client;
   try {
@@ -53,8 +74,8 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     if (signal.aborted) return;
     // Messages the user sent while this turn ran join the conversation at the next model step.
     for (const text of chat.steering.splice(0)) {
-      events.content(chat.id, 'user', { type: 'text', text, contentId: newId() });
       remember({ role: 'user', text });
+      events.content(chat.id, 'user', { type: 'text', text, contentId: newId() });
     }
     const tools = deps.tools.visible({ agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
     progress('running', step === 0 ? 'Waiting model' : 'Continuing');
@@ -181,6 +202,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         sessionApproved: chat.sessionApproved,
         store,
         events,
+        remember,
         ctx: {
           signal,
           roots: deps.roots(),
@@ -194,7 +216,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
             chat.pending.set(id, resolve);
           }),
       });
-      remember(await tc.run());
+      await tc.run();
     }
   }
   say(`Stopped after ${MAX_STEPS} model steps without a final answer.`);

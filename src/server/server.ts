@@ -53,7 +53,7 @@ const InvalidRequest = -32600;
 type State =
   | { kind: 'awaitingInitialize' }
   /** The session is built right after `initialize` is answered; handlers wait for it. */
-  | { kind: 'running'; session: Promise<Session>; params: InitializeParams }
+  | { kind: 'running'; session: Promise<Session>; params: InitializeParams; initialized?: boolean }
   | { kind: 'shuttingDown'; session: Promise<Session> };
 
 export interface ServerOptions {
@@ -163,6 +163,9 @@ export class EcaServer {
     });
     c.onNotification('initialized', () => {
       if (this.state.kind !== 'running') return;
+      // Once per session: a repeated `initialized` must not open more listeners or start peers twice.
+      if (this.state.initialized) return log.warn('ignoring a repeated "initialized" notification');
+      this.state.initialized = true;
       void this.state.session.then((session) => {
         for (const e of session.configErrors) {
           if (e.severity !== 'warning') this.showMessage({ type: 'warning', message: `Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}` });

@@ -515,8 +515,12 @@ export class Session {
       /* already closed */
     }
     try {
-      if (this.openctxHost) rmSync(join(this.home, 'openctx', 'token'), { force: true });
-      // Only our own address: a second server sharing this home may have written its own.
+      // Only our own files: a second server sharing this home may have written its own since.
+      const dir = join(this.home, 'openctx');
+      if (this.openctxHost && safely(() => readFileSync(join(dir, 'address'), 'utf8').trim()) === this.openctxHost.url) {
+        rmSync(join(dir, 'token'), { force: true });
+        rmSync(join(dir, 'address'), { force: true });
+      }
       if (this.gateway && this.gatewayUrl && this.runningGatewayAddress() === this.gatewayUrl) rmSync(join(dirname(this.gateway.tokenFile), 'address'), { force: true });
     } catch (e) {
       log.warn(`removing the listener files: ${errorMessage(e)}`);

@@ -154,15 +154,20 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.stmt('DELETE FROM chats WHERE id = ?').run(id);
   }
 
-  appendMessage(chatId: string, message: StoredMessage): void {
+  appendMessage(chatId: string, message: StoredMessage): number {
     const now = Date.now();
-    this.db.transaction(() => {
+    return this.db.transaction(() => {
       const { next } = this.stmt('SELECT coalesce(max(seq), 0) + 1 AS next FROM messages WHERE chat_id = ?').get(chatId) as {
         next: number;
       };
       this.stmt('INSERT INTO messages (chat_id, seq, role, data, created_at) VALUES (?, ?, ?, ?, ?)').run(chatId, next, message.role, JSON.stringify(message), now);
       this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
+      return next;
     }).immediate(); // take the write lock first: a read-then-write upgrade can fail with BUSY at once
+  }
+
+  replaceMessage(chatId: string, seq: number, message: StoredMessage): void {
+    this.stmt('UPDATE messages SET data = ? WHERE chat_id = ? AND seq = ?').run(JSON.stringify(message), chatId, seq);
   }
 
   clearMessages(chatId: string): void {

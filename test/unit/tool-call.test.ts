@@ -49,6 +49,8 @@ function harness(opts: { readOnly: boolean; answer?: ApprovalAnswer; abort?: boo
     sessionApproved: new Set(),
     store,
     events,
+    // The tool message is committed in the same sequence the editor sees the contents.
+    remember: (m) => rec.writes.push(`remember:${m.role === 'tool' ? m.outcome : m.role}`),
     ctx: { signal: ac.signal, roots: ['/tmp'], chatId: 'chat', editor: {} },
     askUser: async () => opts.answer ?? { approved: true },
   });
@@ -62,12 +64,12 @@ function harness(opts: { readOnly: boolean; answer?: ApprovalAnswer; abort?: boo
 }
 
 describe('ToolCall', () => {
-  it('a call that needs no approval is announced and started in one editor write, then answered', async () => {
+  it('a call that needs no approval is announced and started in one editor write, then committed, then answered', async () => {
     const { run, rec } = harness({ readOnly: true });
     const msg = await run();
     expect(msg.outcome).toBe('called');
     expect(msg.llmText).toBe('hi');
-    expect(rec.writes).toEqual(['toolCallRun+toolCallRunning', 'toolCalled']);
+    expect(rec.writes).toEqual(['toolCallRun+toolCallRunning', 'remember:called', 'toolCalled']);
     // No row for the microseconds of deciding: the first stored state is running.
     expect(rec.saved).toEqual(['running', 'called']);
   });
@@ -75,7 +77,7 @@ describe('ToolCall', () => {
   it('a call that asks announces itself before waiting, then starts on its own', async () => {
     const { run, rec } = harness({ readOnly: false, answer: { approved: true } });
     await run();
-    expect(rec.writes).toEqual(['toolCallRun', 'toolCallRunning', 'toolCalled']);
+    expect(rec.writes).toEqual(['toolCallRun', 'toolCallRunning', 'remember:called', 'toolCalled']);
     expect(rec.saved).toEqual(['waitingApproval', 'running', 'called']);
   });
 
@@ -83,7 +85,7 @@ describe('ToolCall', () => {
     const { run, rec } = harness({ readOnly: false, answer: { approved: false, reason: 'user' } });
     const msg = await run();
     expect(msg.outcome).toBe('rejected');
-    expect(rec.writes).toEqual(['toolCallRun', 'toolCallRejected']);
+    expect(rec.writes).toEqual(['toolCallRun', 'remember:rejected', 'toolCallRejected']);
     expect(rec.saved).toEqual(['waitingApproval', 'rejected']);
   });
 
@@ -91,6 +93,6 @@ describe('ToolCall', () => {
     const { run, rec } = harness({ readOnly: true, abort: true });
     const msg = await run();
     expect(msg.reason).toBe('userPromptStop');
-    expect(rec.writes).toEqual(['toolCallRun', 'toolCallRejected']);
+    expect(rec.writes).toEqual(['toolCallRun', 'remember:rejected', 'toolCallRejected']);
   });
 });
