@@ -39,6 +39,7 @@ import { defineNativeTool } from '../core/tools/native/index.js';
 import { textResult, type Tool } from '../core/tool.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { ensurePrivateDir } from '../util/private-dir.js';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
@@ -100,6 +101,7 @@ export class Session {
     this.workspaces = loaded.workspaces;
     setLogLevel(opts.logLevel ?? this.config.logLevel);
     this.home = patchbayHome(opts.env);
+    ensurePrivateDir(this.home);
     logToFile(join(this.home, 'logs', 'server.log'));
     for (const e of loaded.errors) log.warn(formatConfigError(e));
     for (const m of this.heldBackMessages()) log.warn(m);

@@ -3,12 +3,12 @@
  * committed as it happens, so a process killed mid-turn loses only the step in flight.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StoredMessage } from '../core/messages.js';
 import type { ChatPersistence, ChatRecord, ToolCallRecord } from '../core/persistence.js';
 import type { EventEntry, EventFilter, EventStreamStore } from '../core/event-stream.js';
 import { isAlive } from '../util/pid.js';
+import { ensurePrivateDir, ensurePrivateFile } from '../util/private-dir.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS chats (
@@ -83,7 +83,9 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   readonly path: string;
 
   static open(home: string): SqliteStore {
-    mkdirSync(home, { recursive: true, mode: 0o700 });
+    ensurePrivateDir(home);
+    // SQLite creates the -wal and -shm files with the database file's mode.
+    ensurePrivateFile(join(home, 'patchbay.db'));
     return new SqliteStore(join(home, 'patchbay.db'));
   }
 

@@ -3,7 +3,8 @@
  * stderr and, once `logToFile` is called, to a log file. Secrets never reach it: callers log
  * names, never keys, and `redact` scrubs anything that looks like a key.
  */
-import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { appendFileSync, renameSync, statSync } from 'node:fs';
+import { PRIVATE_FILE_MODE, ensurePrivateDir, ensurePrivateFile } from './private-dir.js';
 import { dirname } from 'node:path';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
@@ -28,7 +29,8 @@ export function setLogLevel(l: LogLevel): void {
   level = l;
 }
 export function logToFile(path: string, opts: { maxBytes?: number; keep?: number } = {}): void {
-  mkdirSync(dirname(path), { recursive: true });
+  ensurePrivateDir(dirname(path));
+  ensurePrivateFile(path);
   let size = 0;
   try {
     size = statSync(path).size;
@@ -66,7 +68,7 @@ function rotate(f: LogFile): void {
 function appendToFile(f: LogFile, line: string): void {
   const bytes = Buffer.byteLength(line);
   if (f.size > 0 && f.size + bytes > f.maxBytes) rotate(f);
-  appendFileSync(f.path, line);
+  appendFileSync(f.path, line, { mode: PRIVATE_FILE_MODE });
   f.size += bytes;
 }
 
