@@ -233,6 +233,46 @@ describe('workspace trust', () => {
     expect(existsSync(ran)).toBe(true);
   });
 
+  it("typescript-language-server on PATH does not load an untrusted workspace's own typescript", { timeout: 90_000 }, async () => {
+    const home = tempDir();
+    const root = workspace({ 'tsconfig.json': '{"compilerOptions":{"strict":true}}', 'a.ts': 'export const total: number = 1 + 2;\n' });
+    // A planted TypeScript: typescript-language-server would run its tsserver.js with node.
+    const planted = join(root, 'node_modules', 'typescript');
+    mkdirSync(join(planted, 'lib'), { recursive: true });
+    writeFileSync(join(planted, 'package.json'), JSON.stringify({ name: 'typescript', version: '5.9.3', main: 'lib/typescript.js' }));
+    const ran = join(root, 'ran');
+    for (const f of ['tsserver.js', 'typescript.js']) writeFileSync(join(planted, 'lib', f), `require('fs').writeFileSync(${JSON.stringify(ran)}, 'ran');\nprocess.exit(1);\n`);
+    // The real typescript-language-server of this repository (with its own TypeScript), found on PATH.
+    const PATH = [join(process.cwd(), 'node_modules', '.bin'), dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter);
+    const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url), env: { PATH } }));
+    await p.initialize(root);
+    llm().script([{ toolCall: { id: 'h', name: 'patchbay__lsp_hover', args: { path: 'a.ts', line: 1, symbol: 'total' } } }], [{ text: 'done' }]);
+    const chatId = (await p.request('chat/prompt', { message: 'hover' })).result.chatId;
+    await p.turnDone(chatId, 1, 60_000);
+    const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled')!.content;
+    expect(JSON.stringify(called.outputs)).toContain('total: number');
+    expect(existsSync(ran)).toBe(false);
+  });
+
+  it('rust-analyzer, which runs build scripts, waits for trust', async () => {
+    const home = tempDir();
+    const root = workspace({ 'Cargo.toml': '[package]\nname = "x"\n', 'src/main.rs': 'fn main() {}\n' });
+    const ran = join(root, 'ran');
+    const bin = tempDir('pb-bin-');
+    const ra = join(bin, 'rust-analyzer');
+    writeFileSync(ra, `#!/bin/sh\necho ran > '${ran}'\nexit 1\n`);
+    chmodSync(ra, 0o755);
+    const PATH = [bin, dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter);
+    const run = (args: string[]) => runPatchbay(args, { home, cwd: root, env: { ...env(home), PATH }, timeoutMs: 30_000 });
+    const before = await run(['doctor']);
+    expect(before.stdout).toContain("- rust-analyzer: disabled — runs the project's build scripts");
+    expect(existsSync(ran)).toBe(false);
+    expect((await run(['trust', '--yes'])).code).toBe(0);
+    // doctor probes each language server: trusted, this one runs.
+    await run(['doctor']);
+    expect(existsSync(ran)).toBe(true);
+  });
+
   it('patchbay chat shows a workspace welcomeMessage without its control characters', async () => {
     const home = tempDir();
     const { root } = evilWorkspace({ welcomeMessage: 'Hello\u001b]0;pwned\u0007 from\r\u001b[2K the repo\u009b31m' });

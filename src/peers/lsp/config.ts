@@ -7,6 +7,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import type { LanguageServerConfig } from './types.js';
+import { hardenForUntrusted } from './untrusted.js';
 
 /** A user entry; every field optional so `{ "disabled": true }` or new `args` can extend a built-in. */
 export const EntrySchema = z.strictObject({
@@ -81,6 +82,7 @@ export function resolveServers(raw: Record<string, unknown>, roots: string[], en
     if (found.untrustedLocal) out.untrusted.set(name, UNTRUSTED_LOCAL_NOTE);
     return found.command;
   };
+  const untrustedRoots = roots.filter((r) => !(opts.trustedFolder ?? (() => false))(r));
   const user = new Map<string, z.infer<typeof EntrySchema>>();
   for (const [name, value] of Object.entries(raw ?? {})) {
     const parsed = EntrySchema.safeParse(value);
@@ -102,14 +104,31 @@ export function resolveServers(raw: Record<string, unknown>, roots: string[], en
       out.problems.push({ name, command: merged.command, error: `languageServers.${name}: give "extensions" or "languageIds"` });
       continue;
     }
-    const config = { args: [], ...merged } as LanguageServerConfig;
+    let config = { args: [], ...merged } as LanguageServerConfig;
+    // An entry that only tunes a built-in still runs the built-in's program.
+    if (base && !entry.command && untrustedRoots.length && !config.disabled) {
+      const hardened = hardenForUntrusted(name, config, whichPath(config.command, env), untrustedRoots);
+      if ('refused' in hardened) {
+        out.untrusted.set(name, hardened.refused);
+        continue;
+      }
+      config = hardened.config;
+    }
     (config.disabled ? out.disabled : out.servers).set(name, config);
   }
   // Built-ins after user entries: a user's server for the same files wins.
   for (const [name, builtin] of Object.entries(BUILTIN_SERVERS)) {
     if (user.has(name)) continue;
     const command = find(name, builtin.command);
-    if (command) out.servers.set(name, { ...builtin, command });
+    if (!command) continue;
+    const config = { ...builtin, command };
+    if (!untrustedRoots.length) {
+      out.servers.set(name, config);
+      continue;
+    }
+    const hardened = hardenForUntrusted(name, config, whichPath(command, env), untrustedRoots);
+    if ('refused' in hardened) out.untrusted.set(name, hardened.refused);
+    else out.servers.set(name, hardened.config);
   }
   return out;
 }
@@ -149,13 +168,18 @@ function findBuiltinCommand(
 }
 
 export function onPath(command: string, env: NodeJS.ProcessEnv): boolean {
-  if (isAbsolute(command)) return isExecutable(command);
+  return whichPath(command, env) !== undefined;
+}
+
+/** Where `command` runs from: itself when absolute, else the first executable match on PATH. */
+export function whichPath(command: string, env: NodeJS.ProcessEnv): string | undefined {
+  if (isAbsolute(command)) return isExecutable(command) ? command : undefined;
   const exts = process.platform === 'win32' ? (env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';') : [''];
   for (const dir of (env.PATH ?? env.Path ?? '').split(delimiter)) {
     if (!dir) continue;
-    for (const ext of exts) if (isExecutable(join(dir, command + ext))) return true;
+    for (const ext of exts) if (isExecutable(join(dir, command + ext))) return join(dir, command + ext);
   }
-  return false;
+  return undefined;
 }
 
 function isExecutable(p: string): boolean {
