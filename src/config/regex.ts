@@ -2,7 +2,8 @@
  * Regexes from config (`toolCall.approval.*.*.argsMatchers`). ECA compiles them with Java's
  * `re-pattern` and tests with `re-matches`, i.e. the whole string must match. We mirror that:
  * a leading Java inline-flag group such as `(?i)` becomes a JS flag, and the match is anchored
- * at both ends whatever the flags (`(?m)` must not turn `$` into "end of a line").
+ * at both ends whatever the flags (`(?m)` must not turn `$` into "end of a line"), and `.`
+ * matches line breaks too (the `s` flag is always on).
  */
 
 export type CompiledMatcher = { ok: true; test: (s: string) => boolean } | { ok: false; error: string };
@@ -20,10 +21,12 @@ export function compileFullMatch(pattern: string): CompiledMatcher {
 
 function compile(pattern: string): CompiledMatcher {
   let source = pattern;
-  let flags = '';
+  // Always dotall: a full match must cover every line of the argument, or `.*rm .*` would
+  // let `"true\nrm x"` through (ECA patterns are written as if `.` matched anything).
+  let flags = 's';
   const inline = /^\(\?([ims]+)\)/.exec(source);
   if (inline) {
-    flags = [...new Set(inline[1])].join('');
+    flags = [...new Set(`s${inline[1]}`)].join('');
     source = source.slice(inline[0].length);
   }
   try {

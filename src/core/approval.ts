@@ -13,13 +13,28 @@
  *
  * A rule with `argsMatchers` matches only when, for some listed argument, the call's value
  * (strings as they are, other values as JSON) fully matches one of its regexes (Java
- * `re-matches` semantics). An invalid regex never matches and never throws.
+ * `re-matches` semantics, with `.` matching newlines too, so `.*rm .*` covers every line of
+ * `"true\nrm x"`). An invalid regex never matches and never throws.
+ *
+ * The native `shell_command`'s `command` is judged per simple command (approval-shell.ts,
+ * split by shell-words.ts at `;`, newline, `&&`, `||`, `|`, `&`):
+ *   - deny/ask: the rule matches when the whole command matches, or any simple command does,
+ *     as written or as its unquoted words (`"r"m x` and `r\m x` are seen as `rm x`, also
+ *     without leading `VAR=value` and keywords such as `then`). A command that cannot be split
+ *     (`$(…)`, backticks, parentheses, heredocs, unbalanced quotes, …) and does not match as a
+ *     whole makes the call ask at least, whenever a deny or ask rule with a `command` matcher
+ *     names the tool (fail closed).
+ *   - allow: the rule matches only when the command can be split, every simple command
+ *     matches one of its regexes, and none writes a file through a redirection (`>`, `>>`,
+ *     `&>`, … except to /dev/null and `2>&1`-style duplications). So `git .*` allows
+ *     `git status | head` but not `git status; rm -rf ~` nor `git log > ~/.bashrc`.
  *
  * Several matching rules: deny wins over ask wins over allow. No rule: `byDefault` if set,
  * else read-only tools are allowed and the rest ask.
  */
 import type { ApprovalConfig } from '../config/schema.js';
 import { compileFullMatch } from '../config/regex.js';
+import { permittingMatch, restrictingMatch, type MatchResult } from './approval-shell.js';
 
 export type ApprovalDecision = 'allow' | 'ask' | 'deny';
 
@@ -64,39 +79,74 @@ function argValueString(v: unknown): string | undefined {
   }
 }
 
-function argsMatch(matchers: Record<string, unknown>, args: Record<string, unknown>): boolean {
+type Kind = 'restrict' | 'permit';
+
+function isShellCommand(tool: Pick<ApprovalTool, 'name' | 'server'>): boolean {
+  return canonicalServer(tool.server) === NATIVE_SERVER && tool.name === 'shell_command';
+}
+
+function compiledTests(patterns: unknown[]): Array<(s: string) => boolean> {
+  const tests: Array<(s: string) => boolean> = [];
+  for (const p of patterns) {
+    if (typeof p !== 'string') continue;
+    const m = compileFullMatch(p);
+    if (m.ok) tests.push(m.test);
+  }
+  return tests;
+}
+
+function argsMatch(matchers: Record<string, unknown>, args: Record<string, unknown>, tool: ApprovalTool, kind: Kind): MatchResult {
+  let result: MatchResult = 'no';
   for (const [argName, patterns] of Object.entries(matchers)) {
     if (!Array.isArray(patterns)) continue;
     const value = argValueString(Object.prototype.hasOwnProperty.call(args, argName) ? args[argName] : undefined);
     if (value === undefined) continue;
-    for (const p of patterns) {
-      if (typeof p !== 'string') continue;
-      const m = compileFullMatch(p);
-      if (m.ok && m.test(value)) return true;
+    const tests = compiledTests(patterns);
+    let r: MatchResult;
+    if (isShellCommand(tool) && argName === 'command' && typeof args[argName] === 'string') {
+      r = kind === 'restrict' ? restrictingMatch(value, tests) : permittingMatch(value, tests);
+    } else {
+      r = tests.some((t) => t(value)) ? 'match' : 'no';
     }
+    if (r === 'match') return 'match';
+    if (r === 'unknown') result = 'unknown';
   }
-  return false;
+  return result;
 }
 
-function ruleMatches(selector: string, rule: Rule, tool: ApprovalTool, args: Record<string, unknown>): boolean {
-  if (!selectorMatches(selector, tool)) return false;
+function ruleMatches(selector: string, rule: Rule, tool: ApprovalTool, args: Record<string, unknown>, kind: Kind): MatchResult {
+  if (!selectorMatches(selector, tool)) return 'no';
   const matchers = rule?.argsMatchers;
-  if (matchers && typeof matchers === 'object') return argsMatch(matchers, args);
-  return true;
+  if (matchers && typeof matchers === 'object') return argsMatch(matchers, args, tool, kind);
+  return 'match';
 }
 
-function anyRuleMatches(rules: Rules, tool: ApprovalTool, args: Record<string, unknown>): boolean {
-  if (!rules) return false;
-  return Object.entries(rules).some(([selector, rule]) => ruleMatches(selector, rule, tool, args));
+function rulesMatch(rules: Rules, tool: ApprovalTool, args: Record<string, unknown>, kind: Kind): MatchResult {
+  let result: MatchResult = 'no';
+  for (const [selector, rule] of Object.entries(rules ?? {})) {
+    const r = ruleMatches(selector, rule, tool, args, kind);
+    if (r === 'match') return 'match';
+    if (r === 'unknown') result = 'unknown';
+  }
+  return result;
 }
 
 /** The approval for one tool call. */
 export function decideApproval(tool: ApprovalTool, args: Record<string, unknown>, approval: ApprovalConfig | undefined): ApprovalDecision {
   const a = approval ?? {};
   const safeArgs = args && typeof args === 'object' ? args : {};
-  if (anyRuleMatches(a.deny, tool, safeArgs)) return 'deny';
-  if (anyRuleMatches(a.ask, tool, safeArgs)) return 'ask';
-  if (anyRuleMatches(a.allow, tool, safeArgs)) return 'allow';
+  const deny = rulesMatch(a.deny, tool, safeArgs, 'restrict');
+  if (deny === 'match') return 'deny';
+  const ask = rulesMatch(a.ask, tool, safeArgs, 'restrict');
+  if (ask === 'match') return 'ask';
+  const otherwise = fallThrough(a, tool, safeArgs);
+  // A shell command a deny/ask rule cannot read: never let it through unasked.
+  if ((deny === 'unknown' || ask === 'unknown') && otherwise === 'allow') return 'ask';
+  return otherwise;
+}
+
+function fallThrough(a: ApprovalConfig, tool: ApprovalTool, args: Record<string, unknown>): ApprovalDecision {
+  if (rulesMatch(a.allow, tool, args, 'permit') === 'match') return 'allow';
   if (a.byDefault) return a.byDefault;
   return tool.readOnly ? 'allow' : 'ask';
 }

@@ -16,6 +16,7 @@ import type { StoredMessage } from './messages.js';
 import type { ChatPersistence, ToolCallRecord } from './persistence.js';
 import type { FileChangeDetails, Tool, ToolContext, ToolResult } from './tool.js';
 import { isInsideWorkspace, resolvePath } from './tools/paths.js';
+import { protectedTarget } from './protected-calls.js';
 import { errorMessage, logger } from '../util/log.js';
 
 const log = logger('tool-call');
@@ -60,6 +61,8 @@ export interface ToolCallEnv {
 export class ToolCall {
   state: ToolCallState = { kind: 'preparing' };
   private details: FileChangeDetails | undefined;
+  /** Why this call asks whatever the config says (a protected path), shown in its summary. */
+  private mustAsk: string | undefined;
 
   constructor(
     readonly id: string,
@@ -99,7 +102,7 @@ export class ToolCall {
       name: t?.name ?? this.llmName,
       server: t?.server ?? 'unknown',
       arguments: this.args,
-      ...(t?.summary ? { summary: safe(() => t.summary!(this.args)) } : {}),
+      ...(t?.summary || this.mustAsk ? { summary: this.summary() } : {}),
       ...(this.details ? { details: this.details } : {}),
     };
   }
@@ -168,8 +171,19 @@ export class ToolCall {
     if (decision === 'deny') return { kind: 'deny', why: `Running "${tool.name}" is denied by the user's configuration.` };
     // Outside the workspace always asks: neither config nor a session approval covers it.
     if (await this.touchesOutside(tool, ctx.roots)) return { kind: 'ask' };
+    // Protected paths (patchbay's and other tools' config, git hooks) always ask: otherwise
+    // the model could widen its own approvals. Neither config nor a session approval covers it.
+    this.mustAsk = await protectedTarget(tool, this.args, ctx.roots).catch(() => 'its paths could not be checked');
+    if (this.mustAsk) return { kind: 'ask' };
     if (decision === 'ask' && sessionApproved.has(this.llmName)) return { kind: 'allow' };
     return { kind: decision };
+  }
+
+  private summary(): string | undefined {
+    const t = this.tool;
+    const base = t?.summary ? safe(() => t.summary!(this.args)) : undefined;
+    if (!this.mustAsk) return base;
+    return `${base ?? this.llmName} — asks every time: ${this.mustAsk}`;
   }
 
   /** True when any path the call touches resolves outside the workspace (or cannot be resolved). */

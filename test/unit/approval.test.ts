@@ -106,6 +106,58 @@ describe('argsMatchers', () => {
   });
 });
 
+describe('shell_command per simple command', () => {
+  const ask: ApprovalConfig = { byDefault: 'allow', ask: { shell_command: { argsMatchers: { command: ['.*rm .*'] } } } };
+
+  it('regexes are dotall: a newline does not hide a match (other tools too)', () => {
+    expect(decideApproval(shell, { command: 'true\nrm victim.txt' }, ask)).toBe('ask');
+    const other: ApprovalConfig = { byDefault: 'allow', ask: { github__create_issue: { argsMatchers: { title: ['.*secret.*'] } } } };
+    expect(decideApproval(ghCreate, { title: 'a\nsecret\nb' }, other)).toBe('ask');
+  });
+
+  it('deny/ask match any simple command, as written or unquoted', () => {
+    for (const command of ['true; rm victim.txt', 'true && "r"m victim.txt', 'true || r\\m victim.txt', 'ls | FOO=1 rm x', 'if true; then rm x; fi']) {
+      expect(decideApproval(shell, { command }, ask), command).toBe('ask');
+    }
+    const deny: ApprovalConfig = { byDefault: 'allow', deny: { shell_command: { argsMatchers: { command: ['rm .*'] } } } };
+    expect(decideApproval(shell, { command: 'echo ok; "rm" -rf build' }, deny)).toBe('deny');
+    expect(decideApproval(shell, { command: 'echo ok; FOO=1 rm -rf build' }, deny)).toBe('deny');
+    expect(decideApproval(shell, { command: 'echo rm' }, deny)).toBe('allow');
+  });
+
+  it('a command that cannot be split asks when a deny/ask command matcher exists; a whole-string deny match still denies', () => {
+    for (const command of ['echo $(rm victim.txt)', 'echo `rm x`', '(rm x)', 'cat <<EOF\nx\nEOF', "echo 'open"]) {
+      expect(decideApproval(shell, { command }, ask), command).toBe('ask');
+    }
+    const deny: ApprovalConfig = { byDefault: 'allow', deny: { shell_command: { argsMatchers: { command: ['.*rm .*'] } } } };
+    expect(decideApproval(shell, { command: 'echo $(rm victim.txt)' }, deny)).toBe('deny');
+    expect(decideApproval(shell, { command: 'echo $(ls)' }, deny)).toBe('ask');
+    // without such a matcher, nothing to fail closed on
+    expect(decideApproval(shell, { command: 'echo $(ls)' }, { byDefault: 'allow' })).toBe('allow');
+    // stricter outcomes stay
+    expect(decideApproval(shell, { command: 'echo $(ls)' }, { ...ask, byDefault: 'deny' })).toBe('deny');
+  });
+
+  it('allow needs every simple command to match and no redirection that writes', () => {
+    const allow: ApprovalConfig = { allow: { shell_command: { argsMatchers: { command: ['git .*', 'head( .*)?'] } } } };
+    expect(decideApproval(shell, { command: 'git status' }, allow)).toBe('allow');
+    expect(decideApproval(shell, { command: 'git log | head -5' }, allow)).toBe('allow');
+    expect(decideApproval(shell, { command: 'git log 2>&1 > /dev/null' }, allow)).toBe('allow');
+    expect(decideApproval(shell, { command: 'git status; rm x' }, allow)).toBe('ask');
+    expect(decideApproval(shell, { command: 'git status\nrm x' }, allow)).toBe('ask');
+    expect(decideApproval(shell, { command: 'git log > ~/.bashrc' }, allow)).toBe('ask');
+    expect(decideApproval(shell, { command: 'git log $(rm x)' }, allow)).toBe('ask');
+    expect(decideApproval(shell, { command: 'GIT_SSH_COMMAND=evil git fetch' }, allow)).toBe('ask');
+  });
+
+  it('applies to the native shell_command only', () => {
+    const mcpShell = { name: 'shell_command', server: 'box', readOnly: false };
+    const a: ApprovalConfig = { allow: { box: { argsMatchers: { command: ['git .*'] } } } };
+    expect(decideApproval(mcpShell, { command: 'git status; rm x' }, a)).toBe('allow');
+    expect(decideApproval({ ...shell, server: 'eca' }, { command: 'git status; rm x' }, { allow: { eca__shell_command: { argsMatchers: { command: ['git .*'] } } } })).toBe('ask');
+  });
+});
+
 describe('defaults', () => {
   it('with no rule and no byDefault: read-only tools allow, the rest ask', () => {
     expect(decideApproval(readFile, {}, {})).toBe('allow');

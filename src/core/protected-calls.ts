@@ -1,0 +1,92 @@
+/**
+ * Which tool calls touch a protected path (protected-paths.ts). Such a call always asks, even
+ * when config or "approve for this chat" would allow it (tool-call.ts `decide`).
+ *
+ *   - a mutating tool with path arguments (`write_file`, `edit_file`, `move_file` source and
+ *     destination, `shell_command`'s working_directory): any of those paths;
+ *   - `shell_command`: any word of any simple command (unquoted, see shell-words.ts) or a
+ *     piece of one (`sh -c 'echo x > .git/config'`, `--file=.envrc`) that names a protected
+ *     path, relative to the working directory or absolute, plus `git config` (it writes
+ *     .git/config). A command that cannot be split is not interpreted (approval.ts fails
+ *     closed on it when rules look at commands); only a protected name in its text asks.
+ *     This is a guard against mistakes and plain attempts, not a sandbox:
+ *     a shell can always build a path the text does not show.
+ */
+import type { Tool } from './tool.js';
+import { protectedName, protectedPath } from './protected-paths.js';
+import { resolvePath } from './tools/paths.js';
+import { splitShellCommand, type ShellUnit } from './tools/native/shell-words.js';
+
+/** More pieces than this in one command are not checked one by one: the call asks. */
+const MAX_PIECES = 512;
+
+/** Why this call must ask every time (naming the path), or undefined. */
+export async function protectedTarget(tool: Tool, args: Record<string, unknown>, roots: string[], env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+  if (!tool.mutates) return undefined;
+  for (const raw of safePaths(tool, args)) {
+    const why = await protectedPath(resolvePath(raw, roots), roots, env);
+    if (why) return `"${raw}" is protected: ${why}`;
+  }
+  if (tool.server === 'patchbay' && tool.name === 'shell_command' && typeof args.command === 'string') {
+    const wd = args.working_directory;
+    const cwd = typeof wd === 'string' && wd ? resolvePath(wd, roots) : (roots[0] ?? process.cwd());
+    return shellTarget(args.command, cwd, roots, env);
+  }
+  return undefined;
+}
+
+function safePaths(tool: Tool, args: Record<string, unknown>): string[] {
+  try {
+    return (tool.paths?.(args) ?? []).filter((p): p is string => typeof p === 'string' && p !== '');
+  } catch {
+    return [];
+  }
+}
+
+async function shellTarget(command: string, cwd: string, roots: string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const split = splitShellCommand(command);
+  if (!split.ok) return byNameOnly(command, env);
+  if (split.units.some(isGitConfig)) return '"git config" writes .git/config (hooks and config run code)';
+  const pieces = new Set<string>();
+  for (const unit of split.units) for (const token of unit.tokens) for (const p of piecesOf(token, env)) pieces.add(p);
+  if (pieces.size > MAX_PIECES) return `the command has too many words to check for protected paths`;
+  for (const piece of pieces) {
+    // By name first: a path built relative to a `cd` earlier in the command is still caught.
+    const named = piece.split(/[\\/]/).find((seg) => protectedName(seg));
+    if (named) return `"${piece}" is protected: ${named} (${protectedName(named)})`;
+    const why = await protectedPath(resolvePath(piece, [cwd]), roots, env);
+    if (why) return `"${piece}" is protected: ${why}`;
+  }
+  return undefined;
+}
+
+/**
+ * A command that cannot be split: its structure is not guessed (approval.ts fails closed on it
+ * when rules look at the command), but a protected name in its text still asks.
+ */
+function byNameOnly(command: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const piece of piecesOf(command, env)) {
+    const named = piece.split(/[\\/]/).find((seg) => protectedName(seg));
+    if (named) return `"${piece}" is protected: ${named} (${protectedName(named)})`;
+  }
+  return undefined;
+}
+
+/** A word and the path-like pieces inside it (`--file=.envrc`, `open('.git/config')`). */
+function piecesOf(token: string, env: NodeJS.ProcessEnv): string[] {
+  const expanded = token.replace(/\$\{?(HOME|XDG_CONFIG_HOME|PATCHBAY_HOME)(?![A-Za-z0-9_])\}?/g, (m, name: string) => env[name] ?? m);
+  return [expanded, ...expanded.split(/[\s'"=:,;()<>|&{}[\]`$]+/)].filter((p) => p !== '');
+}
+
+/** `git [global options] config …`: writes the repository's config unless only reading it. */
+function isGitConfig(unit: ShellUnit): boolean {
+  const [name, ...rest] = unit.command;
+  if (name !== 'git' && !name?.endsWith('/git')) return false;
+  let k = 0;
+  // Global options that take a value as the next word.
+  while (k < rest.length && rest[k]!.startsWith('-')) k += ['-C', '-c', '--git-dir', '--work-tree', '--namespace'].includes(rest[k]!) ? 2 : 1;
+  if (rest[k] !== 'config') return false;
+  return !rest.slice(k + 1).some((w) => GIT_CONFIG_READS.has(w));
+}
+
+const GIT_CONFIG_READS = new Set(['--get', '--get-all', '--get-regexp', '--get-urlmatch', '--list', '-l', 'get', 'list']);

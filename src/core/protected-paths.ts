@@ -1,0 +1,112 @@
+/**
+ * Protected paths: files whose content decides what runs or what is approved, for patchbay
+ * and for the other tools a developer uses in the same folder. A model that could write them
+ * without asking could escalate its own approvals (`byDefault: "allow"` in
+ * `.patchbay/config.json`), start programs on the next launch (`mcpServers`, `.vscode/tasks.json`,
+ * `.envrc`) or on the next commit (`.git/hooks`, `core.hooksPath` in `.git/config`).
+ *
+ * A path is protected when, inside a workspace folder, one of its segments (at any depth, so a
+ * nested repository's `.git` counts too; compared without case, as on case-insensitive file
+ * systems) is one of WORKSPACE_NAMES, or when it lies anywhere inside patchbay's user config
+ * folder or its data folder (`$PATCHBAY_HOME`, holding trust.json and tokens). Both the path as
+ * written and its real path (every symlink followed, a dangling one too) are checked, so a link
+ * to `.git/hooks` is no way around it.
+ */
+import { lstat, readlink, realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { patchbayHome, userConfigPath } from '../config/load.js';
+
+/** Segment name (lower case) → why writing below it matters. */
+export const WORKSPACE_NAMES: ReadonlyMap<string, string> = new Map([
+  ['.patchbay', "patchbay's workspace config"],
+  ['.eca', "ECA's workspace config"],
+  ['.git', 'git metadata: hooks and config run code'],
+  ['.vscode', "VS Code's settings and tasks"],
+  ['.idea', "JetBrains' project settings"],
+  ['.zed', "Zed's settings and tasks"],
+  ['.claude', "Claude Code's settings and hooks"],
+  ['.cursor', "Cursor's settings and rules"],
+  ['.husky', 'git hooks (husky)'],
+  ['.githooks', 'git hooks'],
+  ['.envrc', 'direnv runs it when you enter the folder'],
+  ['.mcp.json', 'MCP servers other agents start'],
+  ['.gitmodules', 'git submodules (fetched and checked out by git)'],
+]);
+
+/** Why `name` (one path segment) is protected inside a workspace, if it is. */
+export function protectedName(name: string): string | undefined {
+  return WORKSPACE_NAMES.get(name.toLowerCase());
+}
+
+/** patchbay's own folders outside any workspace, with what they hold. */
+function patchbayFolders(env: NodeJS.ProcessEnv): Array<{ dir: string; why: string }> {
+  return [
+    { dir: dirname(userConfigPath(env)), why: "patchbay's user config" },
+    { dir: patchbayHome(env), why: "patchbay's data (trust, tokens)" },
+  ];
+}
+
+/**
+ * Why writing `absPath` needs the user's approval every time, or undefined when it is not
+ * protected. `roots` are the workspace folders.
+ */
+export async function protectedPath(absPath: string, roots: string[], env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+  const lexical = resolve(absPath);
+  const candidates = [lexical];
+  const real = await realDeepest(lexical).catch(() => undefined);
+  if (real && real !== lexical) candidates.push(real);
+  const folders = await withReal(patchbayFolders(env).map((f) => f.dir));
+  const whys = patchbayFolders(env).map((f) => f.why);
+  const rootDirs = await withReal(roots);
+  for (const p of candidates) {
+    for (let k = 0; k < folders.length; k++) {
+      if (folders[k]!.some((d) => within(d, p))) return whys[k];
+    }
+    for (const variants of rootDirs) {
+      for (const root of variants) {
+        if (!within(root, p)) continue;
+        for (const seg of relative(root, p).split(/[\\/]/)) {
+          const why = protectedName(seg);
+          if (why) return `${seg} (${why})`;
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Each path with its real path (when it exists and differs). */
+async function withReal(paths: string[]): Promise<string[][]> {
+  return Promise.all(
+    paths.map(async (p) => {
+      const abs = resolve(p);
+      const real = await realpath(abs).catch(() => abs);
+      return real === abs ? [abs] : [abs, real];
+    }),
+  );
+}
+
+function within(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/** The real path of `p`, which need not exist: dangling symlinks are followed to where a write would land. */
+async function realDeepest(p: string, hops = 0): Promise<string> {
+  if (hops > 40) throw new Error('too many levels of symbolic links');
+  const missing: string[] = [];
+  let cur = p;
+  for (;;) {
+    const real = await realpath(cur).catch(() => undefined);
+    if (real) return join(real, ...missing.reverse());
+    const st = await lstat(cur).catch(() => undefined);
+    if (st?.isSymbolicLink()) {
+      const target = resolve(dirname(cur), await readlink(cur));
+      return realDeepest(join(target, ...missing.reverse()), hops + 1);
+    }
+    const parent = dirname(cur);
+    if (parent === cur) return p;
+    missing.push(basename(cur));
+    cur = parent;
+  }
+}
