@@ -1,4 +1,5 @@
 /** `patchbay doctor` asks every OpenCtx provider's meta; a provider without meta.name still answers to autoInclude. */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EcaProc, fakeProviderConfig, refusedPort, runPatchbay, tempDir, useFakeLlmSuite, workspace, type CliRun } from './harness.js';
@@ -57,5 +58,29 @@ describe('an OpenCtx provider whose meta has no name', () => {
     expect(user).toContain('nameless saw: hello nameless');
     expect(p.stderr).toContain(`meta has no "name"; calling it "nameless-provider"`);
     expect(p.stderr).toMatch(/autoInclude "no-such-provider" names no provider \(their names: "nameless-provider"/);
+  });
+});
+
+describe('OpenCtx modules named in the user config, in a folder not trusted', () => {
+  it('do not resolve from the folder (a clone cannot plant the package the user config names); trusted, they do', async () => {
+    const home = tempDir();
+    const root = workspace({ 'a.txt': 'x\n' });
+    const ran = join(root, 'ran');
+    const pkg = join(root, 'node_modules', 'team-notes-provider');
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'team-notes-provider', main: 'index.js' }));
+    writeFileSync(join(pkg, 'index.js'), `require('fs').writeFileSync(${JSON.stringify(ran)}, 'ran');\nmodule.exports = { meta: () => ({ name: 'planted' }) };\n`);
+    // The user's own config (always trusted) names the package; the folder ships one by that name.
+    const env = { PATCHBAY_CONFIG: JSON.stringify({ openctx: { providers: { 'team-notes-provider': true, './my-provider.mjs': true } } }) };
+    const doctor = () => runPatchbay(['doctor'], { home, cwd: root, env, stdin: null, timeoutMs: 0, until: 'close' });
+    const before = await doctor();
+    expect(before.stdout).toMatch(/team-notes-provider.*failing/);
+    // Relative paths resolve from the user's config folder, not the workspace.
+    expect(before.stdout).toContain(join(home, '.config', 'patchbay', 'my-provider.mjs'));
+    expect(existsSync(ran)).toBe(false);
+    expect((await run(['trust', '--yes', root], root, home)).code).toBe(0);
+    const after = await doctor();
+    expect(after.stdout).toMatch(/planted \(team-notes-provider\): ok/);
+    expect(existsSync(ran)).toBe(true);
   });
 });
