@@ -30,7 +30,7 @@ describe('editor port: big messages, junk and deep nesting over real stdio', () 
     expect(res.error?.code).toBe(-32002);
     const junk = p.messages.filter((m) => m.id === null && m.error?.code === -32700);
     expect(junk).toHaveLength(1);
-    expect(junk[0].error.message).toMatch(/junk/);
+    expect(junk[0].error?.message).toMatch(/junk/);
   });
 
   it('a stray CRLF before a frame: the request is answered', async () => {
