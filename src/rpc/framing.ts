@@ -202,7 +202,8 @@ export class FramedReader extends AbstractMessageReader {
  * them is still read. Header lines right before `Content-Length` (Content-Type) belong to it.
  */
 function headerStart(section: string): number {
-  const at = section.toLowerCase().indexOf('content-length');
+  // The name with its colon: junk that merely mentions the words is not taken for the header.
+  const at = section.search(/content-length[ \t]*:/i);
   if (at <= 0) return at;
   if (section.charCodeAt(at - 1) !== 10 || section.charCodeAt(at - 2) !== 13) return at;
   let start = at;

@@ -133,6 +133,14 @@ describe('FramedReader: junk before a frame', () => {
     ]);
   });
 
+  it('junk that mentions the header name without a colon is not taken for it', async () => {
+    const { input, faults, msgs } = setup();
+    input.write(`my content-length is wrong ${req(6)}`);
+    await tick();
+    expect(faults).toHaveLength(1);
+    expect(methods(msgs)).toEqual(['m6']);
+  });
+
   it('a Content-Length split across reads after long junk is still found', async () => {
     const { input, faults, msgs } = setup();
     const r = req(5);
