@@ -16,6 +16,8 @@
  *                 short deadline vs. the 19 fast ones alone (bench/openctx.ts)
  *   lsp           time to fresh diagnostics after an edit: patchbay's LspHost vs. driving
  *                 typescript-language-server directly (bench/lsp.ts)
+ *   framing       a request right after an ignored 10 MB / 40 MB notification: ms per MB at
+ *                 each size (linear reading keeps them alike) (bench/framing.ts)
  *   local         the tiny GGUF test model through patchbay's built-in local provider vs.
  *                 node-llama-cpp driven directly with the same prompt: cold and warm time to
  *                 the first token, tokens/s (bench/local.ts)
@@ -25,6 +27,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { runFraming } from './framing.js';
 import { GATEWAY_TARGETS, runGatewayCalls, runGatewayRss } from './gateway.js';
 import { runLocal, type LocalRun } from './local.js';
 import { LSP_SETTLE_MS, LSP_TARGET, runLsp } from './lsp.js';
@@ -57,6 +60,26 @@ function failed(bench: string, e: unknown): void {
   const msg = e instanceof Error ? e.message : String(e);
   log(`  ✗ ${bench} did not run: ${msg}`);
   rows.push({ bench, figure: 'error', reference: msg.split('\n')[0].slice(0, 60), ratio: '—', target: '—', pass: false });
+}
+
+// ---------------------------------------------------------------- framing
+
+async function framing(): Promise<void> {
+  try {
+    const r = await runFraming(log);
+    const [small, big] = [r.runs[0], r.runs[r.runs.length - 1]];
+    row({
+      bench: `framing ${big.mb} MB`,
+      figure: `${big.msPerMb.toFixed(1)} ms/MB`,
+      reference: `${small.mb} MB ${small.msPerMb.toFixed(1)} ms/MB`,
+      ratio: ratio(r.growth),
+      // Linear reading keeps ms/MB alike (JSON.parse and GC of a 40 MB string add some); the quadratic reader was ~9×.
+      target: '≤ 2× (linear)',
+      pass: r.growth <= 2,
+    });
+  } catch (e) {
+    failed('framing', e);
+  }
 }
 
 // ---------------------------------------------------------------- relay
@@ -478,7 +501,7 @@ function table(): void {
   for (const c of all.slice(1)) log(line(c));
 }
 
-const ALL = ['relay', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'openctx', 'lsp', 'local'];
+const ALL = ['relay', 'framing', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'openctx', 'lsp', 'local'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).map((a) => a.toLowerCase());
@@ -487,6 +510,7 @@ async function main(): Promise<void> {
   log(`patchbay bench — node ${process.version}, ${process.platform}/${process.arch}`);
   const t0 = now();
   if (want('relay')) await relay();
+  if (want('framing')) await framing();
   if (want('startup')) await startup();
   if (want('rss')) await rss();
   if (want('querycontext')) {

@@ -7,6 +7,7 @@ import type { Readable, Writable } from 'node:stream';
 import { createMessageConnection, type MessageConnection, type Logger as RpcLogger } from 'vscode-jsonrpc';
 import { FramedReader } from './framing.js';
 import { FramedWriter } from './writer.js';
+import { MAX_JSON_DEPTH } from '../util/json-depth.js';
 import { logger } from '../util/log.js';
 
 const log = logger('rpc');
@@ -19,10 +20,14 @@ export interface Connection {
 
 export function createConnection(input: Readable, output: Writable): Connection {
   const writer = new FramedWriter(output);
-  const reader = new FramedReader(input, (fault) => {
-    log.warn(`${fault.message} (answered ${fault.code})`);
-    void writer.write({ jsonrpc: '2.0', id: fault.id, error: { code: fault.code, message: fault.message } } as never);
-  });
+  const reader = new FramedReader(
+    input,
+    (fault) => {
+      log.warn(`${fault.message} (answered ${fault.code})`);
+      void writer.write({ jsonrpc: '2.0', id: fault.id, error: { code: fault.code, message: fault.message } } as never);
+    },
+    { maxDepth: MAX_JSON_DEPTH, onDropped: (why) => log.warn(why) },
+  );
   const rpcLog: RpcLogger = {
     error: (m) => log.error(m),
     warn: (m) => log.warn(m),

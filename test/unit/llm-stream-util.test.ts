@@ -135,6 +135,45 @@ describe('sseBatches', () => {
     for await (const b of sseBatches(stream)) out.push(...b);
     expect(out).toEqual([{ event: undefined, data: 'héllo ✓' }]);
   });
+
+  /** A body that offers `pieces` reads of `piece`, counting what was pulled and whether it was cancelled. */
+  function endless(prefix: string, piece: string, pieces: number) {
+    const enc = new TextEncoder();
+    const state = { pulled: 0, cancelled: false };
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(enc.encode(prefix));
+      },
+      pull(c) {
+        if (state.pulled++ >= pieces) return c.close();
+        c.enqueue(enc.encode(piece));
+      },
+      cancel() {
+        state.cancelled = true;
+      },
+    }, { highWaterMark: 0 });
+    return { stream, state };
+  }
+
+  it('stops at a line longer than 8 MB, cancelling the body instead of reading on', async () => {
+    const { stream, state } = endless('data: ', 'x'.repeat(1024 * 1024), 64);
+    const read = async () => {
+      for await (const _ of sseBatches(stream, 'fake')) void _;
+    };
+    await expect(read()).rejects.toThrow('fake: the LLM sent a line longer than 8 MB; stream stopped');
+    expect(state.cancelled).toBe(true);
+    expect(state.pulled).toBeLessThan(12);
+  });
+
+  it('stops at an event whose data lines add up to more than 8 MB', async () => {
+    const { stream, state } = endless('', `data: ${'y'.repeat(64 * 1024)}\n`, 1000);
+    const read = async () => {
+      for await (const _ of sseBatches(stream, 'fake')) void _;
+    };
+    await expect(read()).rejects.toThrow(/longer than 8 MB/);
+    expect(state.cancelled).toBe(true);
+    expect(state.pulled).toBeLessThan(200);
+  });
 });
 
 describe('coalesce', () => {

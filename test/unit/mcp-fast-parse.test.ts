@@ -145,3 +145,18 @@ describe('parseCallToolResult and callToolResultSchema', () => {
     }
   });
 });
+
+describe('FastReadBuffer: nesting depth', () => {
+  const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+
+  it('turns a response nested 200,000 arrays deep into an error response for its call, and drops such a notification', () => {
+    const out = readAll(new FastReadBuffer(), [
+      `{"jsonrpc":"2.0","id":"patchbay-1","result":{"content":[],"structuredContent":{"a":${deep(200_000)}}}}`,
+      `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":${deep(300)}}}`,
+      '{"jsonrpc":"2.0","id":2,"result":{}}',
+    ]);
+    expect(out[0]).toEqual({ jsonrpc: '2.0', id: 'patchbay-1', error: { code: -32602, message: expect.stringMatching(/nested deeper than \d+ levels/) } });
+    expect(out[1]).toEqual({ threw: 'Error', message: expect.stringMatching(/nested deeper than \d+ levels; ignored/) });
+    expect(out[2]).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
+  });
+});

@@ -1,17 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
 import type { Message } from 'vscode-jsonrpc';
-import { FramedReader, type ProtocolFault } from '../../src/rpc/framing.js';
+import { FramedReader, type ProtocolFault, type ReaderOptions } from '../../src/rpc/framing.js';
 import { FramedWriter } from '../../src/rpc/writer.js';
 
-function setup() {
+function setup(opts: ReaderOptions = {}) {
   const input = new PassThrough();
   const faults: ProtocolFault[] = [];
   const msgs: Message[] = [];
-  const reader = new FramedReader(input, (f) => faults.push(f));
+  const reader = new FramedReader(input, (f) => faults.push(f), opts);
   reader.listen((m) => msgs.push(m));
-  return { input, faults, msgs };
+  return { input, faults, msgs, reader };
 }
+const methods = (msgs: Message[]) => msgs.map((m) => (m as unknown as { method?: string; id?: unknown }).method ?? (m as unknown as { id: unknown }).id);
 const frame = (body: string, extra = '') => `Content-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -61,6 +62,115 @@ describe('FramedReader', () => {
     await tick();
     expect(faults.map((f) => f.code)).toEqual([-32600, -32600, -32600, -32600, -32600]);
     expect(faults[4].id).toBe(4);
+  });
+});
+
+describe('FramedReader: linear in the bytes received', () => {
+  /** Feeds one frame with a `mb` MB body in 64 KB reads straight to the reader; returns the bytes it copied. */
+  function feedBig(mb: number): { copied: number; total: number; msgs: Message[] } {
+    const faults: ProtocolFault[] = [];
+    const msgs: Message[] = [];
+    const input = new PassThrough();
+    const reader = new FramedReader(input, (f) => faults.push(f));
+    reader.listen((m) => msgs.push(m));
+    const filler = 'x'.repeat(mb * 1024 * 1024);
+    const bytes = Buffer.from(frame(`{"jsonrpc":"2.0","method":"big","params":{"s":"${filler}"}}`) + frame('{"jsonrpc":"2.0","id":1,"method":"next"}'));
+    // Straight to the 'data' listener: no stream buffering in between, so every read is 64 KB.
+    for (let i = 0; i < bytes.length; i += 65536) input.emit('data', bytes.subarray(i, i + 65536));
+    expect(faults).toEqual([]);
+    return { copied: reader.copiedBytes, total: bytes.length, msgs };
+  }
+
+  it('copies a 40 MB message sent in 64 KB reads about once, and reads the request after it', () => {
+    const big = feedBig(40);
+    expect(methods(big.msgs)).toEqual(['big', 'next']);
+    // The old reader joined the whole buffer on every read: ~640 reads × 20 MB on average ≈ 13 GB copied.
+    expect(big.copied).toBeLessThanOrEqual(big.total + 65536);
+    const small = feedBig(10);
+    // Work grows with the bytes, not with their square: 4× the bytes, at most ~4× the copying.
+    expect(big.copied / small.copied).toBeLessThan(4.5);
+  });
+
+  it('finds a header terminator split across reads, byte by byte', () => {
+    const { input, msgs, reader } = setup();
+    const bytes = Buffer.from(frame('{"jsonrpc":"2.0","id":1,"method":"a"}'));
+    for (let i = 0; i < bytes.length; i++) input.emit('data', bytes.subarray(i, i + 1));
+    expect(methods(msgs)).toEqual(['a']);
+    // Only the short header is ever joined; the body's bytes are joined once.
+    expect(reader.copiedBytes).toBeLessThan(bytes.length * 30);
+  });
+});
+
+describe('FramedReader: junk before a frame', () => {
+  const req = (id: number) => frame(`{"jsonrpc":"2.0","id":${id},"method":"m${id}"}`);
+
+  it('garbage and a frame in one write: one -32700 with id null, then the request', async () => {
+    const { input, faults, msgs } = setup();
+    input.write(`garbage${req(1)}`);
+    await tick();
+    expect(faults).toEqual([{ code: -32700, message: expect.stringMatching(/junk/), id: null }]);
+    expect(methods(msgs)).toEqual(['m1']);
+  });
+
+  it('a stray CRLF before a frame is skipped without an error', async () => {
+    const { input, faults, msgs } = setup();
+    input.write(`\r\n${req(1)}\r\n`);
+    input.write(req(2));
+    await tick();
+    expect(faults).toEqual([]);
+    expect(methods(msgs)).toEqual(['m1', 'm2']);
+  });
+
+  it('junk between two frames, a lower-case header and a Content-Type before the length', async () => {
+    const { input, faults, msgs } = setup();
+    const body = '{"jsonrpc":"2.0","id":3,"method":"m3"}';
+    input.write(`${req(1)}%%junk%%\r\nmore junk${req(2)}noise\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+    await tick();
+    expect(methods(msgs)).toEqual(['m1', 'm2', 'm3']);
+    expect(faults.map((f) => [f.code, f.id])).toEqual([
+      [-32700, null],
+      [-32700, null],
+    ]);
+  });
+
+  it('junk that mentions the header name without a colon is not taken for it', async () => {
+    const { input, faults, msgs } = setup();
+    input.write(`my content-length is wrong ${req(6)}`);
+    await tick();
+    expect(faults).toHaveLength(1);
+    expect(methods(msgs)).toEqual(['m6']);
+  });
+
+  it('a Content-Length split across reads after long junk is still found', async () => {
+    const { input, faults, msgs } = setup();
+    const r = req(5);
+    input.emit('data', Buffer.from(`${'z'.repeat(10_000)}${r.slice(0, 9)}`));
+    input.emit('data', Buffer.from(r.slice(9)));
+    expect(faults).toHaveLength(1);
+    expect(methods(msgs)).toEqual(['m5']);
+  });
+});
+
+describe('FramedReader: nesting depth', () => {
+  const deep = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+
+  it('answers a request whose params nest too deep with -32602 and drops such a notification', async () => {
+    const dropped: string[] = [];
+    const { input, faults, msgs } = setup({ maxDepth: 100, onDropped: (w) => dropped.push(w) });
+    input.write(frame(`{"jsonrpc":"2.0","id":4,"method":"deep","params":${deep(20_000)}}`));
+    input.write(frame(`{"jsonrpc":"2.0","method":"deepNote","params":${deep(101)}}`));
+    input.write(frame(`{"jsonrpc":"2.0","id":5,"method":"ok","params":${deep(99)}}`));
+    await tick();
+    expect(faults).toEqual([{ code: -32602, message: 'params nested deeper than 100 levels', id: 4 }]);
+    expect(dropped).toEqual([expect.stringMatching(/deepNote.*nested deeper than 100/)]);
+    expect(methods(msgs)).toEqual(['ok']);
+  });
+
+  it('turns a response whose result nests too deep into an error response for its request', async () => {
+    const { input, msgs } = setup({ maxDepth: 10 });
+    input.write(frame(`{"jsonrpc":"2.0","id":6,"result":${deep(11)}}`));
+    await tick();
+    expect(msgs).toEqual([{ jsonrpc: '2.0', id: 6, error: { code: -32602, message: 'result nested deeper than 10 levels' } }]);
   });
 });
 

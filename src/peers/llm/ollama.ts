@@ -6,6 +6,7 @@
  * becomes Start / one Delta with the full JSON / End.
  */
 import { abortError, httpError, isAbortError, toLlmError } from './errors.js';
+import { lineTooLong, MAX_LINE_CHARS } from './line-cap.js';
 import { type AdapterOptions, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
 import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from './types.js';
 
@@ -133,13 +134,24 @@ export class OllamaClient implements LlmClient {
           throw toLlmError(e, this.provider, this.opts.key, this.opts.url);
         }
         if (r.done) break;
-        buf += decoder.decode(r.value, { stream: true });
+        const text = decoder.decode(r.value, { stream: true });
+        // A read with no newline is only appended (linear time); the whole line is capped (line-cap.ts).
+        const hasNewline = text.indexOf('\n') >= 0;
+        buf += text;
+        if (!hasNewline) {
+          if (buf.length > MAX_LINE_CHARS) throw lineTooLong(this.provider);
+          continue;
+        }
+        let start = 0;
         let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, nl).trim();
-          buf = buf.slice(nl + 1);
+        while ((nl = buf.indexOf('\n', start)) >= 0) {
+          const line = buf.slice(start, nl).trim();
+          start = nl + 1;
+          if (line.length > MAX_LINE_CHARS) throw lineTooLong(this.provider);
           if (line) yield line;
         }
+        buf = buf.slice(start);
+        if (buf.length > MAX_LINE_CHARS) throw lineTooLong(this.provider);
       }
       buf += decoder.decode();
       if (buf.trim()) yield buf.trim();

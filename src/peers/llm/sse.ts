@@ -5,6 +5,7 @@
  * capped relay at ~50k chunks/s (bench/relay.ts), so the streaming path reads SSE itself.
  */
 import { abortError, toLlmError } from './errors.js';
+import { lineTooLong, MAX_LINE_CHARS } from './line-cap.js';
 import { LlmError, type LlmEvent } from './types.js';
 
 export interface SseEvent {
@@ -12,18 +13,30 @@ export interface SseEvent {
   data: string;
 }
 
-export async function* sseBatches(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent[]> {
+/**
+ * `provider` names the sender in the error for a line or an event's data longer than
+ * MAX_LINE_CHARS (line-cap.ts): the stream is then stopped (the body cancelled) rather than
+ * held in memory. A read with no newline is only appended, so a long line costs linear time.
+ */
+export async function* sseBatches(body: ReadableStream<Uint8Array>, provider = 'LLM'): AsyncGenerator<SseEvent[]> {
   const decoder = new TextDecoder();
   let rest = '';
   let event: string | undefined;
   let data: string[] = [];
+  let dataChars = 0;
   const reader = body.getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();
+      const decoded = done ? decoder.decode() : decoder.decode(value, { stream: true });
+      if (!done && decoded.indexOf('\n') < 0) {
+        rest += decoded;
+        if (rest.length > MAX_LINE_CHARS) throw lineTooLong(provider);
+        continue;
+      }
       // At the end, a half-received event is dropped (as the SSE spec says); the adapter then
       // reports the stream as incomplete, which is retryable.
-      const text = done ? rest + decoder.decode() : rest + decoder.decode(value, { stream: true });
+      const text = rest + decoded;
       const batch: SseEvent[] = [];
       let start = 0;
       for (;;) {
@@ -38,17 +51,24 @@ export async function* sseBatches(body: ReadableStream<Uint8Array>): AsyncGenera
           if (joined !== '') batch.push({ event, data: joined });
           event = undefined;
           data = [];
+          dataChars = 0;
           continue;
         }
+        if (line.length > MAX_LINE_CHARS) throw lineTooLong(provider);
         if (line.charCodeAt(0) === 58 /* ':' comment */) continue;
         const colon = line.indexOf(':');
         const field = colon < 0 ? line : line.slice(0, colon);
         let value = colon < 0 ? '' : line.slice(colon + 1);
         if (value.charCodeAt(0) === 32) value = value.slice(1);
-        if (field === 'data') data.push(value);
-        else if (field === 'event') event = value;
+        if (field === 'data') {
+          dataChars += value.length;
+          // Many short data lines add up to one event just as large.
+          if (dataChars > MAX_LINE_CHARS) throw lineTooLong(provider);
+          data.push(value);
+        } else if (field === 'event') event = value;
       }
       rest = text.slice(start);
+      if (rest.length > MAX_LINE_CHARS) throw lineTooLong(provider);
       if (batch.length) yield batch;
       if (done) return;
     }
@@ -87,7 +107,7 @@ export async function* relaySse(
   const out: LlmEvent[] = [];
   let done = false;
   try {
-    for await (const batch of sseBatches(body)) {
+    for await (const batch of sseBatches(body, ctx.provider)) {
       for (const ev of batch) {
         try {
           done = handle(ev, out) === true;

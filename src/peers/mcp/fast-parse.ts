@@ -12,6 +12,7 @@ import { ReadBuffer, STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol
 import { CallToolResultSchema, JSONRPCMessageSchema, type CallToolResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { isRecord } from '../../util/guards.js';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../util/json-depth.js';
 
 const NEWLINE = 0x0a;
 
@@ -46,12 +47,29 @@ export class FastReadBuffer extends ReadBuffer {
     this.pending = end + 1 < buf.length ? buf.subarray(end + 1) : undefined;
     // JSON.parse ignores a trailing \r; a SyntaxError here is the server's fault, as in the SDK.
     const value: unknown = JSON.parse(line);
+    // Before any recursive walk (zod, JSON.stringify of a tool result): a value nested 200,000
+    // levels deep parses fine and then overflows the stack of whatever reads it.
+    if (jsonDepthExceeds(value, MAX_JSON_DEPTH)) return tooDeep(value);
     return isPlainResultResponse(value) ? value : JSONRPCMessageSchema.parse(value);
   }
 
   override clear(): void {
     this.pending = undefined;
   }
+}
+
+/**
+ * A response nested too deep becomes an error response, so the call it answers ends with a
+ * tool error the model can read; anything else too deep is an error the SDK reports (logged,
+ * the message dropped, the connection kept).
+ */
+function tooDeep(value: unknown): JSONRPCMessage {
+  const id = isRecord(value) ? value.id : undefined;
+  const message = `the server's message is nested deeper than ${MAX_JSON_DEPTH} levels`;
+  if (isRecord(value) && !('method' in value) && (typeof id === 'string' || typeof id === 'number')) {
+    return { jsonrpc: '2.0', id, error: { code: -32602, message } };
+  }
+  throw new Error(`${message}; ignored`);
 }
 
 /** `{jsonrpc: "2.0", id, result: {…}}` and nothing else, with no `_meta` to check. */

@@ -35,6 +35,7 @@ import type { ServerConfig } from './config.js';
 import { callToolResultSchema, parseCallToolResult } from './fast-parse.js';
 import { connect, oneLine, type Connection } from './transport.js';
 import { StderrTail } from './stderr-tail.js';
+import { LogBudget } from '../../util/log-budget.js';
 
 export type ListKind = 'tools' | 'resources' | 'prompts';
 
@@ -101,6 +102,9 @@ export class McpSession {
   /** Set once the server broke the protocol; its later answers are not used. */
   private broken: string | undefined;
   private readonly stderr: StderrTail;
+  /** Budgets for the server's log notifications and its stderr lines: a flood must not fill server.log. */
+  private readonly logs: LogBudget;
+  private readonly stderrLogs: LogBudget;
   private readonly subscribed = new Set<string>();
   private readonly updated = new Set<string>();
   /** Per list: the newest refresh started and the newest applied, so a slow old answer never wins. */
@@ -119,6 +123,10 @@ export class McpSession {
 
   private constructor(private readonly opts: SessionOptions) {
     this.stderr = new StderrTail(opts.config.kind === 'stdio' ? Object.values(opts.config.env) : []);
+    const sink = (level: LogLevel, line: string) => opts.log[level](line);
+    this.logs = new LogBudget(opts.name, sink);
+    // Its own budget, so a server's last words on stderr are not drowned by its log notifications.
+    this.stderrLogs = new LogBudget(`${opts.name} (stderr)`, sink);
   }
 
   static async open(opts: SessionOptions): Promise<McpSession> {
@@ -131,7 +139,7 @@ export class McpSession {
       signal: opts.signal,
       log: opts.log,
       onStderr: (line) => {
-        if (line.trim()) opts.log.info(`stderr: ${s.stderr.scrub(line)}`);
+        if (line.trim()) s.stderrLogs.log('info', () => `stderr: ${s.stderr.scrub(line)}`);
       },
       stderrTail: s.stderr,
     });
@@ -199,8 +207,7 @@ export class McpSession {
     }));
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       const { level, logger, data } = n.params;
-      const text = typeof data === 'string' ? data : JSON.stringify(data);
-      log[fromMcpLevel[level] ?? 'info'](`${logger ? `${logger}: ` : ''}${text}`);
+      this.logs.log(fromMcpLevel[level] ?? 'info', () => `${logger ? `${logger}: ` : ''}${typeof data === 'string' ? data : JSON.stringify(data)}`);
     });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refreshAndNotify('tools'));
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.refreshAndNotify('prompts'));
@@ -421,5 +428,7 @@ export class McpSession {
     if (this.closing) return;
     this.closing = true;
     await this.conn.close();
+    this.logs.flush();
+    this.stderrLogs.flush();
   }
 }

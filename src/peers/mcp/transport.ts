@@ -5,7 +5,6 @@
  */
 import { isAlive } from '../../util/pid.js';
 import { descendants, killAll } from '../../util/process-tree.js';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -13,10 +12,14 @@ import { DEFAULT_INHERITED_ENV_VARS, getDefaultEnvironment, StdioClientTransport
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { cappedLines } from '../../util/capped-lines.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from './config.js';
 import { FastReadBuffer } from './fast-parse.js';
 import type { StderrTail } from './stderr-tail.js';
+
+/** A stderr line longer than this is cut: a child writing megabytes without a newline must not grow patchbay's memory. */
+const MAX_STDERR_LINE = 8192;
 
 export interface Connection {
   client: Client;
@@ -92,9 +95,7 @@ async function connectStdio(config: StdioServerConfig, opts: ConnectOptions): Pr
   // The PassThrough exists before start(), so early output is not lost.
   let stderrDone: Promise<void> = Promise.resolve();
   if (transport.stderr) {
-    const lines = createInterface({ input: transport.stderr as Readable });
-    stderrDone = new Promise((r) => lines.once('close', () => r()));
-    lines.on('line', (line) => {
+    stderrDone = cappedLines(transport.stderr as Readable, MAX_STDERR_LINE, (line) => {
       opts.stderrTail?.push(line);
       opts.onStderr(line);
     });
