@@ -6,7 +6,7 @@ import { resolvePath } from '../core/tools/paths.js';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
-import { formatConfigError, heldBack, patchbayHome, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
+import { formatConfigError, heldBack, patchbayHome, userConfigPath, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
 import { heldBackMessage } from '../config/held-back.js';
 import { trustHeldBack } from './session-trust.js';
 import { isTrustedFolder } from '../config/trust.js';
@@ -127,7 +127,7 @@ export class Session {
       }).map((t) => this.withLanguageServers(t)),
     );
     this.tools.set('lsp', this.lsp.tools());
-    this.openctx = new OpenCtxClient({ config: this.config.openctx, roots: this.roots, log: logger('openctx') });
+    this.openctx = new OpenCtxClient({ config: this.config.openctx, roots: this.roots, moduleBase: this.moduleBase(), log: logger('openctx') });
     if (Object.keys(this.config.openctx.providers).length) this.tools.set('openctx', [this.annotationsTool()]);
     this.gateway = this.config.gateway.enabled ? new GatewayHostImpl({ config: this.config.gateway, home: this.home, chats: this.gatewayChats() }) : undefined;
     if (this.gateway) {
@@ -412,7 +412,7 @@ export class Session {
       'mcp-resources': mcpResources({ list: () => this.mcp.resources(), read: (server, uri) => this.mcp.readResource({ server, uri }, AbortSignal.timeout(30_000)) }),
       'event-streams': eventStreams({ streams: () => this.store.streams(), query: (f) => this.store.queryEvents(f) }),
     };
-    for (const [name, path] of Object.entries(cfg.providers)) providers[name] = moduleProvider(resolve(this.roots[0], path));
+    for (const [name, path] of Object.entries(cfg.providers)) providers[name] = moduleProvider(resolve(this.moduleBase(), path));
     const token = `octx-${randomBytes(16).toString('hex')}`;
     const host = new OpenCtxHost({ host: '127.0.0.1', port: cfg.port, token, providers, log: logger('openctx-host') });
     const { url } = await host.start();
@@ -422,6 +422,16 @@ export class Session {
     writeFileSync(join(dir, 'token'), `${token}\n`, { mode: 0o600 });
     writeFileSync(join(dir, 'address'), `${url}\n`, { mode: 0o600 });
     log.info(`OpenCtx host serving ${Object.keys(providers).join(', ')} on ${url}`);
+  }
+
+  /**
+   * Where the user's OpenCtx module providers resolve from: the workspace when trusted, else the
+   * folder of the user's own config file (an untrusted clone must not shadow their modules).
+   */
+  private moduleBase(): string {
+    const root = this.roots[0];
+    if (root && isTrustedFolder(this.home, root)) return root;
+    return dirname(this.opts.configFile ? resolve(this.opts.configFile) : userConfigPath(this.opts.env));
   }
 
   /** What an untrusted workspace config asked for and did not get, one message per file. */

@@ -22,8 +22,14 @@ import { displayUrl } from '../../../util/url.js';
 
 export interface OpenCtxClientOptions {
   config: OpenCtxConfigInput;
-  /** Workspace roots; the first is where relative paths and package names resolve from. */
+  /** Workspace roots (the first is the default `moduleBase`). */
   roots: string[];
+  /**
+   * Where relative paths and package names of module providers resolve from: the first root
+   * when the user trusts it, else the user's config folder, so an untrusted folder cannot
+   * plant a module under a name the user's config uses.
+   */
+  moduleBase?: string;
   log: Logger;
 }
 
@@ -99,6 +105,7 @@ const MAX_REMEMBERED_MENTIONS = 5000;
 export class OpenCtxClient {
   readonly config: OpenCtxConfig;
   private readonly roots: string[];
+  private readonly moduleBase: string;
   private readonly log: Logger;
   private readonly providers: ProviderState[];
   /** `server + uri` → the mention as its provider returned it, for `items({mention})`. */
@@ -110,6 +117,7 @@ export class OpenCtxClient {
   constructor(options: OpenCtxClientOptions) {
     this.config = openCtxConfigSchema.parse(options.config);
     this.roots = options.roots;
+    this.moduleBase = options.moduleBase ?? options.roots[0] ?? process.cwd();
     this.log = options.log;
     this.providers = enabledProviders(this.config).map((p, index) => ({
       index,
@@ -321,7 +329,7 @@ export class OpenCtxClient {
   }
 
   private transportOf(p: ProviderState): ProviderTransport {
-    p.transport ??= createTransport(locateProvider(p.uri, this.roots[0] ?? process.cwd()));
+    p.transport ??= createTransport(locateProvider(p.uri, this.moduleBase));
     return p.transport;
   }
 
