@@ -142,9 +142,13 @@ export class ToolCall {
     };
     if (events.together) events.together(start);
     else start();
+    // Approval judged the paths a moment ago; unless the user approved touching outside the
+    // workspace, the tool re-checks what it really opens (a symlink may flip in between).
+    const confined = !(decision.kind === 'ask' && (await this.touchesOutside(tool, this.env.ctx.roots)));
+    const ctx: ToolContext = { ...this.env.ctx, confined };
     let result: ToolResult;
     try {
-      result = await tool.call(this.args, this.env.ctx);
+      result = await tool.call(this.args, ctx);
     } catch (e) {
       log.warn(`tool ${this.llmName} threw: ${errorMessage(e)}`);
       result = { error: true, outputs: [{ type: 'text', text: `Tool failed: ${errorMessage(e)}` }] };
