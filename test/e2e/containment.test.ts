@@ -1,0 +1,133 @@
+/**
+ * Workspace containment against races and symlinks (issue 14, points 3 and 4), over the built
+ * binary: a directory flipped between a real folder and a symlink to outside while write_file
+ * runs, and the OpenCtx host's files provider asked for a file behind a symlink to outside.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, useTempDirs, workspace } from './harness.js';
+
+const scratch = useTempDirs();
+const { llm, track } = useFakeLlmSuite();
+
+/**
+ * Flips `<ws>/dir` between the real folder and a symlink to outside as fast as it can, with
+ * atomic renames (the real folder waits as dir.real, the symlink as dir.link). Between two
+ * renames `dir` is briefly missing; a folder patchbay makes there is moved aside as `aside<n>`
+ * (still inside) so the flipping goes on. Stops by itself after a minute should the test fail
+ * to kill it.
+ */
+const FLIPPER = `
+const fs = require('node:fs');
+const [ws] = process.argv.slice(1);
+const dir = ws + '/dir', real = ws + '/dir.real', link = ws + '/dir.link';
+let n = 0;
+const put = (a, b) => {
+  for (let i = 0; i < 3; i++) {
+    try { fs.renameSync(a, b); return; } catch (e) { if (e.code === 'ENOENT') return; }
+    try { fs.renameSync(b, ws + '/aside' + n++); } catch {}
+  }
+};
+const end = Date.now() + 60000;
+process.stdout.write('flipping\\n');
+while (Date.now() < end) { put(dir, real); put(link, dir); put(dir, link); put(real, dir); }
+`;
+
+let flipper: ChildProcess | undefined;
+afterEach(async () => {
+  await stopFlipper();
+});
+
+async function stopFlipper(): Promise<void> {
+  const f = flipper;
+  flipper = undefined;
+  if (!f || f.exitCode !== null || f.signalCode !== null) return;
+  const exited = new Promise((r) => f.once('exit', r));
+  f.kill('SIGKILL');
+  await exited;
+}
+
+async function startFlipper(ws: string): Promise<void> {
+  const f = spawn(process.execPath, ['-e', FLIPPER, ws], { stdio: ['ignore', 'pipe', 'inherit'] });
+  flipper = f;
+  await new Promise<void>((resolve, reject) => {
+    f.once('error', reject);
+    f.stdout!.once('data', () => resolve());
+  });
+}
+
+async function boot(root: string, extra: Record<string, unknown> = {}) {
+  const home = scratch(tempDir('pb-home-'));
+  const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url, 'openai-chat', extra) }));
+  await p.initialize(root);
+  await p.waitFor((m) => m.method === 'config/updated');
+  return { p, home };
+}
+
+function content(p: EcaProc, chatId: string, type: string) {
+  return p.contents(chatId).filter((c) => c.content.type === type).map((c) => c.content);
+}
+
+const CALLS = 100;
+
+describe('write_file while a directory flips to a symlink to outside (issue 14.3)', () => {
+  it('never writes outside: each call writes inside, is refused with a clear error, or asks', async () => {
+    const root = scratch(workspace({ 'dir/keep.txt': 'k' }));
+    const outside = scratch(tempDir('pb-outside-'));
+    writeFileSync(join(outside, 'decoy.txt'), 'd');
+    symlinkSync(outside, join(root, 'dir.link'));
+    const { p } = await boot(root, { toolCall: { approval: { allow: { write_file: {} } } } });
+
+    const calls = Array.from({ length: CALLS }, (_, i) => ({ toolCall: { id: `w${i}`, name: 'patchbay__write_file', args: { path: `dir/x${i}.txt`, content: `call ${i}\n` } } }));
+    llm().script(calls, [{ text: 'done' }]);
+    await startFlipper(root);
+    const chatId = (await p.request('chat/prompt', { message: 'write them' })).result.chatId;
+    // A call whose path looked outside when it was judged asks the user; the user says no.
+    const answered = new Set<string>();
+    const done = p.turnDone(chatId, 1, 90_000);
+    let finished = false;
+    void done.then(() => (finished = true), () => (finished = true));
+    while (!finished) {
+      for (const c of content(p, chatId, 'toolCallRun')) {
+        if (c.manualApproval && !answered.has(c.id)) {
+          answered.add(c.id);
+          p.notify('chat/toolCallReject', { chatId, toolCallId: c.id });
+        }
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await done;
+    await stopFlipper();
+
+    expect(readdirSync(outside)).toEqual(['decoy.txt']);
+    // The real folder is at dir or dir.real, depending on where the flipper was killed; folders
+    // patchbay made while dir was missing are at aside<n>.
+    const realDirs = readdirSync(root).map((d) => join(root, d)).filter((d) => lstatSync(d).isDirectory());
+    const called = new Map(content(p, chatId, 'toolCalled').map((c) => [c.id as string, c]));
+    const rejected = new Set(content(p, chatId, 'toolCallRejected').map((c) => c.id as string));
+    const outcomes = { wrote: 0, refused: 0, asked: 0 };
+    for (let i = 0; i < CALLS; i++) {
+      const id = `w${i}`;
+      const c = called.get(id);
+      if (!c) {
+        expect(rejected.has(id), `${id} neither ran nor was rejected`).toBe(true);
+        outcomes.asked++;
+        continue;
+      }
+      const text = c.outputs.map((o: any) => o.text).join('');
+      if (c.error) {
+        expect(text).toMatch(/resolves outside the workspace \(a symlink changed while the call ran\); nothing was written|^Cannot write file: /);
+        outcomes.refused++;
+      } else {
+        const file = realDirs.map((d) => join(d, `x${i}.txt`)).find((f) => existsSync(f));
+        expect(file, `${id} said "${text}" but no file is inside`).toBeDefined();
+        expect(readFileSync(file!, 'utf8')).toBe(`call ${i}\n`);
+        outcomes.wrote++;
+      }
+    }
+    console.log(`write_file under a flipping directory: ${JSON.stringify(outcomes)}`);
+  }, 120_000);
+});
