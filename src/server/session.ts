@@ -401,7 +401,6 @@ export class Session {
     const providers: Record<string, OpenCtxProviderImpl> = {
       files: workspaceFiles({
         query: (q) => queryContexts(this.indexes, q, { roots: this.roots }).flatMap((c) => (c.type === 'file' ? [{ type: 'file', path: c.path }] : [])),
-        read: (p) => readFile(p, 'utf8'),
         roots: this.roots,
       }),
       diagnostics: diagnosticsProvider({

@@ -131,3 +131,45 @@ describe('write_file while a directory flips to a symlink to outside (issue 14.3
     console.log(`write_file under a flipping directory: ${JSON.stringify(outcomes)}`);
   }, 120_000);
 });
+
+describe("the OpenCtx host's files provider and symlinks to outside (issue 14.4)", () => {
+  it('serves and lists only files that really lie inside the workspace', async () => {
+    const root = scratch(workspace({ 'src/ok.ts': 'export const ok = 1;\n' }));
+    const outside = scratch(tempDir('pb-outside-'));
+    writeFileSync(join(outside, 's.txt'), 'OUTSIDE SECRET s\n');
+    writeFileSync(join(outside, 'leakme.txt'), 'OUTSIDE SECRET leak\n');
+    mkdirSync(join(outside, 'sub'));
+    symlinkSync(outside, join(root, 'link'));
+    symlinkSync(join(outside, 'leakme.txt'), join(root, 'leakme.txt'));
+    symlinkSync(join(root, 'src', 'ok.ts'), join(root, 'ok-link.ts'));
+    const { home } = await boot(root);
+    const dir = join(home, '.patchbay', 'openctx');
+    const deadline = Date.now() + 10_000;
+    while (!existsSync(join(dir, 'address')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const url = readFileSync(join(dir, 'address'), 'utf8').trim().replace(/\/$/, '');
+    const token = readFileSync(join(dir, 'token'), 'utf8').trim();
+    const call = async (method: string, params: unknown): Promise<any> => {
+      const res = await fetch(`${url}/providers/files`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ method, params }),
+      });
+      expect(res.status).toBe(200);
+      return res.json();
+    };
+    const item = (rel: string) => call('items', { mention: { title: rel, uri: pathToFileURL(join(root, rel)).href } });
+
+    for (const rel of ['link/s.txt', 'leakme.txt']) {
+      const answer = await item(rel);
+      expect(JSON.stringify(answer)).not.toContain('OUTSIDE SECRET');
+      expect(answer.error?.message).toMatch(/resolves outside the workspace roots/);
+    }
+    expect((await item('src/ok.ts')).result[0].ai.content).toBe('export const ok = 1;\n');
+    expect((await item('ok-link.ts')).result[0].ai.content).toBe('export const ok = 1;\n');
+
+    const listed = (await call('mentions', { query: '' })).result.map((m: any) => m.title);
+    expect(listed).toContain('src/ok.ts');
+    expect(listed).not.toContain('leakme.txt');
+    expect(listed.filter((t: string) => t.startsWith('link/'))).toEqual([]);
+  });
+});

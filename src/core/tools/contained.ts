@@ -222,6 +222,20 @@ export async function readContainedText(abs: string, opts: ContainOptions): Prom
   }
 }
 
+/**
+ * Whether `abs` can be opened and really lies inside the roots (for listings). O_NONBLOCK: a FIFO
+ * in the workspace must not hang the check.
+ */
+export async function isContained(abs: string, roots: string[]): Promise<boolean> {
+  try {
+    const { fh } = await openContained(abs, O_RDONLY | constants.O_NONBLOCK, { roots });
+    await fh.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Replaces the content of an open file with `text` (positioned writes: the read offset does not matter). */
 export async function replaceContent(fh: FileHandle, text: string): Promise<void> {
   const buf = Buffer.from(text, 'utf8');
