@@ -73,62 +73,129 @@ function content(p: EcaProc, chatId: string, type: string) {
 
 const CALLS = 100;
 
-describe('write_file while a directory flips to a symlink to outside (issue 14.3)', () => {
-  it('never writes outside: each call writes inside, is refused with a clear error, or asks', async () => {
+/**
+ * Runs `CALLS` calls of `tool` (args for call i from `args`) in one turn while the flipper runs;
+ * a call that asks (its path looked outside when judged) is rejected, as a careful user would.
+ * Returns each call's outcome once the flipper is stopped.
+ */
+async function underFlipper(root: string, tool: string, args: (i: number) => Record<string, unknown>, approval: Record<string, unknown> = {}) {
+  const { p } = await boot(root, { toolCall: { approval } });
+  llm().script(Array.from({ length: CALLS }, (_, i) => ({ toolCall: { id: `c${i}`, name: `patchbay__${tool}`, args: args(i) } })), [{ text: 'done' }]);
+  await startFlipper(root);
+  const chatId = (await p.request('chat/prompt', { message: 'go' })).result.chatId;
+  const answered = new Set<string>();
+  const done = p.turnDone(chatId, 1, 90_000);
+  let finished = false;
+  void done.then(() => (finished = true), () => (finished = true));
+  while (!finished) {
+    for (const c of content(p, chatId, 'toolCallRun')) {
+      if (c.manualApproval && !answered.has(c.id)) {
+        answered.add(c.id);
+        p.notify('chat/toolCallReject', { chatId, toolCallId: c.id });
+      }
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await done;
+  await stopFlipper();
+  const called = new Map(content(p, chatId, 'toolCalled').map((c) => [c.id as string, c]));
+  const rejected = new Set(content(p, chatId, 'toolCallRejected').map((c) => c.id as string));
+  return Array.from({ length: CALLS }, (_, i) => {
+    const c = called.get(`c${i}`);
+    if (!c) {
+      expect(rejected.has(`c${i}`), `c${i} neither ran nor was rejected`).toBe(true);
+      return { i, kind: 'asked' as const, text: '' };
+    }
+    return { i, kind: c.error ? ('error' as const) : ('ok' as const), text: c.outputs.map((o: any) => o.text).join('') as string };
+  });
+}
+
+/** Real folders of the workspace: dir or dir.real (where the flipper stopped), and aside<n>. */
+function realDirs(root: string): string[] {
+  return readdirSync(root).map((d) => join(root, d)).filter((d) => lstatSync(d).isDirectory());
+}
+
+function tally(what: string, outcomes: Array<{ kind: string }>): void {
+  const n = (k: string) => outcomes.filter((o) => o.kind === k).length;
+  console.log(`${what} under a flipping directory: ${n('ok')} ran, ${n('error')} refused, ${n('asked')} asked`);
+}
+
+const REFUSED = /resolves outside the workspace \(a symlink changed while the call ran\); nothing was/;
+
+describe('file tools while a directory flips between a real folder and a symlink to outside (issue 14.3)', () => {
+  it('write_file never writes outside: each call writes inside, is refused with a clear error, or asks', async () => {
     const root = scratch(workspace({ 'dir/keep.txt': 'k' }));
     const outside = scratch(tempDir('pb-outside-'));
     writeFileSync(join(outside, 'decoy.txt'), 'd');
     symlinkSync(outside, join(root, 'dir.link'));
-    const { p } = await boot(root, { toolCall: { approval: { allow: { write_file: {} } } } });
-
-    const calls = Array.from({ length: CALLS }, (_, i) => ({ toolCall: { id: `w${i}`, name: 'patchbay__write_file', args: { path: `dir/x${i}.txt`, content: `call ${i}\n` } } }));
-    llm().script(calls, [{ text: 'done' }]);
-    await startFlipper(root);
-    const chatId = (await p.request('chat/prompt', { message: 'write them' })).result.chatId;
-    // A call whose path looked outside when it was judged asks the user; the user says no.
-    const answered = new Set<string>();
-    const done = p.turnDone(chatId, 1, 90_000);
-    let finished = false;
-    void done.then(() => (finished = true), () => (finished = true));
-    while (!finished) {
-      for (const c of content(p, chatId, 'toolCallRun')) {
-        if (c.manualApproval && !answered.has(c.id)) {
-          answered.add(c.id);
-          p.notify('chat/toolCallReject', { chatId, toolCallId: c.id });
-        }
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    await done;
-    await stopFlipper();
+    const outcomes = await underFlipper(root, 'write_file', (i) => ({ path: `dir/x${i}.txt`, content: `call ${i}\n` }), { allow: { write_file: {} } });
 
     expect(readdirSync(outside)).toEqual(['decoy.txt']);
-    // The real folder is at dir or dir.real, depending on where the flipper was killed; folders
-    // patchbay made while dir was missing are at aside<n>.
-    const realDirs = readdirSync(root).map((d) => join(root, d)).filter((d) => lstatSync(d).isDirectory());
-    const called = new Map(content(p, chatId, 'toolCalled').map((c) => [c.id as string, c]));
-    const rejected = new Set(content(p, chatId, 'toolCallRejected').map((c) => c.id as string));
-    const outcomes = { wrote: 0, refused: 0, asked: 0 };
-    for (let i = 0; i < CALLS; i++) {
-      const id = `w${i}`;
-      const c = called.get(id);
-      if (!c) {
-        expect(rejected.has(id), `${id} neither ran nor was rejected`).toBe(true);
-        outcomes.asked++;
-        continue;
-      }
-      const text = c.outputs.map((o: any) => o.text).join('');
-      if (c.error) {
-        expect(text).toMatch(/resolves outside the workspace \(a symlink changed while the call ran\); nothing was written|^Cannot write file: /);
-        outcomes.refused++;
-      } else {
-        const file = realDirs.map((d) => join(d, `x${i}.txt`)).find((f) => existsSync(f));
-        expect(file, `${id} said "${text}" but no file is inside`).toBeDefined();
-        expect(readFileSync(file!, 'utf8')).toBe(`call ${i}\n`);
-        outcomes.wrote++;
-      }
+    for (const o of outcomes) {
+      if (o.kind === 'error') expect(o.text).toMatch(new RegExp(`${REFUSED.source}|^Cannot write file: `));
+      if (o.kind !== 'ok') continue;
+      const file = realDirs(root).map((d) => join(d, `x${o.i}.txt`)).find((f) => existsSync(f));
+      expect(file, `c${o.i} said "${o.text}" but no file is inside`).toBeDefined();
+      expect(readFileSync(file!, 'utf8')).toBe(`call ${o.i}\n`);
     }
-    console.log(`write_file under a flipping directory: ${JSON.stringify(outcomes)}`);
+    tally('write_file', outcomes);
+  }, 120_000);
+
+  it('read_file never returns the content of a file outside', async () => {
+    const files = Object.fromEntries(Array.from({ length: CALLS }, (_, i) => [`dir/r${i}.txt`, `inside ${i}\n`]));
+    const root = scratch(workspace(files));
+    const outside = scratch(tempDir('pb-outside-'));
+    for (let i = 0; i < CALLS; i++) writeFileSync(join(outside, `r${i}.txt`), `OUTSIDE SECRET ${i}\n`);
+    symlinkSync(outside, join(root, 'dir.link'));
+    const outcomes = await underFlipper(root, 'read_file', (i) => ({ path: `dir/r${i}.txt` }));
+
+    for (const o of outcomes) {
+      expect(o.text).not.toContain('OUTSIDE SECRET');
+      if (o.kind === 'ok') expect(o.text).toBe(`inside ${o.i}\n`);
+      if (o.kind === 'error') expect(o.text).toMatch(new RegExp(`${REFUSED.source}|^Cannot read file: `));
+    }
+    tally('read_file', outcomes);
+  }, 120_000);
+
+  it('edit_file never changes a file outside', async () => {
+    const files = Object.fromEntries(Array.from({ length: CALLS }, (_, i) => [`dir/e${i}.txt`, `old ${i}\n`]));
+    const root = scratch(workspace(files));
+    const outside = scratch(tempDir('pb-outside-'));
+    for (let i = 0; i < CALLS; i++) writeFileSync(join(outside, `e${i}.txt`), `old ${i}\n`);
+    symlinkSync(outside, join(root, 'dir.link'));
+    const outcomes = await underFlipper(root, 'edit_file', (i) => ({ path: `dir/e${i}.txt`, original_content: 'old', new_content: 'new' }), { allow: { edit_file: {} } });
+
+    for (let i = 0; i < CALLS; i++) expect(readFileSync(join(outside, `e${i}.txt`), 'utf8')).toBe(`old ${i}\n`);
+    for (const o of outcomes) {
+      if (o.kind === 'error') expect(o.text).toMatch(new RegExp(`${REFUSED.source}|^Cannot edit file: `));
+      if (o.kind === 'ok') expect(realDirs(root).some((d) => existsSync(join(d, `e${o.i}.txt`)) && readFileSync(join(d, `e${o.i}.txt`), 'utf8') === `new ${o.i}\n`)).toBe(true);
+    }
+    tally('edit_file', outcomes);
+  }, 120_000);
+
+  it('move_file never moves a file out of, or in from, outside', async () => {
+    // Even calls move out of the flipping folder, odd ones into it.
+    const files: Record<string, string> = { 'moved/.keep': '' };
+    for (let i = 0; i < CALLS; i++) files[i % 2 ? `keep/k${i}.txt` : `dir/m${i}.txt`] = `inside ${i}\n`;
+    const root = scratch(workspace(files));
+    const outside = scratch(tempDir('pb-outside-'));
+    for (let i = 0; i < CALLS; i += 2) writeFileSync(join(outside, `m${i}.txt`), `OUTSIDE ${i}\n`);
+    const before = readdirSync(outside).sort();
+    symlinkSync(outside, join(root, 'dir.link'));
+    const outcomes = await underFlipper(
+      root,
+      'move_file',
+      (i) => (i % 2 ? { source: `keep/k${i}.txt`, destination: `dir/k${i}.txt` } : { source: `dir/m${i}.txt`, destination: `moved/m${i}.txt` }),
+      { allow: { move_file: {} } },
+    );
+
+    expect(readdirSync(outside).sort()).toEqual(before);
+    for (let i = 0; i < CALLS; i += 2) expect(readFileSync(join(outside, `m${i}.txt`), 'utf8')).toBe(`OUTSIDE ${i}\n`);
+    for (const o of outcomes) {
+      if (o.kind === 'error') expect(o.text).toMatch(new RegExp(`${REFUSED.source}|^Cannot move`));
+      if (o.kind === 'ok' && o.i % 2 === 0) expect(readFileSync(join(root, 'moved', `m${o.i}.txt`), 'utf8')).toBe(`inside ${o.i}\n`);
+    }
+    tally('move_file', outcomes);
   }, 120_000);
 });
 
