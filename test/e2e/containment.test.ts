@@ -199,6 +199,24 @@ describe('file tools while a directory flips between a real folder and a symlink
   }, 120_000);
 });
 
+describe('approved writes outside the workspace', () => {
+  it('a write the user approved for a path through a symlink to outside is not confined', async () => {
+    const root = scratch(workspace({ 'a.txt': 'a' }));
+    const outside = scratch(tempDir('pb-outside-'));
+    symlinkSync(outside, join(root, 'link'));
+    const { p } = await boot(root, { toolCall: { approval: { allow: { write_file: {} } } } });
+    llm().script([{ toolCall: { id: 'o1', name: 'patchbay__write_file', args: { path: 'link/approved.txt', content: 'yes\n' } } }], [{ text: 'done' }]);
+    const chatId = (await p.request('chat/prompt', { message: 'write outside' })).result.chatId;
+    const run = await p.waitFor((m) => m.params?.content?.type === 'toolCallRun' && m.params.content.id === 'o1', 'toolCallRun');
+    // Allowed by config, yet asked: the path leads outside.
+    expect(run.params.content.manualApproval).toBe(true);
+    p.notify('chat/toolCallApprove', { chatId, toolCallId: 'o1' });
+    await p.turnDone(chatId);
+    expect(content(p, chatId, 'toolCalled')[0].error).toBe(false);
+    expect(readFileSync(join(outside, 'approved.txt'), 'utf8')).toBe('yes\n');
+  });
+});
+
 describe("the OpenCtx host's files provider and symlinks to outside (issue 14.4)", () => {
   it('serves and lists only files that really lie inside the workspace', async () => {
     const root = scratch(workspace({ 'src/ok.ts': 'export const ok = 1;\n' }));
