@@ -173,6 +173,17 @@ describe('file tools while a directory flips between a real folder and a symlink
     tally('edit_file', outcomes);
   }, 120_000);
 
+  it('grep never reads a file outside', async () => {
+    const files = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`dir/g${i}.txt`, `needle inside ${i}\n`]));
+    const root = scratch(workspace(files));
+    const outside = scratch(tempDir('pb-outside-'));
+    for (let i = 0; i < 10; i++) writeFileSync(join(outside, `g${i}.txt`), `needle OUTSIDE SECRET ${i}\n`);
+    symlinkSync(outside, join(root, 'dir.link'));
+    const outcomes = await underFlipper(root, 'grep', () => ({ path: root, pattern: 'needle' }));
+    for (const o of outcomes) expect(o.text).not.toContain('OUTSIDE SECRET');
+    tally('grep', outcomes);
+  }, 120_000);
+
   it('move_file never moves a file out of, or in from, outside', async () => {
     // Even calls move out of the flipping folder, odd ones into it.
     const files: Record<string, string> = { 'moved/.keep': '' };
