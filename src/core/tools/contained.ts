@@ -55,6 +55,11 @@ export interface ContainOptions {
   confined?: boolean;
   /** Make missing parent directories. */
   mkdirs?: boolean;
+  /**
+   * How the check is made: 'fd' (through /proc/self/fd, no window) where Linux offers it, else
+   * 'path' (see the file comment). Tests force 'path' to cover the portable method on Linux.
+   */
+  via?: 'fd' | 'path';
 }
 
 /** A directory held open: `entry(name)` looks `name` up in it, wherever it has moved since. */
@@ -76,11 +81,13 @@ interface Scope {
   realRoots: string[];
   confined: boolean;
   mkdirs: boolean;
+  byFd: boolean;
 }
 
 async function scopeOf(opts: ContainOptions): Promise<Scope> {
   const realRoots = await Promise.all(opts.roots.map((r) => realpath(resolve(r)).catch(() => resolve(r))));
-  return { realRoots, confined: opts.confined ?? true, mkdirs: opts.mkdirs ?? false };
+  const byFd = hasProcFd && opts.via !== 'path';
+  return { realRoots, confined: opts.confined ?? true, mkdirs: opts.mkdirs ?? false, byFd };
 }
 
 function check(scope: Scope, real: string, shown: string): void {
@@ -96,7 +103,7 @@ async function fdPath(fh: FileHandle): Promise<string> {
 
 /** Opens `dir` (making it and its missing parents when asked) and checks where it really is. */
 async function pinDir(dir: string, scope: Scope): Promise<PinnedDir> {
-  if (!hasProcFd) return pinDirByPath(dir, scope);
+  if (!scope.byFd) return pinDirByPath(dir, scope);
   let fh: FileHandle;
   try {
     fh = await open(dir, O_RDONLY | O_DIRECTORY);
@@ -176,7 +183,7 @@ async function openIn(abs: string, flags: number, scope: Scope, hops: number): P
       return await openIn(target, flags, scope, hops + 1);
     }
     const shown = abs;
-    const verify = hasProcFd ? () => verifyByFd(fh, scope, shown) : () => verifyByPath(fh, dir.real, name, scope, shown);
+    const verify = scope.byFd ? () => verifyByFd(fh, scope, shown) : () => verifyByPath(fh, dir.real, name, scope, shown);
     try {
       const real = await verify();
       const recheck = async () => {
@@ -226,9 +233,9 @@ export async function readContainedText(abs: string, opts: ContainOptions): Prom
  * Whether `abs` can be opened and really lies inside the roots (for listings). O_NONBLOCK: a FIFO
  * in the workspace must not hang the check.
  */
-export async function isContained(abs: string, roots: string[]): Promise<boolean> {
+export async function isContained(abs: string, opts: ContainOptions): Promise<boolean> {
   try {
-    const { fh } = await openContained(abs, O_RDONLY | constants.O_NONBLOCK, { roots });
+    const { fh } = await openContained(abs, O_RDONLY | constants.O_NONBLOCK, opts);
     await fh.close();
     return true;
   } catch {

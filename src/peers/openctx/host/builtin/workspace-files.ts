@@ -30,7 +30,7 @@ export function workspaceFiles(deps: WorkspaceFilesDeps): OpenCtxProviderImpl {
   // A path inside a root may still lead out through a symlink: what is served is checked on the
   // file actually opened, as the file tools do (issue 14.4).
   const read = deps.read ?? ((abs: string) => readContainedText(abs, { roots }));
-  const inside = deps.inside ?? ((abs: string) => isContained(abs, roots));
+  const inside = deps.inside ?? ((abs: string) => isContained(abs, { roots }));
 
   const absolute = (p: string): string => (isAbsolute(p) ? resolve(p) : resolve(roots[0] ?? process.cwd(), p));
   const rootOf = (abs: string): string | undefined =>
