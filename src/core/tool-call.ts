@@ -55,6 +55,8 @@ export interface ToolCallEnv {
 export class ToolCall {
   state: ToolCallState = { kind: 'preparing' };
   private details: FileChangeDetails | undefined;
+  /** Set when approval found a path outside the workspace (the user is then asked about it). */
+  private judgedOutside = false;
 
   constructor(
     readonly id: string,
@@ -142,9 +144,9 @@ export class ToolCall {
     };
     if (events.together) events.together(start);
     else start();
-    // Approval judged the paths a moment ago; unless the user approved touching outside the
-    // workspace, the tool re-checks what it really opens (a symlink may flip in between).
-    const confined = !(decision.kind === 'ask' && (await this.touchesOutside(tool, this.env.ctx.roots)));
+    // Unless the user was asked about, and approved, paths outside the workspace, the tool
+    // checks that what it really opens is inside (a symlink may have flipped since approval).
+    const confined = !(decision.kind === 'ask' && this.judgedOutside);
     const ctx: ToolContext = { ...this.env.ctx, confined };
     let result: ToolResult;
     try {
@@ -175,17 +177,20 @@ export class ToolCall {
     return { kind: decision };
   }
 
-  /** True when any path the call touches resolves outside the workspace (or cannot be resolved). */
+  /**
+   * True when any path the call touches resolves outside the workspace (or cannot be resolved).
+   * Remembered: only a call judged outside when the user was asked runs unconfined.
+   */
   private async touchesOutside(tool: Tool, roots: string[]): Promise<boolean> {
     if (!tool.paths) return false;
     try {
       for (const raw of tool.paths(this.args)) {
         if (typeof raw !== 'string' || !raw) continue;
-        if (!(await isInsideWorkspace(resolvePath(raw, roots), roots))) return true;
+        if (!(await isInsideWorkspace(resolvePath(raw, roots), roots))) return (this.judgedOutside = true);
       }
       return false;
     } catch {
-      return true;
+      return (this.judgedOutside = true);
     }
   }
 

@@ -4,7 +4,7 @@
  * runs, and the OpenCtx host's files provider asked for a file behind a symlink to outside.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -211,6 +211,24 @@ describe('file tools while a directory flips between a real folder and a symlink
 });
 
 describe('approved writes outside the workspace', () => {
+  it('a write approved for a path inside stays inside when the folder becomes a symlink to outside before it runs', async () => {
+    const root = scratch(workspace({ 'dir/keep.txt': 'k' }));
+    const outside = scratch(tempDir('pb-outside-'));
+    const { p } = await boot(root);
+    llm().script([{ toolCall: { id: 'i1', name: 'patchbay__write_file', args: { path: 'dir/x.txt', content: 'x\n' } } }], [{ text: 'done' }]);
+    const chatId = (await p.request('chat/prompt', { message: 'write inside' })).result.chatId;
+    // write_file asks by default; the user is shown dir/x.txt, inside the workspace.
+    await p.waitFor((m) => m.params?.content?.type === 'toolCallRun' && m.params.content.id === 'i1', 'toolCallRun');
+    renameSync(join(root, 'dir'), join(root, 'dir.real'));
+    symlinkSync(outside, join(root, 'dir'));
+    p.notify('chat/toolCallApprove', { chatId, toolCallId: 'i1' });
+    await p.turnDone(chatId);
+    const called = content(p, chatId, 'toolCalled')[0];
+    expect(called.error).toBe(true);
+    expect(called.outputs[0].text).toMatch(REFUSED);
+    expect(readdirSync(outside)).toEqual([]);
+  });
+
   it('a write the user approved for a path through a symlink to outside is not confined', async () => {
     const root = scratch(workspace({ 'a.txt': 'a' }));
     const outside = scratch(tempDir('pb-outside-'));
