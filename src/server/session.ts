@@ -3,6 +3,7 @@
  * indexes, the store and the chats. Disposing it stops every turn and closes the store.
  */
 import { resolvePath } from '../core/tools/paths.js';
+import { readContainedText } from '../core/tools/contained.js';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
@@ -39,7 +40,6 @@ import { defineNativeTool } from '../core/tools/native/index.js';
 import { textResult, type Tool } from '../core/tool.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { ToolServerUpdated } from '../protocol/eca/lifecycle.js';
@@ -387,7 +387,7 @@ export class Session {
       summary: (a) => (a.path ? `Annotations of "${a.path}"` : 'Annotations'),
       run: async (args, ctx) => {
         const path = resolvePath(args.path, ctx.roots);
-        const content = await readFile(path, 'utf8');
+        const content = await readContainedText(path, { roots: ctx.roots, confined: ctx.confined });
         const text = await this.annotationsText(path, content, ctx.signal);
         return textResult(text || `No annotations for ${path}.`);
       },

@@ -229,6 +229,24 @@ describe('approved writes outside the workspace', () => {
     expect(readdirSync(outside)).toEqual([]);
   });
 
+  it('openctx_annotations approved for a file inside does not read it once its folder leads outside', async () => {
+    const root = scratch(workspace({ 'dir/a.ts': 'const a = 1; // TODO inside\n' }));
+    const outside = scratch(tempDir('pb-outside-'));
+    writeFileSync(join(outside, 'a.ts'), '\n\nconst s = 1; // TODO OUTSIDE SECRET\n');
+    const notes = join(import.meta.dirname, '../fixtures/openctx/notes-provider.mjs');
+    const { p } = await boot(root, { openctx: { providers: { [notes]: true } }, toolCall: { approval: { ask: { openctx_annotations: {} } } } });
+    llm().script([{ toolCall: { id: 'a1', name: 'patchbay__openctx_annotations', args: { path: 'dir/a.ts' } } }], [{ text: 'done' }]);
+    const chatId = (await p.request('chat/prompt', { message: 'annotate' })).result.chatId;
+    await p.waitFor((m) => m.params?.content?.type === 'toolCallRun' && m.params.content.id === 'a1', 'toolCallRun');
+    renameSync(join(root, 'dir'), join(root, 'dir.real'));
+    symlinkSync(outside, join(root, 'dir'));
+    p.notify('chat/toolCallApprove', { chatId, toolCallId: 'a1' });
+    await p.turnDone(chatId);
+    const called = content(p, chatId, 'toolCalled')[0];
+    expect(called.error).toBe(true);
+    expect(called.outputs[0].text).toMatch(/resolves outside the workspace/);
+  });
+
   it('a write the user approved for a path through a symlink to outside is not confined', async () => {
     const root = scratch(workspace({ 'a.txt': 'a' }));
     const outside = scratch(tempDir('pb-outside-'));
