@@ -122,7 +122,9 @@ function tally(what: string, outcomes: Array<{ kind: string }>): void {
 
 const REFUSED = /resolves outside the workspace \(a symlink changed while the call ran\); nothing was/;
 
-describe('file tools while a directory flips between a real folder and a symlink to outside (issue 14.3)', () => {
+// No window only where /proc/self/fd lets the tools look files up in a held directory (Linux);
+// elsewhere the README documents a residual window (an empty file can be created outside).
+describe.skipIf(!existsSync('/proc/self/fd'))('file tools while a directory flips between a real folder and a symlink to outside (issue 14.3)', () => {
   it('write_file never writes outside: each call writes inside, is refused with a clear error, or asks', async () => {
     const root = scratch(workspace({ 'dir/keep.txt': 'k' }));
     const outside = scratch(tempDir('pb-outside-'));
