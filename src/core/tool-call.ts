@@ -63,6 +63,8 @@ export class ToolCall {
   private details: FileChangeDetails | undefined;
   /** Why this call asks whatever the config says (a protected path), shown in its summary. */
   private mustAsk: string | undefined;
+  /** Set when approval found a path outside the workspace (the user is then asked about it). */
+  private judgedOutside = false;
 
   constructor(
     readonly id: string,
@@ -150,9 +152,13 @@ export class ToolCall {
     };
     if (events.together) events.together(start);
     else start();
+    // Unless the user was asked about, and approved, paths outside the workspace, the tool
+    // checks that what it really opens is inside (a symlink may have flipped since approval).
+    const confined = !(decision.kind === 'ask' && this.judgedOutside);
+    const ctx: ToolContext = { ...this.env.ctx, confined };
     let result: ToolResult;
     try {
-      result = await tool.call(this.args, this.env.ctx);
+      result = await tool.call(this.args, ctx);
     } catch (e) {
       log.warn(`tool ${this.llmName} threw: ${errorMessage(e)}`);
       result = { error: true, outputs: [{ type: 'text', text: `Tool failed: ${errorMessage(e)}` }] };
@@ -186,17 +192,20 @@ export class ToolCall {
     return `${base ?? this.llmName} — asks every time: ${this.mustAsk}`;
   }
 
-  /** True when any path the call touches resolves outside the workspace (or cannot be resolved). */
+  /**
+   * True when any path the call touches resolves outside the workspace (or cannot be resolved).
+   * Remembered: only a call judged outside when the user was asked runs unconfined.
+   */
   private async touchesOutside(tool: Tool, roots: string[]): Promise<boolean> {
     if (!tool.paths) return false;
     try {
       for (const raw of tool.paths(this.args)) {
         if (typeof raw !== 'string' || !raw) continue;
-        if (!(await isInsideWorkspace(resolvePath(raw, roots), roots))) return true;
+        if (!(await isInsideWorkspace(resolvePath(raw, roots), roots))) return (this.judgedOutside = true);
       }
       return false;
     } catch {
-      return true;
+      return (this.judgedOutside = true);
     }
   }
 

@@ -47,6 +47,12 @@ export interface ToolContext {
   /** Absolute paths of the workspace folders; the first is the default for relative paths. */
   roots: string[];
   chatId: string;
+  /**
+   * File tools must keep every file they open inside `roots`, checked on what they actually open
+   * (tools/contained.ts). false only when the user was asked about, and approved, a call that
+   * touches paths outside the workspace. Unset means true.
+   */
+  confined?: boolean;
   editor: EditorBridge;
   /** Report progress of a long call; shown in the chat. */
   progress?: (text: string) => void;

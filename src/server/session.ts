@@ -3,6 +3,7 @@
  * indexes, the store and the chats. Disposing it stops every turn and closes the store.
  */
 import { resolvePath } from '../core/tools/paths.js';
+import { readContainedText } from '../core/tools/contained.js';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
@@ -40,7 +41,6 @@ import { textResult, type Tool } from '../core/tool.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { ensurePrivateDir } from '../util/private-dir.js';
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { ToolServerUpdated } from '../protocol/eca/lifecycle.js';
@@ -389,7 +389,7 @@ export class Session {
       summary: (a) => (a.path ? `Annotations of "${a.path}"` : 'Annotations'),
       run: async (args, ctx) => {
         const path = resolvePath(args.path, ctx.roots);
-        const content = await readFile(path, 'utf8');
+        const content = await readContainedText(path, { roots: ctx.roots, confined: ctx.confined });
         const text = await this.annotationsText(path, content, ctx.signal);
         return textResult(text || `No annotations for ${path}.`);
       },
@@ -403,7 +403,6 @@ export class Session {
     const providers: Record<string, OpenCtxProviderImpl> = {
       files: workspaceFiles({
         query: (q) => queryContexts(this.indexes, q, { roots: this.roots }).flatMap((c) => (c.type === 'file' ? [{ type: 'file', path: c.path }] : [])),
-        read: (p) => readFile(p, 'utf8'),
         roots: this.roots,
       }),
       diagnostics: diagnosticsProvider({

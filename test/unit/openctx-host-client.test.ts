@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type Range } from '@openctx/client';
 import { pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   OpenCtxHost,
   diagnostics,
@@ -35,6 +35,11 @@ function fakeWorkspace() {
     'src/util/strings.ts': 'export const s = "x";\n',
     'README.md': '# demo\n',
   };
+  // On disk too: the provider lists only files it can open inside the root.
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, rel)), { recursive: true });
+    writeFileSync(join(root, rel), text);
+  }
   const reads: string[] = [];
   const deps = {
     roots: [root],
@@ -167,6 +172,7 @@ describe('OpenCtx host with the real @openctx/client', () => {
   afterAll(async () => {
     globalThis.fetch = realFetch;
     await host.stop();
+    rmSync(fx.ws.root, { recursive: true, force: true });
   });
 
   const errors: Array<[string, string]> = [];

@@ -13,8 +13,9 @@ export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-export function context(roots: string[], opts: { signal?: AbortSignal; editor?: EditorBridge } = {}): ToolContext {
-  return { signal: opts.signal ?? new AbortController().signal, roots, chatId: 'test-chat', editor: opts.editor ?? {} };
+/** `confined: false` stands for a call the user approved although it touches paths outside the roots. */
+export function context(roots: string[], opts: { signal?: AbortSignal; editor?: EditorBridge; confined?: boolean } = {}): ToolContext {
+  return { signal: opts.signal ?? new AbortController().signal, roots, chatId: 'test-chat', editor: opts.editor ?? {}, confined: opts.confined };
 }
 
 export function text(r: ToolResult): string {

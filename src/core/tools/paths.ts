@@ -2,7 +2,8 @@
  * Turning the paths an LLM gives into absolute paths, and deciding whether they stay inside
  * the workspace. The approval logic asks the user for any call whose path is outside, so
  * `isInsideWorkspace` errs towards "outside": symlinks are followed, and anything it cannot
- * prove to be inside is outside.
+ * prove to be inside is outside. This judges paths before a call runs; what a file tool really
+ * opens is checked again, with no window, by contained.ts.
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';

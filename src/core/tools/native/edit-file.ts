@@ -1,8 +1,10 @@
 /** `edit_file`: replace an exact piece of a file's content. */
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Tool, ToolResult } from '../../tool.js';
 import { textResult } from '../../tool.js';
+import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText, replaceContent } from '../contained.js';
 import { fileChange } from '../diff.js';
 import { resolvePath } from '../paths.js';
 import { defineNativeTool } from './define.js';
@@ -40,22 +42,38 @@ Usage:
     },
     async run(args, ctx) {
       const abs = resolvePath(args.path, ctx.roots);
-      let before: string;
+      let file: ContainedFile;
       try {
-        if ((await stat(abs)).isDirectory()) return textResult(`${abs} is a directory, not a file.`, true);
-        before = await readFile(abs, { encoding: 'utf8', signal: ctx.signal });
+        file = await openContained(abs, constants.O_RDWR, { roots: ctx.roots, confined: ctx.confined });
       } catch (err) {
         if (ctx.signal.aborted) throw err;
+        if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, abs, 'nothing was read or written'), true);
+        if (errnoCode(err) === 'EISDIR') return textResult(`${abs} is a directory, not a file.`, true);
         const hint = errnoCode(err) === 'ENOENT' ? ' To create a new file, use write_file.' : '';
         return textResult(`Cannot edit file: ${fsErrorText(err, abs)}.${hint}`, true);
       }
-      const plan = planEdit(before, args, abs);
-      if (!('after' in plan)) return plan;
+      let before: string;
+      let plan: ReturnType<typeof planEdit>;
       try {
-        await writeFile(abs, plan.after, { encoding: 'utf8', signal: ctx.signal });
-      } catch (err) {
-        if (ctx.signal.aborted) throw err;
-        return textResult(`Cannot write file: ${fsErrorText(err, abs)}`, true);
+        try {
+          before = await file.fh.readFile({ encoding: 'utf8', signal: ctx.signal });
+        } catch (err) {
+          if (ctx.signal.aborted) throw err;
+          return textResult(`Cannot edit file: ${fsErrorText(err, abs)}.`, true);
+        }
+        plan = planEdit(before, args, abs);
+        if (!('after' in plan)) return plan;
+        try {
+          ctx.signal.throwIfAborted();
+          await replaceContent(file.fh, plan.after);
+          await file.recheck();
+        } catch (err) {
+          if (ctx.signal.aborted) throw err;
+          if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, abs, 'nothing was written'), true);
+          return textResult(`Cannot write file: ${fsErrorText(err, abs)}`, true);
+        }
+      } finally {
+        await file.fh.close();
       }
       const details = fileChange(abs, before, plan.after);
       const what = plan.count === 1 ? '1 occurrence' : `${plan.count} occurrences`;

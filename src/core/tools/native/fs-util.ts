@@ -1,5 +1,5 @@
 /** Small file-system helpers shared by the native tools. */
-import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { isWithin } from '../paths.js';
 
@@ -12,16 +12,11 @@ export function looksBinary(buf: Uint8Array): boolean {
   return false;
 }
 
-/** Reads the first bytes of a file to decide whether it is binary. */
-export async function isBinaryFile(abs: string): Promise<boolean> {
-  const fh = await open(abs, 'r');
-  try {
-    const buf = Buffer.alloc(SNIFF_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, SNIFF_BYTES, 0);
-    return looksBinary(buf.subarray(0, bytesRead));
-  } finally {
-    await fh.close();
-  }
+/** Reads the first bytes of an open file to decide whether it is binary (a positioned read: the file offset is left alone). */
+export async function isBinaryHandle(fh: FileHandle): Promise<boolean> {
+  const buf = Buffer.alloc(SNIFF_BYTES);
+  const { bytesRead } = await fh.read(buf, 0, SNIFF_BYTES, 0);
+  return looksBinary(buf.subarray(0, bytesRead));
 }
 
 /** A model-readable sentence for a failed file-system call on `abs`. */
@@ -37,6 +32,8 @@ export function fsErrorText(err: unknown, abs: string): string {
       return `${abs} is a directory, not a file.`;
     case 'ENOTDIR':
       return `A parent of ${abs} is not a directory.`;
+    case 'ELOOP':
+      return `Too many levels of symbolic links: ${abs}`;
     default:
       return `${abs}: ${err instanceof Error ? err.message : String(err)}`;
   }

@@ -3,12 +3,14 @@
  * Files are walked depth-first in name order and read a few at a time, with results
  * consumed in walk order so output is deterministic; the walk stops at `max_results`.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { basename, relative, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
-import type { Tool } from '../../tool.js';
+import type { Tool, ToolContext } from '../../tool.js';
 import { textResult } from '../../tool.js';
+import { openContained } from '../contained.js';
 import { resolvePath } from '../paths.js';
 import { defineNativeTool } from './define.js';
 import { displayPath, fsErrorText, looksBinary, notice, plural } from './fs-util.js';
@@ -88,7 +90,7 @@ Usage:
       for await (const file of files) {
         if (!include(file)) continue;
         // One hit more than needed, so that reaching the cap is told apart from ending on it.
-        pending.push(searchFile(file, regex, max + 1, ctx.signal));
+        pending.push(searchFile(file, regex, max + 1, ctx));
         if (pending.length >= PARALLEL_READS && !take(await pending.shift()!)) {
           more = false;
           break;
@@ -139,10 +141,18 @@ async function* walkFiles(dir: string, ignorer: Ignorer, signal: AbortSignal): A
   }
 }
 
-async function searchFile(file: string, regex: RegExp, max: number, signal: AbortSignal): Promise<FileHits> {
+async function searchFile(file: string, regex: RegExp, max: number, ctx: ToolContext): Promise<FileHits> {
   try {
-    if ((await stat(file)).size > MAX_GREP_FILE_BYTES) return { file, hits: [], skipped: 'large' };
-    const buf = await readFile(file, { signal });
+    // Opened through the containment check: a folder flipped to a symlink mid-walk must not
+    // make grep read files outside the workspace.
+    const { fh } = await openContained(file, constants.O_RDONLY | constants.O_NONBLOCK, { roots: ctx.roots, confined: ctx.confined });
+    let buf: Buffer;
+    try {
+      if ((await fh.stat()).size > MAX_GREP_FILE_BYTES) return { file, hits: [], skipped: 'large' };
+      buf = await fh.readFile({ signal: ctx.signal });
+    } finally {
+      await fh.close();
+    }
     if (looksBinary(buf)) return { file, hits: [], skipped: 'binary' };
     const hits: FileHits['hits'] = [];
     const lines = buf.toString('utf8').split('\n');

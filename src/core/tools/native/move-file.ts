@@ -1,9 +1,9 @@
 /** `move_file`: move or rename a file or directory, never overwriting. */
-import { cp, lstat, mkdir, rename, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { cp, lstat, rename, rm } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Tool } from '../../tool.js';
 import { textResult } from '../../tool.js';
+import { OutsideWorkspaceError, outsideText, pinParent, type PinnedDir } from '../contained.js';
 import { isWithin, resolvePath } from '../paths.js';
 import { defineNativeTool } from './define.js';
 import { errnoCode, fsErrorText } from './fs-util.js';
@@ -30,26 +30,43 @@ Usage:
     async run(args, ctx) {
       const from = resolvePath(args.source, ctx.roots);
       const to = resolvePath(args.destination, ctx.roots);
+      const contain = { roots: ctx.roots, confined: ctx.confined };
+      // Both ends are looked up in their parent directories held open and checked, so a parent
+      // flipped to a symlink cannot move anything in from, or out to, outside the workspace.
+      const held: PinnedDir[] = [];
       try {
-        await lstat(from);
-      } catch (err) {
-        return textResult(`Cannot move: ${fsErrorText(err, from)}`, true);
-      }
-      if (await lstat(to).then(() => true, () => false)) {
-        return textResult(`Cannot move: destination ${to} already exists. Choose another destination, or move or delete it first.`, true);
-      }
-      if (from !== to && isWithin(from, to)) return textResult(`Cannot move ${from} into itself (${to}).`, true);
-      ctx.signal.throwIfAborted();
-      try {
-        await mkdir(dirname(to), { recursive: true });
-        await rename(from, to).catch(async (err) => {
-          if (errnoCode(err) !== 'EXDEV') throw err;
-          // Across file systems: copy, then remove the original.
-          await cp(from, to, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true, verbatimSymlinks: true });
-          await rm(from, { recursive: true });
-        });
-      } catch (err) {
-        return textResult(`Cannot move ${from} to ${to}: ${fsErrorText(err, from)}`, true);
+        let src: Awaited<ReturnType<typeof pinParent>>;
+        try {
+          src = await pinParent(from, contain);
+          held.push(src.dir);
+          await lstat(src.at);
+        } catch (err) {
+          if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, from, 'nothing was moved'), true);
+          return textResult(`Cannot move: ${fsErrorText(err, from)}`, true);
+        }
+        if (await lstat(to).then(() => true, () => false)) {
+          return textResult(`Cannot move: destination ${to} already exists. Choose another destination, or move or delete it first.`, true);
+        }
+        if (from !== to && isWithin(from, to)) return textResult(`Cannot move ${from} into itself (${to}).`, true);
+        ctx.signal.throwIfAborted();
+        try {
+          const dst = await pinParent(to, { ...contain, mkdirs: true });
+          held.push(dst.dir);
+          if (await lstat(dst.at).then(() => true, () => false)) {
+            return textResult(`Cannot move: destination ${to} already exists. Choose another destination, or move or delete it first.`, true);
+          }
+          await rename(src.at, dst.at).catch(async (err) => {
+            if (errnoCode(err) !== 'EXDEV') throw err;
+            // Across file systems: copy, then remove the original.
+            await cp(src.at, dst.at, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true, verbatimSymlinks: true });
+            await rm(src.at, { recursive: true });
+          });
+        } catch (err) {
+          if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, to, 'nothing was moved'), true);
+          return textResult(`Cannot move ${from} to ${to}: ${fsErrorText(err, from)}`, true);
+        }
+      } finally {
+        for (const d of held) await d.close();
       }
       return textResult(`Moved ${from} to ${to}.`);
     },

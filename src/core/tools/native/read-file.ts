@@ -1,12 +1,13 @@
 /** `read_file`: a text file's content, a window of lines at a time. */
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Tool, ToolResult } from '../../tool.js';
 import { textResult } from '../../tool.js';
+import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText } from '../contained.js';
 import { resolvePath } from '../paths.js';
 import { defineNativeTool } from './define.js';
-import { fsErrorText, isBinaryFile, notice } from './fs-util.js';
+import { fsErrorText, isBinaryHandle, notice } from './fs-util.js';
 
 export const DEFAULT_READ_LINES = 2000;
 export const MAX_READ_CHARS = 256 * 1024;
@@ -38,18 +39,25 @@ export function readFileTool(): Tool {
     summary: (a) => (a.path ? `Reading file "${a.path}"` : 'Reading file'),
     async run(args, ctx) {
       const abs = resolvePath(args.path, ctx.roots);
-      let size: number;
+      let file: ContainedFile;
       try {
-        const st = await stat(abs);
-        if (st.isDirectory()) return textResult(`${abs} is a directory; use directory_tree to list it.`, true);
-        size = st.size;
+        file = await openContained(abs, constants.O_RDONLY, { roots: ctx.roots, confined: ctx.confined });
       } catch (err) {
+        if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, abs, 'nothing was read'), true);
         return textResult(`Cannot read file: ${fsErrorText(err, abs)}`, true);
       }
-      if (await isBinaryFile(abs)) {
-        return textResult(`${abs} is a binary file (${size} bytes); read_file only reads text.`, true);
+      const { fh } = file;
+      let handedOver = false;
+      try {
+        const st = await fh.stat();
+        if (st.isDirectory()) return textResult(`${abs} is a directory; use directory_tree to list it.`, true);
+        if (await isBinaryHandle(fh)) return textResult(`${abs} is a binary file (${st.size} bytes); read_file only reads text.`, true);
+        handedOver = true;
+        return await readWindow(fh, abs, st.size, args.line_offset ?? 0, args.limit ?? DEFAULT_READ_LINES, ctx.signal);
+      } finally {
+        // The read stream closes the handle it was given.
+        if (!handedOver) await fh.close();
       }
-      return readWindow(abs, size, args.line_offset ?? 0, args.limit ?? DEFAULT_READ_LINES, ctx.signal);
     },
   });
 }
@@ -59,7 +67,7 @@ export function readFileTool(): Tool {
  * then (for files that are not huge) keeps counting lines so the notice can give a total.
  * Line endings are kept as they are in the file.
  */
-async function readWindow(abs: string, size: number, offset: number, limit: number, signal: AbortSignal): Promise<ToolResult> {
+async function readWindow(fh: FileHandle, abs: string, size: number, offset: number, limit: number, signal: AbortSignal): Promise<ToolResult> {
   let state: 'skip' | 'collect' | 'count' = offset > 0 ? 'skip' : 'collect';
   let lines = 0; // complete lines seen so far
   let collected = 0;
@@ -69,7 +77,7 @@ async function readWindow(abs: string, size: number, offset: number, limit: numb
   let lastChar = '';
   const out: string[] = [];
 
-  const stream = createReadStream(abs, { encoding: 'utf8', highWaterMark: 64 * 1024, signal });
+  const stream = createReadStream('', { fd: fh, start: 0, encoding: 'utf8', highWaterMark: 64 * 1024, signal });
   read: for await (const chunk of stream as AsyncIterable<string>) {
     lastChar = chunk[chunk.length - 1] ?? lastChar;
     let pos = 0;

@@ -1,13 +1,16 @@
 /** `write_file`: create a file or replace its whole content. */
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { constants } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Tool } from '../../tool.js';
 import { textResult } from '../../tool.js';
+import { type ContainOptions, type ContainedFile, openContained, OutsideWorkspaceError, outsideText, replaceContent } from '../contained.js';
 import { fileChange } from '../diff.js';
 import { resolvePath } from '../paths.js';
 import { defineNativeTool } from './define.js';
 import { errnoCode, fsErrorText } from './fs-util.js';
+
+const { O_CREAT, O_EXCL, O_RDONLY, O_RDWR } = constants;
 
 export const writeFileSchema = z.object({
   path: z.string().min(1).describe('Absolute path of the file to write (relative paths are taken from the first workspace root).'),
@@ -36,14 +39,21 @@ Usage:
     },
     async run(args, ctx) {
       const abs = resolvePath(args.path, ctx.roots);
-      let before: { text: string; existed: boolean } | undefined;
+      let before: { text: string; existed: boolean };
       try {
-        before = await currentContent(abs);
-        if (!before) return textResult(`${abs} is a directory; cannot write a file there.`, true);
-        await mkdir(dirname(abs), { recursive: true });
-        await writeFile(abs, args.content, { encoding: 'utf8', signal: ctx.signal });
+        const file = await openForWrite(abs, { roots: ctx.roots, confined: ctx.confined, mkdirs: true });
+        try {
+          if ((await file.fh.stat()).isDirectory()) return textResult(`${abs} is a directory; cannot write a file there.`, true);
+          before = { text: file.existed ? await file.fh.readFile('utf8') : '', existed: file.existed };
+          ctx.signal.throwIfAborted();
+          await replaceContent(file.fh, args.content);
+          await file.recheck();
+        } finally {
+          await file.fh.close();
+        }
       } catch (err) {
         if (ctx.signal.aborted) throw err;
+        if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, abs, 'nothing was written'), true);
         return textResult(`Cannot write file: ${fsErrorText(err, abs)}`, true);
       }
       const details = fileChange(abs, before.text, args.content);
@@ -55,6 +65,22 @@ Usage:
       };
     },
   });
+}
+
+/**
+ * Opens the file for writing without truncating it (the content is replaced only once the open
+ * file is proven inside): created when missing, and `existed` tells which.
+ */
+async function openForWrite(abs: string, opts: ContainOptions): Promise<ContainedFile & { existed: boolean }> {
+  try {
+    return { ...(await openContained(abs, O_RDWR | O_CREAT | O_EXCL, opts)), existed: false };
+  } catch (err) {
+    if (errnoCode(err) !== 'EEXIST') throw err;
+  }
+  // A directory cannot be opened for writing: open it read-only so the caller can say what it is.
+  return openContained(abs, O_RDWR, opts)
+    .catch((err: unknown) => (errnoCode(err) === 'EISDIR' ? openContained(abs, O_RDONLY, opts) : Promise.reject(err)))
+    .then((f) => ({ ...f, existed: true }));
 }
 
 /** The file's current text ('' when it does not exist yet), or undefined when `abs` is a directory. */

@@ -1,0 +1,258 @@
+/**
+ * Opening files so that they provably lie inside the workspace, with no window between the check
+ * and the use (issue 14, points 3 and 4). Checking a path and then opening it by path lets a
+ * directory flipped to a symlink in between send the open elsewhere; here the check is made on
+ * what was actually opened.
+ *
+ * Linux: the parent directory is opened first and its real location read back from
+ * `/proc/self/fd/<fd>`, which names the directory the descriptor holds, whatever its path becomes
+ * afterwards. The file is then opened through `/proc/self/fd/<fd>/<name>` — a lookup in that held
+ * directory, as `openat(2)` does — with `O_NOFOLLOW`, so a symlink as the last component is never
+ * followed by the kernel: it is read and its target goes through the same steps (an inside link
+ * keeps working, an outside one is refused). Missing parents are made one level at a time through
+ * the held parent, and each new level is opened and checked the same way.
+ *
+ * Elsewhere (macOS has no /proc): the parent is realpath'd and checked, the file opened by that
+ * real path with `O_NOFOLLOW`, and afterwards the parent is realpath'd again and the file's
+ * dev/ino compared with what was opened: a mismatch is refused. Residual window there: a parent
+ * flipped to a symlink and back between the realpath and the open is not seen, and an open with
+ * `O_CREAT` in that window can leave an empty file outside (nothing is written into it, since
+ * callers write only after the check).
+ */
+import { constants, existsSync } from 'node:fs';
+import { lstat, mkdir, open, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { isWithin } from './paths.js';
+
+const { O_DIRECTORY, O_NOFOLLOW, O_RDONLY } = constants;
+const PROC_FD = '/proc/self/fd';
+const hasProcFd = process.platform === 'linux' && existsSync(PROC_FD);
+/** As the kernel's limit on symlinks followed in one lookup. */
+const MAX_HOPS = 40;
+
+/** The real location of something a call was about to touch lies outside every workspace root. */
+export class OutsideWorkspaceError extends Error {
+  readonly code = 'EOUTSIDE';
+  constructor(
+    readonly path: string,
+    /** Found by the re-check after use: the open file was moved out while the call ran. */
+    readonly movedOut = false,
+  ) {
+    super(`${path} resolves outside the workspace`);
+  }
+}
+
+/** The model-readable sentence for a refused call; `what` is e.g. "nothing was written". */
+export function outsideText(err: OutsideWorkspaceError, abs: string, what: string): string {
+  if (err.movedOut) return `${abs} was moved outside the workspace while the call ran (a directory or symlink changed); stopped there.`;
+  return `${abs} resolves outside the workspace (a symlink changed while the call ran); ${what}.`;
+}
+
+export interface ContainOptions {
+  /** Workspace roots; what is opened must really lie inside one of them. */
+  roots: string[];
+  /** false when the user approved touching this path outside the workspace: no check. Default true. */
+  confined?: boolean;
+  /** Make missing parent directories. */
+  mkdirs?: boolean;
+  /**
+   * How the check is made: 'fd' (through /proc/self/fd, no window) where Linux offers it, else
+   * 'path' (see the file comment). Tests force 'path' to cover the portable method on Linux.
+   */
+  via?: 'fd' | 'path';
+}
+
+/** A directory held open: `entry(name)` looks `name` up in it, wherever it has moved since. */
+export interface PinnedDir {
+  real: string;
+  entry(name: string): string;
+  close(): Promise<void>;
+}
+
+export interface ContainedFile {
+  fh: FileHandle;
+  /** The file's real path when it was opened. */
+  real: string;
+  /** Throws OutsideWorkspaceError when the open file no longer lies inside (call after writing). */
+  recheck(): Promise<void>;
+}
+
+interface Scope {
+  realRoots: string[];
+  confined: boolean;
+  mkdirs: boolean;
+  byFd: boolean;
+}
+
+async function scopeOf(opts: ContainOptions): Promise<Scope> {
+  const realRoots = await Promise.all(opts.roots.map((r) => realpath(resolve(r)).catch(() => resolve(r))));
+  const byFd = hasProcFd && opts.via !== 'path';
+  return { realRoots, confined: opts.confined ?? true, mkdirs: opts.mkdirs ?? false, byFd };
+}
+
+function check(scope: Scope, real: string, shown: string): void {
+  if (scope.confined && !scope.realRoots.some((root) => isWithin(root, real))) throw new OutsideWorkspaceError(shown);
+}
+
+/** What an open descriptor refers to now, from the kernel. */
+async function fdPath(fh: FileHandle): Promise<string> {
+  const real = await readlink(`${PROC_FD}/${fh.fd}`);
+  if (real.endsWith(' (deleted)')) throw Object.assign(new Error(`${real.slice(0, -10)} was deleted while in use`), { code: 'ENOENT' });
+  return real;
+}
+
+/** Opens `dir` (making it and its missing parents when asked) and checks where it really is. */
+async function pinDir(dir: string, scope: Scope): Promise<PinnedDir> {
+  if (!scope.byFd) return pinDirByPath(dir, scope);
+  let fh: FileHandle;
+  try {
+    fh = await open(dir, O_RDONLY | O_DIRECTORY);
+  } catch (err) {
+    const up = dirname(dir);
+    if (!scope.mkdirs || errnoCode(err) !== 'ENOENT' || up === dir) throw err;
+    const parent = await pinDir(up, scope);
+    try {
+      const at = parent.entry(basename(dir));
+      await mkdir(at).catch((e: unknown) => {
+        if (errnoCode(e) !== 'EEXIST') throw e;
+      });
+      fh = await open(at, O_RDONLY | O_DIRECTORY);
+    } finally {
+      await parent.close();
+    }
+  }
+  try {
+    const real = await fdPath(fh);
+    check(scope, real, dir);
+    return { real, entry: (name) => `${PROC_FD}/${fh.fd}/${name}`, close: () => fh.close() };
+  } catch (e) {
+    await fh.close();
+    throw e;
+  }
+}
+
+/** Without /proc: the realpath, checked; entries are looked up by that path (see the file comment). */
+async function pinDirByPath(dir: string, scope: Scope): Promise<PinnedDir> {
+  if (scope.mkdirs) await mkdirByPath(dir, scope);
+  const real = await realpath(dir);
+  check(scope, real, dir);
+  return { real, entry: (name) => join(real, name), close: async () => {} };
+}
+
+async function mkdirByPath(dir: string, scope: Scope): Promise<void> {
+  if (await stat(dir).then(() => true, () => false)) return;
+  const up = dirname(dir);
+  if (up !== dir) await mkdirByPath(up, scope);
+  check(scope, await realpath(up), dir);
+  await mkdir(dir).catch((e: unknown) => {
+    if (errnoCode(e) !== 'EEXIST') throw e;
+  });
+}
+
+/** Holds `abs`'s parent directory open (checked) and names `abs`'s entry in it. */
+export async function pinParent(abs: string, opts: ContainOptions): Promise<{ dir: PinnedDir; name: string; at: string }> {
+  const p = resolve(abs);
+  const dir = await pinDir(dirname(p), await scopeOf(opts));
+  const name = basename(p);
+  return { dir, name, at: dir.entry(name) };
+}
+
+/**
+ * Opens `abs` with `flags` (fs.constants; `O_TRUNC` is refused: truncate after the check instead)
+ * once it is proven to lie inside the roots. Throws OutsideWorkspaceError when it does not, and
+ * the usual errno errors otherwise.
+ */
+export async function openContained(abs: string, flags: number, opts: ContainOptions): Promise<ContainedFile> {
+  if (flags & constants.O_TRUNC) throw new Error('openContained: truncate after the check, not with O_TRUNC');
+  return openIn(resolve(abs), flags, await scopeOf(opts), 0);
+}
+
+async function openIn(abs: string, flags: number, scope: Scope, hops: number): Promise<ContainedFile> {
+  const dir = await pinDir(dirname(abs), scope);
+  const name = basename(abs);
+  try {
+    let fh: FileHandle;
+    try {
+      fh = await open(dir.entry(name), flags | O_NOFOLLOW, 0o666);
+    } catch (err) {
+      // O_EXCL reports a symlink (even a dangling one) as EEXIST rather than ELOOP.
+      const isLink = errnoCode(err) === 'ELOOP' || (errnoCode(err) === 'EEXIST' && (await lstat(dir.entry(name)).then((st) => st.isSymbolicLink(), () => false)));
+      if (!isLink || hops >= MAX_HOPS) throw err;
+      // The last component is a symlink: its target goes through the same steps.
+      const target = resolve(dir.real, await readlink(dir.entry(name)));
+      return await openIn(target, flags, scope, hops + 1);
+    }
+    const shown = abs;
+    const verify = scope.byFd ? () => verifyByFd(fh, scope, shown) : () => verifyByPath(fh, dir.real, name, scope, shown);
+    try {
+      const real = await verify();
+      const recheck = async () => {
+        await verify().catch((e: unknown) => {
+          throw e instanceof OutsideWorkspaceError ? new OutsideWorkspaceError(shown, true) : e;
+        });
+      };
+      return { fh, real, recheck };
+    } catch (e) {
+      await fh.close();
+      throw e;
+    }
+  } finally {
+    await dir.close();
+  }
+}
+
+async function verifyByFd(fh: FileHandle, scope: Scope, shown: string): Promise<string> {
+  const real = await fdPath(fh);
+  check(scope, real, shown);
+  return real;
+}
+
+async function verifyByPath(fh: FileHandle, dirReal: string, name: string, scope: Scope, shown: string): Promise<string> {
+  const again = await realpath(dirReal).catch(() => undefined);
+  const real = join(again ?? dirReal, name);
+  const [held, now] = await Promise.all([fh.stat(), stat(real).catch(() => undefined)]);
+  if (again === undefined || now === undefined || held.dev !== now.dev || held.ino !== now.ino) {
+    if (scope.confined) throw new OutsideWorkspaceError(shown);
+  }
+  check(scope, real, shown);
+  return real;
+}
+
+/** The whole text of a contained file (EISDIR for a directory). */
+export async function readContainedText(abs: string, opts: ContainOptions): Promise<string> {
+  const { fh } = await openContained(abs, O_RDONLY, opts);
+  try {
+    if ((await fh.stat()).isDirectory()) throw Object.assign(new Error(`${abs} is a directory`), { code: 'EISDIR' });
+    return await fh.readFile('utf8');
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Whether `abs` can be opened and really lies inside the roots (for listings). O_NONBLOCK: a FIFO
+ * in the workspace must not hang the check.
+ */
+export async function isContained(abs: string, opts: ContainOptions): Promise<boolean> {
+  try {
+    const { fh } = await openContained(abs, O_RDONLY | constants.O_NONBLOCK, opts);
+    await fh.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Replaces the content of an open file with `text` (positioned writes: the read offset does not matter). */
+export async function replaceContent(fh: FileHandle, text: string): Promise<void> {
+  const buf = Buffer.from(text, 'utf8');
+  await fh.truncate(0);
+  for (let off = 0; off < buf.length; ) {
+    const { bytesWritten } = await fh.write(buf, off, buf.length - off, off);
+    off += bytesWritten;
+  }
+}
+
+function errnoCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | undefined)?.code;
+}
