@@ -62,8 +62,11 @@ export interface ConnectionHost {
   sessions(): Array<{ id: string; label: string; cwd: string }>;
   /** Claims `binding.name` in `binding.chatId`; false when another connection holds it. */
   bind(conn: ProviderConnection, binding: Binding): boolean;
-  /** The binding's tools changed (bound, updated): register them and announce the providers. */
-  toolsChanged(binding: Binding): void;
+  /**
+   * The binding's tools changed (bound, updated): register them and announce the providers.
+   * Returns why they were refused (a name another source offers), in which case nothing changed.
+   */
+  toolsChanged(binding: Binding): string | undefined;
   unbind(conn: ProviderConnection, binding: Binding): void;
   push(entry: Parameters<GatewayChats['push']>[0]): void;
   closed(conn: ProviderConnection): void;
@@ -169,6 +172,11 @@ export class ProviderConnection {
       if (type === 'tool.result' && this.binding) return handleBound(this, this.binding, frame.raw, { code: 'PAYLOAD_TOO_LARGE', message: msg });
       return this.sendError('PAYLOAD_TOO_LARGE', msg, type);
     }
+    if (frame.kind === 'tooDeep') {
+      const msg = `${type} is nested deeper than ${frame.limit} levels`;
+      if (type === 'tool.result' && this.binding) return handleBound(this, this.binding, frame.raw, { code: 'INVALID_JSON', message: msg });
+      return this.sendError('INVALID_JSON', msg, type);
+    }
     const raw = frame.raw;
     if (type === 'goodbye') return this.disconnect(typeof raw.reason === 'string' ? `goodbye: ${raw.reason}` : 'goodbye', CLOSE.normal);
     switch (this.state.kind) {
@@ -244,7 +252,13 @@ export class ProviderConnection {
       return this.sendError('TOOL_CONFLICT', `a provider named "${hello.name}" is already bound to session ${hello.session}`, 'hello');
     }
     this.state = { kind: 'Bound', binding };
-    this.host.toolsChanged(binding);
+    const refused = this.host.toolsChanged(binding);
+    if (refused) {
+      // A tool name another source offers in this chat: not bound, the provider may rename and retry.
+      this.state = { kind: 'AwaitHello' };
+      this.host.unbind(this, binding);
+      return this.sendError('TOOL_CONFLICT', `hello: ${refused}`, 'hello');
+    }
     this.send({ type: 'hello.ack', protocolVersion: PROTOCOL_VERSION, providerId: binding.providerId, sessionId: binding.chatId });
     // "Always sent": a provider binding to an open chat learns it has started.
     this.send({ type: 'session.lifecycle', sessionId: binding.chatId, state: 'started' });

@@ -199,8 +199,11 @@ export class GatewayHostImpl implements GatewayHost {
         return true;
       },
       toolsChanged: (b: Binding) => {
-        this.guarded('setTools', () => this.opts.chats.setTools(b.chatId, b.name, b.tools));
+        let refused: string | undefined;
+        this.guarded('setTools', () => (refused = this.opts.chats.setTools(b.chatId, b.name, b.tools)));
+        if (refused) return refused;
         this.guarded('providersChanged', () => this.announce(b.chatId));
+        return undefined;
       },
       unbind: (conn: ProviderConnection, b: Binding) => {
         const chat = this.bindings.get(b.chatId);

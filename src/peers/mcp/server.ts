@@ -69,7 +69,10 @@ export class McpServerHandle {
     this.entry = parseServerEntry(name, raw);
     if (!this.entry.ok) this.state = { kind: 'failed', error: this.entry.error };
     else this.state = this.entry.config.disabled ? { kind: 'disabled' } : { kind: 'stopped' };
-    if (!this.entry.ok) this.lastError = this.entry.error;
+    if (!this.entry.ok) {
+      this.lastError = this.entry.error;
+      this.log.error(this.entry.error);
+    }
     this.firstStart = new Promise<void>((r) => (this.endFirstStart = r));
     if (!this.autoStart) this.firstStartDone();
   }
@@ -253,7 +256,8 @@ export class McpServerHandle {
         return live.getPrompt(prompt, args, signal);
       }),
     );
-    this.deps.tools.set(this.source, tools);
+    // A tool the model could not be offered (name too long, taken by another source) is skipped.
+    for (const r of this.deps.tools.set(this.source, tools)) this.log.warn(`tool skipped: ${r.reason}`);
     this.deps.commands.set(this.source, commands);
   }
 
