@@ -20,6 +20,8 @@ export class ChatService {
   private selectedAgent: 'code' | 'plan' | undefined;
   private selectedModel: string | undefined;
   private disposed = false;
+  /** Chats with a turn started by `inject` queued or running. */
+  private readonly injectQueued = new Set<string>();
 
   constructor(
     private readonly deps: ChatDeps,
@@ -254,8 +256,14 @@ export class ChatService {
   inject(chatId: string, text: string, startTurn: boolean): void {
     const chat = this.live.get(chatId);
     if (!chat || this.disposed) return;
-    if (chat.turn || !startTurn) chat.steering.push(text);
-    else this.prompt({ chatId, message: text });
+    // Injects that arrive while a turn an inject started waits in the queue join that turn
+    // (its first model step reads the steering), so a burst of pushes makes one turn, not one each.
+    if (chat.turn || !startTurn || this.injectQueued.has(chat.id)) return void chat.steering.push(text);
+    this.injectQueued.add(chat.id);
+    this.prompt({ chatId, message: text });
+    // Held until the chat's queue drains: the turn that picks up leftover steering counts too.
+    const release = (q: Promise<void>): void => void q.then(() => (chat.queue === q ? this.injectQueued.delete(chat.id) : release(chat.queue)));
+    release(chat.queue);
   }
 
   /** `chat/clear`: forget the messages of a chat (the chat itself stays). */

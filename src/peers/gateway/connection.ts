@@ -92,6 +92,8 @@ export class ProviderConnection {
   private readonly bucket: TokenBucket;
   private seq = 0;
   private shutdownTimer: NodeJS.Timeout | undefined;
+  /** Set while reading is paused for going over the rate limit. */
+  private resumeTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly ws: WebSocket,
@@ -197,8 +199,21 @@ export class ProviderConnection {
     this.sendError('UNKNOWN_TYPE', isProviderType(type) ? `${type} is not accepted in state ${this.state.kind}` : `unknown message type "${type}"`, type);
   }
 
+  /**
+   * Over budget: the message is dropped with RATE_LIMITED, and the socket is not read again until
+   * the bucket is full. Backpressure, not just replies: a flooding provider's bytes then wait in
+   * the kernel (and its own send buffer) instead of costing a parse and a reply each, so it cannot
+   * take the event loop from the editor. What was already read when the pause began is still
+   * answered, one error each.
+   */
   private rateLimited(type?: string): void {
     this.sendError('RATE_LIMITED', `more than ${this.host.timings.rateLimitPerSecond} messages per second; back off and retry`, type);
+    if (this.resumeTimer || this.state.kind === 'Disconnected') return;
+    this.ws.pause();
+    this.resumeTimer = setTimeout(() => {
+      this.resumeTimer = undefined;
+      if (this.state.kind !== 'Disconnected') this.ws.resume();
+    }, Math.max(1, this.bucket.msUntilFull()));
   }
 
   /**
@@ -325,6 +340,7 @@ export class ProviderConnection {
     if (prev.kind === 'Disconnected') return;
     this.state = { kind: 'Disconnected', reason };
     clearTimeout(this.shutdownTimer);
+    clearTimeout(this.resumeTimer);
     if (prev.kind === 'AwaitAuth') clearTimeout(prev.timer);
     if (prev.kind === 'Bound') {
       const b = prev.binding;
