@@ -60,6 +60,8 @@ export interface ConnectionHost {
   readonly timings: ConnectionTimings;
   readonly token: string;
   sessions(): Array<{ id: string; label: string; cwd: string }>;
+  /** True when `maxConnections` providers have authenticated already. */
+  authenticatedFull(): boolean;
   /** Claims `binding.name` in `binding.chatId`; false when another connection holds it. */
   bind(conn: ProviderConnection, binding: Binding): boolean;
   /**
@@ -242,6 +244,8 @@ export class ProviderConnection {
   private onAuth(raw: Record<string, unknown>): void {
     const parsed = authMessageSchema.safeParse(raw);
     if (!parsed.success || !tokenMatches(this.host.token, parsed.data.token)) return this.fatal('AUTH_FAILED', 'invalid token', 'auth');
+    // Several sockets may have been waiting when the last place was free: the first to authenticate takes it.
+    if (this.host.authenticatedFull()) return this.fatal('RATE_LIMITED', 'too many provider connections; try again later', 'auth');
     if (this.state.kind === 'AwaitAuth') clearTimeout(this.state.timer);
     this.state = { kind: 'AwaitHello' };
     this.send({ type: 'sessions', active: this.host.sessions() });

@@ -12,7 +12,13 @@ export interface GatewayConfig {
   port: number;
   /** `inject` into an idle chat starts a turn (else it waits for the next prompt). */
   injectStartsTurn: boolean;
+  /** Authenticated connections; sockets still waiting to authenticate do not count. */
   maxConnections: number;
+  /**
+   * Sockets that have not authenticated yet; when full, the oldest of them is closed to make
+   * room, so idle sockets can never lock a real provider out. Default 64.
+   */
+  maxUnauthenticated?: number;
   /** Messages per second per connection before RATE_LIMITED. */
   rateLimitPerSecond: number;
 }
