@@ -293,7 +293,7 @@ export class Session {
         return undefined;
       },
       push: (e) => {
-        this.store.appendEvent({ stream: e.stream, source: e.provider, chatId: e.chatId, level: e.level, text: e.text, metadata: e.metadata });
+        this.store.queueEvent({ stream: e.stream, source: e.provider, chatId: e.chatId, level: e.level, text: e.text, metadata: e.metadata });
         if (e.level === 'keep') return;
         this.chats.surface(e.chatId, `[${e.stream}] ${e.provider}: ${e.text}`);
         if (e.level === 'inject') {
