@@ -28,7 +28,7 @@ export interface GatewayHostOptions {
   timings?: Partial<GatewayTimings>;
 }
 
-const DEFAULT_MAX_UNAUTHENTICATED = 64;
+const DEFAULT_MAX_UNAUTHENTICATED = 256;
 
 /** The port the spec's examples use; preferred, not required. */
 const DEFAULT_PORT = 9400;

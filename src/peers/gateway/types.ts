@@ -16,7 +16,7 @@ export interface GatewayConfig {
   maxConnections: number;
   /**
    * Sockets that have not authenticated yet; when full, the oldest of them is closed to make
-   * room, so idle sockets can never lock a real provider out. Default 64.
+   * room, so idle sockets can never lock a real provider out. Default 256.
    */
   maxUnauthenticated?: number;
   /** Messages per second per connection before RATE_LIMITED. */
