@@ -18,6 +18,7 @@ import {
 import { jsonSchemaError } from './json-schema.js';
 import { llmNameProblem, serverNameProblem } from '../../core/tool-names.js';
 import { MAX_JSON_DEPTH, jsonTextDepthExceeds } from '../../util/json-depth.js';
+import { topLevelStrings } from './top-level.js';
 
 /** A frame, classified before any state-dependent handling. */
 export type Frame =
@@ -31,9 +32,9 @@ export type Frame =
 
 export function parseFrame(data: Buffer | ArrayBuffer | Buffer[]): Frame {
   const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-  // Measured before anything walks the value (zod, JSON.stringify recurse and overflow). V8's
-  // JSON.parse itself is iterative and linear, so the message is still parsed for its type and id.
-  const tooDeep = jsonTextDepthExceeds(buf, MAX_JSON_DEPTH);
+  // Measured on the text, before anything walks the value (zod and JSON.stringify recurse and
+  // overflow); such a frame is not parsed at all, only its top-level `type` and `id` are read.
+  if (jsonTextDepthExceeds(buf, MAX_JSON_DEPTH)) return tooDeep(buf);
   let raw: unknown;
   try {
     raw = JSON.parse(buf.toString('utf8'));
@@ -45,8 +46,16 @@ export function parseFrame(data: Buffer | ArrayBuffer | Buffer[]): Frame {
   if (typeof obj.type !== 'string') return { kind: 'malformed', message: 'message has no string "type"' };
   const limit = maxMessageBytes(obj.type);
   if (buf.length > limit) return { kind: 'oversized', type: obj.type, bytes: buf.length, limit, raw: obj };
-  if (tooDeep) return { kind: 'tooDeep', type: obj.type, limit: MAX_JSON_DEPTH, raw: obj };
   return { kind: 'message', type: obj.type, raw: obj };
+}
+
+function tooDeep(buf: Buffer): Frame {
+  const top = topLevelStrings(buf, ['type', 'id']);
+  if (!top) return { kind: 'malformed', message: 'message must be a JSON object' };
+  if (top.type === undefined) return { kind: 'malformed', message: `message has no string "type" (and is nested deeper than ${MAX_JSON_DEPTH} levels)` };
+  const limit = maxMessageBytes(top.type);
+  if (buf.length > limit) return { kind: 'oversized', type: top.type, bytes: buf.length, limit, raw: top };
+  return { kind: 'tooDeep', type: top.type, limit: MAX_JSON_DEPTH, raw: top };
 }
 
 /** A zod error as one line a provider author can act on. */
