@@ -101,12 +101,19 @@ describe('gateway: unambiguous tool names (point 5)', () => {
     prov.close();
   });
 
-  it('an MCP server named eca is refused with a clear error; the others run', async () => {
-    const { p } = await boot({
+  it('an MCP server named eca is refused with a clear error (tool/serverUpdated, $/showMessage, doctor); the others run', async () => {
+    const { p, chatId } = await boot({
       mcpServers: { eca: { command: process.execPath, args: [MCP_NOTES] }, notes: { command: process.execPath, args: [MCP_NOTES] } },
     });
+    const shown = await p.waitFor((m) => m.method === '$/showMessage' && /mcpServers\.eca/.test(m.params.message));
+    expect(shown.params.message).toMatch(/"eca" is reserved.*not started/);
     const failed = await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params.name === 'eca' && m.params.status === 'failed', 'eca failed', 15_000);
     expect(failed.params.error).toMatch(/mcpServers\.eca: the server name "eca" is reserved/);
     await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params.name === 'notes' && m.params.status === 'running', 'notes running', 15_000);
+    await p.request('chat/prompt', { chatId, message: '/doctor' });
+    await p.turnDone(chatId, 2);
+    const doctor = p.text(chatId, 'system');
+    expect(doctor).toMatch(/at mcpServers\.eca: the server name "eca" is reserved/);
+    expect(doctor).toMatch(/- eca: failed/);
   });
 });
