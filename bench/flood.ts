@@ -1,7 +1,8 @@
 /**
  * The editor under a provider flood (issue 14, point 8): the real `patchbay server` over stdio,
  * one chat open, and the latency of a cheap editor request (`chat/queryCommands`, one at a
- * time) first idle, then while PROVIDERS gateway providers push `keep` events as fast as their
+ * time) first idle, then while PROVIDERS gateway providers push `keep` events (BENCH_FLOOD_LEVEL=surface:
+ * `surface` ones, each also shown in the chat) as fast as their
  * sockets take them for FLOOD_MS. Target: flood p50 and p95 within 2× of idle.
  *
  * The providers run in a child process (bench/.work/flood-providers.mjs), so this process's
@@ -18,6 +19,8 @@ const FLOOD_MS = Number(process.env.BENCH_FLOOD_MS ?? 8000);
 const IDLE_REQUESTS = Number(process.env.BENCH_FLOOD_IDLE_REQUESTS ?? 300);
 /** Pause between two editor requests: an editor asks now and then, not in a tight loop. */
 const GAP_MS = 5;
+/** `keep` (stored only) by default; `surface` also shows each event in the chat. */
+const LEVEL = process.env.BENCH_FLOOD_LEVEL === 'surface' ? 'surface' : 'keep';
 
 export const FLOOD_TARGET = 2;
 
@@ -33,7 +36,7 @@ export interface FloodRun {
 /** Each provider: auth → hello → push `keep` events whenever its socket buffer has room. */
 const PROVIDERS_SCRIPT = `
 import WebSocket from 'ws';
-const [url, token, count, ms] = [process.argv[2], process.argv[3], Number(process.argv[4]), Number(process.argv[5])];
+const [url, token, count, ms, level] = [process.argv[2], process.argv[3], Number(process.argv[4]), Number(process.argv[5]), process.argv[6]];
 let pushes = 0, limited = 0, bound = 0;
 const event = 'x'.repeat(200);
 function provider(i) {
@@ -59,7 +62,7 @@ for (const ws of sockets) {
   // drain rather than spin (a spinning client would only steal the server's CPU).
   const pump = () => {
     for (let i = 0; i < 1000 && Date.now() < end && ws.readyState === 1; i++) {
-      ws.send(JSON.stringify({ type: 'push', level: 'keep', event }));
+      ws.send(JSON.stringify({ type: 'push', level, event }));
       pushes++;
     }
     if (Date.now() >= end || ws.readyState !== 1) return;
@@ -108,7 +111,7 @@ export async function runFlood(log: (s: string) => void): Promise<FloodRun> {
     const idle = summarize(await timedRequests(s, () => n++ < IDLE_REQUESTS));
 
     const script = workFile('flood-providers.mjs', PROVIDERS_SCRIPT);
-    const child = spawn(process.execPath, [script, url, token, String(PROVIDERS), String(FLOOD_MS)], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [script, url, token, String(PROVIDERS), String(FLOOD_MS), LEVEL], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const printed = async (re: RegExp): Promise<RegExpMatchArray> => {
@@ -127,7 +130,7 @@ export async function runFlood(log: (s: string) => void): Promise<FloodRun> {
       await sleep(200);
       const flood = summarize(await timedRequests(s, () => now() - t0 < FLOOD_MS - 200));
       const done = await printed(/done (\d+) (\d+)/);
-      log(`  ${PROVIDERS} providers pushed ${done[1]} events in ${(FLOOD_MS / 1000).toFixed(0)} s; ${done[2]} RATE_LIMITED replies`);
+      log(`  ${PROVIDERS} providers pushed ${done[1]} ${LEVEL} events in ${(FLOOD_MS / 1000).toFixed(0)} s; ${done[2]} RATE_LIMITED replies`);
       return { idle, flood, providers: PROVIDERS, pushes: Number(done[1]), rateLimited: Number(done[2]) };
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
