@@ -12,6 +12,8 @@
  *                 spawn → config/updated with ten slow-starting MCP servers vs. none (bench/mcp.ts)
  *   gateway       a provider tool call through the gateway (SDK provider) vs. a raw ws echo,
  *                 sustained calls/s, and gateway RSS with 1,000 bound providers (bench/gateway.ts)
+ *   flood         `chat/queryCommands` latency through the real server while 10 providers push
+ *                 as fast as they can vs. idle (bench/flood.ts)
  *   openctx       `chat/queryContext` with 20 OpenCtx JS-module providers, one hanging, under a
  *                 short deadline vs. the 19 fast ones alone (bench/openctx.ts)
  *   lsp           time to fresh diagnostics after an edit: patchbay's LspHost vs. driving
@@ -28,6 +30,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runFraming } from './framing.js';
+import { FLOOD_TARGET, runFlood } from './flood.js';
 import { GATEWAY_TARGETS, runGatewayCalls, runGatewayRss } from './gateway.js';
 import { runLocal, type LocalRun } from './local.js';
 import { LSP_SETTLE_MS, LSP_TARGET, runLsp } from './lsp.js';
@@ -322,6 +325,29 @@ async function mcp(): Promise<void> {
   }
 }
 
+// ---------------------------------------------------------------- flood
+
+async function flood(): Promise<void> {
+  try {
+    const r = await runFlood(log);
+    const { idle: i, flood: f } = r;
+    log(`  idle   chat/queryCommands p50 ${ms(i.p50, 3)}  p95 ${ms(i.p95, 3)}  max ${ms(i.max, 3)}  (${i.n} requests)`);
+    log(`  flood  chat/queryCommands p50 ${ms(f.p50, 3)}  p95 ${ms(f.p95, 3)}  max ${ms(f.max, 3)}  (${f.n} requests, ${r.providers} providers pushing)`);
+    for (const [name, a, b] of [['p50', f.p50, i.p50], ['p95', f.p95, i.p95]] as const) {
+      row({
+        bench: `editor request under flood ${name}`,
+        figure: ms(a, 3),
+        reference: `idle ${ms(b, 3)}`,
+        ratio: ratio(a / b),
+        target: `≤ ${FLOOD_TARGET}× idle`,
+        pass: a <= FLOOD_TARGET * b,
+      });
+    }
+  } catch (e) {
+    failed('flood', e);
+  }
+}
+
 // ---------------------------------------------------------------- gateway
 
 async function gateway(): Promise<void> {
@@ -501,7 +527,7 @@ function table(): void {
   for (const c of all.slice(1)) log(line(c));
 }
 
-const ALL = ['relay', 'framing', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'openctx', 'lsp', 'local'];
+const ALL = ['relay', 'framing', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'openctx', 'lsp', 'local'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).map((a) => a.toLowerCase());
@@ -518,6 +544,7 @@ async function main(): Promise<void> {
   }
   if (want('mcp')) await mcp();
   if (want('gateway')) await gateway();
+  if (want('flood')) await flood();
   if (want('openctx')) await openctx();
   if (want('lsp')) await lsp();
   if (want('local')) await local();

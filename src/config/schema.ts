@@ -108,9 +108,10 @@ export const configSchema = z.object({
       /** `inject` into an idle chat starts a turn (else it waits for the next prompt). */
       injectStartsTurn: z.boolean().default(true),
       maxConnections: z.number().int().positive().default(2000),
+      maxUnauthenticated: z.number().int().positive().default(256),
       rateLimitPerSecond: z.number().positive().default(200),
     })
-    .default({ enabled: true, host: '127.0.0.1', port: 9400, injectStartsTurn: true, maxConnections: 2000, rateLimitPerSecond: 200 }),
+    .default({ enabled: true, host: '127.0.0.1', port: 9400, injectStartsTurn: true, maxConnections: 2000, maxUnauthenticated: 256, rateLimitPerSecond: 200 }),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
 })
   // Unknown top-level keys are kept: ECA configs carry keys patchbay does not know (yet).

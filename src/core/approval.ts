@@ -55,16 +55,21 @@ function canonicalServer(server: string): string {
   return SERVER_ALIASES[server] ?? server;
 }
 
-/** Does `selector` name this tool (ignoring argsMatchers)? */
+/**
+ * Does `selector` name this tool (ignoring argsMatchers)? Only selectors are canonicalised: a
+ * tool is native when its server is literally `patchbay`, a name no peer may register under
+ * (core/tool-names.ts), so `read_file`, `eca` and `eca__read_file` never reach a peer's tool.
+ */
 export function selectorMatches(selector: string, tool: Pick<ApprovalTool, 'name' | 'server'>): boolean {
+  const native = tool.server === NATIVE_SERVER;
   const sep = selector.indexOf('__');
   if (sep >= 0) {
     const server = canonicalServer(selector.slice(0, sep));
     const name = selector.slice(sep + 2);
-    return canonicalServer(tool.server) === server && tool.name === name;
+    return tool.server === server && tool.name === name;
   }
-  if (canonicalServer(tool.server) === canonicalServer(selector)) return true;
-  return canonicalServer(tool.server) === NATIVE_SERVER && tool.name === selector;
+  if (tool.server === canonicalServer(selector)) return true;
+  return native && tool.name === selector;
 }
 
 function argValueString(v: unknown): string | undefined {

@@ -13,6 +13,10 @@ import type { ModelEntry } from '../peers/llm/types.js';
 import type { ChatContext } from '../protocol/eca/context.js';
 
 const log = logger('chats');
+/** An inject burst is gathered until this long passes without another… */
+const INJECT_QUIET_MS = 100;
+/** …or this long after its first, whichever comes first. */
+const INJECT_GATHER_MAX_MS = 1_000;
 
 export class ChatService {
   private readonly live = new Map<string, LiveChat>();
@@ -20,6 +24,10 @@ export class ChatService {
   private selectedAgent: 'code' | 'plan' | undefined;
   private selectedModel: string | undefined;
   private disposed = false;
+  /** Chats with a turn started by `inject` queued or running: later injects steer it. */
+  private readonly injectQueued = new Set<string>();
+  /** Inject bursts into idle chats, being gathered into one turn. */
+  private readonly gathering = new Map<string, { quiet: NodeJS.Timeout; max: NodeJS.Timeout }>();
 
   constructor(
     private readonly deps: ChatDeps,
@@ -252,13 +260,34 @@ export class ChatService {
 
   /**
    * An event for the LLM: a user-role message at the next turn boundary of a running turn; in an
-   * idle chat it starts a turn when `startTurn`, else it waits for the next prompt.
+   * idle chat it starts a turn when `startTurn`, else it waits for the next prompt. A burst into an
+   * idle chat is gathered first (until INJECT_QUIET_MS pass without another, at most
+   * INJECT_GATHER_MAX_MS) and later ones steer the turn it starts: 100 pushes make one turn, not 100.
    */
   inject(chatId: string, text: string, startTurn: boolean): void {
     const chat = this.live.get(chatId);
     if (!chat || this.disposed) return;
-    if (chat.turn || !startTurn) chat.steering.push(text);
-    else this.prompt({ chatId, message: text });
+    chat.steering.push(text);
+    if (chat.turn || !startTurn || this.injectQueued.has(chat.id)) return;
+    const gathering = this.gathering.get(chat.id);
+    if (gathering) return void gathering.quiet.refresh();
+    const start = () => this.startInjected(chat);
+    this.gathering.set(chat.id, { quiet: setTimeout(start, INJECT_QUIET_MS).unref(), max: setTimeout(start, INJECT_GATHER_MAX_MS).unref() });
+  }
+
+  private startInjected(chat: LiveChat): void {
+    const g = this.gathering.get(chat.id);
+    if (!g) return;
+    clearTimeout(g.quiet);
+    clearTimeout(g.max);
+    this.gathering.delete(chat.id);
+    // A turn began meanwhile (it reads the steering), or the chat was cleared or deleted.
+    if (this.disposed || chat.turn || !this.live.has(chat.id) || !chat.steering.length) return;
+    this.injectQueued.add(chat.id);
+    this.prompt({ chatId: chat.id, message: chat.steering.splice(0).join('\n\n') });
+    // Held until the chat's queue drains: the turn that picks up leftover steering counts too.
+    const release = (q: Promise<void>): void => void q.then(() => (chat.queue === q ? this.injectQueued.delete(chat.id) : release(chat.queue)));
+    release(chat.queue);
   }
 
   /** `chat/clear`: forget the messages of a chat (the chat itself stays). */

@@ -1,11 +1,22 @@
 /**
  * Every tool the LLM can call, from every peer, under its LLM-facing name `<server>__<tool>`.
  * Peers (native, MCP, gateway, LSP) add and remove their tools; chats read a snapshot per request.
+ *
+ * The registry is the one place every source's names are checked (core/tool-names.ts): a tool
+ * whose full name the LLM APIs refuse, or that another source already offers, is refused here
+ * and the source is told why; the earlier holder of a name keeps it.
  */
 import type { ApprovalConfig } from '../config/schema.js';
 import type { LlmToolSpec } from '../peers/llm/types.js';
 import { isHiddenByDeny } from './approval.js';
 import type { Tool } from './tool.js';
+import { llmNameProblem } from './tool-names.js';
+
+/** A tool the registry would not take, and why (for the source to report). */
+export interface Refusal {
+  tool: string;
+  reason: string;
+}
 
 export function llmName(tool: Pick<Tool, 'server' | 'name'>): string {
   return `${tool.server}__${tool.name}`;
@@ -16,19 +27,59 @@ export class ToolRegistry {
   /** Tools offered to one chat only (gateway providers bind to a chat). */
   private readonly byChat = new Map<string, Map<string, Tool[]>>();
 
-  /** Replace every tool of one source (e.g. `native`, `mcp:github`) atomically. */
-  set(source: string, tools: Tool[]): void {
-    if (tools.length) this.bySource.set(source, tools);
+  /**
+   * Replace every tool of one source (e.g. `native`, `mcp:github`) atomically. Tools the registry
+   * refuses (see `check`) are left out and returned.
+   */
+  set(source: string, tools: Tool[]): Refusal[] {
+    const { kept, refused } = this.sort(source, tools);
+    if (kept.length) this.bySource.set(source, kept);
     else this.bySource.delete(source);
+    return refused;
   }
 
-  /** Replace the tools one source offers to one chat (`[]` removes them). */
-  setForChat(chatId: string, source: string, tools: Tool[]): void {
+  /** Replace the tools one source offers to one chat (`[]` removes them); refused ones are left out and returned. */
+  setForChat(chatId: string, source: string, tools: Tool[]): Refusal[] {
+    const { kept, refused } = this.sort(source, tools, chatId);
     const sources = this.byChat.get(chatId) ?? new Map<string, Tool[]>();
-    if (tools.length) sources.set(source, tools);
+    if (kept.length) sources.set(source, kept);
     else sources.delete(source);
     if (sources.size) this.byChat.set(chatId, sources);
     else this.byChat.delete(chatId);
+    return refused;
+  }
+
+  /**
+   * What `set`/`setForChat` would refuse: full names the LLM APIs do not accept, and names another
+   * source already offers where these would be seen (globally: everywhere; in a chat: that chat
+   * and the global tools). A name the source gives twice keeps its first tool.
+   */
+  check(source: string, tools: Tool[], chatId?: string): Refusal[] {
+    return this.sort(source, tools, chatId).refused;
+  }
+
+  private sort(source: string, tools: Tool[], chatId?: string): { kept: Tool[]; refused: Refusal[] } {
+    const taken = new Map<string, string>();
+    const note = (from: Map<string, Tool[]>) => {
+      for (const [src, ts] of from) if (src !== source) for (const t of ts) taken.set(llmName(t), src);
+    };
+    note(this.bySource);
+    if (chatId === undefined) for (const m of this.byChat.values()) note(m);
+    else note(this.byChat.get(chatId) ?? new Map());
+    const kept: Tool[] = [];
+    const refused: Refusal[] = [];
+    const mine = new Set<string>();
+    for (const t of tools) {
+      const full = llmName(t);
+      const bad = llmNameProblem(full);
+      const holder = taken.get(full);
+      if (bad) refused.push({ tool: full, reason: `${bad}; it is not offered to the model` });
+      else if (holder) refused.push({ tool: full, reason: `"${full}" is already offered by ${holder}` });
+      else if (mine.has(full)) refused.push({ tool: full, reason: `"${full}" is declared twice` });
+      else kept.push(t);
+      mine.add(full);
+    }
+    return { kept, refused };
   }
 
   /** Every tool everywhere (or, with a chat, the tools that chat can use). */

@@ -14,6 +14,7 @@
  * only sent while Bound, as the state table allows.
  */
 import WebSocket from 'ws';
+import { llmNameProblem, serverNameProblem } from '../core/tool-names.js';
 import {
   FATAL_ERROR_CODES,
   gatewayMessageSchemas,
@@ -125,6 +126,13 @@ export class Provider extends Emitter<ProviderEvents> {
     super();
     // The name prefixes the tool names the model sees (`<provider>__<tool>`): same alphabet.
     if (!TOOL_NAME_PATTERN.test(opts.name ?? '')) throw new TypeError(`createProvider: name ${JSON.stringify(opts.name)} must match ${TOOL_NAME_PATTERN}`);
+    // The gateway would refuse these at hello; say so before connecting.
+    const badName = serverNameProblem(opts.name);
+    if (badName) throw new TypeError(`createProvider: name ${badName}`);
+    for (const t of opts.tools ?? []) {
+      const bad = typeof t?.name === 'string' ? llmNameProblem(`${opts.name}__${t.name}`) : undefined;
+      if (bad) throw new TypeError(`createProvider: tool "${t.name}": the model would see it as ${bad}`);
+    }
     this.opts = opts;
     this.name = opts.name;
     this.backoff = opts.reconnect === false ? undefined : resolveBackoff(opts.reconnect === true ? {} : opts.reconnect);

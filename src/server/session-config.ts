@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type LoadConfigResult } from '../config/load.js';
 import type { InitializeParams } from '../protocol/eca/lifecycle.js';
+import { serverNameProblem } from '../core/tool-names.js';
 
 export interface SessionConfig extends LoadConfigResult {
   roots: string[];
@@ -13,7 +14,14 @@ export interface SessionConfig extends LoadConfigResult {
 
 export function loadSessionConfig(params: InitializeParams, env: NodeJS.ProcessEnv, configFile?: string): SessionConfig {
   const roots = rootsOf(params);
-  return { roots, ...loadConfig({ initializationOptions: params.initializationOptions ?? undefined, roots, env, configFile }) };
+  const loaded = loadConfig({ initializationOptions: params.initializationOptions ?? undefined, roots, env, configFile });
+  // An MCP server whose name would make tool names or approval rules ambiguous is not started
+  // (peers/mcp/config.ts); the editor hears why with the other config problems.
+  for (const name of Object.keys(loaded.config.mcpServers)) {
+    const bad = serverNameProblem(name);
+    if (bad) loaded.errors.push({ source: 'the merged config', key: `mcpServers.${name}`, message: `the server name ${bad}; the server is not started, rename it` });
+  }
+  return { roots, ...loaded };
 }
 
 function rootsOf(params: InitializeParams): string[] {

@@ -288,9 +288,14 @@ export class Session {
   private gatewayChats(): GatewayChats {
     return {
       active: () => this.chats.active().map((c) => ({ id: c.id, label: c.title ?? 'New chat', cwd: this.roots[0] })),
-      setTools: (chatId, provider, tools) => this.tools.setForChat(chatId, `provider:${provider}`, tools),
+      setTools: (chatId, provider, tools) => {
+        const refused = this.tools.check(`provider:${provider}`, tools, chatId);
+        if (refused.length) return refused.map((r) => r.reason).join('; ');
+        this.tools.setForChat(chatId, `provider:${provider}`, tools);
+        return undefined;
+      },
       push: (e) => {
-        this.store.appendEvent({ stream: e.stream, source: e.provider, chatId: e.chatId, level: e.level, text: e.text, metadata: e.metadata });
+        this.store.queueEvent({ stream: e.stream, source: e.provider, chatId: e.chatId, level: e.level, text: e.text, metadata: e.metadata });
         if (e.level === 'keep') return;
         this.chats.surface(e.chatId, `[${e.stream}] ${e.provider}: ${e.text}`);
         if (e.level === 'inject') {

@@ -9,6 +9,11 @@ import type { ChatPersistence, ChatRecord, ToolCallRecord } from '../core/persis
 import type { EventEntry, EventFilter, EventStreamStore } from '../core/event-stream.js';
 import { isAlive } from '../util/pid.js';
 import { ensurePrivateDir, ensurePrivateFile } from '../util/private-dir.js';
+import { errorMessage, logger } from '../util/log.js';
+
+const log = logger('store');
+/** How long pushed events wait to be written together (a SIGKILL loses at most this much). */
+const EVENT_FLUSH_MS = 50;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS chats (
@@ -206,7 +211,11 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   }
 
   appendEvent(e: Omit<EventEntry, 'id' | 'createdAt'>): EventEntry {
-    const createdAt = Date.now();
+    this.flushEvents();
+    return this.insertEvent(e, Date.now());
+  }
+
+  private insertEvent(e: Omit<EventEntry, 'id' | 'createdAt'>, createdAt: number): EventEntry {
     const { lastInsertRowid } = this.stmt('INSERT INTO events (stream, source, chat_id, level, text, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
       e.stream,
       e.source,
@@ -219,7 +228,37 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     return { ...e, id: Number(lastInsertRowid), createdAt };
   }
 
+  private queuedEvents: Array<{ e: Omit<EventEntry, 'id' | 'createdAt'>; at: number }> = [];
+
+  /**
+   * appendEvent for pushes: written with the others of the next EVENT_FLUSH_MS in one transaction.
+   * A commit per push made a provider flood spend the loop on commits (issue 14, point 8); every
+   * read of the events (and close) flushes first, so nothing reads around the queue.
+   */
+  queueEvent(e: Omit<EventEntry, 'id' | 'createdAt'>): void {
+    if (!this.queuedEvents.length) {
+      setTimeout(() => {
+        try {
+          this.flushEvents();
+        } catch (err) {
+          // A full disk or a locked database must not take the server down; these events are lost.
+          log.error(`could not store provider events: ${errorMessage(err)}`);
+        }
+      }, EVENT_FLUSH_MS).unref();
+    }
+    this.queuedEvents.push({ e, at: Date.now() });
+  }
+
+  flushEvents(): void {
+    const batch = this.queuedEvents.splice(0);
+    if (!batch.length || !this.db.open) return;
+    this.db.transaction(() => {
+      for (const { e, at } of batch) this.insertEvent(e, at);
+    })();
+  }
+
   queryEvents(f: EventFilter): EventEntry[] {
+    this.flushEvents();
     const where: string[] = [];
     const args: unknown[] = [];
     const add = (sql: string, v: unknown) => {
@@ -249,6 +288,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   }
 
   streams(): Array<{ stream: string; count: number; last: number }> {
+    this.flushEvents();
     return this.stmt('SELECT stream, count(*) AS count, max(created_at) AS last FROM events GROUP BY stream ORDER BY last DESC').all() as Array<{
       stream: string;
       count: number;
@@ -257,6 +297,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   }
 
   close(): void {
+    this.flushEvents();
     this.db.close();
   }
 }

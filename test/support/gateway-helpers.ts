@@ -31,11 +31,12 @@ export class FakeChats implements GatewayChats {
   active(): Array<{ id: string; label: string; cwd: string }> {
     return this.sessions;
   }
-  setTools(chatId: string, providerName: string, tools: Tool[]): void {
+  setTools(chatId: string, providerName: string, tools: Tool[]): string | undefined {
     this.setToolsCalls.push({ chatId, provider: providerName, names: tools.map((t) => t.name) });
     const key = `${chatId}/${providerName}`;
     if (tools.length) this.tools.set(key, tools);
     else this.tools.delete(key);
+    return undefined;
   }
   push(entry: Push): void {
     this.pushes.push(entry);

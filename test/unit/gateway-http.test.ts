@@ -65,14 +65,31 @@ describe('gateway upgrade checks', () => {
     expect(status).toBe(426);
   });
 
-  it('refuses connections beyond maxConnections, and accepts again once one leaves', async () => {
+  it('refuses connections beyond maxConnections authenticated ones, and accepts again once one leaves', async () => {
     const t = await startGateway({ maxConnections: 2 });
     const a = await Client.open(t.url);
-    await Client.open(t.url);
+    await a.auth(t.gateway.token);
+    await (await Client.open(t.url)).auth(t.gateway.token);
     expect(await upgrade(t.port, { Host: `127.0.0.1:${t.port}` })).toBe(503);
     a.send({ type: 'goodbye' });
     await a.closed;
-    await Client.open(t.url);
+    await (await Client.open(t.url)).auth(t.gateway.token);
+  });
+
+  it('sockets that never authenticate do not count; past their own cap the oldest is closed first', async () => {
+    const t = await startGateway({ maxConnections: 2, maxUnauthenticated: 3 });
+    const idle: Client[] = [];
+    for (let i = 0; i < 6; i++) idle.push(await Client.open(t.url));
+    // The three oldest made room for the three newest, with a reason.
+    for (const c of idle.slice(0, 3)) {
+      expect(await c.closed).toMatchObject({ code: 1008 });
+      expect(c.inbox[0]).toMatchObject({ type: 'error', code: 'AUTH_FAILED', message: expect.stringMatching(/waiting to authenticate/) });
+    }
+    expect(idle.slice(3).every((c) => !c.isClosed)).toBe(true);
+    // A real provider still gets in and binds, twice (maxConnections counts only these).
+    await (await Client.open(t.url)).bind(t, 'one');
+    await (await Client.open(t.url)).bind(t, 'two');
+    expect(await upgrade(t.port, { Host: `127.0.0.1:${t.port}` })).toBe(503);
   });
 });
 

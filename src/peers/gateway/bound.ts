@@ -64,15 +64,22 @@ function onPush(conn: ProviderConnection, b: Binding, raw: Record<string, unknow
 
 /** Replaces the whole list atomically; on failure the old list stays. In-flight calls go on. */
 function onToolsUpdate(conn: ProviderConnection, b: Binding, raw: Record<string, unknown>): void {
-  const checked = checkToolsUpdate(raw);
+  const checked = checkToolsUpdate(raw, b.name);
   if (!checked.ok) return conn.sendError(checked.code, checked.message, 'tools.update');
   const u = checked.value;
   if (u.sessionId !== undefined && u.sessionId !== b.chatId) {
     return conn.sendError('INVALID_SESSION', `tools.update.sessionId ${u.sessionId} is not the bound session ${b.chatId}`, 'tools.update');
   }
+  const before = { defs: b.defs, tools: b.tools };
   b.defs = u.tools;
   b.tools = conn.toTools(b);
-  conn.host.toolsChanged(b);
+  const refused = conn.host.toolsChanged(b);
+  if (refused) {
+    // Nothing was registered: the old list stays, as for any failed update.
+    b.defs = before.defs;
+    b.tools = before.tools;
+    conn.sendError('TOOL_CONFLICT', `tools.update: ${refused}`, 'tools.update');
+  }
 }
 
 /**

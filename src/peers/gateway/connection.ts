@@ -60,10 +60,15 @@ export interface ConnectionHost {
   readonly timings: ConnectionTimings;
   readonly token: string;
   sessions(): Array<{ id: string; label: string; cwd: string }>;
+  /** True when `maxConnections` providers have authenticated already. */
+  authenticatedFull(): boolean;
   /** Claims `binding.name` in `binding.chatId`; false when another connection holds it. */
   bind(conn: ProviderConnection, binding: Binding): boolean;
-  /** The binding's tools changed (bound, updated): register them and announce the providers. */
-  toolsChanged(binding: Binding): void;
+  /**
+   * The binding's tools changed (bound, updated): register them and announce the providers.
+   * Returns why they were refused (a name another source offers), in which case nothing changed.
+   */
+  toolsChanged(binding: Binding): string | undefined;
   unbind(conn: ProviderConnection, binding: Binding): void;
   push(entry: Parameters<GatewayChats['push']>[0]): void;
   closed(conn: ProviderConnection): void;
@@ -89,6 +94,8 @@ export class ProviderConnection {
   private readonly bucket: TokenBucket;
   private seq = 0;
   private shutdownTimer: NodeJS.Timeout | undefined;
+  /** Set while reading is paused for going over the rate limit. */
+  private resumeTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly ws: WebSocket,
@@ -169,6 +176,11 @@ export class ProviderConnection {
       if (type === 'tool.result' && this.binding) return handleBound(this, this.binding, frame.raw, { code: 'PAYLOAD_TOO_LARGE', message: msg });
       return this.sendError('PAYLOAD_TOO_LARGE', msg, type);
     }
+    if (frame.kind === 'tooDeep') {
+      const msg = `${type} is nested deeper than ${frame.limit} levels`;
+      if (type === 'tool.result' && this.binding) return handleBound(this, this.binding, frame.raw, { code: 'INVALID_JSON', message: msg });
+      return this.sendError('INVALID_JSON', msg, type);
+    }
     const raw = frame.raw;
     if (type === 'goodbye') return this.disconnect(typeof raw.reason === 'string' ? `goodbye: ${raw.reason}` : 'goodbye', CLOSE.normal);
     switch (this.state.kind) {
@@ -189,8 +201,21 @@ export class ProviderConnection {
     this.sendError('UNKNOWN_TYPE', isProviderType(type) ? `${type} is not accepted in state ${this.state.kind}` : `unknown message type "${type}"`, type);
   }
 
+  /**
+   * Over budget: the message is dropped with RATE_LIMITED, and the socket is not read again until
+   * the bucket is full. Backpressure, not just replies: a flooding provider's bytes then wait in
+   * the kernel (and its own send buffer) instead of costing a parse and a reply each, so it cannot
+   * take the event loop from the editor. What was already read when the pause began is still
+   * answered, one error each.
+   */
   private rateLimited(type?: string): void {
     this.sendError('RATE_LIMITED', `more than ${this.host.timings.rateLimitPerSecond} messages per second; back off and retry`, type);
+    if (this.resumeTimer || this.state.kind === 'Disconnected') return;
+    this.ws.pause();
+    this.resumeTimer = setTimeout(() => {
+      this.resumeTimer = undefined;
+      if (this.state.kind !== 'Disconnected') this.ws.resume();
+    }, Math.max(1, this.bucket.msUntilFull()));
   }
 
   /**
@@ -219,6 +244,8 @@ export class ProviderConnection {
   private onAuth(raw: Record<string, unknown>): void {
     const parsed = authMessageSchema.safeParse(raw);
     if (!parsed.success || !tokenMatches(this.host.token, parsed.data.token)) return this.fatal('AUTH_FAILED', 'invalid token', 'auth');
+    // Several sockets may have been waiting when the last place was free: the first to authenticate takes it.
+    if (this.host.authenticatedFull()) return this.fatal('RATE_LIMITED', 'too many provider connections; try again later', 'auth');
     if (this.state.kind === 'AwaitAuth') clearTimeout(this.state.timer);
     this.state = { kind: 'AwaitHello' };
     this.send({ type: 'sessions', active: this.host.sessions() });
@@ -244,7 +271,13 @@ export class ProviderConnection {
       return this.sendError('TOOL_CONFLICT', `a provider named "${hello.name}" is already bound to session ${hello.session}`, 'hello');
     }
     this.state = { kind: 'Bound', binding };
-    this.host.toolsChanged(binding);
+    const refused = this.host.toolsChanged(binding);
+    if (refused) {
+      // A tool name another source offers in this chat: not bound, the provider may rename and retry.
+      this.state = { kind: 'AwaitHello' };
+      this.host.unbind(this, binding);
+      return this.sendError('TOOL_CONFLICT', `hello: ${refused}`, 'hello');
+    }
     this.send({ type: 'hello.ack', protocolVersion: PROTOCOL_VERSION, providerId: binding.providerId, sessionId: binding.chatId });
     // "Always sent": a provider binding to an open chat learns it has started.
     this.send({ type: 'session.lifecycle', sessionId: binding.chatId, state: 'started' });
@@ -311,6 +344,7 @@ export class ProviderConnection {
     if (prev.kind === 'Disconnected') return;
     this.state = { kind: 'Disconnected', reason };
     clearTimeout(this.shutdownTimer);
+    clearTimeout(this.resumeTimer);
     if (prev.kind === 'AwaitAuth') clearTimeout(prev.timer);
     if (prev.kind === 'Bound') {
       const b = prev.binding;

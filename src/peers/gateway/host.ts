@@ -28,6 +28,8 @@ export interface GatewayHostOptions {
   timings?: Partial<GatewayTimings>;
 }
 
+const DEFAULT_MAX_UNAUTHENTICATED = 256;
+
 /** The port the spec's examples use; preferred, not required. */
 const DEFAULT_PORT = 9400;
 
@@ -75,7 +77,7 @@ export class GatewayHostImpl implements GatewayHost {
       host,
       port: preferred,
       maxConnections: this.opts.config.maxConnections || 2000,
-      connections: () => this.connections.size,
+      connections: () => this.authenticated(),
       accepting: () => !this.stopping,
       onConnection: (ws: WebSocket) => this.accept(ws),
       onRefused: (status: number, reason: string) => this.log.warn(`refused a connection (${status}): ${reason}`),
@@ -109,8 +111,21 @@ export class GatewayHostImpl implements GatewayHost {
   }
 
   private accept(ws: WebSocket): void {
+    // Sockets waiting to authenticate have their own cap: the oldest makes room for the newest.
+    const waiting = [...this.connections].filter((c) => c.state.kind === 'AwaitAuth');
+    const cap = this.opts.config.maxUnauthenticated || DEFAULT_MAX_UNAUTHENTICATED;
+    for (const old of waiting.slice(0, Math.max(0, waiting.length - cap + 1))) {
+      old.fatal('AUTH_FAILED', `too many connections waiting to authenticate (${cap}); the oldest are closed first`);
+    }
     const conn = new ProviderConnection(ws, this.connectionHost);
     this.connections.add(conn);
+  }
+
+  /** Connections past auth (AwaitHello or Bound): what `maxConnections` limits. */
+  private authenticated(): number {
+    let n = 0;
+    for (const c of this.connections) if (c.state.kind === 'AwaitHello' || c.state.kind === 'Bound') n++;
+    return n;
   }
 
   chatStarted(chatId: string): void {
@@ -182,6 +197,7 @@ export class GatewayHostImpl implements GatewayHost {
       get token() {
         return gateway.token;
       },
+      authenticatedFull: () => this.authenticated() >= (this.opts.config.maxConnections || 2000),
       sessions: () => {
         try {
           return this.opts.chats.active();
@@ -199,8 +215,11 @@ export class GatewayHostImpl implements GatewayHost {
         return true;
       },
       toolsChanged: (b: Binding) => {
-        this.guarded('setTools', () => this.opts.chats.setTools(b.chatId, b.name, b.tools));
+        let refused: string | undefined;
+        this.guarded('setTools', () => (refused = this.opts.chats.setTools(b.chatId, b.name, b.tools)));
+        if (refused) return refused;
         this.guarded('providersChanged', () => this.announce(b.chatId));
+        return undefined;
       },
       unbind: (conn: ProviderConnection, b: Binding) => {
         const chat = this.bindings.get(b.chatId);

@@ -37,7 +37,9 @@ function refuse(socket: Duplex, status: number, reason: string): void {
 
 export function listen(o: ListenOptions): Promise<Listener> {
   // maxPayload: ws drops a bigger frame itself (close 1009) before it is ever buffered in full.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: TOOL_RESULT_MAX, perMessageDeflate: false });
+  // allowSynchronousEvents off: ws hands over one message per socket per event-loop turn, so a
+  // chunk of hundreds of frames never runs as one block and the editor's stdin is read in between.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: TOOL_RESULT_MAX, perMessageDeflate: false, allowSynchronousEvents: false });
   const server = createServer((_req, res) => {
     res.writeHead(426, { 'Content-Type': 'text/plain', Upgrade: 'websocket' }).end('patchbay provider gateway: WebSocket only\n');
   });

@@ -12,7 +12,13 @@ export interface GatewayConfig {
   port: number;
   /** `inject` into an idle chat starts a turn (else it waits for the next prompt). */
   injectStartsTurn: boolean;
+  /** Authenticated connections; sockets still waiting to authenticate do not count. */
   maxConnections: number;
+  /**
+   * Sockets that have not authenticated yet; when full, the oldest of them is closed to make
+   * room, so idle sockets can never lock a real provider out. Default 256.
+   */
+  maxUnauthenticated?: number;
   /** Messages per second per connection before RATE_LIMITED. */
   rateLimitPerSecond: number;
 }
@@ -21,8 +27,11 @@ export interface GatewayConfig {
 export interface GatewayChats {
   /** Open chats, for `sessions.active`. */
   active(): Array<{ id: string; label: string; cwd: string }>;
-  /** Replace the tools one provider offers in one chat (`[]` removes them). */
-  setTools(chatId: string, providerName: string, tools: Tool[]): void;
+  /**
+   * Replace the tools one provider offers in one chat (`[]` removes them). All or nothing: when a
+   * tool cannot be registered (its name is taken), nothing changes and the reason is returned.
+   */
+  setTools(chatId: string, providerName: string, tools: Tool[]): string | undefined;
   /** A push: store it in its stream; surface / inject also reach the chat. */
   push(entry: { chatId: string; provider: string; stream: string; level: 'keep' | 'surface' | 'inject'; text: string; metadata?: Record<string, unknown> }): void;
   /** Providers of a chat changed (connected, tools updated, gone): for `tool/serverUpdated`. */

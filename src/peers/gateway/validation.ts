@@ -16,6 +16,9 @@ import {
   type ToolsUpdateMessage,
 } from '../../protocol/gateway/index.js';
 import { jsonSchemaError } from './json-schema.js';
+import { llmNameProblem, serverNameProblem } from '../../core/tool-names.js';
+import { MAX_JSON_DEPTH, jsonTextDepthExceeds } from '../../util/json-depth.js';
+import { topLevelStrings } from './top-level.js';
 
 /** A frame, classified before any state-dependent handling. */
 export type Frame =
@@ -23,10 +26,15 @@ export type Frame =
   | { kind: 'malformed'; message: string }
   /** Over the limit for its type (2 MB; 5 MB for `tool.result`). */
   | { kind: 'oversized'; type: string; bytes: number; limit: number; raw: Record<string, unknown> }
+  /** Nested deeper than MAX_JSON_DEPTH: only its top-level `type` and `id` may be read. */
+  | { kind: 'tooDeep'; type: string; limit: number; raw: Record<string, unknown> }
   | { kind: 'message'; type: string; raw: Record<string, unknown> };
 
 export function parseFrame(data: Buffer | ArrayBuffer | Buffer[]): Frame {
   const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+  // Measured on the text, before anything walks the value (zod and JSON.stringify recurse and
+  // overflow); such a frame is not parsed at all, only its top-level `type` and `id` are read.
+  if (jsonTextDepthExceeds(buf, MAX_JSON_DEPTH)) return tooDeep(buf);
   let raw: unknown;
   try {
     raw = JSON.parse(buf.toString('utf8'));
@@ -39,6 +47,15 @@ export function parseFrame(data: Buffer | ArrayBuffer | Buffer[]): Frame {
   const limit = maxMessageBytes(obj.type);
   if (buf.length > limit) return { kind: 'oversized', type: obj.type, bytes: buf.length, limit, raw: obj };
   return { kind: 'message', type: obj.type, raw: obj };
+}
+
+function tooDeep(buf: Buffer): Frame {
+  const top = topLevelStrings(buf, ['type', 'id']);
+  if (!top) return { kind: 'malformed', message: 'message must be a JSON object' };
+  if (top.type === undefined) return { kind: 'malformed', message: `message has no string "type" (and is nested deeper than ${MAX_JSON_DEPTH} levels)` };
+  const limit = maxMessageBytes(top.type);
+  if (buf.length > limit) return { kind: 'oversized', type: top.type, bytes: buf.length, limit, raw: top };
+  return { kind: 'tooDeep', type: top.type, limit: MAX_JSON_DEPTH, raw: top };
 }
 
 /** A zod error as one line a provider author can act on. */
@@ -56,12 +73,17 @@ export interface Rejection {
 }
 export type Checked<T> = { ok: true; value: T } | ({ ok: false } & Rejection);
 
-/** Tool names are unique within one provider, and each `parameters` compiles. */
-export function checkTools(type: string, tools: ToolDef[]): Rejection | undefined {
+/**
+ * Tool names are unique within one provider, `<provider>__<tool>` is a name the LLM APIs accept,
+ * and each `parameters` compiles.
+ */
+export function checkTools(type: string, provider: string, tools: ToolDef[]): Rejection | undefined {
   const seen = new Set<string>();
   for (const t of tools) {
     if (seen.has(t.name)) return { code: 'TOOL_CONFLICT', message: `${type}: tool "${t.name}" is declared twice` };
     seen.add(t.name);
+    const bad = llmNameProblem(`${provider}__${t.name}`);
+    if (bad) return { code: 'TOOL_CONFLICT', message: `${type}: tool "${t.name}": the model would see it as ${bad}; rename it` };
   }
   for (const t of tools) {
     const err = jsonSchemaError(t.parameters);
@@ -79,8 +101,6 @@ function capped(type: string, raw: Record<string, unknown>): Rejection | undefin
 
 /** Provider names become part of LLM tool names (`<provider>__<tool>`). */
 const PROVIDER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-/** Native tools are served as `patchbay`. */
-const RESERVED_NAMES = new Set(['patchbay']);
 
 /** Everything about a `hello` that does not depend on gateway state. Version first: it is fatal. */
 export function checkHello(raw: Record<string, unknown>): Checked<HelloMessage & { tools: ToolDef[] }> {
@@ -100,16 +120,17 @@ export function checkHello(raw: Record<string, unknown>): Checked<HelloMessage &
   if (!PROVIDER_NAME.test(hello.name)) {
     return { ok: false, code: 'INVALID_JSON', message: `hello.name "${hello.name}" must match ^[A-Za-z0-9_-]{1,64}$ (it prefixes the tool names the model sees)` };
   }
-  if (RESERVED_NAMES.has(hello.name)) return { ok: false, code: 'TOOL_CONFLICT', message: `provider name "${hello.name}" is reserved` };
-  const bad = checkTools('hello', hello.tools);
+  const badName = serverNameProblem(hello.name);
+  if (badName) return { ok: false, code: 'TOOL_CONFLICT', message: `hello.name ${badName}; choose another name` };
+  const bad = checkTools('hello', hello.name, hello.tools);
   return bad ? { ok: false, ...bad } : { ok: true, value: hello };
 }
 
-export function checkToolsUpdate(raw: Record<string, unknown>): Checked<ToolsUpdateMessage> {
+export function checkToolsUpdate(raw: Record<string, unknown>, provider: string): Checked<ToolsUpdateMessage> {
   const cap = capped('tools.update', raw);
   if (cap) return { ok: false, ...cap };
   const parsed = toolsUpdateMessageSchema.safeParse(raw);
   if (!parsed.success) return { ok: false, code: 'INVALID_JSON', message: describeIssues('tools.update', parsed.error) };
-  const bad = checkTools('tools.update', parsed.data.tools);
+  const bad = checkTools('tools.update', provider, parsed.data.tools);
   return bad ? { ok: false, ...bad } : { ok: true, value: parsed.data };
 }

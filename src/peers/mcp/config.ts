@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { isRecord } from '../../util/guards.js';
+import { serverNameProblem } from '../../core/tool-names.js';
 
 const common = {
   disabled: z.boolean().default(false),
@@ -44,6 +45,8 @@ export function parseServerEntry(name: string, raw: unknown): ParsedEntry {
     command: typeof obj?.command === 'string' ? obj.command : typeof obj?.url === 'string' ? obj.url : '',
     args: Array.isArray(obj?.args) ? obj.args.filter((a): a is string => typeof a === 'string') : [],
   };
+  const badName = serverNameProblem(name);
+  if (badName) return { ok: false, error: `mcpServers.${name}: the server name ${badName}; rename it`, ...shown };
   if (!obj) return { ok: false, error: `mcpServers.${name}: expected an object with "command" or "url"`, ...shown };
   if ('command' in obj && 'url' in obj) return { ok: false, error: `mcpServers.${name}: give either "command" or "url", not both`, ...shown };
   if (!('command' in obj) && !('url' in obj)) return { ok: false, error: `mcpServers.${name}: missing "command" (stdio) or "url" (remote)`, ...shown };

@@ -49,6 +49,8 @@ export class McpServerHandle {
   private gen = 0;
   private restarts = 0;
   private lastError: string | undefined;
+  /** Tools of the live session the registry refused (by MCP name). */
+  private skipped = new Set<string>();
   /** The connection attempt in flight, if any; settles once it is running, failed or discarded. */
   private attempt: Promise<void> | undefined;
   private readonly log: Logger;
@@ -69,7 +71,10 @@ export class McpServerHandle {
     this.entry = parseServerEntry(name, raw);
     if (!this.entry.ok) this.state = { kind: 'failed', error: this.entry.error };
     else this.state = this.entry.config.disabled ? { kind: 'disabled' } : { kind: 'stopped' };
-    if (!this.entry.ok) this.lastError = this.entry.error;
+    if (!this.entry.ok) {
+      this.lastError = this.entry.error;
+      this.log.error(this.entry.error);
+    }
     this.firstStart = new Promise<void>((r) => (this.endFirstStart = r));
     if (!this.autoStart) this.firstStartDone();
   }
@@ -103,7 +108,8 @@ export class McpServerHandle {
       name: this.name,
       ...shown,
       status: this.state.kind,
-      tools: this.session?.tools.map(toServerTool) ?? [],
+      // What the model is offered: tools the registry refused are not listed.
+      tools: this.session?.tools.filter((t) => !this.skipped.has(t.name)).map(toServerTool) ?? [],
       ...(this.lastError ? { lastError: this.lastError } : {}),
       restarts: this.restarts,
     };
@@ -253,7 +259,10 @@ export class McpServerHandle {
         return live.getPrompt(prompt, args, signal);
       }),
     );
-    this.deps.tools.set(this.source, tools);
+    // A tool the model could not be offered (name too long, taken by another source) is skipped.
+    const refused = this.deps.tools.set(this.source, tools);
+    this.skipped = new Set(refused.map((r) => r.tool.slice(this.name.length + 2)));
+    for (const r of refused) this.log.warn(`tool skipped: ${r.reason}`);
     this.deps.commands.set(this.source, commands);
   }
 
