@@ -53,7 +53,11 @@ describe('compileFullMatch', () => {
     expect(m('(?i)GIT .*', 'git log')).toBe(true);
     expect(m('(?m)ls', 'ls\nrm -rf /')).toBe(false);
     expect(m('(?s)echo.*', 'echo a\nb')).toBe(true);
-    expect(m('echo.*', 'echo a\nb')).toBe(false);
+  });
+  it('lets . match newlines, so a pattern covers every line of the value (an ask rule ".*rm .*" sees "true\\nrm x")', () => {
+    expect(m('echo.*', 'echo a\nb')).toBe(true);
+    expect(m('.*rm .*', 'true\nrm victim.txt')).toBe(true);
+    expect(m('ls', 'ls\nrm -rf /')).toBe(false);
   });
   it('reports invalid patterns instead of throwing, including ones wrapping would hide', () => {
     expect(compileFullMatch('(unclosed').ok).toBe(false);
