@@ -182,7 +182,7 @@ export class ChatService {
       ...this.deps,
       store: {
         ...bindAll(store),
-        appendMessage: (id, m) => (live() ? store.appendMessage(id, m) : 0),
+        appendMessage: (id, m, rec) => (live() ? store.appendMessage(id, m, rec) : 0),
         replaceMessage: (id, seq, m) => live() && store.replaceMessage(id, seq, m),
         saveToolCall: (rec) => live() && store.saveToolCall(rec),
         updateChat: (id, patch) => live() && store.updateChat(id, patch),

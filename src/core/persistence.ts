@@ -30,8 +30,11 @@ export interface ChatPersistence {
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatRecord[];
   updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage'>>): void;
   deleteChat(id: string): void;
-  /** Commits one message; returns its position in the chat (for `replaceMessage`). */
-  appendMessage(chatId: string, message: StoredMessage): number;
+  /**
+   * Commits one message (a tool message with its call's final state row, atomically); returns
+   * its position in the chat (for `replaceMessage`).
+   */
+  appendMessage(chatId: string, message: StoredMessage, toolCall?: ToolCallRecord): number;
   /** Rewrites a message already committed (a user message gaining its rendered contexts). */
   replaceMessage(chatId: string, seq: number, message: StoredMessage): void;
   clearMessages(chatId: string): void;

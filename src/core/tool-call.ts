@@ -49,10 +49,11 @@ export interface ToolCallEnv {
   store: ChatPersistence;
   events: ChatEvents;
   /**
-   * Commits the call's tool message to the chat (memory and store). Called before the editor
+   * Commits the call's tool message to the chat (memory and store), with its final state row in
+   * the same transaction. Called before the editor
    * hears the outcome, so what the editor showed survives the process being killed right after.
    */
-  remember(message: StoredMessage): void;
+  remember(message: StoredMessage, toolCall?: ToolCallRecord): void;
   ctx: ToolContext;
   /** Resolves when the user answers; settled with `userPromptStop` when the turn is stopped. */
   askUser(toolCallId: string): Promise<ApprovalAnswer>;
@@ -81,19 +82,23 @@ export class ToolCall {
   }
 
   private persist(): void {
+    const rec = this.record();
+    if (rec) this.env.store.saveToolCall(rec);
+  }
+
+  /** The stored row for the current state (none for a call to an unknown tool). */
+  private record(): ToolCallRecord | undefined {
     const next = this.state;
-    if (this.tool) {
-      const rec: ToolCallRecord = {
-        chatId: this.env.chatId,
-        id: this.id,
-        name: this.tool.name,
-        server: this.tool.server,
-        args: this.args,
-        state: next.kind === 'deciding' ? 'preparing' : next.kind,
-        error: next.kind === 'called' ? next.result.error : undefined,
-      };
-      this.env.store.saveToolCall(rec);
-    }
+    if (!this.tool) return undefined;
+    return {
+      chatId: this.env.chatId,
+      id: this.id,
+      name: this.tool.name,
+      server: this.tool.server,
+      args: this.args,
+      state: next.kind === 'deciding' ? 'preparing' : next.kind,
+      error: next.kind === 'called' ? next.result.error : undefined,
+    };
   }
 
   private base() {
@@ -114,14 +119,14 @@ export class ToolCall {
     const { events, chatId } = this.env;
     const tool = this.tool;
     if (!tool) {
-      this.transition({ kind: 'rejected', reason: 'userConfigDeny', why: `Unknown tool "${this.llmName}". Use one of the tools you were given.` });
+      this.transition({ kind: 'rejected', reason: 'userConfigDeny', why: `Unknown tool "${this.llmName}". Use one of the tools you were given.` }, false);
       return this.finish();
     }
     // Not stored: deciding lasts microseconds; the row is written once the call waits or runs.
     this.transition({ kind: 'deciding' }, false);
     const decision = await this.decide(tool);
     if (decision.kind === 'deny') {
-      this.transition({ kind: 'rejected', reason: 'userConfigDeny', why: decision.why });
+      this.transition({ kind: 'rejected', reason: 'userConfigDeny', why: decision.why }, false);
       return this.finish();
     }
     if (tool.preview && !this.env.ctx.signal.aborted) {
@@ -133,14 +138,14 @@ export class ToolCall {
       this.transition({ kind: 'waitingApproval' });
       const answer = await this.env.askUser(this.id);
       if (!answer.approved) {
-        this.transition({ kind: 'rejected', reason: answer.reason, why: rejectionText(answer.reason) });
+        this.transition({ kind: 'rejected', reason: answer.reason, why: rejectionText(answer.reason) }, false);
         return this.finish();
       }
       if (answer.saveForSession) this.env.sessionApproved.add(this.llmName);
     }
     if (this.env.ctx.signal.aborted) {
       if (decision.kind !== 'ask') events.content(chatId, 'assistant', announced);
-      this.transition({ kind: 'rejected', reason: 'userPromptStop', why: rejectionText('userPromptStop') });
+      this.transition({ kind: 'rejected', reason: 'userPromptStop', why: rejectionText('userPromptStop') }, false);
       return this.finish();
     }
     const startedAt = Date.now();
@@ -164,7 +169,7 @@ export class ToolCall {
       result = { error: true, outputs: [{ type: 'text', text: `Tool failed: ${errorMessage(e)}` }] };
     }
     if (result.details) this.details = result.details;
-    this.transition({ kind: 'called', result, totalTimeMs: Date.now() - startedAt });
+    this.transition({ kind: 'called', result, totalTimeMs: Date.now() - startedAt }, false);
     return this.finish();
   }
 
@@ -209,7 +214,7 @@ export class ToolCall {
     }
   }
 
-  /** Commits the outcome (tool message, then the final state row), then tells the editor. */
+  /** Commits the outcome (the tool message and the final state row, in one transaction), then tells the editor. */
   private finish(): StoredMessage {
     const { events, chatId } = this.env;
     const s = this.state;
@@ -219,12 +224,12 @@ export class ToolCall {
     if (s.kind === 'called') {
       const { error, outputs } = s.result;
       const message: StoredMessage = { ...stored, outcome: 'called', error, outputs, llmText: llmText(s.result), details: this.details, totalTimeMs: s.totalTimeMs };
-      this.env.remember(message);
+      this.env.remember(message, this.record());
       events.content(chatId, 'assistant', { type: 'toolCalled', ...base, error, outputs, totalTimeMs: s.totalTimeMs });
       return message;
     }
     const message: StoredMessage = { ...stored, outcome: 'rejected', error: true, outputs: [], llmText: s.why, reason: s.reason, totalTimeMs: 0 };
-    this.env.remember(message);
+    this.env.remember(message, this.record());
     events.content(chatId, 'assistant', { type: 'toolCallRejected', ...base, reason: s.reason });
     return message;
   }

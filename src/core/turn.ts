@@ -8,6 +8,7 @@ import type { AssistantPart, LlmEvent, ModelEntry } from '../peers/llm/types.js'
 import type { LiveChat } from './chat.js';
 import type { ChatDeps } from './deps.js';
 import { toLlmMessages, type StoredMessage } from './messages.js';
+import type { ToolCallRecord } from './persistence.js';
 import { systemPrompt } from './system-prompt.js';
 import { ToolCall } from './tool-call.js';
 import { ToolRegistry } from './tool-registry.js';
@@ -53,9 +54,9 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
   const say = (text: string) => events.content(chat.id, 'system', { type: 'text', text });
   const progress = (state: 'running' | 'finished', text: string) => events.content(chat.id, 'system', { type: 'progress', state, text });
 
-  const remember = (m: StoredMessage) => {
+  const remember = (m: StoredMessage, toolCall?: ToolCallRecord) => {
     chat.stored.push(m);
-    store.appendMessage(chat.id, m);
+    store.appendMessage(chat.id, m, toolCall);
   };
 
   if (!input.userStored) {

@@ -161,9 +161,10 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.stmt('DELETE FROM chats WHERE id = ?').run(id);
   }
 
-  appendMessage(chatId: string, message: StoredMessage): number {
+  appendMessage(chatId: string, message: StoredMessage, toolCall?: ToolCallRecord): number {
     const now = Date.now();
     return this.db.transaction(() => {
+      if (toolCall) this.saveToolCall(toolCall);
       const { next } = this.stmt('SELECT coalesce(max(seq), 0) + 1 AS next FROM messages WHERE chat_id = ?').get(chatId) as {
         next: number;
       };

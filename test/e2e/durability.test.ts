@@ -66,6 +66,13 @@ describe('durability: commit before announce', () => {
     expect(tool!.toolCallId).toBe('s1');
     expect(tool!.outputs).toEqual(called.params.content.outputs);
     expect(JSON.stringify(tool!.outputs)).toContain('result-text');
+    // The call's row says the same, written in the same transaction.
+    const db = new Database(join(home, '.patchbay', 'patchbay.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT state, error FROM tool_calls WHERE chat_id = ? AND id = ?').get(chatId, 's1')).toEqual({ state: 'called', error: 0 });
+    } finally {
+      db.close();
+    }
   });
 
   it('a user message echoed to the editor is stored while a slow web context still loads', async () => {

@@ -50,7 +50,10 @@ function harness(opts: { readOnly: boolean; answer?: ApprovalAnswer; abort?: boo
     store,
     events,
     // The tool message is committed in the same sequence the editor sees the contents.
-    remember: (m) => rec.writes.push(`remember:${m.role === 'tool' ? m.outcome : m.role}`),
+    remember: (m, row) => {
+      rec.writes.push(`remember:${m.role === 'tool' ? m.outcome : m.role}`);
+      if (row) rec.saved.push(row.state);
+    },
     ctx: { signal: ac.signal, roots: ['/tmp'], chatId: 'chat', editor: {} },
     askUser: async () => opts.answer ?? { approved: true },
   });
