@@ -2,31 +2,33 @@
  * Regexes from config (`toolCall.approval.*.*.argsMatchers`). ECA compiles them with Java's
  * `re-pattern` and tests with `re-matches`, i.e. the whole string must match. We mirror that:
  * a leading Java inline-flag group such as `(?i)` becomes a JS flag, and the match is anchored
- * at both ends whatever the flags (`(?m)` must not turn `$` into "end of a line"), and `.`
- * matches line breaks too (the `s` flag is always on).
+ * at both ends whatever the flags (`(?m)` must not turn `$` into "end of a line").
+ *
+ * `dotAll` decides what `.` does with line breaks, and the caller picks the strict side: a deny or
+ * ask rule matches across lines (`.*rm .*` must catch `"true\nrm x"`), an allow rule does not
+ * (`git .*` must not allow `"git status\nrm -rf ~"`), so a line break never widens what runs.
  */
 
 export type CompiledMatcher = { ok: true; test: (s: string) => boolean } | { ok: false; error: string };
 
 const cache = new Map<string, CompiledMatcher>();
 
-export function compileFullMatch(pattern: string): CompiledMatcher {
-  const hit = cache.get(pattern);
+export function compileFullMatch(pattern: string, opts: { dotAll?: boolean } = {}): CompiledMatcher {
+  const key = `${opts.dotAll ? 's' : '-'}${pattern}`;
+  const hit = cache.get(key);
   if (hit) return hit;
-  const compiled = compile(pattern);
+  const compiled = compile(pattern, opts.dotAll ?? false);
   if (cache.size > 1000) cache.clear();
-  cache.set(pattern, compiled);
+  cache.set(key, compiled);
   return compiled;
 }
 
-function compile(pattern: string): CompiledMatcher {
+function compile(pattern: string, dotAll: boolean): CompiledMatcher {
   let source = pattern;
-  // Always dotall: a full match must cover every line of the argument, or `.*rm .*` would
-  // let `"true\nrm x"` through (ECA patterns are written as if `.` matched anything).
-  let flags = 's';
+  let flags = dotAll ? 's' : '';
   const inline = /^\(\?([ims]+)\)/.exec(source);
   if (inline) {
-    flags = [...new Set(`s${inline[1]}`)].join('');
+    flags = [...new Set(`${flags}${inline[1]}`)].join('');
     source = source.slice(inline[0].length);
   }
   try {

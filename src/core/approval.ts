@@ -13,21 +13,28 @@
  *
  * A rule with `argsMatchers` matches only when, for some listed argument, the call's value
  * (strings as they are, other values as JSON) fully matches one of its regexes (Java
- * `re-matches` semantics, with `.` matching newlines too, so `.*rm .*` covers every line of
- * `"true\nrm x"`). An invalid regex never matches and never throws.
+ * `re-matches` semantics). In deny and ask rules `.` matches newlines too, so `.*rm .*` covers
+ * every line of `"true\nrm x"`; in allow rules it does not, so `git .*` never covers a second
+ * line. An invalid regex never matches and never throws.
  *
  * The native `shell_command`'s `command` is judged per simple command (approval-shell.ts,
  * split by shell-words.ts at `;`, newline, `&&`, `||`, `|`, `&`):
  *   - deny/ask: the rule matches when the whole command matches, or any simple command does,
  *     as written or as its unquoted words (`"r"m x` and `r\m x` are seen as `rm x`, also
  *     without leading `VAR=value` and keywords such as `then`). A command that cannot be split
- *     (`$(…)`, backticks, parentheses, heredocs, unbalanced quotes, …) and does not match as a
- *     whole makes the call ask at least, whenever a deny or ask rule with a `command` matcher
- *     names the tool (fail closed).
+ *     (`$(…)`, backticks, parentheses, heredocs, unbalanced quotes, …), or whose words are only
+ *     known after expansion (`$a`, `p?sh`), or that runs code its words do not show (`eval`,
+ *     `sh`, `xargs`, `env`, `python -c`, `find -exec`), and that does not match as a whole,
+ *     makes the call ask at least whenever a deny or ask rule with a `command` matcher names
+ *     the tool (fail closed). `/bin/rm x` is also seen as `rm x`.
  *   - allow: the rule matches only when the command can be split, every simple command
- *     matches one of its regexes, and none writes a file through a redirection (`>`, `>>`,
- *     `&>`, … except to /dev/null and `2>&1`-style duplications). So `git .*` allows
- *     `git status | head` but not `git status; rm -rf ~` nor `git log > ~/.bashrc`.
+ *     matches one of its regexes (or is a plain filter such as `head`, `grep`, `wc` reading
+ *     the previous command's output and naming no file outside), and none writes a file
+ *     through a redirection (`>`, `>>`, `&>`, … except to /dev/null and `2>&1`-style
+ *     duplications). So `git .*` allows `git status | head` but not `git status; rm -rf ~`
+ *     nor `git log > ~/.bashrc`.
+ *   - On Windows (cmd quoting differs), a command is never allowed by an allow rule's matcher
+ *     and a deny/ask rule that does not match the whole command asks.
  *
  * Several matching rules: deny wins over ask wins over allow. No rule: `byDefault` if set,
  * else read-only tools are allowed and the rest ask.
@@ -90,11 +97,12 @@ function isShellCommand(tool: Pick<ApprovalTool, 'name' | 'server'>): boolean {
   return canonicalServer(tool.server) === NATIVE_SERVER && tool.name === 'shell_command';
 }
 
-function compiledTests(patterns: unknown[]): Array<(s: string) => boolean> {
+function compiledTests(patterns: unknown[], kind: Kind): Array<(s: string) => boolean> {
   const tests: Array<(s: string) => boolean> = [];
   for (const p of patterns) {
     if (typeof p !== 'string') continue;
-    const m = compileFullMatch(p);
+    // Deny/ask rules see across line breaks; allow rules never do (see config/regex.ts).
+    const m = compileFullMatch(p, { dotAll: kind === 'restrict' });
     if (m.ok) tests.push(m.test);
   }
   return tests;
@@ -106,7 +114,7 @@ function argsMatch(matchers: Record<string, unknown>, args: Record<string, unkno
     if (!Array.isArray(patterns)) continue;
     const value = argValueString(Object.prototype.hasOwnProperty.call(args, argName) ? args[argName] : undefined);
     if (value === undefined) continue;
-    const tests = compiledTests(patterns);
+    const tests = compiledTests(patterns, kind);
     let r: MatchResult;
     if (isShellCommand(tool) && argName === 'command' && typeof args[argName] === 'string') {
       r = kind === 'restrict' ? restrictingMatch(value, tests) : permittingMatch(value, tests);

@@ -109,10 +109,32 @@ describe('argsMatchers', () => {
 describe('shell_command per simple command', () => {
   const ask: ApprovalConfig = { byDefault: 'allow', ask: { shell_command: { argsMatchers: { command: ['.*rm .*'] } } } };
 
-  it('regexes are dotall: a newline does not hide a match (other tools too)', () => {
+  it('deny/ask regexes are dotall: a newline does not hide a match (other tools too)', () => {
     expect(decideApproval(shell, { command: 'true\nrm victim.txt' }, ask)).toBe('ask');
     const other: ApprovalConfig = { byDefault: 'allow', ask: { github__create_issue: { argsMatchers: { title: ['.*secret.*'] } } } };
     expect(decideApproval(ghCreate, { title: 'a\nsecret\nb' }, other)).toBe('ask');
+  });
+
+  it('allow regexes are not: a second line is never covered by an allow rule (other tools too)', () => {
+    const exec = { name: 'execute_command', server: 'desktop', readOnly: false };
+    const allow: ApprovalConfig = { allow: { desktop__execute_command: { argsMatchers: { command: ['git .*'] } }, github__create_issue: { argsMatchers: { title: ['SELECT .*'] } } } };
+    expect(decideApproval(exec, { command: 'git status' }, allow)).toBe('allow');
+    expect(decideApproval(exec, { command: 'git status\nrm -rf ~' }, allow)).toBe('ask');
+    expect(decideApproval(ghCreate, { title: 'SELECT 1;\nDROP TABLE users' }, allow)).toBe('ask');
+  });
+
+  it('deny/ask are not dodged by expansions, commands that run other code, or a path to the program', () => {
+    const denyPush: ApprovalConfig = { byDefault: 'allow', deny: { shell_command: { argsMatchers: { command: ['git push.*'] } } } };
+    for (const command of ['a=push; git $a origin', 'git p?sh origin', 'git {push,} origin']) {
+      expect(decideApproval(shell, { command }, denyPush), command).toBe('ask');
+    }
+    const rm: ApprovalConfig = { byDefault: 'allow', ask: { shell_command: { argsMatchers: { command: ['rm .*'] } } } };
+    for (const command of ['a=r; eval "${a}m x"', "printf 'r%s x' m | sh", '/bin/rm x', 'env rm x', 'nice rm x', 'echo x | xargs rm', 'find . -name x -delete', 'python3 -c "import os; os.remove(\'x\')"']) {
+      expect(decideApproval(shell, { command }, rm), command).toBe('ask');
+    }
+    // Plain commands with no expansion still run.
+    expect(decideApproval(shell, { command: 'ls -la; git status' }, rm)).toBe('allow');
+    expect(decideApproval(shell, { command: '[ -f x ] && echo ok' }, rm)).toBe('allow');
   });
 
   it('deny/ask match any simple command, as written or unquoted', () => {
@@ -136,6 +158,17 @@ describe('shell_command per simple command', () => {
     expect(decideApproval(shell, { command: 'echo $(ls)' }, { byDefault: 'allow' })).toBe('allow');
     // stricter outcomes stay
     expect(decideApproval(shell, { command: 'echo $(ls)' }, { ...ask, byDefault: 'deny' })).toBe('deny');
+  });
+
+  it('allow lets plain filters follow an allowed command in a pipeline, not read other files', () => {
+    const allow: ApprovalConfig = { allow: { shell_command: { argsMatchers: { command: ['git .*', 'npm test.*'] } } } };
+    expect(decideApproval(shell, { command: 'git status | head' }, allow)).toBe('allow');
+    expect(decideApproval(shell, { command: 'npm test 2>&1 | tail -50' }, allow)).toBe('allow');
+    expect(decideApproval(shell, { command: 'git log | grep fix | wc -l' }, allow)).toBe('allow');
+    expect(decideApproval(shell, { command: 'git log | grep x /etc/passwd' }, allow)).toBe('ask');
+    expect(decideApproval(shell, { command: 'git log | tee out.txt' }, allow)).toBe('ask');
+    expect(decideApproval(shell, { command: 'git log | head > ~/.bashrc' }, allow)).toBe('ask');
+    expect(decideApproval(shell, { command: 'git log; head x' }, allow)).toBe('ask');
   });
 
   it('allow needs every simple command to match and no redirection that writes', () => {

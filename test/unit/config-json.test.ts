@@ -54,10 +54,17 @@ describe('compileFullMatch', () => {
     expect(m('(?m)ls', 'ls\nrm -rf /')).toBe(false);
     expect(m('(?s)echo.*', 'echo a\nb')).toBe(true);
   });
-  it('lets . match newlines, so a pattern covers every line of the value (an ask rule ".*rm .*" sees "true\\nrm x")', () => {
-    expect(m('echo.*', 'echo a\nb')).toBe(true);
-    expect(m('.*rm .*', 'true\nrm victim.txt')).toBe(true);
-    expect(m('ls', 'ls\nrm -rf /')).toBe(false);
+  it('with dotAll (deny and ask rules) . matches newlines, so ".*rm .*" sees "true\\nrm x"; without (allow rules) "git .*" does not cover a second line', () => {
+    const dot = (p: string, s: string) => {
+      const c = compileFullMatch(p, { dotAll: true });
+      if (!c.ok) throw new Error(c.error);
+      return c.test(s);
+    };
+    expect(dot('echo.*', 'echo a\nb')).toBe(true);
+    expect(dot('.*rm .*', 'true\nrm victim.txt')).toBe(true);
+    expect(dot('ls', 'ls\nrm -rf /')).toBe(false);
+    expect(m('git .*', 'git status\nrm -rf ~')).toBe(false);
+    expect(m('echo.*', 'echo a\nb')).toBe(false);
   });
   it('reports invalid patterns instead of throwing, including ones wrapping would hide', () => {
     expect(compileFullMatch('(unclosed').ok).toBe(false);

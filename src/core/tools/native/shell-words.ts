@@ -36,6 +36,10 @@ export interface ShellUnit {
   redirects: ShellRedirect[];
   /** True when any redirection writes a file. */
   writes: boolean;
+  /** True when a word or redirection target is only known after expansion (`$X`, `*`, `{a,b}`). */
+  expands: boolean;
+  /** True when the unit reads the previous unit's output (`a | b`: true for `b`). */
+  piped: boolean;
 }
 
 export type ShellSplit = { ok: true; units: ShellUnit[] } | { ok: false; reason: string };
@@ -44,6 +48,8 @@ export type ShellSplit = { ok: true; units: ShellUnit[] } | { ok: false; reason:
 const PREFIX_WORDS = new Set(['!', '{', '}', 'if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', 'time', 'exec', 'command', 'builtin', 'nohup']);
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/;
+
+const LITERAL_BRACKETS = new Set(['[', ']', '[[', ']]', '{', '}']);
 
 interface Word {
   value: string;
@@ -54,7 +60,7 @@ interface Word {
   expands: boolean;
 }
 
-type Token = { kind: 'word'; word: Word } | { kind: 'redirect'; redirect: ShellRedirect };
+type Token = { kind: 'word'; word: Word } | { kind: 'redirect'; redirect: ShellRedirect; expands: boolean };
 
 class Refused extends Error {}
 
@@ -72,6 +78,8 @@ class Splitter {
   private i = 0;
   private units: ShellUnit[] = [];
   private unitStart = 0;
+  /** The separator that ended the previous unit was a pipe. */
+  private pipedNext = false;
   private tokens: Token[] = [];
   private word: Word | undefined;
   private pending: { op: string } | undefined;
@@ -186,7 +194,7 @@ class Splitter {
       this.pending = undefined;
       const dup = (op === '>&' || op === '<&') && /^(\d+|-)$/.test(w.value);
       const writes = op !== '<' && op !== '<&' && !dup && w.value !== '/dev/null';
-      this.tokens.push({ kind: 'redirect', redirect: { op, target: w.value, writes } });
+      this.tokens.push({ kind: 'redirect', redirect: { op, target: w.value, writes }, expands: w.expands });
     } else {
       this.tokens.push({ kind: 'word', word: w });
     }
@@ -197,25 +205,32 @@ class Splitter {
     this.endWord();
     if (this.pending) throw new Refused('a redirection without a target');
     const text = this.s.slice(this.unitStart, this.i).trim();
+    const sep = this.s.slice(this.i, this.i + sepLength);
     this.i += sepLength;
     this.unitStart = this.i;
     const tokens = this.tokens;
     this.tokens = [];
-    if (tokens.length) this.units.push(toUnit(this.s, text, tokens));
+    const piped = this.pipedNext;
+    this.pipedNext = sep === '|' || sep === '|&';
+    if (tokens.length) this.units.push(toUnit(this.s, text, tokens, piped));
   }
 }
 
-function toUnit(source: string, text: string, tokens: Token[]): ShellUnit {
+function toUnit(source: string, text: string, tokens: Token[], piped: boolean): ShellUnit {
   const words: Word[] = [];
   const redirects: ShellRedirect[] = [];
   const flat: string[] = [];
+  let expands = false;
   for (const t of tokens) {
     if (t.kind === 'word') {
       words.push(t.word);
       flat.push(t.word.value);
+      // `[ -f x ]`, `{ …; }`: test and group words, not globs.
+      expands ||= t.word.expands && !LITERAL_BRACKETS.has(t.word.value);
     } else {
       redirects.push(t.redirect);
       flat.push(t.redirect.op, t.redirect.target);
+      expands ||= t.expands;
     }
   }
   let k = 0;
@@ -236,5 +251,7 @@ function toUnit(source: string, text: string, tokens: Token[]): ShellUnit {
     command: words.slice(k).map((w) => w.value),
     redirects,
     writes: redirects.some((r) => r.writes),
+    expands,
+    piped,
   };
 }
