@@ -6,9 +6,12 @@
  *     destination, `shell_command`'s working_directory): any of those paths;
  *   - `shell_command`: any word of any simple command (unquoted, see shell-words.ts) or a
  *     piece of one (`sh -c 'echo x > .git/config'`, `--file=.envrc`) that names a protected
- *     path, relative to the working directory or absolute, plus `git config` (it writes
- *     .git/config). A command that cannot be split is not interpreted (approval.ts fails
- *     closed on it when rules look at commands); only a protected name in its text asks.
+ *     path, relative to the working directory or absolute, or a glob that could (`.gi?/hooks`),
+ *     plus a `git config` that changes a setting (it writes .git/config). Commands that only
+ *     read (`ls .git`, `grep --exclude-dir=.git`, `git log -- .gitmodules`) count only for the
+ *     files their redirections write. A command that cannot be split is not interpreted
+ *     (approval.ts fails closed on it when rules look at commands); only a protected name in
+ *     its text asks.
  *     This is a guard against mistakes and plain attempts, not a sandbox:
  *     a shell can always build a path the text does not show.
  */
@@ -46,9 +49,9 @@ function safePaths(tool: Tool, args: Record<string, unknown>): string[] {
 async function shellTarget(command: string, cwd: string, roots: string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
   const split = splitShellCommand(command);
   if (!split.ok) return byNameOnly(command, env);
-  if (split.units.some(isGitConfig)) return '"git config" writes .git/config (hooks and config run code)';
+  if (split.units.some(changesGitConfig)) return '"git config" writes .git/config (hooks and config run code)';
   const pieces = new Set<string>();
-  for (const unit of split.units) for (const token of unit.tokens) for (const p of piecesOf(token, env)) pieces.add(p);
+  for (const unit of split.units) for (const token of wordsThatMayWrite(unit)) for (const p of piecesOf(token, env)) pieces.add(p);
   if (pieces.size > MAX_PIECES) return `the command has too many words to check for protected paths`;
   for (const piece of pieces) {
     // By name first: a path built relative to a `cd` earlier in the command is still caught.
@@ -78,15 +81,60 @@ function piecesOf(token: string, env: NodeJS.ProcessEnv): string[] {
   return [expanded, ...expanded.split(/[\s'"=:,;()<>|&{}[\]`$]+/)].filter((p) => p !== '');
 }
 
-/** `git [global options] config …`: writes the repository's config unless only reading it. */
-function isGitConfig(unit: ShellUnit): boolean {
-  const [name, ...rest] = unit.command;
-  if (name !== 'git' && !name?.endsWith('/git')) return false;
-  let k = 0;
-  // Global options that take a value as the next word.
-  while (k < rest.length && rest[k]!.startsWith('-')) k += ['-C', '-c', '--git-dir', '--work-tree', '--namespace'].includes(rest[k]!) ? 2 : 1;
-  if (rest[k] !== 'config') return false;
-  return !rest.slice(k + 1).some((w) => GIT_CONFIG_READS.has(w));
+/**
+ * The words of a unit that may name a file it writes: every word, except for commands that only
+ * read (`ls .git`, `grep -r x --exclude-dir=.git`, `git log -- .gitmodules`), where only the
+ * targets of redirections that write count. Asking every time a model looks at `.git` would
+ * teach users to click through.
+ */
+function wordsThatMayWrite(unit: ShellUnit): string[] {
+  if (!onlyReads(unit)) return unit.tokens;
+  return unit.redirects.filter((r) => r.writes).map((r) => r.target);
 }
 
-const GIT_CONFIG_READS = new Set(['--get', '--get-all', '--get-regexp', '--get-urlmatch', '--list', '-l', 'get', 'list']);
+/** Programs that only read the files they are given. */
+const READERS = new Set(['ls', 'cat', 'head', 'tail', 'less', 'more', 'grep', 'egrep', 'fgrep', 'rg', 'ag', 'wc', 'stat', 'file', 'du', 'tree', 'diff', 'cmp', 'realpath', 'readlink', 'basename', 'dirname', 'test', '[', 'echo', 'printf', 'pwd']);
+/** git subcommands that only read. */
+const GIT_READS = new Set(['log', 'status', 'diff', 'show', 'blame', 'ls-files', 'ls-tree', 'grep', 'rev-parse', 'describe', 'shortlog', 'cat-file', 'reflog']);
+/** find actions that write or run something. */
+const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir', '-delete', '-fprint', '-fprint0', '-fprintf', '-fls']);
+
+function onlyReads(unit: ShellUnit): boolean {
+  const [name, ...args] = unit.command;
+  if (name === undefined) return true;
+  const b = name.slice(name.lastIndexOf('/') + 1);
+  if (READERS.has(b)) return true;
+  if (b === 'find') return !args.some((a) => FIND_ACTIONS.has(a));
+  if (b === 'git') return GIT_READS.has(gitSubcommand(args).name ?? '');
+  return false;
+}
+
+/** The git subcommand after global options, and the words after it. */
+function gitSubcommand(args: string[]): { name?: string; rest: string[] } {
+  let k = 0;
+  // Global options that take a value as the next word.
+  while (k < args.length && args[k]!.startsWith('-')) k += ['-C', '-c', '--git-dir', '--work-tree', '--namespace'].includes(args[k]!) ? 2 : 1;
+  return { name: args[k], rest: args.slice(k + 1) };
+}
+
+/**
+ * A `git config` that may change a setting: everything but `--get*`/`--list` reads, the
+ * `get`/`list` subcommands, or a single name (`git config user.name`). Also a unit that
+ * mentions `git … config` behind a wrapper (`env git config …`, `sh -c "git config …"`).
+ */
+function changesGitConfig(unit: ShellUnit): boolean {
+  const [name, ...args] = unit.command;
+  const b = name?.slice(name.lastIndexOf('/') + 1);
+  if (b !== 'git') return /\bgit\b[^;&|]*\bconfig\b/.test(unit.tokens.join(' '));
+  const sub = gitSubcommand(args);
+  if (sub.name !== 'config') return false;
+  const options = sub.rest.filter((w) => w.startsWith('-'));
+  const operands = sub.rest.filter((w) => !w.startsWith('-'));
+  if (options.some((o) => GIT_CONFIG_WRITE_OPTIONS.has(o.split('=')[0]!))) return true;
+  if (options.some((o) => GIT_CONFIG_READ_OPTIONS.has(o))) return false;
+  if (operands[0] === 'get' || operands[0] === 'list') return false;
+  return operands.length !== 1;
+}
+
+const GIT_CONFIG_WRITE_OPTIONS = new Set(['--unset', '--unset-all', '--add', '--replace-all', '--rename-section', '--remove-section', '--edit', '-e']);
+const GIT_CONFIG_READ_OPTIONS = new Set(['--get', '--get-all', '--get-regexp', '--get-urlmatch', '--list', '-l', '--get-color', '--get-colorbool']);

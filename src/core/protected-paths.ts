@@ -12,8 +12,10 @@
  * written and its real path (every symlink followed, a dangling one too) are checked, so a link
  * to `.git/hooks` is no way around it.
  */
-import { lstat, readlink, realpath } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { dirname, relative, resolve } from 'node:path';
+import picomatch from 'picomatch';
+import { isWithin, realpathDeepest } from './tools/paths.js';
 import { patchbayHome, userConfigPath } from '../config/load.js';
 
 /** Segment name (lower case) → why writing below it matters. */
@@ -33,9 +35,17 @@ export const WORKSPACE_NAMES: ReadonlyMap<string, string> = new Map([
   ['.gitmodules', 'git submodules (fetched and checked out by git)'],
 ]);
 
-/** Why `name` (one path segment) is protected inside a workspace, if it is. */
+/**
+ * Why `name` (one path segment) is protected inside a workspace, if it is. Trailing dots and
+ * spaces are dropped (Windows does when it creates the file); a glob (`.gi?`, `.p*y`) is
+ * protected when it could name a protected segment, as the shell would expand it.
+ */
 export function protectedName(name: string): string | undefined {
-  return WORKSPACE_NAMES.get(name.toLowerCase());
+  const plain = name.toLowerCase().replace(/(?<=.)[. ]+$/, '');
+  const why = WORKSPACE_NAMES.get(plain);
+  if (why || !/[*?[{]/.test(name)) return why;
+  for (const [known, reason] of WORKSPACE_NAMES) if (picomatch.isMatch(known, name, { nocase: true })) return reason;
+  return undefined;
 }
 
 /** patchbay's own folders outside any workspace, with what they hold. */
@@ -53,18 +63,18 @@ function patchbayFolders(env: NodeJS.ProcessEnv): Array<{ dir: string; why: stri
 export async function protectedPath(absPath: string, roots: string[], env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
   const lexical = resolve(absPath);
   const candidates = [lexical];
-  const real = await realDeepest(lexical).catch(() => undefined);
+  const real = await realpathDeepest(lexical).catch(() => undefined);
   if (real && real !== lexical) candidates.push(real);
   const folders = await withReal(patchbayFolders(env).map((f) => f.dir));
   const whys = patchbayFolders(env).map((f) => f.why);
   const rootDirs = await withReal(roots);
   for (const p of candidates) {
     for (let k = 0; k < folders.length; k++) {
-      if (folders[k]!.some((d) => within(d, p))) return whys[k];
+      if (folders[k]!.some((d) => isWithin(d, p))) return whys[k];
     }
     for (const variants of rootDirs) {
       for (const root of variants) {
-        if (!within(root, p)) continue;
+        if (!isWithin(root, p)) continue;
         for (const seg of relative(root, p).split(/[\\/]/)) {
           const why = protectedName(seg);
           if (why) return `${seg} (${why})`;
@@ -84,29 +94,4 @@ async function withReal(paths: string[]): Promise<string[][]> {
       return real === abs ? [abs] : [abs, real];
     }),
   );
-}
-
-function within(parent: string, child: string): boolean {
-  const rel = relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-}
-
-/** The real path of `p`, which need not exist: dangling symlinks are followed to where a write would land. */
-async function realDeepest(p: string, hops = 0): Promise<string> {
-  if (hops > 40) throw new Error('too many levels of symbolic links');
-  const missing: string[] = [];
-  let cur = p;
-  for (;;) {
-    const real = await realpath(cur).catch(() => undefined);
-    if (real) return join(real, ...missing.reverse());
-    const st = await lstat(cur).catch(() => undefined);
-    if (st?.isSymbolicLink()) {
-      const target = resolve(dirname(cur), await readlink(cur));
-      return realDeepest(join(target, ...missing.reverse()), hops + 1);
-    }
-    const parent = dirname(cur);
-    if (parent === cur) return p;
-    missing.push(basename(cur));
-    cur = parent;
-  }
 }

@@ -87,6 +87,41 @@ describe('protectedTarget', () => {
     }
   });
 
+  it('shell_command: git config writes however they are spelled, globs that could name a protected path, wrappers', async () => {
+    const shell = tool('shell_command');
+    for (const command of [
+      'git config core.hooksPath get',
+      'git config set core.hooksPath list',
+      'git config --unset core.hooksPath',
+      'env git config core.hooksPath h',
+      'sh -c "git config core.hooksPath h"',
+      'cp pre-commit .gi?/hooks',
+      'cp x .p*y/config.json',
+      'echo x > .ENVRC',
+    ]) {
+      expect(await protectedTarget(shell, { command }, [ws], env), command).toBeDefined();
+    }
+  });
+
+  it('shell_command: commands that only read may name protected paths; their writing redirections still count', async () => {
+    const shell = tool('shell_command');
+    for (const command of [
+      'grep -rn foo . --exclude-dir=.git',
+      'find . -path ./.git -prune -o -name "*.ts" -print',
+      'ls -la .git',
+      'cat .vscode/settings.json',
+      'git log -- .gitmodules',
+      'git config user.name',
+      'git config get user.name',
+      'git --no-pager config --list',
+    ]) {
+      expect(await protectedTarget(shell, { command }, [ws], env), command).toBeUndefined();
+    }
+    for (const command of ['cat x > .git/config', 'find . -name x -delete -path .git', 'git log > .envrc']) {
+      expect(await protectedTarget(shell, { command }, [ws], env), command).toBeDefined();
+    }
+  });
+
   it('shell_command: a symlink named in the command and the working directory count', async () => {
     await mkdir(join(ws, '.patchbay'));
     await symlink(join(ws, '.patchbay'), join(ws, 'cfg'));

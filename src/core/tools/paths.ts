@@ -58,7 +58,7 @@ function fold(p: string): string {
  * The real path of `p`: the realpath of its deepest existing ancestor joined with the part that
  * does not exist yet. A dangling symlink is followed to its target.
  */
-async function realpathDeepest(p: string, hops = 0): Promise<string> {
+export async function realpathDeepest(p: string, hops = 0): Promise<string> {
   if (hops > 40) throw new Error('too many levels of symbolic links');
   const missing: string[] = [];
   let cur = p;
