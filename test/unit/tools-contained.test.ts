@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { constants, existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -20,6 +21,12 @@ describe.each(['fd', 'path'] as const)('openContained, checked via %s', (via) =>
   afterEach(async () => {
     await removeDir(ws);
     await removeDir(outside);
+  });
+
+  it.skipIf(process.platform === 'win32')('refuses to read a FIFO instead of hanging on it', async () => {
+    execFileSync('mkfifo', [join(ws, 'dir', 'pipe')]);
+    await expect(readContainedText(join(ws, 'dir', 'pipe'), { roots: [ws], via })).rejects.toThrow(/not a regular file/);
+    expect(await readContainedText(join(ws, 'dir', 'in.txt'), { roots: [ws], via })).toBe('inside');
   });
 
   it('opens a file inside the workspace and names its real path', async () => {

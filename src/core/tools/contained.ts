@@ -22,6 +22,7 @@
 import { constants, existsSync } from 'node:fs';
 import { lstat, mkdir, open, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { errnoCode } from './native/fs-util.js';
 import { isWithin } from './paths.js';
 
 const { O_DIRECTORY, O_NOFOLLOW, O_RDONLY } = constants;
@@ -218,11 +219,16 @@ async function verifyByPath(fh: FileHandle, dirReal: string, name: string, scope
   return real;
 }
 
-/** The whole text of a contained file (EISDIR for a directory). */
+/**
+ * The whole text of a contained regular file (EISDIR for a directory). Opened O_NONBLOCK and
+ * refused unless regular, so a FIFO or device in the workspace cannot hang the reader.
+ */
 export async function readContainedText(abs: string, opts: ContainOptions): Promise<string> {
-  const { fh } = await openContained(abs, O_RDONLY, opts);
+  const { fh } = await openContained(abs, O_RDONLY | constants.O_NONBLOCK, opts);
   try {
-    if ((await fh.stat()).isDirectory()) throw Object.assign(new Error(`${abs} is a directory`), { code: 'EISDIR' });
+    const st = await fh.stat();
+    if (st.isDirectory()) throw Object.assign(new Error(`${abs} is a directory`), { code: 'EISDIR' });
+    if (!st.isFile()) throw Object.assign(new Error(`${abs} is not a regular file`), { code: 'EINVAL' });
     return await fh.readFile('utf8');
   } finally {
     await fh.close();
@@ -251,8 +257,4 @@ export async function replaceContent(fh: FileHandle, text: string): Promise<void
     const { bytesWritten } = await fh.write(buf, off, buf.length - off, off);
     off += bytesWritten;
   }
-}
-
-function errnoCode(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException | undefined)?.code;
 }
