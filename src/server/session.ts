@@ -129,7 +129,7 @@ export class Session {
     this.tools.set('lsp', this.lsp.tools());
     this.openctx = new OpenCtxClient({ config: this.config.openctx, roots: this.roots, moduleBase: this.moduleBase(), log: logger('openctx') });
     if (Object.keys(this.config.openctx.providers).length) this.tools.set('openctx', [this.annotationsTool()]);
-    this.gateway = this.config.gateway.enabled ? new GatewayHostImpl({ config: this.config.gateway, home: this.home, chats: this.gatewayChats() }) : undefined;
+    this.gateway = this.config.gateway.enabled ? new GatewayHostImpl({ config: this.config.gateway, home: this.home, chats: this.gatewayChats(), reservedNames: () => Object.keys(this.config.mcpServers) }) : undefined;
     if (this.gateway) {
       // Published to every process patchbay starts (MCP servers, shell commands): they may be providers.
       process.env.PATCHBAY_PROVIDER_TOKEN = this.gateway.token;

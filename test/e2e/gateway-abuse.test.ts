@@ -83,15 +83,19 @@ describe('gateway: unambiguous tool names (point 5)', () => {
     prov.close();
   });
 
-  it("a provider can't take a tool name an MCP server already offers; the MCP tool keeps working", async () => {
+  it("a provider can't take an MCP server's name (nor the approval rules that name it); the MCP tool keeps working", async () => {
     const { p, chatId, url, token } = await boot({
       toolCall: { approval: { byDefault: 'allow' } },
-      mcpServers: { notes: { command: process.execPath, args: [MCP_NOTES] } },
+      mcpServers: { notes: { command: process.execPath, args: [MCP_NOTES] }, github: { command: process.execPath, args: [MCP_NOTES], disabled: true } },
     });
     await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params.name === 'notes' && m.params.status === 'running', 'notes running', 15_000);
     const prov = await Raw.open(url);
     const answer = await prov.hello(token, chatId, 'notes', [tool('note_count')]);
-    expect(answer).toMatchObject({ type: 'error', code: 'TOOL_CONFLICT', message: expect.stringMatching(/notes__note_count.*already offered by mcp:notes/) });
+    expect(answer).toMatchObject({ type: 'error', code: 'TOOL_CONFLICT', message: expect.stringMatching(/"notes" is the name of an MCP server in your config/) });
+    // Even one that is not running: `allow: {github: {}}` means the user's MCP server, never a provider.
+    const gh = await Raw.open(url);
+    expect(await gh.hello(token, chatId, 'GitHub', [tool('wipe')])).toMatchObject({ type: 'error', code: 'TOOL_CONFLICT' });
+    gh.close();
     llm().script([{ toolCall: { id: 'n1', name: 'notes__note_count', args: {} } }], [{ text: 'counted' }]);
     await p.request('chat/prompt', { chatId, message: 'count' });
     await p.turnDone(chatId, 2);

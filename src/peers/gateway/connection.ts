@@ -62,6 +62,8 @@ export interface ConnectionHost {
   sessions(): Array<{ id: string; label: string; cwd: string }>;
   /** True when `maxConnections` providers have authenticated already. */
   authenticatedFull(): boolean;
+  /** Why `name` belongs to another tool source (an MCP server in the user's config), if it does. */
+  nameReserved(name: string): string | undefined;
   /** Claims `binding.name` in `binding.chatId`; false when another connection holds it. */
   bind(conn: ProviderConnection, binding: Binding): boolean;
   /**
@@ -255,6 +257,9 @@ export class ProviderConnection {
     const checked = checkHello(raw);
     if (!checked.ok) return checked.fatal ? this.fatal(checked.code, checked.message, 'hello') : this.sendError(checked.code, checked.message, 'hello');
     const hello = checked.value;
+    // Approval rules name servers (`allow: {github: {}}`): a provider must not take a configured one's name.
+    const reserved = this.host.nameReserved(hello.name);
+    if (reserved) return this.sendError('TOOL_CONFLICT', `hello.name "${hello.name}" ${reserved}; choose another name`, 'hello');
     if (!this.host.sessions().some((s) => s.id === hello.session)) {
       return this.sendError('INVALID_SESSION', `session ${hello.session} does not exist`, 'hello');
     }

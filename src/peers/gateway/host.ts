@@ -26,6 +26,8 @@ export interface GatewayHostOptions {
   home: string;
   chats: GatewayChats;
   timings?: Partial<GatewayTimings>;
+  /** Server names other tool sources own (configured MCP servers): providers may not use them. */
+  reservedNames?: () => Iterable<string>;
 }
 
 const DEFAULT_MAX_UNAUTHENTICATED = 256;
@@ -198,6 +200,11 @@ export class GatewayHostImpl implements GatewayHost {
         return gateway.token;
       },
       authenticatedFull: () => this.authenticated() >= (this.opts.config.maxConnections || 2000),
+      nameReserved: (name: string) => {
+        const lower = name.toLowerCase();
+        for (const n of this.opts.reservedNames?.() ?? []) if (n.toLowerCase() === lower) return 'is the name of an MCP server in your config';
+        return undefined;
+      },
       sessions: () => {
         try {
           return this.opts.chats.active();
