@@ -41,6 +41,7 @@ import { textResult, type Tool } from '../core/tool.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { ensurePrivateDir } from '../util/private-dir.js';
+import { LogBudget } from '../util/log-budget.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { ToolServerUpdated } from '../protocol/eca/lifecycle.js';
@@ -88,6 +89,8 @@ export class Session {
   gatewayUrl: string | undefined;
   /** Provider names per chat, to report the ones that went away. */
   private readonly providerNames = new Map<string, Set<string>>();
+  /** Per chat and provider: how many pushed events may reach the chat and the model (pushBudgets). */
+  private readonly budgets = new Map<string, { surface: LogBudget; inject: LogBudget }>();
   private readonly clients = new Map<string, Promise<LlmClient>>();
   /** Resolves once models are known (Ollama discovery may take a moment). */
   modelsReady: Promise<void>;
@@ -297,15 +300,23 @@ export class Session {
       push: (e) => {
         this.store.queueEvent({ stream: e.stream, source: e.provider, chatId: e.chatId, level: e.level, text: e.text, metadata: e.metadata });
         if (e.level === 'keep') return;
-        this.chats.surface(e.chatId, `[${e.stream}] ${e.provider}: ${e.text}`);
-        if (e.level === 'inject') {
-          this.chats.inject(e.chatId, `Event from tool provider "${e.provider}" (stream "${e.stream}"):\n${e.text}`, this.config.gateway.injectStartsTurn);
-        }
+        // Every event stays in its stream; what reaches the chat and the model has a budget per
+        // provider and chat, so a flooding provider cannot bury the chat or the model's context.
+        const budgets = this.pushBudgets(e.chatId, e.provider);
+        budgets.surface.log('info', () => `[${e.stream}] ${e.provider}: ${e.text}`);
+        if (e.level === 'inject') budgets.inject.log('info', () => `Event from tool provider "${e.provider}" (stream "${e.stream}"):\n${e.text}`);
       },
       providersChanged: (chatId, providers) => {
         const before = this.providerNames.get(chatId) ?? new Set<string>();
         const now = new Set(providers.map((p) => p.name));
         this.providerNames.set(chatId, now);
+        for (const gone of before) {
+          if (now.has(gone)) continue;
+          const key = `${chatId}\u0000${gone}`;
+          this.budgets.get(key)?.surface.flush();
+          this.budgets.get(key)?.inject.flush();
+          this.budgets.delete(key);
+        }
         for (const p of providers) {
           this.opts.onToolServer?.({
             type: 'provider',
@@ -399,6 +410,28 @@ export class Session {
         return textResult(text || `No annotations for ${path}.`);
       },
     });
+  }
+
+  /** The surface and inject budgets of one provider in one chat (see `push` in gatewayChats). */
+  private pushBudgets(chatId: string, provider: string): { surface: LogBudget; inject: LogBudget } {
+    const key = `${chatId}\u0000${provider}`;
+    let b = this.budgets.get(key);
+    if (!b) {
+      const notice = (line: string) => this.chats.surface(chatId, line);
+      const source = `provider "${provider}"`;
+      b = {
+        surface: new LogBudget(source, (_level, line) => notice(line), { perSecond: 10, burst: 50, maxLineChars: 4000, unit: 'events', note: 'all are kept in their streams' }),
+        inject: new LogBudget(source, (level, line) => (level === 'warn' ? notice(line) : this.chats.inject(chatId, line, this.config.gateway.injectStartsTurn)), {
+          perSecond: 20,
+          burst: 200,
+          maxLineChars: 16_000,
+          unit: 'events for the model',
+          note: 'the model can read them with patchbay__read_event_stream',
+        }),
+      };
+      this.budgets.set(key, b);
+    }
+    return b;
   }
 
   /** Serves patchbay's own OpenCtx providers (and the user's modules) on loopback, token-protected. */

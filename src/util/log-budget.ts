@@ -1,5 +1,6 @@
 /**
- * A log budget for one noisy source (an MCP server's log notifications and stderr): a token
+ * A budget for one noisy source (an MCP server's log notifications and stderr, a provider's
+ * surfaced and injected events in one chat): a token
  * bucket lets bursts through and then a steady rate; what is over it is counted and reported
  * as one "… N log lines from <source> suppressed" line per interval, and every line is cut to
  * a maximum length. A peer flooding its logs then costs server.log kilobytes, not megabytes,
@@ -16,6 +17,10 @@ export interface LogBudgetOptions {
   maxLineChars?: number;
   /** How often at most the suppressed count is reported. */
   intervalMs?: number;
+  /** What is counted, in the report (`log lines`). */
+  unit?: string;
+  /** Appended to the report (what happened to what was suppressed). */
+  note?: string;
   now?: () => number;
 }
 
@@ -30,6 +35,8 @@ export class LogBudget {
   private readonly burst: number;
   private readonly maxLineChars: number;
   private readonly intervalMs: number;
+  private readonly unit: string;
+  private readonly note: string;
   private readonly now: () => number;
 
   constructor(
@@ -41,6 +48,8 @@ export class LogBudget {
     this.burst = opts.burst ?? 200;
     this.maxLineChars = opts.maxLineChars ?? 1000;
     this.intervalMs = opts.intervalMs ?? 1000;
+    this.unit = opts.unit ?? 'log lines';
+    this.note = opts.note ? `; ${opts.note}` : '';
     this.now = opts.now ?? Date.now;
     this.tokens = this.burst;
     this.last = this.now();
@@ -71,7 +80,7 @@ export class LogBudget {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (!this.suppressed) return;
-    this.sink('warn', `… ${this.suppressed} log lines from ${this.source} suppressed (more than ${this.perSecond}/s)`);
+    this.sink('warn', `… ${this.suppressed} ${this.unit} from ${this.source} suppressed (more than ${this.perSecond}/s)${this.note}`);
     this.suppressed = 0;
   }
 }

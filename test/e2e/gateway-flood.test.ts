@@ -3,9 +3,10 @@
  * bursts, providers over their budget, idle sockets that would lock real providers out, and
  * results nested deeper than anything can walk.
  */
+import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { bootWithChat, Raw } from './gateway-raw.js';
@@ -37,6 +38,31 @@ describe('gateway floods (point 8)', () => {
     // Nothing more follows once the chat is idle again.
     await sleep(500);
     expect(llm().requests.length - before).toBeLessThanOrEqual(2);
+    prov.close();
+  });
+
+  it('a provider surfacing 500 events: the chat shows a burst and one count of the rest; every event stays in its stream', async () => {
+    // A message budget high enough that all 500 are accepted: this is about what reaches the chat.
+    const { p, home, chatId, url, token } = await boot({ gateway: { port: 0, rateLimitPerSecond: 100_000 } });
+    const prov = await Raw.open(url);
+    expect(await prov.hello(token, chatId, 'surfer')).toMatchObject({ type: 'hello.ack' });
+    for (let i = 0; i < 500; i++) prov.send({ type: 'push', level: 'surface', event: `ev-${i}` });
+    const texts = () => p.contents(chatId).map((c) => String(c.content.text ?? ''));
+    await until(() => texts().some((t) => /events from provider "surfer" suppressed/.test(t)), 10_000, 'the suppressed count');
+    const shown = texts().filter((t) => /\] surfer: ev-\d+/.test(t)).length;
+    expect(shown).toBeGreaterThanOrEqual(50);
+    expect(shown).toBeLessThan(100);
+    expect(texts().find((t) => /suppressed/.test(t))).toMatch(/all are kept in their streams/);
+    // Stored in batches: read once they are all in.
+    const stored = () => {
+      const db = new Database(join(home, '.patchbay', 'patchbay.db'), { readonly: true });
+      try {
+        return (db.prepare("SELECT count(*) AS n FROM events WHERE source = 'surfer'").get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    await until(() => stored() === 500, 10_000, 'all 500 events stored');
     prov.close();
   });
 

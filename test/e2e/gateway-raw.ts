@@ -17,7 +17,7 @@ export async function bootWithChat(llm: FakeLlm, track: (p: EcaProc) => EcaProc,
   llm.script([{ text: 'ready' }]);
   const chatId = (await p.request('chat/prompt', { message: 'start' })).result.chatId as string;
   await p.turnDone(chatId);
-  return { p, chatId, url: readFileSync(join(dir, 'address'), 'utf8').trim(), token: readFileSync(join(dir, 'provider-token'), 'utf8').trim() };
+  return { p, home, chatId, url: readFileSync(join(dir, 'address'), 'utf8').trim(), token: readFileSync(join(dir, 'provider-token'), 'utf8').trim() };
 }
 
 /** A provider speaking the core profile by hand over a real socket. */
