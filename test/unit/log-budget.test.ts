@@ -32,6 +32,15 @@ describe('LogBudget', () => {
     }
   });
 
+  it('names what it counts and what became of it in the report', () => {
+    const lines: string[] = [];
+    const budget = new LogBudget('provider "x"', (_l, line) => lines.push(line), { perSecond: 1, burst: 1, unit: 'events', note: 'all are kept' });
+    budget.log('info', 'a');
+    budget.log('info', 'b');
+    budget.flush();
+    expect(lines).toEqual(['a', '… 1 events from provider "x" suppressed (more than 1/s); all are kept']);
+  });
+
   it('cuts long lines and only builds the lines it logs', () => {
     const { budget, lines } = setup();
     budget.log('info', 'x'.repeat(100));
