@@ -17,6 +17,7 @@ import type { ChatPersistence, ToolCallRecord } from './persistence.js';
 import type { FileChangeDetails, Tool, ToolContext, ToolResult } from './tool.js';
 import { isInsideWorkspace, resolvePath } from './tools/paths.js';
 import { protectedTarget } from './protected-calls.js';
+import { protectedPath } from './protected-paths.js';
 import { errorMessage, logger } from '../util/log.js';
 
 const log = logger('tool-call');
@@ -160,7 +161,11 @@ export class ToolCall {
     // Unless the user was asked about, and approved, paths outside the workspace, the tool
     // checks that what it really opens is inside (a symlink may have flipped since approval).
     const confined = !(decision.kind === 'ask' && this.judgedOutside);
-    const ctx: ToolContext = { ...this.env.ctx, confined };
+    // Judged not protected: a write that really lands on a protected path (a symlink changed
+    // since) is refused. Asked about one and approved: the user said yes to it.
+    const roots = this.env.ctx.roots;
+    const guardProtected = this.mustAsk ? undefined : (real: string) => protectedPath(real, roots);
+    const ctx: ToolContext = { ...this.env.ctx, confined, guardProtected };
     let result: ToolResult;
     try {
       result = await tool.call(this.args, ctx);

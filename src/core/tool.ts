@@ -53,6 +53,12 @@ export interface ToolContext {
    * touches paths outside the workspace. Unset means true.
    */
   confined?: boolean;
+  /**
+   * Set when the call was not approved for a protected path (core/protected-paths.ts): why writing
+   * this real path would have needed that approval, checked on what is really opened (a symlink
+   * may have changed since the call was judged).
+   */
+  guardProtected?: (realPath: string) => Promise<string | undefined>;
   editor: EditorBridge;
   /** Report progress of a long call; shown in the chat. */
   progress?: (text: string) => void;

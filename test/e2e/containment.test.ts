@@ -231,6 +231,24 @@ describe('approved writes outside the workspace', () => {
     expect(readdirSync(outside)).toEqual([]);
   });
 
+  it('a write approved for an ordinary path is refused when its folder becomes a symlink to .git/hooks before it runs', async () => {
+    const root = scratch(workspace({ 'dir/keep.txt': 'k', '.git/hooks/README': 'hooks' }));
+    const { p } = await boot(root);
+    llm().script([{ toolCall: { id: 'h1', name: 'patchbay__write_file', args: { path: 'dir/pre-commit', content: '#!/bin/sh\necho pwned\n' } } }], [{ text: 'done' }]);
+    const chatId = (await p.request('chat/prompt', { message: 'write a script' })).result.chatId;
+    // The user is shown dir/pre-commit: not a protected path, so the prompt says nothing of hooks.
+    const run = await p.waitFor((m) => m.params?.content?.type === 'toolCallRun' && m.params.content.id === 'h1', 'toolCallRun');
+    expect(run.params.content.summary ?? '').not.toMatch(/protected/);
+    renameSync(join(root, 'dir'), join(root, 'dir.real'));
+    symlinkSync(join(root, '.git', 'hooks'), join(root, 'dir'));
+    p.notify('chat/toolCallApprove', { chatId, toolCallId: 'h1' });
+    await p.turnDone(chatId);
+    const called = content(p, chatId, 'toolCalled')[0];
+    expect(called.error).toBe(true);
+    expect(called.outputs[0].text).toMatch(/leads to a protected path \(\.git .*\) this call was not approved for/);
+    expect(readdirSync(join(root, '.git', 'hooks'))).toEqual(['README']);
+  });
+
   it('openctx_annotations approved for a file inside does not read it once its folder leads outside', async () => {
     const root = scratch(workspace({ 'dir/a.ts': 'const a = 1; // TODO inside\n' }));
     const outside = scratch(tempDir('pb-outside-'));

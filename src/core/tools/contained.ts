@@ -38,13 +38,16 @@ export class OutsideWorkspaceError extends Error {
     readonly path: string,
     /** Found by the re-check after use: the open file was moved out while the call ran. */
     readonly movedOut = false,
+    /** Not outside, but a protected path the call was not approved for (ContainOptions.guard). */
+    readonly protectedWhy?: string,
   ) {
-    super(`${path} resolves outside the workspace`);
+    super(protectedWhy ? `${path} is protected: ${protectedWhy}` : `${path} resolves outside the workspace`);
   }
 }
 
 /** The model-readable sentence for a refused call; `what` is e.g. "nothing was written". */
 export function outsideText(err: OutsideWorkspaceError, abs: string, what: string): string {
+  if (err.protectedWhy) return `${abs} leads to a protected path (${err.protectedWhy}) this call was not approved for (a symlink changed while the call ran); ${what}.`;
   if (err.movedOut) return `${abs} was moved outside the workspace while the call ran (a directory or symlink changed); stopped there.`;
   return `${abs} resolves outside the workspace (a symlink changed while the call ran); ${what}.`;
 }
@@ -56,6 +59,8 @@ export interface ContainOptions {
   confined?: boolean;
   /** Make missing parent directories. */
   mkdirs?: boolean;
+  /** For writes: why the real path may not be written by this call (a protected path), if so. */
+  guard?: (realPath: string) => Promise<string | undefined>;
   /**
    * How the check is made: 'fd' (through /proc/self/fd, no window) where Linux offers it, else
    * 'path' (see the file comment). Tests force 'path' to cover the portable method on Linux.
@@ -83,12 +88,13 @@ interface Scope {
   confined: boolean;
   mkdirs: boolean;
   byFd: boolean;
+  guard?: (realPath: string) => Promise<string | undefined>;
 }
 
 async function scopeOf(opts: ContainOptions): Promise<Scope> {
   const realRoots = await Promise.all(opts.roots.map((r) => realpath(resolve(r)).catch(() => resolve(r))));
   const byFd = hasProcFd && opts.via !== 'path';
-  return { realRoots, confined: opts.confined ?? true, mkdirs: opts.mkdirs ?? false, byFd };
+  return { realRoots, confined: opts.confined ?? true, mkdirs: opts.mkdirs ?? false, byFd, guard: opts.guard };
 }
 
 function check(scope: Scope, real: string, shown: string): void {
@@ -153,9 +159,26 @@ async function mkdirByPath(dir: string, scope: Scope): Promise<void> {
 /** Holds `abs`'s parent directory open (checked) and names `abs`'s entry in it. */
 export async function pinParent(abs: string, opts: ContainOptions): Promise<{ dir: PinnedDir; name: string; at: string }> {
   const p = resolve(abs);
-  const dir = await pinDir(dirname(p), await scopeOf(opts));
+  const scope = await scopeOf(opts);
+  const dir = await pinDir(dirname(p), scope);
   const name = basename(p);
+  try {
+    await guardEntry(scope, dir, name, p);
+  } catch (e) {
+    await dir.close();
+    throw e;
+  }
   return { dir, name, at: dir.entry(name) };
+}
+
+/**
+ * The guard's verdict on `name` in a held directory, whose real path is known: a symlink there is
+ * judged where it leads when opened (openIn follows it through the same steps).
+ */
+async function guardEntry(scope: Scope, dir: PinnedDir, name: string, shown: string): Promise<void> {
+  if (!scope.guard) return;
+  const why = await scope.guard(join(dir.real, name));
+  if (why) throw new OutsideWorkspaceError(shown, false, why);
 }
 
 /**
@@ -172,6 +195,8 @@ async function openIn(abs: string, flags: number, scope: Scope, hops: number): P
   const dir = await pinDir(dirname(abs), scope);
   const name = basename(abs);
   try {
+    // Before the open: an O_CREAT must not even leave an empty file at a protected path.
+    if (flags & (constants.O_WRONLY | constants.O_RDWR | constants.O_CREAT)) await guardEntry(scope, dir, name, abs);
     let fh: FileHandle;
     try {
       fh = await open(dir.entry(name), flags | O_NOFOLLOW, 0o666);

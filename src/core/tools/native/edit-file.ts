@@ -44,7 +44,7 @@ Usage:
       const abs = resolvePath(args.path, ctx.roots);
       let file: ContainedFile;
       try {
-        file = await openContained(abs, constants.O_RDWR, { roots: ctx.roots, confined: ctx.confined });
+        file = await openContained(abs, constants.O_RDWR, { roots: ctx.roots, confined: ctx.confined, guard: ctx.guardProtected });
       } catch (err) {
         if (ctx.signal.aborted) throw err;
         if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, abs, 'nothing was read or written'), true);

@@ -30,7 +30,7 @@ Usage:
     async run(args, ctx) {
       const from = resolvePath(args.source, ctx.roots);
       const to = resolvePath(args.destination, ctx.roots);
-      const contain = { roots: ctx.roots, confined: ctx.confined };
+      const contain = { roots: ctx.roots, confined: ctx.confined, guard: ctx.guardProtected };
       // Both ends are looked up in their parent directories held open and checked, so a parent
       // flipped to a symlink cannot move anything in from, or out to, outside the workspace.
       const held: PinnedDir[] = [];

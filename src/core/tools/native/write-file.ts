@@ -41,7 +41,7 @@ Usage:
       const abs = resolvePath(args.path, ctx.roots);
       let before: { text: string; existed: boolean };
       try {
-        const file = await openForWrite(abs, { roots: ctx.roots, confined: ctx.confined, mkdirs: true });
+        const file = await openForWrite(abs, { roots: ctx.roots, confined: ctx.confined, mkdirs: true, guard: ctx.guardProtected });
         try {
           if ((await file.fh.stat()).isDirectory()) return textResult(`${abs} is a directory; cannot write a file there.`, true);
           before = { text: file.existed ? await file.fh.readFile('utf8') : '', existed: file.existed };
