@@ -3,7 +3,7 @@ import { constants, existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openContained, OutsideWorkspaceError, pinParent, readContainedText, replaceContent } from '../../src/core/tools/contained.js';
+import { openContained, OutsideWorkspaceError, pinParent, readContainedText, replaceContent, writeChecked } from '../../src/core/tools/contained.js';
 import { removeDir, tempDir } from './tools-helpers.js';
 
 const { O_CREAT, O_RDONLY, O_RDWR, O_TRUNC } = constants;
@@ -99,6 +99,17 @@ describe.each(['fd', 'path'] as const)('openContained, checked via %s', (via) =>
     } finally {
       await f.fh.close();
     }
+  });
+
+  it('writeChecked puts the old content back into a file moved out while it was written', async () => {
+    const f = await openContained(join(ws, 'dir', 'in.txt'), O_RDWR, { roots: [ws], via });
+    try {
+      await rename(join(ws, 'dir'), join(outside, 'moved'));
+      await expect(writeChecked(f, 'PAYLOAD', 'inside')).rejects.toBeInstanceOf(OutsideWorkspaceError);
+    } finally {
+      await f.fh.close();
+    }
+    expect(await readFile(join(outside, 'moved', 'in.txt'), 'utf8')).toBe('inside');
   });
 
   it('refuses O_TRUNC (truncating before the check would damage an outside file)', async () => {

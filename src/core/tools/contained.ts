@@ -274,6 +274,21 @@ export async function isContained(abs: string, opts: ContainOptions): Promise<bo
   }
 }
 
+/**
+ * Writes `text` into a contained file, then re-checks where it is: a file moved out of the
+ * workspace while it was written gets `restore` (its content before) back, and the re-check's
+ * error is thrown.
+ */
+export async function writeChecked(file: ContainedFile, text: string, restore: string): Promise<void> {
+  await replaceContent(file.fh, text);
+  try {
+    await file.recheck();
+  } catch (e) {
+    if (e instanceof OutsideWorkspaceError) await replaceContent(file.fh, restore).catch(() => undefined);
+    throw e;
+  }
+}
+
 /** Replaces the content of an open file with `text` (positioned writes: the read offset does not matter). */
 export async function replaceContent(fh: FileHandle, text: string): Promise<void> {
   const buf = Buffer.from(text, 'utf8');

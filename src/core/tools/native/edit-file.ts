@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Tool, ToolResult } from '../../tool.js';
 import { textResult } from '../../tool.js';
-import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText, replaceContent } from '../contained.js';
+import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText, writeChecked } from '../contained.js';
 import { fileChange } from '../diff.js';
 import { resolvePath } from '../paths.js';
 import { defineNativeTool } from './define.js';
@@ -65,8 +65,7 @@ Usage:
         if (!('after' in plan)) return plan;
         try {
           ctx.signal.throwIfAborted();
-          await replaceContent(file.fh, plan.after);
-          await file.recheck();
+          await writeChecked(file, plan.after, before);
         } catch (err) {
           if (ctx.signal.aborted) throw err;
           if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, abs, 'nothing was written'), true);

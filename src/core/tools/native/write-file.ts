@@ -4,7 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Tool } from '../../tool.js';
 import { textResult } from '../../tool.js';
-import { type ContainOptions, type ContainedFile, openContained, OutsideWorkspaceError, outsideText, replaceContent } from '../contained.js';
+import { type ContainOptions, type ContainedFile, openContained, OutsideWorkspaceError, outsideText, writeChecked } from '../contained.js';
 import { fileChange } from '../diff.js';
 import { resolvePath } from '../paths.js';
 import { defineNativeTool } from './define.js';
@@ -46,8 +46,7 @@ Usage:
           if ((await file.fh.stat()).isDirectory()) return textResult(`${abs} is a directory; cannot write a file there.`, true);
           before = { text: file.existed ? await file.fh.readFile('utf8') : '', existed: file.existed };
           ctx.signal.throwIfAborted();
-          await replaceContent(file.fh, args.content);
-          await file.recheck();
+          await writeChecked(file, args.content, before.text);
         } finally {
           await file.fh.close();
         }
