@@ -59,6 +59,8 @@ export interface ContainOptions {
   confined?: boolean;
   /** Make missing parent directories. */
   mkdirs?: boolean;
+  /** The roots' real paths when the caller opens many files in one call (see realRootsOf). */
+  realRoots?: readonly string[];
   /** For writes: why the real path may not be written by this call (a protected path), if so. */
   guard?: (realPath: string) => Promise<string | undefined>;
   /**
@@ -84,7 +86,7 @@ export interface ContainedFile {
 }
 
 interface Scope {
-  realRoots: string[];
+  realRoots: readonly string[];
   confined: boolean;
   mkdirs: boolean;
   byFd: boolean;
@@ -92,9 +94,16 @@ interface Scope {
 }
 
 async function scopeOf(opts: ContainOptions): Promise<Scope> {
-  const realRoots = await Promise.all(opts.roots.map((r) => realpath(resolve(r)).catch(() => resolve(r))));
+  const confined = opts.confined ?? true;
+  // Unconfined, nothing is compared with the roots: no need to resolve them.
+  const realRoots = opts.realRoots ?? (confined ? await realRootsOf(opts.roots) : []);
   const byFd = hasProcFd && opts.via !== 'path';
-  return { realRoots, confined: opts.confined ?? true, mkdirs: opts.mkdirs ?? false, byFd, guard: opts.guard };
+  return { realRoots, confined, mkdirs: opts.mkdirs ?? false, byFd, guard: opts.guard };
+}
+
+/** The roots' real paths, resolved once by a caller that opens many files (grep). */
+export function realRootsOf(roots: readonly string[]): Promise<string[]> {
+  return Promise.all(roots.map((r) => realpath(resolve(r)).catch(() => resolve(r))));
 }
 
 function check(scope: Scope, real: string, shown: string): void {
@@ -188,7 +197,35 @@ async function guardEntry(scope: Scope, dir: PinnedDir, name: string, shown: str
  */
 export async function openContained(abs: string, flags: number, opts: ContainOptions): Promise<ContainedFile> {
   if (flags & constants.O_TRUNC) throw new Error('openContained: truncate after the check, not with O_TRUNC');
-  return openIn(resolve(abs), flags, await scopeOf(opts), 0);
+  const scope = await scopeOf(opts);
+  const p = resolve(abs);
+  return scope.byFd && !(flags & WRITES) ? openForReading(p, flags, scope) : openIn(p, flags, scope, 0);
+}
+
+const WRITES = constants.O_WRONLY | constants.O_RDWR | constants.O_CREAT;
+
+/**
+ * A read with /proc: opening by path and then checking what the descriptor really is leaves no
+ * window either (nothing happens to a file by opening it for reading, and the check is on the
+ * file itself), at a third of the system calls of holding the parent first: grep opens thousands
+ * (measured: 310 µs an open before, 105-135 µs now, as a plain open).
+ */
+async function openForReading(abs: string, flags: number, scope: Scope): Promise<ContainedFile> {
+  // O_NONBLOCK: a FIFO (one a symlink leads to outside, too) must not hang the open before the check.
+  const fh = await open(abs, flags | constants.O_NONBLOCK);
+  try {
+    const verify = () => verifyByFd(fh, scope, abs);
+    const real = await verify();
+    const recheck = async () => {
+      await verify().catch((e: unknown) => {
+        throw e instanceof OutsideWorkspaceError ? new OutsideWorkspaceError(abs, true) : e;
+      });
+    };
+    return { fh, real, recheck };
+  } catch (e) {
+    await fh.close();
+    throw e;
+  }
 }
 
 async function openIn(abs: string, flags: number, scope: Scope, hops: number): Promise<ContainedFile> {
@@ -196,7 +233,7 @@ async function openIn(abs: string, flags: number, scope: Scope, hops: number): P
   const name = basename(abs);
   try {
     // Before the open: an O_CREAT must not even leave an empty file at a protected path.
-    if (flags & (constants.O_WRONLY | constants.O_RDWR | constants.O_CREAT)) await guardEntry(scope, dir, name, abs);
+    if (flags & WRITES) await guardEntry(scope, dir, name, abs);
     let fh: FileHandle;
     try {
       fh = await open(dir.entry(name), flags | O_NOFOLLOW, 0o666);

@@ -10,7 +10,7 @@ import picomatch from 'picomatch';
 import { z } from 'zod';
 import type { Tool, ToolContext } from '../../tool.js';
 import { textResult } from '../../tool.js';
-import { openContained } from '../contained.js';
+import { openContained, realRootsOf } from '../contained.js';
 import { resolvePath } from '../paths.js';
 import { defineNativeTool } from './define.js';
 import { displayPath, fsErrorText, looksBinary, notice, plural } from './fs-util.js';
@@ -87,10 +87,12 @@ Usage:
       };
       const pending: Promise<FileHits>[] = [];
       let more = true;
+      // Resolved once for the whole walk, not once per file.
+      const realRoots = await realRootsOf(ctx.roots);
       for await (const file of files) {
         if (!include(file)) continue;
         // One hit more than needed, so that reaching the cap is told apart from ending on it.
-        pending.push(searchFile(file, regex, max + 1, ctx));
+        pending.push(searchFile(file, regex, max + 1, ctx, realRoots));
         if (pending.length >= PARALLEL_READS && !take(await pending.shift()!)) {
           more = false;
           break;
@@ -141,11 +143,11 @@ async function* walkFiles(dir: string, ignorer: Ignorer, signal: AbortSignal): A
   }
 }
 
-async function searchFile(file: string, regex: RegExp, max: number, ctx: ToolContext): Promise<FileHits> {
+async function searchFile(file: string, regex: RegExp, max: number, ctx: ToolContext, realRoots: readonly string[]): Promise<FileHits> {
   try {
     // Opened through the containment check: a folder flipped to a symlink mid-walk must not
     // make grep read files outside the workspace.
-    const { fh } = await openContained(file, constants.O_RDONLY | constants.O_NONBLOCK, { roots: ctx.roots, confined: ctx.confined });
+    const { fh } = await openContained(file, constants.O_RDONLY | constants.O_NONBLOCK, { roots: ctx.roots, confined: ctx.confined, realRoots });
     let buf: Buffer;
     try {
       if ((await fh.stat()).size > MAX_GREP_FILE_BYTES) return { file, hits: [], skipped: 'large' };
