@@ -21,7 +21,7 @@ import { setMaxListeners } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
-import type { Tool } from '../src/core/tool.js';
+import type { Tool } from '../src/shapes/tool.js';
 import { GatewayHostImpl, type GatewayChats, type GatewayConfig } from '../src/peers/gateway/index.js';
 import { createProvider } from '../src/provider/index.js';
 import { setLogLevel } from '../src/util/log.js';

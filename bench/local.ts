@@ -30,7 +30,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { toFunctions, toHistory } from '../src/peers/llm/local.js';
-import type { LlmMessage, LlmToolSpec } from '../src/peers/llm/types.js';
+import type { LlmMessage, LlmToolSpec } from '../src/shapes/llm.js';
 import { FakeLlm } from '../test/fixtures/fake-llm.js';
 import { fakeConfig, median, now, ROOT, Server, tempDir, workFile, type Msg } from './util.js';
 

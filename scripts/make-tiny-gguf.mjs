@@ -1,7 +1,7 @@
 // Writes a tiny, deterministic llama-architecture GGUF model (~0.5 MB, all F32) for tests that
 // need node-llama-cpp to load a real model without downloading one:
 //   node scripts/make-tiny-gguf.mjs [out.gguf]   (default test/fixtures/models/tiny.gguf)
-// or `import { writeTinyGguf } from '../scripts/make-tiny-gguf.mjs'` from a test.
+// or `import { writeTinyGguf } from './make-tiny-gguf.mjs'` from a test.
 //
 // File layout (GGUF v3, little-endian, https://github.com/ggml-org/ggml/blob/master/docs/gguf.md):
 // "GGUF", version, tensor count, metadata count, the metadata key/values, one info record per

@@ -2,7 +2,7 @@
 import { pathToFileURL } from 'node:url';
 import { usageError } from './help.js';
 import { parseFlags } from './main.js';
-import { Session } from '../server/session.js';
+import { Session } from '../runtime/workspace.js';
 import { logToStderr } from '../util/log.js';
 
 export async function runDoctor(args: string[]): Promise<void> {

@@ -9,7 +9,7 @@
  */
 import { CommandRegistry } from '../core/commands.js';
 import { llmName, ToolRegistry } from '../core/tool-registry.js';
-import type { Tool, ToolResult } from '../core/tool.js';
+import type { Tool, ToolResult } from '../shapes/tool.js';
 import { McpHostImpl } from '../peers/mcp/index.js';
 import type { McpServerInfo } from '../peers/mcp/types.js';
 import { errorMessage } from '../util/log.js';

@@ -9,7 +9,7 @@ import { formatConfigError, loadConfig, patchbayHome } from '../config/load.js';
 import { describeDownload, ensureModel, listCachedModels, modelFileState, removeCachedModel, resolveModelUri, type DownloadProgress } from '../peers/llm/local-models.js';
 import { withBar } from './chat-render.js';
 import { resolveModels } from '../peers/llm/models.js';
-import type { ModelEntry } from '../peers/llm/types.js';
+import type { ModelEntry } from '../shapes/llm.js';
 import { errorMessage, logToStderr } from '../util/log.js';
 import { commandHelp, usageError } from './help.js';
 import { parseFlags } from './main.js';

@@ -9,7 +9,7 @@ import type { ChatDeps } from './deps.js';
 import { toReplay } from './messages.js';
 import { newId, rememberUserMessage, runTurn } from './turn.js';
 import { errorMessage, logger } from '../util/log.js';
-import type { ModelEntry } from '../peers/llm/types.js';
+import type { ModelEntry } from '../shapes/llm.js';
 import type { ChatContext } from '../protocol/eca/context.js';
 
 const log = logger('chats');

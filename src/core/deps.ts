@@ -1,12 +1,12 @@
 /** Everything the chat core needs from the rest of the server, passed in (core imports no peer or store). */
 import type { Config } from '../config/schema.js';
-import type { LlmClient, ModelEntry } from '../peers/llm/types.js';
+import type { LlmClient, ModelEntry } from '../shapes/llm.js';
 import type { ChatContext } from '../protocol/eca/context.js';
 import type { ChatEvents } from './events.js';
 import type { ChatPersistence } from './persistence.js';
-import type { EditorBridge } from './tool.js';
+import type { EditorBridge } from '../shapes/tool.js';
 import type { ToolRegistry } from './tool-registry.js';
-import type { LlmEvent, LlmRequest } from '../peers/llm/types.js';
+import type { LlmEvent, LlmRequest } from '../shapes/llm.js';
 
 export interface ChatDeps {
   store: ChatPersistence;

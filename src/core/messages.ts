@@ -2,9 +2,9 @@
  * What a chat keeps: one StoredMessage per completed step. From these the LLM history
  * and the editor replay (`chat/open`) are both derived, so there is one source of truth.
  */
-import type { AssistantPart, LlmMessage } from '../peers/llm/types.js';
+import type { AssistantPart, LlmMessage } from '../shapes/llm.js';
 import type { ChatContent, RejectReason, Role } from '../protocol/eca/content.js';
-import type { FileChangeDetails, ToolOutput } from './tool.js';
+import type { FileChangeDetails, ToolOutput } from '../shapes/tool.js';
 
 export type StoredMessage =
   | { role: 'user'; text: string; contentId?: string; /** rendered contexts sent to the LLM with the text */ contextText?: string }

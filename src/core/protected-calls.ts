@@ -15,9 +15,9 @@
  *     This is a guard against mistakes and plain attempts, not a sandbox:
  *     a shell can always build a path the text does not show.
  */
-import type { Tool } from './tool.js';
+import type { Tool } from '../shapes/tool.js';
 import { protectedName, protectedPath } from './protected-paths.js';
-import { resolvePath } from './tools/paths.js';
+import { resolvePath } from '../util/paths.js';
 import { splitShellCommand, type ShellUnit } from './tools/native/shell-words.js';
 
 /** More pieces than this in one command are not checked one by one: the call asks. */

@@ -15,7 +15,7 @@
 import { realpath } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
 import picomatch from 'picomatch';
-import { isWithin, realpathDeepest } from './tools/paths.js';
+import { isWithin, realpathDeepest } from '../util/paths.js';
 import { patchbayHome, userConfigPath } from '../config/load.js';
 
 /** Segment name (lower case) → why writing below it matters. */

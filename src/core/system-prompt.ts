@@ -1,5 +1,5 @@
 /** The system prompt: who the agent is, what it may do in this agent mode, where it works. */
-import type { Tool } from './tool.js';
+import type { Tool } from '../shapes/tool.js';
 
 export function systemPrompt(opts: { agent: 'code' | 'plan'; roots: string[]; tools: Tool[]; extra?: string; instructions?: string[] }): string {
   const lines = [

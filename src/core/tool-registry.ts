@@ -7,10 +7,10 @@
  * and the source is told why; the earlier holder of a name keeps it.
  */
 import type { ApprovalConfig } from '../config/schema.js';
-import type { LlmToolSpec } from '../peers/llm/types.js';
+import type { LlmToolSpec } from '../shapes/llm.js';
 import { isHiddenByDeny } from './approval.js';
-import type { Tool } from './tool.js';
-import { llmNameProblem } from './tool-names.js';
+import type { Tool } from '../shapes/tool.js';
+import { llmNameProblem } from '../shapes/tool-names.js';
 
 /** A tool the registry would not take, and why (for the source to report). */
 export interface Refusal {

@@ -4,7 +4,7 @@
  * until it answers without tools, is stopped, or fails.
  */
 import { randomUUID } from 'node:crypto';
-import type { AssistantPart, LlmEvent, ModelEntry } from '../peers/llm/types.js';
+import type { AssistantPart, LlmEvent, ModelEntry } from '../shapes/llm.js';
 import type { LiveChat } from './chat.js';
 import type { ChatDeps } from './deps.js';
 import { toLlmMessages, type StoredMessage } from './messages.js';
@@ -12,7 +12,7 @@ import type { ToolCallRecord } from './persistence.js';
 import { systemPrompt } from './system-prompt.js';
 import { ToolCall } from './tool-call.js';
 import { ToolRegistry } from './tool-registry.js';
-import type { Tool } from './tool.js';
+import type { Tool } from '../shapes/tool.js';
 import { errorMessage, logger } from '../util/log.js';
 
 const log = logger('turn');

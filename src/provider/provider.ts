@@ -14,7 +14,7 @@
  * only sent while Bound, as the state table allows.
  */
 import WebSocket from 'ws';
-import { llmNameProblem, serverNameProblem } from '../core/tool-names.js';
+import { llmNameProblem, serverNameProblem } from '../shapes/tool-names.js';
 import {
   FATAL_ERROR_CODES,
   gatewayMessageSchemas,

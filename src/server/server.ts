@@ -35,10 +35,10 @@ import {
   toolCallRejectParamsSchema,
 } from '../protocol/eca/chat.js';
 import type { ChatEvents } from '../core/events.js';
-import type { EditorBridge, EditorDiagnostic } from '../core/tool.js';
+import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
-import type { Session } from './session.js';
-import { loadSessionConfig } from './session-config.js';
+import type { Session } from '../runtime/workspace.js';
+import { loadSessionConfig } from '../runtime/workspace-config.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Config } from '../config/schema.js';
 import { isAlive } from '../util/pid.js';
@@ -127,7 +127,7 @@ export class EcaServer {
       const env = this.opts.env ?? process.env;
       const loaded = loadSessionConfig(params, env, this.opts.configFile);
       const session = new Promise<void>((r) => setImmediate(r))
-        .then(() => import('./session.js'))
+        .then(() => import('../runtime/workspace.js'))
         .then(
           ({ Session }) =>
             new Session({

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import type { StoredMessage } from '../core/messages.js';
 import type { ChatPersistence, ChatRecord, ToolCallRecord } from '../core/persistence.js';
-import type { EventEntry, EventFilter, EventStreamStore } from '../core/event-stream.js';
+import type { EventEntry, EventFilter, EventStreamStore } from '../shapes/event-stream.js';
 import { isAlive } from '../util/pid.js';
 import { ensurePrivateDir, ensurePrivateFile } from '../util/private-dir.js';
 import { errorMessage, logger } from '../util/log.js';

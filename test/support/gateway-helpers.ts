@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import WebSocket from 'ws';
-import type { Tool, ToolContext } from '../../src/core/tool.js';
+import type { Tool, ToolContext } from '../../src/shapes/tool.js';
 import { GatewayHostImpl, type GatewayTimings } from '../../src/peers/gateway/index.js';
 import type { GatewayChats, GatewayConfig } from '../../src/peers/gateway/types.js';
 import { logToStderr } from '../../src/util/log.js';

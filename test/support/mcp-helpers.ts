@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CommandRegistry } from '../../src/core/commands.js';
-import type { ToolContext, ToolResult } from '../../src/core/tool.js';
+import type { ToolContext, ToolResult } from '../../src/shapes/tool.js';
 import { ToolRegistry } from '../../src/core/tool-registry.js';
 import { McpHostImpl, type McpHostOptions } from '../../src/peers/mcp/host.js';
 import type { McpServerInfo } from '../../src/peers/mcp/types.js';

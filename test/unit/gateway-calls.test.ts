@@ -1,6 +1,6 @@
 /** Tool calls and their terminal semantics 1–4 (spec "Tool call terminal semantics"). */
 import { describe, expect, it } from 'vitest';
-import type { ToolResult } from '../../src/core/tool.js';
+import type { ToolResult } from '../../src/shapes/tool.js';
 import { Client, ctx, greet, startGateway, text, type Msg, type TestGateway } from '../support/gateway-helpers.js';
 
 async function bound(t: TestGateway, tools: unknown[] = [greet()]): Promise<Client> {

@@ -9,7 +9,7 @@ import { AnthropicClient } from '../../src/peers/llm/anthropic.js';
 import { OllamaClient } from '../../src/peers/llm/ollama.js';
 import { OpenAiChatClient } from '../../src/peers/llm/openai-chat.js';
 import { OpenAiResponsesClient } from '../../src/peers/llm/openai-responses.js';
-import type { LlmClient, LlmEvent } from '../../src/peers/llm/types.js';
+import type { LlmClient, LlmEvent } from '../../src/shapes/llm.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { run, textOf, toolHistory, weatherTool } from './llm-helpers.js';
 

@@ -5,7 +5,7 @@ import { OllamaClient } from '../../src/peers/llm/ollama.js';
 import { OpenAiChatClient } from '../../src/peers/llm/openai-chat.js';
 import { OpenAiResponsesClient } from '../../src/peers/llm/openai-responses.js';
 import { streamWithRetry } from '../../src/peers/llm/guard.js';
-import type { LlmClient } from '../../src/peers/llm/types.js';
+import type { LlmClient } from '../../src/shapes/llm.js';
 import { chunkReply } from '../fixtures/fake-llm.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { collect, request, run } from './llm-helpers.js';

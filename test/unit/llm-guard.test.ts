@@ -8,7 +8,7 @@ import { backoffDelay, streamWithRetry } from '../../src/peers/llm/guard.js';
 import { OllamaClient } from '../../src/peers/llm/ollama.js';
 import { OpenAiChatClient } from '../../src/peers/llm/openai-chat.js';
 import { OpenAiResponsesClient } from '../../src/peers/llm/openai-responses.js';
-import { type LlmClient, LlmError, type LlmEvent } from '../../src/peers/llm/types.js';
+import { type LlmClient, LlmError, type LlmEvent } from '../../src/shapes/llm.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { collect, request, textOf } from './llm-helpers.js';
 

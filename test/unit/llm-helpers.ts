@@ -1,5 +1,5 @@
 /** Shared helpers for the LLM layer tests (not a test file itself). */
-import type { LlmClient, LlmEvent, LlmMessage, LlmRequest } from '../../src/peers/llm/types.js';
+import type { LlmClient, LlmEvent, LlmMessage, LlmRequest } from '../../src/shapes/llm.js';
 
 export function request(over: Partial<LlmRequest> = {}): LlmRequest {
   return {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { configSchema, type Config } from '../../src/config/schema.js';
 import { listOllamaModels } from '../../src/peers/llm/ollama.js';
 import { computeCost, createClient, localModelName, pickDefaultModel, resolveModels } from '../../src/peers/llm/models.js';
-import type { ModelEntry } from '../../src/peers/llm/types.js';
+import type { ModelEntry } from '../../src/shapes/llm.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { run, textOf } from './llm-helpers.js';
 

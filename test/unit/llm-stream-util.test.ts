@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { httpError, retryAfterMs, toLlmError } from '../../src/peers/llm/errors.js';
 import { parseArgs, ReasoningTracker, ThinkTagSplitter } from '../../src/peers/llm/stream-util.js';
-import { LlmError, type LlmEvent } from '../../src/peers/llm/types.js';
+import { LlmError, type LlmEvent } from '../../src/shapes/llm.js';
 import { reasoningOf, textOf } from './llm-helpers.js';
 
 function splitAll(chunks: string[]): LlmEvent[] {

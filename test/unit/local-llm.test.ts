@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeTinyGguf } from '../../scripts/make-tiny-gguf.mjs';
 import { isAbortError } from '../../src/peers/llm/errors.js';
 import { LocalClient, LocalRuntime, toGbnfSchema, toHistory } from '../../src/peers/llm/local.js';
-import type { LlmEvent, LlmRequest } from '../../src/peers/llm/types.js';
+import type { LlmEvent, LlmRequest } from '../../src/shapes/llm.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-local-llm-'));
 const tiny = writeTinyGguf(join(dir, 'tiny.gguf'));

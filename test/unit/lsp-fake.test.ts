@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LspHostImpl, type LspHostOptions } from '../../src/peers/lsp/host.js';
 import { LanguageServerProcess } from '../../src/peers/lsp/server.js';
-import type { ToolContext } from '../../src/core/tool.js';
+import type { ToolContext } from '../../src/shapes/tool.js';
 import { isAlive } from '../../src/util/pid.js';
 import { isZombie } from '../../src/util/process-tree.js';
 

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolContext } from '../../src/core/tool.js';
+import type { ToolContext } from '../../src/shapes/tool.js';
 import { LspHostImpl } from '../../src/peers/lsp/host.js';
 import { isAlive } from '../../src/util/pid.js';
 import { isZombie } from '../../src/util/process-tree.js';

@@ -1,7 +1,7 @@
 /** PendingCalls (core/pending-calls.ts): one outcome per call, shared timer and abort listeners. */
 import { describe, expect, it } from 'vitest';
-import { PendingCalls, type EndReason } from '../../src/core/pending-calls.js';
-import { textResult, type ToolResult } from '../../src/core/tool.js';
+import { PendingCalls, type EndReason } from '../../src/shapes/pending-calls.js';
+import { textResult, type ToolResult } from '../../src/shapes/tool.js';
 
 const text = (r: ToolResult) => (r.outputs[0] as { text: string }).text;
 

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { protectedTarget } from '../../src/core/protected-calls.js';
 import { protectedPath } from '../../src/core/protected-paths.js';
 import { nativeTools } from '../../src/core/tools/native/index.js';
-import type { Tool } from '../../src/core/tool.js';
+import type { Tool } from '../../src/shapes/tool.js';
 import { removeDir, tempDir } from './tools-helpers.js';
 
 let ws: string;

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { trustHeldBack } from '../../src/server/session-trust.js';
-import type { SessionConfig } from '../../src/server/session-config.js';
+import { trustHeldBack } from '../../src/runtime/trust.js';
+import type { SessionConfig } from '../../src/runtime/workspace-config.js';
 
 describe('trustHeldBack', () => {
   it('takes a dotted provider or MCP server name whole', async () => {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatEvents } from '../../src/core/events.js';
 import type { ChatPersistence, ToolCallRecord } from '../../src/core/persistence.js';
-import type { Tool } from '../../src/core/tool.js';
+import type { Tool } from '../../src/shapes/tool.js';
 import { ToolCall, type ApprovalAnswer } from '../../src/core/tool-call.js';
 
 interface Recorded {

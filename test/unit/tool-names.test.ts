@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decideApproval, selectorMatches } from '../../src/core/approval.js';
-import type { Tool } from '../../src/core/tool.js';
-import { llmNameProblem, serverNameProblem } from '../../src/core/tool-names.js';
+import type { Tool } from '../../src/shapes/tool.js';
+import { llmNameProblem, serverNameProblem } from '../../src/shapes/tool-names.js';
 import { ToolRegistry } from '../../src/core/tool-registry.js';
 
 function tool(server: string, name: string): Tool {

@@ -3,7 +3,7 @@ import { constants, existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openContained, OutsideWorkspaceError, pinParent, readContainedText, replaceContent, writeChecked } from '../../src/core/tools/contained.js';
+import { openContained, OutsideWorkspaceError, pinParent, readContainedText, replaceContent, writeChecked } from '../../src/util/contained.js';
 import { removeDir, tempDir } from './tools-helpers.js';
 
 const { O_CREAT, O_RDONLY, O_RDWR, O_TRUNC } = constants;

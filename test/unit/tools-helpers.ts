@@ -2,7 +2,7 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EditorBridge, ToolContext, ToolResult } from '../../src/core/tool.js';
+import type { EditorBridge, ToolContext, ToolResult } from '../../src/shapes/tool.js';
 
 export async function tempDir(prefix = 'patchbay-tools-'): Promise<string> {
   // realpath: on macOS tmpdir() is itself a symlink.

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { EditorDiagnostic } from '../../src/core/tool.js';
+import type { EditorDiagnostic } from '../../src/shapes/tool.js';
 import { editorDiagnosticsTool, nativeTools } from '../../src/core/tools/native/index.js';
 import { context, removeDir, tempDir, text } from './tools-helpers.js';
 

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isInsideWorkspace, resolvePath } from '../../src/core/tools/paths.js';
+import { isInsideWorkspace, resolvePath } from '../../src/util/paths.js';
 import { removeDir, tempDir } from './tools-helpers.js';
 
 describe('resolvePath', () => {

@@ -3,7 +3,7 @@
  * after ECA's `contexts-str`). A context that cannot be rendered (missing file, failed fetch)
  * becomes a short error block plus an entry in `errors`; rendering never throws.
  */
-import { resolvePath } from '../tools/paths.js';
+import { resolvePath } from '../../util/paths.js';
 import { open, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type {

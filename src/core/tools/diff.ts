@@ -1,6 +1,6 @@
 /** ECA `FileChangeDetails` for a file going from `before` to `after`, shown by editors as a diff. */
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from 'diff';
-import type { FileChangeDetails } from '../tool.js';
+import type { FileChangeDetails } from '../../shapes/tool.js';
 
 /** `path` should be absolute; `before` is `''` for a new file. */
 export function fileChange(path: string, before: string, after: string): FileChangeDetails {

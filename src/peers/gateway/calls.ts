@@ -2,8 +2,8 @@
  * Gateway tool results (specs/tap-provider-gateway.md `tool.result`) and failure texts. The
  * in-flight calls of a connection are a PendingCalls (core/pending-calls.ts).
  */
-import type { EndReason } from '../../core/pending-calls.js';
-import { textResult, type ToolResult } from '../../core/tool.js';
+import type { EndReason } from '../../shapes/pending-calls.js';
+import { textResult, type ToolResult } from '../../shapes/tool.js';
 import type { ToolResultMessage } from '../../protocol/gateway/index.js';
 
 /** `tool.result` → the ToolResult the model reads (spec `tool.result`). */

@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type WebSocket from 'ws';
-import type { Tool, ToolContext, ToolResult } from '../../core/tool.js';
+import type { Tool, ToolContext, ToolResult } from '../../shapes/tool.js';
 import {
   PROTOCOL_VERSION,
   PROVIDER_MESSAGE_TYPES,
@@ -24,7 +24,7 @@ import {
 } from '../../protocol/gateway/index.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import { handleBound } from './bound.js';
-import { PendingCalls } from '../../core/pending-calls.js';
+import { PendingCalls } from '../../shapes/pending-calls.js';
 import { ended, failure } from './calls.js';
 import { toTool } from './provider-tool.js';
 import { TokenBucket } from './rate-limit.js';

@@ -1,5 +1,5 @@
 /** A provider's tool definition → patchbay's internal Tool (DESIGN.md "The one idea"). */
-import type { JsonSchema, Tool, ToolContext, ToolResult } from '../../core/tool.js';
+import type { JsonSchema, Tool, ToolContext, ToolResult } from '../../shapes/tool.js';
 import type { ToolDef } from '../../protocol/gateway/index.js';
 
 export const PROVIDER_ORIGIN = 'provider';

@@ -3,7 +3,7 @@
  * core profile). A gateway "session" is a patchbay chat. Provider tools become internal Tools
  * registered for one chat; pushes become event-stream entries.
  */
-import type { Tool } from '../../core/tool.js';
+import type { Tool } from '../../shapes/tool.js';
 
 export interface GatewayConfig {
   enabled: boolean;

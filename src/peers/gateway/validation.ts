@@ -16,7 +16,7 @@ import {
   type ToolsUpdateMessage,
 } from '../../protocol/gateway/index.js';
 import { jsonSchemaError } from './json-schema.js';
-import { llmNameProblem, serverNameProblem } from '../../core/tool-names.js';
+import { llmNameProblem, serverNameProblem } from '../../shapes/tool-names.js';
 import { MAX_JSON_DEPTH, jsonTextDepthExceeds } from '../../util/json-depth.js';
 import { topLevelStrings } from './top-level.js';
 

@@ -10,7 +10,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, parseArgs } from './stream-util.js';
-import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from './types.js';
+import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { isRecord } from '../../util/guards.js';
 
 type Params = Anthropic.MessageCreateParamsStreaming;

@@ -5,7 +5,7 @@
  */
 import { redact } from '../../util/log.js';
 import { connectionFailure, displayUrl } from './net-errors.js';
-import { LlmError } from './types.js';
+import { LlmError } from '../../shapes/llm.js';
 
 /** Statuses worth retrying: timeouts, conflicts, rate limits, server errors, Anthropic's 529. */
 export function isRetryableStatus(status: number): boolean {

@@ -7,7 +7,7 @@
  *   even while the underlying stream is stuck, and really cancels the request.
  */
 import { abortError, isAbortError } from './errors.js';
-import { type LlmClient, LlmError, type LlmEvent, type LlmRequest } from './types.js';
+import { type LlmClient, LlmError, type LlmEvent, type LlmRequest } from '../../shapes/llm.js';
 
 export interface RetryOptions {
   /** Retries after the first attempt (0 = no retry). */

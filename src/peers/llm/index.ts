@@ -2,7 +2,7 @@
  * The LLM layer: one `LlmClient` interface over four wire APIs. Adapters are created
  * through `createClient`, which loads a provider's SDK only when it is first needed.
  */
-export { LlmError } from './types.js';
+export { LlmError } from '../../shapes/llm.js';
 export type {
   AssistantPart,
   LlmApi,
@@ -13,7 +13,7 @@ export type {
   LlmToolSpec,
   ModelCost,
   ModelEntry,
-} from './types.js';
+} from '../../shapes/llm.js';
 export { streamWithRetry, backoffDelay } from './guard.js';
 export type { RetryOptions } from './guard.js';
 export { toLlmError, httpError, retryAfterMs, isRetryableStatus, abortError, isAbortError } from './errors.js';

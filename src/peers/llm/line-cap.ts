@@ -3,7 +3,7 @@
  * Ollama NDJSON line). Real chunks are a few KB; a server that sends megabytes without a
  * newline would otherwise grow memory without bound, so the stream is stopped instead.
  */
-import { LlmError } from './types.js';
+import { LlmError } from '../../shapes/llm.js';
 
 export const MAX_LINE_CHARS = 8 * 1024 * 1024;
 

@@ -23,7 +23,7 @@ import { abortError } from './errors.js';
 import { describeDownload, ensureModel, resolveModelUri } from './local-models.js';
 import { connectionFailure } from './net-errors.js';
 import { offlineHint } from './offline-hint.js';
-import { LlmError, type LlmClient, type LlmEvent, type LlmMessage, type LlmRequest, type LlmToolSpec, type ModelEntry } from './types.js';
+import { LlmError, type LlmClient, type LlmEvent, type LlmMessage, type LlmRequest, type LlmToolSpec, type ModelEntry } from '../../shapes/llm.js';
 
 const log = logger('llm');
 

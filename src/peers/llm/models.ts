@@ -5,7 +5,7 @@
  */
 import type { Config, ProviderConfig } from '../../config/schema.js';
 import { errorMessage, logger } from '../../util/log.js';
-import type { LlmApi, LlmClient, ModelCost, ModelEntry } from './types.js';
+import type { LlmApi, LlmClient, ModelCost, ModelEntry } from '../../shapes/llm.js';
 
 const log = logger('llm');
 

@@ -8,7 +8,7 @@
 import { abortError, httpError, isAbortError, toLlmError } from './errors.js';
 import { lineTooLong, MAX_LINE_CHARS } from './line-cap.js';
 import { type AdapterOptions, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
-import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from './types.js';
+import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 
 interface OllamaToolCall {
   id?: string;

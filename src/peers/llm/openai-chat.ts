@@ -10,7 +10,7 @@
 import OpenAI from 'openai';
 import { type AdapterOptions, finishFromOpenAi, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
-import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from './types.js';
+import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
 type ChatParams = OpenAI.Chat.ChatCompletionCreateParamsStreaming;

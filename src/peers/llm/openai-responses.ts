@@ -9,7 +9,7 @@
 import OpenAI from 'openai';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, parseArgs, ReasoningTracker } from './stream-util.js';
-import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from './types.js';
+import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 
 type InputItem = OpenAI.Responses.ResponseInputItem;
 type Params = OpenAI.Responses.ResponseCreateParamsStreaming;

@@ -6,7 +6,7 @@
  */
 import { abortError, toLlmError } from './errors.js';
 import { lineTooLong, MAX_LINE_CHARS } from './line-cap.js';
-import { LlmError, type LlmEvent } from './types.js';
+import { LlmError, type LlmEvent } from '../../shapes/llm.js';
 
 export interface SseEvent {
   event: string | undefined;

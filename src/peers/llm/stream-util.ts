@@ -2,7 +2,7 @@
  * Small pieces every adapter shares: tool-argument parsing, reasoning open/close
  * bookkeeping, and the `<think>…</think>` splitter for servers that inline reasoning.
  */
-import type { LlmEvent } from './types.js';
+import type { LlmEvent } from '../../shapes/llm.js';
 import { isRecord } from '../../util/guards.js';
 
 /** Parses streamed tool arguments; anything that is not a JSON object becomes `{}`. */

@@ -7,7 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Tool } from '../../core/tool.js';
+import type { Tool } from '../../shapes/tool.js';
 import { errorMessage, logger, type Logger } from '../../util/log.js';
 import { BUILTIN_NEEDS, BUILTIN_SERVERS, resolveServers } from './config.js';
 import { extensionOf, languageIdOf } from './documents.js';

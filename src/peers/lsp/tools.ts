@@ -5,7 +5,7 @@
  */
 import { workspaceSymbolByDescriptor, xdefinition, xreferences } from './sourcegraph.js';
 import { z } from 'zod';
-import { textResult, type Tool, type ToolContext, type ToolResult } from '../../core/tool.js';
+import { textResult, type Tool, type ToolContext, type ToolResult } from '../../shapes/tool.js';
 import { errorMessage } from '../../util/log.js';
 import { columnToUtf16, extensionOf, lineAt, symbolCharacter } from './documents.js';
 import { formatDiagnostic, formatDocumentSymbols, formatLocations, formatWorkspaceSymbols, hoverText, SourceCache } from './format.js';

@@ -3,7 +3,7 @@
  * specs/lsp-sourcegraph-extensions.md). patchbay is the LSP client; language features become
  * internal Tools; nothing outside src/peers/lsp knows LSP.
  */
-import type { Tool } from '../../core/tool.js';
+import type { Tool } from '../../shapes/tool.js';
 
 export interface LanguageServerConfig {
   command: string;

@@ -8,7 +8,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { isWithin } from '../../core/tools/paths.js';
+import { isWithin } from '../../util/paths.js';
 import type { LanguageServerConfig } from './types.js';
 
 export type Hardened = { config: LanguageServerConfig } | { refused: string };

@@ -14,7 +14,7 @@ import type {
   Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Command, CommandContext, CommandOutcome } from '../../core/commands.js';
-import type { JsonSchema, Tool, ToolContext, ToolOutput, ToolResult } from '../../core/tool.js';
+import type { JsonSchema, Tool, ToolContext, ToolOutput, ToolResult } from '../../shapes/tool.js';
 import type { McpResourceContext } from '../../protocol/eca/context.js';
 
 /** `tools/call` goes through whichever session is live when the call happens (see server.ts). */

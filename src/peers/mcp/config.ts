@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { isRecord } from '../../util/guards.js';
-import { serverNameProblem } from '../../core/tool-names.js';
+import { serverNameProblem } from '../../shapes/tool-names.js';
 
 const common = {
   disabled: z.boolean().default(false),

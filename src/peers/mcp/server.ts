@@ -9,7 +9,7 @@
  * so a stop() during a slow start, or a crash report after a restart, cannot corrupt the state.
  */
 import type { Command, CommandRegistry } from '../../core/commands.js';
-import { textResult, type Tool, type ToolContext, type ToolResult } from '../../core/tool.js';
+import { textResult, type Tool, type ToolContext, type ToolResult } from '../../shapes/tool.js';
 import type { ToolRegistry } from '../../core/tool-registry.js';
 import type { McpResourceContext } from '../../protocol/eca/context.js';
 import { errorMessage, logger, type Logger, type LogLevel } from '../../util/log.js';

@@ -27,8 +27,8 @@ import {
   type ResourceTemplate,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { PendingCalls } from '../../core/pending-calls.js';
-import { textResult, type ToolContext, type ToolResult } from '../../core/tool.js';
+import { PendingCalls } from '../../shapes/pending-calls.js';
+import { textResult, type ToolContext, type ToolResult } from '../../shapes/tool.js';
 import { errorMessage, type Logger, type LogLevel } from '../../util/log.js';
 import { renderResource, toToolResult } from './adapt.js';
 import type { ServerConfig } from './config.js';

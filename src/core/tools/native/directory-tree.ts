@@ -1,11 +1,11 @@
 /** `directory_tree`: a gitignore-aware tree of a directory, breadth-first so a cap cuts the deepest parts. */
 import { readlink, stat } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Tool } from '../../tool.js';
-import { textResult } from '../../tool.js';
-import { resolvePath } from '../paths.js';
+import type { Tool } from '../../../shapes/tool.js';
+import { textResult } from '../../../shapes/tool.js';
+import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from './define.js';
-import { fsErrorText, notice, plural } from './fs-util.js';
+import { fsErrorText, notice, plural } from '../../../util/fs-util.js';
 import { type Entry, Ignorer, listDirectory } from './gitignore.js';
 
 export const DEFAULT_TREE_ENTRIES = 1000;

@@ -2,13 +2,13 @@
 import { constants } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Tool, ToolResult } from '../../tool.js';
-import { textResult } from '../../tool.js';
-import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText, writeChecked } from '../contained.js';
+import type { Tool, ToolResult } from '../../../shapes/tool.js';
+import { textResult } from '../../../shapes/tool.js';
+import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText, writeChecked } from '../../../util/contained.js';
 import { fileChange } from '../diff.js';
-import { resolvePath } from '../paths.js';
+import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from './define.js';
-import { errnoCode, fsErrorText } from './fs-util.js';
+import { errnoCode, fsErrorText } from '../../../util/fs-util.js';
 
 export const editFileSchema = z.object({
   path: z.string().min(1).describe('Absolute path of the file to edit (relative paths are taken from the first workspace root).'),

@@ -1,11 +1,11 @@
 /** `editor_diagnostics`: the editor's diagnostics (LSP and others) for a file or the whole workspace. */
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import type { EditorDiagnostic, Tool } from '../../tool.js';
-import { textResult } from '../../tool.js';
-import { resolvePath } from '../paths.js';
+import type { EditorDiagnostic, Tool } from '../../../shapes/tool.js';
+import { textResult } from '../../../shapes/tool.js';
+import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from './define.js';
-import { displayPath, notice } from './fs-util.js';
+import { displayPath, notice } from '../../../util/fs-util.js';
 
 export const MAX_DIAGNOSTICS = 500;
 const severityOrder: Record<EditorDiagnostic['severity'], number> = { error: 0, warning: 1, info: 2, hint: 3 };

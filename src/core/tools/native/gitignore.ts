@@ -7,7 +7,7 @@ import type { Dirent } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-import { isWithin } from '../paths.js';
+import { isWithin } from '../../../util/paths.js';
 
 interface Layer {
   dir: string;

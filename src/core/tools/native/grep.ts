@@ -8,12 +8,12 @@ import { stat } from 'node:fs/promises';
 import { basename, relative, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
-import type { Tool, ToolContext } from '../../tool.js';
-import { textResult } from '../../tool.js';
-import { openContained, realRootsOf } from '../contained.js';
-import { resolvePath } from '../paths.js';
+import type { Tool, ToolContext } from '../../../shapes/tool.js';
+import { textResult } from '../../../shapes/tool.js';
+import { openContained, realRootsOf } from '../../../util/contained.js';
+import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from './define.js';
-import { displayPath, fsErrorText, looksBinary, notice, plural } from './fs-util.js';
+import { displayPath, fsErrorText, looksBinary, notice, plural } from '../../../util/fs-util.js';
 import { type Entry, Ignorer, listDirectory } from './gitignore.js';
 
 export const DEFAULT_GREP_RESULTS = 200;

@@ -1,5 +1,5 @@
 /** patchbay's native tools: the ones the LLM sees as `patchbay__<name>`. */
-import type { Tool } from '../../tool.js';
+import type { Tool } from '../../../shapes/tool.js';
 import { directoryTreeTool } from './directory-tree.js';
 import { editFileTool } from './edit-file.js';
 import { editorDiagnosticsTool } from './editor-diagnostics.js';
@@ -9,7 +9,7 @@ import { readFileTool } from './read-file.js';
 import { shellCommandTool } from './shell-command.js';
 import { writeFileTool } from './write-file.js';
 import { readEventStreamTool } from './read-event-stream.js';
-import type { EventStreamStore } from '../../event-stream.js';
+import type { EventStreamStore } from '../../../shapes/event-stream.js';
 
 export interface NativeToolsOptions {
   /** Default `shell_command` timeout in seconds (the model may pass its own). */

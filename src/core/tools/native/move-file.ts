@@ -1,12 +1,12 @@
 /** `move_file`: move or rename a file or directory, never overwriting. */
 import { cp, lstat, rename, rm } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Tool } from '../../tool.js';
-import { textResult } from '../../tool.js';
-import { OutsideWorkspaceError, outsideText, pinParent, type PinnedDir } from '../contained.js';
-import { isWithin, resolvePath } from '../paths.js';
+import type { Tool } from '../../../shapes/tool.js';
+import { textResult } from '../../../shapes/tool.js';
+import { OutsideWorkspaceError, outsideText, pinParent, type PinnedDir } from '../../../util/contained.js';
+import { isWithin, resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from './define.js';
-import { errnoCode, fsErrorText } from './fs-util.js';
+import { errnoCode, fsErrorText } from '../../../util/fs-util.js';
 
 export const moveFileSchema = z.object({
   source: z.string().min(1).describe('Absolute path of the file or directory to move.'),

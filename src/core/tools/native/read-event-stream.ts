@@ -1,8 +1,8 @@
 /** `read_event_stream`: the LLM reads the history of named event streams (e.g. gateway pushes). */
 import { z } from 'zod';
-import type { EventStreamStore } from '../../event-stream.js';
-import type { Tool } from '../../tool.js';
-import { textResult } from '../../tool.js';
+import type { EventStreamStore } from '../../../shapes/event-stream.js';
+import type { Tool } from '../../../shapes/tool.js';
+import { textResult } from '../../../shapes/tool.js';
 import { defineNativeTool } from './define.js';
 
 export const readEventStreamSchema = z.object({

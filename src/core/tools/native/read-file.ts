@@ -2,12 +2,12 @@
 import { constants, createReadStream } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Tool, ToolResult } from '../../tool.js';
-import { textResult } from '../../tool.js';
-import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText } from '../contained.js';
-import { resolvePath } from '../paths.js';
+import type { Tool, ToolResult } from '../../../shapes/tool.js';
+import { textResult } from '../../../shapes/tool.js';
+import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText } from '../../../util/contained.js';
+import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from './define.js';
-import { fsErrorText, isBinaryHandle, notice } from './fs-util.js';
+import { fsErrorText, isBinaryHandle, notice } from '../../../util/fs-util.js';
 
 export const DEFAULT_READ_LINES = 2000;
 export const MAX_READ_CHARS = 256 * 1024;

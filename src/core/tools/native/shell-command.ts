@@ -1,11 +1,11 @@
 /** `shell_command`: run a command through the system shell. */
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Tool } from '../../tool.js';
-import { textResult } from '../../tool.js';
-import { resolvePath } from '../paths.js';
+import type { Tool } from '../../../shapes/tool.js';
+import { textResult } from '../../../shapes/tool.js';
+import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from './define.js';
-import { fsErrorText, notice } from './fs-util.js';
+import { fsErrorText, notice } from '../../../util/fs-util.js';
 import { runShell } from './shell.js';
 
 export const DEFAULT_SHELL_TIMEOUT_SECONDS = 60;

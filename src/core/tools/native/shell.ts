@@ -9,7 +9,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
-import { notice } from './fs-util.js';
+import { notice } from '../../../util/fs-util.js';
 
 export const KILL_GRACE_MS = 500;
 /** After the shell exits, how long its stdio may stay open before it is abandoned. */

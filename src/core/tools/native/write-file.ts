@@ -2,13 +2,13 @@
 import { constants } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Tool } from '../../tool.js';
-import { textResult } from '../../tool.js';
-import { type ContainOptions, type ContainedFile, openContained, OutsideWorkspaceError, outsideText, writeChecked } from '../contained.js';
+import type { Tool } from '../../../shapes/tool.js';
+import { textResult } from '../../../shapes/tool.js';
+import { type ContainOptions, type ContainedFile, openContained, OutsideWorkspaceError, outsideText, writeChecked } from '../../../util/contained.js';
 import { fileChange } from '../diff.js';
-import { resolvePath } from '../paths.js';
+import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from './define.js';
-import { errnoCode, fsErrorText } from './fs-util.js';
+import { errnoCode, fsErrorText } from '../../../util/fs-util.js';
 
 const { O_CREAT, O_EXCL, O_RDONLY, O_RDWR } = constants;
 

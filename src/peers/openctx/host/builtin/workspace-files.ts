@@ -5,7 +5,7 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { invalidParams, type Item, type Mention, type MetaResult, type OpenCtxProviderImpl } from '../protocol.js';
-import { isContained, OutsideWorkspaceError, readContainedText } from '../../../../core/tools/contained.js';
+import { isContained, OutsideWorkspaceError, readContainedText } from '../../../../util/contained.js';
 import { DEFAULT_MENTION_LIMIT, type Awaitable } from './util.js';
 
 export interface WorkspaceFilesDeps {

@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type LoadConfigResult } from '../config/load.js';
 import type { InitializeParams } from '../protocol/eca/lifecycle.js';
-import { serverNameProblem } from '../core/tool-names.js';
+import { serverNameProblem } from '../shapes/tool-names.js';
 
 export interface SessionConfig extends LoadConfigResult {
   roots: string[];

@@ -2,26 +2,26 @@
  * Everything one editor connection owns once initialized: config, models, tools, file
  * indexes, the store and the chats. Disposing it stops every turn and closes the store.
  */
-import { resolvePath } from '../core/tools/paths.js';
-import { readContainedText } from '../core/tools/contained.js';
+import { resolvePath } from '../util/paths.js';
+import { readContainedText } from '../util/contained.js';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
 import { formatConfigError, heldBack, patchbayHome, userConfigPath, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
 import { heldBackMessage } from '../config/held-back.js';
-import { trustHeldBack } from './session-trust.js';
+import { trustHeldBack } from './trust.js';
 import { isTrustedFolder } from '../config/trust.js';
-import { loadSessionConfig, type SessionConfig } from './session-config.js';
+import { loadSessionConfig, type SessionConfig } from './workspace-config.js';
 import { ChatService } from '../core/chats.js';
 import { CommandRegistry } from '../core/commands.js';
 import type { ChatDeps } from '../core/deps.js';
 import type { ChatEvents } from '../core/events.js';
 import { nativeCommands } from '../core/native-commands.js';
-import type { EditorBridge } from '../core/tool.js';
+import type { EditorBridge } from '../shapes/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { nativeTools } from '../core/tools/native/index.js';
 import { FileIndex, queryContexts, renderContexts, buildRepoMap } from '../core/context/index.js';
-import type { LlmClient, ModelEntry } from '../peers/llm/types.js';
+import type { LlmClient, ModelEntry } from '../shapes/llm.js';
 import { computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { errorMessage, logToFile, logger, setLogLevel } from '../util/log.js';
@@ -33,11 +33,11 @@ import { waitForMcpStarts } from './mcp-start-wait.js';
 import { McpHostImpl, type McpHost } from '../peers/mcp/index.js';
 import { GatewayHostImpl, type GatewayChats, type GatewayHost } from '../peers/gateway/index.js';
 import { LspHostImpl, SqliteXCache, type LspHost } from '../peers/lsp/index.js';
-import type { EditorDiagnostic } from '../core/tool.js';
+import type { EditorDiagnostic } from '../shapes/tool.js';
 import { OpenCtxClient, renderAnnotations, type ClientMention } from '../peers/openctx/client/index.js';
 import { OpenCtxHost, diagnostics as diagnosticsProvider, eventStreams, mcpResources, moduleProvider, workspaceFiles, type OpenCtxProviderImpl } from '../peers/openctx/host/index.js';
 import { defineNativeTool } from '../core/tools/native/index.js';
-import { textResult, type Tool } from '../core/tool.js';
+import { textResult, type Tool } from '../shapes/tool.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { ensurePrivateDir } from '../util/private-dir.js';

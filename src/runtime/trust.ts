@@ -6,7 +6,7 @@
 import { heldBack, type WorkspaceConfigTrust } from '../config/load.js';
 import { formatHeldSetting, heldBackMessage, type HeldSetting } from '../config/held-back.js';
 import { recordTrust } from '../config/trust.js';
-import type { SessionConfig } from './session-config.js';
+import type { SessionConfig } from './workspace-config.js';
 
 /** What `/trust` needs from the session. */
 export interface TrustTarget {

@@ -22,7 +22,7 @@
 import { constants, existsSync } from 'node:fs';
 import { lstat, mkdir, open, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { errnoCode } from './native/fs-util.js';
+import { errnoCode } from './fs-util.js';
 import { isWithin } from './paths.js';
 
 const { O_DIRECTORY, O_NOFOLLOW, O_RDONLY } = constants;

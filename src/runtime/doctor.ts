@@ -1,6 +1,6 @@
 /** The report behind `/doctor` and `patchbay doctor`. */
-import type { ModelEntry } from '../peers/llm/types.js';
-import type { Tool } from '../core/tool.js';
+import type { ModelEntry } from '../shapes/llm.js';
+import type { Tool } from '../shapes/tool.js';
 import type { McpServerInfo } from '../peers/mcp/types.js';
 import type { ProviderHealth } from '../peers/openctx/client/index.js';
 

@@ -1,7 +1,7 @@
 /** Small file-system helpers shared by the native tools. */
 import type { FileHandle } from 'node:fs/promises';
 import { relative } from 'node:path';
-import { isWithin } from '../paths.js';
+import { isWithin } from './paths.js';
 
 /** How many leading bytes are sniffed for a NUL byte to call a file binary (as git does). */
 export const SNIFF_BYTES = 8000;
