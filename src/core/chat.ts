@@ -1,6 +1,6 @@
 /** A chat held in memory while the server runs; its messages are mirrored in the store. */
 import type { ChatStatus } from '../protocol/eca/chat.js';
-import type { ChatContext } from '../protocol/eca/context.js';
+import type { Context as ChatContext } from '../shapes/context.js';
 import type { StoredMessage } from './messages.js';
 import type { ApprovalAnswer } from './tool-call.js';
 

@@ -10,7 +10,7 @@ import { toReplay } from './messages.js';
 import { newId, rememberUserMessage, runTurn } from './turn.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../shapes/llm.js';
-import type { ChatContext } from '../protocol/eca/context.js';
+import type { Context as ChatContext } from '../shapes/context.js';
 
 const log = logger('chats');
 /** An inject burst is gathered until this long passes without another… */
@@ -100,7 +100,7 @@ export class ChatService {
       try {
         if (known) {
           deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
-          const outcome = await known.run(command.args, { chat, deps: deps, signal: abort.signal });
+          const outcome = await known.run(command.args, { chatId: chat.id, chat, deps, signal: abort.signal });
           if (outcome.kind === 'show') deps.events.content(chat.id, 'system', { type: 'text', text: outcome.text });
           else if (entry) {
             await deps.toolsReady?.(chat.id, abort.signal);

@@ -1,31 +1,22 @@
 /**
- * The internal Command shape (`/name args`), fed by native commands and MCP prompts.
- * A command either shows text in the chat or turns into a prompt for the LLM.
+ * Every /command of the runtime (shapes/command.ts), from every source: patchbay's own and MCP
+ * prompts. Core's own commands also get the chat and its dependencies.
  */
-import type { ChatCommand } from '../protocol/eca/chat.js';
+import type { Command as BaseCommand, CommandContext as BaseContext, CommandInfo } from '../shapes/command.js';
+import type { CommandSink } from '../shapes/registry.js';
 import type { LiveChat } from './chat.js';
 import type { ChatDeps } from './deps.js';
 
-export type CommandOutcome =
-  | { kind: 'show'; text: string }
-  /** Sent to the LLM as a turn; `userText` is what the chat shows as the user's message. */
-  | { kind: 'prompt'; userText: string; contextText?: string };
+export type { CommandOutcome } from '../shapes/command.js';
 
-export interface CommandContext {
+export interface CommandContext extends BaseContext {
   chat: LiveChat;
   deps: ChatDeps;
-  signal: AbortSignal;
 }
 
-export interface Command {
-  name: string;
-  description: string;
-  type: ChatCommand['type'];
-  arguments: ChatCommand['arguments'];
-  run(args: string[], ctx: CommandContext): Promise<CommandOutcome>;
-}
+export type Command = BaseCommand<CommandContext>;
 
-export class CommandRegistry {
+export class CommandRegistry implements CommandSink {
   private readonly bySource = new Map<string, Command[]>();
 
   set(source: string, commands: Command[]): void {
@@ -42,9 +33,9 @@ export class CommandRegistry {
   }
 
   /** `chat/queryCommands`: substring match on name, then description. */
-  query(q: string): ChatCommand[] {
+  query(q: string): CommandInfo[] {
     const needle = q.trim().replace(/^\//, '').toLowerCase();
-    const toWire = (c: Command): ChatCommand => ({ name: c.name, description: c.description, type: c.type, arguments: c.arguments });
+    const toWire = (c: Command): CommandInfo => ({ name: c.name, description: c.description, type: c.type, arguments: c.arguments });
     if (!needle) return this.all().map(toWire);
     const byName = this.all().filter((c) => c.name.toLowerCase().includes(needle));
     const byDesc = this.all().filter((c) => !byName.includes(c) && c.description.toLowerCase().includes(needle));

@@ -1,7 +1,7 @@
 /** Everything the chat core needs from the rest of the server, passed in (core imports no peer or store). */
 import type { Config } from '../config/schema.js';
 import type { LlmClient, ModelEntry } from '../shapes/llm.js';
-import type { ChatContext } from '../protocol/eca/context.js';
+import type { Context as ChatContext } from '../shapes/context.js';
 import type { ChatEvents } from './events.js';
 import type { ChatPersistence } from './persistence.js';
 import type { EditorBridge } from '../shapes/tool.js';

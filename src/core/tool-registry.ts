@@ -2,7 +2,7 @@
  * Every tool the LLM can call, from every peer, under its LLM-facing name `<server>__<tool>`.
  * Peers (native, MCP, gateway, LSP) add and remove their tools; chats read a snapshot per request.
  *
- * The registry is the one place every source's names are checked (core/tool-names.ts): a tool
+ * The registry is the one place every source's names are checked (shapes/tool-names.ts): a tool
  * whose full name the LLM APIs refuse, or that another source already offers, is refused here
  * and the source is told why; the earlier holder of a name keeps it.
  */
@@ -12,17 +12,14 @@ import { isHiddenByDeny } from './approval.js';
 import type { Tool } from '../shapes/tool.js';
 import { llmNameProblem } from '../shapes/tool-names.js';
 
-/** A tool the registry would not take, and why (for the source to report). */
-export interface Refusal {
-  tool: string;
-  reason: string;
-}
+export type { ToolRefusal as Refusal } from '../shapes/registry.js';
+import type { ToolRefusal as Refusal, ToolSink } from '../shapes/registry.js';
 
 export function llmName(tool: Pick<Tool, 'server' | 'name'>): string {
   return `${tool.server}__${tool.name}`;
 }
 
-export class ToolRegistry {
+export class ToolRegistry implements ToolSink {
   private readonly bySource = new Map<string, Tool[]>();
   /** Tools offered to one chat only (gateway providers bind to a chat). */
   private readonly byChat = new Map<string, Map<string, Tool[]>>();

@@ -9,7 +9,7 @@
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import type { ChatContext, McpResourceContext, OfferedContext } from '../../protocol/eca/context.js';
+import type { Context as ChatContext, ResourceContext as McpResourceContext, OfferedContext } from '../../shapes/context.js';
 import type { FileIndex } from './file-index.js';
 import { fuzzyScore, NO_MATCH } from './fuzzy.js';
 

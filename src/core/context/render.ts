@@ -7,13 +7,13 @@ import { resolvePath } from '../../util/paths.js';
 import { open, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type {
-  ChatContext,
+  Context as ChatContext,
   CursorContext,
   DirectoryContext,
   FileContext,
-  McpResourceContext,
+  ResourceContext as McpResourceContext,
   WebContext,
-} from '../../protocol/eca/context.js';
+} from '../../shapes/context.js';
 import { errorMessage } from '../../util/log.js';
 import { listFiles } from './listing.js';
 import { renderTree } from './tree.js';

@@ -13,9 +13,9 @@ import type {
   ResourceTemplate,
   Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Command, CommandContext, CommandOutcome } from '../../core/commands.js';
+import type { Command, CommandContext, CommandOutcome } from '../../shapes/command.js';
 import type { JsonSchema, Tool, ToolContext, ToolOutput, ToolResult } from '../../shapes/tool.js';
-import type { McpResourceContext } from '../../protocol/eca/context.js';
+import type { ResourceContext as McpResourceContext } from '../../shapes/context.js';
 
 /** `tools/call` goes through whichever session is live when the call happens (see server.ts). */
 export type CallTool = (tool: string, args: Record<string, unknown>, ctx: ToolContext) => Promise<ToolResult>;

@@ -3,9 +3,9 @@
  * background; their tools, prompts and resources reach the rest of patchbay only through the
  * registries and the McpHost interface (types.ts).
  */
-import type { CommandRegistry } from '../../core/commands.js';
-import type { ToolRegistry } from '../../core/tool-registry.js';
-import type { McpResourceContext } from '../../protocol/eca/context.js';
+import type { CommandSink } from '../../shapes/registry.js';
+import type { ToolSink } from '../../shapes/registry.js';
+import type { ResourceContext as McpResourceContext } from '../../shapes/context.js';
 import { errorMessage, logger, type LogLevel } from '../../util/log.js';
 import { McpServerHandle, type RestartPolicy } from './server.js';
 import type { McpHost, McpHostEvents, McpServerInfo } from './types.js';
@@ -20,8 +20,8 @@ export interface McpHostOptions {
   /** Workspace folders, answered to `roots/list`. */
   roots: string[];
   env: NodeJS.ProcessEnv;
-  tools: ToolRegistry;
-  commands: CommandRegistry;
+  tools: ToolSink;
+  commands: CommandSink;
   events: McpHostEvents;
   /** Defaults: 1 s, doubling, at most 5 restarts. */
   restart?: Partial<RestartPolicy>;

@@ -8,10 +8,11 @@
  * Each connection attempt has a generation number; events from an older attempt are ignored,
  * so a stop() during a slow start, or a crash report after a restart, cannot corrupt the state.
  */
-import type { Command, CommandRegistry } from '../../core/commands.js';
+import type { Command } from '../../shapes/command.js';
+import type { CommandSink } from '../../shapes/registry.js';
 import { textResult, type Tool, type ToolContext, type ToolResult } from '../../shapes/tool.js';
-import type { ToolRegistry } from '../../core/tool-registry.js';
-import type { McpResourceContext } from '../../protocol/eca/context.js';
+import type { ToolSink } from '../../shapes/registry.js';
+import type { ResourceContext as McpResourceContext } from '../../shapes/context.js';
 import { errorMessage, logger, type Logger, type LogLevel } from '../../util/log.js';
 import { toCommand, toResourceContext, toServerTool, toTool } from './adapt.js';
 import { displayCommand, parseServerEntry, type ParsedEntry } from './config.js';
@@ -37,8 +38,8 @@ export interface ServerDeps {
   roots: () => string[];
   timeoutSeconds: number;
   logLevel: LogLevel;
-  tools: ToolRegistry;
-  commands: CommandRegistry;
+  tools: ToolSink;
+  commands: CommandSink;
   restart: RestartPolicy;
   /** Every status or list change. */
   changed(info: McpServerInfo): void;

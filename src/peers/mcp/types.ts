@@ -3,7 +3,7 @@
  * (ToolRegistry source `mcp:<name>`), Commands (`<server>:<prompt>`, CommandRegistry source
  * `mcp:<name>`) and Contexts (`mcpResource`); nothing outside src/peers/mcp knows MCP.
  */
-import type { McpResourceContext } from '../../protocol/eca/context.js';
+import type { ResourceContext as McpResourceContext } from '../../shapes/context.js';
 
 export type McpStatus = 'starting' | 'running' | 'stopped' | 'failed' | 'disabled';
 
