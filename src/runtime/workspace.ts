@@ -32,6 +32,7 @@ import { killDescendantsNow } from '../util/process-tree.js';
 import { resolvePath } from '../util/paths.js';
 import { ensurePrivateDir } from '../util/private-dir.js';
 import { doctorReport } from './doctor.js';
+import { safely } from '../util/guards.js';
 
 const log = logger('workspace');
 
@@ -401,13 +402,5 @@ export class Workspace {
     } catch {
       /* already closed */
     }
-  }
-}
-
-function safely<T>(f: () => T): T | undefined {
-  try {
-    return f();
-  } catch {
-    return undefined;
   }
 }

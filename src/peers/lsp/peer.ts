@@ -9,6 +9,7 @@ import { resolvePath } from '../../util/paths.js';
 import type { lspConfig } from './definition.js';
 import { LspHostImpl } from './host.js';
 import { SqliteXCache } from './sourcegraph.js';
+import { safely } from '../../util/guards.js';
 
 type Config = PeerConfig<typeof lspConfig>;
 const FILE_TOOLS = ['read_file', 'write_file', 'edit_file'];
@@ -75,12 +76,4 @@ export function createLspPeer(host: PeerHost<Config>): Peer {
       };
     },
   };
-}
-
-function safely<T>(f: () => T): T | undefined {
-  try {
-    return f();
-  } catch {
-    return undefined;
-  }
 }

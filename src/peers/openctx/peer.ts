@@ -19,6 +19,7 @@ import { errorMessage, logger } from '../../util/log.js';
 import type { openctxConfig } from './definition.js';
 import { OpenCtxClient, renderAnnotations, type ClientMention, type ProviderHealth } from './client/index.js';
 import { OpenCtxHost, diagnostics as diagnosticsProvider, eventStreams, mcpResources, moduleProvider, workspaceFiles, type OpenCtxProviderImpl } from './host/index.js';
+import { safely } from '../../util/guards.js';
 
 type Config = PeerConfig<typeof openctxConfig>;
 
@@ -161,12 +162,4 @@ function openCtxLine(p: ProviderHealth): string {
     ...(p.lastError ? [`last error: ${p.lastError}`] : []),
   ];
   return `  - ${label}: ok — ${notes.join('; ')}`;
-}
-
-function safely<T>(f: () => T): T | undefined {
-  try {
-    return f();
-  } catch {
-    return undefined;
-  }
 }
