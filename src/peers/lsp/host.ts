@@ -97,7 +97,7 @@ export class LspHostImpl implements LspHost {
       if (!entry) {
         const proc = new LanguageServerProcess({
           name, config, root, env: this.opts.env, restart: this.restart, log: this.log,
-          requestTimeoutMs: this.opts.requestTimeoutMs ?? 10_000,
+          requestTimeoutMs: config.requestTimeoutSeconds !== undefined ? config.requestTimeoutSeconds * 1000 : (this.opts.requestTimeoutMs ?? 10_000),
           initializeTimeoutMs: this.opts.initializeTimeoutMs ?? 30_000,
           onDiagnostics: (p) => {
             if (!this.disposed) this.store.record(p);
