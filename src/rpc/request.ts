@@ -7,6 +7,12 @@
  *
  * Cancellation goes over the wire as `$/cancelRequest` (specs/lsp-3.0.md "Cancellation Support")
  * through vscode-jsonrpc's CancellationToken, which knows the request's id.
+ *
+ * Tool calls to MCP servers and gateway providers do not come here: they are not requests on a
+ * vscode-jsonrpc connection (MCP's go through the SDK, or its transport directly with
+ * `notifications/cancelled`; a gateway `call` is its own WebSocket message), and they end in a
+ * ToolResult the model reads, never a rejection. shapes/pending-calls.ts keeps their terminal
+ * rules (first outcome wins, a late answer is told from an unknown one, one timer for all calls).
  */
 import { CancellationTokenSource, type MessageConnection } from 'vscode-jsonrpc';
 
