@@ -71,11 +71,11 @@ export class ServerProcess {
       detached: true,
     });
     this.exited = new Promise((resolve) => {
-      // A server that exits with its stdout still open (a grandchild holds it) fails what waits.
-      this.child.once('exit', (code, signal) => failPending(this.conn, new ServerGone(code, signal)));
       this.child.once('exit', (code, signal) => {
         this.exitInfo = { code, signal };
         resolve(this.exitInfo);
+        // A server that exits with its stdout still open (a grandchild holds it) fails what waits.
+        failPending(this.conn, new ServerGone(code, signal));
       });
       this.child.once('error', (e) => {
         this.appendLog(`failed to start patchbay server: ${e.message}\n`);

@@ -9,9 +9,9 @@
 import type { Readable } from 'node:stream';
 import { jsonDepthExceeds } from '../util/json-depth.js';
 import { AbstractMessageReader, type DataCallback, type Disposable, type Message } from 'vscode-jsonrpc';
-
 import { InvalidParams, InvalidRequest, ParseError } from './errors.js';
 
+/** The codes this reader answers with (from rpc/errors.ts), for its callers. */
 export { InvalidParams, InvalidRequest, ParseError };
 
 export interface ProtocolFault {
