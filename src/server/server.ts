@@ -9,6 +9,8 @@ import type { Readable, Writable } from 'node:stream';
 import { ResponseError, type MessageConnection } from 'vscode-jsonrpc';
 import type { z } from 'zod';
 import { createConnection } from '../rpc/connection.js';
+import { InvalidParams, InvalidRequest, MethodNotFound, ServerNotInitialized } from '../rpc/errors.js';
+import { request } from '../rpc/request.js';
 import {
   initializeParamsSchema,
   mcpServerParamsSchema,
@@ -48,10 +50,8 @@ import type { Context } from '../shapes/context.js';
 
 const log = logger('server');
 
-/** LSP: "server not initialized". */
-const ServerNotInitialized = -32002;
-const InvalidParams = -32602;
-const InvalidRequest = -32600;
+/** How long the editor gets to answer our requests (`editor/getDiagnostics`). */
+const EDITOR_REQUEST_TIMEOUT_MS = 10_000;
 
 type State =
   | { kind: 'awaitingInitialize' }
@@ -231,7 +231,7 @@ export class EcaServer {
     // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
     c.onRequest((method: string) => {
       this.session();
-      throw new ResponseError(-32601, `Unhandled method ${method}`);
+      throw new ResponseError(MethodNotFound, `Unhandled method ${method}`);
     });
     c.onNotification((method: string) => log.debug(`ignored notification ${method}`));
   }
@@ -278,9 +278,11 @@ export class EcaServer {
     if (!params.capabilities.codeAssistant?.editor?.diagnostics) return {};
     return {
       getDiagnostics: async (uri) => {
-        const res = (await withTimeout(this.conn.sendRequest('editor/getDiagnostics', uri ? { uri } : {}), 10_000, 'editor/getDiagnostics')) as {
-          diagnostics?: unknown[];
-        } | null;
+        // On the deadline the editor is sent $/cancelRequest, so it can stop computing them.
+        const res = await request<{ diagnostics?: unknown[] } | null>(this.conn, 'editor/getDiagnostics', uri ? { uri } : {}, {
+          timeoutMs: EDITOR_REQUEST_TIMEOUT_MS,
+          cancel: 'lsp',
+        });
         return Array.isArray(res?.diagnostics) ? res.diagnostics.flatMap((d) => normalizeDiagnostic(d) ?? []) : [];
       },
     };
@@ -406,14 +408,4 @@ function normalizeDiagnostic(d: unknown): EditorDiagnostic | undefined {
     ...(typeof x.source === 'string' ? { source: x.source } : {}),
     ...(x.code !== undefined && x.code !== null ? { code: String(x.code) } : {}),
   };
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e) => (clearTimeout(t), reject(e)),
-    );
-  });
 }
