@@ -5,37 +5,8 @@
 import { z } from 'zod';
 import { PEERS } from '../peers/index.js';
 
-const modelSchema = z.object({
-  modelName: z.string().optional(),
-  limit: z.object({ context: z.number().int().positive(), output: z.number().int().positive() }).optional(),
-  /** USD per million tokens. */
-  cost: z
-    .object({
-      input: z.number().nonnegative(),
-      output: z.number().nonnegative(),
-      cacheRead: z.number().nonnegative().optional(),
-      cacheWrite: z.number().nonnegative().optional(),
-    })
-    .optional(),
-  /** Local models (`api: "local"`): `hf:<user>/<repo>/<file.gguf>`, an https URL, or a file path. */
-  model: z.string().min(1).optional(),
-  contextSize: z.number().int().positive().optional(),
-  gpuLayers: z.union([z.number().int().nonnegative(), z.enum(['auto', 'max'])]).optional(),
-  /** Expected sha256 of a downloaded model file. */
-  sha256: z
-    .string()
-    .regex(/^[0-9a-fA-F]{64}$/, 'a sha256 is 64 hex characters')
-    .optional(),
-});
-
-export const providerSchema = z.object({
-  api: z.enum(['openai-chat', 'openai-responses', 'anthropic', 'ollama', 'local']).optional(),
-  url: z.string().optional(),
-  key: z.string().optional(),
-  /** Name of an env var holding the key (ECA's `keyEnv`). */
-  keyEnv: z.string().optional(),
-  models: z.record(z.string(), modelSchema).optional(),
-});
+export { providerSchema } from '../peers/llm/config.js';
+import { providerSchema } from '../peers/llm/config.js';
 
 const argsMatchersSchema = z.record(z.string(), z.array(z.string()));
 const approvalRuleSchema = z.record(z.string(), z.object({ argsMatchers: argsMatchersSchema.optional() }).nullable());
@@ -100,5 +71,5 @@ export const configSchema = z.object({
   .loose();
 
 export type Config = z.infer<typeof configSchema>;
-export type ProviderConfig = z.infer<typeof providerSchema>;
+export type { ProviderConfig } from '../peers/llm/config.js';
 export type ApprovalConfig = z.infer<typeof approvalSchema>;
