@@ -92,6 +92,8 @@ export default tseslint.config(
     plugins: { '@typescript-eslint': tseslint.plugin, 'import-x': importX },
     settings: {
       'import-x/resolver-next': [createTypeScriptImportResolver({ project: root })],
+      // Without .ts here import-x would not read our modules, and no-cycle would see no edges.
+      'import-x/extensions': ['.ts', '.js', '.mjs', '.cjs'],
     },
     rules: {
       'no-empty': 'error',

@@ -1,7 +1,7 @@
 /** `patchbay doctor`: the same report as `/doctor`, for the current directory as workspace. */
 import { pathToFileURL } from 'node:url';
 import { usageError } from './help.js';
-import { parseFlags } from './main.js';
+import { parseFlags } from './flags.js';
 import { Session } from '../runtime/workspace.js';
 import { logToStderr } from '../util/log.js';
 
