@@ -28,9 +28,7 @@ const elements = {
   protocol: { paths: protocols.map((p) => `protocol/${p}`), allow: ['util', 'rpc'] },
   'protocol/eca': { paths: ['protocol/eca'], allow: ['util', 'rpc', 'protocol'] },
   shapes: { paths: ['shapes'], allow: ['util', 'rpc', 'protocol'] },
-  ...Object.fromEntries(
-    peers.map((peer) => [peer, { paths: [peer], allow: ['util', 'rpc', 'protocol', 'shapes'] }]),
-  ),
+  ...Object.fromEntries(peers.map((peer) => [peer, { paths: [peer], allow: ['util', 'rpc', 'protocol', 'shapes'] }])),
   config: { paths: ['config'], allow: ['util', 'rpc', 'protocol', 'shapes', 'peers'] },
   core: { paths: ['core'], allow: ['util', 'rpc', 'protocol', 'shapes', 'config'] },
   store: { paths: ['store'], allow: ['util', 'shapes', 'config', 'core'] },
@@ -60,9 +58,7 @@ for (const entry of fs.readdirSync(path.join(src, 'protocol'))) {
 const expand = (name) => (name === 'peers' ? peers : [name]);
 const layerZones = Object.entries(elements).flatMap(([name, el]) => {
   const allowed = new Set([name, ...el.allow.flatMap(expand)]);
-  const forbidden = el.allow.includes('*')
-    ? (el.deny ?? [])
-    : Object.keys(elements).filter((other) => !allowed.has(other));
+  const forbidden = el.allow.includes('*') ? (el.deny ?? []) : Object.keys(elements).filter((other) => !allowed.has(other));
   const from = forbidden.flatMap((other) => elements[other].paths).map((p) => `src/${p}`);
   if (from.length === 0) return [];
   const may = el.allow.includes('*') ? `anything but ${el.deny.join(', ')}` : el.allow.join(', ') || 'nothing';
