@@ -49,9 +49,11 @@ for (const entry of fs.readdirSync(src)) {
     throw new Error(`eslint.config.js: src/${entry} is in no layer; add it to the layer table`);
   }
 }
-for (const entry of fs.readdirSync(path.join(src, 'protocol'))) {
-  if (!fs.statSync(path.join(src, 'protocol', entry)).isDirectory()) {
-    throw new Error(`eslint.config.js: src/protocol/${entry} must sit in a protocol's folder`);
+for (const parent of ['protocol', 'peers']) {
+  for (const entry of fs.readdirSync(path.join(src, parent))) {
+    if (!fs.statSync(path.join(src, parent, entry)).isDirectory()) {
+      throw new Error(`eslint.config.js: src/${parent}/${entry} must sit in one ${parent === 'peers' ? 'peer' : 'protocol'}'s folder`);
+    }
   }
 }
 
