@@ -1,6 +1,6 @@
 /** `patchbay doctor`: the same report as `/doctor`, for the current directory as workspace. */
 import { usageError } from './help.js';
-import { parseFlags } from './main.js';
+import { parseFlags } from './flags.js';
 import { Workspace } from '../runtime/workspace.js';
 import { logToStderr } from '../util/log.js';
 

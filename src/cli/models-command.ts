@@ -12,7 +12,7 @@ import { resolveModels } from '../peers/llm/models.js';
 import type { ModelEntry } from '../shapes/llm.js';
 import { errorMessage, logToStderr } from '../util/log.js';
 import { commandHelp, usageError } from './help.js';
-import { parseFlags } from './main.js';
+import { parseFlags } from './flags.js';
 
 const USAGE = commandHelp('models')!.usage;
 

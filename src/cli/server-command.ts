@@ -1,6 +1,6 @@
 /** `patchbay server`: ECA over stdio. stdout is the protocol; logs go to stderr and the log file. */
 import { usageError } from './help.js';
-import { parseFlags } from './main.js';
+import { parseFlags } from './flags.js';
 import { EcaServer } from '../server/server.js';
 import { logger, setLogLevel, type LogLevel } from '../util/log.js';
 

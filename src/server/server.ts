@@ -230,7 +230,8 @@ export class EcaServer {
 
     // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
     c.onRequest((method: string) => {
-      this.session();
+      // Called for its throw (−32002 before initialize); the session promise is awaited elsewhere.
+      void this.session();
       throw new ResponseError(MethodNotFound, `Unhandled method ${method}`);
     });
     c.onNotification((method: string) => log.debug(`ignored notification ${method}`));

@@ -73,13 +73,13 @@ describe('javascript-typescript-langserver through patchbay overlay (xfiles/xcon
       capabilities: { ...sourcegraphClientCapabilities() },
       workspaceFolders: null,
     });
-    connection.sendNotification('initialized', {});
+    await connection.sendNotification('initialized', {});
   });
 
   afterAll(async () => {
     try {
       await Promise.race([connection.sendRequest('shutdown'), new Promise((r) => setTimeout(r, 2000))]);
-      connection.sendNotification('exit');
+      await connection.sendNotification('exit');
     } catch {
       /* already gone */
     }

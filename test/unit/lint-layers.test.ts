@@ -1,0 +1,73 @@
+/**
+ * The layer rule and the cycle rule of eslint.config.js, run through ESLint's own API on source
+ * text placed at real paths of src/: a forbidden import is reported with the layer's message, an
+ * allowed one is not, and a cycle through the real tree is found. The typed rules are switched off
+ * here (no type program to build): this test is about our layer table, not about ESLint.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const eslint = new ESLint({
+  cwd: root,
+  overrideConfig: {
+    languageOptions: { parserOptions: { projectService: false } },
+    rules: { '@typescript-eslint/no-floating-promises': 'off', '@typescript-eslint/no-misused-promises': 'off' },
+  },
+});
+
+/** The rule ids and messages ESLint reports for `code` as if it were the file at `file`. */
+async function lint(file: string, code: string): Promise<Array<{ rule: string | null; message: string }>> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(root, file) });
+  return result.messages.map((m) => ({ rule: m.ruleId, message: m.message }));
+}
+
+const layer = 'import-x/no-restricted-paths';
+
+describe('the layer rule (eslint.config.js)', () => {
+  it('reports core importing the ECA façade, its wire types or the CLI', async () => {
+    const found = await lint(
+      'src/core/layer-probe.ts',
+      ["import '../server/server.js';", "import type { ChatContent } from '../protocol/eca/content.js';", "import '../cli/flags.js';", 'export type T = ChatContent;'].join('\n'),
+    );
+    const layerErrors = found.filter((m) => m.rule === layer);
+    expect(layerErrors.map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual(['../server/server.js', '../protocol/eca/content.js', '../cli/flags.js']);
+    expect(layerErrors[0].message).toContain('src/core may import only from itself and util, rpc, protocol, shapes, config');
+  });
+
+  it('lets core import the layers below it', async () => {
+    const found = await lint('src/core/layer-probe.ts', ["import '../util/guards.js';", "import '../shapes/tool.js';", "import '../config/schema.js';", "import './approval.js';"].join('\n'));
+    expect(found).toEqual([]);
+  });
+
+  it('reports one peer importing another, and a peer importing core', async () => {
+    const found = await lint('src/peers/mcp/layer-probe.ts', ["import '../lsp/index.js';", "import '../../core/approval.js';", "import '../../shapes/tool.js';", "import './adapt.js';"].join('\n'));
+    expect(found.filter((m) => m.rule === layer).map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual(['../lsp/index.js', '../../core/approval.js']);
+  });
+
+  it('keeps util at the bottom and lets the CLI import anything', async () => {
+    const util = await lint('src/util/layer-probe.ts', "import '../rpc/framing.js';");
+    expect(util.map((m) => m.rule)).toEqual([layer]);
+    const cli = await lint('src/cli/layer-probe.ts', ["import '../server/server.js';", "import '../protocol/eca/content.js';", "import '../core/approval.js';"].join('\n'));
+    expect(cli).toEqual([]);
+  });
+
+  it('lets the server import everything but the CLI', async () => {
+    const found = await lint('src/server/layer-probe.ts', ["import '../runtime/workspace.js';", "import '../protocol/eca/content.js';", "import '../cli/flags.js';"].join('\n'));
+    expect(found.filter((m) => m.rule === layer).map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual(['../cli/flags.js']);
+  });
+});
+
+describe('the cycle rule (eslint.config.js)', () => {
+  it('finds a cycle closed through the real tree (help.ts is imported by main.ts)', async () => {
+    const found = await lint('src/cli/help.ts', "import './main.js';\nexport {};");
+    expect(found.map((m) => m.rule)).toContain('import-x/no-cycle');
+  });
+
+  it('does not count a type-only import as a cycle', async () => {
+    const found = await lint('src/cli/help.ts', "import type { main } from './main.js';\nexport type M = typeof main;");
+    expect(found.map((m) => m.rule)).not.toContain('import-x/no-cycle');
+  });
+});
