@@ -3,7 +3,7 @@
  * specs/lsp-sourcegraph-extensions.md). patchbay is the LSP client; language features become
  * internal Tools; nothing outside src/peers/lsp knows LSP.
  */
-import type { Tool } from '../../shapes/tool.js';
+import type { EditorDiagnostic, Tool } from '../../shapes/tool.js';
 
 export interface LanguageServerConfig {
   command: string;
@@ -57,7 +57,7 @@ export interface LspHost {
   /** Starts the servers for the workspace's languages and waits (bounded) until each runs or fails: for `patchbay doctor`. */
   probe(signal: AbortSignal): Promise<void>;
   /** Diagnostics patchbay's servers have for a file (or all files), for merging with the editor's. */
-  diagnostics(path?: string): Array<{ uri: string; severity: 'error' | 'warning' | 'info' | 'hint'; message: string; source?: string; range: { start: { line: number; character: number }; end: { line: number; character: number } }; code?: string }>;
+  diagnostics(path?: string): EditorDiagnostic[];
   servers(): LspServerInfo[];
   dispose(): Promise<void>;
 }
