@@ -7,6 +7,7 @@
  * Model and agent changes are told to the server the way the ECA plugins do
  * (`chat/selectedModelChanged`, `chat/selectedAgentChanged`), and sent with every prompt.
  */
+import { AGENTS, agentSchema } from '../shapes/agent.js';
 import type { ServerProcess } from './chat-client.js';
 import type { ChatSession } from './chat-session.js';
 import type { Term } from './chat-term.js';
@@ -137,20 +138,21 @@ function model(arg: string, d: CommandDeps): void {
 
 function agent(arg: string, d: CommandDeps): void {
   const t = d.term;
-  const agents = d.server.config.agents?.length ? d.server.config.agents : ['code', 'plan'];
+  const agents = d.server.config.agents?.length ? d.server.config.agents : AGENTS;
   const current = d.session.agent ?? d.server.config.selectAgent ?? 'code';
   if (!arg) {
     t.outLine(`Agent: ${current}`);
     for (const a of agents) t.outLine(`  ${a === current ? '*' : ' '} ${a}`);
     return;
   }
-  if (arg !== 'code' && arg !== 'plan') {
-    t.errLine(t.paint('red', `Unknown agent "${arg}". Available: code, plan`, 'err'));
+  const picked = agentSchema.safeParse(arg);
+  if (!picked.success) {
+    t.errLine(t.paint('red', `Unknown agent "${arg}". Available: ${AGENTS.join(', ')}`, 'err'));
     return;
   }
-  d.session.agent = arg;
-  d.server.notify('chat/selectedAgentChanged', { chatId: d.session.chatId, agent: arg });
-  t.outLine(t.paint('dim', `Agent: ${arg}`));
+  d.session.agent = picked.data;
+  d.server.notify('chat/selectedAgentChanged', { chatId: d.session.chatId, agent: picked.data });
+  t.outLine(t.paint('dim', `Agent: ${picked.data}`));
 }
 
 function expand(arg: string, d: CommandDeps): void {

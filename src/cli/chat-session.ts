@@ -9,6 +9,7 @@
  * approvals, so it never waits on a question no one sees.
  */
 import { randomUUID } from 'node:crypto';
+import type { Agent } from '../shapes/agent.js';
 import type { ChatContext } from '../protocol/eca/context.js';
 import { chatPromptResultSchema } from '../protocol/eca/chat.js';
 import { contentReceivedSchema } from '../protocol/eca/content.js';
@@ -39,7 +40,7 @@ interface Turn {
 }
 
 export interface ChatSessionOptions {
-  agent?: 'code' | 'plan';
+  agent?: Agent;
   verbose?: boolean;
   log?: (line: string) => void;
 }
@@ -61,7 +62,7 @@ export class ChatSession {
   /** The model id sent with each prompt (undefined: the server's default). */
   model: string | undefined;
   /** The agent sent with each prompt (undefined: the server's default); `/agent` changes it. */
-  agent: 'code' | 'plan' | undefined;
+  agent: Agent | undefined;
   /** How contents outside our prompts are shown. */
   idle: IdleHooks = plainIdle;
   private turn: Turn | undefined;

@@ -3,6 +3,8 @@
  * source of truth; the `Config` type is derived from it.
  */
 import { z } from 'zod';
+import { gatewayConfigSchema } from '../peers/gateway/config.js';
+import { agentSchema } from '../shapes/agent.js';
 import { openCtxConfigSchema } from '../peers/openctx/client/config.js';
 
 const modelSchema = z.object({
@@ -68,7 +70,7 @@ export const configSchema = z.object({
       maxRetries: z.number().int().min(0).default(4),
       /** Generate a title with the LLM after the first prompt. */
       generateTitles: z.boolean().default(true),
-      defaultAgent: z.enum(['code', 'plan']).default('code'),
+      defaultAgent: agentSchema.default('code'),
     })
     .default({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code' }),
   context: z
@@ -99,19 +101,7 @@ export const configSchema = z.object({
     })
     .default({ providers: {}, autoInclude: [], timeoutMs: 5000, host: { enabled: true, port: 0, providers: {} } }),
   /** The provider gateway (specs/tap-provider-gateway.md): tool providers over WebSocket. */
-  gateway: z
-    .object({
-      enabled: z.boolean().default(true),
-      host: z.string().default('127.0.0.1'),
-      /** Preferred port; when it is taken a free one is used (either way the address is in PATCHBAY_HOME/gateway/address). 0 picks a free port. */
-      port: z.number().int().min(0).max(65535).default(9400),
-      /** `inject` into an idle chat starts a turn (else it waits for the next prompt). */
-      injectStartsTurn: z.boolean().default(true),
-      maxConnections: z.number().int().positive().default(2000),
-      maxUnauthenticated: z.number().int().positive().default(256),
-      rateLimitPerSecond: z.number().positive().default(200),
-    })
-    .default({ enabled: true, host: '127.0.0.1', port: 9400, injectStartsTurn: true, maxConnections: 2000, maxUnauthenticated: 256, rateLimitPerSecond: 200 }),
+  gateway: gatewayConfigSchema,
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
 })
   // Unknown top-level keys are kept: ECA configs carry keys patchbay does not know (yet).

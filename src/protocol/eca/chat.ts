@@ -5,12 +5,13 @@
  */
 import { z } from 'zod';
 import { chatContextSchema } from './context.js';
+import type { Agent } from './lifecycle.js';
 
 /**
  * Old `behavior` values map onto agents (`agent` → `code`). An agent patchbay does not have
  * (a custom one selected in another ECA server) means "the default agent", as ECA does.
  */
-export const agentNameSchema = z.string().transform((a): 'code' | 'plan' | undefined => (a === 'plan' ? 'plan' : a === 'code' || a === 'agent' ? 'code' : undefined));
+export const agentNameSchema = z.string().transform((a): Agent | undefined => (a === 'plan' ? 'plan' : a === 'code' || a === 'agent' ? 'code' : undefined));
 
 export const chatPromptParamsSchema = z.object({
   chatId: z.string().min(1).optional(),
