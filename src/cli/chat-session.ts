@@ -13,6 +13,7 @@ import type { Agent } from '../shapes/agent.js';
 import type { ChatContext } from '../protocol/eca/context.js';
 import { chatPromptResultSchema } from '../protocol/eca/chat.js';
 import { contentReceivedSchema } from '../protocol/eca/content.js';
+import { ECA } from '../protocol/eca/methods.js';
 import type { ServerProcess } from './chat-client.js';
 import type { Renderer, ToolCallRun, Usage } from './chat-render.js';
 
@@ -79,7 +80,7 @@ export class ChatSession {
     private readonly opts: ChatSessionOptions = {},
   ) {
     this.agent = opts.agent;
-    server.conn.onNotification('chat/contentReceived', (raw: unknown) => this.onContent(raw));
+    server.conn.onNotification(ECA.chatContentReceived.method, (raw: unknown) => this.onContent(raw));
   }
 
   get busy(): boolean {
@@ -135,8 +136,8 @@ export class ChatSession {
         turn.unasked.push(call.name);
         this.renderer.unasked(call.id);
       }
-      if (answer === 'no' || answer === 'unasked') this.server.notify('chat/toolCallReject', { chatId: this.chatId, toolCallId: call.id });
-      else this.server.notify('chat/toolCallApprove', { chatId: this.chatId, toolCallId: call.id, ...(answer === 'always' ? { save: 'session' } : {}) });
+      if (answer === 'no' || answer === 'unasked') this.server.notify(ECA.chatToolCallReject, { chatId: this.chatId, toolCallId: call.id });
+      else this.server.notify(ECA.chatToolCallApprove, { chatId: this.chatId, toolCallId: call.id, ...(answer === 'always' ? { save: 'session' } : {}) });
     });
   }
 
@@ -153,7 +154,7 @@ export class ChatSession {
     try {
       let raw: unknown;
       try {
-        raw = await this.server.request('chat/prompt', {
+        raw = await this.server.request(ECA.chatPrompt, {
           chatId: this.chatId,
           message,
           ...(this.model ? { model: this.model } : {}),
@@ -207,7 +208,7 @@ export class ChatSession {
     if (!turn) return false;
     turn.stopped = true;
     turn.abort.abort();
-    this.server.notify('chat/promptStop', { chatId: this.chatId });
+    this.server.notify(ECA.chatPromptStop, { chatId: this.chatId });
     return true;
   }
 }
