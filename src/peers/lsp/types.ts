@@ -5,20 +5,7 @@
  */
 import type { EditorDiagnostic, Tool } from '../../shapes/tool.js';
 
-export interface LanguageServerConfig {
-  command: string;
-  args?: string[];
-  /** File extensions without the dot (`ts`), or LSP language ids (`typescript`). */
-  extensions?: string[];
-  languageIds?: string[];
-  /** Files that mark a project root (`package.json`, `go.mod`…); default: the workspace folder. */
-  rootMarkers?: string[];
-  initializationOptions?: unknown;
-  env?: Record<string, string>;
-  disabled?: boolean;
-  /** The most a write waits for this server's diagnostics while it is still loading (default 30). */
-  diagnosticsTimeoutSeconds?: number;
-}
+export type { LanguageServerConfig } from './config.js';
 
 /** What a write's diagnostics came to; `note` is what the tool result tells the model ('' for clean and none). */
 export type FileDiagnostics =
