@@ -8,7 +8,9 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { basename } from 'node:path';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
-import { configUpdatedSchema, showMessageSchema, type ConfigUpdated, type ShowMessage } from '../protocol/eca/lifecycle.js';
+import type { z } from 'zod';
+import type { ConfigUpdated, ShowMessage } from '../protocol/eca/lifecycle.js';
+import { ECA, type ClientNotification, type ClientRequest, type EcaNotificationType } from '../protocol/eca/methods.js';
 import { failPending, request, RequestError } from '../rpc/request.js';
 
 /**
@@ -90,16 +92,11 @@ export class ServerProcess {
       if (opts.verbose) (opts.logSink ?? ((c) => process.stderr.write(c)))(chunk);
     });
     this.conn = createMessageConnection(new StreamMessageReader(this.child.stdout!), new StreamMessageWriter(this.child.stdin!));
-    this.conn.onNotification('config/updated', (raw: unknown) => {
-      const p = configUpdatedSchema.safeParse(raw);
-      if (!p.success) return;
-      for (const [k, v] of Object.entries(p.data.chat ?? {})) if (v !== undefined) (this.config as Record<string, unknown>)[k] = v;
+    this.on(ECA.configUpdated, (p) => {
+      for (const [k, v] of Object.entries(p.chat ?? {})) if (v !== undefined) (this.config as Record<string, unknown>)[k] = v;
       this.configSeen();
     });
-    this.conn.onNotification('$/showMessage', (raw: unknown) => {
-      const p = showMessageSchema.safeParse(raw);
-      if (p.success) opts.onShowMessage?.(p.data);
-    });
+    this.on(ECA.showMessage, (p) => opts.onShowMessage?.(p));
     // Everything else we do not use (tool/serverUpdated, chat/opened, chat/statusChanged, …).
     this.conn.onNotification(() => {});
     this.conn.onError(() => {});
@@ -124,33 +121,52 @@ export class ServerProcess {
     if (this.logBuf.length > LOG_LIMIT) this.logBuf = this.logBuf.slice(-LOG_LIMIT);
   }
 
-  /** A request that fails when the server exits or `ms` pass (then the server is sent $/cancelRequest). */
-  async request<R>(method: string, params: unknown, ms = 30_000): Promise<R> {
+  /**
+   * A request of the ECA table; fails when the server exits or `ms` pass (then the server is sent
+   * $/cancelRequest), or when its answer does not fit the table's result schema.
+   */
+  async request<E extends ClientRequest>(entry: E, params: z.input<E['params']>, ms = 30_000): Promise<z.output<E['result']>> {
+    const { method } = entry;
     if (this.exitInfo) throw new ServerGone(this.exitInfo.code, this.exitInfo.signal);
+    let raw: unknown;
     try {
-      return await request<R>(this.conn, method, params, { timeoutMs: ms, cancel: 'lsp' });
+      raw = await request<unknown>(this.conn, method, params, { timeoutMs: ms, cancel: 'lsp' });
     } catch (e) {
       if (!(e instanceof RequestError) || e.reason !== 'closed') throw e;
       // Its stdout closes a moment before the exit is reported: say how the server ended.
       const info = await Promise.race([this.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000).unref())]);
       throw info ? new ServerGone(info.code, info.signal) : e;
     }
+    const parsed = entry.result.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new Error(`unexpected ${method} answer from patchbay server: ${issue.path.join('.') || 'result'}: ${issue.message}`);
+    }
+    return parsed.data as z.output<E['result']>;
   }
 
-  notify(method: string, params?: unknown): void {
+  notify<E extends ClientNotification>(entry: E, params?: z.input<E['params']>): void {
     if (this.exitInfo) return;
-    void this.conn.sendNotification(method, params).catch(() => {});
+    void this.conn.sendNotification(entry.method, params).catch(() => {});
+  }
+
+  /** A server → client notification of the ECA table; what does not fit its schema is dropped. */
+  on<E extends EcaNotificationType<string, z.ZodType, 'serverToClient'>>(entry: E, handler: (params: z.output<E['params']>) => void): void {
+    this.conn.onNotification(entry.method, (raw: unknown) => {
+      const p = entry.params.safeParse(raw);
+      if (p.success) handler(p.data as z.output<E['params']>);
+    });
   }
 
   /** `initialize` + `initialized`, then waits (at most `configWaitMs`) for the first `config/updated`. */
   async initialize(configWaitMs = 30_000): Promise<ChatConfig> {
-    await this.request('initialize', {
+    await this.request(ECA.initialize, {
       processId: process.pid,
       clientInfo: { name: 'patchbay-chat' },
       capabilities: { codeAssistant: { chat: true } },
       workspaceFolders: [{ uri: pathToFileURL(this.opts.cwd).href, name: basename(this.opts.cwd) || this.opts.cwd }],
     });
-    this.notify('initialized', {});
+    this.notify(ECA.initialized, {});
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.configReady,
@@ -166,11 +182,11 @@ export class ServerProcess {
     this.shuttingDown = true;
     if (!this.exitInfo) {
       try {
-        await this.request('shutdown', null, 2_000);
+        await this.request(ECA.shutdown, null, 2_000);
       } catch {
         /* exiting anyway */
       }
-      this.notify('exit');
+      this.notify(ECA.exit);
       let timer: NodeJS.Timeout | undefined;
       const killed = await Promise.race([
         this.exited.then(() => false),

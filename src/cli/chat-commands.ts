@@ -7,6 +7,8 @@
  * Model and agent changes are told to the server the way the ECA plugins do
  * (`chat/selectedModelChanged`, `chat/selectedAgentChanged`), and sent with every prompt.
  */
+import { ECA } from '../protocol/eca/methods.js';
+import { AGENTS, agentSchema } from '../shapes/agent.js';
 import type { ServerProcess } from './chat-client.js';
 import type { ChatSession } from './chat-session.js';
 import type { Term } from './chat-term.js';
@@ -88,8 +90,8 @@ export async function runCommand(line: string, d: CommandDeps): Promise<CommandR
 
 async function serverCommands(d: CommandDeps, query: string): Promise<ServerCommand[] | undefined> {
   try {
-    const r = await d.server.request<{ commands?: ServerCommand[] }>('chat/queryCommands', { chatId: d.session.chatId, query }, 5_000);
-    return Array.isArray(r.commands) ? r.commands : [];
+    const r = await d.server.request(ECA.chatQueryCommands, { chatId: d.session.chatId, query }, 5_000);
+    return r.commands;
   } catch {
     return undefined;
   }
@@ -131,26 +133,27 @@ function model(arg: string, d: CommandDeps): void {
     return;
   }
   d.session.model = chosen;
-  d.server.notify('chat/selectedModelChanged', { chatId: d.session.chatId, model: chosen });
+  d.server.notify(ECA.chatSelectedModelChanged, { chatId: d.session.chatId, model: chosen });
   t.outLine(t.paint('dim', `Model: ${chosen}`));
 }
 
 function agent(arg: string, d: CommandDeps): void {
   const t = d.term;
-  const agents = d.server.config.agents?.length ? d.server.config.agents : ['code', 'plan'];
+  const agents = d.server.config.agents?.length ? d.server.config.agents : AGENTS;
   const current = d.session.agent ?? d.server.config.selectAgent ?? 'code';
   if (!arg) {
     t.outLine(`Agent: ${current}`);
     for (const a of agents) t.outLine(`  ${a === current ? '*' : ' '} ${a}`);
     return;
   }
-  if (arg !== 'code' && arg !== 'plan') {
-    t.errLine(t.paint('red', `Unknown agent "${arg}". Available: code, plan`, 'err'));
+  const picked = agentSchema.safeParse(arg);
+  if (!picked.success) {
+    t.errLine(t.paint('red', `Unknown agent "${arg}". Available: ${AGENTS.join(', ')}`, 'err'));
     return;
   }
-  d.session.agent = arg;
-  d.server.notify('chat/selectedAgentChanged', { chatId: d.session.chatId, agent: arg });
-  t.outLine(t.paint('dim', `Agent: ${arg}`));
+  d.session.agent = picked.data;
+  d.server.notify(ECA.chatSelectedAgentChanged, { chatId: d.session.chatId, agent: picked.data });
+  t.outLine(t.paint('dim', `Agent: ${picked.data}`));
 }
 
 function expand(arg: string, d: CommandDeps): void {

@@ -11,10 +11,11 @@ import type { ServerProcess } from './chat-client.js';
 import { LOCAL_COMMAND_NAMES, runCommand } from './chat-commands.js';
 import { normalizePaste, PASTE_MODE_OFF, PASTE_MODE_ON, PasteStore, pasteFilteredInput } from './chat-paste.js';
 import type { Renderer } from './chat-render.js';
-import { complete, mentionsToContexts, type KnownMentions, type OfferedContext } from './chat-mentions.js';
+import { complete, mentionsToContexts, type KnownMentions } from './chat-mentions.js';
 import { replIdle } from './chat-repl-idle.js';
 import type { Approver, ChatSession, TurnOutcome } from './chat-session.js';
 import type { Term } from './chat-term.js';
+import { ECA } from '../protocol/eca/methods.js';
 
 export interface ReplOptions {
   server: ServerProcess;
@@ -72,10 +73,9 @@ export async function runRepl(o: ReplOptions): Promise<number> {
             cwd,
             {
               queryContext: async (query) =>
-                (await server.request<{ contexts?: OfferedContext[] }>('chat/queryContext', { chatId: session.chatId, query, contexts: [] }, 5_000))
-                  .contexts ?? [],
+                (await server.request(ECA.chatQueryContext, { chatId: session.chatId, query, contexts: [] }, 5_000)).contexts,
               queryCommands: async (query) =>
-                (await server.request<{ commands?: Array<{ name: string }> }>('chat/queryCommands', { chatId: session.chatId, query }, 5_000)).commands ?? [],
+                (await server.request(ECA.chatQueryCommands, { chatId: session.chatId, query }, 5_000)).commands,
               localCommands: LOCAL_COMMAND_NAMES,
             },
             known,

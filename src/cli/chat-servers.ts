@@ -3,15 +3,14 @@
  * (or language server) that fails to start is said on stderr, once per error, with the reason.
  * Which servers a prompt waits for is the server's own progress in the chat.
  */
-import { toolServerUpdatedSchema } from '../protocol/eca/lifecycle.js';
+import { ECA } from '../protocol/eca/methods.js';
 import type { ServerProcess } from './chat-client.js';
 
 export function watchToolServers(server: ServerProcess, show: (line: string) => void): void {
   const said = new Map<string, string>();
-  server.conn.onNotification('tool/serverUpdated', (raw: unknown) => {
-    const p = toolServerUpdatedSchema.safeParse(raw);
-    if (!p.success || p.data.type === 'native') return;
-    const { name, status, error } = p.data;
+  server.on(ECA.toolServerUpdated, (p) => {
+    if (p.type === 'native') return;
+    const { name, status, error } = p;
     if (status !== 'failed') {
       if (status === 'running') said.delete(name);
       return;
@@ -19,7 +18,7 @@ export function watchToolServers(server: ServerProcess, show: (line: string) => 
     const why = error ?? 'no reason given';
     if (said.get(name) === why) return; // a retry failing the same way says nothing new
     said.set(name, why);
-    const kind = p.data.type === 'mcp' ? 'MCP server' : p.data.type === 'lsp' ? 'Language server' : 'Tool server';
+    const kind = p.type === 'mcp' ? 'MCP server' : p.type === 'lsp' ? 'Language server' : 'Tool server';
     show(`${kind} ${name} failed: ${why}`);
   });
 }

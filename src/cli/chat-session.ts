@@ -9,9 +9,11 @@
  * approvals, so it never waits on a question no one sees.
  */
 import { randomUUID } from 'node:crypto';
+import type { Agent } from '../shapes/agent.js';
 import type { ChatContext } from '../protocol/eca/context.js';
 import { chatPromptResultSchema } from '../protocol/eca/chat.js';
 import { contentReceivedSchema } from '../protocol/eca/content.js';
+import { ECA } from '../protocol/eca/methods.js';
 import type { ServerProcess } from './chat-client.js';
 import type { Renderer, ToolCallRun, Usage } from './chat-render.js';
 
@@ -39,7 +41,7 @@ interface Turn {
 }
 
 export interface ChatSessionOptions {
-  agent?: 'code' | 'plan';
+  agent?: Agent;
   verbose?: boolean;
   log?: (line: string) => void;
 }
@@ -61,7 +63,7 @@ export class ChatSession {
   /** The model id sent with each prompt (undefined: the server's default). */
   model: string | undefined;
   /** The agent sent with each prompt (undefined: the server's default); `/agent` changes it. */
-  agent: 'code' | 'plan' | undefined;
+  agent: Agent | undefined;
   /** How contents outside our prompts are shown. */
   idle: IdleHooks = plainIdle;
   private turn: Turn | undefined;
@@ -78,7 +80,7 @@ export class ChatSession {
     private readonly opts: ChatSessionOptions = {},
   ) {
     this.agent = opts.agent;
-    server.conn.onNotification('chat/contentReceived', (raw: unknown) => this.onContent(raw));
+    server.conn.onNotification(ECA.chatContentReceived.method, (raw: unknown) => this.onContent(raw));
   }
 
   get busy(): boolean {
@@ -134,8 +136,8 @@ export class ChatSession {
         turn.unasked.push(call.name);
         this.renderer.unasked(call.id);
       }
-      if (answer === 'no' || answer === 'unasked') this.server.notify('chat/toolCallReject', { chatId: this.chatId, toolCallId: call.id });
-      else this.server.notify('chat/toolCallApprove', { chatId: this.chatId, toolCallId: call.id, ...(answer === 'always' ? { save: 'session' } : {}) });
+      if (answer === 'no' || answer === 'unasked') this.server.notify(ECA.chatToolCallReject, { chatId: this.chatId, toolCallId: call.id });
+      else this.server.notify(ECA.chatToolCallApprove, { chatId: this.chatId, toolCallId: call.id, ...(answer === 'always' ? { save: 'session' } : {}) });
     });
   }
 
@@ -152,7 +154,7 @@ export class ChatSession {
     try {
       let raw: unknown;
       try {
-        raw = await this.server.request('chat/prompt', {
+        raw = await this.server.request(ECA.chatPrompt, {
           chatId: this.chatId,
           message,
           ...(this.model ? { model: this.model } : {}),
@@ -206,7 +208,7 @@ export class ChatSession {
     if (!turn) return false;
     turn.stopped = true;
     turn.abort.abort();
-    this.server.notify('chat/promptStop', { chatId: this.chatId });
+    this.server.notify(ECA.chatPromptStop, { chatId: this.chatId });
     return true;
   }
 }

@@ -19,12 +19,13 @@ import { ChatSession, type Approver, type TurnOutcome } from './chat-session.js'
 import { Term } from './chat-term.js';
 import { commandHelp, usageError } from './help.js';
 import { withoutControlChars } from '../util/text.js';
+import type { Agent } from '../shapes/agent.js';
 
 const USAGE = commandHelp('chat')!.usage;
 
 export interface ChatFlags {
   model?: string;
-  agent?: 'code' | 'plan';
+  agent?: Agent;
   yes: boolean;
   verbose: boolean;
   help: boolean;

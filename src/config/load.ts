@@ -19,6 +19,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Agent } from '../shapes/agent.js';
 import { configSchema, type Config } from './schema.js';
 import { parseJson } from './json.js';
 import { parseJsonc } from './jsonc.js';
@@ -255,13 +256,13 @@ function checkApprovalRegexes(layer: Obj, source: string, errors: ConfigError[])
 // initializationOptions specifics
 
 const LEGACY_AGENT_KEYS = ['chatAgent', 'chatBehavior'] as const;
-const LEGACY_AGENTS: Record<string, 'code' | 'plan'> = { agent: 'code', code: 'code', plan: 'plan' };
+const LEGACY_AGENTS: Record<string, Agent> = { agent: 'code', code: 'code', plan: 'plan' };
 
 /** Map ECA's legacy `chatAgent`/`chatBehavior` to `chat.defaultAgent`; drop `pureConfig`. */
 function normalizeInitOptions(opts: Obj, errors: ConfigError[]): Obj {
   const out = clone(opts) as Obj;
   delete out.pureConfig;
-  let legacy: 'code' | 'plan' | undefined;
+  let legacy: Agent | undefined;
   for (const key of LEGACY_AGENT_KEYS) {
     if (!(key in out)) continue;
     const v = out[key];

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { PEERS } from '../peers/index.js';
+import { agentSchema } from '../shapes/agent.js';
 
 export { providerSchema } from '../peers/llm/config.js';
 import { providerSchema } from '../peers/llm/config.js';
@@ -54,7 +55,7 @@ export const configSchema = z.object({
       maxRetries: z.number().int().min(0).default(4),
       /** Generate a title with the LLM after the first prompt. */
       generateTitles: z.boolean().default(true),
-      defaultAgent: z.enum(['code', 'plan']).default('code'),
+      defaultAgent: agentSchema.default('code'),
     })
     .default({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code' }),
   context: z

@@ -3,29 +3,10 @@
  * and the editor replay (`chat/open`) are both derived, so there is one source of truth.
  */
 import type { AssistantPart, LlmMessage } from '../shapes/llm.js';
-import type { ChatContent, RejectReason, Role } from '../protocol/eca/content.js';
-import type { FileChangeDetails, ToolOutput } from '../shapes/tool.js';
+import type { ChatContent, Role } from '../protocol/eca/content.js';
+import type { StoredMessage } from './stored-message.js';
 
-export type StoredMessage =
-  | { role: 'user'; text: string; contentId?: string; /** rendered contexts sent to the LLM with the text */ contextText?: string }
-  | { role: 'assistant'; parts: AssistantPart[]; interrupted?: boolean }
-  | {
-      role: 'tool';
-      toolCallId: string;
-      name: string;
-      server: string;
-      origin: string;
-      args: Record<string, unknown>;
-      outcome: 'called' | 'rejected';
-      error: boolean;
-      outputs: ToolOutput[];
-      /** What the LLM reads as the result. */
-      llmText: string;
-      details?: FileChangeDetails;
-      reason?: RejectReason;
-      totalTimeMs: number;
-    }
-  | { role: 'system'; kind: 'interrupted' | 'summary' | 'notice'; text: string };
+export type { StoredMessage };
 
 /** The LLM conversation: everything after the last summary (from `/compact`). */
 export function toLlmMessages(stored: StoredMessage[]): LlmMessage[] {

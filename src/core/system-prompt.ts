@@ -1,7 +1,8 @@
 /** The system prompt: who the agent is, what it may do in this agent mode, where it works. */
+import type { Agent } from '../shapes/agent.js';
 import type { Tool } from '../shapes/tool.js';
 
-export function systemPrompt(opts: { agent: 'code' | 'plan'; roots: string[]; tools: Tool[]; extra?: string; instructions?: string[] }): string {
+export function systemPrompt(opts: { agent: Agent; roots: string[]; tools: Tool[]; extra?: string; instructions?: string[] }): string {
   const lines = [
     'You are patchbay, an expert coding assistant working inside the user\'s editor.',
     'Be concise. Prefer doing over describing: use the tools to read, search and change the code, then say briefly what you did.',

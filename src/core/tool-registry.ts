@@ -7,6 +7,7 @@
  * and the source is told why; the earlier holder of a name keeps it.
  */
 import type { ApprovalConfig } from '../config/schema.js';
+import type { Agent } from '../shapes/agent.js';
 import type { LlmToolSpec } from '../shapes/llm.js';
 import { isHiddenByDeny } from './approval.js';
 import type { Tool } from '../shapes/tool.js';
@@ -89,7 +90,7 @@ export class ToolRegistry implements ToolSink {
   }
 
   /** What one request offers the LLM: no tools hidden by a deny rule, no mutating tools for `plan`. */
-  visible(opts: { agent: 'code' | 'plan'; approval: ApprovalConfig; disabled: string[]; chatId?: string }): Tool[] {
+  visible(opts: { agent: Agent; approval: ApprovalConfig; disabled: string[]; chatId?: string }): Tool[] {
     return this.all(opts.chatId ?? '').filter(
       (t) =>
         !(opts.agent === 'plan' && t.mutates) &&

@@ -11,31 +11,8 @@ import type { z } from 'zod';
 import { createConnection } from '../rpc/connection.js';
 import { InvalidParams, InvalidRequest, MethodNotFound, ServerNotInitialized } from '../rpc/errors.js';
 import { request } from '../rpc/request.js';
-import {
-  initializeParamsSchema,
-  mcpServerParamsSchema,
-  type ConfigUpdated,
-  type InitializeParams,
-  type ShowMessage,
-  type ToolServerUpdated,
-} from '../protocol/eca/lifecycle.js';
-import {
-  chatClearParamsSchema,
-  chatDeleteParamsSchema,
-  promptSteerParamsSchema,
-  queryFilesParamsSchema,
-  chatListParamsSchema,
-  chatOpenParamsSchema,
-  chatPromptParamsSchema,
-  promptStopParamsSchema,
-  queryCommandsParamsSchema,
-  queryContextParamsSchema,
-  selectedAgentChangedSchema,
-  selectedBehaviorChangedSchema,
-  selectedModelChangedSchema,
-  toolCallApproveParamsSchema,
-  toolCallRejectParamsSchema,
-} from '../protocol/eca/chat.js';
+import type { ConfigUpdated, InitializeParams, ShowMessage, ToolServerUpdated } from '../protocol/eca/lifecycle.js';
+import { ECA, type ClientNotification, type ClientRequest } from '../protocol/eca/methods.js';
 import type { ChatEvents } from '../core/events.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
@@ -99,22 +76,31 @@ export class EcaServer {
     throw new ResponseError(InvalidRequest, 'Server is shutting down');
   }
 
-  /** A request handler with params validated against its schema (−32602 names the bad field). */
-  private request<S extends z.ZodType, R>(method: string, schema: S, fn: (p: z.output<S>, session: Workspace) => R | Promise<R>): void {
+  /**
+   * A request handler for a method of the ECA table, its params validated against the table's
+   * schema (−32602 names the bad field); the handler's answer must fit the table's result type.
+   */
+  private request<E extends ClientRequest>(
+    entry: E,
+    fn: (p: z.output<E['params']>, session: Workspace) => z.input<E['result']> | Promise<z.input<E['result']>>,
+  ): void {
+    const { method, params: schema } = entry;
     this.conn.onRequest(method, async (raw: unknown) => {
       const session = this.session();
-      const params = parse(method, schema, raw);
+      // `schema` is E['params']: its output type is what `fn` takes (TS cannot follow the index).
+      const params = parse(method, schema, raw) as z.output<E['params']>;
       return fn(params, await session);
     });
   }
 
-  private notification<S extends z.ZodType>(method: string, schema: S, fn: (p: z.output<S>, session: Workspace) => void): void {
+  private notification<E extends ClientNotification>(entry: E, fn: (p: z.output<E['params']>, session: Workspace) => void): void {
+    const { method, params: schema } = entry;
     this.conn.onNotification(method, (raw: unknown) => {
       if (this.state.kind !== 'running') return log.warn(`${method} ignored: server not running`);
       // Notifications run in arrival order: each waits on the same session promise.
       void this.state.session.then((session) => {
         try {
-          fn(parse(method, schema, raw), session);
+          fn(parse(method, schema, raw) as z.output<E['params']>, session);
         } catch (e) {
           log.warn(errorMessage(e));
         }
@@ -124,9 +110,9 @@ export class EcaServer {
 
   private register(): void {
     const c = this.conn;
-    c.onRequest('initialize', async (raw: unknown) => {
+    c.onRequest(ECA.initialize.method, async (raw: unknown): Promise<z.input<typeof ECA.initialize.result>> => {
       if (this.state.kind !== 'awaitingInitialize') throw new ResponseError(InvalidRequest, 'initialize was already received');
-      const params = parse('initialize', initializeParamsSchema, raw);
+      const params = parse(ECA.initialize.method, ECA.initialize.params, raw);
       const env = this.opts.env ?? process.env;
       const loaded = loadWorkspaceConfig({ roots: rootsOf(params), env, initializationOptions: params.initializationOptions, configFile: this.opts.configFile });
       const session = new Promise<void>((r) => setImmediate(r))
@@ -165,7 +151,7 @@ export class EcaServer {
         chatDefaultBehavior: cfg.chat.defaultAgent === 'plan' ? 'plan' : 'agent',
       };
     });
-    c.onNotification('initialized', () => {
+    c.onNotification(ECA.initialized.method, () => {
       if (this.state.kind !== 'running') return;
       // Once per session: a repeated `initialized` must not open more listeners or start peers twice.
       if (this.state.initialized) return log.warn('ignoring a repeated "initialized" notification');
@@ -194,39 +180,39 @@ export class EcaServer {
         for (const ix of session.indexes) void ix.warm();
       });
     });
-    c.onRequest('shutdown', async () => {
+    c.onRequest(ECA.shutdown.method, async (): Promise<z.input<typeof ECA.shutdown.result>> => {
       const session = this.session();
       this.state = { kind: 'shuttingDown', session };
       // The editor waits for this answer: a clean stop gets longer than when the editor is gone.
       await this.disposeWithin(session, 1_500);
       return null;
     });
-    c.onNotification('exit', () => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'exit'));
+    c.onNotification(ECA.exit.method, () => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'exit'));
 
     // A prompt may arrive before model discovery (e.g. Ollama) has finished: wait for it.
-    this.request('chat/prompt', chatPromptParamsSchema, async (p, s) => (await s.modelsReady, s.chats.prompt(p)));
-    this.notification('chat/toolCallApprove', toolCallApproveParamsSchema, (p, s) => s.chats.approve(p.chatId, p.toolCallId, p.save));
-    this.notification('chat/toolCallReject', toolCallRejectParamsSchema, (p, s) => s.chats.reject(p.chatId, p.toolCallId));
-    this.notification('chat/promptStop', promptStopParamsSchema, (p, s) => s.chats.stop(p.chatId));
-    this.request('chat/delete', chatDeleteParamsSchema, (p, s) => {
+    this.request(ECA.chatPrompt, async (p, s) => (await s.modelsReady, s.chats.prompt(p)));
+    this.notification(ECA.chatToolCallApprove, (p, s) => s.chats.approve(p.chatId, p.toolCallId, p.save));
+    this.notification(ECA.chatToolCallReject, (p, s) => s.chats.reject(p.chatId, p.toolCallId));
+    this.notification(ECA.chatPromptStop, (p, s) => s.chats.stop(p.chatId));
+    this.request(ECA.chatDelete, (p, s) => {
       if (p.chatId) s.chats.delete(p.chatId);
       return {};
     });
-    this.request('chat/queryContext', queryContextParamsSchema, async (p, s) => ({ chatId: p.chatId, contexts: await s.queryContext(p.query, alreadyAttached(p.contexts)) }));
-    this.request('chat/queryCommands', queryCommandsParamsSchema, (p, s) => ({ chatId: p.chatId, commands: s.commands.query(p.query) }));
-    this.notification('chat/selectedBehaviorChanged', selectedBehaviorChangedSchema, (p, s) => s.chats.selectAgent(p.chatId, p.behavior));
-    this.notification('chat/selectedAgentChanged', selectedAgentChangedSchema, (p, s) => s.chats.selectAgent(p.chatId, p.agent));
-    this.notification('chat/selectedModelChanged', selectedModelChangedSchema, (p, s) => s.chats.selectModel(p.chatId, p.model));
-    this.request('chat/queryFiles', queryFilesParamsSchema, async (p, s) => ({
+    this.request(ECA.chatQueryContext, async (p, s) => ({ chatId: p.chatId, contexts: await s.queryContext(p.query, alreadyAttached(p.contexts)) }));
+    this.request(ECA.chatQueryCommands, (p, s) => ({ chatId: p.chatId, commands: s.commands.query(p.query) }));
+    this.notification(ECA.chatSelectedBehaviorChanged, (p, s) => s.chats.selectAgent(p.chatId, p.behavior));
+    this.notification(ECA.chatSelectedAgentChanged, (p, s) => s.chats.selectAgent(p.chatId, p.agent));
+    this.notification(ECA.chatSelectedModelChanged, (p, s) => s.chats.selectModel(p.chatId, p.model));
+    this.request(ECA.chatQueryFiles, async (p, s) => ({
       chatId: p.chatId,
       files: (await s.queryContext(p.query)).filter((c) => c.type === 'file'),
     }));
-    this.request('chat/clear', chatClearParamsSchema, (p, s) => (s.chats.clear(p.chatId), {}));
-    this.notification('chat/promptSteer', promptSteerParamsSchema, (p, s) => s.chats.steer(p.chatId, p.message));
-    this.notification('mcp/startServer', mcpServerParamsSchema, (p, s) => void this.toggleServer(s, p.name, true));
-    this.notification('mcp/stopServer', mcpServerParamsSchema, (p, s) => void this.toggleServer(s, p.name, false));
-    this.request('chat/list', chatListParamsSchema, (p, s) => ({ chats: s.chats.list(p) }));
-    this.request('chat/open', chatOpenParamsSchema, (p, s) => s.chats.open(p.chatId));
+    this.request(ECA.chatClear, (p, s) => (s.chats.clear(p.chatId), {}));
+    this.notification(ECA.chatPromptSteer, (p, s) => s.chats.steer(p.chatId, p.message));
+    this.notification(ECA.mcpStartServer, (p, s) => void this.toggleServer(s, p.name, true));
+    this.notification(ECA.mcpStopServer, (p, s) => void this.toggleServer(s, p.name, false));
+    this.request(ECA.chatList, (p, s) => ({ chats: s.chats.list(p) }));
+    this.request(ECA.chatOpen, (p, s) => s.chats.open(p.chatId));
 
     // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
     c.onRequest((method: string) => {

@@ -3,18 +3,32 @@
  * openai-responses, anthropic, ollama) is an adapter that turns an LlmRequest
  * into its wire format and its stream back into LlmEvents.
  */
+import { z } from 'zod';
 
 export type LlmApi = 'openai-chat' | 'openai-responses' | 'anthropic' | 'ollama' | 'local';
 
-export type AssistantPart =
-  | { type: 'text'; text: string }
+/**
+ * One part of an assistant message. A schema, because parts are stored with the chat
+ * (core/stored-message.ts) and read back through it.
+ */
+export const assistantPartSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
   /**
    * Reasoning. `signature` is Anthropic's thinking signature (must be replayed verbatim
    * next turn); `redacted` is Anthropic's redacted_thinking data; `encrypted` / `itemId`
    * are OpenAI responses reasoning items replayed next turn.
    */
-  | { type: 'reasoning'; text: string; signature?: string; redacted?: string; itemId?: string; encrypted?: string }
-  | { type: 'toolCall'; id: string; name: string; args: Record<string, unknown> };
+  z.object({
+    type: z.literal('reasoning'),
+    text: z.string(),
+    signature: z.string().optional(),
+    redacted: z.string().optional(),
+    itemId: z.string().optional(),
+    encrypted: z.string().optional(),
+  }),
+  z.object({ type: z.literal('toolCall'), id: z.string(), name: z.string(), args: z.record(z.string(), z.unknown()) }),
+]);
+export type AssistantPart = z.infer<typeof assistantPartSchema>;
 
 export type LlmMessage =
   | { role: 'user'; content: string }

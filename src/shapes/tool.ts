@@ -2,22 +2,27 @@
  * The internal Tool shape (../shared/DESIGN.md "The one idea"): every peer's tools
  * — native, MCP, gateway providers, LSP-backed — are adapted into this.
  */
+import { z } from 'zod';
 
 /** A JSON Schema object, as sent to the LLM. */
 export type JsonSchema = Record<string, unknown>;
 
-/** ECA `FileChangeDetails`, shown by editors as a diff. */
-export interface FileChangeDetails {
-  type: 'fileChange';
-  path: string;
-  diff: string;
-  linesAdded: number;
-  linesRemoved: number;
-}
+/** ECA `FileChangeDetails`, shown by editors as a diff. Stored with tool-call messages. */
+export const fileChangeDetailsSchema = z.object({
+  type: z.literal('fileChange'),
+  path: z.string(),
+  diff: z.string(),
+  linesAdded: z.number(),
+  linesRemoved: z.number(),
+});
+export type FileChangeDetails = z.infer<typeof fileChangeDetailsSchema>;
 
-export type ToolOutput =
-  | { type: 'text'; text: string }
-  | { type: 'image'; data: string; mimeType: string };
+/** One piece of what a tool returns to the model. */
+export const toolOutputSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() }),
+]);
+export type ToolOutput = z.infer<typeof toolOutputSchema>;
 
 /** A tool's outcome. A failure is a result the model reads (`error: true`), never a throw. */
 export interface ToolResult {

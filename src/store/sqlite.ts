@@ -4,7 +4,7 @@
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import type { StoredMessage } from '../core/messages.js';
+import { STORED_MESSAGE_VERSION, decodeStoredMessage, type StoredMessage } from '../core/stored-message.js';
 import type { ChatPersistence, ChatRecord, ToolCallRecord } from '../core/persistence.js';
 import type { EventEntry, EventFilter, EventStreamStore } from '../shapes/event-stream.js';
 import { isAlive } from '../util/pid.js';
@@ -33,6 +33,8 @@ CREATE TABLE IF NOT EXISTS messages (
   seq INTEGER NOT NULL,
   role TEXT NOT NULL,
   data TEXT NOT NULL,
+  -- the StoredMessage format version \`data\` was written in (core/stored-message.ts)
+  schema_version INTEGER NOT NULL DEFAULT 1,
   created_at INTEGER NOT NULL,
   PRIMARY KEY (chat_id, seq)
 );
@@ -114,6 +116,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
+    migrate(this.db);
   }
 
   createChat(rec: { id: string; title?: string; model?: string; agent?: string }): void {
@@ -168,14 +171,15 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       const { next } = this.stmt('SELECT coalesce(max(seq), 0) + 1 AS next FROM messages WHERE chat_id = ?').get(chatId) as {
         next: number;
       };
-      this.stmt('INSERT INTO messages (chat_id, seq, role, data, created_at) VALUES (?, ?, ?, ?, ?)').run(chatId, next, message.role, JSON.stringify(message), now);
+      this.stmt('INSERT INTO messages (chat_id, seq, role, data, schema_version, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(chatId, next, message.role, JSON.stringify(message), STORED_MESSAGE_VERSION, now);
       this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
       return next;
     }).immediate(); // take the write lock first: a read-then-write upgrade can fail with BUSY at once
   }
 
   replaceMessage(chatId: string, seq: number, message: StoredMessage): void {
-    this.stmt('UPDATE messages SET data = ? WHERE chat_id = ? AND seq = ?').run(JSON.stringify(message), chatId, seq);
+    this.stmt('UPDATE messages SET data = ?, schema_version = ? WHERE chat_id = ? AND seq = ?').run(JSON.stringify(message), STORED_MESSAGE_VERSION, chatId, seq);
   }
 
   clearMessages(chatId: string): void {
@@ -186,9 +190,22 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     })();
   }
 
+  /**
+   * A chat's messages, each upgraded to the current format and validated. A row that cannot be
+   * read stands as a notice in its place (and is logged), so the rest of the chat still loads.
+   */
   messages(chatId: string): StoredMessage[] {
-    const rows = this.stmt('SELECT data FROM messages WHERE chat_id = ? ORDER BY seq').all(chatId) as Array<{ data: string }>;
-    return rows.map((r) => JSON.parse(r.data) as StoredMessage);
+    const rows = this.stmt('SELECT seq, data, schema_version FROM messages WHERE chat_id = ? ORDER BY seq').all(chatId) as Array<{
+      seq: number;
+      data: string;
+      schema_version: number;
+    }>;
+    return rows.map((r) => {
+      const decoded = decodeStoredMessage(r.data, r.schema_version);
+      if (decoded.ok) return decoded.message;
+      log.warn(`chat ${chatId}: stored message ${r.seq} could not be read: ${decoded.reason}`);
+      return { role: 'system', kind: 'notice', text: `A stored message (#${r.seq}) could not be read: ${decoded.reason}.` };
+    });
   }
 
   saveToolCall(rec: ToolCallRecord): void {
@@ -301,6 +318,19 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.flushEvents();
     this.db.close();
   }
+}
+
+/**
+ * Brings a database written by an older patchbay up to SCHEMA. `CREATE TABLE IF NOT EXISTS`
+ * leaves existing tables alone, so each added column is added here.
+ */
+function migrate(db: Database.Database): void {
+  // Under the write lock: two servers opening the same old database must not both add a column.
+  db.transaction(() => {
+    const columns = (db.pragma('table_info(messages)') as Array<{ name: string }>).map((c) => c.name);
+    // Rows from before format versions were recorded are version 1.
+    if (!columns.includes('schema_version')) db.exec('ALTER TABLE messages ADD COLUMN schema_version INTEGER NOT NULL DEFAULT 1');
+  }).immediate();
 }
 
 function toRecord(r: ChatRow): ChatRecord {

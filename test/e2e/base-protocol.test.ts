@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { EcaProc, tempDir, useEcaProcs, workspace } from './harness.js';
+import { ECA, EcaProc, tempDir, useEcaProcs, workspace } from './harness.js';
 
 const track = useEcaProcs();
 function start(): EcaProc {
@@ -10,7 +10,7 @@ function start(): EcaProc {
 describe('base protocol over real stdio', () => {
   it('answers requests before initialize with -32002', async () => {
     const p = start();
-    const res = await p.request('chat/list', {});
+    const res = await p.request(ECA.chatList, {});
     expect(res.error?.code).toBe(-32002);
     expect(res.error?.message).toMatch(/initialize/);
   });
@@ -58,10 +58,10 @@ describe('base protocol over real stdio', () => {
   it('answers invalid params with -32602 naming the field', async () => {
     const p = start();
     await p.initialize(workspace());
-    const res = await p.request('chat/prompt', { message: 42 });
+    const res = await p.request(ECA.chatPrompt, { message: 42 });
     expect(res.error?.code).toBe(-32602);
     expect(res.error?.message).toMatch(/message/);
-    const res2 = await p.request('chat/open', {});
+    const res2 = await p.request(ECA.chatOpen, {});
     expect(res2.error?.message).toMatch(/chatId/);
   });
 
@@ -69,11 +69,11 @@ describe('base protocol over real stdio', () => {
     const p = start();
     const init = await p.initialize(workspace());
     expect(init.result.chatWelcomeMessage).toMatch(/patchbay/);
-    const cfg = await p.waitFor((m) => m.method === 'config/updated');
+    const cfg = await p.waitFor((m) => m.method === ECA.configUpdated.method);
     expect(cfg.params.chat.agents).toEqual(['code', 'plan']);
     expect(cfg.params.chat.behaviors).toEqual(['agent', 'plan']);
     expect(cfg.params.chat.selectAgent).toBe('code');
-    const tools = await p.waitFor((m) => m.method === 'tool/serverUpdated');
+    const tools = await p.waitFor((m) => m.method === ECA.toolServerUpdated.method);
     expect(tools.params.type).toBe('native');
     const names = tools.params.tools.map((t: { name: string }) => t.name);
     for (const n of ['read_file', 'directory_tree', 'grep', 'write_file', 'edit_file', 'move_file', 'shell_command', 'editor_diagnostics']) {
@@ -84,24 +84,24 @@ describe('base protocol over real stdio', () => {
   it('honours $/cancelRequest for an in-flight request without breaking the connection', async () => {
     const p = start();
     await p.initialize(workspace());
-    p.send({ id: 99, method: 'chat/queryContext', params: { query: 'a', contexts: [] } });
+    p.send({ id: 99, method: ECA.chatQueryContext.method, params: { query: 'a', contexts: [] } });
     p.notify('$/cancelRequest', { id: 99 });
     const res = await p.waitFor((m) => m.id === 99);
     // Either it finished first or it was cancelled (-32800); both settle the request.
     expect(res.result !== undefined || res.error?.code === -32800).toBe(true);
-    expect((await p.request('chat/list', {})).result.chats).toEqual([]);
+    expect((await p.request(ECA.chatList, {})).result.chats).toEqual([]);
   });
 
   it('exits 0 after shutdown + exit, and 1 on exit without shutdown', async () => {
     const a = start();
     await a.initialize(workspace());
-    expect((await a.request('shutdown')).result).toBeNull();
-    a.notify('exit');
+    expect((await a.request(ECA.shutdown)).result).toBeNull();
+    a.notify(ECA.exit);
     expect(await a.exited).toBe(0);
 
     const b = start();
     await b.initialize(workspace());
-    b.notify('exit');
+    b.notify(ECA.exit);
     expect(await b.exited).toBe(1);
   });
 
@@ -117,7 +117,7 @@ describe('base protocol over real stdio', () => {
   it('keeps stdout for protocol only: logs go to stderr', async () => {
     const p = start();
     await p.initialize(workspace());
-    await p.waitFor((m) => m.method === 'config/updated');
+    await p.waitFor((m) => m.method === ECA.configUpdated.method);
     expect(p.stderr).toMatch(/initialized by test/);
     // Every byte on stdout parsed as a framed message (the harness throws otherwise).
     expect(p.messages.length).toBeGreaterThan(1);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
 const { llm, track } = useFakeLlmSuite();
 
@@ -26,9 +26,9 @@ describe('more of the ECA surface', () => {
       });
     await p.initialize(root, { capabilities: { codeAssistant: { chat: true, editor: { diagnostics: true } } } });
     llm().script([{ toolCall: { id: 'd1', name: 'patchbay__editor_diagnostics', args: {} } }], [{ text: 'fixed' }]);
-    const chatId = (await p.request('chat/prompt', { message: 'check' })).result.chatId;
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'check' })).result.chatId;
     await p.turnDone(chatId);
-    expect(p.messages.some((m) => m.method === 'editor/getDiagnostics')).toBe(true);
+    expect(p.messages.some((m) => m.method === ECA.editorGetDiagnostics.method)).toBe(true);
     const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled')!.content;
     expect(called.outputs[0].text).toMatch(/not assignable/);
     expect(called.outputs[0].text).toMatch(/a\.ts:1:7/);
@@ -37,9 +37,9 @@ describe('more of the ECA surface', () => {
     const q = start(fakeProviderConfig(llm().url));
     await q.initialize(root);
     llm().script([{ toolCall: { id: 'd2', name: 'patchbay__editor_diagnostics', args: {} } }], [{ text: 'ok' }]);
-    const chat2 = (await q.request('chat/prompt', { message: 'check' })).result.chatId;
+    const chat2 = (await q.request(ECA.chatPrompt, { message: 'check' })).result.chatId;
     await q.turnDone(chat2);
-    expect(q.messages.some((m) => m.method === 'editor/getDiagnostics')).toBe(false);
+    expect(q.messages.some((m) => m.method === ECA.editorGetDiagnostics.method)).toBe(false);
     expect(q.contents(chat2).find((c) => c.content.type === 'toolCalled')!.content.outputs[0].text).toMatch(/diagnostics/i);
   });
 
@@ -52,10 +52,10 @@ describe('more of the ECA surface', () => {
       [{ toolCall: { id: 's2', name: 'patchbay__write_file', args: { path: 'two.txt', content: '2' } } }],
       [{ text: 'both written' }],
     );
-    const chatId = (await p.request('chat/prompt', { message: 'write two files' })).result.chatId;
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'write two files' })).result.chatId;
     const first = await p.waitFor((m) => m.params?.content?.type === 'toolCallRun' && m.params.content.id === 's1');
     expect(first.params.content.manualApproval).toBe(true);
-    p.notify('chat/toolCallApprove', { chatId, toolCallId: 's1', save: 'session' });
+    p.notify(ECA.chatToolCallApprove, { chatId, toolCallId: 's1', save: 'session' });
     const second = await p.waitFor((m) => m.params?.content?.type === 'toolCallRun' && m.params.content.id === 's2');
     expect(second.params.content.manualApproval).toBe(false);
     await p.turnDone(chatId);
@@ -67,7 +67,7 @@ describe('more of the ECA surface', () => {
     const p = start(fakeProviderConfig(llm().url, 'openai-chat', { toolCall: { approval: { allow: { edit_file: {} } } } }));
     await p.initialize(root);
     llm().script([{ toolCall: { id: 'e1', name: 'patchbay__edit_file', args: { path: 'm.ts', original_content: 'const b = 2;', new_content: 'const b = 3;\nconst c = 4;' } } }], [{ text: 'edited' }]);
-    const chatId = (await p.request('chat/prompt', { message: 'edit' })).result.chatId;
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'edit' })).result.chatId;
     await p.turnDone(chatId);
     const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled')!.content;
     expect(called.details).toMatchObject({ type: 'fileChange', linesAdded: 2, linesRemoved: 1 });
@@ -83,11 +83,11 @@ describe('more of the ECA surface', () => {
     const p = start(fakeProviderConfig(llm().url));
     const init = await p.initialize(root);
     expect(init.result.chatWelcomeMessage).toBe('Hello from the workspace');
-    const msg = await p.waitFor((m) => m.method === '$/showMessage');
+    const msg = await p.waitFor((m) => m.method === ECA.showMessage.method);
     expect(msg.params.message).toContain(file);
     expect(msg.params.message).toContain('toolCall.approval.byDefault');
     llm().script([{ text: 'still works' }]);
-    const chatId = (await p.request('chat/prompt', { message: 'hi' })).result.chatId;
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'hi' })).result.chatId;
     await p.turnDone(chatId);
     expect(p.text(chatId)).toBe('still works');
   });
@@ -100,16 +100,16 @@ describe('more of the ECA surface', () => {
     writeFileSync(file, '{ "defaultModel": "x" "logLevel": "debug" }');
     const p = start(fakeProviderConfig(llm().url), home);
     await p.initialize(workspace());
-    const msg = await p.waitFor((m) => m.method === '$/showMessage');
+    const msg = await p.waitFor((m) => m.method === ECA.showMessage.method);
     expect(msg.params.message).toContain(file);
-    const cfg = await p.waitFor((m) => m.method === 'config/updated');
+    const cfg = await p.waitFor((m) => m.method === ECA.configUpdated.method);
     expect(cfg.params.chat.selectModel).toBe('fake/m1');
   });
 
   it('pureConfig ignores PATCHBAY_CONFIG', async () => {
     const p = start(fakeProviderConfig(llm().url));
     await p.initialize(workspace(), { initializationOptions: { pureConfig: true, welcomeMessage: 'pure', gateway: { port: 0 } } });
-    const cfg = await p.waitFor((m) => m.method === 'config/updated');
+    const cfg = await p.waitFor((m) => m.method === ECA.configUpdated.method);
     expect(cfg.params.chat.models).not.toContain('fake/m1');
     expect(cfg.params.chat.welcomeMessage).toBe('pure');
   });
@@ -119,7 +119,7 @@ describe('more of the ECA surface', () => {
     const p = start(fakeProviderConfig(llm().url));
     await p.initialize(root);
     llm().script([{ toolCall: { id: 'f1', name: 'patchbay__read_file', args: { path: 'missing.txt' } } }], [{ text: 'it is missing' }]);
-    const chatId = (await p.request('chat/prompt', { message: 'read' })).result.chatId;
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'read' })).result.chatId;
     await p.turnDone(chatId);
     const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled')!.content;
     expect(called.error).toBe(true);
@@ -132,10 +132,10 @@ describe('more of the ECA surface', () => {
     const p = start(fakeProviderConfig(llm().url, 'openai-chat', { chat: { generateTitles: false, maxRetries: 1 } }));
     await p.initialize(workspace());
     llm().script({ status: 500, body: { error: { message: 'boom' } } }, { status: 500, body: { error: { message: 'boom' } } }, [{ text: 'recovered' }]);
-    const chatId = (await p.request('chat/prompt', { message: 'hi' })).result.chatId;
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'hi' })).result.chatId;
     await p.turnDone(chatId);
     expect(p.text(chatId, 'system')).toMatch(/500/);
-    await p.request('chat/prompt', { chatId, message: 'again' });
+    await p.request(ECA.chatPrompt, { chatId, message: 'again' });
     await p.turnDone(chatId, 2);
     expect(p.text(chatId)).toBe('recovered');
   });
@@ -145,7 +145,7 @@ describe('more of the ECA surface', () => {
     const p = start(fakeProviderConfig(llm().url, 'openai-chat', { chat: { generateTitles: false, maxRetries: 0, stallTimeoutSeconds: 0.3 } }), home);
     await p.initialize(workspace());
     llm().script([{ text: 'start ' }, { stall: 'forever' }]);
-    const chatId = (await p.request('chat/prompt', { message: 'hi' })).result.chatId;
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'hi' })).result.chatId;
     await p.turnDone(chatId);
     expect(p.text(chatId)).toBe('start ');
     expect(p.text(chatId, 'system')).toMatch(/stalled/i);
@@ -159,18 +159,18 @@ describe('more of the ECA surface', () => {
     const p = start(fakeProviderConfig(llm().url), home);
     await p.initialize(workspace());
     llm().script([{ text: 'half an answer' }, { stall: 'forever' }]);
-    const chatId = (await p.request('chat/prompt', { message: 'go' })).result.chatId;
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'go' })).result.chatId;
     await p.waitFor((m) => m.params?.content?.type === 'text' && m.params.role === 'assistant');
-    const res = await p.request('shutdown');
+    const res = await p.request(ECA.shutdown);
     expect(res.result).toBeNull();
-    p.notify('exit');
+    p.notify(ECA.exit);
     expect(await p.exited).toBe(0);
 
     const q = start(fakeProviderConfig(llm().url), home);
     await q.initialize(workspace());
-    const list = await q.request('chat/list', {});
+    const list = await q.request(ECA.chatList, {});
     expect(list.result.chats.find((c: { id: string }) => c.id === chatId)).toMatchObject({ status: 'idle', messageCount: 2 });
-    await q.request('chat/open', { chatId });
+    await q.request(ECA.chatOpen, { chatId });
     await q.waitFor((m) => m.params?.content?.type === 'text' && m.params.content.text === 'half an answer');
   });
 });

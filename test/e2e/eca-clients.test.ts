@@ -1,7 +1,7 @@
 /** What today's ECA editor plugins (Emacs, VS Code, Neovim) send beyond the seed spec. */
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
 const { llm, track } = useFakeLlmSuite();
 
@@ -9,7 +9,7 @@ async function boot(config: Record<string, unknown> = fakeProviderConfig(llm().u
   const root = workspace({ 'a.ts': 'const a = 1;\nconst bb = 2;\n' });
   const p = track(new EcaProc({ home: tempDir(), config }));
   await p.initialize(root);
-  await p.waitFor((m) => m.method === 'config/updated');
+  await p.waitFor((m) => m.method === ECA.configUpdated.method);
   return { p, root };
 }
 
@@ -19,20 +19,20 @@ describe('ECA plugin compatibility', () => {
   it("accepts Emacs' null fields as absent", async () => {
     const { p } = await boot();
     llm().script([{ text: 'hi from emacs' }]);
-    const res = await p.request('chat/prompt', { chatId: null, message: 'hello', model: null, agent: null, contexts: [], 'request-id': 3 });
+    const res = await p.request(ECA.chatPrompt, { chatId: null, message: 'hello', model: null, agent: null, contexts: [], 'request-id': 3 });
     expect(res.error).toBeUndefined();
     await p.turnDone(res.result.chatId);
     expect(p.text(res.result.chatId)).toBe('hi from emacs');
-    const q = await p.request('chat/queryContext', { chatId: null, query: 'a.t', contexts: [] });
+    const q = await p.request(ECA.chatQueryContext, { chatId: null, query: 'a.t', contexts: [] });
     expect(q.result.contexts.length).toBeGreaterThan(0);
-    const c = await p.request('chat/queryCommands', { chatId: null, query: '' });
+    const c = await p.request(ECA.chatQueryCommands, { chatId: null, query: '' });
     expect(c.result.commands.length).toBeGreaterThan(0);
   });
 
   it('an unknown agent name falls back to the default agent instead of failing', async () => {
     const { p } = await boot();
     llm().script([{ text: 'ok' }]);
-    const res = await p.request('chat/prompt', { message: 'hi', agent: 'my-custom-agent' });
+    const res = await p.request(ECA.chatPrompt, { message: 'hi', agent: 'my-custom-agent' });
     expect(res.result.status).toBe('prompting');
     await p.turnDone(res.result.chatId);
     const tools = llm().requests[0].body.tools.map((t: any) => t.function.name);
@@ -41,7 +41,7 @@ describe('ECA plugin compatibility', () => {
 
   it('with no model, the chat gets the instructions and the turn ends', async () => {
     const { p } = await boot({ chat: { generateTitles: false } });
-    const res = await p.request('chat/prompt', { message: 'hi' });
+    const res = await p.request(ECA.chatPrompt, { message: 'hi' });
     expect(res.result.status).toBe('login');
     expect(res.result.chatId).toMatch(/\w{8}-/);
     await p.turnDone(res.result.chatId);
@@ -53,33 +53,33 @@ describe('ECA plugin compatibility', () => {
     (cfg.chat as Record<string, unknown>).generateTitles = true;
     const { p } = await boot(cfg);
     llm().script([{ text: 'answer' }], [{ text: 'Parser fix' }]);
-    const chatId = (await p.request('chat/prompt', { chatId: 'c-1', message: 'fix the parser' })).result.chatId;
+    const chatId = (await p.request(ECA.chatPrompt, { chatId: 'c-1', message: 'fix the parser' })).result.chatId;
     await p.turnDone(chatId);
-    const meta = await p.waitFor((m) => m.method === 'chat/contentReceived' && m.params.content.type === 'metadata');
+    const meta = await p.waitFor((m) => m.method === ECA.chatContentReceived.method && m.params.content.type === 'metadata');
     expect(meta.params).toEqual({ chatId: 'c-1', role: 'system', content: { type: 'metadata', title: 'Parser fix' } });
-    expect(p.messages.filter((m) => m.method === 'chat/opened')).toHaveLength(1);
+    expect(p.messages.filter((m) => m.method === ECA.chatOpened.method)).toHaveLength(1);
   });
 
   it('chat/clear forgets the history; chat/queryFiles lists files', async () => {
     const { p, root } = await boot();
     llm().script([{ text: 'one' }], [{ text: 'two' }]);
-    const chatId = (await p.request('chat/prompt', { message: 'first' })).result.chatId;
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'first' })).result.chatId;
     await p.turnDone(chatId);
-    expect((await p.request('chat/clear', { chatId, messages: true })).result).toEqual({});
-    await p.waitFor((m) => m.method === 'chat/cleared' && m.params.chatId === chatId);
-    await p.request('chat/prompt', { chatId, message: 'second' });
+    expect((await p.request(ECA.chatClear, { chatId, messages: true })).result).toEqual({});
+    await p.waitFor((m) => m.method === ECA.chatCleared.method && m.params.chatId === chatId);
+    await p.request(ECA.chatPrompt, { chatId, message: 'second' });
     await p.turnDone(chatId, 2);
     expect(userText(llm().requests[1].body)).toEqual(['second']);
-    const files = await p.request('chat/queryFiles', { chatId, query: 'a.ts' });
+    const files = await p.request(ECA.chatQueryFiles, { chatId, query: 'a.ts' });
     expect(files.result.files[0]).toEqual({ type: 'file', path: join(root, 'a.ts') });
   });
 
   it('chat/promptSteer joins the running turn at its next model step', async () => {
     const { p } = await boot();
     llm().script([{ toolCall: { id: 't1', name: 'patchbay__read_file', args: { path: 'a.ts' } } }, { delay: 300 }], [{ text: 'steered' }]);
-    const chatId = (await p.request('chat/prompt', { message: 'start' })).result.chatId;
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'start' })).result.chatId;
     await p.waitFor((m) => m.params?.content?.type === 'toolCallPrepare');
-    p.notify('chat/promptSteer', { chatId, message: 'also check b' });
+    p.notify(ECA.chatPromptSteer, { chatId, message: 'also check b' });
     await p.turnDone(chatId);
     expect(userText(llm().requests[1].body)).toEqual(['start', 'also check b']);
     expect(p.text(chatId, 'user')).toContain('also check b');
@@ -89,7 +89,7 @@ describe('ECA plugin compatibility', () => {
     const { p, root } = await boot();
     llm().script([{ text: 'seen' }]);
     const chatId = (
-      await p.request('chat/prompt', {
+      await p.request(ECA.chatPrompt, {
         message: 'explain',
         contexts: [
           { type: 'cursor', path: join(root, 'a.ts'), position: { start: { line: 2, character: 7 }, end: { line: 2, character: 9 } } },
@@ -119,7 +119,7 @@ describe('ECA plugin compatibility', () => {
       });
     await p.initialize(root, { capabilities: { codeAssistant: { chat: true, editor: { diagnostics: true } } } });
     llm().script([{ toolCall: { id: 'd', name: 'patchbay__editor_diagnostics', args: {} } }], [{ text: 'ok' }]);
-    const chatId = (await p.request('chat/prompt', { message: 'diag' })).result.chatId;
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'diag' })).result.chatId;
     await p.turnDone(chatId);
     const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled')!.content;
     expect(called.error).toBe(false);

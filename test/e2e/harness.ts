@@ -12,6 +12,10 @@ import { afterEach } from 'vitest';
 import type { FakeLlm } from '../fixtures/fake-llm.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { FramedProcess, initializeParams, type Msg } from '../support/framed.js';
+import { ECA, type EcaMethodType } from '../../src/protocol/eca/methods.js';
+
+/** The ECA method table, for tests to name methods by (`p.request(ECA.chatPrompt, …)`). */
+export { ECA };
 
 export const BIN = resolve(import.meta.dirname, '../../bin/patchbay');
 
@@ -159,7 +163,7 @@ export class EcaProc extends FramedProcess {
   protected onMessage(msg: Msg): void {
     this.messages.push(msg);
     // Answer server → client requests the way a plain editor would.
-    if (msg.method === 'editor/getDiagnostics' && msg.id !== undefined) this.onServerRequest?.(msg);
+    if (msg.method === ECA.editorGetDiagnostics.method && msg.id !== undefined) this.onServerRequest?.(msg);
     for (const w of [...this.waiters]) {
       if (w.pred(msg)) {
         this.waiters.splice(this.waiters.indexOf(w), 1);
@@ -170,11 +174,17 @@ export class EcaProc extends FramedProcess {
 
   onServerRequest?: (m: Msg) => void;
 
-  async request(method: string, params?: unknown): Promise<Msg> {
+  /** A table entry, or a bare string for what is not in the table (unknown methods, bad names). */
+  async request(entry: EcaMethodType | string, params?: unknown): Promise<Msg> {
+    const method = typeof entry === 'string' ? entry : entry.method;
     const id = this.nextId++;
     const p = this.waitFor((m) => m.id === id && m.method === undefined, `response to ${method}`);
     this.send({ id, method, ...(params === undefined ? {} : { params }) });
     return p;
+  }
+
+  override notify(entry: EcaMethodType | string, params?: unknown): void {
+    super.notify(typeof entry === 'string' ? entry : entry.method, params);
   }
 
   /** Resolves with the first message (already received or future) matching pred. */
@@ -188,7 +198,7 @@ export class EcaProc extends FramedProcess {
   }
 
   contents(chatId: string): Array<{ role: string; content: any }> {
-    return this.messages.filter((m) => m.method === 'chat/contentReceived' && m.params.chatId === chatId).map((m) => m.params);
+    return this.messages.filter((m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId).map((m) => m.params);
   }
 
   text(chatId: string, role = 'assistant'): string {
@@ -202,21 +212,21 @@ export class EcaProc extends FramedProcess {
   turnDone(chatId: string, nth = 1, timeoutMs = 15_000): Promise<Msg> {
     let count = 0;
     return this.waitFor(
-      (m) => m.method === 'chat/contentReceived' && m.params.chatId === chatId && m.params.content.type === 'progress' && m.params.content.state === 'finished' && ++count === nth,
+      (m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId && m.params.content.type === 'progress' && m.params.content.state === 'finished' && ++count === nth,
       `turn ${nth} of ${chatId} to finish`,
       timeoutMs,
     );
   }
 
   async initialize(root: string, extra: Record<string, unknown> = {}): Promise<Msg> {
-    const res = await this.request('initialize', { ...initializeParams(root, 'test'), ...extra });
-    this.notify('initialized', {});
+    const res = await this.request(ECA.initialize, { ...initializeParams(root, 'test'), ...extra });
+    this.notify(ECA.initialized, {});
     return res;
   }
 
   /** shutdown (given 2 s) + exit, SIGKILL after 3 s more. */
   stop(): Promise<number | null> {
-    return this.stopWith(() => Promise.race([this.request('shutdown'), new Promise((r) => setTimeout(r, 2000))]), 3000);
+    return this.stopWith(() => Promise.race([this.request(ECA.shutdown), new Promise((r) => setTimeout(r, 2000))]), 3000);
   }
 }
 

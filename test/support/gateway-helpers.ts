@@ -76,7 +76,7 @@ export async function startGateway(config: Partial<GatewayConfig> = {}, timings:
   const chats = new FakeChats();
   const home = tempHome();
   const gateway = new GatewayHostImpl({
-    config: { enabled: true, host: '127.0.0.1', port: 0, injectStartsTurn: true, maxConnections: 2000, rateLimitPerSecond: 1000, ...config },
+    config: { enabled: true, host: '127.0.0.1', port: 0, injectStartsTurn: true, maxConnections: 2000, maxUnauthenticated: 256, rateLimitPerSecond: 1000, ...config },
     home,
     chats,
     timings: { ...fastTimings, ...timings },

@@ -5,23 +5,7 @@
  */
 import type { Tool } from '../../shapes/tool.js';
 
-export interface GatewayConfig {
-  enabled: boolean;
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
-  /** `inject` into an idle chat starts a turn (else it waits for the next prompt). */
-  injectStartsTurn: boolean;
-  /** Authenticated connections; sockets still waiting to authenticate do not count. */
-  maxConnections: number;
-  /**
-   * Sockets that have not authenticated yet; when full, the oldest of them is closed to make
-   * room, so idle sockets can never lock a real provider out. Default 256.
-   */
-  maxUnauthenticated?: number;
-  /** Messages per second per connection before RATE_LIMITED. */
-  rateLimitPerSecond: number;
-}
+export type { GatewayConfig } from './config.js';
 
 /** What the gateway needs from patchbay; implemented by the server session. */
 export interface GatewayChats {

@@ -6,7 +6,6 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
-import type { LanguageServerConfig } from './types.js';
 import { hardenForUntrusted } from './untrusted.js';
 
 /** A user entry; every field optional so `{ "disabled": true }` or new `args` can extend a built-in. */
@@ -22,6 +21,14 @@ export const EntrySchema = z.strictObject({
   diagnosticsTimeoutSeconds: z.number().positive().max(600).optional(),
   requestTimeoutSeconds: z.number().positive().max(600).optional(),
 });
+
+/**
+ * A server patchbay can run: an entry (merged over a built-in) that has its command. `extensions`
+ * are file extensions without the dot (`ts`) or LSP language ids; `rootMarkers` are files that
+ * mark a project root (`package.json`, `go.mod`…), default the workspace folder;
+ * `diagnosticsTimeoutSeconds` is the most a write waits for diagnostics while the server loads.
+ */
+export type LanguageServerConfig = Omit<z.infer<typeof EntrySchema>, 'command'> & { command: string };
 
 export const BUILTIN_SERVERS: Readonly<Record<string, LanguageServerConfig>> = {
   'typescript-language-server': {

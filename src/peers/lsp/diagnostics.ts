@@ -5,10 +5,11 @@
  * may take up to a generous cap; once it is ready, a short quiet time without an answer ends it.
  */
 import type { LanguageServerProcess } from './server.js';
-import type { LspHost } from './types.js';
-import type { Diagnostic as WireDiagnostic, PublishDiagnostics } from './wire.js';
+import type { Diagnostic as WireDiagnostic, PublishDiagnostics } from '../../protocol/lsp/index.js';
+import type { EditorDiagnostic } from '../../shapes/tool.js';
 
-export type Diagnostic = ReturnType<LspHost['diagnostics']>[number];
+/** Stored as the internal shape: `toDiagnostic` below is the one place LSP's turns into it. */
+export type Diagnostic = EditorDiagnostic;
 export interface Published {
   version?: number | null;
   seq: number;
@@ -17,6 +18,7 @@ export interface Published {
 /** How a wait ended; 'loading': out of time while the server was still loading. */
 export type WaitEnd = 'ok' | 'timeout' | 'loading' | 'failed' | 'aborted';
 
+/** LSP "DiagnosticSeverity" (1-4; absent means error) to the internal names. */
 const SEVERITY = ['error', 'error', 'warning', 'info', 'hint'] as const;
 /**
  * Servers without versioned diagnostics may publish in steps (syntax, then semantics): wait for
@@ -113,7 +115,8 @@ export class DiagnosticsStore {
   }
 }
 
-function toDiagnostic(uri: string, d: WireDiagnostic): Diagnostic {
+/** LSP Diagnostic → EditorDiagnostic. */
+export function toDiagnostic(uri: string, d: WireDiagnostic): Diagnostic {
   return {
     uri,
     severity: SEVERITY[d.severity ?? 1],

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { lineAt, utf16ToColumn } from './documents.js';
 import type { LspHost } from './types.js';
-import { symbolKindName, type DocumentSymbol, type Location, type Range, type SymbolInformation } from './wire.js';
+import { symbolKindName, type DocumentSymbol, type Location, type Range, type SymbolInformation } from '../../protocol/lsp/index.js';
 
 type Diagnostic = ReturnType<LspHost['diagnostics']>[number];
 

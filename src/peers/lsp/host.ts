@@ -17,7 +17,7 @@ import { LanguageServerProcess, type RestartPolicy } from './server.js';
 import { lspTools } from './tools.js';
 import type { FileDiagnostics, LanguageServerConfig, LspHost, LspServerInfo } from './types.js';
 import { DiagnosticsStore, type Diagnostic, type Published, type WaitEnd, type WaitLimits } from './diagnostics.js';
-import { DocumentDiagnosticReportSchema } from './wire.js';
+import { documentDiagnosticReportSchema } from '../../protocol/lsp/index.js';
 
 export interface LspHostOptions {
   /** `languageServers` from the config, unvalidated: each entry is checked on its own. */
@@ -239,7 +239,7 @@ export class LspHostImpl implements LspHost {
     const deadline = Date.now() + limits.capMs;
     for (;;) {
       try {
-        const report = DocumentDiagnosticReportSchema.parse(await proc.request('textDocument/diagnostic', { textDocument: { uri } }, signal, Math.max(1, deadline - Date.now())));
+        const report = documentDiagnosticReportSchema.parse(await proc.request('textDocument/diagnostic', { textDocument: { uri } }, signal, Math.max(1, deadline - Date.now())));
         if (report.kind === 'full') this.store.record({ uri, version, diagnostics: report.items });
         else this.store.confirm(uri, version);
         return 'ok';

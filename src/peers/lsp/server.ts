@@ -21,7 +21,12 @@ function memoryXCache(): XCache {
   return { get: (ns, key) => m.get(`${ns}\u0000${key}`), set: (ns, key, value) => void m.set(`${ns}\u0000${key}`, value) };
 }
 import type { LanguageServerConfig, LspServerInfo } from './types.js';
-import { InitializeResultSchema, PublishDiagnosticsSchema, type PublishDiagnostics, type ServerCapabilities } from './wire.js';
+import {
+  initializeResultSchema as InitializeResultSchema,
+  publishDiagnosticsSchema as PublishDiagnosticsSchema,
+  type PublishDiagnostics,
+  type ServerCapabilities,
+} from '../../protocol/lsp/index.js';
 
 export interface RestartPolicy {
   baseDelayMs: number;

@@ -18,46 +18,25 @@ import type Database from 'better-sqlite3';
 import ignore, { type Ignore } from 'ignore';
 import { CancellationToken, ResponseError, type Disposable, type MessageConnection } from 'vscode-jsonrpc';
 import type {
+  CacheGetParams,
+  CacheSetParams,
+  ContentParams,
+  FilesParams,
   Location,
+  ReferenceInformation,
+  SymbolDescriptor,
   SymbolInformation,
+  SymbolLocationInformation,
   TextDocumentIdentifier,
   TextDocumentItem,
   TextDocumentPositionParams,
-} from 'vscode-languageserver-protocol';
+} from '../../protocol/lsp/index.js';
 import { isRecord } from '../../util/guards.js';
 import { RpcErrorCode as ErrorCodes } from '../../rpc/errors.js';
 import { request } from '../../rpc/request.js';
 
-// ---------------------------------------------------------------------------------------------
-// Wire types (the spec's interfaces)
-
-/** Metadata identifying a symbol; the schema is up to each language server. */
-export interface SymbolDescriptor {
-  [attr: string]: unknown;
-}
-/** Result item of `textDocument/xdefinition`. */
-export interface SymbolLocationInformation {
-  symbol: SymbolDescriptor;
-  location?: Location;
-}
-/** Result item of `workspace/xreferences`. */
-export interface ReferenceInformation {
-  reference: Location;
-  symbol: SymbolDescriptor;
-}
-export interface FilesParams {
-  base?: string;
-}
-export interface ContentParams {
-  textDocument: TextDocumentIdentifier;
-}
-export interface CacheGetParams {
-  key: string;
-}
-export interface CacheSetParams {
-  key: string;
-  value: unknown;
-}
+// Wire types: src/protocol/lsp/sourcegraph.ts (re-exported for this module's callers).
+export type { SymbolDescriptor, SymbolLocationInformation, ReferenceInformation, FilesParams, ContentParams, CacheGetParams, CacheSetParams };
 
 export const XFILES = 'workspace/xfiles';
 export const XCONTENT = 'textDocument/xcontent';

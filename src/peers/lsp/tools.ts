@@ -10,7 +10,7 @@ import { errorMessage } from '../../util/log.js';
 import { columnToUtf16, extensionOf, lineAt, symbolCharacter } from './documents.js';
 import { formatDiagnostic, formatDocumentSymbols, formatLocations, formatWorkspaceSymbols, hoverText, SourceCache } from './format.js';
 import type { LspHostImpl } from './host.js';
-import { DefinitionResultSchema, DocumentSymbolResultSchema, HoverResultSchema, ReferencesResultSchema, toLocations, WorkspaceSymbolResultSchema } from './wire.js';
+import { definitionResultSchema, documentSymbolResultSchema, hoverResultSchema, referencesResultSchema, toLocations, workspaceSymbolResultSchema } from '../../protocol/lsp/index.js';
 
 const MAX_RESULTS = 100;
 
@@ -100,7 +100,7 @@ export function lspTools(host: LspHostImpl): Tool[] {
     tool('lsp_definition', 'Where a symbol is defined (go to definition). Give the line and the symbol name on it.', PositionArgs,
       async (a, ctx) => {
         const { proc, params, cache } = await at(a);
-        const result = DefinitionResultSchema.parse(await proc.request('textDocument/definition', params, ctx.signal));
+        const result = definitionResultSchema.parse(await proc.request('textDocument/definition', params, ctx.signal));
         const locations = toLocations(result);
         const found = locations.length ? await formatLocations(cache, locations, MAX_RESULTS) : `No definition found for ${where(a)}.`;
         // A server with the Sourcegraph extension also names the symbol across packages.
@@ -123,7 +123,7 @@ export function lspTools(host: LspHostImpl): Tool[] {
     tool('lsp_references', 'Every reference to a symbol across the project, including its declaration.', PositionArgs,
       async (a, ctx) => {
         const { proc, params, cache } = await at(a);
-        const result = ReferencesResultSchema.parse(await proc.request('textDocument/references', { ...params, context: { includeDeclaration: true } }, ctx.signal));
+        const result = referencesResultSchema.parse(await proc.request('textDocument/references', { ...params, context: { includeDeclaration: true } }, ctx.signal));
         const found = result?.length ? await formatLocations(cache, result, MAX_RESULTS) : `No references found for ${where(a)}.`;
         // With the Sourcegraph extensions, also ask by SymbolDescriptor (workspace/xreferences).
         const conn = proc.supports('xdefinition') && proc.supports('xreferences') ? proc.connection() : undefined;
@@ -141,7 +141,7 @@ export function lspTools(host: LspHostImpl): Tool[] {
     tool('lsp_hover', 'Type information and documentation for a symbol.', PositionArgs,
       async (a, ctx) => {
         const { proc, params } = await at(a);
-        const result = HoverResultSchema.parse(await proc.request('textDocument/hover', params, ctx.signal));
+        const result = hoverResultSchema.parse(await proc.request('textDocument/hover', params, ctx.signal));
         const text = result ? hoverText(result.contents).trim() : '';
         return text || `No hover information for ${where(a)}.`;
       },
@@ -153,7 +153,7 @@ export function lspTools(host: LspHostImpl): Tool[] {
         const abs = host.absolute(path);
         const synced = await host.sync(abs, false);
         if (!synced) return noServer(abs);
-        const result = DocumentSymbolResultSchema.parse(await synced.proc.request('textDocument/documentSymbol', { textDocument: { uri: synced.uri } }, ctx.signal));
+        const result = documentSymbolResultSchema.parse(await synced.proc.request('textDocument/documentSymbol', { textDocument: { uri: synced.uri } }, ctx.signal));
         return result?.length ? formatDocumentSymbols(new SourceCache((p) => host.display(p)), synced.uri, result) : `No symbols in ${path}.`;
       },
       (a) => `Symbols of ${a.path}`),
@@ -165,7 +165,7 @@ export function lspTools(host: LspHostImpl): Tool[] {
         const procs = host.running();
         if (!procs.length) return 'No language server is running for this workspace.';
         const results = await Promise.allSettled(procs.map((p) => p.request('workspace/symbol', { query }, ctx.signal)));
-        const symbols = results.flatMap((r) => (r.status === 'fulfilled' ? (WorkspaceSymbolResultSchema.parse(r.value) ?? []) : []));
+        const symbols = results.flatMap((r) => (r.status === 'fulfilled' ? (workspaceSymbolResultSchema.parse(r.value) ?? []) : []));
         if (!symbols.length) {
           const failed = results.find((r) => r.status === 'rejected');
           if (failed) throw (failed as PromiseRejectedResult).reason;

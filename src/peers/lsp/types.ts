@@ -3,24 +3,9 @@
  * specs/lsp-sourcegraph-extensions.md). patchbay is the LSP client; language features become
  * internal Tools; nothing outside src/peers/lsp knows LSP.
  */
-import type { Tool } from '../../shapes/tool.js';
+import type { EditorDiagnostic, Tool } from '../../shapes/tool.js';
 
-export interface LanguageServerConfig {
-  command: string;
-  args?: string[];
-  /** File extensions without the dot (`ts`), or LSP language ids (`typescript`). */
-  extensions?: string[];
-  languageIds?: string[];
-  /** Files that mark a project root (`package.json`, `go.mod`…); default: the workspace folder. */
-  rootMarkers?: string[];
-  initializationOptions?: unknown;
-  env?: Record<string, string>;
-  disabled?: boolean;
-  /** The most a write waits for this server's diagnostics while it is still loading (default 30). */
-  diagnosticsTimeoutSeconds?: number;
-  /** The deadline of each request to this server (definition, references, xdefinition, …); default 10. */
-  requestTimeoutSeconds?: number;
-}
+export type { LanguageServerConfig } from './config.js';
 
 /** What a write's diagnostics came to; `note` is what the tool result tells the model ('' for clean and none). */
 export type FileDiagnostics =
@@ -59,7 +44,7 @@ export interface LspHost {
   /** Starts the servers for the workspace's languages and waits (bounded) until each runs or fails: for `patchbay doctor`. */
   probe(signal: AbortSignal): Promise<void>;
   /** Diagnostics patchbay's servers have for a file (or all files), for merging with the editor's. */
-  diagnostics(path?: string): Array<{ uri: string; severity: 'error' | 'warning' | 'info' | 'hint'; message: string; source?: string; range: { start: { line: number; character: number }; end: { line: number; character: number } }; code?: string }>;
+  diagnostics(path?: string): EditorDiagnostic[];
   servers(): LspServerInfo[];
   dispose(): Promise<void>;
 }

@@ -4,13 +4,14 @@
  * becomes −32602 naming the field.
  */
 import { z } from 'zod';
-import { chatContextSchema } from './context.js';
+import { chatContextSchema, fileContextSchema } from './context.js';
+import type { Agent } from './lifecycle.js';
 
 /**
  * Old `behavior` values map onto agents (`agent` → `code`). An agent patchbay does not have
  * (a custom one selected in another ECA server) means "the default agent", as ECA does.
  */
-export const agentNameSchema = z.string().transform((a): 'code' | 'plan' | undefined => (a === 'plan' ? 'plan' : a === 'code' || a === 'agent' ? 'code' : undefined));
+export const agentNameSchema = z.string().transform((a): Agent | undefined => (a === 'plan' ? 'plan' : a === 'code' || a === 'agent' ? 'code' : undefined));
 
 export const chatPromptParamsSchema = z.object({
   chatId: z.string().min(1).optional(),
@@ -95,3 +96,16 @@ export type ChatSummary = z.infer<typeof chatSummarySchema>;
 
 export const chatOpenParamsSchema = z.object({ chatId: z.string() });
 export const chatOpenResultSchema = z.object({ found: z.boolean(), chatId: z.string().optional(), title: z.string().optional() });
+
+// ---- results and server → client notifications ---------------------------------------------
+
+/** `chat/delete` and `chat/clear` answer an empty object. */
+export const emptyResultSchema = z.object({});
+export const queryCommandsResultSchema = z.object({ chatId: z.string().optional(), commands: z.array(chatCommandSchema) });
+export const queryFilesResultSchema = z.object({ chatId: z.string().optional(), files: z.array(fileContextSchema) });
+export const chatListResultSchema = z.object({ chats: z.array(chatSummarySchema) });
+
+export const chatStatusChangedSchema = z.object({ chatId: z.string(), status: chatStatusSchema });
+export const chatOpenedSchema = z.object({ chatId: z.string(), title: z.string().optional() });
+export const chatClearedSchema = z.object({ chatId: z.string(), messages: z.boolean().optional() });
+export const chatDeletedSchema = z.object({ chatId: z.string() });

@@ -22,7 +22,12 @@ export const initializeParamsSchema = z.object({
 });
 export type InitializeParams = z.infer<typeof initializeParamsSchema>;
 
-export const initializeResultSchema = z.object({ chatWelcomeMessage: z.string().optional() });
+export const initializeResultSchema = z.object({
+  chatWelcomeMessage: z.string().optional(),
+  /** Older ECA plugins read the agents (then called behaviors) from here. */
+  chatBehaviors: z.array(z.string()).optional(),
+  chatDefaultBehavior: z.string().optional(),
+});
 export type InitializeResult = z.infer<typeof initializeResultSchema>;
 
 export const agentSchema = z.enum(['code', 'plan']);
@@ -69,3 +74,8 @@ export const mcpServerParamsSchema = z.object({ name: z.string().min(1) });
 
 export const showMessageSchema = z.object({ type: z.enum(['error', 'warning', 'info']), message: z.string() });
 export type ShowMessage = z.infer<typeof showMessageSchema>;
+
+/** `editor/getDiagnostics` (server → client, when the editor declared the capability). */
+export const getDiagnosticsParamsSchema = z.object({ uri: z.string().optional() });
+/** Each diagnostic is checked where it is used: editors report severities their own way. */
+export const getDiagnosticsResultSchema = z.object({ diagnostics: z.array(z.unknown()).optional() }).nullable();

@@ -18,8 +18,8 @@ import { errorMessage, logger, type Logger } from '../../../util/log.js';
 import {
   ErrorCodes,
   OpenCtxError,
-  RequestMessageSchema,
-  SettingsSchema,
+  requestMessageSchema,
+  settingsSchema,
   describeZodError,
   openCtxMethods,
   paramsSchemas,
@@ -206,7 +206,7 @@ export class OpenCtxHost {
     } catch (e) {
       return { error: { code: ErrorCodes.ParseError, message: `request body is not valid JSON: ${errorMessage(e)}` } };
     }
-    const msg = RequestMessageSchema.safeParse(raw);
+    const msg = requestMessageSchema.safeParse(raw);
     if (!msg.success) {
       return { error: { code: ErrorCodes.InvalidRequest, message: `invalid request message: ${describeZodError(msg.error)}` } };
     }
@@ -225,7 +225,7 @@ export class OpenCtxHost {
     if (!params.success) {
       return { error: { code: ErrorCodes.InvalidParams, message: `invalid params for ${m}: ${describeZodError(params.error)}` } };
     }
-    const settings = SettingsSchema.safeParse(msg.data.settings ?? {});
+    const settings = settingsSchema.safeParse(msg.data.settings ?? {});
     if (!settings.success) {
       return { error: { code: ErrorCodes.InvalidParams, message: `invalid settings: ${describeZodError(settings.error)}` } };
     }

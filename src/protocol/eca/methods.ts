@@ -1,0 +1,132 @@
+/**
+ * Every ECA method patchbay serves or sends (specs/eca-protocol.md), one entry each: its name,
+ * which way it goes, whether it is a request or a notification, and the schemas of its params
+ * and (for requests) its result. The server registers its handlers from this table, the
+ * `patchbay chat` client and the tests name methods through it, so a method is spelt once.
+ */
+import { z } from 'zod';
+import {
+  chatClearParamsSchema,
+  chatClearedSchema,
+  chatDeleteParamsSchema,
+  chatDeletedSchema,
+  chatListParamsSchema,
+  chatListResultSchema,
+  chatOpenParamsSchema,
+  chatOpenResultSchema,
+  chatOpenedSchema,
+  chatPromptParamsSchema,
+  chatPromptResultSchema,
+  chatStatusChangedSchema,
+  emptyResultSchema,
+  promptSteerParamsSchema,
+  promptStopParamsSchema,
+  queryCommandsParamsSchema,
+  queryCommandsResultSchema,
+  queryContextParamsSchema,
+  queryFilesParamsSchema,
+  queryFilesResultSchema,
+  selectedAgentChangedSchema,
+  selectedBehaviorChangedSchema,
+  selectedModelChangedSchema,
+  toolCallApproveParamsSchema,
+  toolCallRejectParamsSchema,
+} from './chat.js';
+import { contentReceivedSchema } from './content.js';
+import { queryContextResultSchema } from './context.js';
+import {
+  configUpdatedSchema,
+  getDiagnosticsParamsSchema,
+  getDiagnosticsResultSchema,
+  initializeParamsSchema,
+  initializeResultSchema,
+  mcpServerParamsSchema,
+  showMessageSchema,
+  toolServerUpdatedSchema,
+} from './lifecycle.js';
+
+export type Direction = 'clientToServer' | 'serverToClient';
+
+export interface EcaRequestType<M extends string = string, P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType, D extends Direction = Direction> {
+  readonly kind: 'request';
+  readonly method: M;
+  readonly direction: D;
+  readonly params: P;
+  readonly result: R;
+}
+
+export interface EcaNotificationType<M extends string = string, P extends z.ZodType = z.ZodType, D extends Direction = Direction> {
+  readonly kind: 'notification';
+  readonly method: M;
+  readonly direction: D;
+  readonly params: P;
+}
+
+export type EcaMethodType = EcaRequestType | EcaNotificationType;
+
+function request<const M extends string, const D extends Direction, P extends z.ZodType, R extends z.ZodType>(
+  method: M,
+  direction: D,
+  params: P,
+  result: R,
+): EcaRequestType<M, P, R, D> {
+  return { kind: 'request', method, direction, params, result };
+}
+
+function notification<const M extends string, const D extends Direction, P extends z.ZodType>(method: M, direction: D, params: P): EcaNotificationType<M, P, D> {
+  return { kind: 'notification', method, direction, params };
+}
+
+/** Params patchbay does not read (`initialized {}`, `shutdown`, `exit`). */
+const ignoredParamsSchema = z.unknown();
+
+const toServer = 'clientToServer' as const;
+const toClient = 'serverToClient' as const;
+
+export const ECA = {
+  // Lifecycle (specs/eca-protocol.md "Lifecycle Messages").
+  initialize: request('initialize', toServer, initializeParamsSchema, initializeResultSchema),
+  initialized: notification('initialized', toServer, ignoredParamsSchema),
+  shutdown: request('shutdown', toServer, ignoredParamsSchema, z.null()),
+  exit: notification('exit', toServer, ignoredParamsSchema),
+
+  // Chat, editor → patchbay ("Code Assistant Features").
+  chatPrompt: request('chat/prompt', toServer, chatPromptParamsSchema, chatPromptResultSchema),
+  chatToolCallApprove: notification('chat/toolCallApprove', toServer, toolCallApproveParamsSchema),
+  chatToolCallReject: notification('chat/toolCallReject', toServer, toolCallRejectParamsSchema),
+  chatPromptStop: notification('chat/promptStop', toServer, promptStopParamsSchema),
+  chatPromptSteer: notification('chat/promptSteer', toServer, promptSteerParamsSchema),
+  chatDelete: request('chat/delete', toServer, chatDeleteParamsSchema, emptyResultSchema),
+  chatClear: request('chat/clear', toServer, chatClearParamsSchema, emptyResultSchema),
+  chatQueryContext: request('chat/queryContext', toServer, queryContextParamsSchema, queryContextResultSchema),
+  chatQueryCommands: request('chat/queryCommands', toServer, queryCommandsParamsSchema, queryCommandsResultSchema),
+  chatQueryFiles: request('chat/queryFiles', toServer, queryFilesParamsSchema, queryFilesResultSchema),
+  chatSelectedBehaviorChanged: notification('chat/selectedBehaviorChanged', toServer, selectedBehaviorChangedSchema),
+  chatSelectedAgentChanged: notification('chat/selectedAgentChanged', toServer, selectedAgentChangedSchema),
+  chatSelectedModelChanged: notification('chat/selectedModelChanged', toServer, selectedModelChangedSchema),
+  /** patchbay extensions: stored chats. */
+  chatList: request('chat/list', toServer, chatListParamsSchema, chatListResultSchema),
+  chatOpen: request('chat/open', toServer, chatOpenParamsSchema, chatOpenResultSchema),
+  mcpStartServer: notification('mcp/startServer', toServer, mcpServerParamsSchema),
+  mcpStopServer: notification('mcp/stopServer', toServer, mcpServerParamsSchema),
+
+  // patchbay → editor.
+  chatContentReceived: notification('chat/contentReceived', toClient, contentReceivedSchema),
+  chatStatusChanged: notification('chat/statusChanged', toClient, chatStatusChangedSchema),
+  chatOpened: notification('chat/opened', toClient, chatOpenedSchema),
+  chatCleared: notification('chat/cleared', toClient, chatClearedSchema),
+  chatDeleted: notification('chat/deleted', toClient, chatDeletedSchema),
+  configUpdated: notification('config/updated', toClient, configUpdatedSchema),
+  toolServerUpdated: notification('tool/serverUpdated', toClient, toolServerUpdatedSchema),
+  showMessage: notification('$/showMessage', toClient, showMessageSchema),
+  editorGetDiagnostics: request('editor/getDiagnostics', toClient, getDiagnosticsParamsSchema, getDiagnosticsResultSchema),
+} as const satisfies Record<string, EcaMethodType>;
+
+type Table = typeof ECA;
+export type EcaMethod = Table[keyof Table];
+export type EcaMethodName = EcaMethod['method'];
+/** Requests an editor sends and patchbay answers. */
+export type ClientRequest = Extract<EcaMethod, { kind: 'request'; direction: 'clientToServer' }>;
+export type ClientNotification = Extract<EcaMethod, { kind: 'notification'; direction: 'clientToServer' }>;
+
+export const ECA_METHODS: readonly EcaMethod[] = Object.values(ECA);
