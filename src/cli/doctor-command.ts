@@ -14,7 +14,7 @@ export async function runDoctor(args: string[]): Promise<void> {
   logToStderr(false);
   const session = new Session({
     params: { processId: process.pid, capabilities: {}, workspaceFolders: [{ uri: pathToFileURL(process.cwd()).href, name: 'cwd' }] },
-    events: { content() {}, status() {}, opened() {}, cleared() {}, deleted() {}, showMessage() {} },
+    events: { event() {}, opened() {}, cleared() {}, deleted() {}, showMessage() {} },
     editor: {},
     env: process.env,
     configFile: flags['config-file'],

@@ -11,7 +11,7 @@ import type { McpHost } from '../peers/mcp/index.js';
 export async function waitForMcpStarts(mcp: McpHost, events: ChatEvents, chatId: string, signal: AbortSignal, seconds: number): Promise<void> {
   const waited = mcp.starting();
   if (!waited.length || seconds <= 0 || signal.aborted) return;
-  events.content(chatId, 'system', { type: 'progress', state: 'running', text: `Waiting for MCP servers: ${waited.join(', ')}…` });
+  events.event(chatId, { type: 'progress', text: `Waiting for MCP servers: ${waited.join(', ')}…` });
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   await Promise.race([
@@ -29,5 +29,5 @@ export async function waitForMcpStarts(mcp: McpHost, events: ChatEvents, chatId:
     if (s?.status === 'failed') notes.push(`MCP server ${name} failed to start${s.lastError ? `: ${s.lastError}` : ''}; its tools are not available.`);
     else if (s?.status === 'starting' || s?.status === 'stopped') notes.push(`MCP server ${name} is still starting after ${seconds} s; its tools join a later prompt.`);
   }
-  if (notes.length) events.content(chatId, 'system', { type: 'text', text: notes.join('\n') });
+  if (notes.length) events.event(chatId, { type: 'notice', text: notes.join('\n') });
 }

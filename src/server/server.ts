@@ -25,6 +25,8 @@ import {
   chatListParamsSchema,
   chatOpenParamsSchema,
   chatPromptParamsSchema,
+  type ChatPromptParams,
+  type ChatPromptResult,
   promptStopParamsSchema,
   queryCommandsParamsSchema,
   queryContextParamsSchema,
@@ -35,6 +37,8 @@ import {
   toolCallRejectParamsSchema,
 } from '../protocol/eca/chat.js';
 import type { ChatEvents } from '../core/events.js';
+import type { PromptInput, TurnHandle } from '../core/chats.js';
+import { toEcaNotifications } from './eca-events.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import type { Session } from '../runtime/workspace.js';
@@ -202,8 +206,8 @@ export class EcaServer {
     c.onNotification('exit', () => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'exit'));
 
     // A prompt may arrive before model discovery (e.g. Ollama) has finished: wait for it.
-    this.request('chat/prompt', chatPromptParamsSchema, async (p, s) => (await s.modelsReady, s.chats.prompt(p)));
-    this.notification('chat/toolCallApprove', toolCallApproveParamsSchema, (p, s) => s.chats.approve(p.chatId, p.toolCallId, p.save));
+    this.request('chat/prompt', chatPromptParamsSchema, async (p, s) => (await s.modelsReady, promptResult(s.chats.prompt(promptInput(p)))));
+    this.notification('chat/toolCallApprove', toolCallApproveParamsSchema, (p, s) => s.chats.approve(p.chatId, p.toolCallId, p.save === 'session'));
     this.notification('chat/toolCallReject', toolCallRejectParamsSchema, (p, s) => s.chats.reject(p.chatId, p.toolCallId));
     this.notification('chat/promptStop', promptStopParamsSchema, (p, s) => s.chats.stop(p.chatId));
     this.request('chat/delete', chatDeleteParamsSchema, (p, s) => {
@@ -234,11 +238,13 @@ export class EcaServer {
     c.onNotification((method: string) => log.debug(`ignored notification ${method}`));
   }
 
+  /** Core's events as ECA notifications (./eca-events.ts translates). */
   private events(): ChatEvents {
     const n = (method: string, params: unknown) => this.notify(method, params);
     return {
-      content: (chatId, role, content) => n('chat/contentReceived', { chatId, role, content }),
-      status: (chatId, status) => n('chat/statusChanged', { chatId, status }),
+      event: (chatId, e) => {
+        for (const x of toEcaNotifications(chatId, e)) n(x.method, x.params);
+      },
       opened: (chatId, title) => n('chat/opened', { chatId, ...(title ? { title } : {}) }),
       cleared: (chatId) => n('chat/cleared', { chatId, messages: true }),
       deleted: (chatId) => n('chat/deleted', { chatId }),
@@ -346,6 +352,26 @@ export class EcaServer {
       this.opts.onExit(code);
     });
   }
+}
+
+/** ECA's prompt params as core's input: `behavior` is the older name of `agent`, the request id the content id. */
+function promptInput(p: ChatPromptParams): PromptInput {
+  const contentId = p.contentId ?? (p.requestId !== undefined ? String(p.requestId) : undefined);
+  const agent = p.agent ?? p.behavior;
+  return {
+    message: p.message,
+    ...(p.chatId ? { chatId: p.chatId } : {}),
+    ...(p.model ? { model: p.model } : {}),
+    ...(agent ? { agent } : {}),
+    ...(p.contexts ? { contexts: p.contexts } : {}),
+    ...(contentId !== undefined ? { contentId } : {}),
+  };
+}
+
+/** The turn handle as ECA's `chat/prompt` result (the turn's end is the `progress finished` content). */
+function promptResult(h: TurnHandle): ChatPromptResult {
+  const status = h.status === 'started' ? 'prompting' : h.status === 'noModel' ? 'login' : 'error';
+  return { chatId: h.chatId, model: h.model, status };
 }
 
 function parse<S extends z.ZodType>(method: string, schema: S, raw: unknown): z.output<S> {
