@@ -41,8 +41,11 @@ export class Renderer {
     this.toolOutputs = new ToolOutputs(term);
   }
 
-  /** Shows one content; returns the failure text when it reports a failed turn. */
-  content(role: Role, c: ChatContent): string | undefined {
+  /**
+   * Shows one content; returns the failure text when it reports a failed turn. `stopping`: the
+   * user stopped the turn, so what the server says now is about the stop (shown in yellow).
+   */
+  content(role: Role, c: ChatContent, stopping = false): string | undefined {
     const t = this.term;
     switch (c.type) {
       case 'text':
@@ -56,7 +59,7 @@ export class Renderer {
             t.errLine(t.paint('red', text, 'err'));
             return text;
           }
-          t.outLine(text === 'Prompt stopped' ? t.paint('yellow', text) : text);
+          t.outLine(stopping ? t.paint('yellow', text) : text);
         }
         return; // role 'user': the echo of what was just typed
       case 'url':
