@@ -152,9 +152,11 @@ export class ToolCall {
     }
     const announced: ToolCallEvent = { ...this.base(), state: 'announced', needsApproval: decision.kind === 'ask' };
     if (decision.kind === 'ask') {
+      // Asked before it is announced: an answer given while the announcement is handled counts.
+      const asked = this.env.askUser(this.id);
       this.emit(announced);
       this.transition({ kind: 'waitingApproval' });
-      const answer = await this.env.askUser(this.id);
+      const answer = await asked;
       if (!answer.approved) {
         this.transition({ kind: 'rejected', reason: answer.reason, why: rejectionText(answer.reason) }, false);
         return this.finish().message;
