@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { basename } from 'node:path';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
 import { configUpdatedSchema, showMessageSchema, type ConfigUpdated, type ShowMessage } from '../protocol/eca/lifecycle.js';
+import { failPending, request, RequestError } from '../rpc/request.js';
 
 /**
  * The `bin/patchbay` to start the server with: beside our module (`dist/cli/chat-client.js` or
@@ -73,6 +74,8 @@ export class ServerProcess {
       this.child.once('exit', (code, signal) => {
         this.exitInfo = { code, signal };
         resolve(this.exitInfo);
+        // A server that exits with its stdout still open (a grandchild holds it) fails what waits.
+        failPending(this.conn, new ServerGone(code, signal));
       });
       this.child.once('error', (e) => {
         this.appendLog(`failed to start patchbay server: ${e.message}\n`);
@@ -121,18 +124,16 @@ export class ServerProcess {
     if (this.logBuf.length > LOG_LIMIT) this.logBuf = this.logBuf.slice(-LOG_LIMIT);
   }
 
-  /** A request that fails when the server exits or `ms` pass. */
+  /** A request that fails when the server exits or `ms` pass (then the server is sent $/cancelRequest). */
   async request<R>(method: string, params: unknown, ms = 30_000): Promise<R> {
     if (this.exitInfo) throw new ServerGone(this.exitInfo.code, this.exitInfo.signal);
-    let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([
-        this.conn.sendRequest(method, params) as Promise<R>,
-        this.exited.then((e) => Promise.reject(new ServerGone(e.code, e.signal))),
-        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${method} timed out after ${ms / 1000} s`)), ms))),
-      ]);
-    } finally {
-      clearTimeout(timer);
+      return await request<R>(this.conn, method, params, { timeoutMs: ms, cancel: 'lsp' });
+    } catch (e) {
+      if (!(e instanceof RequestError) || e.reason !== 'closed') throw e;
+      // Its stdout closes a moment before the exit is reported: say how the server ended.
+      const info = await Promise.race([this.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000).unref())]);
+      throw info ? new ServerGone(info.code, info.signal) : e;
     }
   }
 

@@ -1,8 +1,7 @@
 /** `patchbay doctor`: the same report as `/doctor`, for the current directory as workspace. */
-import { pathToFileURL } from 'node:url';
 import { usageError } from './help.js';
 import { parseFlags } from './main.js';
-import { Session } from '../runtime/workspace.js';
+import { Workspace } from '../runtime/workspace.js';
 import { logToStderr } from '../util/log.js';
 
 export async function runDoctor(args: string[]): Promise<void> {
@@ -12,29 +11,23 @@ export async function runDoctor(args: string[]): Promise<void> {
     return;
   }
   logToStderr(false);
-  const session = new Session({
-    params: { processId: process.pid, capabilities: {}, workspaceFolders: [{ uri: pathToFileURL(process.cwd()).href, name: 'cwd' }] },
-    events: { event() {}, opened() {}, cleared() {}, deleted() {}, showMessage() {} },
-    editor: {},
+  // No front end: nothing to ask, no editor, and chat events go nowhere.
+  const workspace = await Workspace.create({
+    roots: [process.cwd()],
     env: process.env,
     configFile: flags['config-file'],
+    frontEnd: { canAsk: false, canShowDiffs: false },
+    events: { event() {}, opened() {}, cleared() {}, deleted() {}, showMessage() {} },
   });
   try {
-    session.mcp.startAll();
-    await session.modelsReady;
-    // Give MCP servers a moment to start so their status is real, not "starting". Each counts once
-    // it has left "starting": a failed one is restarted with backoff and may be starting again.
-    const settled = new Set<string>();
-    for (let waited = 0; waited < 15_000; waited += 50) {
-      for (const s of session.mcp.servers()) if (s.status !== 'starting') settled.add(s.name);
-      if (session.mcp.servers().every((s) => settled.has(s.name))) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    // Language servers for the workspace's languages too: a server that cannot run says why.
-    await session.lsp.probe(AbortSignal.timeout(20_000));
-    process.stdout.write(`${await session.doctor()}\n`);
-    if (!session.models.length) process.exitCode = 1;
+    workspace.startServers();
+    await workspace.modelsReady;
+    // Give MCP servers a moment to start and language servers to say whether they can run, so
+    // their status is real, not "starting".
+    await workspace.settle(AbortSignal.timeout(20_000));
+    process.stdout.write(`${await workspace.doctor()}\n`);
+    if (!workspace.models.length) process.exitCode = 1;
   } finally {
-    await session.dispose();
+    await workspace.dispose();
   }
 }

@@ -17,8 +17,7 @@
  * rejects is reported and only that key is dropped; the result is always a valid `Config`.
  */
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configSchema, type Config } from './schema.js';
 import { parseJson } from './json.js';
@@ -123,19 +122,8 @@ export function formatConfigError(e: ConfigError): string {
   return `${head} ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}`;
 }
 
-/** patchbay's data directory: `PATCHBAY_HOME`, else `~/.cache/patchbay`. */
-export function patchbayHome(env: NodeJS.ProcessEnv, homeDir?: string): string {
-  if (env.PATCHBAY_HOME) return resolve(env.PATCHBAY_HOME);
-  return join(homeDir ?? homedir(), '.cache', 'patchbay');
-}
-
-/** The user config file: `$XDG_CONFIG_HOME/patchbay/config.json`, else `~/.config/patchbay/config.json`. */
-export function userConfigPath(env: NodeJS.ProcessEnv, homeDir?: string): string {
-  const xdg = env.XDG_CONFIG_HOME;
-  // The XDG spec says relative values are invalid and must be ignored.
-  const base = xdg && isAbsolute(xdg) ? xdg : join(homeDir ?? homedir(), '.config');
-  return join(base, 'patchbay', 'config.json');
-}
+export { patchbayHome, userConfigPath } from '../util/locations.js';
+import { patchbayHome, userConfigPath } from '../util/locations.js';
 
 /** `<root>/.patchbay/config.json`. */
 export function workspaceConfigPath(root: string): string {

@@ -3,39 +3,10 @@
  * source of truth; the `Config` type is derived from it.
  */
 import { z } from 'zod';
-import { openCtxConfigSchema } from '../peers/openctx/client/config.js';
+import { PEERS } from '../peers/index.js';
 
-const modelSchema = z.object({
-  modelName: z.string().optional(),
-  limit: z.object({ context: z.number().int().positive(), output: z.number().int().positive() }).optional(),
-  /** USD per million tokens. */
-  cost: z
-    .object({
-      input: z.number().nonnegative(),
-      output: z.number().nonnegative(),
-      cacheRead: z.number().nonnegative().optional(),
-      cacheWrite: z.number().nonnegative().optional(),
-    })
-    .optional(),
-  /** Local models (`api: "local"`): `hf:<user>/<repo>/<file.gguf>`, an https URL, or a file path. */
-  model: z.string().min(1).optional(),
-  contextSize: z.number().int().positive().optional(),
-  gpuLayers: z.union([z.number().int().nonnegative(), z.enum(['auto', 'max'])]).optional(),
-  /** Expected sha256 of a downloaded model file. */
-  sha256: z
-    .string()
-    .regex(/^[0-9a-fA-F]{64}$/, 'a sha256 is 64 hex characters')
-    .optional(),
-});
-
-export const providerSchema = z.object({
-  api: z.enum(['openai-chat', 'openai-responses', 'anthropic', 'ollama', 'local']).optional(),
-  url: z.string().optional(),
-  key: z.string().optional(),
-  /** Name of an env var holding the key (ECA's `keyEnv`). */
-  keyEnv: z.string().optional(),
-  models: z.record(z.string(), modelSchema).optional(),
-});
+export { providerSchema } from '../peers/llm/config.js';
+import { providerSchema } from '../peers/llm/config.js';
 
 const argsMatchersSchema = z.record(z.string(), z.array(z.string()));
 const approvalRuleSchema = z.record(z.string(), z.object({ argsMatchers: argsMatchersSchema.optional() }).nullable());
@@ -46,6 +17,21 @@ export const approvalSchema = z.object({
   ask: approvalRuleSchema.optional(),
   deny: approvalRuleSchema.optional(),
 });
+
+type PeerShapes = UnionToIntersection<(typeof PEERS)[number]['config']>;
+type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+
+/** Every peer's config keys in one shape; a key two peers claim is a bug caught here at start-up. */
+function peerConfigShape(): PeerShapes {
+  const shape: Record<string, z.ZodType> = {};
+  for (const peer of PEERS) {
+    for (const [key, schema] of Object.entries(peer.config)) {
+      if (key in shape) throw new Error(`config key "${key}" is claimed by two peers`);
+      shape[key] = schema;
+    }
+  }
+  return shape as PeerShapes;
+}
 
 export const configSchema = z.object({
   providers: z.record(z.string(), providerSchema).default({}),
@@ -77,46 +63,13 @@ export const configSchema = z.object({
       repoMapMaxEntries: z.number().int().positive().default(2_000),
     })
     .default({ webMaxChars: 100_000, repoMapMaxEntries: 2_000 }),
-  /** Filled by the MCP issue; accepted (and kept) now so configs written for ECA load. */
-  mcpServers: z.record(z.string(), z.unknown()).default({}),
-  mcpTimeoutSeconds: z.number().positive().default(60),
-  /** How long a prompt waits for MCP servers still in their first start, so their tools are offered (0: no wait). */
-  mcpStartWaitSeconds: z.number().min(0).default(30),
-  /** Language servers (`languageServers.<name>`: {command, args?, extensions | languageIds, …}); validated by the LSP peer. */
-  languageServers: z.record(z.string(), z.unknown()).default({}),
-  /** OpenCtx (specs/openctx-protocol-0.1.md): providers patchbay uses, and the host that serves patchbay's. */
-  openctx: openCtxConfigSchema
-    .extend({
-      host: z
-        .object({
-          enabled: z.boolean().default(true),
-          /** 0 picks a free port (the address is in PATCHBAY_HOME/openctx/address). */
-          port: z.number().int().min(0).max(65535).default(0),
-          /** A user's own JS module providers to serve too: name → module path. */
-          providers: z.record(z.string().regex(/^[A-Za-z0-9._-]+$/), z.string()).default({}),
-        })
-        .default({ enabled: true, port: 0, providers: {} }),
-    })
-    .default({ providers: {}, autoInclude: [], timeoutMs: 5000, host: { enabled: true, port: 0, providers: {} } }),
-  /** The provider gateway (specs/tap-provider-gateway.md): tool providers over WebSocket. */
-  gateway: z
-    .object({
-      enabled: z.boolean().default(true),
-      host: z.string().default('127.0.0.1'),
-      /** Preferred port; when it is taken a free one is used (either way the address is in PATCHBAY_HOME/gateway/address). 0 picks a free port. */
-      port: z.number().int().min(0).max(65535).default(9400),
-      /** `inject` into an idle chat starts a turn (else it waits for the next prompt). */
-      injectStartsTurn: z.boolean().default(true),
-      maxConnections: z.number().int().positive().default(2000),
-      maxUnauthenticated: z.number().int().positive().default(256),
-      rateLimitPerSecond: z.number().positive().default(200),
-    })
-    .default({ enabled: true, host: '127.0.0.1', port: 9400, injectStartsTurn: true, maxConnections: 2000, maxUnauthenticated: 256, rateLimitPerSecond: 200 }),
+  // Each peer's own keys (mcpServers, languageServers, openctx, gateway, …): src/peers/index.ts.
+  ...peerConfigShape(),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
 })
   // Unknown top-level keys are kept: ECA configs carry keys patchbay does not know (yet).
   .loose();
 
 export type Config = z.infer<typeof configSchema>;
-export type ProviderConfig = z.infer<typeof providerSchema>;
+export type { ProviderConfig } from '../peers/llm/config.js';
 export type ApprovalConfig = z.infer<typeof approvalSchema>;

@@ -10,14 +10,12 @@ import type { ApprovalConfig } from '../config/schema.js';
 import type { LlmToolSpec } from '../shapes/llm.js';
 import { isHiddenByDeny } from './approval.js';
 import type { Tool } from '../shapes/tool.js';
-import { llmNameProblem } from '../shapes/tool-names.js';
+import { llmName, llmNameProblem } from '../shapes/tool-names.js';
 
 export type { ToolRefusal as Refusal } from '../shapes/registry.js';
 import type { ToolRefusal as Refusal, ToolSink } from '../shapes/registry.js';
 
-export function llmName(tool: Pick<Tool, 'server' | 'name'>): string {
-  return `${tool.server}__${tool.name}`;
-}
+export { llmName };
 
 export class ToolRegistry implements ToolSink {
   private readonly bySource = new Map<string, Tool[]>();

@@ -9,10 +9,10 @@
 import type { Readable } from 'node:stream';
 import { jsonDepthExceeds } from '../util/json-depth.js';
 import { AbstractMessageReader, type DataCallback, type Disposable, type Message } from 'vscode-jsonrpc';
+import { InvalidParams, InvalidRequest, ParseError } from './errors.js';
 
-export const ParseError = -32700;
-export const InvalidRequest = -32600;
-export const InvalidParams = -32602;
+/** The codes this reader answers with (from rpc/errors.ts), for its callers. */
+export { InvalidParams, InvalidRequest, ParseError };
 
 export interface ProtocolFault {
   code: typeof ParseError | typeof InvalidRequest | typeof InvalidParams;

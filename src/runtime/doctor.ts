@@ -1,8 +1,6 @@
 /** The report behind `/doctor` and `patchbay doctor`. */
 import type { ModelEntry } from '../shapes/llm.js';
 import type { Tool } from '../shapes/tool.js';
-import type { McpServerInfo } from '../peers/mcp/types.js';
-import type { ProviderHealth } from '../peers/openctx/client/index.js';
 
 export interface DoctorInput {
   home: string;
@@ -15,11 +13,8 @@ export interface DoctorInput {
   models: ModelEntry[];
   defaultModel: ModelEntry | undefined;
   tools: Tool[];
-  mcpServers: McpServerInfo[];
-  languageServers: Array<{ name: string; status: string; roots: string[]; restarts: number; lastError?: string; needs?: string; note?: string }>;
-  /** Each provider's `meta`, asked for the report (bounded by `openctx.timeoutMs`). */
-  openctx: { providers: ProviderHealth[]; host: string | undefined };
-  gateway?: { url: string | undefined; providers: Array<{ name: string; providerId: string; chatId: string; tools: number }> };
+  /** Each peer's own lines, in the order of src/peers/index.ts. */
+  peers: string[];
 }
 
 export async function doctorReport(d: DoctorInput): Promise<string> {
@@ -37,41 +32,9 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
     `Default model: ${d.defaultModel?.id ?? 'none'}`,
     ...(await localModelLines(d.models, d.home)),
     `Native tools: ${byServer.get('patchbay') ?? 0}`,
-    d.mcpServers.length
-      ? `MCP servers:\n${d.mcpServers
-          .map((s) => `  - ${s.name}: ${s.status}, ${s.tools.length} tools${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}`)
-          .join('\n')}`
-      : 'MCP servers: none configured',
-    d.languageServers.length
-      ? `Language servers:\n${d.languageServers
-          .map((s) => `  - ${s.name}: ${s.status}${s.roots.length ? ` (${s.roots.join(', ')})` : ''}${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}${s.needs ? `; needs ${s.needs}` : ''}${s.note ? ` — ${s.note}` : ''}`)
-          .join('\n')}`
-      : 'Language servers: none available',
-    d.openctx.providers.length
-      ? `OpenCtx providers:\n${d.openctx.providers.map(openCtxLine).join('\n')}`
-      : 'OpenCtx providers: none configured',
-    `OpenCtx host: ${d.openctx.host ?? 'not serving'}`,
-    !d.gateway
-      ? 'Provider gateway: disabled'
-      : `Provider gateway: ${d.gateway.url ?? 'not listening'}${
-          d.gateway.providers.length
-            ? `\n${d.gateway.providers.map((p) => `  - ${p.name} (${p.providerId}) in chat ${p.chatId}: ${p.tools} tools`).join('\n')}`
-            : ', no providers connected'
-        }`,
+    ...d.peers,
   ];
   return lines.join('\n');
-}
-
-/** `name (uri): ok — capabilities`, or the error its `meta` gave (module not found, connection refused, bad meta). */
-function openCtxLine(p: ProviderHealth): string {
-  const label = p.name === p.provider ? p.name : `${p.name} (${p.provider})`;
-  if (!p.ok) return `  - ${label}: failing — ${p.error ?? 'unknown error'}`;
-  const notes = [
-    p.capabilities.length ? p.capabilities.join(', ') : 'no capabilities',
-    ...(p.unnamed ? [`meta has no name, so it is called "${p.name}"`] : []),
-    ...(p.lastError ? [`last error: ${p.lastError}`] : []),
-  ];
-  return `  - ${label}: ok — ${notes.join('; ')}`;
 }
 
 /** Where each local model's file is: ready on disk, or fetched on first use. */

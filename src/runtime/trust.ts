@@ -6,16 +6,16 @@
 import { heldBack, type WorkspaceConfigTrust } from '../config/load.js';
 import { formatHeldSetting, heldBackMessage, type HeldSetting } from '../config/held-back.js';
 import { recordTrust } from '../config/trust.js';
-import type { SessionConfig } from './workspace-config.js';
+import type { WorkspaceConfig } from './workspace-config.js';
 
 /** What `/trust` needs from the session. */
 export interface TrustTarget {
   home: string;
   workspaces: WorkspaceConfigTrust[];
   /** Loads the config again (after trust is recorded). */
-  reload(): SessionConfig;
+  reload(): WorkspaceConfig;
   /** Takes the reloaded config (approvals, disabled tools, providers read it from now on). */
-  apply(loaded: SessionConfig): void;
+  apply(loaded: WorkspaceConfig): void;
   /** Adds MCP servers with new names and starts them; returns the added names. */
   addMcpServers(servers: Record<string, unknown>): string[];
   /** Re-resolves models (provider URLs and keys changed) and tells the editor. */

@@ -1,69 +1,71 @@
 /**
- * Everything one editor connection owns once initialized: config, models, tools, file
- * indexes, the store and the chats. Disposing it stops every turn and closes the store.
+ * The workspace runtime: everything a front end (the ECA server, `patchbay doctor`, later ACP or
+ * an MCP-server façade) works with: config, store, tool and command registries, the LLM layer,
+ * the chats, and the peers (src/peers/index.ts). Built from plain options; nothing here knows a
+ * wire protocol. Disposing it stops every turn and peer and closes the store.
  */
-import { resolvePath } from '../util/paths.js';
-import { readContainedText } from '../util/contained.js';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
 import { formatConfigError, heldBack, patchbayHome, userConfigPath, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
 import { heldBackMessage } from '../config/held-back.js';
-import { trustHeldBack } from './trust.js';
 import { isTrustedFolder } from '../config/trust.js';
-import { loadSessionConfig, type SessionConfig } from './workspace-config.js';
+import { trustHeldBack } from './trust.js';
+import { loadWorkspaceConfig, type WorkspaceConfig } from './workspace-config.js';
 import { ChatService } from '../core/chats.js';
 import { CommandRegistry } from '../core/commands.js';
 import type { ChatDeps } from '../core/deps.js';
 import type { ChatEvents } from '../core/events.js';
 import { nativeCommands } from '../core/native-commands.js';
-import type { EditorBridge } from '../shapes/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { nativeTools } from '../core/tools/native/index.js';
 import { FileIndex, queryContexts, renderContexts, buildRepoMap } from '../core/context/index.js';
+import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { LlmClient, ModelEntry } from '../shapes/llm.js';
+import type { Context, OfferedContext, ResourceContext } from '../shapes/context.js';
+import type { Peer, PeerHost, ToolServerStatus } from '../shapes/peer.js';
+import { PEERS } from '../peers/index.js';
 import { computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { errorMessage, logToFile, logger, setLogLevel } from '../util/log.js';
 import { killDescendantsNow } from '../util/process-tree.js';
-import type { InitializeParams } from '../protocol/eca/lifecycle.js';
-import { chatContextSchema } from '../protocol/eca/context.js';
-import { doctorReport } from './doctor.js';
-import { waitForMcpStarts } from './mcp-start-wait.js';
-import { McpHostImpl, type McpHost } from '../peers/mcp/index.js';
-import { GatewayHostImpl, type GatewayChats, type GatewayHost } from '../peers/gateway/index.js';
-import { LspHostImpl, SqliteXCache, type LspHost } from '../peers/lsp/index.js';
-import type { EditorDiagnostic } from '../shapes/tool.js';
-import { OpenCtxClient, renderAnnotations, type ClientMention } from '../peers/openctx/client/index.js';
-import { OpenCtxHost, diagnostics as diagnosticsProvider, eventStreams, mcpResources, moduleProvider, workspaceFiles, type OpenCtxProviderImpl } from '../peers/openctx/host/index.js';
-import { defineNativeTool } from '../core/tools/native/index.js';
-import { textResult, type Tool } from '../shapes/tool.js';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { resolvePath } from '../util/paths.js';
 import { ensurePrivateDir } from '../util/private-dir.js';
-import { LogBudget } from '../util/log-budget.js';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { z } from 'zod';
-import type { ToolServerUpdated } from '../protocol/eca/lifecycle.js';
+import { doctorReport } from './doctor.js';
+import { safely } from '../util/guards.js';
 
-const log = logger('session');
+const log = logger('workspace');
 
-export interface SessionOptions {
-  params: InitializeParams;
-  events: ChatEvents;
-  editor: EditorBridge;
-  env: NodeJS.ProcessEnv;
-  configFile?: string;
-  logLevel?: Config['logLevel'];
-  /** The config `initialize` already loaded; loaded here when absent. */
-  loaded?: SessionConfig;
-  /** A tool server (MCP server, gateway provider) changed status or tools: `tool/serverUpdated`. */
-  onToolServer?: (params: ToolServerUpdated) => void;
-  /** Models changed after start (a trusted workspace's providers): `config/updated`. */
-  onModelsChanged?: (session: Session) => void;
+/** What the front end can do; the runtime adapts to it. */
+export interface FrontEnd {
+  /** It can ask the user to approve a tool call (else a call that would ask is refused). */
+  canAsk: boolean;
+  /** It shows diffs of file changes (`details`) before approval. */
+  canShowDiffs: boolean;
+  /** Its editor's diagnostics, when it has an editor that offers them. */
+  diagnostics?: (uri?: string) => Promise<EditorDiagnostic[]>;
 }
 
-export class Session {
+export interface WorkspaceOptions {
+  /** Absolute workspace folders; the first is the default for relative paths. */
+  roots: string[];
+  env: NodeJS.ProcessEnv;
+  /** A config layer the front end was given (ECA `initializationOptions`). */
+  initializationOptions?: unknown;
+  configFile?: string;
+  logLevel?: Config['logLevel'];
+  /** The config already loaded for these roots (a front end that answers its handshake first). */
+  loaded?: WorkspaceConfig;
+  frontEnd: FrontEnd;
+  /** Where core's chat events go (the front end translates them). */
+  events: ChatEvents;
+  /** A tool server (MCP server, language server, gateway provider) changed status or tools. */
+  onToolServer?: (status: ToolServerStatus) => void;
+  /** Models changed after start (a trusted workspace's providers). */
+  onModelsChanged?: (workspace: Workspace) => void;
+}
+
+export class Workspace {
   readonly roots: string[];
   readonly home: string;
   config: Config;
@@ -78,25 +80,25 @@ export class Session {
   readonly store: SqliteStore;
   readonly chats: ChatService;
   readonly indexes: FileIndex[];
-  readonly mcp: McpHost;
-  readonly gateway: GatewayHost | undefined;
-  readonly openctx: OpenCtxClient;
-  readonly lsp: LspHost;
-  /** What the editor's tools see: its own bridge, with diagnostics merged with the language servers'. */
+  /** The peers, by name, in the order of src/peers/index.ts. */
+  private readonly peers = new Map<string, Peer>();
+  /** What tools see of the editor: its diagnostics merged with the peers' (language servers). */
   private readonly editor: EditorBridge;
-  openctxHost: OpenCtxHost | undefined;
-  /** Set once the gateway listens. */
-  gatewayUrl: string | undefined;
-  /** Provider names per chat, to report the ones that went away. */
-  private readonly providerNames = new Map<string, Set<string>>();
-  /** Per chat and provider: how many pushed events may reach the chat and the model (pushBudgets). */
-  private readonly budgets = new Map<string, { surface: LogBudget; inject: LogBudget }>();
   private readonly clients = new Map<string, Promise<LlmClient>>();
   /** Resolves once models are known (Ollama discovery may take a moment). */
   modelsReady: Promise<void>;
 
-  constructor(private readonly opts: SessionOptions) {
-    const loaded = opts.loaded ?? loadSessionConfig(opts.params, opts.env, opts.configFile);
+  /** Builds a workspace: loads the peers' code, then starts nothing but what is lazy. */
+  static async create(opts: WorkspaceOptions): Promise<Workspace> {
+    const makers = await Promise.all(PEERS.map(async (p) => ({ name: p.name, make: (await p.load()) as (host: PeerHost<unknown>) => Peer })));
+    return new Workspace(opts, makers);
+  }
+
+  private constructor(
+    private readonly opts: WorkspaceOptions,
+    makers: Array<{ name: string; make: (host: PeerHost<unknown>) => Peer }>,
+  ) {
+    const loaded = opts.loaded ?? this.loadConfig();
     this.roots = loaded.roots;
     this.config = loaded.config;
     this.configErrors = loaded.errors;
@@ -112,49 +114,69 @@ export class Session {
     const recovered = this.store.recoverInterrupted();
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
     this.indexes = this.roots.map((r) => new FileIndex(r));
-    this.lsp = new LspHostImpl({
-      servers: this.config.languageServers,
-      roots: this.roots,
-      env: opts.env,
-      xcache: new SqliteXCache(this.store.db),
-      onStatusChange: () => this.reportLspChanges(),
-      trustedFolder: (root) => isTrustedFolder(this.home, root),
-    });
     this.editor = this.mergedEditor();
-    this.tools.set(
-      'native',
-      nativeTools({
-        shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,
-        maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars,
-        events: this.store,
-      }).map((t) => this.withLanguageServers(t)),
-    );
-    this.tools.set('lsp', this.lsp.tools());
-    this.openctx = new OpenCtxClient({ config: this.config.openctx, roots: this.roots, moduleBase: this.moduleBase(), log: logger('openctx') });
-    if (Object.keys(this.config.openctx.providers).length) this.tools.set('openctx', [this.annotationsTool()]);
-    this.gateway = this.config.gateway.enabled ? new GatewayHostImpl({ config: this.config.gateway, home: this.home, chats: this.gatewayChats(), reservedNames: () => Object.keys(this.config.mcpServers) }) : undefined;
-    if (this.gateway) {
-      // Published to every process patchbay starts (MCP servers, shell commands): they may be providers.
-      process.env.PATCHBAY_PROVIDER_TOKEN = this.gateway.token;
-      process.env.TAP_PROVIDER_TOKEN = this.gateway.token;
-    }
+    const native = nativeTools({
+      shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,
+      maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars,
+      events: this.store,
+    });
+    // Native tools come first in every list the model sees; peers may wrap them (below).
+    this.tools.set('native', native);
     this.commands.set('native', nativeCommands({ doctor: () => this.doctor(), repoMap: (signal) => this.repoMap(signal), trust: () => this.trust() }));
-    this.mcp = new McpHostImpl({
-      servers: this.config.mcpServers,
-      timeoutSeconds: this.config.mcpTimeoutSeconds,
-      logLevel: this.config.logLevel,
+    this.chats = new ChatService(this.deps(), this.commands);
+    for (const { name, make } of makers) this.peers.set(name, make(this.peerHost(name)));
+    this.tools.set('native', native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, t)));
+    // Off the front end's handshake: discovery loads the HTTP stack and may probe Ollama.
+    this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() => this.refreshModels());
+  }
+
+  private loadConfig(): WorkspaceConfig {
+    const { roots, env, initializationOptions, configFile } = this.opts;
+    return loadWorkspaceConfig({ roots, env, initializationOptions, configFile });
+  }
+
+  private all(): Peer[] {
+    return [...this.peers.values()];
+  }
+
+  /** A peer's hooks by name (e.g. `mcp`), for front-end methods that name one. */
+  peer(name: string): Peer | undefined {
+    return this.peers.get(name);
+  }
+
+  /** What one peer may use of the workspace. */
+  private peerHost(name: string): PeerHost<unknown> {
+    const keys = Object.keys(PEERS.find((p) => p.name === name)!.config);
+    return {
+      // Read anew each time: `/trust` may replace the config.
+      config: () => Object.fromEntries(keys.map((k) => [k, (this.config as Record<string, unknown>)[k]])),
       roots: this.roots,
-      env: opts.env,
+      home: this.home,
+      env: this.opts.env,
+      log: logger(name),
       tools: this.tools,
       commands: this.commands,
-      events: {
-        serverUpdated: (info) =>
-          opts.onToolServer?.({ type: 'mcp', name: info.name, command: info.command, args: info.args, status: info.status, tools: info.tools, ...(info.lastError ? { error: info.lastError } : {}) }),
+      events: this.store,
+      db: this.store.db,
+      trustedFolder: (root) => isTrustedFolder(this.home, root),
+      userConfigDir: () => dirname(this.opts.configFile ? resolve(this.opts.configFile) : userConfigPath(this.opts.env)),
+      toolServer: (status) => this.opts.onToolServer?.(status),
+      chats: {
+        active: () => this.chats.active(),
+        setTools: (chatId, source, tools) => {
+          const refused = this.tools.check(source, tools, chatId);
+          if (refused.length) return refused.map((r) => r.reason).join('; ');
+          this.tools.setForChat(chatId, source, tools);
+          return undefined;
+        },
+        surface: (chatId, text) => this.chats.surface(chatId, text),
+        inject: (chatId, text, startTurn) => this.chats.inject(chatId, text, startTurn),
       },
-    });
-    this.chats = new ChatService(this.deps(), this.commands);
-    // Off the `initialize` path: discovery loads the HTTP stack and may probe Ollama.
-    this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() => this.refreshModels());
+      queryFiles: (q) => queryContexts(this.indexes, q, { roots: this.roots }).flatMap((c) => (c.type === 'file' ? [c.path] : [])),
+      editorDiagnostics: async (uri) => (await this.opts.frontEnd.diagnostics?.(uri)) ?? [],
+      reservedServerNames: () => [...this.peers].flatMap(([n, p]) => (n === name ? [] : (p.serverNames?.() ?? []))),
+      peer: (other) => this.peers.get(other),
+    };
   }
 
   private deps(): ChatDeps {
@@ -173,165 +195,93 @@ export class Session {
       renderContexts: (contexts, signal) => {
         // An @-mentioned file is touched: its language server starts and opens it.
         for (const c of contexts) {
-          try {
-            if (c.type === 'file') this.lsp.fileRead(resolvePath(c.path, this.roots));
-          } catch {
-            // A bad path: the renderer reports it.
-          }
+          if (c.type !== 'file') continue;
+          const path = safely(() => resolvePath(c.path, this.roots));
+          // A bad path: the renderer reports it.
+          if (path) for (const p of this.all()) p.fileTouched?.(path);
         }
         return renderContexts(contexts, {
           roots: this.roots,
           signal,
           webMaxChars: this.config.context.webMaxChars,
           repoMapMaxEntries: this.config.context.repoMapMaxEntries,
-          // OpenCtx mentions travel as mcpResource contexts with server `openctx:<provider>`.
-          resolveMcpResource: (ctx, s) => (ctx.server.startsWith('openctx:') ? this.openctx.itemsForMention(ctx, s) : this.mcp.readResource(ctx, s)),
-          annotate: (path, content, s) => this.annotationsText(path, content, s),
+          resolveMcpResource: (ctx, s) => this.readResource(ctx, s),
+          annotate: async (path, content, s) => (await Promise.all(this.all().map((p) => p.annotate?.(path, content, s) ?? ''))).filter(Boolean).join('\n'),
         });
       },
-      messageContext: (message, signal) => this.openctx.itemsForMessage(message, signal),
-      instructions: () => this.mcp.instructions(),
-      toolsReady: (chatId, signal) => waitForMcpStarts(this.mcp, this.opts.events, chatId, signal, this.config.mcpStartWaitSeconds),
+      messageContext: async (message, signal) => (await Promise.all(this.all().map((p) => p.messageContext?.(message, signal) ?? ''))).filter(Boolean).join('\n\n'),
+      instructions: () => this.all().flatMap((p) => p.instructions?.() ?? []),
+      toolsReady: async (chatId, signal) => {
+        const report = {
+          progress: (text: string) => this.opts.events.event(chatId, { type: 'progress', text }),
+          notice: (text: string) => this.opts.events.event(chatId, { type: 'notice', text }),
+        };
+        await Promise.all(this.all().map((p) => p.toolsReady?.(signal, report)));
+      },
       lifecycle: {
-        created: (id) => this.gateway?.chatStarted(id),
-        idle: (id) => this.gateway?.chatIdle(id),
+        created: (id) => this.all().forEach((p) => p.chatStarted?.(id)),
+        idle: (id) => this.all().forEach((p) => p.chatIdle?.(id)),
         ended: (id) => {
-          void this.gateway?.chatEnded(id);
+          for (const p of this.all()) p.chatEnded?.(id);
           for (const c of this.clients.values()) void c.then((client) => client.release?.(id)).catch(() => {});
         },
       },
-      updatedContexts: (refs) => this.mcp.updatedSince(refs.flatMap((c) => (c.type === 'mcpResource' ? [c] : []))),
-    };
-  }
-
-  /** The status each language server was last announced with. */
-  private readonly lspReported = new Map<string, string>();
-
-  /**
-   * Native file tools talk to the language servers: a read opens the file in its server, and a
-   * write or edit waits (bounded) for fresh diagnostics and hands new errors to the model.
-   */
-  private withLanguageServers(tool: Tool): Tool {
-    if (!['read_file', 'write_file', 'edit_file'].includes(tool.name)) return tool;
-    return {
-      ...tool,
-      call: async (args, ctx) => {
-        const path = typeof args.path === 'string' ? safely(() => resolvePath(args.path as string, ctx.roots)) : undefined;
-        // Touched: its language server starts now, while the tool runs, not when diagnostics are wanted.
-        if (path) this.lsp.touch(path);
-        const result = await tool.call(args, ctx);
-        if (result.error || !path) return result;
-        if (tool.name === 'read_file') {
-          this.lsp.fileRead(path);
-          return result;
-        }
-        const { note } = await this.lsp.afterFileChange(path, ctx.signal).catch((e: unknown) => ({ note: `Diagnostics: not available — ${(e as Error).message}` }));
-        if (!note) return result;
-        return { ...result, outputs: [...result.outputs, { type: 'text', text: note }] };
+      updatedContexts: (refs) => {
+        const resources = refs.flatMap((c) => (c.type === 'mcpResource' ? [c] : []));
+        return this.all().flatMap((p) => p.updatedContexts?.(resources) ?? []);
       },
     };
   }
 
-  /** Language servers start lazily: tell the editor when one changed status. */
-  private reportLspChanges(): void {
-    for (const s of this.lsp.servers()) {
-      if (this.lspReported.get(s.name) === s.status) continue;
-      this.lspReported.set(s.name, s.status);
-      this.opts.onToolServer?.({
-        type: 'lsp',
-        name: s.name,
-        command: s.command,
-        args: s.args,
-        status: s.status,
-        tools: [],
-        ...(s.lastError ? { error: s.lastError } : {}),
-      });
+  /** A resource context read through the peer that offers it. */
+  private readResource(ctx: Pick<ResourceContext, 'server' | 'uri'>, signal: AbortSignal): Promise<string> {
+    for (const p of this.all()) {
+      const read = p.readContext?.(ctx, signal);
+      if (read) return read;
     }
+    return Promise.reject(new Error(`no peer offers resources of "${ctx.server}"`));
   }
 
-  /** The editor's `editor/getDiagnostics` (when it offers it) merged with the language servers' own. */
+  /** The front end's diagnostics (when it has them) merged with the peers' own (language servers). */
   private mergedEditor(): EditorBridge {
-    const editor = this.opts.editor;
+    const theirs = this.opts.frontEnd.diagnostics;
     return {
       getDiagnostics: async (uri?: string) => {
-        const own: EditorDiagnostic[] = this.lsp.diagnostics(uri ? fileURLToPath(uri) : undefined);
-        const theirs = editor.getDiagnostics ? await editor.getDiagnostics(uri).catch(() => []) : [];
+        const path = uri ? fileURLToPath(uri) : undefined;
+        const own: EditorDiagnostic[] = this.all().flatMap((p) => p.diagnostics?.(path) ?? []);
+        const editor = theirs ? await theirs(uri).catch(() => []) : [];
         const key = (d: EditorDiagnostic) => `${d.uri}|${d.range.start.line}|${d.range.start.character}|${d.message}`;
-        const seen = new Set(theirs.map(key));
-        return [...theirs, ...own.filter((d) => !seen.has(key(d)))];
+        const seen = new Set(editor.map(key));
+        return [...editor, ...own.filter((d) => !seen.has(key(d)))];
       },
     };
   }
 
-  /** Starts the gateway (on a free port when the configured one is taken); a failure is reported and the rest of patchbay goes on. */
-  async startGateway(): Promise<void> {
-    if (!this.gateway) return;
-    try {
-      const { url } = await this.gateway.start();
-      this.gatewayUrl = url;
-      process.env.PATCHBAY_GATEWAY_URL = url;
-      // Beside the token file, so providers started elsewhere (and `patchbay doctor`) find it.
-      writeFileSync(join(dirname(this.gateway.tokenFile), 'address'), `${url}\n`, { mode: 0o600 });
-      log.info(`provider gateway listening on ${url}`);
-    } catch (e) {
-      log.error(`provider gateway could not start: ${(e as Error).message}`);
-      throw e;
-    }
+  /** Starts what peers serve (listeners: the gateway, the OpenCtx host). A failure is the peer's to report. */
+  startListeners(): Array<{ peer: string; started: Promise<void> }> {
+    return [...this.peers].map(([peer, p]) => ({ peer, started: Promise.resolve(p.start?.()) }));
   }
 
-  private runningGatewayAddress(): string | undefined {
-    try {
-      return readFileSync(join(dirname(this.gateway!.tokenFile), 'address'), 'utf8').trim() || undefined;
-    } catch {
-      return undefined;
-    }
+  /** Starts the processes peers run (MCP servers). */
+  startServers(): void {
+    for (const p of this.all()) p.startServers?.();
   }
 
-  /** What the gateway needs from this session: chats as sessions, per-chat tools, pushes. */
-  private gatewayChats(): GatewayChats {
-    return {
-      active: () => this.chats.active().map((c) => ({ id: c.id, label: c.title ?? 'New chat', cwd: this.roots[0] })),
-      setTools: (chatId, provider, tools) => {
-        const refused = this.tools.check(`provider:${provider}`, tools, chatId);
-        if (refused.length) return refused.map((r) => r.reason).join('; ');
-        this.tools.setForChat(chatId, `provider:${provider}`, tools);
-        return undefined;
-      },
-      push: (e) => {
-        this.store.queueEvent({ stream: e.stream, source: e.provider, chatId: e.chatId, level: e.level, text: e.text, metadata: e.metadata });
-        if (e.level === 'keep') return;
-        // Every event stays in its stream; what reaches the chat and the model has a budget per
-        // provider and chat, so a flooding provider cannot bury the chat or the model's context.
-        const budgets = this.pushBudgets(e.chatId, e.provider);
-        budgets.surface.log('info', () => `[${e.stream}] ${e.provider}: ${e.text}`);
-        if (e.level === 'inject') budgets.inject.log('info', () => `Event from tool provider "${e.provider}" (stream "${e.stream}"):\n${e.text}`);
-      },
-      providersChanged: (chatId, providers) => {
-        const before = this.providerNames.get(chatId) ?? new Set<string>();
-        const now = new Set(providers.map((p) => p.name));
-        this.providerNames.set(chatId, now);
-        for (const gone of before) {
-          if (now.has(gone)) continue;
-          const key = `${chatId}\u0000${gone}`;
-          this.budgets.get(key)?.surface.flush();
-          this.budgets.get(key)?.inject.flush();
-          this.budgets.delete(key);
-        }
-        for (const p of providers) {
-          this.opts.onToolServer?.({
-            type: 'provider',
-            name: p.name,
-            status: 'running',
-            command: this.gatewayUrl ?? 'gateway',
-            args: [p.providerId, chatId],
-            tools: ToolRegistry.toSpecs(p.tools),
-          });
-        }
-        for (const name of before) {
-          if (!now.has(name)) this.opts.onToolServer?.({ type: 'provider', name, status: 'stopped', command: this.gatewayUrl ?? 'gateway', args: [chatId], tools: [] });
-        }
-      },
-    };
+  /** Waits, bounded, until every peer's state is real (servers started or failed): for one-shot runs. */
+  async settle(signal: AbortSignal): Promise<void> {
+    await Promise.all(this.all().map((p) => p.settle?.(signal).catch((e: unknown) => log.warn(errorMessage(e)))));
+  }
+
+  /** Starts or stops a tool server by name; false when no peer has one by that name. */
+  async toggleServer(name: string, on: boolean): Promise<boolean> {
+    for (const p of this.all()) {
+      const done = on ? p.startServer?.(name) : p.stopServer?.(name);
+      if (done) {
+        await done;
+        return true;
+      }
+    }
+    return false;
   }
 
   async refreshModels(): Promise<void> {
@@ -357,118 +307,11 @@ export class Session {
     return c;
   }
 
-  /**
-   * `chat/queryContext`; contexts the prompt already has are left out. OpenCtx mentions are
-   * collected per provider as each answers, until all have or the deadline passes: a slow
-   * provider costs at most the deadline and never holds back what the fast ones returned.
-   */
-  async queryContext(query: string, already: unknown[] = []) {
-    const exclude = already.flatMap((c) => {
-      const r = chatContextSchema.safeParse(c);
-      return r.success ? [r.data] : [];
-    });
-    const mentions = await this.openCtxMentions(query);
-    // Offered in the mcpResource shape so today's ECA plugins show them.
-    const offered = mentions.map((m) => ({ type: 'mcpResource' as const, uri: m.uri, name: m.name, description: m.description ?? '', mimeType: m.mimeType, server: m.server }));
-    return queryContexts(this.indexes, query, { roots: this.roots, exclude, mcpResources: this.mcp.resources(), mentions: offered });
-  }
-
-  private async openCtxMentions(query: string): Promise<ClientMention[]> {
-    if (!Object.keys(this.config.openctx.providers).length) return [];
-    const arrived: ClientMention[][] = [];
-    const abort = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((r) => (timer = setTimeout(r, this.config.openctx.timeoutMs)));
-    const all = this.openctx.mentionsStreaming(query, (b) => (arrived[b.index] = b.mentions), abort.signal).then(() => undefined);
-    await Promise.race([all, deadline]);
-    clearTimeout(timer);
-    abort.abort();
-    return arrived.flat().filter(Boolean);
-  }
-
-  /** OpenCtx annotations of a file, as text beside its content ('' when none). */
-  private async annotationsText(path: string, content: string, signal: AbortSignal): Promise<string> {
-    if (!Object.keys(this.config.openctx.providers).length) return '';
-    const list = await this.openctx.annotations(pathToFileURL(path).href, content, signal);
-    return list.length ? renderAnnotations(list) : '';
-  }
-
-  /** `openctx_annotations`: what OpenCtx providers say about a file (issues, owners, docs…). */
-  private annotationsTool(): Tool {
-    return defineNativeTool({
-      name: 'openctx_annotations',
-      description: 'Annotations OpenCtx providers have for a file (linked issues, docs, owners, warnings…), with the line ranges they refer to.',
-      schema: z.object({ path: z.string().min(1).describe('Path of the file (absolute or relative to the workspace).') }),
-      readOnly: true,
-      mutates: false,
-      pathArgs: ['path'],
-      summary: (a) => (a.path ? `Annotations of "${a.path}"` : 'Annotations'),
-      run: async (args, ctx) => {
-        const path = resolvePath(args.path, ctx.roots);
-        const content = await readContainedText(path, { roots: ctx.roots, confined: ctx.confined });
-        const text = await this.annotationsText(path, content, ctx.signal);
-        return textResult(text || `No annotations for ${path}.`);
-      },
-    });
-  }
-
-  /** The surface and inject budgets of one provider in one chat (see `push` in gatewayChats). */
-  private pushBudgets(chatId: string, provider: string): { surface: LogBudget; inject: LogBudget } {
-    const key = `${chatId}\u0000${provider}`;
-    let b = this.budgets.get(key);
-    if (!b) {
-      const notice = (line: string) => this.chats.surface(chatId, line);
-      const source = `provider "${provider}"`;
-      b = {
-        surface: new LogBudget(source, (_level, line) => notice(line), { perSecond: 10, burst: 50, maxLineChars: 4000, unit: 'events', note: 'all are kept in their streams' }),
-        inject: new LogBudget(source, (level, line) => (level === 'warn' ? notice(line) : this.chats.inject(chatId, line, this.config.gateway.injectStartsTurn)), {
-          perSecond: 20,
-          burst: 200,
-          maxLineChars: 16_000,
-          unit: 'events for the model',
-          note: 'the model can read them with patchbay__read_event_stream',
-        }),
-      };
-      this.budgets.set(key, b);
-    }
-    return b;
-  }
-
-  /** Serves patchbay's own OpenCtx providers (and the user's modules) on loopback, token-protected. */
-  async startOpenCtxHost(): Promise<void> {
-    const cfg = this.config.openctx.host;
-    if (!cfg.enabled) return;
-    const providers: Record<string, OpenCtxProviderImpl> = {
-      files: workspaceFiles({
-        query: (q) => queryContexts(this.indexes, q, { roots: this.roots }).flatMap((c) => (c.type === 'file' ? [{ type: 'file', path: c.path }] : [])),
-        roots: this.roots,
-      }),
-      diagnostics: diagnosticsProvider({
-        get: async (uri) => ((await this.opts.editor.getDiagnostics?.(uri)) ?? []).map((d) => ({ ...d, source: d.source ?? undefined })),
-      }),
-      'mcp-resources': mcpResources({ list: () => this.mcp.resources(), read: (server, uri) => this.mcp.readResource({ server, uri }, AbortSignal.timeout(30_000)) }),
-      'event-streams': eventStreams({ streams: () => this.store.streams(), query: (f) => this.store.queryEvents(f) }),
-    };
-    for (const [name, path] of Object.entries(cfg.providers)) providers[name] = moduleProvider(resolve(this.moduleBase(), path));
-    const token = `octx-${randomBytes(16).toString('hex')}`;
-    const host = new OpenCtxHost({ host: '127.0.0.1', port: cfg.port, token, providers, log: logger('openctx-host') });
-    const { url } = await host.start();
-    this.openctxHost = host;
-    const dir = join(this.home, 'openctx');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(join(dir, 'token'), `${token}\n`, { mode: 0o600 });
-    writeFileSync(join(dir, 'address'), `${url}\n`, { mode: 0o600 });
-    log.info(`OpenCtx host serving ${Object.keys(providers).join(', ')} on ${url}`);
-  }
-
-  /**
-   * Where the user's OpenCtx module providers resolve from: the workspace when trusted, else the
-   * folder of the user's own config file (an untrusted clone must not shadow their modules).
-   */
-  private moduleBase(): string {
-    const root = this.roots[0];
-    if (root && isTrustedFolder(this.home, root)) return root;
-    return dirname(this.opts.configFile ? resolve(this.opts.configFile) : userConfigPath(this.opts.env));
+  /** The @-mention search: files, directories and the like, every peer's resources, and what peers matched themselves. */
+  async queryContext(query: string, exclude: Context[] = []): Promise<OfferedContext[]> {
+    const [mentions] = await Promise.all([Promise.all(this.all().map((p) => p.mentions?.(query) ?? []))]);
+    const resources = this.all().flatMap((p) => p.resources?.() ?? []);
+    return queryContexts(this.indexes, query, { roots: this.roots, exclude, mcpResources: resources, mentions: mentions.flat() });
   }
 
   /** What an untrusted workspace config asked for and did not get, one message per file. */
@@ -481,14 +324,14 @@ export class Session {
     return trustHeldBack({
       home: this.home,
       workspaces: this.workspaces,
-      reload: () => loadSessionConfig(this.opts.params, this.opts.env, this.opts.configFile),
+      reload: () => this.loadConfig(),
       apply: (loaded) => {
         this.config = loaded.config;
         this.configErrors = loaded.errors;
         this.configSources = loaded.sources;
         this.workspaces = loaded.workspaces;
       },
-      addMcpServers: (servers) => this.mcp.add(servers),
+      addMcpServers: () => this.all().flatMap((p) => p.reconfigure?.() ?? []),
       modelsChanged: async (providers) => {
         // Clients were built with the old URL and key: the next turn builds new ones.
         for (const id of [...this.clients.keys()]) if (providers.some((p) => id.startsWith(`${p}/`))) this.clients.delete(id);
@@ -503,6 +346,7 @@ export class Session {
   }
 
   async doctor(): Promise<string> {
+    const sections = await Promise.all(this.all().map((p) => p.doctor?.().catch((e: unknown) => ({ lines: [`(failed: ${errorMessage(e)})`] }))));
     return doctorReport({
       home: this.home,
       dbPath: this.store.path,
@@ -513,33 +357,21 @@ export class Session {
       models: this.models,
       defaultModel: this.defaultModel,
       tools: this.tools.all(),
-      mcpServers: this.mcp.servers(),
-      // `patchbay doctor` does not listen itself: it shows the address a running server wrote.
-      openctx: { providers: await this.openctx.health(), host: this.openctxHost?.url },
-      languageServers: this.lsp.servers(),
-      gateway: this.gateway ? { url: this.gatewayUrl ?? this.runningGatewayAddress(), providers: this.gateway.providers() } : undefined,
+      peers: sections.flatMap((s) => s?.lines ?? []),
     });
   }
 
   private disposed: Promise<void> | undefined;
 
-  /** Stops every turn, then closes indexes and the store. Safe to call more than once. */
+  /** Stops every turn and peer, then closes indexes and the store. Safe to call more than once. */
   dispose(): Promise<void> {
     this.disposed ??= (async () => {
-      try {
-        this.openctx.dispose();
-      } catch (e) {
-        log.error(`stopping OpenCtx providers: ${errorMessage(e)}`);
-      }
       // Turns wind down (up to 2 s) while the peers stop: a peer's clean stop never waits behind
       // them, and a turn waiting on a tool call ends as soon as its peer is gone.
       await Promise.all([
         this.chats.dispose().catch((e: unknown) => log.error(`stopping chats: ${errorMessage(e)}`)),
-        this.lsp.dispose().catch((e: unknown) => log.error(`stopping language servers: ${errorMessage(e)}`)),
-        Promise.resolve(this.openctxHost?.stop()).catch((e: unknown) => log.error(`stopping the OpenCtx host: ${errorMessage(e)}`)),
-        this.mcp.dispose().catch((e: unknown) => log.error(`stopping MCP servers: ${errorMessage(e)}`)),
+        ...[...this.peers].map(([name, p]) => p.dispose().catch((e: unknown) => log.error(`stopping ${name}: ${errorMessage(e)}`))),
         ...[...this.clients.values()].map((c) => c.then((client) => client.dispose?.()).catch(() => {})),
-        this.gateway?.stop().catch((e: unknown) => log.error(`stopping the gateway: ${errorMessage(e)}`)),
       ]);
       this.close();
     })();
@@ -547,15 +379,22 @@ export class Session {
   }
 
   /**
-   * Shutdown ran past its deadline (the editor is gone and the process is about to end): kill
+   * Shutdown ran past its deadline (the front end is gone and the process is about to end): kill
    * every process patchbay started and close the store now, so nothing outlives us or is left open.
    */
   forceClose(): void {
     killDescendantsNow();
+    for (const p of this.all()) {
+      try {
+        p.forceClose?.();
+      } catch (e) {
+        log.warn(errorMessage(e));
+      }
+    }
     this.close();
   }
 
-  /** The store, the indexes, and the files that tell others where our listeners are. Idempotent. */
+  /** The store and the indexes. Idempotent. */
   private close(): void {
     for (const ix of this.indexes) ix.dispose();
     try {
@@ -563,24 +402,5 @@ export class Session {
     } catch {
       /* already closed */
     }
-    try {
-      // Only our own files: a second server sharing this home may have written its own since.
-      const dir = join(this.home, 'openctx');
-      if (this.openctxHost && safely(() => readFileSync(join(dir, 'address'), 'utf8').trim()) === this.openctxHost.url) {
-        rmSync(join(dir, 'token'), { force: true });
-        rmSync(join(dir, 'address'), { force: true });
-      }
-      if (this.gateway && this.gatewayUrl && this.runningGatewayAddress() === this.gatewayUrl) rmSync(join(dirname(this.gateway.tokenFile), 'address'), { force: true });
-    } catch (e) {
-      log.warn(`removing the listener files: ${errorMessage(e)}`);
-    }
-  }
-}
-
-function safely<T>(f: () => T): T | undefined {
-  try {
-    return f();
-  } catch {
-    return undefined;
   }
 }

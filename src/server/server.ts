@@ -9,6 +9,8 @@ import type { Readable, Writable } from 'node:stream';
 import { ResponseError, type MessageConnection } from 'vscode-jsonrpc';
 import type { z } from 'zod';
 import { createConnection } from '../rpc/connection.js';
+import { InvalidParams, InvalidRequest, MethodNotFound, ServerNotInitialized } from '../rpc/errors.js';
+import { request } from '../rpc/request.js';
 import {
   initializeParamsSchema,
   mcpServerParamsSchema,
@@ -41,24 +43,25 @@ import type { PromptInput, TurnHandle } from '../core/chats.js';
 import { toEcaNotifications } from './eca-events.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
-import type { Session } from '../runtime/workspace.js';
-import { loadSessionConfig } from '../runtime/workspace-config.js';
+import type { Workspace } from '../runtime/workspace.js';
+import { loadWorkspaceConfig } from '../runtime/workspace-config.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Config } from '../config/schema.js';
 import { isAlive } from '../util/pid.js';
+import { fileURLToPath } from 'node:url';
+import { chatContextSchema } from '../protocol/eca/context.js';
+import type { Context } from '../shapes/context.js';
 
 const log = logger('server');
 
-/** LSP: "server not initialized". */
-const ServerNotInitialized = -32002;
-const InvalidParams = -32602;
-const InvalidRequest = -32600;
+/** How long the editor gets to answer our requests (`editor/getDiagnostics`). */
+const EDITOR_REQUEST_TIMEOUT_MS = 10_000;
 
 type State =
   | { kind: 'awaitingInitialize' }
   /** The session is built right after `initialize` is answered; handlers wait for it. */
-  | { kind: 'running'; session: Promise<Session>; params: InitializeParams; initialized?: boolean }
-  | { kind: 'shuttingDown'; session: Promise<Session> };
+  | { kind: 'running'; session: Promise<Workspace>; params: InitializeParams; initialized?: boolean }
+  | { kind: 'shuttingDown'; session: Promise<Workspace> };
 
 export interface ServerOptions {
   input: Readable;
@@ -94,14 +97,14 @@ export class EcaServer {
     this.exit(1, why);
   }
 
-  private session(): Promise<Session> {
+  private session(): Promise<Workspace> {
     if (this.state.kind === 'running') return this.state.session;
     if (this.state.kind === 'awaitingInitialize') throw new ResponseError(ServerNotInitialized, 'Server not initialized: send "initialize" first');
     throw new ResponseError(InvalidRequest, 'Server is shutting down');
   }
 
   /** A request handler with params validated against its schema (−32602 names the bad field). */
-  private request<S extends z.ZodType, R>(method: string, schema: S, fn: (p: z.output<S>, session: Session) => R | Promise<R>): void {
+  private request<S extends z.ZodType, R>(method: string, schema: S, fn: (p: z.output<S>, session: Workspace) => R | Promise<R>): void {
     this.conn.onRequest(method, async (raw: unknown) => {
       const session = this.session();
       const params = parse(method, schema, raw);
@@ -109,7 +112,7 @@ export class EcaServer {
     });
   }
 
-  private notification<S extends z.ZodType>(method: string, schema: S, fn: (p: z.output<S>, session: Session) => void): void {
+  private notification<S extends z.ZodType>(method: string, schema: S, fn: (p: z.output<S>, session: Workspace) => void): void {
     this.conn.onNotification(method, (raw: unknown) => {
       if (this.state.kind !== 'running') return log.warn(`${method} ignored: server not running`);
       // Notifications run in arrival order: each waits on the same session promise.
@@ -129,22 +132,23 @@ export class EcaServer {
       if (this.state.kind !== 'awaitingInitialize') throw new ResponseError(InvalidRequest, 'initialize was already received');
       const params = parse('initialize', initializeParamsSchema, raw);
       const env = this.opts.env ?? process.env;
-      const loaded = loadSessionConfig(params, env, this.opts.configFile);
+      const loaded = loadWorkspaceConfig({ roots: rootsOf(params), env, initializationOptions: params.initializationOptions, configFile: this.opts.configFile });
       const session = new Promise<void>((r) => setImmediate(r))
         .then(() => import('../runtime/workspace.js'))
-        .then(
-          ({ Session }) =>
-            new Session({
-              params,
-              loaded,
-              events: this.events(),
-              editor: this.editorBridge(params),
-              env,
-              configFile: this.opts.configFile,
-              logLevel: this.opts.logLevel,
-              onToolServer: (params) => this.sendToolServer(params),
-              onModelsChanged: (s) => this.sendConfig(s),
-            }),
+        .then(({ Workspace }) =>
+          Workspace.create({
+            roots: loaded.roots,
+            env,
+            initializationOptions: params.initializationOptions,
+            configFile: this.opts.configFile,
+            logLevel: this.opts.logLevel,
+            loaded,
+            // ECA editors ask the user and show diffs; diagnostics only when the editor declared them.
+            frontEnd: { canAsk: true, canShowDiffs: true, diagnostics: this.editorBridge(params).getDiagnostics },
+            events: this.events(),
+            onToolServer: (status) => this.sendToolServer(status as ToolServerUpdated),
+            onModelsChanged: (s) => this.sendConfig(s),
+          }),
         );
       session.then(
         (s) => log.info(`initialized by ${params.clientInfo?.name ?? 'unknown client'} for ${s.roots.join(', ')}`),
@@ -181,13 +185,11 @@ export class EcaServer {
         const startMcp = () => {
           if (mcpStarted) return;
           mcpStarted = true;
-          session.mcp.startAll();
+          session.startServers();
         };
         setTimeout(startMcp, 250).unref();
-        void session.startOpenCtxHost().catch((e: unknown) => log.error(`OpenCtx host could not start: ${errorMessage(e)}`));
-        void session.startGateway().catch((e: unknown) =>
-          this.showMessage({ type: 'warning', message: `The provider gateway could not start: ${errorMessage(e)}. Set "gateway": {"port": …} (0 picks a free port) or "enabled": false.` }),
-        );
+        // Listeners (the OpenCtx host, the provider gateway): a peer that cannot listen says why.
+        for (const { started } of session.startListeners()) void started.catch((e: unknown) => this.showMessage({ type: 'warning', message: errorMessage(e) }));
         void session.modelsReady.then(() => {
           this.sendConfig(session);
           this.sendNativeTools(session);
@@ -214,7 +216,7 @@ export class EcaServer {
       if (p.chatId) s.chats.delete(p.chatId);
       return {};
     });
-    this.request('chat/queryContext', queryContextParamsSchema, async (p, s) => ({ chatId: p.chatId, contexts: await s.queryContext(p.query, p.contexts) }));
+    this.request('chat/queryContext', queryContextParamsSchema, async (p, s) => ({ chatId: p.chatId, contexts: await s.queryContext(p.query, alreadyAttached(p.contexts)) }));
     this.request('chat/queryCommands', queryCommandsParamsSchema, (p, s) => ({ chatId: p.chatId, commands: s.commands.query(p.query) }));
     this.notification('chat/selectedBehaviorChanged', selectedBehaviorChangedSchema, (p, s) => s.chats.selectAgent(p.chatId, p.behavior));
     this.notification('chat/selectedAgentChanged', selectedAgentChangedSchema, (p, s) => s.chats.selectAgent(p.chatId, p.agent));
@@ -225,17 +227,26 @@ export class EcaServer {
     }));
     this.request('chat/clear', chatClearParamsSchema, (p, s) => (s.chats.clear(p.chatId), {}));
     this.notification('chat/promptSteer', promptSteerParamsSchema, (p, s) => s.chats.steer(p.chatId, p.message));
-    this.notification('mcp/startServer', mcpServerParamsSchema, (p, s) => void s.mcp.start(p.name).catch((e: unknown) => log.warn(errorMessage(e))));
-    this.notification('mcp/stopServer', mcpServerParamsSchema, (p, s) => void s.mcp.stop(p.name).catch((e: unknown) => log.warn(errorMessage(e))));
+    this.notification('mcp/startServer', mcpServerParamsSchema, (p, s) => void this.toggleServer(s, p.name, true));
+    this.notification('mcp/stopServer', mcpServerParamsSchema, (p, s) => void this.toggleServer(s, p.name, false));
     this.request('chat/list', chatListParamsSchema, (p, s) => ({ chats: s.chats.list(p) }));
     this.request('chat/open', chatOpenParamsSchema, (p, s) => s.chats.open(p.chatId));
 
     // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
     c.onRequest((method: string) => {
       this.session();
-      throw new ResponseError(-32601, `Unhandled method ${method}`);
+      throw new ResponseError(MethodNotFound, `Unhandled method ${method}`);
     });
     c.onNotification((method: string) => log.debug(`ignored notification ${method}`));
+  }
+
+  /** `mcp/startServer` / `mcp/stopServer`: any peer's server by that name. */
+  private async toggleServer(s: Workspace, name: string, on: boolean): Promise<void> {
+    try {
+      if (!(await s.toggleServer(name, on))) log.warn(`${on ? 'start' : 'stop'}: no server named "${name}"`);
+    } catch (e) {
+      log.warn(errorMessage(e));
+    }
   }
 
   /** Core's events as ECA notifications (./eca-events.ts translates). */
@@ -273,15 +284,17 @@ export class EcaServer {
     if (!params.capabilities.codeAssistant?.editor?.diagnostics) return {};
     return {
       getDiagnostics: async (uri) => {
-        const res = (await withTimeout(this.conn.sendRequest('editor/getDiagnostics', uri ? { uri } : {}), 10_000, 'editor/getDiagnostics')) as {
-          diagnostics?: unknown[];
-        } | null;
+        // On the deadline the editor is sent $/cancelRequest, so it can stop computing them.
+        const res = await request<{ diagnostics?: unknown[] } | null>(this.conn, 'editor/getDiagnostics', uri ? { uri } : {}, {
+          timeoutMs: EDITOR_REQUEST_TIMEOUT_MS,
+          cancel: 'lsp',
+        });
         return Array.isArray(res?.diagnostics) ? res.diagnostics.flatMap((d) => normalizeDiagnostic(d) ?? []) : [];
       },
     };
   }
 
-  private sendConfig(session: Session): void {
+  private sendConfig(session: Workspace): void {
     const agent = session.config.chat.defaultAgent;
     const params: ConfigUpdated = {
       chat: {
@@ -297,7 +310,7 @@ export class EcaServer {
     this.notify('config/updated', params);
   }
 
-  private sendNativeTools(session: Session): void {
+  private sendNativeTools(session: Workspace): void {
     const tools = session.tools.all().filter((t) => t.origin === 'native');
     this.notify('tool/serverUpdated', { type: 'native', name: 'patchbay', status: 'running', tools: ToolRegistry.toSpecs(tools) });
   }
@@ -320,8 +333,8 @@ export class EcaServer {
    * Disposes the session, and what has not stopped by the deadline is stopped by force (child
    * processes killed, the store closed): a shutdown never hangs on a peer that will not go.
    */
-  private async disposeWithin(session: Promise<Session>, ms = 600): Promise<void> {
-    let s: Session;
+  private async disposeWithin(session: Promise<Workspace>, ms = 600): Promise<void> {
+    let s: Workspace;
     try {
       s = await session;
     } catch {
@@ -374,6 +387,19 @@ function promptResult(h: TurnHandle): ChatPromptResult {
   return { chatId: h.chatId, model: h.model, status };
 }
 
+/** The workspace folders an ECA editor names (none: the current directory). */
+function rootsOf(params: InitializeParams): string[] {
+  return (params.workspaceFolders ?? []).map((f) => (f.uri.startsWith('file:') ? fileURLToPath(f.uri) : f.uri));
+}
+
+/** Contexts the prompt already has, left out of `chat/queryContext` answers; what does not parse is ignored. */
+function alreadyAttached(contexts: unknown[] | undefined): Context[] {
+  return (contexts ?? []).flatMap((c) => {
+    const r = chatContextSchema.safeParse(c);
+    return r.success ? [r.data] : [];
+  });
+}
+
 function parse<S extends z.ZodType>(method: string, schema: S, raw: unknown): z.output<S> {
   const r = schema.safeParse(withoutNulls(raw ?? {}));
   if (r.success) return r.data;
@@ -408,14 +434,4 @@ function normalizeDiagnostic(d: unknown): EditorDiagnostic | undefined {
     ...(typeof x.source === 'string' ? { source: x.source } : {}),
     ...(x.code !== undefined && x.code !== null ? { code: String(x.code) } : {}),
   };
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e) => (clearTimeout(t), reject(e)),
-    );
-  });
 }

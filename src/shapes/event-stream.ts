@@ -31,6 +31,8 @@ export interface EventFilter {
 
 export interface EventStreamStore {
   appendEvent(e: Omit<EventEntry, 'id' | 'createdAt'>): EventEntry;
+  /** Appends soon, batched with others (a flood of pushes costs one transaction per batch). */
+  queueEvent(e: Omit<EventEntry, 'id' | 'createdAt'>): void;
   queryEvents(filter: EventFilter): EventEntry[];
   /** Stream names with their entry counts. */
   streams(): Array<{ stream: string; count: number; last: number }>;

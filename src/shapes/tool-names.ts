@@ -30,3 +30,8 @@ export function llmNameProblem(full: string): string | undefined {
   if (full.length > MAX_LLM_TOOL_NAME) return `"${full}" is ${full.length} characters; LLM APIs accept at most ${MAX_LLM_TOOL_NAME}`;
   return `"${full}" may only contain letters, digits, "_" and "-" (LLM APIs refuse anything else)`;
 }
+
+/** The name the LLM sees: `<server>__<tool>`. */
+export function llmName(tool: { server: string; name: string }): string {
+  return `${tool.server}__${tool.name}`;
+}

@@ -1,6 +1,10 @@
-/** Wire schemas of the provider gateway core profile (specs/tap-provider-gateway.md "Messages"). */
+/**
+ * Wire schemas of the provider gateway core profile (specs/tap-provider-gateway.md "Messages"; its
+ * "Payload limits" and "Error codes" tables are vendored in test/fixtures/specs/).
+ */
 import { describe, expect, it } from 'vitest';
 import {
+  FATAL_ERROR_CODES,
   MAX_TOOLS,
   OTHER_MAX,
   PROTOCOL_VERSION,
@@ -12,6 +16,7 @@ import {
   toolDefSchema,
   toolResultMessageSchema,
 } from '../../src/protocol/gateway/index.js';
+import { specTable } from '../support/spec-excerpt.js';
 
 describe('gateway wire schemas', () => {
   it('has the limits of the spec', () => {
@@ -19,6 +24,21 @@ describe('gateway wire schemas', () => {
     expect(maxMessageBytes('tool.result')).toBe(TOOL_RESULT_MAX);
     expect(maxMessageBytes('push')).toBe(OTHER_MAX);
     expect(gatewayErrorCodeSchema.options).toHaveLength(8);
+  });
+
+  it('has the limits of the spec’s "Payload limits" table', () => {
+    const mb = (v: string) => Number(/^(\d+) MB$/.exec(v)?.[1]) * 1024 * 1024;
+    const limits = new Map(specTable('tap-provider-gateway.md', '### Payload limits').map(([what, value]) => [what, value ?? '']));
+    expect(limits.size).toBe(3);
+    expect(TOOL_RESULT_MAX).toBe(mb(limits.get('`tool.result` max size') ?? ''));
+    expect(OTHER_MAX).toBe(mb(limits.get('All other messages') ?? ''));
+    expect(MAX_TOOLS).toBe(Number(limits.get('Max tools per provider')));
+  });
+
+  it('has exactly the codes of the spec’s "Error codes" table, the fatal ones marked', () => {
+    const rows = specTable('tap-provider-gateway.md', '## Error codes').map(([code, fatal]) => ({ code: code?.replaceAll('`', ''), fatal: fatal === '**Yes**' }));
+    expect([...gatewayErrorCodeSchema.options].sort()).toEqual(rows.map((r) => r.code).sort());
+    expect([...FATAL_ERROR_CODES].sort()).toEqual(rows.filter((r) => r.fatal).map((r) => r.code).sort());
   });
 
   it('keeps unknown fields (forward compatibility)', () => {

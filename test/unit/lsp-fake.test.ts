@@ -200,13 +200,28 @@ describe('LanguageServerProcess requests', () => {
     }
   });
 
+  it("a server's requestTimeoutSeconds is the deadline of its requests", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'lsp-proc-'));
+    const host = new LspHostImpl({
+      servers: { fake: { command: process.execPath, args: [FAKE], extensions: ['fake'], requestTimeoutSeconds: 0.3 } },
+      roots: [root], env: { PATH: '/nonexistent' }, log: quiet, restart: { baseDelayMs: 30, maxRestarts: 0 },
+      requestTimeoutMs: 60_000,
+    });
+    hosts.push(host);
+    const proc = host.processFor(join(root, 'a.fake'))!.proc;
+    expect(proc.requestTimeoutMs).toBe(300);
+    await expect(proc.request('slow', {})).rejects.toThrow('slow timed out after 300 ms');
+    expect(proc.status).toBe('running');
+  });
+
   it('rejects pending requests when the server dies', async () => {
     const p = make(10_000);
     try {
       expect(await p.ready()).toBe(true);
       const pending = p.request('slow', {});
       process.kill(p.pid!, 'SIGKILL');
-      await expect(pending).rejects.toThrow(/failed/);
+      // Named after the server, with why it failed (the exit, or the broken pipe), not the request's bare "connection closed".
+      await expect(pending).rejects.toThrow(/^fake failed: /);
       expect(p.status).toBe('failed');
     } finally {
       await p.dispose();

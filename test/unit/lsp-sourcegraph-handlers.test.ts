@@ -357,4 +357,22 @@ describe('helpers validate what the server answers', () => {
     await expect.poll(() => serverSawCancel).toBe(true);
     c.dispose();
   });
+
+  it('a helper whose server never answers fails at its deadline and sends $/cancelRequest', async () => {
+    const c = pair();
+    let serverSawCancel = false;
+    c.server.onRequest('workspace/xreferences', (_params: unknown, token: { onCancellationRequested(cb: () => void): void }) => {
+      return new Promise((resolve) => {
+        token.onCancellationRequested(() => {
+          serverSawCancel = true;
+          resolve([]);
+        });
+      });
+    });
+    c.client.listen();
+    c.server.listen();
+    await expect(xreferences(c.client, { query: { name: 'f' } }, undefined, 150)).rejects.toThrow('workspace/xreferences timed out after 150 ms');
+    await expect.poll(() => serverSawCancel).toBe(true);
+    c.dispose();
+  });
 });

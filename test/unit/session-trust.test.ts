@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { trustHeldBack } from '../../src/runtime/trust.js';
-import type { SessionConfig } from '../../src/runtime/workspace-config.js';
+import type { WorkspaceConfig } from '../../src/runtime/workspace-config.js';
 
 describe('trustHeldBack', () => {
   it('takes a dotted provider or MCP server name whole', async () => {
@@ -17,7 +17,7 @@ describe('trustHeldBack', () => {
       JSON.stringify({ providers: { 'my.prov': { url: 'https://x.example/v1' } }, mcpServers: { 'a.b': { command: 'true' } } }),
     );
     const env = { PATCHBAY_HOME: join(tmp, 'home') };
-    const load = (): SessionConfig => ({ roots: [root], ...loadConfig({ roots: [root], env, homeDir: tmp }) });
+    const load = (): WorkspaceConfig => ({ roots: [root], ...loadConfig({ roots: [root], env, homeDir: tmp }) });
     const first = load();
     expect(first.workspaces[0].state).toBe('untrusted');
     const changed: string[][] = [];

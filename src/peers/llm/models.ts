@@ -3,7 +3,7 @@
  * over patchbay's built-in providers (openai, anthropic, ollama), plus the models an
  * Ollama server reports. Also: default-model choice, client construction, cost.
  */
-import type { Config, ProviderConfig } from '../../config/schema.js';
+import type { ProviderConfig } from './config.js';
 import { errorMessage, logger } from '../../util/log.js';
 import type { LlmApi, LlmClient, ModelCost, ModelEntry } from '../../shapes/llm.js';
 
@@ -93,7 +93,7 @@ export interface ResolveOptions {
   fetch?: typeof fetch;
 }
 
-export async function resolveModels(config: Config, env: NodeJS.ProcessEnv, opts: ResolveOptions = {}): Promise<ModelEntry[]> {
+export async function resolveModels(config: { providers?: Record<string, ProviderConfig> }, env: NodeJS.ProcessEnv, opts: ResolveOptions = {}): Promise<ModelEntry[]> {
   const ids = [...Object.keys(BUILTINS), ...Object.keys(config.providers ?? {}).filter((id) => !(id in BUILTINS))];
   const perProvider = await Promise.all(ids.map((id) => providerModels(id, config.providers?.[id], env, opts)));
   return perProvider.flat();

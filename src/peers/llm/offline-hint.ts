@@ -3,7 +3,7 @@
  * host): on a first run with no key and no provider this is the first thing a user sees, so it
  * lists every other way to get a model, not only "try again".
  */
-import { userConfigPath } from '../../config/load.js';
+import { userConfigPath } from '../../util/locations.js';
 
 export function offlineHint(opts: { model: string | undefined; home: string; env?: NodeJS.ProcessEnv }): string {
   const env = opts.env ?? process.env;

@@ -20,6 +20,7 @@ export const EntrySchema = z.strictObject({
   env: z.record(z.string(), z.string()).optional(),
   disabled: z.boolean().optional(),
   diagnosticsTimeoutSeconds: z.number().positive().max(600).optional(),
+  requestTimeoutSeconds: z.number().positive().max(600).optional(),
 });
 
 export const BUILTIN_SERVERS: Readonly<Record<string, LanguageServerConfig>> = {

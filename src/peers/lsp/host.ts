@@ -9,6 +9,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Tool } from '../../shapes/tool.js';
 import { errorMessage, logger, type Logger } from '../../util/log.js';
+import { ServerCancelled } from '../../rpc/errors.js';
 import { BUILTIN_NEEDS, BUILTIN_SERVERS, resolveServers } from './config.js';
 import { extensionOf, languageIdOf } from './documents.js';
 import { formatDiagnostic } from './format.js';
@@ -97,7 +98,7 @@ export class LspHostImpl implements LspHost {
       if (!entry) {
         const proc = new LanguageServerProcess({
           name, config, root, env: this.opts.env, restart: this.restart, log: this.log,
-          requestTimeoutMs: this.opts.requestTimeoutMs ?? 10_000,
+          requestTimeoutMs: config.requestTimeoutSeconds !== undefined ? config.requestTimeoutSeconds * 1000 : (this.opts.requestTimeoutMs ?? 10_000),
           initializeTimeoutMs: this.opts.initializeTimeoutMs ?? 30_000,
           onDiagnostics: (p) => {
             if (!this.disposed) this.store.record(p);
@@ -246,7 +247,7 @@ export class LspHostImpl implements LspHost {
         if (signal.aborted) return 'aborted';
         if (proc.status === 'failed' || proc.status === 'stopped') return 'failed';
         // ServerCancelled (-32802): the server wants to be asked again, e.g. once its project is loaded.
-        if ((e as { code?: unknown }).code === -32802 && Date.now() + 200 < deadline) {
+        if ((e as { code?: unknown }).code === ServerCancelled && Date.now() + 200 < deadline) {
           await new Promise((r) => setTimeout(r, 200));
           continue;
         }

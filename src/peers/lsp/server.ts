@@ -7,8 +7,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CancellationTokenSource, createMessageConnection, type Message, type MessageConnection } from 'vscode-jsonrpc';
+import { createMessageConnection, type Message, type MessageConnection } from 'vscode-jsonrpc';
 import { FramedReader } from '../../rpc/framing.js';
+import { failPending, request, RequestError } from '../../rpc/request.js';
 import { FramedWriter } from '../../rpc/writer.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import { descendants, killAll } from '../../util/process-tree.js';
@@ -49,6 +50,9 @@ export interface ServerOptions {
 interface Live {
   proc: ChildProcess;
   conn: MessageConnection;
+  /** Resolves once this process is torn down (failed or stopped), when its failure has a reason. */
+  gone: Promise<void>;
+  ended: () => void;
 }
 type State =
   | { kind: 'idle' }
@@ -97,7 +101,6 @@ export class LanguageServerProcess {
   private publishes: 'unknown' | 'yes' | 'silent' = 'unknown';
   /** The end of the server's stderr: a process that dies at start usually says why there. */
   private stderrTail = '';
-  private readonly pending = new Set<(e: Error) => void>();
   readonly documents = new OpenDocuments();
 
   constructor(private readonly opts: ServerOptions) {}
@@ -134,6 +137,11 @@ export class LanguageServerProcess {
     const { name } = this.opts;
     if (this.state.kind === 'failed') return `${name} failed: ${this.lastError ?? 'unknown error'}${this.opts.needs ? ` (${name} needs ${this.opts.needs})` : ''}`;
     return `${name} is ${this.status}${this.lastError ? ` (last error: ${this.lastError})` : ''}`;
+  }
+
+  /** Each request's deadline, for the extension helpers that send on `connection()`. */
+  get requestTimeoutMs(): number {
+    return this.opts.requestTimeoutMs;
   }
 
   get pid(): number | undefined {
@@ -210,7 +218,9 @@ export class LanguageServerProcess {
       namespace: name,
     });
     conn.listen();
-    const live = { proc, conn };
+    let ended!: () => void;
+    const gone = new Promise<void>((r) => (ended = r));
+    const live = { proc, conn, gone, ended };
     const ready = this.initialize(live);
     this.state = { kind: 'starting', ready, ...live };
     this.opts.onStatus?.();
@@ -262,28 +272,16 @@ export class LanguageServerProcess {
     });
   }
 
-  /** A request with a timeout, cancelled by `signal`, rejected if the process dies. */
-  private send(live: Live, method: string, params: unknown, signal?: AbortSignal, timeoutMs = this.opts.requestTimeoutMs): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      const cts = new CancellationTokenSource();
-      const settle = (f: () => void) => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        this.pending.delete(onClose);
-        f();
-        cts.dispose();
-      };
-      const onClose = (e: Error) => settle(() => reject(e));
-      const onAbort = () => settle(() => (cts.cancel(), reject(new Error(`${method} cancelled`))));
-      const timer = setTimeout(() => settle(() => (cts.cancel(), reject(new Error(`${method} timed out after ${timeoutMs} ms`)))), timeoutMs);
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.pending.add(onClose);
-      live.conn.sendRequest(method, params, cts.token).then(
-        (r) => settle(() => resolve(r)),
-        (e: unknown) => settle(() => reject(e instanceof Error ? e : new Error(errorMessage((e as { message?: unknown })?.message ?? e)))),
-      );
-    });
+  /** A request with a timeout, cancelled by `signal` ($/cancelRequest), rejected if the process dies. */
+  private async send(live: Live, method: string, params: unknown, signal?: AbortSignal, timeoutMs = this.opts.requestTimeoutMs): Promise<unknown> {
+    try {
+      return await request(live.conn, method, params, { timeoutMs, signal, cancel: 'lsp' });
+    } catch (e) {
+      if (!(e instanceof RequestError) || e.reason !== 'closed') throw e;
+      // The pipe closes a moment before the exit that says why (fail() then names it): wait for it, briefly.
+      await Promise.race([live.gone, new Promise((r) => setTimeout(r, 1000).unref())]);
+      throw new Error(this.state.kind === 'failed' ? `${this.opts.name} failed: ${this.lastError ?? 'unknown error'}` : `${this.opts.name} stopped`, { cause: e });
+    }
   }
 
   /** Whether the running server advertises a Sourcegraph extension (specs/lsp-sourcegraph-extensions.md). */
@@ -359,9 +357,8 @@ export class LanguageServerProcess {
   }
 
   private teardown(live: Live): void {
-    const err = new Error(`${this.opts.name} ${this.lastError ? `failed: ${this.lastError}` : 'stopped'}`);
-    for (const reject of [...this.pending]) reject(err);
-    this.pending.clear();
+    failPending(live.conn, new Error(`${this.opts.name} ${this.lastError ? `failed: ${this.lastError}` : 'stopped'}`));
+    live.ended();
     const pids = live.proc.pid ? [...descendants(live.proc.pid), live.proc.pid] : [];
     live.conn.dispose();
     void killAll(pids, 500);
@@ -377,13 +374,12 @@ export class LanguageServerProcess {
     const pids = proc.pid ? [...descendants(proc.pid), proc.pid] : [];
     const exited = new Promise<void>((r) => (proc.exitCode !== null || proc.signalCode !== null ? r() : proc.once('exit', () => r())));
     if (s.kind === 'running') {
-      const timeout = new Promise((r) => setTimeout(r, 1000).unref());
-      await Promise.race([conn.sendRequest('shutdown').catch(() => undefined), timeout]);
+      await request(conn, 'shutdown', undefined, { timeoutMs: 1000, cancel: 'none' }).catch(() => undefined);
       await conn.sendNotification('exit').catch(() => undefined);
     }
     const graceful = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), s.kind === 'running' ? 2000 : 0).unref())]);
-    for (const reject of [...this.pending]) reject(new Error(`${this.opts.name} stopped`));
-    this.pending.clear();
+    failPending(conn, new Error(`${this.opts.name} stopped`));
+    s.ended();
     conn.dispose();
     // Children of a launcher (npx, a shell) outlive it: stop them too.
     await killAll(graceful ? pids.filter((p) => p !== proc.pid) : pids, 500);

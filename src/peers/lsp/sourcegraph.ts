@@ -16,14 +16,7 @@ import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type Database from 'better-sqlite3';
 import ignore, { type Ignore } from 'ignore';
-import {
-  CancellationToken,
-  CancellationTokenSource,
-  ErrorCodes,
-  ResponseError,
-  type Disposable,
-  type MessageConnection,
-} from 'vscode-jsonrpc';
+import { CancellationToken, ResponseError, type Disposable, type MessageConnection } from 'vscode-jsonrpc';
 import type {
   Location,
   SymbolInformation,
@@ -32,6 +25,8 @@ import type {
   TextDocumentPositionParams,
 } from 'vscode-languageserver-protocol';
 import { isRecord } from '../../util/guards.js';
+import { RpcErrorCode as ErrorCodes } from '../../rpc/errors.js';
+import { request } from '../../rpc/request.js';
 
 // ---------------------------------------------------------------------------------------------
 // Wire types (the spec's interfaces)
@@ -71,6 +66,9 @@ export const XCACHE_SET = 'xcache/set';
 export const XDEFINITION = 'textDocument/xdefinition';
 export const XREFERENCES = 'workspace/xreferences';
 export const WORKSPACE_SYMBOL = 'workspace/symbol';
+
+/** The deadline of the helpers' requests when the caller gives none: the LSP client's own request timeout. */
+export const XREQUEST_TIMEOUT_MS = 10_000;
 
 // ---------------------------------------------------------------------------------------------
 // Capabilities
@@ -275,7 +273,7 @@ export async function listWorkspaceFiles(
     if (dir !== root && (await rules.ignored(path.relative(root, dir), true))) continue;
     const stack = [dir];
     while (stack.length > 0) {
-      if (token.isCancellationRequested) throw new ResponseError(-32800, 'workspace/xfiles cancelled');
+      if (token.isCancellationRequested) throw new ResponseError(ErrorCodes.RequestCancelled, 'workspace/xfiles cancelled');
       const current = stack.pop()!;
       let entries: import('node:fs').Dirent[];
       try {
@@ -509,8 +507,9 @@ export async function xdefinition(
   connection: MessageConnection,
   params: TextDocumentPositionParams,
   signal?: AbortSignal,
+  timeoutMs = XREQUEST_TIMEOUT_MS,
 ): Promise<SymbolLocationInformation[]> {
-  const result = await sendWithSignal(connection, XDEFINITION, params, signal);
+  const result = await send(connection, XDEFINITION, params, signal, timeoutMs);
   return asArray(result, XDEFINITION).map((item, i) => {
     if (!isRecord(item) || !isRecord(item.symbol)) throw badResponse(XDEFINITION, `item ${i} has no symbol object`);
     const out: SymbolLocationInformation = { symbol: item.symbol };
@@ -534,10 +533,11 @@ export async function xreferences(
   connection: MessageConnection,
   params: XReferencesParams,
   signal?: AbortSignal,
+  timeoutMs = XREQUEST_TIMEOUT_MS,
 ): Promise<ReferenceInformation[]> {
   const wire: Record<string, unknown> = { query: params.query, hints: params.hints ?? {} };
   if (params.limit !== undefined) wire.limit = params.limit;
-  const result = await sendWithSignal(connection, XREFERENCES, wire, signal);
+  const result = await send(connection, XREFERENCES, wire, signal, timeoutMs);
   const refs = asArray(result, XREFERENCES).map((item, i) => {
     if (!isRecord(item) || !isRecord(item.symbol) || !isLocation(item.reference)) {
       throw badResponse(XREFERENCES, `item ${i} is not a ReferenceInformation`);
@@ -559,10 +559,11 @@ export async function workspaceSymbolByDescriptor(
   connection: MessageConnection,
   params: WorkspaceSymbolByDescriptorParams,
   signal?: AbortSignal,
+  timeoutMs = XREQUEST_TIMEOUT_MS,
 ): Promise<SymbolInformation[]> {
   const wire: Record<string, unknown> = { symbol: params.symbol, query: params.query ?? '' };
   if (params.limit !== undefined) wire.limit = params.limit;
-  const result = await sendWithSignal(connection, WORKSPACE_SYMBOL, wire, signal);
+  const result = await send(connection, WORKSPACE_SYMBOL, wire, signal, timeoutMs);
   const symbols = asArray(result, WORKSPACE_SYMBOL).map((item, i) => {
     if (!isRecord(item) || typeof item.name !== 'string' || typeof item.kind !== 'number' || !isLocation(item.location)) {
       throw badResponse(WORKSPACE_SYMBOL, `item ${i} is not a SymbolInformation`);
@@ -575,29 +576,9 @@ export async function workspaceSymbolByDescriptor(
 // ---------------------------------------------------------------------------------------------
 // internals
 
-async function sendWithSignal(connection: MessageConnection, method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
-  if (signal?.aborted) throw abortError(method, signal);
-  if (!signal) return connection.sendRequest(method, params);
-  const source = new CancellationTokenSource();
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => {
-      source.cancel(); // sends $/cancelRequest
-      reject(abortError(method, signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([connection.sendRequest(method, params, source.token), aborted]);
-  } finally {
-    if (onAbort) signal.removeEventListener('abort', onAbort);
-    source.dispose();
-  }
-}
-
-function abortError(method: string, signal: AbortSignal): Error {
-  const reason: unknown = signal.reason;
-  return new Error(`${method} aborted${reason instanceof Error ? `: ${reason.message}` : ''}`, { cause: reason });
+/** A request to the language server: it times out, `signal` cancels it, and both send $/cancelRequest. */
+function send(connection: MessageConnection, method: string, params: unknown, signal: AbortSignal | undefined, timeoutMs: number): Promise<unknown> {
+  return request(connection, method, params, { timeoutMs, signal, cancel: 'lsp' });
 }
 
 function asArray(result: unknown, method: string): unknown[] {

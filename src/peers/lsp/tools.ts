@@ -106,12 +106,12 @@ export function lspTools(host: LspHostImpl): Tool[] {
         // A server with the Sourcegraph extension also names the symbol across packages.
         const conn = proc.supports('xdefinition') ? proc.connection() : undefined;
         if (!conn) return found;
-        const symbols = await xdefinition(conn, params, ctx.signal).catch(() => []);
+        const symbols = await xdefinition(conn, params, ctx.signal, proc.requestTimeoutMs).catch(() => []);
         const described = symbols.map((s) => `Symbol: ${JSON.stringify(s.symbol)}`);
         // A symbol defined elsewhere (another package) is found by its descriptor when the server can.
         if (proc.supports('xworkspaceSymbolByProperties')) {
           for (const s of symbols.filter((x) => !x.location).slice(0, 3)) {
-            const hits = await workspaceSymbolByDescriptor(conn, { symbol: s.symbol }, ctx.signal).catch(() => []);
+            const hits = await workspaceSymbolByDescriptor(conn, { symbol: s.symbol }, ctx.signal, proc.requestTimeoutMs).catch(() => []);
             const locations = hits.flatMap((h) => (h.location && 'range' in h.location ? [h.location] : []));
             if (locations.length) described.push(`Defined (workspace/symbol by descriptor):\n${await formatLocations(cache, locations, MAX_RESULTS)}`);
           }
@@ -128,11 +128,11 @@ export function lspTools(host: LspHostImpl): Tool[] {
         // With the Sourcegraph extensions, also ask by SymbolDescriptor (workspace/xreferences).
         const conn = proc.supports('xdefinition') && proc.supports('xreferences') ? proc.connection() : undefined;
         if (!conn) return found;
-        const [symbol] = await xdefinition(conn, params, ctx.signal).catch(() => []);
+        const [symbol] = await xdefinition(conn, params, ctx.signal, proc.requestTimeoutMs).catch(() => []);
         if (!symbol) return found;
         // The server matches `package` against node_modules paths only: leave it out for workspace symbols.
         const { package: _pkg, ...query } = symbol.symbol;
-        const refs = await xreferences(conn, { query, limit: MAX_RESULTS }, ctx.signal).catch(() => []);
+        const refs = await xreferences(conn, { query, limit: MAX_RESULTS }, ctx.signal, proc.requestTimeoutMs).catch(() => []);
         if (!refs.length) return found;
         return `${found}\nBy symbol ${JSON.stringify(symbol.symbol)} (workspace/xreferences):\n${await formatLocations(cache, refs.map((r) => r.reference), MAX_RESULTS)}`;
       },

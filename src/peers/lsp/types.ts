@@ -18,6 +18,8 @@ export interface LanguageServerConfig {
   disabled?: boolean;
   /** The most a write waits for this server's diagnostics while it is still loading (default 30). */
   diagnosticsTimeoutSeconds?: number;
+  /** The deadline of each request to this server (definition, references, xdefinition, …); default 10. */
+  requestTimeoutSeconds?: number;
 }
 
 /** What a write's diagnostics came to; `note` is what the tool result tells the model ('' for clean and none). */

@@ -12,6 +12,7 @@ import { ReadBuffer, STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol
 import { CallToolResultSchema, JSONRPCMessageSchema, type CallToolResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { isRecord } from '../../util/guards.js';
+import { InvalidParams } from '../../rpc/errors.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../util/json-depth.js';
 
 const NEWLINE = 0x0a;
@@ -67,7 +68,7 @@ function tooDeep(value: unknown): JSONRPCMessage {
   const id = isRecord(value) ? value.id : undefined;
   const message = `the server's message is nested deeper than ${MAX_JSON_DEPTH} levels`;
   if (isRecord(value) && !('method' in value) && (typeof id === 'string' || typeof id === 'number')) {
-    return { jsonrpc: '2.0', id, error: { code: -32602, message } };
+    return { jsonrpc: '2.0', id, error: { code: InvalidParams, message } };
   }
   throw new Error(`${message}; ignored`);
 }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Tool } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
 import { resolvePath } from '../../../util/paths.js';
-import { defineNativeTool } from './define.js';
+import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { fsErrorText, notice, plural } from '../../../util/fs-util.js';
 import { type Entry, Ignorer, listDirectory } from './gitignore.js';
 

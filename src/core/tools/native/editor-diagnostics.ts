@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { EditorDiagnostic, Tool } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
 import { resolvePath } from '../../../util/paths.js';
-import { defineNativeTool } from './define.js';
+import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { displayPath, notice } from '../../../util/fs-util.js';
 
 export const MAX_DIAGNOSTICS = 500;

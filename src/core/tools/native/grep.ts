@@ -12,7 +12,7 @@ import type { Tool, ToolContext } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
 import { openContained, realRootsOf } from '../../../util/contained.js';
 import { resolvePath } from '../../../util/paths.js';
-import { defineNativeTool } from './define.js';
+import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { displayPath, fsErrorText, looksBinary, notice, plural } from '../../../util/fs-util.js';
 import { type Entry, Ignorer, listDirectory } from './gitignore.js';
 

@@ -34,7 +34,7 @@ export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
   ];
 }
 
-export { defineNativeTool, type NativeToolSpec } from './define.js';
+export { defineNativeTool, type NativeToolSpec } from '../../../shapes/define-tool.js';
 export { directoryTreeTool, directoryTreeSchema, DEFAULT_TREE_ENTRIES } from './directory-tree.js';
 export { editFileTool, editFileSchema, planEdit } from './edit-file.js';
 export { editorDiagnosticsTool, editorDiagnosticsSchema, formatDiagnostic } from './editor-diagnostics.js';

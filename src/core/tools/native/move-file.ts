@@ -5,7 +5,7 @@ import type { Tool } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
 import { OutsideWorkspaceError, outsideText, pinParent, type PinnedDir } from '../../../util/contained.js';
 import { isWithin, resolvePath } from '../../../util/paths.js';
-import { defineNativeTool } from './define.js';
+import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { errnoCode, fsErrorText } from '../../../util/fs-util.js';
 
 export const moveFileSchema = z.object({

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { EventStreamStore } from '../../../shapes/event-stream.js';
 import type { Tool } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
-import { defineNativeTool } from './define.js';
+import { defineNativeTool } from '../../../shapes/define-tool.js';
 
 export const readEventStreamSchema = z.object({
   stream: z.string().min(1).optional().describe('Stream name. Omit it to list the streams and their sizes.'),

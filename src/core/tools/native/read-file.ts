@@ -6,7 +6,7 @@ import type { Tool, ToolResult } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
 import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText } from '../../../util/contained.js';
 import { resolvePath } from '../../../util/paths.js';
-import { defineNativeTool } from './define.js';
+import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { fsErrorText, isBinaryHandle, notice } from '../../../util/fs-util.js';
 
 export const DEFAULT_READ_LINES = 2000;

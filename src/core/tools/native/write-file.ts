@@ -7,7 +7,7 @@ import { textResult } from '../../../shapes/tool.js';
 import { type ContainOptions, type ContainedFile, openContained, OutsideWorkspaceError, outsideText, writeChecked } from '../../../util/contained.js';
 import { fileChange } from '../diff.js';
 import { resolvePath } from '../../../util/paths.js';
-import { defineNativeTool } from './define.js';
+import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { errnoCode, fsErrorText } from '../../../util/fs-util.js';
 
 const { O_CREAT, O_EXCL, O_RDONLY, O_RDWR } = constants;

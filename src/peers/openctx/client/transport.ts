@@ -10,6 +10,7 @@ import { dirname, isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { responseMessageSchema } from './schema.js';
 import { displayUrl } from '../../../util/url.js';
+import { MethodNotFound } from '../../../rpc/errors.js';
 
 export type Method = 'meta' | 'mentions' | 'items' | 'annotations';
 
@@ -25,7 +26,7 @@ export class ProviderError extends Error {
 }
 
 /** JSON-RPC "method not found": an old-style provider not implementing a method. */
-export const METHOD_NOT_FOUND = -32601;
+export const METHOD_NOT_FOUND = MethodNotFound;
 
 export interface ProviderTransport {
   readonly kind: 'http' | 'module';

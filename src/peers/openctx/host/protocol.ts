@@ -5,15 +5,10 @@
  * objects of MetaResult that current OpenCtx clients rely on.
  */
 import { z } from 'zod';
+import { InternalError, InvalidParams, InvalidRequest, MethodNotFound, ParseError } from '../../../rpc/errors.js';
 
-/** JSON-RPC-like error codes carried in `{error: {code, message}}`. */
-export const ErrorCodes = {
-  ParseError: -32700,
-  InvalidRequest: -32600,
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-  InternalError: -32603,
-} as const;
+/** JSON-RPC-like error codes carried in `{error: {code, message}}` (the JSON-RPC 2.0 ones, from rpc/errors.ts). */
+export const ErrorCodes = { ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError } as const;
 
 /** Thrown by providers (built-in or user) to answer with a specific error code and message. */
 export class OpenCtxError extends Error {

@@ -5,13 +5,17 @@
  * `mcpStartWaitSeconds`, shows what it waits for as progress, and names the servers that failed
  * or are still starting when it goes on.
  */
-import type { ChatEvents } from '../core/events.js';
-import type { McpHost } from '../peers/mcp/index.js';
+import type { McpHost } from './types.js';
 
-export async function waitForMcpStarts(mcp: McpHost, events: ChatEvents, chatId: string, signal: AbortSignal, seconds: number): Promise<void> {
+export interface StartWaitReport {
+  progress(text: string): void;
+  notice(text: string): void;
+}
+
+export async function waitForMcpStarts(mcp: McpHost, report: StartWaitReport, signal: AbortSignal, seconds: number): Promise<void> {
   const waited = mcp.starting();
   if (!waited.length || seconds <= 0 || signal.aborted) return;
-  events.event(chatId, { type: 'progress', text: `Waiting for MCP servers: ${waited.join(', ')}…` });
+  report.progress(`Waiting for MCP servers: ${waited.join(', ')}…`);
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   await Promise.race([
@@ -29,5 +33,5 @@ export async function waitForMcpStarts(mcp: McpHost, events: ChatEvents, chatId:
     if (s?.status === 'failed') notes.push(`MCP server ${name} failed to start${s.lastError ? `: ${s.lastError}` : ''}; its tools are not available.`);
     else if (s?.status === 'starting' || s?.status === 'stopped') notes.push(`MCP server ${name} is still starting after ${seconds} s; its tools join a later prompt.`);
   }
-  if (notes.length) events.event(chatId, { type: 'notice', text: notes.join('\n') });
+  if (notes.length) report.notice(notes.join('\n'));
 }

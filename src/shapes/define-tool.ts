@@ -4,8 +4,8 @@
  * (STYLE.md "Do this" 2 and 5): `call` never throws.
  */
 import { z } from 'zod';
-import type { FileChangeDetails, JsonSchema, Tool, ToolContext, ToolResult } from '../../../shapes/tool.js';
-import { textResult } from '../../../shapes/tool.js';
+import type { FileChangeDetails, JsonSchema, Tool, ToolContext, ToolResult } from './tool.js';
+import { textResult } from './tool.js';
 
 export interface NativeToolSpec<S extends z.ZodType<Record<string, unknown>>> {
   name: string;

@@ -1,0 +1,36 @@
+/** What the LLM layer reads of the config: providers and their models (ECA's `providers`). */
+import { z } from 'zod';
+
+export const modelSchema = z.object({
+  modelName: z.string().optional(),
+  limit: z.object({ context: z.number().int().positive(), output: z.number().int().positive() }).optional(),
+  /** USD per million tokens. */
+  cost: z
+    .object({
+      input: z.number().nonnegative(),
+      output: z.number().nonnegative(),
+      cacheRead: z.number().nonnegative().optional(),
+      cacheWrite: z.number().nonnegative().optional(),
+    })
+    .optional(),
+  /** Local models (`api: "local"`): `hf:<user>/<repo>/<file.gguf>`, an https URL, or a file path. */
+  model: z.string().min(1).optional(),
+  contextSize: z.number().int().positive().optional(),
+  gpuLayers: z.union([z.number().int().nonnegative(), z.enum(['auto', 'max'])]).optional(),
+  /** Expected sha256 of a downloaded model file. */
+  sha256: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'a sha256 is 64 hex characters')
+    .optional(),
+});
+
+export const providerSchema = z.object({
+  api: z.enum(['openai-chat', 'openai-responses', 'anthropic', 'ollama', 'local']).optional(),
+  url: z.string().optional(),
+  key: z.string().optional(),
+  /** Name of an env var holding the key (ECA's `keyEnv`). */
+  keyEnv: z.string().optional(),
+  models: z.record(z.string(), modelSchema).optional(),
+});
+
+export type ProviderConfig = z.infer<typeof providerSchema>;

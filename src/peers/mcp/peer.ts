@@ -1,0 +1,58 @@
+/** The MCP peer as the runtime sees it: servers' tools, prompts (commands), resources (contexts), instructions. */
+import type { Peer, PeerConfig, PeerHost } from '../../shapes/peer.js';
+import type { mcpConfig } from './definition.js';
+import { McpHostImpl } from './host.js';
+import { waitForMcpStarts } from './start-wait.js';
+import { logLevel } from '../../util/log.js';
+
+type Config = PeerConfig<typeof mcpConfig>;
+
+export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl } {
+  const config = host.config();
+  const mcp = new McpHostImpl({
+    servers: config.mcpServers,
+    timeoutSeconds: config.mcpTimeoutSeconds,
+    logLevel: logLevel(),
+    roots: host.roots,
+    env: host.env,
+    tools: host.tools,
+    commands: host.commands,
+    events: {
+      serverUpdated: (info) =>
+        host.toolServer({ type: 'mcp', name: info.name, command: info.command, args: info.args, status: info.status, tools: info.tools, ...(info.lastError ? { error: info.lastError } : {}) }),
+    },
+  });
+  return {
+    mcp,
+    startServers: () => mcp.startAll(),
+    async settle(signal) {
+      // Each server counts once it has left "starting": a failed one is restarted with backoff and may be starting again.
+      const settled = new Set<string>();
+      while (!signal.aborted) {
+        for (const s of mcp.servers()) if (s.status !== 'starting') settled.add(s.name);
+        if (mcp.servers().every((s) => settled.has(s.name))) return;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    startServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.start(name) : undefined),
+    stopServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.stop(name) : undefined),
+    reconfigure: () => mcp.add(host.config().mcpServers),
+    dispose: () => mcp.dispose(),
+    serverNames: () => Object.keys(host.config().mcpServers),
+    instructions: () => mcp.instructions(),
+    toolsReady: (signal, report) => waitForMcpStarts(mcp, report, signal, host.config().mcpStartWaitSeconds),
+    resources: () => mcp.resources(),
+    readContext: (ctx, signal) => (ctx.server.startsWith('openctx:') ? undefined : mcp.readResource(ctx, signal)),
+    updatedContexts: (refs) => mcp.updatedSince(refs),
+    async doctor() {
+      const servers = mcp.servers();
+      if (!servers.length) return { lines: ['MCP servers: none configured'] };
+      return {
+        lines: [
+          'MCP servers:',
+          ...servers.map((s) => `  - ${s.name}: ${s.status}, ${s.tools.length} tools${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}`),
+        ],
+      };
+    },
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * How a peer plugs into the workspace runtime (../../ARCHITECTURE.md "Peers"). A peer folder
+ * exports one `PeerDefinition`; `src/peers/index.ts` lists them, and that line is all a new peer
+ * adds outside its folder. The runtime creates each peer with a `PeerHost` (what the peer may use
+ * of the workspace) and asks it for tools, contexts, commands and doctor lines through the
+ * optional hooks of `Peer`.
+ */
+import type { z } from 'zod';
+import type { EditorDiagnostic, Tool } from './tool.js';
+import type { ResourceContext } from './context.js';
+import type { CommandSink, ToolSink } from './registry.js';
+import type { EventStreamStore } from './event-stream.js';
+import type { Logger } from '../util/log.js';
+import type Database from 'better-sqlite3';
+
+/** A tool server's state as front ends show it (ECA `tool/serverUpdated`, ACP has none yet). */
+export interface ToolServerStatus {
+  type: 'mcp' | 'lsp' | 'provider' | 'native';
+  name: string;
+  status: string;
+  command?: string;
+  args?: string[];
+  tools: Array<{ name: string; description: string; parameters: unknown }>;
+  error?: string;
+}
+
+/** What the runtime lends a peer. Nothing here is ECA's: the same host serves every front end. */
+export interface PeerHost<C> {
+  /** This peer's slice of the merged config, validated by its schema. */
+  config(): C;
+  roots: string[];
+  /** PATCHBAY_HOME: private state (tokens, addresses, caches). */
+  home: string;
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+  tools: ToolSink;
+  commands: CommandSink;
+  /** The store's event streams (gateway pushes, readable by the model and by OpenCtx). */
+  events: EventStreamStore;
+  /** The store's database, for a peer's own tables (e.g. the LSP peer's `xcache`). */
+  db: Database.Database;
+  /** Whether the user trusts this folder's own settings and code (src/config/trust.ts). */
+  trustedFolder(root: string): boolean;
+  /** Where module paths in the user's config resolve from when the workspace is not trusted. */
+  userConfigDir(): string;
+  /** A tool server changed status or tools. */
+  toolServer(status: ToolServerStatus): void;
+  /** The chats of the workspace, for peers that bind to a chat (gateway providers). */
+  chats: {
+    active(): Array<{ id: string; title?: string }>;
+    /** Tools offered to one chat only; returns why some were refused ('' when none). */
+    setTools(chatId: string, source: string, tools: Tool[]): string | undefined;
+    /** Shown in the chat and kept in its history. */
+    surface(chatId: string, text: string): void;
+    /** For the model at the next turn boundary; starts a turn in an idle chat when `startTurn`. */
+    inject(chatId: string, text: string, startTurn: boolean): void;
+  };
+  /** Files of the workspace matching a query (the @-mention search), as absolute or root-relative paths. */
+  queryFiles(query: string): string[];
+  /** Diagnostics the front end has (its editor's), when it has any. */
+  editorDiagnostics(uri?: string): Promise<EditorDiagnostic[]>;
+  /** Tool-server names the other peers own (configured MCP servers…): names this peer's servers may not take. */
+  reservedServerNames(): string[];
+  /** Another peer's hooks, by name, for peers that serve what others have (the OpenCtx host serves MCP resources). */
+  peer(name: string): Peer | undefined;
+}
+
+/** One section of the doctor report. */
+export interface DoctorSection {
+  /** Lines as printed; a peer with nothing configured says so in one line. */
+  lines: string[];
+}
+
+/** A running peer. Every hook is optional; `dispose` stops everything the peer started. */
+export interface Peer {
+  /** Called once the front end is ready (ECA `initialized`): listeners a peer serves. */
+  start?(): Promise<void> | void;
+  /**
+   * Processes a peer runs (MCP servers): started after the front end has its first config, since
+   * spawning them is CPU work that would delay it.
+   */
+  startServers?(): void;
+  /** Start or stop one of this peer's servers by name; undefined when it has none by that name. */
+  startServer?(name: string): Promise<void> | undefined;
+  stopServer?(name: string): Promise<void> | undefined;
+  /** The config was reloaded (a folder was trusted): take up what is new. Returns what changed, for the user. */
+  reconfigure?(): string[];
+  /** Extra waiting `start` does for a one-shot run (`patchbay doctor`), so statuses are real. */
+  settle?(signal: AbortSignal): Promise<void>;
+  dispose(): Promise<void>;
+  /** Stop now: the process ends (shutdown ran past its deadline). */
+  forceClose?(): void;
+  doctor?(): Promise<DoctorSection>;
+  /** Names of the tool servers this peer owns (configured, running or not). */
+  serverNames?(): string[];
+  /** Instructions for the system prompt. */
+  instructions?(): string[];
+  /** Waits (bounded, abortable) until the peer's tools are there for a turn, telling the chat. */
+  toolsReady?(signal: AbortSignal, report: { progress(text: string): void; notice(text: string): void }): Promise<void>;
+  /** Every resource this peer has, for the @-mention search to match against. */
+  resources?(): ResourceContext[];
+  /** Resources the peer itself matched to an @-mention query (its own search), bounded by its own deadline. */
+  mentions?(query: string): Promise<ResourceContext[]>;
+  /** Reads a resource this peer offered; undefined when it is not this peer's. */
+  readContext?(ctx: Pick<ResourceContext, 'server' | 'uri'>, signal: AbortSignal): Promise<string> | undefined;
+  /** Of resources referenced earlier, those whose content changed since. */
+  updatedContexts?(refs: ResourceContext[]): ResourceContext[];
+  /** Context this peer adds to a user message on its own ('' for none). */
+  messageContext?(message: string, signal: AbortSignal): Promise<string>;
+  /** Text to show beside a file's content when it is rendered for the model ('' for none). */
+  annotate?(path: string, content: string, signal: AbortSignal): Promise<string>;
+  /** Wraps a native tool (e.g. file tools tell the language servers what they touched). */
+  wrapTool?(tool: Tool): Tool;
+  /** A file was read for the model or mentioned. */
+  fileTouched?(path: string): void;
+  /** Diagnostics this peer has for a file (or all files). */
+  diagnostics?(path?: string): EditorDiagnostic[];
+  /** A chat started, went idle after a turn, or ended (was deleted). */
+  chatStarted?(chatId: string): void;
+  chatIdle?(chatId: string): void;
+  chatEnded?(chatId: string): void;
+}
+
+/** The settings a peer owns: top-level config keys and their schemas (merged into the config schema). */
+export type PeerConfigShape = Record<string, z.ZodType>;
+export type PeerConfig<Shape extends PeerConfigShape> = z.output<z.ZodObject<Shape>>;
+
+export interface PeerDefinition<Shape extends PeerConfigShape = PeerConfigShape> {
+  /** Folder name, e.g. `mcp`. */
+  name: string;
+  config: Shape;
+  /**
+   * The peer's code, loaded when a workspace is built (after the front end's handshake is answered:
+   * start-up loads no peer code, only the config schemas above).
+   */
+  load(): Promise<(host: PeerHost<PeerConfig<Shape>>) => Peer>;
+}
+
+/** Typed helper for a peer's definition file. */
+export function definePeer<Shape extends PeerConfigShape>(d: PeerDefinition<Shape>): PeerDefinition<Shape> {
+  return d;
+}
