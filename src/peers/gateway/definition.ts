@@ -1,26 +1,6 @@
-/** The provider gateway's settings (specs/tap-provider-gateway.md) and where its code is; listed in src/peers/index.ts. */
-import { z } from 'zod';
+/** The gateway peer as the runtime registers it: its settings (settings.ts) and its code, loaded when a workspace is built. Listed in src/peers/index.ts. */
 import { definePeer } from '../../shapes/peer.js';
-
-export const gatewayConfigSchema = z
-  .object({
-    enabled: z.boolean().default(true),
-    host: z.string().default('127.0.0.1'),
-    /** Preferred port; when it is taken a free one is used (either way the address is in PATCHBAY_HOME/gateway/address). 0 picks a free port. */
-    port: z.number().int().min(0).max(65535).default(9400),
-    /** `inject` into an idle chat starts a turn (else it waits for the next prompt). */
-    injectStartsTurn: z.boolean().default(true),
-    /** Authenticated connections; sockets still waiting to authenticate do not count. */
-    maxConnections: z.number().int().positive().default(2000),
-    /** Sockets that have not authenticated yet; when full, the oldest is closed to make room, so idle sockets never lock a real provider out. */
-    maxUnauthenticated: z.number().int().positive().default(256),
-    /** Messages per second per connection before RATE_LIMITED. */
-    rateLimitPerSecond: z.number().positive().default(200),
-  })
-  .default({ enabled: true, host: '127.0.0.1', port: 9400, injectStartsTurn: true, maxConnections: 2000, maxUnauthenticated: 256, rateLimitPerSecond: 200 });
-
-/** The top-level config keys this peer owns. */
-export const gatewayConfig = { gateway: gatewayConfigSchema };
+import { gatewayConfig } from './settings.js';
 
 export const gatewayPeer = definePeer({
   name: 'gateway',

@@ -9,7 +9,7 @@ import type { Peer, PeerConfig, PeerHost } from '../../shapes/peer.js';
 import { LogBudget } from '../../util/log-budget.js';
 import { errorMessage } from '../../util/log.js';
 import { llmName } from '../../shapes/tool-names.js';
-import type { gatewayConfig } from './definition.js';
+import type { gatewayConfig } from './settings.js';
 import { GatewayHostImpl } from './host.js';
 import type { GatewayChats } from './types.js';
 

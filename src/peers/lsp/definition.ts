@@ -1,12 +1,6 @@
-/** The language-server peer's settings and where its code is; listed in src/peers/index.ts. */
-import { z } from 'zod';
+/** The lsp peer as the runtime registers it: its settings (settings.ts) and its code, loaded when a workspace is built. Listed in src/peers/index.ts. */
 import { definePeer } from '../../shapes/peer.js';
-
-/** The top-level config keys this peer owns. */
-export const lspConfig = {
-  /** `languageServers.<name>`: {command, args?, extensions | languageIds, …}; each entry is validated on its own (config.ts). */
-  languageServers: z.record(z.string(), z.unknown()).default({}),
-};
+import { lspConfig } from './settings.js';
 
 export const lspPeer = definePeer({
   name: 'lsp',

@@ -6,7 +6,7 @@
 import type { Peer, PeerConfig, PeerHost } from '../../shapes/peer.js';
 import type { Tool } from '../../shapes/tool.js';
 import { resolvePath } from '../../util/paths.js';
-import type { lspConfig } from './definition.js';
+import type { lspConfig } from './settings.js';
 import { LspHostImpl } from './host.js';
 import { SqliteXCache } from './sourcegraph.js';
 import { safely } from '../../util/guards.js';

@@ -1,15 +1,6 @@
-/** The MCP peer's settings (ECA's keys) and where its code is; listed in src/peers/index.ts. */
-import { z } from 'zod';
+/** The mcp peer as the runtime registers it: its settings (settings.ts) and its code, loaded when a workspace is built. Listed in src/peers/index.ts. */
 import { definePeer } from '../../shapes/peer.js';
-
-/** The top-level config keys this peer owns. */
-export const mcpConfig = {
-  /** `mcpServers.<name>`: each entry is validated on its own (config.ts), so one bad entry stops only that server. */
-  mcpServers: z.record(z.string(), z.unknown()).default({}),
-  mcpTimeoutSeconds: z.number().positive().default(60),
-  /** How long a prompt waits for MCP servers still in their first start, so their tools are offered (0: no wait). */
-  mcpStartWaitSeconds: z.number().min(0).default(30),
-};
+import { mcpConfig } from './settings.js';
 
 export const mcpPeer = definePeer({
   name: 'mcp',

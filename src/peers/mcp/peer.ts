@@ -1,6 +1,6 @@
 /** The MCP peer as the runtime sees it: servers' tools, prompts (commands), resources (contexts), instructions. */
 import type { Peer, PeerConfig, PeerHost } from '../../shapes/peer.js';
-import type { mcpConfig } from './definition.js';
+import type { mcpConfig } from './settings.js';
 import { McpHostImpl } from './host.js';
 import { waitForMcpStarts } from './start-wait.js';
 import { logLevel } from '../../util/log.js';

@@ -16,7 +16,7 @@ import { textResult } from '../../shapes/tool.js';
 import { resolvePath } from '../../util/paths.js';
 import { readContainedText } from '../../util/contained.js';
 import { errorMessage, logger } from '../../util/log.js';
-import type { openctxConfig } from './definition.js';
+import type { openctxConfig } from './settings.js';
 import { OpenCtxClient, renderAnnotations, type ClientMention, type ProviderHealth } from './client/index.js';
 import { OpenCtxHost, diagnostics as diagnosticsProvider, eventStreams, mcpResources, moduleProvider, workspaceFiles, type OpenCtxProviderImpl } from './host/index.js';
 import { safely } from '../../util/guards.js';
