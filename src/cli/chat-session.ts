@@ -118,6 +118,7 @@ export class ChatSession {
     if (content.type === 'progress' && content.state === 'finished' && role === 'system') {
       // Absent (an older server): the turn simply ended.
       if (content.stopReason === 'cancelled') turn.stopped = true;
+      this.renderer.stopNote(content.stopReason);
       turn.finished();
     }
   }

@@ -25,12 +25,14 @@ function session() {
 }
 
 /** Sends a prompt, lets the test play the server's contents, and returns the outcome. */
-async function turn(contents: (send: (c: Record<string, unknown>, role?: string) => void) => void): Promise<TurnOutcome> {
-  const { chat, send } = session();
-  const outcome = chat.send('hi', []);
+async function turn(contents: (send: (c: Record<string, unknown>, role?: string) => void) => void, out: string[] = []): Promise<TurnOutcome> {
+  const s = session();
+  const outcome = s.chat.send('hi', []);
   await new Promise((r) => setImmediate(r));
-  contents(send);
-  return outcome;
+  contents(s.send);
+  const o = await outcome;
+  out.push(...s.out);
+  return o;
 }
 
 describe('ChatSession: how a turn ended', () => {
@@ -56,6 +58,23 @@ describe('ChatSession: how a turn ended', () => {
       send({ type: 'progress', state: 'finished', text: '' });
     });
     expect(o).toMatchObject({ kind: 'done', stopped: false, errors: [] });
+  });
+
+  it('an answer cut off at the output limit, or refused, says so after it', async () => {
+    for (const [reason, note] of [
+      ['max_tokens', 'The answer was cut off: the model reached its output token limit.'],
+      ['refusal', 'The model declined to answer.'],
+    ]) {
+      const out: string[] = [];
+      await turn((send) => {
+        send({ type: 'text', text: 'Some answ' }, 'assistant');
+        send({ type: 'progress', state: 'finished', text: '', stopReason: reason });
+      }, out);
+      expect(out.join('')).toContain(`Some answ\n${note}\n`);
+    }
+    const out: string[] = [];
+    await turn((send) => send({ type: 'progress', state: 'finished', text: '', stopReason: 'end_turn' }), out);
+    expect(out.join('')).not.toMatch(/cut off|declined/);
   });
 
   it('an unknown stop reason still ends the turn (the field is not an enum on the client)', async () => {
