@@ -3,7 +3,7 @@
  * `stopReason` (a patchbay extension), from the model's own finish reason through every adapter.
  */
 import { describe, expect, it } from 'vitest';
-import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+import { EcaProc, fakeChatConfig, fakeProviderConfig, runPatchbay, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
 const { llm, track } = useFakeLlmSuite();
 
@@ -39,5 +39,14 @@ describe('stopReason', () => {
     await p.waitFor((m) => m.params?.content?.text === 'partial');
     p.notify('chat/promptStop', { chatId: 'c1' });
     expect(await done).toBe('cancelled');
+  });
+});
+
+describe('patchbay chat and the stop reason', () => {
+  it('a one-shot answer cut off at the output limit says so, and exits 0', async () => {
+    llm().script([{ text: 'The first half' }, { finish: 'length' }]);
+    const r = await runPatchbay(['chat', 'explain'], { home: tempDir('pb-chat-home-'), cwd: workspace({}, 'pb-chat-ws-'), env: { PATCHBAY_CONFIG: fakeChatConfig(llm().url) } });
+    expect(r.stdout).toContain('The first half\nThe answer was cut off: the model reached its output token limit.\n');
+    expect(r.code).toBe(0);
   });
 });
