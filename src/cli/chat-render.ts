@@ -41,8 +41,11 @@ export class Renderer {
     this.toolOutputs = new ToolOutputs(term);
   }
 
-  /** Shows one content; returns the failure text when it reports a failed turn. */
-  content(role: Role, c: ChatContent): string | undefined {
+  /**
+   * Shows one content; returns the failure text when it reports a failed turn. `stopping`: the
+   * user stopped the turn, so what the server says now is about the stop (shown in yellow).
+   */
+  content(role: Role, c: ChatContent, stopping = false): string | undefined {
     const t = this.term;
     switch (c.type) {
       case 'text':
@@ -56,7 +59,7 @@ export class Renderer {
             t.errLine(t.paint('red', text, 'err'));
             return text;
           }
-          t.outLine(text === 'Prompt stopped' ? t.paint('yellow', text) : text);
+          t.outLine(stopping ? t.paint('yellow', text) : text);
         }
         return; // role 'user': the echo of what was just typed
       case 'url':
@@ -200,6 +203,13 @@ export class Renderer {
   }
 
   /** The call is about to be rejected because no one could be asked: say so, not "by you". */
+  /** A turn that ended short of a full answer says why (its `stopReason`); other ends say nothing. */
+  stopNote(stopReason: string | undefined): void {
+    const note =
+      stopReason === 'max_tokens' ? 'The answer was cut off: the model reached its output token limit.' : stopReason === 'refusal' ? 'The model declined to answer.' : undefined;
+    if (note) this.term.outLine(this.term.paint('yellow', note));
+  }
+
   unasked(id: string): void {
     this.unaskedIds.add(id);
   }

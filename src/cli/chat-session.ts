@@ -1,7 +1,7 @@
 /**
  * One chat of `patchbay chat`: sends prompts under a client-minted chat id, shows the turn's
  * contents, answers tool-call approvals, and knows when the turn is over (the system
- * `progress: finished` that follows the prompt).
+ * `progress: finished` that follows the prompt; its `stopReason`, a patchbay extension, says how).
  *
  * The server also speaks in the chat when we did not prompt: a gateway provider's `surface`
  * push is a system text while idle, and its `inject` starts a whole turn of its own. Those are
@@ -113,12 +113,16 @@ export class ChatSession {
       if (!opens) return;
       turn = this.startServerTurn();
     }
-    const failure = this.renderer.content(role, content);
+    const failure = this.renderer.content(role, content, turn.stopped);
     if (failure) turn.errors.push(failure);
     if (content.type === 'usage') turn.usage = content;
     if (content.type === 'toolCallRun' && content.manualApproval) this.ask(turn, content);
-    if (content.type === 'text' && role === 'system' && content.text.trim() === 'Prompt stopped') turn.stopped = true;
-    if (content.type === 'progress' && content.state === 'finished' && role === 'system') turn.finished();
+    if (content.type === 'progress' && content.state === 'finished' && role === 'system') {
+      // Absent (an older server): the turn simply ended.
+      if (content.stopReason === 'cancelled') turn.stopped = true;
+      this.renderer.stopNote(content.stopReason);
+      turn.finished();
+    }
   }
 
   /** Approvals are asked one at a time, in the order the server sends them. */

@@ -17,7 +17,7 @@ export async function runDoctor(args: string[]): Promise<void> {
     env: process.env,
     configFile: flags['config-file'],
     frontEnd: { canAsk: false, canShowDiffs: false },
-    events: { content() {}, status() {}, opened() {}, cleared() {}, deleted() {}, showMessage() {} },
+    events: { event() {}, opened() {}, cleared() {}, deleted() {}, showMessage() {} },
   });
   try {
     workspace.startServers();

@@ -1,8 +1,8 @@
 /** A chat held in memory while the server runs; its messages are mirrored in the store. */
-import type { ChatStatus } from '../protocol/eca/chat.js';
 import type { Context as ChatContext } from '../shapes/context.js';
+import { Approvals } from './approvals.js';
+import type { ChatStatus } from './events.js';
 import type { StoredMessage } from './messages.js';
-import type { ApprovalAnswer } from './tool-call.js';
 
 export interface Usage {
   inputTokens: number;
@@ -22,7 +22,8 @@ export class LiveChat {
   generation = 0;
   /** Prompts wait their turn: one turn per chat at a time. */
   queue: Promise<void> = Promise.resolve();
-  readonly pending = new Map<string, (answer: ApprovalAnswer) => void>();
+  /** Tool calls of the running turn waiting for the user's answer. */
+  readonly approvals = new Approvals();
   readonly sessionApproved = new Set<string>();
   /** Contexts whose content can change (MCP resources) that this chat referenced. */
   readonly referenced: ChatContext[] = [];
@@ -38,13 +39,5 @@ export class LiveChat {
     this.model = init.model;
     this.agent = init.agent;
     this.usage = init.usage ?? { inputTokens: 0, outputTokens: 0, cost: 0 };
-  }
-
-  /** Settle every waiting approval as stopped, so the turn can unwind. */
-  settlePending(): void {
-    for (const [id, resolve] of this.pending) {
-      this.pending.delete(id);
-      resolve({ approved: false, reason: 'userPromptStop' });
-    }
   }
 }

@@ -2,11 +2,11 @@
  * All chats of a server: creating and resuming them, running prompts (one turn at a time
  * per chat, any number of chats at once), approvals, stop, delete, list and replay.
  */
-import type { ChatPromptParams, ChatPromptResult, ChatSummary } from '../protocol/eca/chat.js';
 import { LiveChat } from './chat.js';
 import { parseCommandLine, type CommandRegistry } from './commands.js';
 import type { ChatDeps } from './deps.js';
-import { toReplay } from './messages.js';
+import type { ChatEvent, ChatStatus, TurnOutcome } from './events.js';
+import { replayEvents } from './messages.js';
 import { newId, rememberUserMessage, runTurn } from './turn.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../shapes/llm.js';
@@ -17,6 +17,40 @@ const log = logger('chats');
 const INJECT_QUIET_MS = 100;
 /** …or this long after its first, whichever comes first. */
 const INJECT_GATHER_MAX_MS = 1_000;
+
+/** A prompt, as any façade hands it to core. */
+export interface PromptInput {
+  /** A new chat gets this id when given (a client may mint it); else one is made up. */
+  chatId?: string;
+  message: string;
+  /** A model id (`provider/model`, or the model's own name); else the chat's, the selected, the default. */
+  model?: string;
+  agent?: 'code' | 'plan';
+  contexts?: ChatContext[];
+  /** The client's id for the user message, given back in its `userMessage` event. */
+  contentId?: string;
+}
+
+/**
+ * A prompt taken: `started` (queued or running), `noModel` (none configured: the turn ends at
+ * once with `error`), `shuttingDown`. `done` resolves when its turn is over, with how it ended.
+ */
+export interface TurnHandle {
+  chatId: string;
+  model: string;
+  status: 'started' | 'noModel' | 'shuttingDown';
+  done: Promise<TurnOutcome>;
+}
+
+export interface ChatSummary {
+  id: string;
+  title?: string;
+  status: ChatStatus;
+  createdAt?: number;
+  updatedAt?: number;
+  model?: string;
+  messageCount: number;
+}
 
 export class ChatService {
   private readonly live = new Map<string, LiveChat>();
@@ -56,9 +90,9 @@ export class ChatService {
     return find(requested) || find(chat?.model) || find(this.selectedModel) || this.deps.defaultModel();
   }
 
-  prompt(params: ChatPromptParams): ChatPromptResult {
-    if (this.disposed) return { chatId: params.chatId ?? '', model: '', status: 'error' };
-    const agent = params.agent ?? params.behavior;
+  prompt(params: PromptInput): TurnHandle {
+    if (this.disposed) return { chatId: params.chatId ?? '', model: '', status: 'shuttingDown', done: Promise.resolve({ stopReason: 'cancelled' }) };
+    const agent = params.agent;
     const existing = params.chatId ? this.load(params.chatId) : undefined;
     const entry = this.resolveModel(params.model, existing);
     const command = parseCommandLine(params.message);
@@ -68,12 +102,15 @@ export class ChatService {
       // editor's spinner stops.
       const chatId = existing?.id ?? params.chatId ?? newId();
       this.deps.events.showMessage('warning', noModelMessage());
-      setImmediate(() => {
-        this.deps.events.content(chatId, 'system', { type: 'text', text: noModelMessage() });
-        this.deps.events.status(chatId, 'idle');
-        this.deps.events.content(chatId, 'system', { type: 'progress', state: 'finished', text: '' });
-      });
-      return { chatId, model: params.model ?? '', status: 'login' };
+      const outcome: TurnOutcome = { stopReason: 'error', error: noModelMessage() };
+      const done = new Promise<TurnOutcome>((resolve) =>
+        setImmediate(() => {
+          this.deps.events.event(chatId, { type: 'error', text: noModelMessage() });
+          this.deps.events.event(chatId, { type: 'turnEnded', ...outcome });
+          resolve(outcome);
+        }),
+      );
+      return { chatId, model: params.model ?? '', status: 'noModel', done };
     }
     let chat = existing;
     if (!chat) {
@@ -84,11 +121,13 @@ export class ChatService {
       this.deps.lifecycle?.created(chat.id);
     }
 
-    const cid = params.contentId ?? (params.requestId !== undefined ? String(params.requestId) : newId());
+    const cid = params.contentId ?? newId();
     const queuedIn = chat.generation;
+    let settle!: (o: TurnOutcome) => void;
+    const done = new Promise<TurnOutcome>((r) => (settle = r));
     const run = async () => {
       // Deleted, cleared or shutting down since this prompt was queued: drop it.
-      if (this.disposed || chat.generation !== queuedIn) return;
+      if (this.disposed || chat.generation !== queuedIn) return settle({ stopReason: 'cancelled' });
       // Agent and model apply from this turn on; a turn already running keeps its own.
       if (agent) chat.agent = agent;
       if (entry) chat.model = entry.id;
@@ -97,19 +136,24 @@ export class ChatService {
       const abort = new AbortController();
       chat.turn = { abort };
       this.setStatus(chat, 'running', deps);
+      const emit = (e: ChatEvent) => deps.events.event(chat.id, e);
+      let outcome: TurnOutcome = { stopReason: 'end_turn' };
       try {
         if (known) {
-          deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
-          const outcome = await known.run(command.args, { chatId: chat.id, chat, deps, signal: abort.signal });
-          if (outcome.kind === 'show') deps.events.content(chat.id, 'system', { type: 'text', text: outcome.text });
+          emit({ type: 'userMessage', text: params.message, id: cid });
+          const ran = await known.run(command.args, { chatId: chat.id, chat, deps, signal: abort.signal });
+          if (ran.kind === 'show') emit({ type: 'notice', text: ran.text });
           else if (entry) {
             await deps.toolsReady?.(chat.id, abort.signal);
-            await runTurn(chat, entry, { userText: outcome.userText, contextText: outcome.contextText }, deps, abort);
-          } else deps.events.showMessage('warning', noModelMessage());
+            outcome = await runTurn(chat, entry, { userText: ran.userText, contextText: ran.contextText }, deps, abort);
+          } else {
+            deps.events.showMessage('warning', noModelMessage());
+            outcome = { stopReason: 'error', error: noModelMessage() };
+          }
         } else if (entry) {
           // Stored before the editor shows it: a kill while contexts load loses nothing shown.
           const user = rememberUserMessage(chat, deps.store, params.message, cid);
-          deps.events.content(chat.id, 'user', { type: 'text', text: params.message, contentId: cid });
+          emit({ type: 'userMessage', text: params.message, id: cid });
           // MCP tools and resources of servers still starting (e.g. under npx) are waited for.
           await deps.toolsReady?.(chat.id, abort.signal);
           const contexts = this.withUpdates(chat, params.contexts ?? []);
@@ -117,20 +161,25 @@ export class ChatService {
             contexts.length ? deps.renderContexts(contexts, abort.signal) : undefined,
             deps.messageContext?.(params.message, abort.signal).catch(() => '') ?? '',
           ]);
-          for (const err of rendered?.errors ?? []) deps.events.content(chat.id, 'system', { type: 'text', text: `Context skipped: ${err}` });
+          for (const err of rendered?.errors ?? []) emit({ type: 'notice', text: `Context skipped: ${err}` });
           user.attachContext([rendered?.text, auto].filter(Boolean).join('\n\n'));
-          await runTurn(chat, entry, { userText: params.message, contentId: cid, userStored: true }, deps, abort);
+          outcome = await runTurn(chat, entry, { userText: params.message, contentId: cid, userStored: true }, deps, abort);
         }
       } catch (e) {
         log.error(`chat ${chat.id}: turn failed: ${errorMessage(e)}`);
-        deps.events.content(chat.id, 'system', { type: 'text', text: `Internal error: ${errorMessage(e)}` });
+        const text = `Internal error: ${errorMessage(e)}`;
+        emit({ type: 'error', text });
+        outcome = { stopReason: 'error', error: text };
       } finally {
-        chat.settlePending();
-        if (abort.signal.aborted) deps.events.content(chat.id, 'system', { type: 'text', text: '\nPrompt stopped' });
+        chat.approvals.settleAll();
+        // Stopped, deleted, cleared or shut down: whatever else happened, the turn was cancelled.
+        if (abort.signal.aborted) outcome = { stopReason: 'cancelled' };
         chat.turn = undefined;
-        this.setStatus(chat, 'idle', deps);
-        deps.events.content(chat.id, 'system', { type: 'progress', state: 'finished', text: '' });
+        // `turnEnded` tells façades the chat is idle: no separate status event.
+        this.setStatus(chat, 'idle', deps, false);
+        emit({ type: 'turnEnded', ...outcome });
         if (this.live.has(chat.id)) this.deps.lifecycle?.idle(chat.id);
+        settle(outcome);
       }
       // Steering that arrived after the last model step becomes the next prompt (not after a stop).
       const steered = chat.steering.splice(0);
@@ -141,8 +190,11 @@ export class ChatService {
     chat.queue = chat.queue
       .then(() => new Promise<void>((r) => setImmediate(r)))
       .then(run)
-      .catch((e: unknown) => log.error(`chat ${chat.id}: ${errorMessage(e)}`));
-    return { chatId: chat.id, model: entry?.id ?? '', status: 'prompting' };
+      .catch((e: unknown) => {
+        log.error(`chat ${chat.id}: ${errorMessage(e)}`);
+        settle({ stopReason: 'error', error: `Internal error: ${errorMessage(e)}` });
+      });
+    return { chatId: chat.id, model: entry?.id ?? '', status: 'started', done };
   }
 
   /**
@@ -159,9 +211,9 @@ export class ChatService {
     return [...contexts, ...updated];
   }
 
-  private setStatus(chat: LiveChat, status: LiveChat['status'], deps: ChatDeps = this.deps): void {
+  private setStatus(chat: LiveChat, status: ChatStatus, deps: ChatDeps = this.deps, announce = true): void {
     chat.status = status;
-    deps.events.status(chat.id, status);
+    if (announce) deps.events.event(chat.id, { type: 'status', status });
     if (status === 'stopping') return;
     try {
       deps.store.updateChat(chat.id, { status: status === 'running' ? 'running' : 'idle' });
@@ -189,25 +241,21 @@ export class ChatService {
       },
       events: {
         ...bindAll(events),
-        content: (id, role, c) => live() && events.content(id, role, c),
-        status: (id, st) => live() && events.status(id, st),
+        event: (id, e) => live() && events.event(id, e),
         together: (fn) => (events.together ? events.together(fn) : fn()),
       },
     };
   }
 
-  approve(chatId: string, toolCallId: string, save?: 'session'): void {
-    const resolve = this.live.get(chatId)?.pending.get(toolCallId);
-    if (!resolve) return log.warn(`approve: no tool call ${toolCallId} waiting in chat ${chatId}`);
-    this.live.get(chatId)!.pending.delete(toolCallId);
-    resolve({ approved: true, saveForSession: save === 'session' });
+  /** The user approved a waiting tool call (`forSession`: and every call of that tool in this chat). */
+  approve(chatId: string, toolCallId: string, forSession = false): void {
+    const answered = this.live.get(chatId)?.approvals.respond(toolCallId, { approved: true, saveForSession: forSession });
+    if (!answered) log.warn(`approve: no tool call ${toolCallId} waiting in chat ${chatId}`);
   }
 
   reject(chatId: string, toolCallId: string): void {
-    const resolve = this.live.get(chatId)?.pending.get(toolCallId);
-    if (!resolve) return log.warn(`reject: no tool call ${toolCallId} waiting in chat ${chatId}`);
-    this.live.get(chatId)!.pending.delete(toolCallId);
-    resolve({ approved: false, reason: 'user' });
+    const answered = this.live.get(chatId)?.approvals.respond(toolCallId, { approved: false, reason: 'user' });
+    if (!answered) log.warn(`reject: no tool call ${toolCallId} waiting in chat ${chatId}`);
   }
 
   stop(chatId: string): void {
@@ -216,7 +264,7 @@ export class ChatService {
     if (!chat?.turn) return;
     this.setStatus(chat, 'stopping');
     chat.turn.abort.abort();
-    chat.settlePending();
+    chat.approvals.settleAll();
   }
 
   delete(chatId: string): void {
@@ -225,7 +273,7 @@ export class ChatService {
       chat.generation++;
       chat.steering.splice(0);
       chat.turn?.abort.abort();
-      chat.settlePending();
+      chat.approvals.settleAll();
       this.live.delete(chatId);
     }
     this.deps.store.deleteChat(chatId);
@@ -255,7 +303,7 @@ export class ChatService {
     const m = { role: 'system' as const, kind: 'notice' as const, text };
     chat.stored.push(m);
     this.deps.store.appendMessage(chatId, m);
-    this.deps.events.content(chatId, 'system', { type: 'text', text });
+    this.deps.events.event(chatId, { type: 'notice', text });
   }
 
   /**
@@ -297,7 +345,7 @@ export class ChatService {
     chat.generation++;
     chat.steering.splice(0);
     chat.turn?.abort.abort();
-    chat.settlePending();
+    chat.approvals.settleAll();
     chat.stored.length = 0;
     chat.usage = { inputTokens: 0, outputTokens: 0, cost: 0 };
     this.deps.store.clearMessages(chatId);
@@ -340,7 +388,7 @@ export class ChatService {
     setImmediate(() => {
       this.deps.events.cleared(chat.id);
       this.deps.events.opened(chat.id, chat.title);
-      for (const c of toReplay(chat.stored)) this.deps.events.content(chat.id, c.role, c.content);
+      for (const e of replayEvents(chat.stored)) this.deps.events.event(chat.id, e);
     });
     return { found: true, chatId: chat.id, ...(chat.title ? { title: chat.title } : {}) };
   }
@@ -352,7 +400,7 @@ export class ChatService {
     for (const chat of this.live.values()) {
       chat.steering.splice(0);
       chat.turn?.abort.abort();
-      chat.settlePending();
+      chat.approvals.settleAll();
     }
     const settled = Promise.allSettled([...this.live.values()].map((c) => c.queue));
     await Promise.race([settled, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
@@ -383,7 +431,7 @@ export class ChatService {
       if (!title || !this.live.has(chat.id)) return;
       chat.title = title;
       this.deps.store.updateChat(chat.id, { title });
-      this.deps.events.content(chat.id, 'system', { type: 'metadata', title });
+      this.deps.events.event(chat.id, { type: 'title', title });
     } catch (e) {
       log.debug(`title for ${chat.id}: ${errorMessage(e)}`);
     } finally {

@@ -39,4 +39,6 @@ export interface ChatDeps {
   lifecycle?: { created(chatId: string): void; idle(chatId: string): void; ended(chatId: string): void };
   /** Of the contexts a chat referenced earlier, those whose content changed since it was last read. */
   updatedContexts(refs: ChatContext[]): ChatContext[];
+  /** How long a stopped turn waits for a tool that ignores its abort signal (default STOP_GRACE_MS). */
+  stopGraceMs?: number;
 }

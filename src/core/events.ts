@@ -1,17 +1,103 @@
-/** How core tells the editor what happened; the server façade implements it with ECA notifications. */
-import type { ChatContent, Role } from '../protocol/eca/content.js';
-import type { ChatStatus } from '../protocol/eca/chat.js';
+/**
+ * What happens in a chat, in core's own terms: every façade (ECA today, ACP next) translates
+ * these into its protocol (src/server/eca-events.ts for ECA). The schemas are the source of
+ * truth; core emits plain objects of these types (not parsed on the hot path).
+ */
+import { z } from 'zod';
 
+export const chatStatusSchema = z.enum(['idle', 'running', 'stopping']);
+export type ChatStatus = z.infer<typeof chatStatusSchema>;
+
+/**
+ * Why a tool call did not run. The values are stored with each chat's messages, so they keep
+ * the names they were first stored under: `user` (the user said no), `userChoiceDeny`,
+ * `userConfigDeny` (the config or the agent denies it), `userPromptStop` (the turn was stopped).
+ */
+export const rejectReasonSchema = z.enum(['user', 'userChoiceDeny', 'userConfigDeny', 'userPromptStop']);
+export type RejectReason = z.infer<typeof rejectReasonSchema>;
+
+/** How a turn ended; a façade reports it (ECA: `stopReason` on the final `progress finished`). */
+export const stopReasonSchema = z.enum(['end_turn', 'cancelled', 'max_tokens', 'refusal', 'error']);
+export type StopReason = z.infer<typeof stopReasonSchema>;
+export const turnOutcomeSchema = z.object({ stopReason: stopReasonSchema, error: z.string().optional() });
+export type TurnOutcome = z.infer<typeof turnOutcomeSchema>;
+
+const fileChangeSchema = z.object({ type: z.literal('fileChange'), path: z.string(), diff: z.string(), linesAdded: z.number(), linesRemoved: z.number() });
+const toolOutputSchema = z.union([
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() }),
+]);
+
+/** Who a tool call is: the same fields in every state (arguments once they are complete). */
+const toolCallFields = {
+  id: z.string(),
+  name: z.string(),
+  server: z.string(),
+  /** Where the tool comes from: `native`, `mcp`, a gateway provider… */
+  origin: z.string(),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  summary: z.string().optional(),
+  details: fileChangeSchema.optional(),
+};
+
+/**
+ * A tool call's state change. `announced`: decided and shown, waiting for the user when
+ * `needsApproval`; `stopping`: the turn was stopped and the tool has not returned within the
+ * grace period (the turn ends without it; its late result is still stored).
+ */
+export const toolCallEventSchema = z.discriminatedUnion('state', [
+  z.object({ type: z.literal('toolCall'), state: z.literal('preparing'), ...toolCallFields, argumentsDelta: z.string() }),
+  z.object({ type: z.literal('toolCall'), state: z.literal('announced'), ...toolCallFields, needsApproval: z.boolean() }),
+  z.object({ type: z.literal('toolCall'), state: z.literal('running'), ...toolCallFields }),
+  z.object({ type: z.literal('toolCall'), state: z.literal('stopping'), ...toolCallFields }),
+  z.object({ type: z.literal('toolCall'), state: z.literal('done'), ...toolCallFields, error: z.boolean(), outputs: z.array(toolOutputSchema), totalTimeMs: z.number() }),
+  z.object({ type: z.literal('toolCall'), state: z.literal('rejected'), ...toolCallFields, reason: rejectReasonSchema }),
+]);
+export type ToolCallEvent = z.infer<typeof toolCallEventSchema>;
+
+const otherEventSchema = z.discriminatedUnion('type', [
+  /** A user message entered the chat (`id`: the client's id for it, when it gave one). */
+  z.object({ type: z.literal('userMessage'), text: z.string(), id: z.string().optional() }),
+  /** A piece of the assistant's answer. */
+  z.object({ type: z.literal('assistantText'), text: z.string() }),
+  z.object({ type: z.literal('reasoningStarted'), id: z.string() }),
+  z.object({ type: z.literal('reasoningDelta'), id: z.string(), text: z.string() }),
+  z.object({ type: z.literal('reasoningFinished'), id: z.string(), totalTimeMs: z.number() }),
+  /** Tokens of the last model step and of the whole chat; costs in USD when the model is priced. */
+  z.object({
+    type: z.literal('usage'),
+    stepInputTokens: z.number(),
+    stepOutputTokens: z.number(),
+    chatTokens: z.number(),
+    stepCost: z.number().optional(),
+    chatCost: z.number().optional(),
+    limit: z.object({ context: z.number(), output: z.number() }).optional(),
+  }),
+  z.object({ type: z.literal('status'), status: chatStatusSchema }),
+  z.object({ type: z.literal('title'), title: z.string() }),
+  /** Text for the user from patchbay itself (a command's output, a skipped context, a surfaced event). */
+  z.object({ type: z.literal('notice'), text: z.string() }),
+  /** What the turn is doing now (waiting for the model, retrying, waiting for MCP servers). */
+  z.object({ type: z.literal('progress'), text: z.string() }),
+  /** Something failed; the turn ends with `error` unless it was stopped. */
+  z.object({ type: z.literal('error'), text: z.string() }),
+  /** The turn is over and the chat is idle again (no separate `status: idle` precedes it). */
+  z.object({ type: z.literal('turnEnded'), ...turnOutcomeSchema.shape }),
+]);
+
+export const chatEventSchema = z.union([otherEventSchema, toolCallEventSchema]);
+export type ChatEvent = z.infer<typeof chatEventSchema>;
+
+/** How core tells whoever drives it (a façade) what happened. */
 export interface ChatEvents {
-  content(chatId: string, role: Role, content: ChatContent): void;
-  status(chatId: string, status: ChatStatus): void;
+  event(chatId: string, e: ChatEvent): void;
   opened(chatId: string, title?: string): void;
   cleared(chatId: string): void;
   deleted(chatId: string): void;
   showMessage(type: 'error' | 'warning' | 'info', message: string): void;
   /**
-   * Runs `fn`, sending what it emits to the editor in one write (one wake-up of the editor per
-   * burst instead of one per message). Optional: without it, `fn` simply runs.
+   * Runs `fn`, delivering what it emits in one write (one wake-up of the editor per burst
+   * instead of one per message). Optional: without it, `fn` simply runs.
    */
   together?(fn: () => void): void;
 }

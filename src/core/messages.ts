@@ -3,7 +3,7 @@
  * and the editor replay (`chat/open`) are both derived, so there is one source of truth.
  */
 import type { AssistantPart, LlmMessage } from '../shapes/llm.js';
-import type { ChatContent, Role } from '../protocol/eca/content.js';
+import type { ChatEvent } from './events.js';
 import type { StoredMessage } from './stored-message.js';
 
 export type { StoredMessage };
@@ -42,39 +42,37 @@ export function toLlmMessages(stored: StoredMessage[]): LlmMessage[] {
   return out;
 }
 
-/** The `chat/contentReceived` stream an editor needs to redraw a stored chat. */
-export function toReplay(stored: StoredMessage[]): Array<{ role: Role; content: ChatContent }> {
-  const out: Array<{ role: Role; content: ChatContent }> = [];
+/** The events that redraw a stored chat (`chat/open`): what a live turn showed, in order. */
+export function replayEvents(stored: StoredMessage[]): ChatEvent[] {
+  const out: ChatEvent[] = [];
   let reasonSeq = 0;
   for (const m of stored) {
     switch (m.role) {
       case 'user':
-        out.push({ role: 'user', content: { type: 'text', text: m.text, ...(m.contentId ? { contentId: m.contentId } : {}) } });
+        out.push({ type: 'userMessage', text: m.text, ...(m.contentId ? { id: m.contentId } : {}) });
         break;
       case 'assistant':
         for (const p of m.parts) {
-          if (p.type === 'text') out.push({ role: 'assistant', content: { type: 'text', text: p.text } });
+          if (p.type === 'text') out.push({ type: 'assistantText', text: p.text });
           else if (p.type === 'reasoning') {
             const id = `replay-reason-${reasonSeq++}`;
-            out.push({ role: 'assistant', content: { type: 'reasonStarted', id } });
-            if (p.text) out.push({ role: 'assistant', content: { type: 'reasonText', id, text: p.text } });
-            out.push({ role: 'assistant', content: { type: 'reasonFinished', id, totalTimeMs: 0 } });
+            out.push({ type: 'reasoningStarted', id });
+            if (p.text) out.push({ type: 'reasoningDelta', id, text: p.text });
+            out.push({ type: 'reasoningFinished', id, totalTimeMs: 0 });
           }
         }
         break;
       case 'tool': {
-        const base = { origin: m.origin, id: m.toolCallId, name: m.name, server: m.server, arguments: m.args, ...(m.details ? { details: m.details } : {}) };
-        out.push({
-          role: 'assistant',
-          content:
-            m.outcome === 'called'
-              ? { type: 'toolCalled', ...base, error: m.error, outputs: m.outputs, totalTimeMs: m.totalTimeMs }
-              : { type: 'toolCallRejected', ...base, reason: m.reason ?? 'user' },
-        });
+        const call = { type: 'toolCall' as const, origin: m.origin, id: m.toolCallId, name: m.name, server: m.server, arguments: m.args, ...(m.details ? { details: m.details } : {}) };
+        out.push(
+          m.outcome === 'called'
+            ? { ...call, state: 'done', error: m.error, outputs: m.outputs, totalTimeMs: m.totalTimeMs }
+            : { ...call, state: 'rejected', reason: m.reason ?? 'user' },
+        );
         break;
       }
       case 'system':
-        out.push({ role: 'system', content: { type: 'text', text: m.kind === 'summary' ? `Conversation compacted:\n${m.text}` : m.text } });
+        out.push({ type: 'notice', text: m.kind === 'summary' ? `Conversation compacted:\n${m.text}` : m.text });
         break;
     }
   }

@@ -2,16 +2,20 @@
  * One tool call's life, as an explicit state machine:
  *
  *   preparing ─► deciding ─► waitingApproval ─► running ─► called
- *                   │               │
- *                   └──────────────►┴─────────► rejected
+ *                   │               │              │          ▲
+ *                   └──────────────►┴─► rejected   └► stopping┘
+ *
+ * `stopping`: the turn was stopped and the tool ignored its abort signal for STOP_GRACE_MS. The
+ * turn goes on without it (a placeholder result is stored so the history stays valid); when the
+ * tool does return, its result replaces the placeholder and nothing else happens.
  *
  * Every transition is checked, persisted and shown to the editor. A failing tool is a
  * result the LLM reads (`error: true`); nothing here throws past `run()`.
  */
 import type { ApprovalConfig } from '../config/schema.js';
-import type { RejectReason } from '../protocol/eca/content.js';
 import { decideApproval } from './approval.js';
-import type { ChatEvents } from './events.js';
+import type { ApprovalAnswer } from './approvals.js';
+import type { ChatEvents, RejectReason, ToolCallEvent } from './events.js';
 import type { StoredMessage } from './messages.js';
 import type { ChatPersistence, ToolCallRecord } from './persistence.js';
 import type { FileChangeDetails, Tool, ToolContext, ToolResult } from '../shapes/tool.js';
@@ -21,12 +25,15 @@ import { protectedPath } from './protected-paths.js';
 import { errorMessage, logger } from '../util/log.js';
 
 const log = logger('tool-call');
+/** How long a stopped turn waits for a tool that ignores its abort signal before going on without it. */
+export const STOP_GRACE_MS = 2_000;
 
 export type ToolCallState =
   | { kind: 'preparing' }
   | { kind: 'deciding' }
   | { kind: 'waitingApproval' }
   | { kind: 'running'; startedAt: number }
+  | { kind: 'stopping'; startedAt: number }
   | { kind: 'called'; result: ToolResult; totalTimeMs: number }
   | { kind: 'rejected'; reason: RejectReason; why: string };
 
@@ -34,12 +41,13 @@ const allowed: Record<ToolCallState['kind'], ToolCallState['kind'][]> = {
   preparing: ['deciding', 'rejected'],
   deciding: ['waitingApproval', 'running', 'rejected'],
   waitingApproval: ['running', 'rejected'],
-  running: ['called'],
+  running: ['called', 'stopping'],
+  stopping: ['called'],
   called: [],
   rejected: [],
 };
 
-export type ApprovalAnswer = { approved: true; saveForSession?: boolean } | { approved: false; reason: RejectReason };
+export type { ApprovalAnswer };
 
 export interface ToolCallEnv {
   chatId: string;
@@ -53,11 +61,14 @@ export interface ToolCallEnv {
    * Commits the call's tool message to the chat (memory and store), with its final state row in
    * the same transaction. Called before the editor
    * hears the outcome, so what the editor showed survives the process being killed right after.
+   * May return how to replace that message later (a stopped tool's late result replaces its placeholder).
    */
-  remember(message: StoredMessage, toolCall?: ToolCallRecord): void;
+  remember(message: StoredMessage, toolCall?: ToolCallRecord): ((message: StoredMessage, toolCall?: ToolCallRecord) => void) | void;
   ctx: ToolContext;
   /** Resolves when the user answers; settled with `userPromptStop` when the turn is stopped. */
   askUser(toolCallId: string): Promise<ApprovalAnswer>;
+  /** Overrides STOP_GRACE_MS (tests). */
+  stopGraceMs?: number;
 }
 
 export class ToolCall {
@@ -97,64 +108,72 @@ export class ToolCall {
       name: this.tool.name,
       server: this.tool.server,
       args: this.args,
-      state: next.kind === 'deciding' ? 'preparing' : next.kind,
+      state: next.kind === 'deciding' ? 'preparing' : next.kind === 'stopping' ? 'running' : next.kind,
       error: next.kind === 'called' ? next.result.error : undefined,
     };
   }
 
   private base() {
     const t = this.tool;
+    const summary = t?.summary || this.mustAsk ? this.summary() : undefined;
     return {
+      type: 'toolCall' as const,
       origin: t?.origin ?? 'native',
       id: this.id,
       name: t?.name ?? this.llmName,
       server: t?.server ?? 'unknown',
       arguments: this.args,
-      ...(t?.summary || this.mustAsk ? { summary: this.summary() } : {}),
+      ...(summary !== undefined ? { summary } : {}),
       ...(this.details ? { details: this.details } : {}),
     };
   }
 
+  private emit(e: ToolCallEvent): void {
+    this.env.events.event(this.env.chatId, e);
+  }
+
   /** Runs the call to its end and returns the message the LLM will read. */
   async run(): Promise<StoredMessage> {
-    const { events, chatId } = this.env;
+    const { events } = this.env;
     const tool = this.tool;
     if (!tool) {
       this.transition({ kind: 'rejected', reason: 'userConfigDeny', why: `Unknown tool "${this.llmName}". Use one of the tools you were given.` }, false);
-      return this.finish();
+      return this.finish().message;
     }
     // Not stored: deciding lasts microseconds; the row is written once the call waits or runs.
     this.transition({ kind: 'deciding' }, false);
     const decision = await this.decide(tool);
     if (decision.kind === 'deny') {
       this.transition({ kind: 'rejected', reason: 'userConfigDeny', why: decision.why }, false);
-      return this.finish();
+      return this.finish().message;
     }
     if (tool.preview && !this.env.ctx.signal.aborted) {
       this.details = await tool.preview(this.args, this.env.ctx).catch(() => undefined);
     }
-    const announced = { type: 'toolCallRun' as const, ...this.base(), manualApproval: decision.kind === 'ask' };
+    const announced: ToolCallEvent = { ...this.base(), state: 'announced', needsApproval: decision.kind === 'ask' };
     if (decision.kind === 'ask') {
-      events.content(chatId, 'assistant', announced);
+      // Asked before it is announced: an answer given while the announcement is handled counts.
+      const asked = this.env.askUser(this.id);
+      this.emit(announced);
       this.transition({ kind: 'waitingApproval' });
-      const answer = await this.env.askUser(this.id);
+      const answer = await asked;
       if (!answer.approved) {
         this.transition({ kind: 'rejected', reason: answer.reason, why: rejectionText(answer.reason) }, false);
-        return this.finish();
+        return this.finish().message;
       }
       if (answer.saveForSession) this.env.sessionApproved.add(this.llmName);
     }
     if (this.env.ctx.signal.aborted) {
-      if (decision.kind !== 'ask') events.content(chatId, 'assistant', announced);
+      if (decision.kind !== 'ask') this.emit(announced);
       this.transition({ kind: 'rejected', reason: 'userPromptStop', why: rejectionText('userPromptStop') }, false);
-      return this.finish();
+      return this.finish().message;
     }
     const startedAt = Date.now();
     this.transition({ kind: 'running', startedAt });
     // A call that needs no approval is announced and started in one write to the editor.
     const start = () => {
-      if (decision.kind !== 'ask') events.content(chatId, 'assistant', announced);
-      events.content(chatId, 'assistant', { type: 'toolCallRunning', ...this.base() });
+      if (decision.kind !== 'ask') this.emit(announced);
+      this.emit({ ...this.base(), state: 'running' });
     };
     if (events.together) events.together(start);
     else start();
@@ -166,16 +185,37 @@ export class ToolCall {
     const roots = this.env.ctx.roots;
     const guardProtected = this.mustAsk ? undefined : (real: string) => protectedPath(real, roots);
     const ctx: ToolContext = { ...this.env.ctx, confined, guardProtected };
-    let result: ToolResult;
-    try {
-      result = await tool.call(this.args, ctx);
-    } catch (e) {
-      log.warn(`tool ${this.llmName} threw: ${errorMessage(e)}`);
-      result = { error: true, outputs: [{ type: 'text', text: `Tool failed: ${errorMessage(e)}` }] };
+    const call = (async (): Promise<ToolResult> => {
+      try {
+        return await tool.call(this.args, ctx);
+      } catch (e) {
+        log.warn(`tool ${this.llmName} threw: ${errorMessage(e)}`);
+        return { error: true, outputs: [{ type: 'text', text: `Tool failed: ${errorMessage(e)}` }] };
+      }
+    })();
+    const result = await outlast(call, ctx.signal, this.env.stopGraceMs ?? STOP_GRACE_MS);
+    if (result === 'stopping') {
+      this.transition({ kind: 'stopping', startedAt }, false);
+      const message = this.finish();
+      void call.then((late) => this.called(late, startedAt, message));
+      return message.message;
     }
+    return this.called(result, startedAt).message;
+  }
+
+  /**
+   * The tool returned: committed and told. After a stop it replaces the placeholder `finish`
+   * stored for it (`stopped`), and nothing else runs.
+   */
+  private called(result: ToolResult, startedAt: number, stopped?: Finished): Finished {
     if (result.details) this.details = result.details;
     this.transition({ kind: 'called', result, totalTimeMs: Date.now() - startedAt }, false);
-    return this.finish();
+    if (!stopped) return this.finish();
+    const message = this.calledMessage();
+    if (stopped.replace) stopped.replace(message, this.record());
+    else this.persist();
+    this.emit(this.doneEvent());
+    return { message };
   }
 
   private async decide(tool: Tool): Promise<{ kind: 'allow' | 'ask' } | { kind: 'deny'; why: string }> {
@@ -219,25 +259,70 @@ export class ToolCall {
     }
   }
 
-  /** Commits the outcome (the tool message and the final state row, in one transaction), then tells the editor. */
-  private finish(): StoredMessage {
-    const { events, chatId } = this.env;
-    const s = this.state;
+  private stored() {
     const base = this.base();
-    if (s.kind !== 'called' && s.kind !== 'rejected') throw new Error(`tool call ${this.id} finished in state ${s.kind}`);
-    const stored = { role: 'tool' as const, toolCallId: this.id, name: base.name, server: base.server, origin: base.origin, args: this.args };
-    if (s.kind === 'called') {
-      const { error, outputs } = s.result;
-      const message: StoredMessage = { ...stored, outcome: 'called', error, outputs, llmText: llmText(s.result), details: this.details, totalTimeMs: s.totalTimeMs };
-      this.env.remember(message, this.record());
-      events.content(chatId, 'assistant', { type: 'toolCalled', ...base, error, outputs, totalTimeMs: s.totalTimeMs });
-      return message;
-    }
-    const message: StoredMessage = { ...stored, outcome: 'rejected', error: true, outputs: [], llmText: s.why, reason: s.reason, totalTimeMs: 0 };
-    this.env.remember(message, this.record());
-    events.content(chatId, 'assistant', { type: 'toolCallRejected', ...base, reason: s.reason });
-    return message;
+    return { role: 'tool' as const, toolCallId: this.id, name: base.name, server: base.server, origin: base.origin, args: this.args };
   }
+
+  private calledMessage(): StoredMessage {
+    const s = this.state;
+    if (s.kind !== 'called') throw new Error(`tool call ${this.id} is ${s.kind}, not called`);
+    const { error, outputs } = s.result;
+    return { ...this.stored(), outcome: 'called', error, outputs, llmText: llmText(s.result), details: this.details, totalTimeMs: s.totalTimeMs };
+  }
+
+  private doneEvent(): ToolCallEvent {
+    const s = this.state;
+    if (s.kind !== 'called') throw new Error(`tool call ${this.id} is ${s.kind}, not called`);
+    return { ...this.base(), state: 'done', error: s.result.error, outputs: s.result.outputs, totalTimeMs: s.totalTimeMs };
+  }
+
+  /** Commits the outcome (the tool message and the final state row, in one transaction), then tells the editor. */
+  private finish(): Finished {
+    const s = this.state;
+    if (s.kind === 'called') {
+      const message = this.calledMessage();
+      this.env.remember(message, this.record());
+      this.emit(this.doneEvent());
+      return { message };
+    }
+    if (s.kind === 'stopping') {
+      // A placeholder the LLM reads until (unless) the tool returns: the history stays valid.
+      const text = 'The user stopped the prompt while this tool ran; it had not returned.';
+      const message: StoredMessage = { ...this.stored(), outcome: 'called', error: true, outputs: [{ type: 'text', text }], llmText: text, totalTimeMs: Date.now() - s.startedAt };
+      const replace = this.env.remember(message, this.record()) ?? undefined;
+      this.emit({ ...this.base(), state: 'stopping' });
+      return { message, replace };
+    }
+    if (s.kind !== 'rejected') throw new Error(`tool call ${this.id} finished in state ${s.kind}`);
+    const message: StoredMessage = { ...this.stored(), outcome: 'rejected', error: true, outputs: [], llmText: s.why, reason: s.reason, totalTimeMs: 0 };
+    this.env.remember(message, this.record());
+    this.emit({ ...this.base(), state: 'rejected', reason: s.reason });
+    return { message };
+  }
+}
+
+interface Finished {
+  message: StoredMessage;
+  replace?: (message: StoredMessage, toolCall?: ToolCallRecord) => void;
+}
+
+/**
+ * The tool's result, or 'stopping' once `signal` has been aborted for `graceMs` and the tool has
+ * still not returned (it ignores its signal).
+ */
+function outlast(call: Promise<ToolResult>, signal: AbortSignal, graceMs: number): Promise<ToolResult | 'stopping'> {
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = () => (timer = setTimeout(() => resolve('stopping'), graceMs).unref());
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    void call.then((r) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      resolve(r);
+    });
+  });
 }
 
 function rejectionText(reason: RejectReason): string {

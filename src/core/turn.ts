@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { AssistantPart, LlmEvent, ModelEntry } from '../shapes/llm.js';
 import type { LiveChat } from './chat.js';
 import type { ChatDeps } from './deps.js';
+import type { ChatEvent, StopReason, TurnOutcome } from './events.js';
 import { toLlmMessages, type StoredMessage } from './messages.js';
 import type { ToolCallRecord } from './persistence.js';
 import { systemPrompt } from './system-prompt.js';
@@ -16,6 +17,10 @@ import type { Tool } from '../shapes/tool.js';
 import { errorMessage, logger } from '../util/log.js';
 
 const log = logger('turn');
+/**
+ * A turn that still wants tools after this many model steps ends with stop reason `error`
+ * (the model did not reach an answer; the user is told and can say "go on").
+ */
 const MAX_STEPS = 50;
 
 export interface TurnInput {
@@ -45,18 +50,30 @@ export function rememberUserMessage(chat: LiveChat, store: ChatDeps['store'], te
   };
 }
 
-export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInput, deps: ChatDeps, abort: AbortController): Promise<void> {
+/** Runs one turn; resolves with how it ended (a stop is reported by the caller, who knows why). */
+export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInput, deps: ChatDeps, abort: AbortController): Promise<TurnOutcome> {
   const { events, store } = deps;
   const signal = abort.signal;
   const config = deps.config();
   // The agent is fixed for the whole turn, whatever is selected meanwhile.
   const agent = chat.agent;
-  const say = (text: string) => events.content(chat.id, 'system', { type: 'text', text });
-  const progress = (state: 'running' | 'finished', text: string) => events.content(chat.id, 'system', { type: 'progress', state, text });
+  const emit = (e: ChatEvent) => events.event(chat.id, e);
+  const fail = (text: string): TurnOutcome => (emit({ type: 'error', text }), { stopReason: 'error', error: text });
+  const progress = (text: string) => emit({ type: 'progress', text });
+  const cancelled: TurnOutcome = { stopReason: 'cancelled' };
 
+  /** Commits a message; returns how to replace it later (a stopped tool's late result). */
   const remember = (m: StoredMessage, toolCall?: ToolCallRecord) => {
     chat.stored.push(m);
-    store.appendMessage(chat.id, m, toolCall);
+    const seq = store.appendMessage(chat.id, m, toolCall);
+    return (next: StoredMessage, row?: ToolCallRecord) => {
+      const at = chat.stored.indexOf(m);
+      // Gone from the chat (cleared) meanwhile: nothing to replace.
+      if (at < 0) return;
+      chat.stored[at] = next;
+      store.replaceMessage(chat.id, seq, next);
+      if (row) store.saveToolCall(row);
+    };
   };
 
   if (!input.userStored) {
@@ -67,24 +84,24 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
   try {
     client = await deps.clientFor(entry);
   } catch (e) {
-    say(`Could not start the ${entry.provider} client: ${errorMessage(e)}`);
-    return;
+    return fail(`Could not start the ${entry.provider} client: ${errorMessage(e)}`);
   }
 
   for (let step = 0; step < MAX_STEPS; step++) {
-    if (signal.aborted) return;
+    if (signal.aborted) return cancelled;
     // Messages the user sent while this turn ran join the conversation at the next model step.
     for (const text of chat.steering.splice(0)) {
       remember({ role: 'user', text });
-      events.content(chat.id, 'user', { type: 'text', text, contentId: newId() });
+      emit({ type: 'userMessage', text, id: newId() });
     }
     const tools = deps.tools.visible({ agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
-    progress('running', step === 0 ? 'Waiting model' : 'Continuing');
+    progress(step === 0 ? 'Waiting model' : 'Continuing');
     const parts: AssistantPart[] = [];
     // `tool` is looked up once when the call starts, not again for every streamed argument piece.
     const calls: Array<{ id: string; name: string; args: Record<string, unknown>; tool?: Tool }> = [];
     const reasonStart = new Map<string, number>();
     let stepUsage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number } | undefined;
+    let finish: Extract<LlmEvent, { type: 'finish' }>['reason'] | undefined;
     const lastText = () => {
       const p = parts.at(-1);
       return p?.type === 'text' ? p : undefined;
@@ -96,18 +113,18 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           const p = lastText();
           if (p) p.text += ev.text;
           else parts.push({ type: 'text', text: ev.text });
-          events.content(chat.id, 'assistant', { type: 'text', text: ev.text });
+          emit({ type: 'assistantText', text: ev.text });
           break;
         }
         case 'reasoningStart':
           reasonStart.set(ev.id, Date.now());
           parts.push({ type: 'reasoning', text: '' });
-          events.content(chat.id, 'assistant', { type: 'reasonStarted', id: ev.id });
+          emit({ type: 'reasoningStarted', id: ev.id });
           break;
         case 'reasoningDelta': {
           const p = [...parts].reverse().find((x) => x.type === 'reasoning');
           if (p && p.type === 'reasoning') p.text += ev.text;
-          events.content(chat.id, 'assistant', { type: 'reasonText', id: ev.id, text: ev.text });
+          emit({ type: 'reasoningDelta', id: ev.id, text: ev.text });
           break;
         }
         case 'reasoningEnd': {
@@ -118,7 +135,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
             if (ev.itemId) p.itemId = ev.itemId;
             if (ev.encrypted) p.encrypted = ev.encrypted;
           }
-          events.content(chat.id, 'assistant', { type: 'reasonFinished', id: ev.id, totalTimeMs: Date.now() - (reasonStart.get(ev.id) ?? Date.now()) });
+          emit({ type: 'reasoningFinished', id: ev.id, totalTimeMs: Date.now() - (reasonStart.get(ev.id) ?? Date.now()) });
           break;
         }
         case 'toolCallStart':
@@ -127,13 +144,14 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           if (ev.type === 'toolCallStart') calls.push((call = { id: ev.id, name: ev.name, args: {}, tool: deps.tools.get(ev.name, chat.id) }));
           const name = call?.name ?? '';
           const tool = call?.tool;
-          events.content(chat.id, 'assistant', {
-            type: 'toolCallPrepare',
+          emit({
+            type: 'toolCall',
+            state: 'preparing',
             origin: tool?.origin ?? 'native',
             id: ev.id,
             name: tool?.name ?? name,
             server: tool?.server ?? (name.includes('__') ? name.slice(0, name.indexOf('__')) : 'unknown'),
-            argumentsText: ev.type === 'toolCallDelta' ? ev.argsDelta : '',
+            argumentsDelta: ev.type === 'toolCallDelta' ? ev.argsDelta : '',
           });
           break;
         }
@@ -148,9 +166,10 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           stepUsage = ev;
           break;
         case 'finish':
+          finish = ev.reason;
           break;
         case 'progress':
-          progress('running', ev.text);
+          progress(ev.text);
           break;
       }
     };
@@ -172,7 +191,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           maxRetries: config.chat.maxRetries,
           stallMs: config.chat.stallTimeoutSeconds * 1000,
           // `attempt` counts retries; the user sees attempts, the first one included.
-          onRetry: (attempt, delayMs, err) => progress('running', `Retrying in ${seconds(delayMs)} s (attempt ${attempt + 1} of ${config.chat.maxRetries + 1}): ${errorMessage(err)}`),
+          onRetry: (attempt, delayMs, err) => progress(`Retrying in ${seconds(delayMs)} s (attempt ${attempt + 1} of ${config.chat.maxRetries + 1}): ${errorMessage(err)}`),
         },
       );
       for await (const ev of stream) handle(ev);
@@ -186,13 +205,12 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     if (stepUsage) reportUsage(chat, entry, stepUsage, deps);
 
     if (failure) {
-      if (signal.aborted) return;
+      if (signal.aborted) return cancelled;
       log.warn(`chat ${chat.id}: ${errorMessage(failure)}`);
-      say(`Error from ${entry.id}: ${errorMessage(failure)}`);
-      return;
+      return fail(`Error from ${entry.id}: ${errorMessage(failure)}`);
     }
     const toolCalls = parts.filter((p): p is Extract<AssistantPart, { type: 'toolCall' }> => p.type === 'toolCall');
-    if (!toolCalls.length) return;
+    if (!toolCalls.length) return { stopReason: stopReasonOf(finish) };
 
     for (const call of toolCalls) {
       const tool = deps.tools.get(call.name, chat.id);
@@ -209,18 +227,20 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           roots: deps.roots(),
           chatId: chat.id,
           editor: deps.editor,
-          progress: (text) => progress('running', text),
+          progress,
         },
-        askUser: (id) =>
-          new Promise((resolve) => {
-            if (signal.aborted) return resolve({ approved: false, reason: 'userPromptStop' });
-            chat.pending.set(id, resolve);
-          }),
+        askUser: (id) => chat.approvals.ask(id, signal),
+        stopGraceMs: deps.stopGraceMs,
       });
       await tc.run();
     }
   }
-  say(`Stopped after ${MAX_STEPS} model steps without a final answer.`);
+  return fail(`Stopped after ${MAX_STEPS} model steps without a final answer.`);
+}
+
+/** The model's own reason for ending a step without tool calls. */
+function stopReasonOf(finish: Extract<LlmEvent, { type: 'finish' }>['reason'] | undefined): StopReason {
+  return finish === 'length' ? 'max_tokens' : finish === 'refusal' ? 'refusal' : 'end_turn';
 }
 
 function reportUsage(chat: LiveChat, entry: ModelEntry, u: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }, deps: ChatDeps): void {
@@ -231,13 +251,12 @@ function reportUsage(chat: LiveChat, entry: ModelEntry, u: { inputTokens: number
     cost: chat.usage.cost + (cost ?? 0),
   };
   deps.store.updateChat(chat.id, { usage: chat.usage });
-  const priced = cost !== undefined;
-  deps.events.content(chat.id, 'system', {
+  deps.events.event(chat.id, {
     type: 'usage',
-    sessionTokens: chat.usage.inputTokens + chat.usage.outputTokens,
-    messageInputTokens: u.inputTokens,
-    messageOutputTokens: u.outputTokens,
-    ...(priced ? { lastMessageCost: formatCost(cost), sessionCost: formatCost(chat.usage.cost) } : {}),
+    chatTokens: chat.usage.inputTokens + chat.usage.outputTokens,
+    stepInputTokens: u.inputTokens,
+    stepOutputTokens: u.outputTokens,
+    ...(cost !== undefined ? { stepCost: cost, chatCost: chat.usage.cost } : {}),
     ...(entry.limit ? { limit: entry.limit } : {}),
   });
 }

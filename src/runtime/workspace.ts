@@ -213,8 +213,8 @@ export class Workspace {
       instructions: () => this.all().flatMap((p) => p.instructions?.() ?? []),
       toolsReady: async (chatId, signal) => {
         const report = {
-          progress: (text: string) => this.opts.events.content(chatId, 'system', { type: 'progress', state: 'running', text }),
-          notice: (text: string) => this.opts.events.content(chatId, 'system', { type: 'text', text }),
+          progress: (text: string) => this.opts.events.event(chatId, { type: 'progress', text }),
+          notice: (text: string) => this.opts.events.event(chatId, { type: 'notice', text }),
         };
         await Promise.all(this.all().map((p) => p.toolsReady?.(signal, report)));
       },

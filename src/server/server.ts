@@ -12,8 +12,11 @@ import { createConnection } from '../rpc/connection.js';
 import { InvalidParams, InvalidRequest, MethodNotFound, ServerNotInitialized } from '../rpc/errors.js';
 import { request } from '../rpc/request.js';
 import type { ConfigUpdated, InitializeParams, ShowMessage, ToolServerUpdated } from '../protocol/eca/lifecycle.js';
+import type { ChatPromptParams, ChatPromptResult } from '../protocol/eca/chat.js';
 import { ECA, type ClientNotification, type ClientRequest } from '../protocol/eca/methods.js';
 import type { ChatEvents } from '../core/events.js';
+import type { PromptInput, TurnHandle } from '../core/chats.js';
+import { toEcaNotifications } from './eca-events.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import type { Workspace } from '../runtime/workspace.js';
@@ -190,8 +193,8 @@ export class EcaServer {
     c.onNotification(ECA.exit.method, () => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'exit'));
 
     // A prompt may arrive before model discovery (e.g. Ollama) has finished: wait for it.
-    this.request(ECA.chatPrompt, async (p, s) => (await s.modelsReady, s.chats.prompt(p)));
-    this.notification(ECA.chatToolCallApprove, (p, s) => s.chats.approve(p.chatId, p.toolCallId, p.save));
+    this.request(ECA.chatPrompt, async (p, s) => (await s.modelsReady, promptResult(s.chats.prompt(promptInput(p)))));
+    this.notification(ECA.chatToolCallApprove, (p, s) => s.chats.approve(p.chatId, p.toolCallId, p.save === 'session'));
     this.notification(ECA.chatToolCallReject, (p, s) => s.chats.reject(p.chatId, p.toolCallId));
     this.notification(ECA.chatPromptStop, (p, s) => s.chats.stop(p.chatId));
     this.request(ECA.chatDelete, (p, s) => {
@@ -232,11 +235,13 @@ export class EcaServer {
     }
   }
 
+  /** Core's events as ECA notifications (./eca-events.ts translates). */
   private events(): ChatEvents {
     const n = (method: string, params: unknown) => this.notify(method, params);
     return {
-      content: (chatId, role, content) => n('chat/contentReceived', { chatId, role, content }),
-      status: (chatId, status) => n('chat/statusChanged', { chatId, status }),
+      event: (chatId, e) => {
+        for (const x of toEcaNotifications(chatId, e)) n(x.method, x.params);
+      },
       opened: (chatId, title) => n('chat/opened', { chatId, ...(title ? { title } : {}) }),
       cleared: (chatId) => n('chat/cleared', { chatId, messages: true }),
       deleted: (chatId) => n('chat/deleted', { chatId }),
@@ -346,6 +351,26 @@ export class EcaServer {
       this.opts.onExit(code);
     });
   }
+}
+
+/** ECA's prompt params as core's input: `behavior` is the older name of `agent`, the request id the content id. */
+function promptInput(p: ChatPromptParams): PromptInput {
+  const contentId = p.contentId ?? (p.requestId !== undefined ? String(p.requestId) : undefined);
+  const agent = p.agent ?? p.behavior;
+  return {
+    message: p.message,
+    ...(p.chatId ? { chatId: p.chatId } : {}),
+    ...(p.model ? { model: p.model } : {}),
+    ...(agent ? { agent } : {}),
+    ...(p.contexts ? { contexts: p.contexts } : {}),
+    ...(contentId !== undefined ? { contentId } : {}),
+  };
+}
+
+/** The turn handle as ECA's `chat/prompt` result (the turn's end is the `progress finished` content). */
+function promptResult(h: TurnHandle): ChatPromptResult {
+  const status = h.status === 'started' ? 'prompting' : h.status === 'noModel' ? 'login' : 'error';
+  return { chatId: h.chatId, model: h.model, status };
 }
 
 /** The workspace folders an ECA editor names (none: the current directory). */

@@ -56,6 +56,8 @@ export interface LlmRequest {
   chatId?: string;
 }
 
+export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'refusal' | 'other';
+
 export type LlmEvent =
   | { type: 'text'; text: string }
   | { type: 'reasoningStart'; id: string }
@@ -66,7 +68,8 @@ export type LlmEvent =
   | { type: 'toolCallEnd'; id: string; name: string; args: Record<string, unknown> }
   /** Once per turn, before `finish`. `inputTokens` counts every input token, cache reads and writes included. */
   | { type: 'usage'; inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }
-  | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' | 'other' }
+  /** Why the model stopped: `length` at the output token limit, `refusal` for a refusal or a content filter. */
+  | { type: 'finish'; reason: FinishReason }
   /** Work before the answer the user should see (a local model downloading or loading). */
   | { type: 'progress'; text: string };
 

@@ -40,6 +40,15 @@ describe.each(adapters)('$name adapter', ({ name, path, make }) => {
     expect(fake().requests[0].body.stream).toBe(true);
   });
 
+  it('reports the output limit as finish length, and a refusal or content filter as finish refusal', async () => {
+    fake().script([{ text: 'cut o' }, { finish: 'length' }]);
+    expect((await run(make())).at(-1)).toEqual({ type: 'finish', reason: 'length' });
+    // Ollama has no refusal on its wire.
+    if (name === 'ollama') return;
+    fake().script([{ text: 'I can' }, { finish: 'refusal' }]);
+    expect((await run(make())).at(-1)).toEqual({ type: 'finish', reason: 'refusal' });
+  });
+
   it('streams a tool call: start, argument deltas, end with parsed args, finish tool_calls', async () => {
     const args = { city: 'Paris', days: 3, units: { temp: 'C' } };
     fake().script([{ text: 'Let me check.' }, { toolCall: { id: 'call_abc', name: 'get_weather', args } }]);

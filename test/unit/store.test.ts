@@ -4,7 +4,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import { toLlmMessages, toReplay, type StoredMessage } from '../../src/core/messages.js';
+import { replayEvents, toLlmMessages, type StoredMessage } from '../../src/core/messages.js';
+import { toEcaNotifications } from '../../src/server/eca-events.js';
 
 const home = () => mkdtempSync(join(tmpdir(), 'pb-store-'));
 
@@ -73,7 +74,8 @@ describe('messages', () => {
   });
 
   it('replays the whole chat for the editor, without the hidden context text', () => {
-    const replay = toReplay(history);
+    // store → core events → ECA contents, as `chat/open` does
+    const replay = replayEvents(history).flatMap((e) => toEcaNotifications('c', e).flatMap((n) => (n.method === 'chat/contentReceived' ? [{ role: n.params.role, content: n.params.content }] : [])));
     expect(replay[0]).toEqual({ role: 'user', content: { type: 'text', text: 'old' } });
     expect(replay.find((r) => r.content.type === 'text' && r.content.text === 'q')).toBeDefined();
     expect(replay.map((r) => r.content.type)).toEqual(['text', 'text', 'text', 'reasonStarted', 'reasonText', 'reasonFinished', 'toolCalled']);

@@ -3,7 +3,8 @@
  * editor, in which write batches, and which states are stored.
  */
 import { describe, expect, it } from 'vitest';
-import type { ChatEvents } from '../../src/core/events.js';
+import type { ChatEvent, ChatEvents } from '../../src/core/events.js';
+import { toEcaNotifications } from '../../src/server/eca-events.js';
 import type { ChatPersistence, ToolCallRecord } from '../../src/core/persistence.js';
 import type { Tool } from '../../src/shapes/tool.js';
 import { ToolCall, type ApprovalAnswer } from '../../src/core/tool-call.js';
@@ -18,7 +19,14 @@ function harness(opts: { readOnly: boolean; answer?: ApprovalAnswer; abort?: boo
   const rec: Recorded = { writes: [], saved: [] };
   let batch: string[] | undefined;
   const events = {
-    content: (_chat: string, _role: string, c: { type: string }) => (batch ? batch.push(c.type) : rec.writes.push(c.type)),
+    // Recorded as the ECA contents they become, the way the editor sees them.
+    event: (chat: string, e: ChatEvent) => {
+      for (const n of toEcaNotifications(chat, e)) {
+        const type = n.method === 'chat/contentReceived' ? n.params.content.type : n.method;
+        if (batch) batch.push(type);
+        else rec.writes.push(type);
+      }
+    },
     together: (fn: () => void) => {
       batch = [];
       try {

@@ -10,7 +10,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, parseArgs } from './stream-util.js';
-import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { isRecord } from '../../util/guards.js';
 
 type Params = Anthropic.MessageCreateParamsStreaming;
@@ -176,7 +176,7 @@ export class AnthropicClient implements LlmClient {
   }
 }
 
-function finishReason(stop: string | null | undefined, toolCalls: number): 'stop' | 'tool_calls' | 'length' | 'other' {
+function finishReason(stop: string | null | undefined, toolCalls: number): FinishReason {
   switch (stop) {
     case 'end_turn':
     case 'stop_sequence':
@@ -186,6 +186,8 @@ function finishReason(stop: string | null | undefined, toolCalls: number): 'stop
     case 'max_tokens':
     case 'model_context_window_exceeded':
       return 'length';
+    case 'refusal':
+      return 'refusal';
     default:
       return toolCalls > 0 ? 'tool_calls' : 'other';
   }

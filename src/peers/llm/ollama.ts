@@ -8,7 +8,7 @@
 import { abortError, httpError, isAbortError, toLlmError } from './errors.js';
 import { lineTooLong, MAX_LINE_CHARS } from './line-cap.js';
 import { type AdapterOptions, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
-import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 
 interface OllamaToolCall {
   id?: string;
@@ -83,7 +83,7 @@ export class OllamaClient implements LlmClient {
     splitter.flush(out);
     reasoning.end(out);
     out.push({ type: 'usage', inputTokens: last.prompt_eval_count ?? 0, outputTokens: last.eval_count ?? 0 });
-    let reason: 'stop' | 'tool_calls' | 'length' | 'other' = 'other';
+    let reason: FinishReason = 'other';
     if (calls > 0) reason = 'tool_calls';
     else if (last.done_reason === 'stop' || last.done_reason === undefined) reason = 'stop';
     else if (last.done_reason === 'length') reason = 'length';

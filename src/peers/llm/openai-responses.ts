@@ -9,7 +9,7 @@
 import OpenAI from 'openai';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, parseArgs, ReasoningTracker } from './stream-util.js';
-import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 
 type InputItem = OpenAI.Responses.ResponseInputItem;
 type Params = OpenAI.Responses.ResponseCreateParamsStreaming;
@@ -94,8 +94,9 @@ export class OpenAiResponsesClient implements LlmClient {
             const cached = r.usage.input_tokens_details?.cached_tokens;
             out.push({ type: 'usage', inputTokens: r.usage.input_tokens, outputTokens: r.usage.output_tokens, ...(cached ? { cacheReadTokens: cached } : {}) });
           }
-          let reason: 'stop' | 'tool_calls' | 'length' | 'other' = toolCalls > 0 ? 'tool_calls' : 'stop';
-          if (ev.type === 'response.incomplete') reason = r.incomplete_details?.reason === 'max_output_tokens' ? 'length' : 'other';
+          let reason: FinishReason = toolCalls > 0 ? 'tool_calls' : 'stop';
+          const incomplete = r.incomplete_details?.reason;
+          if (ev.type === 'response.incomplete') reason = incomplete === 'max_output_tokens' ? 'length' : incomplete === 'content_filter' ? 'refusal' : 'other';
           out.push({ type: 'finish', reason });
           return true;
         }

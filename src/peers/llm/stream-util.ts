@@ -2,7 +2,7 @@
  * Small pieces every adapter shares: tool-argument parsing, reasoning open/close
  * bookkeeping, and the `<think>…</think>` splitter for servers that inline reasoning.
  */
-import type { LlmEvent } from '../../shapes/llm.js';
+import type { FinishReason, LlmEvent } from '../../shapes/llm.js';
 import { isRecord } from '../../util/guards.js';
 
 /** Parses streamed tool arguments; anything that is not a JSON object becomes `{}`. */
@@ -16,7 +16,7 @@ export function parseArgs(json: string | undefined | null): Record<string, unkno
   }
 }
 
-export function finishFromOpenAi(reason: string | null | undefined): 'stop' | 'tool_calls' | 'length' | 'other' {
+export function finishFromOpenAi(reason: string | null | undefined): FinishReason {
   switch (reason) {
     case 'stop':
       return 'stop';
@@ -25,6 +25,8 @@ export function finishFromOpenAi(reason: string | null | undefined): 'stop' | 't
       return 'tool_calls';
     case 'length':
       return 'length';
+    case 'content_filter':
+      return 'refusal';
     default:
       return 'other';
   }

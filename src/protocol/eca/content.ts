@@ -31,7 +31,16 @@ export const chatContentSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('url'), title: z.string(), url: z.string() }),
   /** Chat metadata, e.g. the title generated after the first prompt. */
   z.object({ type: z.literal('metadata'), title: z.string().optional() }),
-  z.object({ type: z.literal('progress'), state: z.enum(['running', 'finished']), text: z.string() }),
+  z.object({
+    type: z.literal('progress'),
+    state: z.enum(['running', 'finished']),
+    text: z.string(),
+    /**
+     * patchbay extension, on the `finished` that ends a turn: end_turn, cancelled, max_tokens,
+     * refusal or error. A string, not an enum: a client must not drop the content over a new value.
+     */
+    stopReason: z.string().optional(),
+  }),
   z.object({
     type: z.literal('usage'),
     sessionTokens: z.number(),

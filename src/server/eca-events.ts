@@ -1,0 +1,87 @@
+/**
+ * Core's chat events as ECA notifications (specs/eca-protocol.md "Chat Content Received",
+ * "Chat Status Changed"). Pure: one event in, the notifications it becomes out, in order.
+ */
+import type { ChatEvent, ToolCallEvent } from '../core/events.js';
+import { formatCost } from '../core/turn.js';
+import type { ChatContent, ContentReceived, Role } from '../protocol/eca/content.js';
+import type { ChatStatus } from '../protocol/eca/chat.js';
+
+export type EcaNotification =
+  | { method: 'chat/contentReceived'; params: ContentReceived }
+  | { method: 'chat/statusChanged'; params: { chatId: string; status: ChatStatus } };
+
+/** What ECA editors show when a turn was stopped (ECA itself sends this text). */
+export const PROMPT_STOPPED_TEXT = '\nPrompt stopped';
+
+export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotification[] {
+  const content = (role: Role, c: ChatContent): EcaNotification => ({ method: 'chat/contentReceived', params: { chatId, role, content: c } });
+  const status = (s: ChatStatus): EcaNotification => ({ method: 'chat/statusChanged', params: { chatId, status: s } });
+  switch (e.type) {
+    case 'userMessage':
+      return [content('user', { type: 'text', text: e.text, ...(e.id !== undefined ? { contentId: e.id } : {}) })];
+    case 'assistantText':
+      return [content('assistant', { type: 'text', text: e.text })];
+    case 'reasoningStarted':
+      return [content('assistant', { type: 'reasonStarted', id: e.id })];
+    case 'reasoningDelta':
+      return [content('assistant', { type: 'reasonText', id: e.id, text: e.text })];
+    case 'reasoningFinished':
+      return [content('assistant', { type: 'reasonFinished', id: e.id, totalTimeMs: e.totalTimeMs })];
+    case 'usage':
+      return [
+        content('system', {
+          type: 'usage',
+          sessionTokens: e.chatTokens,
+          messageInputTokens: e.stepInputTokens,
+          messageOutputTokens: e.stepOutputTokens,
+          ...(e.stepCost !== undefined ? { lastMessageCost: formatCost(e.stepCost), sessionCost: formatCost(e.chatCost ?? e.stepCost) } : {}),
+          ...(e.limit ? { limit: e.limit } : {}),
+        }),
+      ];
+    case 'status':
+      return [status(e.status)];
+    case 'title':
+      return [content('system', { type: 'metadata', title: e.title })];
+    case 'notice':
+    case 'error':
+      return [content('system', { type: 'text', text: e.text })];
+    case 'progress':
+      return [content('system', { type: 'progress', state: 'running', text: e.text })];
+    case 'turnEnded':
+      return [
+        ...(e.stopReason === 'cancelled' ? [content('system', { type: 'text', text: PROMPT_STOPPED_TEXT })] : []),
+        status('idle'),
+        // patchbay extension: `stopReason` says how the turn ended (ECA plugins ignore unknown
+        // fields); `patchbay chat` reads it instead of matching texts.
+        content('system', { type: 'progress', state: 'finished', text: '', stopReason: e.stopReason }),
+      ];
+    case 'toolCall':
+      // ECA has no state for a tool that outlives its stop: said as progress until the turn ends.
+      if (e.state === 'stopping') return [content('system', { type: 'progress', state: 'running', text: `Stopping ${e.name}: it has not returned yet` })];
+      return toolCall(e).map((c) => content('assistant', c));
+  }
+}
+
+function toolCall(e: Exclude<ToolCallEvent, { state: 'stopping' }>): ChatContent[] {
+  if (e.state === 'preparing') return [{ type: 'toolCallPrepare', origin: e.origin, id: e.id, name: e.name, server: e.server, argumentsText: e.argumentsDelta }];
+  const base = {
+    origin: e.origin,
+    id: e.id,
+    name: e.name,
+    server: e.server,
+    arguments: e.arguments ?? {},
+    ...(e.summary !== undefined ? { summary: e.summary } : {}),
+    ...(e.details ? { details: e.details } : {}),
+  };
+  switch (e.state) {
+    case 'announced':
+      return [{ type: 'toolCallRun', ...base, manualApproval: e.needsApproval }];
+    case 'running':
+      return [{ type: 'toolCallRunning', ...base }];
+    case 'done':
+      return [{ type: 'toolCalled', ...base, error: e.error, outputs: e.outputs, totalTimeMs: e.totalTimeMs }];
+    case 'rejected':
+      return [{ type: 'toolCallRejected', ...base, reason: e.reason }];
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * The turn logic without a server: ChatService driven directly, with a scripted LLM client
+ * (each model step yields the LlmEvents of its script), a real SQLite store in a temp dir and a
+ * recording events sink. Asserts the core events a turn emits and how its handle resolves.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config/schema.js';
+import { ChatService } from '../../src/core/chats.js';
+import { CommandRegistry } from '../../src/core/commands.js';
+import type { ChatDeps } from '../../src/core/deps.js';
+import { chatEventSchema, type ChatEvent } from '../../src/core/events.js';
+import { ToolRegistry } from '../../src/core/tool-registry.js';
+import { LlmError, type LlmClient, type LlmEvent, type ModelEntry } from '../../src/shapes/llm.js';
+import type { Tool, ToolResult } from '../../src/shapes/tool.js';
+import { SqliteStore } from '../../src/store/sqlite.js';
+
+/** One model step: its events in order; `hang` then waits for the abort; `fail` throws after them. */
+interface Step {
+  events: LlmEvent[];
+  hang?: boolean;
+  fail?: Error;
+}
+
+const MODEL: ModelEntry = { id: 'fake/m', provider: 'fake', api: 'openai-chat', modelName: 'm', url: 'http://127.0.0.1:1' };
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+function setup(steps: Step[], tools: Tool[] = []) {
+  const dir = mkdtempSync(join(tmpdir(), 'patchbay-chat-service-'));
+  const store = new SqliteStore(join(dir, 'chats.db'));
+  cleanups.push(() => {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const registry = new ToolRegistry();
+  registry.set('native', tools);
+  const events: ChatEvent[] = [];
+  /** Called on each event, after it is recorded: a test reacts to it (stop, approve…). */
+  let onEvent: (e: ChatEvent) => void = () => {};
+  const client: LlmClient = {
+    api: 'openai-chat',
+    async *stream(req) {
+      const step = steps.shift();
+      if (!step) throw new Error('the script has no more steps');
+      for (const e of step.events) yield e;
+      if (step.hang) {
+        await new Promise((_, reject) => {
+          const stop = () => reject(new Error('aborted'));
+          if (req.signal.aborted) stop();
+          req.signal.addEventListener('abort', stop, { once: true });
+        });
+      }
+      if (step.fail) throw step.fail;
+    },
+  };
+  const config = configSchema.parse({ chat: { generateTitles: false } });
+  const deps: ChatDeps = {
+    store,
+    events: {
+      event: (_chatId, e) => {
+        // Every event core emits is valid against its own schema.
+        expect(chatEventSchema.safeParse(e).success, JSON.stringify(e)).toBe(true);
+        events.push(e);
+        onEvent(e);
+      },
+      opened: () => {},
+      cleared: () => {},
+      deleted: () => {},
+      showMessage: () => {},
+    },
+    tools: registry,
+    editor: {},
+    config: () => config,
+    roots: () => [dir],
+    models: () => [MODEL],
+    defaultModel: () => MODEL,
+    clientFor: async () => client,
+    stream: (c, req) => c.stream(req),
+    cost: () => undefined,
+    renderContexts: async () => ({ text: '', errors: [] }),
+    instructions: () => [],
+    updatedContexts: () => [],
+    stopGraceMs: 20,
+  };
+  const chats = new ChatService(deps, new CommandRegistry());
+  cleanups.push(() => void chats.dispose(0));
+  return { chats, events, store, on: (f: (e: ChatEvent) => void) => (onEvent = f) };
+}
+
+/** Event types, with a tool call's state and a turn's stop reason: `toolCall:running`, `turnEnded:cancelled`. */
+function kinds(events: ChatEvent[]): string[] {
+  return events.map((e) => (e.type === 'toolCall' ? `toolCall:${e.state}` : e.type === 'turnEnded' ? `turnEnded:${e.stopReason}` : e.type === 'status' ? `status:${e.status}` : e.type));
+}
+
+function tool(name: string, opts: { readOnly: boolean; call?: (signal: AbortSignal) => Promise<ToolResult> }): Tool {
+  return {
+    name,
+    server: 'patchbay',
+    origin: 'native',
+    description: name,
+    inputSchema: { type: 'object' },
+    readOnly: opts.readOnly,
+    mutates: !opts.readOnly,
+    call: async (_args, ctx) => (opts.call ? opts.call(ctx.signal) : { error: false, outputs: [{ type: 'text', text: `${name} ran` }] }),
+  };
+}
+
+const text = (t: string): LlmEvent => ({ type: 'text', text: t });
+const finish = (reason: Extract<LlmEvent, { type: 'finish' }>['reason']): LlmEvent => ({ type: 'finish', reason });
+const callTool = (id: string, name: string): LlmEvent[] => [
+  { type: 'toolCallStart', id, name: `patchbay__${name}` },
+  { type: 'toolCallDelta', id, argsDelta: '{}' },
+  { type: 'toolCallEnd', id, name: `patchbay__${name}`, args: {} },
+  finish('tool_calls'),
+];
+
+describe('ChatService turns', () => {
+  it('a plain answer ends with end_turn, and the events say so in order', async () => {
+    const { chats, events } = setup([{ events: [text('Hel'), text('lo'), finish('stop')] }]);
+    const h = chats.prompt({ message: 'hi', contentId: 'c1' });
+    expect(h.status).toBe('started');
+    expect(await h.done).toEqual({ stopReason: 'end_turn' });
+    expect(kinds(events)).toEqual(['status:running', 'userMessage', 'progress', 'assistantText', 'assistantText', 'turnEnded:end_turn']);
+    expect(events[1]).toEqual({ type: 'userMessage', text: 'hi', id: 'c1' });
+  });
+
+  it('a stop mid-stream cancels the turn: stopping, then turnEnded cancelled', async () => {
+    const { chats, events, on } = setup([{ events: [text('partial')], hang: true }]);
+    const h = chats.prompt({ message: 'hi' });
+    on((e) => e.type === 'assistantText' && chats.stop(h.chatId));
+    expect(await h.done).toEqual({ stopReason: 'cancelled' });
+    expect(kinds(events).slice(-3)).toEqual(['assistantText', 'status:stopping', 'turnEnded:cancelled']);
+  });
+
+  it('the output token limit ends the turn with max_tokens', async () => {
+    const { chats } = setup([{ events: [text('cut o'), finish('length')] }]);
+    expect(await chats.prompt({ message: 'hi' }).done).toEqual({ stopReason: 'max_tokens' });
+  });
+
+  it('a refusal (or content filter) ends the turn with refusal', async () => {
+    const { chats } = setup([{ events: [finish('refusal')] }]);
+    expect(await chats.prompt({ message: 'hi' }).done).toEqual({ stopReason: 'refusal' });
+  });
+
+  it('a model error ends the turn with error and its message, shown as an error event', async () => {
+    const { chats, events } = setup([{ events: [text('a')], fail: new LlmError('fake: bad request', 400, false) }]);
+    const done = await chats.prompt({ message: 'hi' }).done;
+    expect(done).toEqual({ stopReason: 'error', error: 'Error from fake/m: fake: bad request' });
+    expect(events.at(-2)).toEqual({ type: 'error', text: 'Error from fake/m: fake: bad request' });
+  });
+
+  it('no model configured: the turn ends with error at once', async () => {
+    const { chats, events } = setup([]);
+    const h = new ChatService(
+      { ...(chats as unknown as { deps: ChatDeps }).deps, models: () => [], defaultModel: () => undefined },
+      new CommandRegistry(),
+    ).prompt({ message: 'hi' });
+    expect(h.status).toBe('noModel');
+    const done = await h.done;
+    expect(done.stopReason).toBe('error');
+    expect(done.error).toMatch(/No LLM is configured/);
+    expect(kinds(events)).toEqual(['error', 'turnEnded:error']);
+  });
+
+  it('a tool call that asks and is approved runs, and the turn goes on to its answer', async () => {
+    const { chats, events, on, store } = setup([{ events: callTool('t1', 'write_note') }, { events: [text('done'), finish('stop')] }], [tool('write_note', { readOnly: false })]);
+    const h = chats.prompt({ message: 'hi' });
+    on((e) => e.type === 'toolCall' && e.state === 'announced' && e.needsApproval && chats.approve(h.chatId, e.id));
+    expect(await h.done).toEqual({ stopReason: 'end_turn' });
+    const calls = kinds(events).filter((k) => k.startsWith('toolCall'));
+    expect(calls).toEqual(['toolCall:preparing', 'toolCall:preparing', 'toolCall:announced', 'toolCall:running', 'toolCall:done']);
+    expect(events.find((e) => e.type === 'toolCall' && e.state === 'done')).toMatchObject({ id: 't1', name: 'write_note', server: 'patchbay', error: false, outputs: [{ type: 'text', text: 'write_note ran' }] });
+    expect(store.messages(h.chatId).find((m) => m.role === 'tool')).toMatchObject({ outcome: 'called', llmText: 'write_note ran' });
+  });
+
+  it('a rejected tool call does not run; the model is told and the turn ends normally', async () => {
+    let ran = false;
+    const note = tool('write_note', { readOnly: false, call: async () => ((ran = true), { error: false, outputs: [] }) });
+    const { chats, events, on } = setup([{ events: callTool('t1', 'write_note') }, { events: [text('ok'), finish('stop')] }], [note]);
+    const h = chats.prompt({ message: 'hi' });
+    on((e) => e.type === 'toolCall' && e.state === 'announced' && chats.reject(h.chatId, e.id));
+    expect(await h.done).toEqual({ stopReason: 'end_turn' });
+    expect(ran).toBe(false);
+    expect(events.find((e) => e.type === 'toolCall' && e.state === 'rejected')).toMatchObject({ id: 't1', reason: 'user' });
+  });
+
+  it('a stop while a call waits for approval settles the approval and cancels the turn', async () => {
+    const { chats, events, on } = setup([{ events: callTool('t1', 'write_note') }], [tool('write_note', { readOnly: false })]);
+    const h = chats.prompt({ message: 'hi' });
+    on((e) => e.type === 'toolCall' && e.state === 'announced' && chats.stop(h.chatId));
+    expect(await h.done).toEqual({ stopReason: 'cancelled' });
+    expect(kinds(events).slice(-4)).toEqual(['toolCall:announced', 'status:stopping', 'toolCall:rejected', 'turnEnded:cancelled']);
+    expect(events.find((e) => e.type === 'toolCall' && e.state === 'rejected')).toMatchObject({ reason: 'userPromptStop' });
+  });
+
+  it('a tool that ignores its abort signal is reported stopping and the turn ends cancelled without it; its late result is stored', async () => {
+    let release!: (r: ToolResult) => void;
+    const stubborn = tool('slow_read', { readOnly: true, call: () => new Promise((r) => (release = r)) });
+    const { chats, events, on, store } = setup([{ events: callTool('t1', 'slow_read') }], [stubborn]);
+    const h = chats.prompt({ message: 'hi' });
+    on((e) => e.type === 'toolCall' && e.state === 'running' && chats.stop(h.chatId));
+    expect(await h.done).toEqual({ stopReason: 'cancelled' });
+    expect(kinds(events).slice(-3)).toEqual(['status:stopping', 'toolCall:stopping', 'turnEnded:cancelled']);
+    const placeholder = store.messages(h.chatId).find((m) => m.role === 'tool');
+    expect(placeholder).toMatchObject({ outcome: 'called', error: true });
+
+    // The tool returns at last: its result replaces the placeholder; no new turn starts.
+    release({ error: false, outputs: [{ type: 'text', text: 'late' }] });
+    await new Promise((r) => setImmediate(r));
+    expect(kinds(events).slice(-2)).toEqual(['turnEnded:cancelled', 'toolCall:done']);
+    const stored = store.messages(h.chatId).filter((m) => m.role === 'tool');
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({ outcome: 'called', error: false, llmText: 'late' });
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * Core events → ECA notifications (src/server/eca-events.ts). The serialized form is compared,
+ * so key order counts: editors see exactly these bytes.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ChatEvent } from '../../src/core/events.js';
+import { replayEvents, type StoredMessage } from '../../src/core/messages.js';
+import { contentReceivedSchema } from '../../src/protocol/eca/content.js';
+import { toEcaNotifications } from '../../src/server/eca-events.js';
+
+const wire = (e: ChatEvent) => toEcaNotifications('c1', e).map((n) => `${n.method} ${JSON.stringify(n.params)}`);
+
+describe('ECA translation of core events', () => {
+  it('a cancelled turn ends with the stop text, idle, and a finished progress carrying stopReason', () => {
+    expect(wire({ type: 'turnEnded', stopReason: 'cancelled' })).toEqual([
+      'chat/contentReceived {"chatId":"c1","role":"system","content":{"type":"text","text":"\\nPrompt stopped"}}',
+      'chat/statusChanged {"chatId":"c1","status":"idle"}',
+      'chat/contentReceived {"chatId":"c1","role":"system","content":{"type":"progress","state":"finished","text":"","stopReason":"cancelled"}}',
+    ]);
+  });
+
+  it('any other end has no stop text; its stop reason travels on the finished progress', () => {
+    expect(wire({ type: 'turnEnded', stopReason: 'max_tokens' })).toEqual([
+      'chat/statusChanged {"chatId":"c1","status":"idle"}',
+      'chat/contentReceived {"chatId":"c1","role":"system","content":{"type":"progress","state":"finished","text":"","stopReason":"max_tokens"}}',
+    ]);
+  });
+
+  it('tool call states become ECA tool contents with the fields in ECA order', () => {
+    const call = { type: 'toolCall' as const, origin: 'native', id: 't1', name: 'write_file', server: 'patchbay', arguments: { path: 'a' }, summary: 'Write a' };
+    expect(wire({ ...call, state: 'announced', needsApproval: true })).toEqual([
+      'chat/contentReceived {"chatId":"c1","role":"assistant","content":{"type":"toolCallRun","origin":"native","id":"t1","name":"write_file","server":"patchbay","arguments":{"path":"a"},"summary":"Write a","manualApproval":true}}',
+    ]);
+    expect(wire({ ...call, state: 'done', error: false, outputs: [{ type: 'text', text: 'ok' }], totalTimeMs: 3 })[0]).toContain(
+      '"content":{"type":"toolCalled","origin":"native","id":"t1","name":"write_file","server":"patchbay","arguments":{"path":"a"},"summary":"Write a","error":false,"outputs":[{"type":"text","text":"ok"}],"totalTimeMs":3}',
+    );
+    expect(wire({ type: 'toolCall', state: 'preparing', origin: 'native', id: 't1', name: 'write_file', server: 'patchbay', argumentsDelta: '{"pa' })[0]).toContain(
+      '"content":{"type":"toolCallPrepare","origin":"native","id":"t1","name":"write_file","server":"patchbay","argumentsText":"{\\"pa"}',
+    );
+  });
+
+  it('a tool that outlives its stop is said as progress: ECA has no such tool state', () => {
+    const [n] = toEcaNotifications('c1', { type: 'toolCall', state: 'stopping', origin: 'native', id: 't1', name: 'grep', server: 'patchbay' });
+    expect(n.params).toEqual({ chatId: 'c1', role: 'system', content: { type: 'progress', state: 'running', text: 'Stopping grep: it has not returned yet' } });
+  });
+
+  it('usage: costs formatted as ECA strings only when the model is priced', () => {
+    expect(wire({ type: 'usage', stepInputTokens: 10, stepOutputTokens: 5, chatTokens: 15, stepCost: 0.001, chatCost: 0.5 })[0]).toContain(
+      '"content":{"type":"usage","sessionTokens":15,"messageInputTokens":10,"messageOutputTokens":5,"lastMessageCost":"0.001000","sessionCost":"0.50"}',
+    );
+    expect(wire({ type: 'usage', stepInputTokens: 10, stepOutputTokens: 5, chatTokens: 15 })[0]).not.toContain('Cost');
+  });
+
+  it('replay of a stored chat becomes valid ECA contents with the right roles', () => {
+    const stored: StoredMessage[] = [
+      { role: 'user', text: 'q', contentId: 'u1' },
+      { role: 'assistant', parts: [{ type: 'reasoning', text: 'hm' }, { type: 'text', text: 'a' }] },
+      { role: 'tool', toolCallId: 't1', name: 'grep', server: 'patchbay', origin: 'native', args: {}, outcome: 'rejected', error: true, outputs: [], llmText: 'no', totalTimeMs: 0 },
+      { role: 'system', kind: 'summary', text: 's' },
+    ];
+    const out = replayEvents(stored).flatMap((e) => toEcaNotifications('c1', e));
+    for (const n of out) expect(contentReceivedSchema.safeParse(n.params).success).toBe(true);
+    expect(out.map((n) => (n.method === 'chat/contentReceived' ? `${n.params.role}:${n.params.content.type}` : n.method))).toEqual([
+      'user:text',
+      'assistant:reasonStarted',
+      'assistant:reasonText',
+      'assistant:reasonFinished',
+      'assistant:text',
+      'assistant:toolCallRejected',
+      'system:text',
+    ]);
+    // A rejection stored without its reason replays as the user's.
+    expect(out[5].params).toMatchObject({ content: { reason: 'user' } });
+  });
+});
