@@ -41,4 +41,10 @@ export interface ChatDeps {
   updatedContexts(refs: ChatContext[]): ChatContext[];
   /** How long a stopped turn waits for a tool that ignores its abort signal (default STOP_GRACE_MS). */
   stopGraceMs?: number;
+  /**
+   * What the front end can do. A front end that cannot ask the user has every call that would ask
+   * refused (as the config's deny would); one that shows no diffs is not sent them before approval.
+   * Unset: it can do both (ECA editors).
+   */
+  frontEnd?: { canAsk: boolean; canShowDiffs: boolean };
 }

@@ -67,6 +67,8 @@ export interface ToolCallEnv {
   ctx: ToolContext;
   /** Resolves when the user answers; settled with `userPromptStop` when the turn is stopped. */
   askUser(toolCallId: string): Promise<ApprovalAnswer>;
+  /** The front end shows a change's diff before approval: compute it (the tool's `preview`). */
+  showDiffs?: boolean;
   /** Overrides STOP_GRACE_MS (tests). */
   stopGraceMs?: number;
 }
@@ -147,7 +149,7 @@ export class ToolCall {
       this.transition({ kind: 'rejected', reason: 'userConfigDeny', why: decision.why }, false);
       return this.finish().message;
     }
-    if (tool.preview && !this.env.ctx.signal.aborted) {
+    if (tool.preview && this.env.showDiffs !== false && !this.env.ctx.signal.aborted) {
       this.details = await tool.preview(this.args, this.env.ctx).catch(() => undefined);
     }
     const announced: ToolCallEvent = { ...this.base(), state: 'announced', needsApproval: decision.kind === 'ask' };

@@ -183,6 +183,7 @@ export class Workspace {
     return {
       store: this.store,
       events: this.opts.events,
+      frontEnd: { canAsk: this.opts.frontEnd.canAsk, canShowDiffs: this.opts.frontEnd.canShowDiffs },
       tools: this.tools,
       editor: this.editor,
       config: () => this.config,

@@ -31,7 +31,7 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-function setup(steps: Step[], tools: Tool[] = []) {
+function setup(steps: Step[], tools: Tool[] = [], frontEnd?: ChatDeps['frontEnd']) {
   const dir = mkdtempSync(join(tmpdir(), 'patchbay-chat-service-'));
   const store = new SqliteStore(join(dir, 'chats.db'));
   cleanups.push(() => {
@@ -87,6 +87,7 @@ function setup(steps: Step[], tools: Tool[] = []) {
     instructions: () => [],
     updatedContexts: () => [],
     stopGraceMs: 20,
+    frontEnd,
   };
   const chats = new ChatService(deps, new CommandRegistry());
   cleanups.push(() => void chats.dispose(0));
@@ -217,5 +218,30 @@ describe('ChatService turns', () => {
     const stored = store.messages(h.chatId).filter((m) => m.role === 'tool');
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({ outcome: 'called', error: false, llmText: 'late' });
+  });
+
+  it('a front end that cannot ask has a call that would ask refused at once; the turn goes on', async () => {
+    let ran = false;
+    const note = tool('write_note', { readOnly: false, call: async () => ((ran = true), { error: false, outputs: [] }) });
+    const { chats, events } = setup([{ events: callTool('t1', 'write_note') }, { events: [text('ok'), finish('stop')] }], [note], { canAsk: false, canShowDiffs: false });
+    const h = chats.prompt({ message: 'hi' });
+    expect(await h.done).toEqual({ stopReason: 'end_turn' });
+    expect(ran).toBe(false);
+    expect(events.find((e) => e.type === 'toolCall' && e.state === 'rejected')).toMatchObject({ id: 't1', reason: 'userConfigDeny' });
+  });
+
+  it('a front end that shows no diffs is not sent a preview; one that does gets the details before approval', async () => {
+    const withPreview = (): Tool => ({
+      ...tool('edit_note', { readOnly: false }),
+      preview: async () => ({ type: 'fileChange', path: '/x', diff: '-a\n+b', linesAdded: 1, linesRemoved: 1 }),
+    });
+    for (const canShowDiffs of [false, true]) {
+      const { chats, events, on } = setup([{ events: callTool('t1', 'edit_note') }, { events: [text('ok'), finish('stop')] }], [withPreview()], { canAsk: true, canShowDiffs });
+      const h = chats.prompt({ message: 'hi' });
+      on((e) => e.type === 'toolCall' && e.state === 'announced' && chats.approve(h.chatId, e.id, false));
+      expect(await h.done).toEqual({ stopReason: 'end_turn' });
+      const announced = events.find((e) => e.type === 'toolCall' && e.state === 'announced');
+      expect(announced && 'details' in announced ? announced.details : undefined, `canShowDiffs ${canShowDiffs}`).toEqual(canShowDiffs ? expect.objectContaining({ type: 'fileChange' }) : undefined);
+    }
   });
 });
