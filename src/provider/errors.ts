@@ -1,6 +1,6 @@
 /**
- * The provider SDK's errors. Three families, kept apart on purpose (../../../shared/STYLE.md
- * "Two error families"):
+ * The provider SDK's errors. Three families, kept apart on purpose (CONTRIBUTING.md "How the code
+ * is written", the two error families):
  *
  * - {@link GatewayError}: an `error` message the gateway sent (spec "Error codes").
  * - {@link ProviderError}: something local went wrong (no token, no session, socket failure…);

@@ -1,7 +1,7 @@
 /**
  * Every outgoing JSON-RPC request patchbay makes (to language servers, to the editor, from
  * `patchbay chat` to its server) goes through `request()`, so each one keeps the house rules
- * (DESIGN.md "Rules of the house"): it has a deadline, it can be cancelled, and it settles when
+ * (ARCHITECTURE.md "Rules of the house"): it has a deadline, it can be cancelled, and it settles when
  * its connection closes — vscode-jsonrpc itself rejects pending requests on `dispose()` only, not
  * when the peer's stream ends, so without this a request to a dead peer waits forever.
  *

@@ -1,5 +1,5 @@
 /**
- * The internal Context shape (../shared/DESIGN.md "The one idea"): what a user can @-mention and
+ * The internal Context shape (ARCHITECTURE.md "The one idea"): what a user can @-mention and
  * how it is named, whatever front end or peer it came from. Front ends validate their own wire
  * shapes and hand these to core; peers (MCP resources, OpenCtx mentions) offer `resource`s.
  */

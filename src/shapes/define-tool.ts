@@ -1,7 +1,7 @@
 /**
  * Builds a native `Tool` from a zod schema and a `run` function. This is the one place where
  * native tool arguments are validated and where failures become results the model can read
- * (STYLE.md "Do this" 2 and 5): `call` never throws.
+ * (CONTRIBUTING.md "How the code is written"): `call` never throws.
  */
 import { z } from 'zod';
 import type { FileChangeDetails, JsonSchema, Tool, ToolContext, ToolResult } from './tool.js';

@@ -1,5 +1,5 @@
 /**
- * The internal Event stream shape (../shared/DESIGN.md): named, append-only, persisted.
+ * The internal Event stream shape (ARCHITECTURE.md "The one idea"): named, append-only, persisted.
  * Fed by gateway pushes (and any peer with events to keep); read back by the LLM through the
  * `read_event_stream` tool.
  */

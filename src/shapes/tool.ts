@@ -1,5 +1,5 @@
 /**
- * The internal Tool shape (../shared/DESIGN.md "The one idea"): every peer's tools
+ * The internal Tool shape (ARCHITECTURE.md "The one idea"): every peer's tools
  * — native, MCP, gateway providers, LSP-backed — are adapted into this.
  */
 import { z } from 'zod';

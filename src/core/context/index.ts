@@ -1,5 +1,5 @@
 /**
- * Contexts (../shared/DESIGN.md "The one idea"): what an editor can @-mention, how the server
+ * Contexts (ARCHITECTURE.md "The one idea"): what an editor can @-mention, how the server
  * finds it (`FileIndex`, `queryContexts`) and how it renders into the prompt (`renderContexts`).
  */
 export { FileIndex } from './file-index.js';

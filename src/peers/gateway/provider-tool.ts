@@ -1,4 +1,4 @@
-/** A provider's tool definition → patchbay's internal Tool (DESIGN.md "The one idea"). */
+/** A provider's tool definition → patchbay's internal Tool (ARCHITECTURE.md "The one idea"). */
 import type { JsonSchema, Tool, ToolContext, ToolResult } from '../../shapes/tool.js';
 import type { ToolDef } from '../../protocol/gateway/index.js';
 

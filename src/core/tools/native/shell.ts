@@ -5,7 +5,7 @@
  * - the returned promise always settles, and never rejects;
  * - on timeout or abort the whole group gets SIGTERM, then SIGKILL after KILL_GRACE_MS;
  * - processes the command leaves running in the background are stopped when it exits
- *   (DESIGN.md: every process patchbay starts is stopped).
+ *   (ARCHITECTURE.md "Rules of the house": every process patchbay starts is stopped).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
