@@ -39,7 +39,7 @@ const SESSION = 'bench-chat';
 export const GATEWAY_TARGETS = { roundTripRatio: 1.3, rssGrowthMb: 150 } as const;
 
 function config(): GatewayConfig {
-  return { enabled: true, host: '127.0.0.1', port: 0, injectStartsTurn: false, maxConnections: PROVIDERS + 100, rateLimitPerSecond: 200 };
+  return { enabled: true, host: '127.0.0.1', port: 0, injectStartsTurn: false, maxConnections: PROVIDERS + 100, maxUnauthenticated: 256, rateLimitPerSecond: 200 };
 }
 
 /** One chat; provider tools land in `tools`. */

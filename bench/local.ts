@@ -141,8 +141,7 @@ async function patchbayPrompt(s: Server): Promise<LocalRun & { chatId: string }>
     else if (c.type === 'progress' && typeof c.text === 'string' && c.text.startsWith('Loading local model')) {
       if (c.text.endsWith('…')) loadStart = t;
       else if (c.text.endsWith(' 100%')) loadEnd = t;
-    }
-    else if (m.params.role === 'system' && c.type === 'text') problems.push(String(c.text).slice(0, 300));
+    } else if (m.params.role === 'system' && c.type === 'text') problems.push(String(c.text).slice(0, 300));
   });
   const finished = s.waitFor(isFinished, 'the local reply to finish', 60_000);
   finished.catch(() => {}); // awaited below unless the prompt itself fails

@@ -71,7 +71,10 @@ const quiet = { error() {}, warn() {}, info() {}, debug() {} };
 
 class ViaPatchbay {
   readonly host: LspHostImpl;
-  constructor(readonly root: string, readonly file: string) {
+  constructor(
+    readonly root: string,
+    readonly file: string,
+  ) {
     this.host = new LspHostImpl({
       servers: { typescript: { command: TSLS, args: ['--stdio'], extensions: ['ts'] }, 'typescript-language-server': { disabled: true } },
       roots: [root],
@@ -109,7 +112,10 @@ class Direct {
   private readonly uri: string;
   private onPublish: ((p: Publish) => void) | undefined;
 
-  constructor(readonly root: string, readonly file: string) {
+  constructor(
+    readonly root: string,
+    readonly file: string,
+  ) {
     this.uri = pathToFileURL(file).href;
   }
 

@@ -121,7 +121,9 @@ export async function runOpenCtx(log: (s: string) => void = console.log): Promis
   const fastOnly = files.filter((_, i) => i !== HANG_INDEX);
   const fake = await FakeLlm.start();
   try {
-    log(`openctx: ${REQUESTS} chat/queryContext requests (after ${WARMUP} warm-up) with ${PROVIDERS} JS-module providers (p${HANG_INDEX} hangs), openctx.timeoutMs ${DEADLINE_MS}; then ${fastOnly.length} fast only…`);
+    log(
+      `openctx: ${REQUESTS} chat/queryContext requests (after ${WARMUP} warm-up) with ${PROVIDERS} JS-module providers (p${HANG_INDEX} hangs), openctx.timeoutMs ${DEADLINE_MS}; then ${fastOnly.length} fast only…`,
+    );
     const withHang = await measure(fake.url, files, 'h');
     const baseline = await measure(fake.url, fastOnly, 'b');
     return { deadlineMs: DEADLINE_MS, requests: REQUESTS, fast: fastOnly.length, mentionsEach: MENTIONS_EACH, withHang, baseline };

@@ -244,7 +244,9 @@ async function queryContextStdio(inProcessP95: number | undefined): Promise<void
     }
     const st = summarize(times);
     const mem = procMemKb(s.pid);
-    log(`  first query ${ms(firstMs, 0)}; ${qs.length} queries (${hits} with results, ~${Math.round(bytes / qs.length)} B/answer): p50 ${ms(st.p50)}  p95 ${ms(st.p95)}  p99 ${ms(st.p99)}  max ${ms(st.max)}`);
+    log(
+      `  first query ${ms(firstMs, 0)}; ${qs.length} queries (${hits} with results, ~${Math.round(bytes / qs.length)} B/answer): p50 ${ms(st.p50)}  p95 ${ms(st.p95)}  p99 ${ms(st.p99)}  max ${ms(st.max)}`,
+    );
     log(`  server VmRSS with the 100k index: ${mb(mem.rss)} (peak ${mb(mem.hwm)})`);
     row({
       bench: 'queryContext p95 (stdio)',
@@ -333,7 +335,10 @@ async function flood(): Promise<void> {
     const { idle: i, flood: f } = r;
     log(`  idle   chat/queryCommands p50 ${ms(i.p50, 3)}  p95 ${ms(i.p95, 3)}  max ${ms(i.max, 3)}  (${i.n} requests)`);
     log(`  flood  chat/queryCommands p50 ${ms(f.p50, 3)}  p95 ${ms(f.p95, 3)}  max ${ms(f.max, 3)}  (${f.n} requests, ${r.providers} providers pushing)`);
-    for (const [name, a, b] of [['p50', f.p50, i.p50], ['p95', f.p95, i.p95]] as const) {
+    for (const [name, a, b] of [
+      ['p50', f.p50, i.p50],
+      ['p95', f.p95, i.p95],
+    ] as const) {
       row({
         bench: `editor request under flood ${name}`,
         figure: ms(a, 3),
@@ -355,7 +360,9 @@ async function gateway(): Promise<void> {
     const r = await runGatewayCalls(log);
     const { echo: e, gateway: g, throughput: t } = r;
     log(`  raw ws echo  p50 ${ms(e.p50, 3)}  p99 ${ms(e.p99, 3)}  max ${ms(e.max, 3)}  (${e.n} round trips, ${r.frameBytes}-byte frames)`);
-    log(`  JSON echo    p50 ${ms(r.jsonEcho.p50, 3)}  p99 ${ms(r.jsonEcho.p99, 3)}  max ${ms(r.jsonEcho.max, 3)}  (server parses and answers a tool.result; gateway p50 ${ratio(g.p50 / r.jsonEcho.p50)} of it)`);
+    log(
+      `  JSON echo    p50 ${ms(r.jsonEcho.p50, 3)}  p99 ${ms(r.jsonEcho.p99, 3)}  max ${ms(r.jsonEcho.max, 3)}  (server parses and answers a tool.result; gateway p50 ${ratio(g.p50 / r.jsonEcho.p50)} of it)`,
+    );
     log(`  gateway      p50 ${ms(g.p50, 3)}  p99 ${ms(g.p99, 3)}  max ${ms(g.max, 3)}  (${g.n} calls, Tool.call() → resolved)`);
     log(`  sustained    gateway ${t.gateway.calls} calls in ${t.gateway.seconds.toFixed(1)} s, raw ws echo ${t.echo.calls} round trips in ${t.echo.seconds.toFixed(1)} s`);
     row({
@@ -387,7 +394,9 @@ async function gateway(): Promise<void> {
   }
   try {
     const r = await runGatewayRss(log);
-    log(`  ${r.bound}/${r.providers} providers bound in ${ms(r.connectMs, 0)}; gateway VmRSS idle ${mb(r.idleKb)}, with them ${mb(r.loadedKb)} (peak ${mb(r.hwmKb)}), ~${((r.growthKb * 1024) / r.providers / 1024).toFixed(1)} kB per provider`);
+    log(
+      `  ${r.bound}/${r.providers} providers bound in ${ms(r.connectMs, 0)}; gateway VmRSS idle ${mb(r.idleKb)}, with them ${mb(r.loadedKb)} (peak ${mb(r.hwmKb)}), ~${((r.growthKb * 1024) / r.providers / 1024).toFixed(1)} kB per provider`,
+    );
     row({
       bench: `gateway RSS, ${r.providers} providers`,
       figure: `+${mb(r.growthKb)}`,
@@ -494,11 +503,15 @@ async function local(): Promise<void> {
     const tps = (x: LocalRun): number => x.tokensPerSec;
     const st = r.directStages;
     log(`  cold, first token   patchbay: ${all(r.patchbay.cold, first)} ms;  direct: ${all(r.direct.cold, first)} ms`);
-    log(`    direct cold stages (medians, since the import began): import ${ms(st.importMs, 0)}, getLlama ${ms(st.llamaMs, 0)}, loadModel ${ms(st.loadMs, 0)}, context ${ms(st.contextMs, 0)}, first token ${ms(r.coldMs.direct, 0)}`);
+    log(
+      `    direct cold stages (medians, since the import began): import ${ms(st.importMs, 0)}, getLlama ${ms(st.llamaMs, 0)}, loadModel ${ms(st.loadMs, 0)}, context ${ms(st.contextMs, 0)}, first token ${ms(r.coldMs.direct, 0)}`,
+    );
     log(`  warm, first token   patchbay: ${all(r.patchbay.warm, first)} ms;  direct: ${all(r.direct.warm, first)} ms`);
     log(`  tokens/s, warm      patchbay: ${all(r.patchbay.warm, tps)};  direct: ${all(r.direct.warm, tps)}`);
     log(`  tokens/s, cold      patchbay: ${all(r.patchbay.cold, tps)};  direct: ${all(r.direct.cold, tps)}`);
-    log(`  prompt: patchbay ${r.promptTokens.patchbay} tokens, direct ${r.promptTokens.direct} (${r.promptChars} chars + ${r.tools} tools); text chunks per reply: patchbay ${r.chunks.patchbay}, direct ${r.chunks.direct}`);
+    log(
+      `  prompt: patchbay ${r.promptTokens.patchbay} tokens, direct ${r.promptTokens.direct} (${r.promptChars} chars + ${r.tools} tools); text chunks per reply: patchbay ${r.chunks.patchbay}, direct ${r.chunks.direct}`,
+    );
     // Every local figure is patchbay against node-llama-cpp directly, for information (the issue sets no target).
     const versus = (bench: string, pair: { patchbay: number; direct: number }, show: (x: number) => string, target = '(info)'): void =>
       row({ bench, figure: show(pair.patchbay), reference: `direct ${show(pair.direct)}`, ratio: ratio(pair.patchbay / pair.direct), target, pass: undefined });
@@ -520,7 +533,11 @@ function table(): void {
   const cells = (r: Row, isHead = false): string[] => [r.bench, r.figure, r.reference, r.ratio, r.target, isHead ? 'result' : r.pass === undefined ? '—' : r.pass ? 'PASS' : 'FAIL'];
   const all = [cells(head, true), ...rows.map((r) => cells(r))];
   const widths = all[0].map((_, i) => Math.max(...all.map((c) => c[i].length)));
-  const line = (c: string[]): string => c.map((x, i) => x.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (c: string[]): string =>
+    c
+      .map((x, i) => x.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   log('');
   log(line(all[0]));
   log(widths.map((w) => '─'.repeat(w)).join('  '));

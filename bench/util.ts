@@ -40,7 +40,10 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 export function median(xs: number[]): number {
-  return percentile([...xs].sort((a, b) => a - b), 50);
+  return percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 }
 
 export interface Summary {

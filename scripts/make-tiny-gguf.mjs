@@ -65,7 +65,7 @@ function vocab() {
   // prompt with its tool definitions (~10k characters) then fits a context that evaluates fast.
   const symbols = ['\u2581'];
   for (let c = 0x21; c < 0x7f; c++) symbols.push(String.fromCharCode(c));
-  for (const a of symbols) for (const b of symbols) tokens.push(a + b), types.push(1);
+  for (const a of symbols) for (const b of symbols) (tokens.push(a + b), types.push(1));
   return { tokens, types, scores: tokens.map((_, i) => (i >= 262 ? -1 : 0)) };
 }
 
@@ -83,7 +83,10 @@ function replyTokens(text, tokens) {
   const split = (at) => {
     if (at === text.length) return true;
     const pair = at + 1 < text.length ? id.get(piece(text[at]) + piece(text[at + 1])) : undefined;
-    for (const [tok, len] of [[pair, 2], [single(text[at]), 1]]) {
+    for (const [tok, len] of [
+      [pair, 2],
+      [single(text[at]), 1],
+    ]) {
       if (tok === undefined || used.has(tok)) continue;
       used.add(tok);
       out.push(tok);
@@ -257,9 +260,7 @@ export function writeTinyGguf(path, opts = {}) {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const out = process.argv[2]
-    ? resolve(process.argv[2])
-    : fileURLToPath(new URL('../test/fixtures/models/tiny.gguf', import.meta.url));
+  const out = process.argv[2] ? resolve(process.argv[2]) : fileURLToPath(new URL('../test/fixtures/models/tiny.gguf', import.meta.url));
   const { bytes, sha256 } = writeTinyGguf(out);
   console.log(`${out}: ${bytes} bytes, sha256 ${sha256}`);
 }

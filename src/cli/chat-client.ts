@@ -45,7 +45,10 @@ export interface ServerOptions {
 export type ChatConfig = NonNullable<ConfigUpdated['chat']>;
 
 export class ServerGone extends Error {
-  constructor(readonly code: number | null, readonly signal: NodeJS.Signals | null) {
+  constructor(
+    readonly code: number | null,
+    readonly signal: NodeJS.Signals | null,
+  ) {
     super(`patchbay server exited unexpectedly (${signal ? `signal ${signal}` : `code ${code}`})`);
   }
 }
@@ -168,11 +171,9 @@ export class ServerProcess {
     });
     this.notify(ECA.initialized, {});
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.configReady,
-      this.exited.then((e) => Promise.reject(new ServerGone(e.code, e.signal))),
-      new Promise<void>((r) => (timer = setTimeout(r, configWaitMs))),
-    ]).finally(() => clearTimeout(timer));
+    await Promise.race([this.configReady, this.exited.then((e) => Promise.reject(new ServerGone(e.code, e.signal))), new Promise<void>((r) => (timer = setTimeout(r, configWaitMs)))]).finally(() =>
+      clearTimeout(timer),
+    );
     return this.config;
   }
 
@@ -188,10 +189,7 @@ export class ServerProcess {
       }
       this.notify(ECA.exit);
       let timer: NodeJS.Timeout | undefined;
-      const killed = await Promise.race([
-        this.exited.then(() => false),
-        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), 2_000))),
-      ]);
+      const killed = await Promise.race([this.exited.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), 2_000)))]);
       clearTimeout(timer);
       if (killed) {
         this.child.kill('SIGKILL');

@@ -72,10 +72,8 @@ export async function runRepl(o: ReplOptions): Promise<number> {
             line,
             cwd,
             {
-              queryContext: async (query) =>
-                (await server.request(ECA.chatQueryContext, { chatId: session.chatId, query, contexts: [] }, 5_000)).contexts,
-              queryCommands: async (query) =>
-                (await server.request(ECA.chatQueryCommands, { chatId: session.chatId, query }, 5_000)).commands,
+              queryContext: async (query) => (await server.request(ECA.chatQueryContext, { chatId: session.chatId, query, contexts: [] }, 5_000)).contexts,
+              queryCommands: async (query) => (await server.request(ECA.chatQueryCommands, { chatId: session.chatId, query }, 5_000)).commands,
               localCommands: LOCAL_COMMAND_NAMES,
             },
             known,

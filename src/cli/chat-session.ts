@@ -201,7 +201,9 @@ export class ChatSession {
       this.turn = undefined;
       this.serverTurn = undefined;
       this.renderer.content('system', { type: 'progress', state: 'finished', text: '' });
-      idle.turnEnded(gone ? { kind: 'failed', message: 'patchbay server exited during the turn' } : { kind: 'done', errors: turn.errors, stopped: turn.stopped, usage: turn.usage, unasked: turn.unasked });
+      idle.turnEnded(
+        gone ? { kind: 'failed', message: 'patchbay server exited during the turn' } : { kind: 'done', errors: turn.errors, stopped: turn.stopped, usage: turn.usage, unasked: turn.unasked },
+      );
     });
     return turn;
   }

@@ -59,7 +59,7 @@ async function models(args: string[]): Promise<void> {
     for (const p of removed) process.stdout.write(`removed ${p}\n`);
     return;
   }
-  const entry = name ? local.find((m) => matches(m, name)) : local.find((m) => m.provider === 'local') ?? local[0];
+  const entry = name ? local.find((m) => matches(m, name)) : (local.find((m) => m.provider === 'local') ?? local[0]);
   const source = entry?.local ?? (name && isUri(name) ? { model: name } : undefined);
   if (!source) {
     process.stderr.write(`Unknown local model "${name}". Configured: ${local.map((m) => m.id).join(', ') || 'none'}.\n`);

@@ -50,9 +50,7 @@ const PLAIN_NAME = /^[A-Za-z0-9_$@/-]+$/;
 
 /** The key as shown (see HeldSetting.key). */
 export function displayKey(path: string[]): string {
-  return path
-    .map((k, i) => (PLAIN_NAME.test(k) ? `${i ? '.' : ''}${k}` : `[${escapeControlChars(JSON.stringify(k))}]`))
-    .join('');
+  return path.map((k, i) => (PLAIN_NAME.test(k) ? `${i ? '.' : ''}${k}` : `[${escapeControlChars(JSON.stringify(k))}]`)).join('');
 }
 
 function commandLine(entry: unknown): string {

@@ -4,9 +4,7 @@
  * file, may be an API key — so on failure we locate the error ourselves.
  */
 
-export type JsonParseResult =
-  | { ok: true; value: unknown }
-  | { ok: false; message: string; line?: number; column?: number; offset?: number };
+export type JsonParseResult = { ok: true; value: unknown } | { ok: false; message: string; line?: number; column?: number; offset?: number };
 
 /** Parse `text` as JSON. A leading BOM is ignored. */
 export function parseJson(text: string): JsonParseResult {
@@ -63,7 +61,7 @@ export function locateJsonError(text: string): { offset: number; message: string
   const str = (): void => {
     i++; // opening quote
     for (;;) {
-      if (i >= n) fail('a closing \'"\'');
+      if (i >= n) fail("a closing '\"'");
       const c = text.charCodeAt(i);
       if (c === 34) {
         i++;

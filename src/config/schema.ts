@@ -34,40 +34,41 @@ function peerConfigShape(): PeerShapes {
   return shape as PeerShapes;
 }
 
-export const configSchema = z.object({
-  providers: z.record(z.string(), providerSchema).default({}),
-  defaultModel: z.string().optional(),
-  toolCall: z
-    .object({
-      approval: approvalSchema.default({}),
-      shellCommand: z.object({ timeoutSeconds: z.number().positive().optional(), maxOutputChars: z.number().int().positive().optional() }).optional(),
-    })
-    .default({ approval: {} }),
-  /** Tools disabled by name (`read_file` or `server__tool`). */
-  disabledTools: z.array(z.string()).default([]),
-  welcomeMessage: z.string().default('Welcome to patchbay. Type a prompt to start; @ adds context, / runs a command.'),
-  /** Extra instructions appended to the system prompt. */
-  systemPrompt: z.string().optional(),
-  chat: z
-    .object({
-      /** Seconds without a byte from the LLM before the stream is declared stalled. */
-      stallTimeoutSeconds: z.number().positive().default(120),
-      maxRetries: z.number().int().min(0).default(4),
-      /** Generate a title with the LLM after the first prompt. */
-      generateTitles: z.boolean().default(true),
-      defaultAgent: agentSchema.default('code'),
-    })
-    .default({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code' }),
-  context: z
-    .object({
-      webMaxChars: z.number().int().positive().default(100_000),
-      repoMapMaxEntries: z.number().int().positive().default(2_000),
-    })
-    .default({ webMaxChars: 100_000, repoMapMaxEntries: 2_000 }),
-  // Each peer's own keys (mcpServers, languageServers, openctx, gateway, …): src/peers/index.ts.
-  ...peerConfigShape(),
-  logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
-})
+export const configSchema = z
+  .object({
+    providers: z.record(z.string(), providerSchema).default({}),
+    defaultModel: z.string().optional(),
+    toolCall: z
+      .object({
+        approval: approvalSchema.default({}),
+        shellCommand: z.object({ timeoutSeconds: z.number().positive().optional(), maxOutputChars: z.number().int().positive().optional() }).optional(),
+      })
+      .default({ approval: {} }),
+    /** Tools disabled by name (`read_file` or `server__tool`). */
+    disabledTools: z.array(z.string()).default([]),
+    welcomeMessage: z.string().default('Welcome to patchbay. Type a prompt to start; @ adds context, / runs a command.'),
+    /** Extra instructions appended to the system prompt. */
+    systemPrompt: z.string().optional(),
+    chat: z
+      .object({
+        /** Seconds without a byte from the LLM before the stream is declared stalled. */
+        stallTimeoutSeconds: z.number().positive().default(120),
+        maxRetries: z.number().int().min(0).default(4),
+        /** Generate a title with the LLM after the first prompt. */
+        generateTitles: z.boolean().default(true),
+        defaultAgent: agentSchema.default('code'),
+      })
+      .default({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code' }),
+    context: z
+      .object({
+        webMaxChars: z.number().int().positive().default(100_000),
+        repoMapMaxEntries: z.number().int().positive().default(2_000),
+      })
+      .default({ webMaxChars: 100_000, repoMapMaxEntries: 2_000 }),
+    // Each peer's own keys (mcpServers, languageServers, openctx, gateway, …): src/peers/index.ts.
+    ...peerConfigShape(),
+    logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+  })
   // Unknown top-level keys are kept: ECA configs carry keys patchbay does not know (yet).
   .loose();
 

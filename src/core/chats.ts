@@ -427,7 +427,12 @@ export class ChatService {
       )) {
         if (ev.type === 'text') title += ev.text;
       }
-      title = title.replace(/<think>[\s\S]*?<\/think>/g, '').trim().replace(/^["'`]+|["'`.]+$/g, '').split('\n')[0].slice(0, 80);
+      title = title
+        .replace(/<think>[\s\S]*?<\/think>/g, '')
+        .trim()
+        .replace(/^["'`]+|["'`.]+$/g, '')
+        .split('\n')[0]
+        .slice(0, 80);
       if (!title || !this.live.has(chat.id)) return;
       chat.title = title;
       this.deps.store.updateChat(chat.id, { title });

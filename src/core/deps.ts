@@ -19,11 +19,7 @@ export interface ChatDeps {
   defaultModel(): ModelEntry | undefined;
   clientFor(entry: ModelEntry): Promise<LlmClient>;
   /** streamWithRetry from the LLM layer: retries, stall detection, abort. */
-  stream(
-    client: LlmClient,
-    req: LlmRequest,
-    opts: { maxRetries: number; stallMs: number; onRetry: (attempt: number, delayMs: number, err: Error) => void },
-  ): AsyncIterable<LlmEvent>;
+  stream(client: LlmClient, req: LlmRequest, opts: { maxRetries: number; stallMs: number; onRetry: (attempt: number, delayMs: number, err: Error) => void }): AsyncIterable<LlmEvent>;
   cost(entry: ModelEntry, usage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }): number | undefined;
   renderContexts(contexts: ChatContext[], signal: AbortSignal): Promise<{ text: string; errors: string[] }>;
   /**

@@ -23,10 +23,7 @@ export const turnOutcomeSchema = z.object({ stopReason: stopReasonSchema, error:
 export type TurnOutcome = z.infer<typeof turnOutcomeSchema>;
 
 const fileChangeSchema = z.object({ type: z.literal('fileChange'), path: z.string(), diff: z.string(), linesAdded: z.number(), linesRemoved: z.number() });
-const toolOutputSchema = z.union([
-  z.object({ type: z.literal('text'), text: z.string() }),
-  z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() }),
-]);
+const toolOutputSchema = z.union([z.object({ type: z.literal('text'), text: z.string() }), z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() })]);
 
 /** Who a tool call is: the same fields in every state (arguments once they are complete). */
 const toolCallFields = {

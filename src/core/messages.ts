@@ -64,11 +64,7 @@ export function replayEvents(stored: StoredMessage[]): ChatEvent[] {
         break;
       case 'tool': {
         const call = { type: 'toolCall' as const, origin: m.origin, id: m.toolCallId, name: m.name, server: m.server, arguments: m.args, ...(m.details ? { details: m.details } : {}) };
-        out.push(
-          m.outcome === 'called'
-            ? { ...call, state: 'done', error: m.error, outputs: m.outputs, totalTimeMs: m.totalTimeMs }
-            : { ...call, state: 'rejected', reason: m.reason ?? 'user' },
-        );
+        out.push(m.outcome === 'called' ? { ...call, state: 'done', error: m.error, outputs: m.outputs, totalTimeMs: m.totalTimeMs } : { ...call, state: 'rejected', reason: m.reason ?? 'user' });
         break;
       }
       case 'system':

@@ -31,12 +31,9 @@ export function nativeCommands(hooks: NativeCommandHooks): Command[] {
         `Cost: ${chat.usage.cost > 0 ? `$${formatCost(chat.usage.cost)}` : 'unknown (no prices configured for this model) or zero'}`,
       ].join('\n'),
     })),
-    cmd(
-      'compact',
-      'Summarize the chat so far to free context; optional extra instructions',
-      async (args, ctx) => ({ kind: 'show', text: await compact(args.join(' '), ctx) }),
-      [{ name: 'instructions', description: 'What the summary should keep', required: false }],
-    ),
+    cmd('compact', 'Summarize the chat so far to free context; optional extra instructions', async (args, ctx) => ({ kind: 'show', text: await compact(args.join(' '), ctx) }), [
+      { name: 'instructions', description: 'What the summary should keep', required: false },
+    ]),
     cmd('doctor', 'Check models, config, tool servers and storage', async () => ({ kind: 'show', text: await hooks.doctor() })),
     cmd('prompt-show', 'Show the system prompt and tools the model receives', async (_a, { chat, deps }) => {
       const config = deps.config();

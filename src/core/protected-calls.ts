@@ -93,7 +93,35 @@ function wordsThatMayWrite(unit: ShellUnit): string[] {
 }
 
 /** Programs that only read the files they are given. */
-const READERS = new Set(['ls', 'cat', 'head', 'tail', 'less', 'more', 'grep', 'egrep', 'fgrep', 'rg', 'ag', 'wc', 'stat', 'file', 'du', 'tree', 'diff', 'cmp', 'realpath', 'readlink', 'basename', 'dirname', 'test', '[', 'echo', 'printf', 'pwd']);
+const READERS = new Set([
+  'ls',
+  'cat',
+  'head',
+  'tail',
+  'less',
+  'more',
+  'grep',
+  'egrep',
+  'fgrep',
+  'rg',
+  'ag',
+  'wc',
+  'stat',
+  'file',
+  'du',
+  'tree',
+  'diff',
+  'cmp',
+  'realpath',
+  'readlink',
+  'basename',
+  'dirname',
+  'test',
+  '[',
+  'echo',
+  'printf',
+  'pwd',
+]);
 /** git subcommands that only read. */
 const GIT_READS = new Set(['log', 'status', 'diff', 'show', 'blame', 'ls-files', 'ls-tree', 'grep', 'rev-parse', 'describe', 'shortlog', 'cat-file', 'reflog']);
 /** find actions that write or run something. */

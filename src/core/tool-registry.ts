@@ -92,11 +92,7 @@ export class ToolRegistry implements ToolSink {
   /** What one request offers the LLM: no tools hidden by a deny rule, no mutating tools for `plan`. */
   visible(opts: { agent: Agent; approval: ApprovalConfig; disabled: string[]; chatId?: string }): Tool[] {
     return this.all(opts.chatId ?? '').filter(
-      (t) =>
-        !(opts.agent === 'plan' && t.mutates) &&
-        !isHiddenByDeny(t, opts.approval) &&
-        !opts.disabled.includes(t.name) &&
-        !opts.disabled.includes(llmName(t)),
+      (t) => !(opts.agent === 'plan' && t.mutates) && !isHiddenByDeny(t, opts.approval) && !opts.disabled.includes(t.name) && !opts.disabled.includes(llmName(t)),
     );
   }
 

@@ -275,4 +275,3 @@ export function formatCost(usd: number): string {
 export function newId(): string {
   return randomUUID();
 }
-

@@ -284,11 +284,9 @@ export class Provider extends Emitter<ProviderEvents> {
     }
     const why =
       conn.reason ??
-      new ProviderError(
-        'CONNECTION',
-        conn.socketError ? `${conn.url}: ${conn.socketError.message}` : `${conn.url}: connection closed (${code})${wasBound ? '' : ' before the provider was bound'}`,
-        { cause: conn.socketError },
-      );
+      new ProviderError('CONNECTION', conn.socketError ? `${conn.url}: ${conn.socketError.message}` : `${conn.url}: connection closed (${code})${wasBound ? '' : ' before the provider was bound'}`, {
+        cause: conn.socketError,
+      });
     // A planned goodbye (shutdown.pending) is not an error; a drop is.
     if (!conn.shuttingDown && !conn.reason) this.emitError(why);
     this.retry(why);

@@ -29,15 +29,4 @@ export const RpcErrorCode = {
 export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];
 
 /** Named destructured exports, for modules that use just one or two. */
-export const {
-  ParseError,
-  InvalidRequest,
-  MethodNotFound,
-  InvalidParams,
-  InternalError,
-  ServerNotInitialized,
-  RequestCancelled,
-  ContentModified,
-  ServerCancelled,
-  RequestFailed,
-} = RpcErrorCode;
+export const { ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError, ServerNotInitialized, RequestCancelled, ContentModified, ServerCancelled, RequestFailed } = RpcErrorCode;

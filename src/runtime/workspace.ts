@@ -125,7 +125,10 @@ export class Workspace {
     this.commands.set('native', nativeCommands({ doctor: () => this.doctor(), repoMap: (signal) => this.repoMap(signal), trust: () => this.trust() }));
     this.chats = new ChatService(this.deps(), this.commands);
     for (const { name, make } of makers) this.peers.set(name, make(this.peerHost(name)));
-    this.tools.set('native', native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, t)));
+    this.tools.set(
+      'native',
+      native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, t)),
+    );
     // Off the front end's handshake: discovery loads the HTTP stack and may probe Ollama.
     this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() => this.refreshModels());
   }

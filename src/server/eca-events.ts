@@ -7,9 +7,7 @@ import { formatCost } from '../core/turn.js';
 import type { ChatContent, ContentReceived, Role } from '../protocol/eca/content.js';
 import type { ChatStatus } from '../protocol/eca/chat.js';
 
-export type EcaNotification =
-  | { method: 'chat/contentReceived'; params: ContentReceived }
-  | { method: 'chat/statusChanged'; params: { chatId: string; status: ChatStatus } };
+export type EcaNotification = { method: 'chat/contentReceived'; params: ContentReceived } | { method: 'chat/statusChanged'; params: { chatId: string; status: ChatStatus } };
 
 /** What ECA editors show when a turn was stopped (ECA itself sends this text). */
 export const PROMPT_STOPPED_TEXT = '\nPrompt stopped';

@@ -83,10 +83,7 @@ export class EcaServer {
    * A request handler for a method of the ECA table, its params validated against the table's
    * schema (−32602 names the bad field); the handler's answer must fit the table's result type.
    */
-  private request<E extends ClientRequest>(
-    entry: E,
-    fn: (p: z.output<E['params']>, session: Workspace) => z.input<E['result']> | Promise<z.input<E['result']>>,
-  ): void {
+  private request<E extends ClientRequest>(entry: E, fn: (p: z.output<E['params']>, session: Workspace) => z.input<E['result']> | Promise<z.input<E['result']>>): void {
     const { method, params: schema } = entry;
     this.conn.onRequest(method, async (raw: unknown) => {
       const session = this.session();
@@ -408,8 +405,7 @@ function normalizeDiagnostic(d: unknown): EditorDiagnostic | undefined {
   if (!d || typeof d !== 'object') return undefined;
   const x = d as Record<string, unknown>;
   const sev = String(x.severity ?? '').toLowerCase();
-  const severity: EditorDiagnostic['severity'] =
-    sev === 'error' || sev === '1' ? 'error' : sev === 'warning' || sev === '2' ? 'warning' : sev === 'hint' || sev === '4' ? 'hint' : 'info';
+  const severity: EditorDiagnostic['severity'] = sev === 'error' || sev === '1' ? 'error' : sev === 'warning' || sev === '2' ? 'warning' : sev === 'hint' || sev === '4' ? 'hint' : 'info';
   const range = x.range as EditorDiagnostic['range'] | undefined;
   if (typeof x.uri !== 'string' || !range?.start || !range.end) return undefined;
   return {

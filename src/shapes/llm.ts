@@ -30,10 +30,7 @@ export const assistantPartSchema = z.discriminatedUnion('type', [
 ]);
 export type AssistantPart = z.infer<typeof assistantPartSchema>;
 
-export type LlmMessage =
-  | { role: 'user'; content: string }
-  | { role: 'assistant'; content: AssistantPart[] }
-  | { role: 'tool'; toolCallId: string; name: string; content: string; error: boolean };
+export type LlmMessage = { role: 'user'; content: string } | { role: 'assistant'; content: AssistantPart[] } | { role: 'tool'; toolCallId: string; name: string; content: string; error: boolean };
 
 export interface LlmToolSpec {
   /** Name as the LLM sees it, e.g. `patchbay__read_file`. */

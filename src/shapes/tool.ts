@@ -18,10 +18,7 @@ export const fileChangeDetailsSchema = z.object({
 export type FileChangeDetails = z.infer<typeof fileChangeDetailsSchema>;
 
 /** One piece of what a tool returns to the model. */
-export const toolOutputSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), text: z.string() }),
-  z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() }),
-]);
+export const toolOutputSchema = z.discriminatedUnion('type', [z.object({ type: z.literal('text'), text: z.string() }), z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() })]);
 export type ToolOutput = z.infer<typeof toolOutputSchema>;
 
 /** A tool's outcome. A failure is a result the model reads (`error: true`), never a throw. */

@@ -121,22 +121,19 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
 
   createChat(rec: { id: string; title?: string; model?: string; agent?: string }): void {
     const now = Date.now();
-    this.stmt('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(rec.id, rec.title ?? null, rec.model ?? null, rec.agent ?? null, now, now);
+    this.stmt('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run(rec.id, rec.title ?? null, rec.model ?? null, rec.agent ?? null, now, now);
   }
 
   getChat(id: string): ChatRecord | undefined {
-    const row = this.stmt('SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c WHERE c.id = ?')
-      .get(id) as ChatRow | undefined;
+    const row = this.stmt('SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c WHERE c.id = ?').get(id) as ChatRow | undefined;
     return row && toRecord(row);
   }
 
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatRecord[] {
     const order = opts.sortBy === 'createdAt' ? 'created_at' : 'updated_at';
-    const rows = this.stmt(
-        `SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c ORDER BY ${order} DESC, rowid DESC LIMIT ?`,
-      )
-      .all(opts.limit ?? 100) as ChatRow[];
+    const rows = this.stmt(`SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c ORDER BY ${order} DESC, rowid DESC LIMIT ?`).all(
+      opts.limit ?? 100,
+    ) as ChatRow[];
     return rows.map(toRecord);
   }
 
@@ -166,16 +163,24 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
 
   appendMessage(chatId: string, message: StoredMessage, toolCall?: ToolCallRecord): number {
     const now = Date.now();
-    return this.db.transaction(() => {
-      if (toolCall) this.saveToolCall(toolCall);
-      const { next } = this.stmt('SELECT coalesce(max(seq), 0) + 1 AS next FROM messages WHERE chat_id = ?').get(chatId) as {
-        next: number;
-      };
-      this.stmt('INSERT INTO messages (chat_id, seq, role, data, schema_version, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(chatId, next, message.role, JSON.stringify(message), STORED_MESSAGE_VERSION, now);
-      this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
-      return next;
-    }).immediate(); // take the write lock first: a read-then-write upgrade can fail with BUSY at once
+    return this.db
+      .transaction(() => {
+        if (toolCall) this.saveToolCall(toolCall);
+        const { next } = this.stmt('SELECT coalesce(max(seq), 0) + 1 AS next FROM messages WHERE chat_id = ?').get(chatId) as {
+          next: number;
+        };
+        this.stmt('INSERT INTO messages (chat_id, seq, role, data, schema_version, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+          chatId,
+          next,
+          message.role,
+          JSON.stringify(message),
+          STORED_MESSAGE_VERSION,
+          now,
+        );
+        this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
+        return next;
+      })
+      .immediate(); // take the write lock first: a read-then-write upgrade can fail with BUSY at once
   }
 
   replaceMessage(chatId: string, seq: number, message: StoredMessage): void {
@@ -210,16 +215,15 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
 
   saveToolCall(rec: ToolCallRecord): void {
     this.stmt(
-        `INSERT INTO tool_calls (chat_id, id, name, server, args, state, error, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO tool_calls (chat_id, id, name, server, args, state, error, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (chat_id, id) DO UPDATE SET state = excluded.state, error = excluded.error, args = excluded.args, updated_at = excluded.updated_at`,
-      )
-      .run(rec.chatId, rec.id, rec.name, rec.server, JSON.stringify(rec.args), rec.state, rec.error === undefined ? null : Number(rec.error), Date.now());
+    ).run(rec.chatId, rec.id, rec.name, rec.server, JSON.stringify(rec.args), rec.state, rec.error === undefined ? null : Number(rec.error), Date.now());
   }
 
   recoverInterrupted(): string[] {
     const rows = this.stmt("SELECT id, owner_pid FROM chats WHERE status = 'running'").all() as Array<{ id: string; owner_pid: number | null }>;
     // Another live server (a second editor) may own a running chat: leave those alone.
-    const ids = rows.filter((r) => r.owner_pid === null || (r.owner_pid === process.pid || !isAlive(r.owner_pid))).map((r) => r.id);
+    const ids = rows.filter((r) => r.owner_pid === null || r.owner_pid === process.pid || !isAlive(r.owner_pid)).map((r) => r.id);
     for (const id of ids) {
       this.stmt("UPDATE tool_calls SET state = 'rejected' WHERE chat_id = ? AND state IN ('preparing', 'waitingApproval', 'running')").run(id);
       this.appendMessage(id, { role: 'system', kind: 'interrupted', text: 'The previous turn was interrupted (patchbay stopped before it finished).' });
@@ -289,7 +293,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     if (f.level !== undefined) add('level = ?', f.level);
     if (f.afterId !== undefined) add('id > ?', f.afterId);
     if (f.since !== undefined) add('created_at >= ?', f.since);
-    if (f.contains) add("instr(lower(text), lower(?)) > 0", f.contains);
+    if (f.contains) add('instr(lower(text), lower(?)) > 0', f.contains);
     // The newest `limit` entries, returned oldest first.
     const sql = `SELECT * FROM (SELECT * FROM events ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?) ORDER BY id`;
     const rows = this.stmt(sql).all(...args, Math.min(f.limit ?? 50, 1000)) as EventRow[];

@@ -156,7 +156,13 @@ async function pinDirByPath(dir: string, scope: Scope): Promise<PinnedDir> {
 }
 
 async function mkdirByPath(dir: string, scope: Scope): Promise<void> {
-  if (await stat(dir).then(() => true, () => false)) return;
+  if (
+    await stat(dir).then(
+      () => true,
+      () => false,
+    )
+  )
+    return;
   const up = dirname(dir);
   if (up !== dir) await mkdirByPath(up, scope);
   check(scope, await realpath(up), dir);
@@ -239,7 +245,13 @@ async function openIn(abs: string, flags: number, scope: Scope, hops: number): P
       fh = await open(dir.entry(name), flags | O_NOFOLLOW, 0o666);
     } catch (err) {
       // O_EXCL reports a symlink (even a dangling one) as EEXIST rather than ELOOP.
-      const isLink = errnoCode(err) === 'ELOOP' || (errnoCode(err) === 'EEXIST' && (await lstat(dir.entry(name)).then((st) => st.isSymbolicLink(), () => false)));
+      const isLink =
+        errnoCode(err) === 'ELOOP' ||
+        (errnoCode(err) === 'EEXIST' &&
+          (await lstat(dir.entry(name)).then(
+            (st) => st.isSymbolicLink(),
+            () => false,
+          )));
       if (!isLink || hops >= MAX_HOPS) throw err;
       // The last component is a symlink: its target goes through the same steps.
       const target = resolve(dir.real, await readlink(dir.entry(name)));
@@ -330,7 +342,7 @@ export async function writeChecked(file: ContainedFile, text: string, restore: s
 export async function replaceContent(fh: FileHandle, text: string): Promise<void> {
   const buf = Buffer.from(text, 'utf8');
   await fh.truncate(0);
-  for (let off = 0; off < buf.length; ) {
+  for (let off = 0; off < buf.length;) {
     const { bytesWritten } = await fh.write(buf, off, buf.length - off, off);
     off += bytesWritten;
   }

@@ -15,4 +15,3 @@ export function userConfigPath(env: NodeJS.ProcessEnv, homeDir?: string): string
   const base = xdg && isAbsolute(xdg) ? xdg : join(homeDir ?? homedir(), '.config');
   return join(base, 'patchbay', 'config.json');
 }
-

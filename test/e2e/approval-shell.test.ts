@@ -12,7 +12,7 @@ const scratch = useTempDirs();
 const { llm, track } = useFakeLlmSuite();
 
 async function boot(approval: Record<string, unknown>) {
-  const root = scratch(workspace({ 'victim.txt': 'precious\n', 'x': 'x\n' }));
+  const root = scratch(workspace({ 'victim.txt': 'precious\n', x: 'x\n' }));
   const p = track(new EcaProc({ home: scratch(tempDir()), config: fakeProviderConfig(llm().url, 'openai-chat', { toolCall: { approval } }) }));
   await p.initialize(root);
   await p.waitFor((m) => m.method === 'config/updated');

@@ -123,7 +123,9 @@ describe('more of the ECA surface', () => {
     await p.turnDone(chatId);
     const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled')!.content;
     expect(called.error).toBe(true);
-    const toolMsg = llm().requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool');
+    const toolMsg = llm()
+      .requests.at(-1)!
+      .body.messages.find((m: any) => m.role === 'tool');
     expect(toolMsg.content).toMatch(/missing\.txt/);
     expect(p.text(chatId)).toBe('it is missing');
   });

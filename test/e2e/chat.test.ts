@@ -14,7 +14,10 @@ async function boot(opts: { api?: string; extra?: Record<string, unknown>; files
 }
 
 function content(p: EcaProc, chatId: string, type: string) {
-  return p.contents(chatId).filter((c) => c.content.type === type).map((c) => c.content);
+  return p
+    .contents(chatId)
+    .filter((c) => c.content.type === type)
+    .map((c) => c.content);
 }
 
 describe.each(['openai-chat', 'openai-responses', 'anthropic', 'ollama'])('text streaming over %s', (api) => {
@@ -45,10 +48,16 @@ describe('chat over the fake LLM', () => {
     await p.turnDone(chatId);
     const kinds = p.contents(chatId).map((c) => c.content.type);
     expect(kinds).toEqual(expect.arrayContaining(['reasonStarted', 'reasonText', 'reasonFinished']));
-    expect(content(p, chatId, 'reasonText').map((c) => c.text).join('')).toBe('Let me think');
+    expect(
+      content(p, chatId, 'reasonText')
+        .map((c) => c.text)
+        .join(''),
+    ).toBe('Let me think');
     await p.request(ECA.chatPrompt, { chatId, message: 'q2' });
     await p.turnDone(chatId, 2);
-    const second = llm().requests.filter((r) => r.path === '/v1/messages').at(-1)!.body;
+    const second = llm()
+      .requests.filter((r) => r.path === '/v1/messages')
+      .at(-1)!.body;
     const assistant = second.messages.find((m: any) => m.role === 'assistant');
     expect(assistant.content[0]).toMatchObject({ type: 'thinking', thinking: 'Let me think', signature: 'sig-123' });
   });
@@ -64,7 +73,9 @@ describe('chat over the fake LLM', () => {
     expect(called.error).toBe(false);
     expect(called.outputs[0].text).toContain('alpha');
     expect(content(p, chatId, 'toolCallPrepare').length).toBeGreaterThan(0);
-    const toolMsg = llm().requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool');
+    const toolMsg = llm()
+      .requests.at(-1)!
+      .body.messages.find((m: any) => m.role === 'tool');
     expect(toolMsg.content).toContain('beta');
     expect(p.text(chatId)).toBe('done');
   });
@@ -92,7 +103,9 @@ describe('chat over the fake LLM', () => {
     await p.turnDone(chatId);
     expect(existsSync(join(root, 'no.txt'))).toBe(false);
     expect(content(p, chatId, 'toolCallRejected')[0].reason).toBe('user');
-    const toolMsg = llm().requests.at(-1)!.body.messages.find((m: any) => m.role === 'tool');
+    const toolMsg = llm()
+      .requests.at(-1)!
+      .body.messages.find((m: any) => m.role === 'tool');
     expect(toolMsg.content).toMatch(/rejected/);
     expect(p.text(chatId)).toBe('ok, not writing');
   });

@@ -29,7 +29,9 @@ async function chat(args: string[], opts: { config?: string; stdin?: string; fil
 
 /** The chat-completion requests the fake LLM received (title generation is off). */
 function llmCalls(): any[] {
-  return llm().requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.body);
+  return llm()
+    .requests.filter((r) => r.path === '/v1/chat/completions')
+    .map((r) => r.body);
 }
 
 function lastUserText(body: any): string {
@@ -61,10 +63,7 @@ describe('patchbay chat "prompt" (one-shot)', () => {
   });
 
   it('rejects a write_file call when stdin is not a terminal and --yes is not given', async () => {
-    llm().script(
-      [{ text: 'Creating it.' }, { toolCall: { name: 'patchbay__write_file', args: { path: 'made.txt', content: 'one\ntwo\n' } } }],
-      [{ text: 'Understood, not created.' }],
-    );
+    llm().script([{ text: 'Creating it.' }, { toolCall: { name: 'patchbay__write_file', args: { path: 'made.txt', content: 'one\ntwo\n' } } }], [{ text: 'Understood, not created.' }]);
     const r = await chat(['create made.txt']);
     expect(r.code, r.stderr).toBe(3); // no one could be asked (see cli-flow.test.ts)
     expect(existsSync(join(r.cwd, 'made.txt'))).toBe(false);
@@ -79,10 +78,7 @@ describe('patchbay chat "prompt" (one-shot)', () => {
   });
 
   it('approves a write_file call with --yes: the file is created and the diff shown', async () => {
-    llm().script(
-      [{ text: 'Creating it.' }, { toolCall: { name: 'patchbay__write_file', args: { path: 'made.txt', content: 'one\ntwo\n' } } }],
-      [{ text: 'Created.' }],
-    );
+    llm().script([{ text: 'Creating it.' }, { toolCall: { name: 'patchbay__write_file', args: { path: 'made.txt', content: 'one\ntwo\n' } } }], [{ text: 'Created.' }]);
     const r = await chat(['--yes', 'create made.txt']);
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(join(r.cwd, 'made.txt'), 'utf8')).toBe('one\ntwo\n');
@@ -188,11 +184,7 @@ describe('chat helpers', () => {
     mkdirSync(join(ws, 'src'));
     writeFileSync(join(ws, 'src/a.ts'), 'x');
     const ctx = mentionsToContexts('see @src/a.ts, @src and @nothing-here and mail@example.com, also @repoMap', ws);
-    expect(ctx).toEqual([
-      { type: 'file', path: join(ws, 'src/a.ts') },
-      { type: 'directory', path: join(ws, 'src') },
-      { type: 'repoMap' },
-    ]);
+    expect(ctx).toEqual([{ type: 'file', path: join(ws, 'src/a.ts') }, { type: 'directory', path: join(ws, 'src') }, { type: 'repoMap' }]);
   });
 
   it('never lets completion drop what was typed', () => {

@@ -41,7 +41,9 @@ function repl(cfg: string, files: Record<string, string> = {}) {
 }
 
 function llmCalls(): any[] {
-  return llm().requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.body);
+  return llm()
+    .requests.filter((r) => r.path === '/v1/chat/completions')
+    .map((r) => r.body);
 }
 
 const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.function.name);
@@ -79,10 +81,7 @@ describe('point 4: the first prompt waits for MCP servers still starting', () =>
 
 describe('point 15: a non-TTY one-shot cannot ask for approval', () => {
   it('rejects the call saying no one could be asked, names --yes and the config, and exits 3', async () => {
-    llm().script(
-      [{ toolCall: { name: 'patchbay__write_file', args: { path: 'made.txt', content: 'x\n' } } }],
-      [{ text: 'Not created.' }],
-    );
+    llm().script([{ toolCall: { name: 'patchbay__write_file', args: { path: 'made.txt', content: 'x\n' } } }], [{ text: 'Not created.' }]);
     const r = await chat(['create made.txt'], config());
     expect(r.code, r.stderr).toBe(3);
     expect(existsSync(join(r.cwd, 'made.txt'))).toBe(false);

@@ -59,7 +59,10 @@ describe('patchbay --help', () => {
   it('the documented --config-file is accepted by doctor and models (a missing file is reported, not a usage error)', async () => {
     const dir = scratch(tempDir('pb-help-cfg-'));
     const missing = join(dir, 'none.json');
-    for (const args of [['doctor', '--config-file', missing], ['models', 'list', '--config-file', missing]]) {
+    for (const args of [
+      ['doctor', '--config-file', missing],
+      ['models', 'list', '--config-file', missing],
+    ]) {
       const r = await run(args);
       expect(r.code, `${args.join(' ')}\n${r.stderr}`).not.toBe(2);
       expect(r.stderr).not.toContain('Unknown option');

@@ -30,7 +30,9 @@ async function startChat(opts: { files?: Record<string, string>; args?: string[]
 
 /** The chat-completion requests the fake LLM received. */
 function llmCalls(): any[] {
-  return llm().requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.body);
+  return llm()
+    .requests.filter((r) => r.path === '/v1/chat/completions')
+    .map((r) => r.body);
 }
 
 function userTexts(body: any): string[] {

@@ -68,7 +68,10 @@ async function boot(root: string, extra: Record<string, unknown> = {}) {
 }
 
 function content(p: EcaProc, chatId: string, type: string) {
-  return p.contents(chatId).filter((c) => c.content.type === type).map((c) => c.content);
+  return p
+    .contents(chatId)
+    .filter((c) => c.content.type === type)
+    .map((c) => c.content);
 }
 
 const CALLS = 100;
@@ -80,13 +83,19 @@ const CALLS = 100;
  */
 async function underFlipper(root: string, tool: string, args: (i: number) => Record<string, unknown>, approval: Record<string, unknown> = {}) {
   const { p } = await boot(root, { toolCall: { approval } });
-  llm().script(Array.from({ length: CALLS }, (_, i) => ({ toolCall: { id: `c${i}`, name: `patchbay__${tool}`, args: args(i) } })), [{ text: 'done' }]);
+  llm().script(
+    Array.from({ length: CALLS }, (_, i) => ({ toolCall: { id: `c${i}`, name: `patchbay__${tool}`, args: args(i) } })),
+    [{ text: 'done' }],
+  );
   await startFlipper(root);
   const chatId = (await p.request('chat/prompt', { message: 'go' })).result.chatId;
   const answered = new Set<string>();
   const done = p.turnDone(chatId, 1, 90_000);
   let finished = false;
-  void done.then(() => (finished = true), () => (finished = true));
+  void done.then(
+    () => (finished = true),
+    () => (finished = true),
+  );
   while (!finished) {
     for (const c of content(p, chatId, 'toolCallRun')) {
       if (c.manualApproval && !answered.has(c.id)) {
@@ -112,7 +121,9 @@ async function underFlipper(root: string, tool: string, args: (i: number) => Rec
 
 /** Real folders of the workspace: dir or dir.real (where the flipper stopped), and aside<n>. */
 function realDirs(root: string): string[] {
-  return readdirSync(root).map((d) => join(root, d)).filter((d) => lstatSync(d).isDirectory());
+  return readdirSync(root)
+    .map((d) => join(root, d))
+    .filter((d) => lstatSync(d).isDirectory());
 }
 
 function tally(what: string, outcomes: Array<{ kind: string }>): void {
@@ -136,7 +147,9 @@ describe.skipIf(!existsSync('/proc/self/fd'))('file tools while a directory flip
     for (const o of outcomes) {
       if (o.kind === 'error') expect(o.text).toMatch(new RegExp(`${REFUSED.source}|^Cannot write file: `));
       if (o.kind !== 'ok') continue;
-      const file = realDirs(root).map((d) => join(d, `x${o.i}.txt`)).find((f) => existsSync(f));
+      const file = realDirs(root)
+        .map((d) => join(d, `x${o.i}.txt`))
+        .find((f) => existsSync(f));
       expect(file, `c${o.i} said "${o.text}" but no file is inside`).toBeDefined();
       expect(readFileSync(file!, 'utf8')).toBe(`call ${o.i}\n`);
     }
@@ -195,12 +208,9 @@ describe.skipIf(!existsSync('/proc/self/fd'))('file tools while a directory flip
     for (let i = 0; i < CALLS; i += 2) writeFileSync(join(outside, `m${i}.txt`), `OUTSIDE ${i}\n`);
     const before = readdirSync(outside).sort();
     symlinkSync(outside, join(root, 'dir.link'));
-    const outcomes = await underFlipper(
-      root,
-      'move_file',
-      (i) => (i % 2 ? { source: `keep/k${i}.txt`, destination: `dir/k${i}.txt` } : { source: `dir/m${i}.txt`, destination: `moved/m${i}.txt` }),
-      { allow: { move_file: {} } },
-    );
+    const outcomes = await underFlipper(root, 'move_file', (i) => (i % 2 ? { source: `keep/k${i}.txt`, destination: `dir/k${i}.txt` } : { source: `dir/m${i}.txt`, destination: `moved/m${i}.txt` }), {
+      allow: { move_file: {} },
+    });
 
     expect(readdirSync(outside).sort()).toEqual(before);
     for (let i = 0; i < CALLS; i += 2) expect(readFileSync(join(outside, `m${i}.txt`), 'utf8')).toBe(`OUTSIDE ${i}\n`);

@@ -28,7 +28,11 @@ function record(name: string, p: EcaProc) {
   for (const m of p.messages) {
     if (!m.method || !/^chat\/|\$\/showMessage/.test(m.method)) continue;
     let s = JSON.stringify({ method: m.method, params: m.params });
-    s = s.replace(/"totalTimeMs":\d+/g, '"totalTimeMs":N').replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'UUID').split(root).join('ROOT');
+    s = s
+      .replace(/"totalTimeMs":\d+/g, '"totalTimeMs":N')
+      .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'UUID')
+      .split(root)
+      .join('ROOT');
     lines.push(s);
   }
 }

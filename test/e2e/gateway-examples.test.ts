@@ -105,8 +105,7 @@ async function greetThroughChat(p: EcaProc, chatId: string, name: string, nth: n
   expect(called.outputs[0].text).toBe(`Hello, ${name}!`);
 }
 
-const serverUpdated = (name: string, status: string) => (m: { method?: string; params?: any }) =>
-  m.method === 'tool/serverUpdated' && m.params?.name === name && m.params?.status === status;
+const serverUpdated = (name: string, status: string) => (m: { method?: string; params?: any }) => m.method === 'tool/serverUpdated' && m.params?.name === name && m.params?.status === status;
 
 /** The spec's Python example against a fresh server: registers, greets through a chat, exits on shutdown.pending. */
 async function runPythonExample(python: string, flags: string[], env: Record<string, string>, name: string): Promise<void> {
@@ -169,7 +168,14 @@ describe("the spec's example providers against patchbay server", () => {
     const provider = createProvider({
       name: 'example-provider',
       env: { PATCHBAY_HOME: join(home, '.patchbay') },
-      tools: [{ name: 'greet', description: 'Greet someone by name', parameters: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] }, handler: ({ name }: { name: string }) => `Hello, ${name}!` }],
+      tools: [
+        {
+          name: 'greet',
+          description: 'Greet someone by name',
+          parameters: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+          handler: ({ name }: { name: string }) => `Hello, ${name}!`,
+        },
+      ],
     });
     const shutdown: string[] = [];
     const errors: string[] = [];

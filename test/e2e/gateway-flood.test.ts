@@ -32,7 +32,12 @@ describe('gateway floods (point 8)', () => {
     expect(await prov.hello(token, chatId, 'alerts')).toMatchObject({ type: 'hello.ack' });
     const before = llm().requests.length;
     for (let i = 0; i < 100; i++) prov.send({ type: 'push', level: 'inject', event: `alert-${String(i).padStart(3, '0')}-end` });
-    const seen = () => new Set(llm().requests.slice(before).flatMap((r) => JSON.stringify(r.body).match(/alert-\d{3}-end/g) ?? []));
+    const seen = () =>
+      new Set(
+        llm()
+          .requests.slice(before)
+          .flatMap((r) => JSON.stringify(r.body).match(/alert-\d{3}-end/g) ?? []),
+      );
     await until(() => seen().size === 100, 30_000, 'the LLM to read all 100 events');
     await p.turnDone(chatId, 2);
     // Nothing more follows once the chat is idle again.

@@ -57,4 +57,3 @@ export class Raw {
     this.ws.terminate();
   }
 }
-

@@ -92,7 +92,11 @@ describe('provider gateway in patchbay server', () => {
     llm().script([{ text: 'other' }]);
     const other = (await p.request('chat/prompt', { message: 'other chat' })).result.chatId;
     await p.turnDone(other);
-    expect(llm().requests.at(-1)!.body.tools.map((t: any) => t.function.name)).not.toContain('greeter__greet');
+    expect(
+      llm()
+        .requests.at(-1)!
+        .body.tools.map((t: any) => t.function.name),
+    ).not.toContain('greeter__greet');
     prov.ws.close();
     await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params.name === 'greeter' && m.params.status === 'stopped');
   });
@@ -110,7 +114,10 @@ describe('provider gateway in patchbay server', () => {
     llm().script([{ toolCall: { id: 'r1', name: 'patchbay__read_event_stream', args: { stream: 'ci' } } }], [{ text: 'I see the failure' }]);
     prov.send({ type: 'push', level: 'inject', event: 'build 43 FAILED', stream: 'ci' });
     await p.turnDone(chatId, 2);
-    const injected = llm().requests.at(-2)!.body.messages.filter((m: any) => m.role === 'user').at(-1).content;
+    const injected = llm()
+      .requests.at(-2)!
+      .body.messages.filter((m: any) => m.role === 'user')
+      .at(-1).content;
     expect(injected).toMatch(/ci.*build 43 FAILED/s);
     const read = p.contents(chatId).find((c) => c.content.type === 'toolCalled')!.content.outputs[0].text;
     expect(read).toMatch(/\[keep\] ci: build 41 passed \{"build":41\}/);
@@ -131,7 +138,10 @@ describe('provider gateway in patchbay server', () => {
     await p.waitFor((m) => m.method === 'chat/statusChanged' && m.params.status === 'running' && m.params.chatId === chatId, 'running', 10_000, from);
     prov.send({ type: 'push', level: 'inject', event: 'disk almost full' });
     await p.turnDone(chatId, 2);
-    const users = llm().requests.at(-1)!.body.messages.filter((m: any) => m.role === 'user').map((m: any) => m.content);
+    const users = llm()
+      .requests.at(-1)!
+      .body.messages.filter((m: any) => m.role === 'user')
+      .map((m: any) => m.content);
     expect(users.at(-2)).toBe('work');
     expect(users.at(-1)).toMatch(/disk almost full/);
     expect(llm().requests).toHaveLength(3);

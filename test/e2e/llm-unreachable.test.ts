@@ -25,8 +25,7 @@ function providerAt(url: string, maxRetries: number): Record<string, unknown> {
   return { ...cfg, providers: { fake: { api: 'openai-chat', url, key: 'test-key', models: { m1: {} } } }, chat: { generateTitles: false, maxRetries } };
 }
 
-const progressTexts = (p: EcaProc, chatId: string): string[] =>
-  p.contents(chatId).flatMap((c) => (c.content.type === 'progress' && c.content.state === 'running' ? [c.content.text as string] : []));
+const progressTexts = (p: EcaProc, chatId: string): string[] => p.contents(chatId).flatMap((c) => (c.content.type === 'progress' && c.content.state === 'running' ? [c.content.text as string] : []));
 
 async function promptOnce(p: EcaProc): Promise<string> {
   await p.initialize(workspace());
@@ -77,8 +76,7 @@ describe('patchbay chat with an unreachable provider', () => {
   it('prints the cause and the url on stderr and exits 1; a retry is printed even without a terminal', async () => {
     const port = await refusedPort();
     const home = tempDir();
-    const run = (config: Record<string, unknown>) =>
-      runPatchbay(['chat', 'hi'], { home, cwd: workspace(), env: { PATCHBAY_CONFIG: cliConfig(config) }, stdin: null, timeoutMs: 0, until: 'close' });
+    const run = (config: Record<string, unknown>) => runPatchbay(['chat', 'hi'], { home, cwd: workspace(), env: { PATCHBAY_CONFIG: cliConfig(config) }, stdin: null, timeoutMs: 0, until: 'close' });
 
     const refused = await run(providerAt(`http://127.0.0.1:${port}/v1`, 4));
     expect(refused.code).toBe(1);

@@ -47,8 +47,7 @@ function localServer(model: string): EcaProc {
 }
 
 const texts = (p: EcaProc, chatId: string) => p.contents(chatId).filter((c) => c.role === 'assistant' && c.content.type === 'text');
-const progressTexts = (p: EcaProc, chatId: string) =>
-  p.contents(chatId).flatMap((c) => (c.content.type === 'progress' && c.content.state === 'running' ? [c.content.text as string] : []));
+const progressTexts = (p: EcaProc, chatId: string) => p.contents(chatId).flatMap((c) => (c.content.type === 'progress' && c.content.state === 'running' ? [c.content.text as string] : []));
 
 /** Prompts, waits for `n` streamed tokens, stops the prompt and waits for the turn to end. */
 async function promptAndStop(p: EcaProc, n: number, chatId?: string): Promise<{ chatId: string; stoppedAfterMs: number }> {

@@ -116,7 +116,7 @@ describe('language server readiness and failures', () => {
     const update = await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params?.type === 'lsp' && m.params.name === 'typescript' && m.params.status === 'running', 'lsp running', 60_000);
     expect(update.params).toMatchObject({ command: TSLS, args: ['--stdio'] });
     // tsserver, the last step of its start, ran too.
-    for (const end = Date.now() + 60_000; !existsSync(marker); ) {
+    for (const end = Date.now() + 60_000; !existsSync(marker);) {
       if (Date.now() > end) throw new Error('the language server was not started for the mentioned file');
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -140,7 +140,8 @@ describe('language server readiness and failures', () => {
     await p.turnDone(chatId, 1, 60_000);
     expect(p.text(chatId)).toBe('done');
     const written = toolMessage('w');
-    const why = 'typescript-language-server failed: initialize failed: Could not find a valid TypeScript installation. Please ensure that the "typescript" dependency is installed in the workspace or that a valid `tsserver.path` is specified. Exiting. (typescript-language-server needs `typescript` installed in the project';
+    const why =
+      'typescript-language-server failed: initialize failed: Could not find a valid TypeScript installation. Please ensure that the "typescript" dependency is installed in the workspace or that a valid `tsserver.path` is specified. Exiting. (typescript-language-server needs `typescript` installed in the project';
     expect(written).toContain(`Diagnostics: not available — ${why}`);
     expect(written).toContain('Do not take the file as free of errors');
     expect(toolMessage('h')).toContain(`lsp_hover failed: ${why}`);
@@ -155,6 +156,8 @@ describe('language server readiness and failures', () => {
       encoding: 'utf8',
       timeout: 60_000,
     });
-    expect(out).toMatch(/- typescript-language-server: failed \(.*\)(, \d+ restarts)? — last error: initialize failed: Could not find a valid TypeScript installation\..*; needs `typescript` installed in the project/);
+    expect(out).toMatch(
+      /- typescript-language-server: failed \(.*\)(, \d+ restarts)? — last error: initialize failed: Could not find a valid TypeScript installation\..*; needs `typescript` installed in the project/,
+    );
   });
 });

@@ -76,7 +76,12 @@ describe('language servers through patchbay', () => {
     expect(announced).toEqual(['starting', 'running']);
     expect(update.params).toMatchObject({ type: 'lsp', name: 'typescript', command: TSLS, args: ['--stdio'], status: 'running' });
 
-    const called = new Map(p.contents(chatId).filter((c) => c.content.type === 'toolCalled').map((c) => [c.content.id as string, c.content]));
+    const called = new Map(
+      p
+        .contents(chatId)
+        .filter((c) => c.content.type === 'toolCalled')
+        .map((c) => [c.content.id as string, c.content]),
+    );
     expect([...called.keys()].sort()).toEqual(['bad', 'def', 'hover', 'refs', 'warm']);
     for (const c of called.values()) expect(c.error, outputText(c)).toBe(false);
 
@@ -87,14 +92,20 @@ describe('language servers through patchbay', () => {
     expect(bad).toMatch(/^src\/a\.ts:3:7 error \[typescript 2322\] Type 'string' is not assignable to type 'number'\.$/m);
 
     // The LLM reads the same text in its next request.
-    const toolMsgs = (id: string) => llm().requests.at(-1)!.body.messages.filter((m: any) => m.role === 'tool' && m.tool_call_id === id);
+    const toolMsgs = (id: string) =>
+      llm()
+        .requests.at(-1)!
+        .body.messages.filter((m: any) => m.role === 'tool' && m.tool_call_id === id);
     const badMsg = toolMsgs('bad');
     expect(badMsg).toHaveLength(1);
     expect(JSON.stringify(badMsg[0].content)).toContain("Type 'string' is not assignable to type 'number'");
     expect(JSON.stringify(badMsg[0].content)).toContain('src/a.ts:3:7');
 
     expect(outputText(called.get('def')!)).toMatch(/^src\/b\.ts:1:17: export function add\(x: number, y: number\): number \{$/m);
-    const refs = outputText(called.get('refs')!).split('\n').map((l) => l.split(': ')[0]).sort();
+    const refs = outputText(called.get('refs')!)
+      .split('\n')
+      .map((l) => l.split(': ')[0])
+      .sort();
     expect(refs).toEqual(['src/a.ts:1:10', 'src/a.ts:4:22', 'src/b.ts:1:17']);
     expect(outputText(called.get('hover')!)).toContain('const total: number');
     for (const id of ['def', 'refs', 'hover']) expect(JSON.stringify(toolMsgs(id)[0]?.content)).toContain(id === 'hover' ? 'const total: number' : 'src/');
@@ -111,7 +122,12 @@ describe('language servers through patchbay', () => {
     );
     const chatId = (await p.request('chat/prompt', { message: 'break and fix' })).result.chatId;
     await p.turnDone(chatId, 1, 60_000);
-    const called = new Map(p.contents(chatId).filter((c) => c.content.type === 'toolCalled').map((c) => [c.content.id as string, c.content]));
+    const called = new Map(
+      p
+        .contents(chatId)
+        .filter((c) => c.content.type === 'toolCalled')
+        .map((c) => [c.content.id as string, c.content]),
+    );
     expect(outputText(called.get('fix')!)).not.toMatch(/language server now reports|not assignable/);
     expect(p.text(chatId)).toBe('fixed');
   });

@@ -17,10 +17,12 @@ async function boot(delayMs: number, extra: Record<string, unknown> = {}) {
   return p;
 }
 
-const llmCalls = () => llm().requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.body);
+const llmCalls = () =>
+  llm()
+    .requests.filter((r) => r.path === '/v1/chat/completions')
+    .map((r) => r.body);
 const toolNames = (body: any): string[] => (body.tools ?? []).map((t: any) => t.function.name);
-const progressTexts = (p: EcaProc, chatId: string) =>
-  p.contents(chatId).flatMap((c) => (c.content.type === 'progress' && c.content.state === 'running' ? [c.content.text as string] : []));
+const progressTexts = (p: EcaProc, chatId: string) => p.contents(chatId).flatMap((c) => (c.content.type === 'progress' && c.content.state === 'running' ? [c.content.text as string] : []));
 
 describe('prompts wait for MCP servers in their first start', () => {
   it('a prompt sent right after initialized gets the tools of a server that needs 2 s, and the chat shows the wait', async () => {

@@ -26,7 +26,11 @@ async function boot(extra: Record<string, unknown> = {}) {
 }
 
 const toolNames = (m: Msg) => m.params.tools.map((t: { name: string }) => t.name);
-const called = (p: EcaProc, chatId: string) => p.contents(chatId).filter((c) => c.content.type === 'toolCalled').map((c) => c.content);
+const called = (p: EcaProc, chatId: string) =>
+  p
+    .contents(chatId)
+    .filter((c) => c.content.type === 'toolCalled')
+    .map((c) => c.content);
 
 describe('MCP: server-everything inside chats', () => {
   it('reports starting then running with its tools, and the LLM sees them as everything__<tool>', async () => {
@@ -59,7 +63,9 @@ describe('MCP: server-everything inside chats', () => {
     expect(echo).toMatchObject({ origin: 'mcp', error: false });
     expect(echo.outputs[0].text).toContain('ping');
     expect(sum.outputs[0].text).toContain('5');
-    const toolMsgs = llm().requests.at(-1)!.body.messages.filter((m: any) => m.role === 'tool');
+    const toolMsgs = llm()
+      .requests.at(-1)!
+      .body.messages.filter((m: any) => m.role === 'tool');
     expect(toolMsgs[1].content).toContain('5');
   });
 
@@ -99,7 +105,10 @@ describe('MCP: server-everything inside chats', () => {
     expect(firstUser).toMatch(/Architecture/i);
     await p.request('chat/prompt', { chatId, message: 'again' });
     await p.turnDone(chatId, 2);
-    const lastUser = llm().requests.at(-1)!.body.messages.filter((m: any) => m.role === 'user').at(-1).content;
+    const lastUser = llm()
+      .requests.at(-1)!
+      .body.messages.filter((m: any) => m.role === 'user')
+      .at(-1).content;
     expect(lastUser).toContain('again');
     expect(lastUser).toMatch(/Architecture/i);
   });
@@ -108,7 +117,13 @@ describe('MCP: server-everything inside chats', () => {
     const { p } = await boot();
     const cmds = (await p.request('chat/queryCommands', { query: 'everything' })).result.commands;
     const args = cmds.find((c: any) => c.name === 'everything:args-prompt');
-    expect(args).toMatchObject({ type: 'mcp-prompt', arguments: [{ name: 'city', required: true }, { name: 'state', required: false }] });
+    expect(args).toMatchObject({
+      type: 'mcp-prompt',
+      arguments: [
+        { name: 'city', required: true },
+        { name: 'state', required: false },
+      ],
+    });
     llm().script([{ text: 'simple done' }], [{ text: 'sunny' }]);
     const chatId = (await p.request('chat/prompt', { message: '/everything:simple-prompt' })).result.chatId;
     await p.turnDone(chatId);

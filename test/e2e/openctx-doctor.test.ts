@@ -54,7 +54,9 @@ describe('an OpenCtx provider whose meta has no name', () => {
     llm().script([{ text: 'ok' }]);
     const chatId = (await p.request('chat/prompt', { message: 'hello nameless' })).result.chatId;
     await p.turnDone(chatId);
-    const user = llm().requests[0].body.messages.filter((m: any) => m.role === 'user').at(-1).content as string;
+    const user = llm()
+      .requests[0].body.messages.filter((m: any) => m.role === 'user')
+      .at(-1).content as string;
     expect(user).toContain('nameless saw: hello nameless');
     expect(p.stderr).toContain(`meta has no "name"; calling it "nameless-provider"`);
     expect(p.stderr).toMatch(/autoInclude "no-such-provider" names no provider \(their names: "nameless-provider"/);

@@ -16,10 +16,13 @@ async function boot(openctx: Record<string, unknown>, files: Record<string, stri
   return { p, root, home };
 }
 
-const userText = (i: number) => llm().requests[i].body.messages.filter((m: any) => m.role === 'user').at(-1).content as string;
+const userText = (i: number) =>
+  llm()
+    .requests[i].body.messages.filter((m: any) => m.role === 'user')
+    .at(-1).content as string;
 
 describe('OpenCtx in chats', () => {
-  it('offers mentions in chat/queryContext, and a prompt carrying one gives the LLM the item\'s ai.content', async () => {
+  it("offers mentions in chat/queryContext, and a prompt carrying one gives the LLM the item's ai.content", async () => {
     const { p } = await boot({ providers: { [fixture('notes-provider.mjs')]: { team: 'core' } } });
     const res = await p.request('chat/queryContext', { query: 'alpha', contexts: [] });
     const mention = res.result.contexts.find((c: any) => c.type === 'mcpResource' && c.uri === 'notes://alpha');
@@ -49,7 +52,7 @@ describe('OpenCtx in chats', () => {
     expect(text).toContain('const a = 1;');
   });
 
-  it('serves patchbay\'s own providers over token-protected loopback HTTP', async () => {
+  it("serves patchbay's own providers over token-protected loopback HTTP", async () => {
     const { home } = await boot({}, { 'src/hello.ts': 'export const hello = 1;\n' });
     const dir = join(home, '.patchbay', 'openctx');
     const deadline = Date.now() + 10_000;
@@ -59,11 +62,11 @@ describe('OpenCtx in chats', () => {
     const call = (body: unknown, auth = token) =>
       fetch(`${url.replace(/\/$/, '')}/providers/files`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${auth}` }, body: JSON.stringify(body) });
     expect((await call({ method: 'meta' }, 'wrong')).status).toBe(401);
-    const meta: any = await (await call({ method: "meta" })).json();
+    const meta: any = await (await call({ method: 'meta' })).json();
     expect(meta.result.name).toBe('patchbay files');
-    const mentions: any = await (await call({ method: "mentions", params: { query: "hello" } })).json();
+    const mentions: any = await (await call({ method: 'mentions', params: { query: 'hello' } })).json();
     expect(mentions.result[0].title).toBe('src/hello.ts');
-    const items: any = await (await call({ method: "items", params: { mention: mentions.result[0] } })).json();
+    const items: any = await (await call({ method: 'items', params: { mention: mentions.result[0] } })).json();
     expect(items.result[0].ai.content).toContain('export const hello = 1;');
   });
 });

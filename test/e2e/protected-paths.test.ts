@@ -96,7 +96,12 @@ describe('protected paths', () => {
   it('a deny rule still denies a protected path', async () => {
     const home = scratch(tempDir());
     const root = scratch(workspace({ 'a.txt': 'a\n' }));
-    const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url, 'openai-chat', { toolCall: { approval: { byDefault: 'allow', deny: { write_file: { argsMatchers: { path: ['.*\\.git/.*'] } } } } } }) }));
+    const p = track(
+      new EcaProc({
+        home,
+        config: fakeProviderConfig(llm().url, 'openai-chat', { toolCall: { approval: { byDefault: 'allow', deny: { write_file: { argsMatchers: { path: ['.*\\.git/.*'] } } } } } }),
+      }),
+    );
     await p.initialize(root);
     await p.waitFor((m) => m.method === 'config/updated');
     llm().script([{ toolCall: { id: 'd1', name: 'patchbay__write_file', args: { path: '.git/config', content: 'x' } } }], [{ text: 'done' }]);

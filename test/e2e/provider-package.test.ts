@@ -45,7 +45,11 @@ describe('the provider SDK as a package', () => {
     await p.turnDone(chatId);
 
     const project = linkedProject({ 'provider.mjs': PROVIDER });
-    const child = spawn(process.execPath, ['provider.mjs'], { cwd: project, env: { PATH: process.env.PATH ?? '', HOME: home, PATCHBAY_HOME: join(home, '.patchbay') }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['provider.mjs'], {
+      cwd: project,
+      env: { PATH: process.env.PATH ?? '', HOME: home, PATCHBAY_HOME: join(home, '.patchbay') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));

@@ -11,7 +11,11 @@ const env = { PATH: process.env.PATH ?? '' };
 
 describe('pty harness', () => {
   it('gives the program a terminal of the requested size', async () => {
-    const p = spawn(process.execPath, ['-e', 'console.log(JSON.stringify({ i: process.stdin.isTTY, o: process.stdout.isTTY, c: process.stdout.columns, r: process.stdout.rows }))'], { env, cols: 91, rows: 17 });
+    const p = spawn(process.execPath, ['-e', 'console.log(JSON.stringify({ i: process.stdin.isTTY, o: process.stdout.isTTY, c: process.stdout.columns, r: process.stdout.rows }))'], {
+      env,
+      cols: 91,
+      rows: 17,
+    });
     const m = await p.waitFor(/\{.*\}/);
     expect(JSON.parse(m[0])).toEqual({ i: true, o: true, c: 91, r: 17 });
     expect(await p.exit()).toBe(0);

@@ -17,7 +17,7 @@ async function boot(extra: Record<string, unknown> = {}) {
 const runOf = (p: EcaProc, id: string) => p.waitFor((m) => m.params?.content?.type === 'toolCallRun' && m.params.content.id === id, id);
 
 describe('turn races', () => {
-  it("a session approval does not cover paths outside the workspace", async () => {
+  it('a session approval does not cover paths outside the workspace', async () => {
     const { p, root } = await boot();
     const outside = join(tempDir('pb-out-'), 'x.txt');
     llm().script(
@@ -38,11 +38,7 @@ describe('turn races', () => {
 
   it('a prompt queued with another agent does not change the running turn', async () => {
     const { p } = await boot({ toolCall: { approval: { byDefault: 'allow' } } });
-    llm().script(
-      [{ delay: 300 }, { toolCall: { id: 'p1', name: 'patchbay__write_file', args: { path: 'x.txt', content: 'x' } } }],
-      [{ text: 'planned' }],
-      [{ text: 'second' }],
-    );
+    llm().script([{ delay: 300 }, { toolCall: { id: 'p1', name: 'patchbay__write_file', args: { path: 'x.txt', content: 'x' } } }], [{ text: 'planned' }], [{ text: 'second' }]);
     const chatId = (await p.request('chat/prompt', { message: 'plan it', agent: 'plan' })).result.chatId;
     await p.request('chat/prompt', { chatId, message: 'now do it', agent: 'code' });
     await p.turnDone(chatId, 2);
@@ -50,7 +46,9 @@ describe('turn races', () => {
     expect(rejected?.content.reason).toBe('userConfigDeny');
     const firstTools = llm().requests[0].body.tools.map((t: any) => t.function.name);
     expect(firstTools).not.toContain('patchbay__write_file');
-    const lastTools = llm().requests.at(-1)!.body.tools.map((t: any) => t.function.name);
+    const lastTools = llm()
+      .requests.at(-1)!
+      .body.tools.map((t: any) => t.function.name);
     expect(lastTools).toContain('patchbay__write_file');
   });
 

@@ -26,27 +26,31 @@ describe('editor port: big messages, junk and deep nesting over real stdio', () 
   // Not a speed target (bench/framing.ts has that): how the server's own CPU time grows with the
   // size of a message. Linear reading costs about the same per MB at 12 and 48 MB; the old
   // reader, which re-joined its whole buffer on every pipe read, cost 4-9 times more per MB.
-  it.skipIf(process.platform !== 'linux')('reading a message costs CPU linear in its size (per MB, 48 MB within 2.5x of 12 MB)', async () => {
-    const p = start();
-    await p.initialize(scratch(workspace()));
-    await p.request('chat/list', {});
-    const pid = p.child.pid!;
-    const cpuTicks = () => {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
-      return Number(fields[11]) + Number(fields[12]);
-    };
-    const cost = async (mb: number, id: number) => {
-      const before = cpuTicks();
-      p.writeRaw(frame({ method: 'x/ignored', params: { blob: 'y'.repeat(mb * 1024 * 1024) } }));
-      p.writeRaw(frame({ id, method: 'chat/list', params: {} }));
-      await p.waitFor((m) => m.id === id, `the answer after ${mb} MB`, 80_000);
-      return (cpuTicks() - before) / mb;
-    };
-    const small = await cost(12, 910);
-    const big = await cost(48, 911);
-    expect(big / Math.max(small, 0.05)).toBeLessThan(2.5);
-  }, 120_000);
+  it.skipIf(process.platform !== 'linux')(
+    'reading a message costs CPU linear in its size (per MB, 48 MB within 2.5x of 12 MB)',
+    async () => {
+      const p = start();
+      await p.initialize(scratch(workspace()));
+      await p.request('chat/list', {});
+      const pid = p.child.pid!;
+      const cpuTicks = () => {
+        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
+        return Number(fields[11]) + Number(fields[12]);
+      };
+      const cost = async (mb: number, id: number) => {
+        const before = cpuTicks();
+        p.writeRaw(frame({ method: 'x/ignored', params: { blob: 'y'.repeat(mb * 1024 * 1024) } }));
+        p.writeRaw(frame({ id, method: 'chat/list', params: {} }));
+        await p.waitFor((m) => m.id === id, `the answer after ${mb} MB`, 80_000);
+        return (cpuTicks() - before) / mb;
+      };
+      const small = await cost(12, 910);
+      const big = await cost(48, 911);
+      expect(big / Math.max(small, 0.05)).toBeLessThan(2.5);
+    },
+    120_000,
+  );
 
   it('garbage and a frame in one write: one -32700 (id null), then the request is answered', async () => {
     const p = start();

@@ -49,7 +49,10 @@ describe('ECA server in process', () => {
     const res = await s.request('chat/prompt', { message: 'hi' });
     expect(res).toMatchObject({ model: 'fake/m1', status: 'prompting' });
     await s.turnDone(res.chatId);
-    const said = s.contents(res.chatId).filter((c) => c.role === 'assistant' && c.content.type === 'text').map((c) => c.content.text);
+    const said = s
+      .contents(res.chatId)
+      .filter((c) => c.role === 'assistant' && c.content.type === 'text')
+      .map((c) => c.content.text);
     expect(said.join('')).toBe('Hello there.');
     expect(s.contents(res.chatId).map((c) => c.content.type)).toEqual(expect.arrayContaining(['text', 'progress', 'usage']));
     const list = await s.request('chat/list', {});
@@ -57,7 +60,10 @@ describe('ECA server in process', () => {
     const before = s.notifications.length;
     expect(await s.request('chat/open', { chatId: res.chatId })).toMatchObject({ found: true, chatId: res.chatId });
     await s.waitFor((n) => s.notifications.indexOf(n) >= before && n.method === 'chat/contentReceived' && n.params.content.type === 'text' && n.params.role === 'assistant', 'replay');
-    const replayed = s.notifications.slice(before).filter((n) => n.method === 'chat/contentReceived').map((n) => n.params.content);
+    const replayed = s.notifications
+      .slice(before)
+      .filter((n) => n.method === 'chat/contentReceived')
+      .map((n) => n.params.content);
     expect(replayed).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'text', text: 'hi' }), expect.objectContaining({ type: 'text', text: 'Hello there.' })]));
   });
 
@@ -73,7 +79,11 @@ describe('ECA server in process', () => {
     await s.turnDone(chatId);
     const called = s.contents(chatId).find((c) => c.content.type === 'toolCalled');
     expect(called?.content).toMatchObject({ id: 'c1', error: false });
-    expect(llm().requests.at(-1)?.body.messages.some((m: { role: string }) => m.role === 'tool')).toBe(true);
+    expect(
+      llm()
+        .requests.at(-1)
+        ?.body.messages.some((m: { role: string }) => m.role === 'tool'),
+    ).toBe(true);
   });
 
   it('a rejected tool call is reported rejected and the model hears why', async () => {

@@ -35,7 +35,12 @@ export function specTable(file: string, heading: string): string[][] {
       if (rows.length > 0) break;
       continue;
     }
-    rows.push(line.slice(1, line.endsWith('|') ? -1 : undefined).split('|').map((c) => c.trim()));
+    rows.push(
+      line
+        .slice(1, line.endsWith('|') ? -1 : undefined)
+        .split('|')
+        .map((c) => c.trim()),
+    );
   }
   if (rows.length < 3) throw new Error(`no table under "${heading}" in test/fixtures/specs/${file}`);
   return rows.slice(2);

@@ -129,7 +129,16 @@ describe('shell_command per simple command', () => {
       expect(decideApproval(shell, { command }, denyPush), command).toBe('ask');
     }
     const rm: ApprovalConfig = { byDefault: 'allow', ask: { shell_command: { argsMatchers: { command: ['rm .*'] } } } };
-    for (const command of ['a=r; eval "${a}m x"', "printf 'r%s x' m | sh", '/bin/rm x', 'env rm x', 'nice rm x', 'echo x | xargs rm', 'find . -name x -delete', 'python3 -c "import os; os.remove(\'x\')"']) {
+    for (const command of [
+      'a=r; eval "${a}m x"',
+      "printf 'r%s x' m | sh",
+      '/bin/rm x',
+      'env rm x',
+      'nice rm x',
+      'echo x | xargs rm',
+      'find . -name x -delete',
+      'python3 -c "import os; os.remove(\'x\')"',
+    ]) {
       expect(decideApproval(shell, { command }, rm), command).toBe('ask');
     }
     // Plain commands with no expansion still run.

@@ -26,7 +26,12 @@ describe('PasteParser', () => {
     const input = 'a\x1b[200~one\rtwo\x1b[201~\r';
     const got = parse([...input]);
     expect(got.filter(([k]) => k === 'paste')).toEqual([['paste', 'one\rtwo']]);
-    expect(got.filter(([k]) => k === 'typed').map(([, t]) => t).join('')).toBe('a\r');
+    expect(
+      got
+        .filter(([k]) => k === 'typed')
+        .map(([, t]) => t)
+        .join(''),
+    ).toBe('a\r');
   });
 
   it('lets other escape sequences through at once, and a lone Escape soon after', async () => {

@@ -158,10 +158,7 @@ describe('ChatService turns', () => {
 
   it('no model configured: the turn ends with error at once', async () => {
     const { chats, events } = setup([]);
-    const h = new ChatService(
-      { ...(chats as unknown as { deps: ChatDeps }).deps, models: () => [], defaultModel: () => undefined },
-      new CommandRegistry(),
-    ).prompt({ message: 'hi' });
+    const h = new ChatService({ ...(chats as unknown as { deps: ChatDeps }).deps, models: () => [], defaultModel: () => undefined }, new CommandRegistry()).prompt({ message: 'hi' });
     expect(h.status).toBe('noModel');
     const done = await h.done;
     expect(done.stopReason).toBe('error');
@@ -176,7 +173,13 @@ describe('ChatService turns', () => {
     expect(await h.done).toEqual({ stopReason: 'end_turn' });
     const calls = kinds(events).filter((k) => k.startsWith('toolCall'));
     expect(calls).toEqual(['toolCall:preparing', 'toolCall:preparing', 'toolCall:announced', 'toolCall:running', 'toolCall:done']);
-    expect(events.find((e) => e.type === 'toolCall' && e.state === 'done')).toMatchObject({ id: 't1', name: 'write_note', server: 'patchbay', error: false, outputs: [{ type: 'text', text: 'write_note ran' }] });
+    expect(events.find((e) => e.type === 'toolCall' && e.state === 'done')).toMatchObject({
+      id: 't1',
+      name: 'write_note',
+      server: 'patchbay',
+      error: false,
+      outputs: [{ type: 'text', text: 'write_note ran' }],
+    });
     expect(store.messages(h.chatId).find((m) => m.role === 'tool')).toMatchObject({ outcome: 'called', llmText: 'write_note ran' });
   });
 

@@ -311,9 +311,7 @@ describe('loadConfig: invalid input', () => {
     const f = writeJson(userFile(), { providers: { openai: { api: 'nope' } } });
     const r = loadConfig({ roots: [], env: {}, homeDir: home });
     expect(r.errors).toHaveLength(1);
-    expect(formatConfigError(r.errors[0])).toBe(
-      `Invalid config in ${f} at providers.openai.api: Invalid option: expected one of "openai-chat"|"openai-responses"|"anthropic"|"ollama"|"local"`,
-    );
+    expect(formatConfigError(r.errors[0])).toBe(`Invalid config in ${f} at providers.openai.api: Invalid option: expected one of "openai-chat"|"openai-responses"|"anthropic"|"ollama"|"local"`);
   });
 
   it('a wrongly typed section is dropped whole, siblings kept', () => {
@@ -343,9 +341,7 @@ describe('loadConfig: invalid input', () => {
       toolCall: { approval: { deny: { patchbay__shell_command: { argsMatchers: { command: ['rm -rf.*', '(unclosed'] } } } } },
     });
     const r = loadConfig({ roots: [], env: {}, homeDir: home });
-    expect(r.errors).toEqual([
-      expect.objectContaining({ source: f, key: 'toolCall.approval.deny.patchbay__shell_command.argsMatchers.command[1]' }),
-    ]);
+    expect(r.errors).toEqual([expect.objectContaining({ source: f, key: 'toolCall.approval.deny.patchbay__shell_command.argsMatchers.command[1]' })]);
     const approval = r.config.toolCall.approval;
     const shell = { name: 'shell_command', server: 'patchbay', readOnly: false };
     expect(decideApproval(shell, { command: 'rm -rf /' }, approval)).toBe('deny');

@@ -66,18 +66,7 @@ describe('FileIndex listing', () => {
     const ix = index(ws);
     await ix.warm();
     expect(ix.mode).toBe('walk');
-    expect(all(ix)).toEqual([
-      'd other/',
-      'd sub/',
-      'd sub/deeper/',
-      'f .gitignore',
-      'f keep.txt',
-      'f other/secret.txt',
-      'f sub/.gitignore',
-      'f sub/deeper/ok.md',
-      'f sub/keep.log',
-      'f sub/x.txt',
-    ]);
+    expect(all(ix)).toEqual(['d other/', 'd sub/', 'd sub/deeper/', 'f .gitignore', 'f keep.txt', 'f other/secret.txt', 'f sub/.gitignore', 'f sub/deeper/ok.md', 'f sub/keep.log', 'f sub/x.txt']);
   });
 
   it('builds synchronously on a first query without warm()', () => {

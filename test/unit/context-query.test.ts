@@ -34,12 +34,7 @@ const resource: McpResourceContext = {
 describe('queryContexts', () => {
   it('a blank query offers repoMap, a bare cursor, the roots, files and directories, and MCP resources', () => {
     const r = queryContexts(indexes, '', { mcpResources: [resource] });
-    expect(r.slice(0, 4)).toEqual([
-      { type: 'repoMap' },
-      { type: 'cursor' },
-      { type: 'directory', path: ws },
-      { type: 'directory', path: ws2 },
-    ]);
+    expect(r.slice(0, 4)).toEqual([{ type: 'repoMap' }, { type: 'cursor' }, { type: 'directory', path: ws }, { type: 'directory', path: ws2 }]);
     expect(r).toContainEqual({ type: 'file', path: join(ws, 'src/chat.ts') });
     expect(r).toContainEqual({ type: 'directory', path: join(ws2, 'notes') });
     expect(r[r.length - 1]).toEqual(resource);

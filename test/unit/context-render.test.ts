@@ -45,10 +45,7 @@ describe('file contexts', () => {
       { type: 'file', path: 'ok.txt' },
       { type: 'file', path: 'img.bin' },
     ]);
-    expect(r.errors).toEqual([
-      `file ${join(ws, 'missing.ts')}: not found: ${join(ws, 'missing.ts')}`,
-      `file ${join(ws, 'img.bin')}: binary file: ${join(ws, 'img.bin')}`,
-    ]);
+    expect(r.errors).toEqual([`file ${join(ws, 'missing.ts')}: not found: ${join(ws, 'missing.ts')}`, `file ${join(ws, 'img.bin')}: binary file: ${join(ws, 'img.bin')}`]);
     const blocks = r.text.split('\n');
     expect(blocks[0]).toBe(`<file path="${join(ws, 'missing.ts')}" error="not found: ${join(ws, 'missing.ts')}"/>`);
     expect(r.text).toContain(`<file path="${join(ws, 'ok.txt')}">\nfine\n</file>`);
@@ -82,7 +79,13 @@ describe('directory contexts', () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 30; i++) files[`d/f${String(i).padStart(2, '0')}.txt`] = '';
     writeFiles(ws, files);
-    const r = await render([{ type: 'directory', path: 'd' }, { type: 'directory', path: 'nope' }], { directoryMaxEntries: 5 });
+    const r = await render(
+      [
+        { type: 'directory', path: 'd' },
+        { type: 'directory', path: 'nope' },
+      ],
+      { directoryMaxEntries: 5 },
+    );
     expect(r.text).toContain('/ (25 more)\n  f00.txt\n');
     expect(r.text).toContain('[25 of 30 entries left out]');
     expect(r.errors).toEqual([`directory ${join(ws, 'nope')}: not found: ${join(ws, 'nope')}`]);
@@ -131,15 +134,9 @@ describe('repoMap', () => {
 describe('cursor and MCP resource contexts', () => {
   it('renders a cursor point, and a selection with its text (positions are 1-based, as ECA editors send them)', async () => {
     writeFiles(ws, { 'a.ts': 'const a = 1;\nconst bb = 2;\nconst c = 3;\n' });
-    const point = await render([
-      { type: 'cursor', path: 'a.ts', position: { start: { line: 2, character: 7 }, end: { line: 2, character: 7 } } },
-    ]);
-    expect(point.text).toBe(
-      `<cursor description="Editor cursor; line and character are 1-based" path="${join(ws, 'a.ts')}" line="2" character="7"/>`,
-    );
-    const sel = await render([
-      { type: 'cursor', path: 'a.ts', position: { start: { line: 1, character: 7 }, end: { line: 2, character: 9 } } },
-    ]);
+    const point = await render([{ type: 'cursor', path: 'a.ts', position: { start: { line: 2, character: 7 }, end: { line: 2, character: 7 } } }]);
+    expect(point.text).toBe(`<cursor description="Editor cursor; line and character are 1-based" path="${join(ws, 'a.ts')}" line="2" character="7"/>`);
+    const sel = await render([{ type: 'cursor', path: 'a.ts', position: { start: { line: 1, character: 7 }, end: { line: 2, character: 9 } } }]);
     expect(sel.text).toMatch(/ line="1" character="7" endLine="2" endCharacter="9">\na = 1;\nconst bb\n<\/cursor>$/);
   });
 
@@ -168,8 +165,7 @@ describe('web contexts', () => {
         case '/page':
           res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
           res.end(
-            '<html><head><title>T</title><style>body{color:red}</style><script>var secret = 1;</script></head>' +
-              '<body><h1>Hello</h1><p>World <b>bold</b> <a href="/x">link</a></p></body></html>',
+            '<html><head><title>T</title><style>body{color:red}</style><script>var secret = 1;</script></head>' + '<body><h1>Hello</h1><p>World <b>bold</b> <a href="/x">link</a></p></body></html>',
           );
           return;
         case '/big':

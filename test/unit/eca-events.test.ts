@@ -54,7 +54,13 @@ describe('ECA translation of core events', () => {
   it('replay of a stored chat becomes valid ECA contents with the right roles', () => {
     const stored: StoredMessage[] = [
       { role: 'user', text: 'q', contentId: 'u1' },
-      { role: 'assistant', parts: [{ type: 'reasoning', text: 'hm' }, { type: 'text', text: 'a' }] },
+      {
+        role: 'assistant',
+        parts: [
+          { type: 'reasoning', text: 'hm' },
+          { type: 'text', text: 'a' },
+        ],
+      },
       { role: 'tool', toolCallId: 't1', name: 'grep', server: 'patchbay', origin: 'native', args: {}, outcome: 'rejected', error: true, outputs: [], llmText: 'no', totalTimeMs: 0 },
       { role: 'system', kind: 'summary', text: 's' },
     ];

@@ -102,7 +102,7 @@ describe('gateway tool calls', () => {
     await expect(c.next('tool.call', 100)).rejects.toThrow(/timed out/);
   });
 
-  it("rule 2: the tool's timeout sends tool.cancel \"timeout\" and settles CANCELLED", async () => {
+  it('rule 2: the tool\'s timeout sends tool.cancel "timeout" and settles CANCELLED', async () => {
     const t = await startGateway();
     const c = await bound(t, [greet('slow', { timeout: 80 })]);
     const started = Date.now();

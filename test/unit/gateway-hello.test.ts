@@ -72,7 +72,12 @@ describe('gateway hello', () => {
     // Same name, another chat: fine.
     b.send(hello({ session: 'chat-2' }));
     await b.next('hello.ack');
-    expect(t.gateway.providers().map((p) => p.chatId).sort()).toEqual(['chat-1', 'chat-2']);
+    expect(
+      t.gateway
+        .providers()
+        .map((p) => p.chatId)
+        .sort(),
+    ).toEqual(['chat-1', 'chat-2']);
   });
 
   it('TOOL_CONFLICT: duplicate tool names within the list', async () => {

@@ -38,7 +38,12 @@ describe('gateway wire schemas', () => {
   it('has exactly the codes of the spec’s "Error codes" table, the fatal ones marked', () => {
     const rows = specTable('tap-provider-gateway.md', '## Error codes').map(([code, fatal]) => ({ code: code?.replaceAll('`', ''), fatal: fatal === '**Yes**' }));
     expect([...gatewayErrorCodeSchema.options].sort()).toEqual(rows.map((r) => r.code).sort());
-    expect([...FATAL_ERROR_CODES].sort()).toEqual(rows.filter((r) => r.fatal).map((r) => r.code).sort());
+    expect([...FATAL_ERROR_CODES].sort()).toEqual(
+      rows
+        .filter((r) => r.fatal)
+        .map((r) => r.code)
+        .sort(),
+    );
   });
 
   it('keeps unknown fields (forward compatibility)', () => {

@@ -129,7 +129,15 @@ describe.each(adapters)('$name adapter', ({ name, path, make }) => {
   });
 
   it('maps an HTTP error to an LlmError with the status and the provider message', async () => {
-    fake().script({ status: 400, body: name === 'anthropic' ? { type: 'error', error: { type: 'invalid_request_error', message: 'bad things' } } : name === 'ollama' ? { error: 'bad things' } : { error: { message: 'bad things', type: 'invalid_request_error' } } });
+    fake().script({
+      status: 400,
+      body:
+        name === 'anthropic'
+          ? { type: 'error', error: { type: 'invalid_request_error', message: 'bad things' } }
+          : name === 'ollama'
+            ? { error: 'bad things' }
+            : { error: { message: 'bad things', type: 'invalid_request_error' } },
+    });
     const err = await run(make()).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'LlmError', status: 400, retryable: false });
     expect((err as Error).message).toContain('400');
@@ -146,7 +154,12 @@ describe('openai-chat reasoning', () => {
     const events = await run(client());
     const types = events.map((e) => e.type);
     expect(textOf(events)).toBe('Hi there <b>');
-    expect(events.filter((e) => e.type === 'reasoningDelta').map((e) => (e as { text: string }).text).join('')).toBe('I should greet.');
+    expect(
+      events
+        .filter((e) => e.type === 'reasoningDelta')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toBe('I should greet.');
     expect(types.filter((t) => t === 'reasoningStart')).toHaveLength(1);
     expect(types.indexOf('reasoningEnd')).toBeLessThan(types.indexOf('text'));
   });
@@ -154,7 +167,12 @@ describe('openai-chat reasoning', () => {
   it('reads reasoning_content deltas', async () => {
     fake().script([{ reasoning: 'pondering' }, { text: 'done' }]);
     const events = await run(client());
-    expect(events.filter((e) => e.type === 'reasoningDelta').map((e) => (e as { text: string }).text).join('')).toBe('pondering');
+    expect(
+      events
+        .filter((e) => e.type === 'reasoningDelta')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toBe('pondering');
     expect(textOf(events)).toBe('done');
   });
 
@@ -250,7 +268,13 @@ describe('anthropic thinking', () => {
     await run(client, {
       messages: [
         { role: 'user', content: 'q' },
-        { role: 'assistant', content: [{ type: 'reasoning', text: '', redacted: 'opaque==' }, { type: 'toolCall', id: 't1', name: 'x', args: {} }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'reasoning', text: '', redacted: 'opaque==' },
+            { type: 'toolCall', id: 't1', name: 'x', args: {} },
+          ],
+        },
         { role: 'tool', toolCallId: 't1', name: 'x', content: 'boom', error: true },
         { role: 'user', content: 'and now?' },
       ],
@@ -285,7 +309,12 @@ describe('openai-responses reasoning', () => {
     expect(body.store).toBe(false);
     const start = events.find((e) => e.type === 'reasoningStart') as { id: string };
     expect(start.id).toMatch(/^rs_/);
-    expect(events.filter((e) => e.type === 'reasoningDelta').map((e) => (e as { text: string }).text).join('')).toBe('Summary of thoughts.');
+    expect(
+      events
+        .filter((e) => e.type === 'reasoningDelta')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toBe('Summary of thoughts.');
     const end = events.find((e) => e.type === 'reasoningEnd') as Extract<LlmEvent, { type: 'reasoningEnd' }>;
     expect(end).toMatchObject({ id: start.id, itemId: start.id, encrypted: 'gAAAAencrypted' });
     expect(events.find((e) => e.type === 'usage')).toMatchObject({ inputTokens: 50, outputTokens: 20 });
@@ -294,7 +323,13 @@ describe('openai-responses reasoning', () => {
       reasoning: true,
       messages: [
         { role: 'user', content: 'q' },
-        { role: 'assistant', content: [{ type: 'reasoning', text: 'Summary of thoughts.', itemId: end.itemId, encrypted: end.encrypted }, { type: 'text', text: 'Answer' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'reasoning', text: 'Summary of thoughts.', itemId: end.itemId, encrypted: end.encrypted },
+            { type: 'text', text: 'Answer' },
+          ],
+        },
         { role: 'user', content: 'more' },
       ],
     });
@@ -317,7 +352,12 @@ describe('ollama', () => {
     fake().script([{ reasoning: 'hmm' }, { text: 'ok!' }]);
     const events = await run(new OllamaClient({ url: fake().url }), { reasoning: true });
     expect(fake().requests[0].body.think).toBe(true);
-    expect(events.filter((e) => e.type === 'reasoningDelta').map((e) => (e as { text: string }).text).join('')).toBe('hmm');
+    expect(
+      events
+        .filter((e) => e.type === 'reasoningDelta')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toBe('hmm');
     expect(textOf(events)).toBe('ok!');
   });
 });

@@ -96,9 +96,7 @@ describe('streamWithRetry: stalls and aborts', () => {
   it('declares a stall before the first event and retries it', async () => {
     fake().script([{ stall: 'forever' }], [{ text: 'fresh' }]);
     const retries: string[] = [];
-    const events = await collect(
-      streamWithRetry(chat(), request(), { maxRetries: 1, stallMs: 200, baseDelayMs: 1, onRetry: (_a, _d, e) => retries.push(e.message) }),
-    );
+    const events = await collect(streamWithRetry(chat(), request(), { maxRetries: 1, stallMs: 200, baseDelayMs: 1, onRetry: (_a, _d, e) => retries.push(e.message) }));
     expect(textOf(events)).toBe('fresh');
     expect(retries).toEqual(['LLM stream stalled: no data for 0.2s']);
   });
@@ -175,9 +173,7 @@ describe('streamWithRetry: stalls and aborts', () => {
     fake().script({ status: 429, headers: { 'retry-after': '30' } });
     const ctl = new AbortController();
     const t0 = Date.now();
-    const err = await collect(
-      streamWithRetry(chat(), request({ signal: ctl.signal }), { ...noRetry, maxRetries: 2, onRetry: () => setTimeout(() => ctl.abort(), 20) }),
-    ).catch((e: unknown) => e);
+    const err = await collect(streamWithRetry(chat(), request({ signal: ctl.signal }), { ...noRetry, maxRetries: 2, onRetry: () => setTimeout(() => ctl.abort(), 20) })).catch((e: unknown) => e);
     expect((err as Error).name).toBe('AbortError');
     expect(Date.now() - t0).toBeLessThan(500);
   });

@@ -39,6 +39,12 @@ export const weatherTool = {
 /** A conversation that exercises every message kind. */
 export const toolHistory: LlmMessage[] = [
   { role: 'user', content: 'weather in Paris?' },
-  { role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, { type: 'toolCall', id: 'call_1', name: 'get_weather', args: { city: 'Paris' } }] },
+  {
+    role: 'assistant',
+    content: [
+      { type: 'text', text: 'Checking.' },
+      { type: 'toolCall', id: 'call_1', name: 'get_weather', args: { city: 'Paris' } },
+    ],
+  },
   { role: 'tool', toolCallId: 'call_1', name: 'get_weather', content: 'sunny, 21C', error: false },
 ];

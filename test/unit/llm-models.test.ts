@@ -40,10 +40,10 @@ describe('resolveModels', () => {
   });
 
   it('merges a user provider over the built-in of the same id', async () => {
-    const models = await resolveModels(
-      config({ providers: { openai: { url: 'http://my-openai/v1', models: { 'gpt-5': { modelName: 'gpt-5-2025-08-07' }, 'o9-custom': {} } } } }),
-      { ...noOllama, OPENAI_API_KEY: 'sk-env' },
-    );
+    const models = await resolveModels(config({ providers: { openai: { url: 'http://my-openai/v1', models: { 'gpt-5': { modelName: 'gpt-5-2025-08-07' }, 'o9-custom': {} } } } }), {
+      ...noOllama,
+      OPENAI_API_KEY: 'sk-env',
+    });
     const gpt5 = models.find((m) => m.id === 'openai/gpt-5')!;
     expect(gpt5).toMatchObject({ url: 'http://my-openai/v1', modelName: 'gpt-5-2025-08-07', key: 'sk-env', api: 'openai-responses' });
     // the built-in price survives the merge
@@ -130,7 +130,9 @@ describe('resolveModels', () => {
 
   it('PATCHBAY_LOCAL_MODEL replaces the default local model, named after its file; config adds local models; one without a file is skipped', async () => {
     const models = await resolveModels(
-      config({ providers: { local: { models: { big: { model: '~/m.gguf', contextSize: 4096, gpuLayers: 'max', sha256: 'a'.repeat(64) }, nofile: {}, tiny: { limit: { context: 8192, output: 16 } } } } } }),
+      config({
+        providers: { local: { models: { big: { model: '~/m.gguf', contextSize: 4096, gpuLayers: 'max', sha256: 'a'.repeat(64) }, nofile: {}, tiny: { limit: { context: 8192, output: 16 } } } } },
+      }),
       { ...noOllama, PATCHBAY_LOCAL_MODEL: '/tmp/tiny.gguf' },
     );
     expect(models.map((m) => [m.id, m.local, m.limit])).toEqual([

@@ -71,7 +71,16 @@ describe('error mapping', () => {
     expect(e.message).toContain('HTTP 429');
     expect(e.message).toContain('Rate limit');
     expect(e.message).not.toContain('SECRETSECRET');
-    for (const [status, retryable] of [[400, false], [401, false], [404, false], [408, true], [409, true], [500, true], [502, true], [529, true]] as const) {
+    for (const [status, retryable] of [
+      [400, false],
+      [401, false],
+      [404, false],
+      [408, true],
+      [409, true],
+      [500, true],
+      [502, true],
+      [529, true],
+    ] as const) {
       expect(httpError('x', status, new Headers(), '').retryable, String(status)).toBe(retryable);
     }
   });
@@ -106,7 +115,13 @@ describe('sseBatches', () => {
 
   it('yields every event of one read as one batch, with event names and multi-line data', async () => {
     const batches = await all(['event: a\ndata: 1\n\ndata: x\ndata: y\n\n: comment\n\ndata: z\n\n']);
-    expect(batches).toEqual([[{ event: 'a', data: '1' }, { event: undefined, data: 'x\ny' }, { event: undefined, data: 'z' }]]);
+    expect(batches).toEqual([
+      [
+        { event: 'a', data: '1' },
+        { event: undefined, data: 'x\ny' },
+        { event: undefined, data: 'z' },
+      ],
+    ]);
   });
 
   it('handles events and CRLF line ends split across reads, and drops a half-received last event', async () => {
@@ -140,18 +155,21 @@ describe('sseBatches', () => {
   function endless(prefix: string, piece: string, pieces: number) {
     const enc = new TextEncoder();
     const state = { pulled: 0, cancelled: false };
-    const stream = new ReadableStream<Uint8Array>({
-      start(c) {
-        c.enqueue(enc.encode(prefix));
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        start(c) {
+          c.enqueue(enc.encode(prefix));
+        },
+        pull(c) {
+          if (state.pulled++ >= pieces) return c.close();
+          c.enqueue(enc.encode(piece));
+        },
+        cancel() {
+          state.cancelled = true;
+        },
       },
-      pull(c) {
-        if (state.pulled++ >= pieces) return c.close();
-        c.enqueue(enc.encode(piece));
-      },
-      cancel() {
-        state.cancelled = true;
-      },
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
     return { stream, state };
   }
 

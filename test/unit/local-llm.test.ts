@@ -157,10 +157,7 @@ describe('LocalRuntime under concurrent requests', () => {
     const waiting = new AbortController();
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));
-    const holders = [
-      collect(client.stream(request('h1', 4000, busy.signal)), (ev) => ev.type === 'text' && started()),
-      collect(client.stream(request('h2', 4000, busy.signal))),
-    ];
+    const holders = [collect(client.stream(request('h1', 4000, busy.signal)), (ev) => ev.type === 'text' && started()), collect(client.stream(request('h2', 4000, busy.signal)))];
     await running;
     const third = collect(client.stream(request('h3', 4, waiting.signal)));
     await new Promise((r) => setTimeout(r, 50));
@@ -173,7 +170,7 @@ describe('LocalRuntime under concurrent requests', () => {
   });
 });
 
-describe('LocalClient tool calls through the library\'s function calling', () => {
+describe("LocalClient tool calls through the library's function calling", () => {
   // A tiny model scripted to answer with a call in the syntax node-llama-cpp's ChatML wrapper
   // teaches the model; the library parses it (grammar-constrained) into a function call.
   const scripted = writeTinyGguf(join(dir, 'caller.gguf'), { reply: '||call: get_weather({"city":"Oslo"})' });
@@ -246,7 +243,13 @@ describe('mappings', () => {
   it('a tool result joins its call as the result; text and calls keep their order', () => {
     const h = toHistory('sys', [
       { role: 'user', content: 'read a.ts' },
-      { role: 'assistant', content: [{ type: 'text', text: 'Reading.' }, { type: 'toolCall', id: 't1', name: 'patchbay__read_file', args: { path: 'a.ts' } }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Reading.' },
+          { type: 'toolCall', id: 't1', name: 'patchbay__read_file', args: { path: 'a.ts' } },
+        ],
+      },
       { role: 'tool', toolCallId: 't1', name: 'patchbay__read_file', content: 'export {}', error: false },
       { role: 'tool', toolCallId: 'unknown', name: 'x', content: 'orphan', error: true },
     ]);

@@ -145,7 +145,10 @@ describe('LspHost with a fake language server', () => {
     const root = mkdtempSync(join(tmpdir(), 'lsp-bad-'));
     const host = new LspHostImpl({
       servers: { bad: { command: 42 }, missing: { command: '/no/such/ls', extensions: ['fake'] } },
-      roots: [root], env: { PATH: '' }, log: quiet, restart: { baseDelayMs: 10, maxRestarts: 1 },
+      roots: [root],
+      env: { PATH: '' },
+      log: quiet,
+      restart: { baseDelayMs: 10, maxRestarts: 1 },
     });
     hosts.push(host);
     writeFileSync(join(root, 'a.fake'), 'x');
@@ -181,9 +184,15 @@ describe('LspHost with a fake language server', () => {
 describe('LanguageServerProcess requests', () => {
   const make = (requestTimeoutMs: number) =>
     new LanguageServerProcess({
-      name: 'fake', root: mkdtempSync(join(tmpdir(), 'lsp-proc-')), env: {}, log: quiet, requestTimeoutMs, initializeTimeoutMs: 10_000,
+      name: 'fake',
+      root: mkdtempSync(join(tmpdir(), 'lsp-proc-')),
+      env: {},
+      log: quiet,
+      requestTimeoutMs,
+      initializeTimeoutMs: 10_000,
       config: { command: process.execPath, args: [FAKE], extensions: ['fake'] },
-      restart: { baseDelayMs: 10_000, maxRestarts: 0 }, onDiagnostics: () => {},
+      restart: { baseDelayMs: 10_000, maxRestarts: 0 },
+      onDiagnostics: () => {},
     });
 
   it('times out and honours cancellation', async () => {
@@ -204,7 +213,10 @@ describe('LanguageServerProcess requests', () => {
     const root = mkdtempSync(join(tmpdir(), 'lsp-proc-'));
     const host = new LspHostImpl({
       servers: { fake: { command: process.execPath, args: [FAKE], extensions: ['fake'], requestTimeoutSeconds: 0.3 } },
-      roots: [root], env: { PATH: '/nonexistent' }, log: quiet, restart: { baseDelayMs: 30, maxRestarts: 0 },
+      roots: [root],
+      env: { PATH: '/nonexistent' },
+      log: quiet,
+      restart: { baseDelayMs: 30, maxRestarts: 0 },
       requestTimeoutMs: 60_000,
     });
     hosts.push(host);

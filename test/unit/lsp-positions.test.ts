@@ -93,11 +93,9 @@ describe('languageServers config', () => {
   });
 
   it('reports bad entries without throwing, and lets users extend or disable built-ins', () => {
-    const r = resolveServers(
-      { bad: { command: 5 }, noext: { command: 'x' }, gopls: { args: ['-rpc.trace'] }, clangd: { disabled: true }, mine: { command: 'my-ls', extensions: ['foo'] } },
-      [dir],
-      { PATH: bin },
-    );
+    const r = resolveServers({ bad: { command: 5 }, noext: { command: 'x' }, gopls: { args: ['-rpc.trace'] }, clangd: { disabled: true }, mine: { command: 'my-ls', extensions: ['foo'] } }, [dir], {
+      PATH: bin,
+    });
     expect(r.problems.map((p) => p.name).sort()).toEqual(['bad', 'noext']);
     expect(r.problems.find((p) => p.name === 'bad')?.error).toMatch(/invalid languageServers\.bad/);
     expect(r.servers.get('gopls')).toMatchObject({ command: 'gopls', args: ['-rpc.trace'], extensions: ['go'] });

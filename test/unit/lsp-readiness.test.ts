@@ -69,7 +69,10 @@ describe('the diagnostics wait', () => {
     const root = mkdtempSync(join(tmpdir(), 'lsp-ready-'));
     const host = new LspHostImpl({
       servers: { fake: { command: process.execPath, args: [FAKE], extensions: ['fake'], env: { FAKE_LS_LOAD_MS: '60000' }, diagnosticsTimeoutSeconds: 0.5 } },
-      roots: [root], env: { PATH: '/nonexistent' }, log: quiet, diagnosticsMaxWaitMs: 600_000,
+      roots: [root],
+      env: { PATH: '/nonexistent' },
+      log: quiet,
+      diagnosticsMaxWaitMs: 600_000,
     });
     hosts.push({ host, pids: () => [] });
     writeFileSync(join(root, 'a.fake'), 'x\n');
@@ -95,14 +98,26 @@ describe('the diagnostics wait', () => {
     host.fileRead(join(root, 'a.fake'));
     await until(() => host.servers()[0].restarts === 1 && host.servers()[0].status === 'failed');
     expect(host.servers()[0].lastError).toBe('exited (code 3): fatal: no toolchain found');
-    expect(await write('x\n')).toMatchObject({ kind: 'unavailable', note: 'Diagnostics: not available — fake failed: exited (code 3): fatal: no toolchain found. Do not take the file as free of errors: check it with lsp_diagnostics later.' });
-    for (const [name, args] of [['lsp_diagnostics', { path: 'a.fake' }], ['lsp_hover', { path: 'a.fake', line: 1, character: 1 }]] as const) {
-      const r = await host.tools().find((t) => t.name === name)!.call(args, ctx(root));
+    expect(await write('x\n')).toMatchObject({
+      kind: 'unavailable',
+      note: 'Diagnostics: not available — fake failed: exited (code 3): fatal: no toolchain found. Do not take the file as free of errors: check it with lsp_diagnostics later.',
+    });
+    for (const [name, args] of [
+      ['lsp_diagnostics', { path: 'a.fake' }],
+      ['lsp_hover', { path: 'a.fake', line: 1, character: 1 }],
+    ] as const) {
+      const r = await host
+        .tools()
+        .find((t) => t.name === name)!
+        .call(args, ctx(root));
       expect(r.error).toBe(true);
       expect(textOf(r)).toBe(`${name} failed: fake failed: exited (code 3): fatal: no toolchain found`);
     }
     // Asked for every file, the failed server is named rather than a bare "No diagnostics".
-    const all = await host.tools().find((t) => t.name === 'lsp_diagnostics')!.call({}, ctx(root));
+    const all = await host
+      .tools()
+      .find((t) => t.name === 'lsp_diagnostics')!
+      .call({}, ctx(root));
     expect(textOf(all)).toBe('No diagnostics.\nfake failed: exited (code 3): fatal: no toolchain found');
   });
 });

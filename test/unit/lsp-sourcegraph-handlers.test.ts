@@ -214,9 +214,9 @@ describe('workspace/xfiles and textDocument/xcontent', () => {
 
   it('xcontent refuses files above maxFileBytes', async () => {
     setup({ maxFileBytes: 4 });
-    await expect(
-      p.server.sendRequest('textDocument/xcontent', { textDocument: { uri: uri(path.join(root, 'package.json')) } }),
-    ).rejects.toMatchObject({ message: expect.stringContaining('too large') });
+    await expect(p.server.sendRequest('textDocument/xcontent', { textDocument: { uri: uri(path.join(root, 'package.json')) } })).rejects.toMatchObject({
+      message: expect.stringContaining('too large'),
+    });
   });
 });
 

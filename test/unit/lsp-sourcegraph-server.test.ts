@@ -164,9 +164,7 @@ describe('javascript-typescript-langserver through patchbay overlay (xfiles/xcon
   it('an aborted xdefinition rejects', async () => {
     const ac = new AbortController();
     ac.abort(new Error('user cancelled'));
-    await expect(
-      xdefinition(connection, { textDocument: { uri: `${ROOT_URI}/src/b.ts` }, position: { line: 2, character: 33 } }, ac.signal),
-    ).rejects.toThrow(/aborted: user cancelled/);
+    await expect(xdefinition(connection, { textDocument: { uri: `${ROOT_URI}/src/b.ts` }, position: { line: 2, character: 33 } }, ac.signal)).rejects.toThrow(/aborted: user cancelled/);
   });
 
   it('the server never got a file it asked for from anywhere but the overlay', () => {

@@ -33,7 +33,10 @@ const env = { ...process.env, PATH: [resolve('node_modules/.bin'), process.env.P
 const ctx = (): ToolContext => ({ signal: new AbortController().signal, roots: [root], chatId: 'c', editor: {} });
 const text = (r: { outputs: Array<{ type: string; text?: string }> }) => r.outputs.map((o) => o.text).join('');
 const call = async (name: string, args: Record<string, unknown>, h = host) => {
-  const r = await h.tools().find((t) => t.name === name)!.call(args, ctx());
+  const r = await h
+    .tools()
+    .find((t) => t.name === name)!
+    .call(args, ctx());
   expect(r.error, text(r)).toBe(false);
   return text(r);
 };

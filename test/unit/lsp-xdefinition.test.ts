@@ -34,7 +34,10 @@ afterAll(async () => {
 
 describe('Sourcegraph extensions through the LSP tools', () => {
   it('lsp_definition names the symbol with a SymbolDescriptor from textDocument/xdefinition', async () => {
-    const r = await host.tools().find((t) => t.name === 'lsp_definition')!.call({ path: 'src/b.ts', line: 2, symbol: 'greet' }, ctx());
+    const r = await host
+      .tools()
+      .find((t) => t.name === 'lsp_definition')!
+      .call({ path: 'src/b.ts', line: 2, symbol: 'greet' }, ctx());
     const out = r.outputs.map((o) => (o.type === 'text' ? o.text : '')).join('');
     expect(r.error, out).toBe(false);
     expect(out).toMatch(/src\/a\.ts:1/);
@@ -43,7 +46,10 @@ describe('Sourcegraph extensions through the LSP tools', () => {
   }, 60_000);
 
   it('lsp_references also asks workspace/xreferences by the SymbolDescriptor', async () => {
-    const r = await host.tools().find((t) => t.name === 'lsp_references')!.call({ path: 'src/b.ts', line: 2, symbol: 'greet' }, ctx());
+    const r = await host
+      .tools()
+      .find((t) => t.name === 'lsp_references')!
+      .call({ path: 'src/b.ts', line: 2, symbol: 'greet' }, ctx());
     const out = r.outputs.map((o) => (o.type === 'text' ? o.text : '')).join('');
     expect(r.error, out).toBe(false);
     expect(out).toMatch(/By symbol \{[^}]*"name":"greet"[^\n]*\(workspace\/xreferences\):/);

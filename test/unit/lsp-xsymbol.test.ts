@@ -20,7 +20,10 @@ afterAll(() => host.dispose());
 
 describe('workspace/symbol with a SymbolDescriptor', () => {
   it('is used by lsp_definition when the server advertises it', async () => {
-    const r = await host.tools().find((t) => t.name === 'lsp_definition')!.call({ path: 'a.fake', line: 2, symbol: 'thing' }, { signal: new AbortController().signal, roots: [root], chatId: 'c', editor: {} });
+    const r = await host
+      .tools()
+      .find((t) => t.name === 'lsp_definition')!
+      .call({ path: 'a.fake', line: 2, symbol: 'thing' }, { signal: new AbortController().signal, roots: [root], chatId: 'c', editor: {} });
     const out = r.outputs.map((o) => (o.type === 'text' ? o.text : '')).join('');
     expect(r.error, out).toBe(false);
     expect(out).toContain('Symbol: {"name":"thing","kind":"function","package":{"name":"ext-pkg"}}');

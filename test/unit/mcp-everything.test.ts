@@ -67,7 +67,11 @@ describe('server-everything over stdio', () => {
     expect(r.error).toBe(false);
     const img = r.outputs.find((o) => o.type === 'image');
     expect(img).toMatchObject({ type: 'image', mimeType: 'image/png' });
-    expect(Buffer.from((img as { data: string }).data, 'base64').subarray(1, 4).toString()).toBe('PNG');
+    expect(
+      Buffer.from((img as { data: string }).data, 'base64')
+        .subarray(1, 4)
+        .toString(),
+    ).toBe('PNG');
     expect(r.outputs.filter((o) => o.type === 'text').length).toBe(2);
   });
 
@@ -86,10 +90,7 @@ describe('server-everything over stdio', () => {
     const ac = new AbortController();
     const progress: string[] = [];
     const started = Date.now();
-    const call = t.tools.get('everything__trigger-long-running-operation')!.call(
-      { duration: 20, steps: 40 },
-      ctx({ signal: ac.signal, progress: (p) => (progress.push(p), ac.abort()) }),
-    );
+    const call = t.tools.get('everything__trigger-long-running-operation')!.call({ duration: 20, steps: 40 }, ctx({ signal: ac.signal, progress: (p) => (progress.push(p), ac.abort()) }));
     const r = await call;
     expect(Date.now() - started).toBeLessThan(3000);
     expect(progress.length).toBeGreaterThanOrEqual(1);

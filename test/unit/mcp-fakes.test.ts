@@ -81,7 +81,10 @@ describe('a server that hangs', () => {
     expect(took).toBeLessThan(2000);
     expect(r).toEqual({ error: true, outputs: [{ type: 'text', text: 'hang__hang: timed out after 1 s (the server was sent notifications/cancelled and will be restarted)' }] });
     const cancelled = await waitFor(() => rec.lines().find((l) => l.startsWith('cancelled')), 'the cancellation to reach the server');
-    const callId = rec.lines().find((l) => l.startsWith('call'))!.split(' ')[1];
+    const callId = rec
+      .lines()
+      .find((l) => l.startsWith('call'))!
+      .split(' ')[1];
     expect(cancelled).toBe(`cancelled ${callId} timed out after 1 s`);
     // A server that let a call time out is restarted.
     await waitFor(() => t.statuses('hang').join(',') === 'starting,running,failed,starting,running', 'failed, then restarted');
@@ -123,7 +126,10 @@ describe('a server that hangs', () => {
     await waitFor(() => rec.lines().length >= 1, 'a child to spawn');
     await t.host.dispose();
     await new Promise((r) => setTimeout(r, 200));
-    const pids = rec.lines().map((l) => Number(/^start (\d+)$/.exec(l)?.[1])).filter(Boolean);
+    const pids = rec
+      .lines()
+      .map((l) => Number(/^start (\d+)$/.exec(l)?.[1]))
+      .filter(Boolean);
     expect(pids.length).toBeGreaterThanOrEqual(1);
     for (const pid of pids) expect(isAlive(pid)).toBe(false);
     expect(t.tools.all()).toEqual([]);
@@ -141,7 +147,10 @@ describe('a server that writes garbage to stdout', () => {
     expect(text(r)).toMatch(/wrote something other than MCP messages to stdout/);
     await waitFor(() => t.statuses('garbage').join(',') === 'starting,running,failed,starting,running', 'failed, then restarted');
     expect(t.host.servers()[0].lastError).toMatch(/wrote something other than MCP messages to stdout/);
-    const warnings = log.read().split('\n').filter((l) => l.includes('WARN [mcp:garbage] protocol error'));
+    const warnings = log
+      .read()
+      .split('\n')
+      .filter((l) => l.includes('WARN [mcp:garbage] protocol error'));
     expect(warnings.some((l) => /is not valid JSON|Unexpected|JSON/.test(l))).toBe(true);
   });
 
@@ -149,14 +158,21 @@ describe('a server that writes garbage to stdout', () => {
     const t = host({ garbage: node('mcp-garbage.mjs', { MCP_GARBAGE_AT_START: '1' }) });
     await t.host.start('garbage');
     await waitFor(() => t.host.servers()[0].status === 'failed' && t.host.servers()[0].restarts >= 2, 'bounded restarts', 20_000);
-    const r = await t.tools.all().find((x) => x.name === 'after-garbage')?.call({}, ctx());
+    const r = await t.tools
+      .all()
+      .find((x) => x.name === 'after-garbage')
+      ?.call({}, ctx());
     expect(r === undefined || r.error).toBe(true);
   });
 });
 
 describe('tools/call on the wire (a hand-written server)', () => {
   const wire = (rec: { path: string }) => node('mcp-wire.mjs', { MCP_RECORD: rec.path });
-  const calls = (rec: { lines(): string[] }) => rec.lines().map((l) => JSON.parse(l)).filter((m) => m.method === 'tools/call');
+  const calls = (rec: { lines(): string[] }) =>
+    rec
+      .lines()
+      .map((l) => JSON.parse(l))
+      .filter((m) => m.method === 'tools/call');
 
   it('sends the request with its own string id and progress token, and reads text results', async () => {
     const rec = recordFile();
@@ -211,7 +227,11 @@ describe('tools/call on the wire (a hand-written server)', () => {
     const r = await t.tools.get('wire__late')!.call({}, ctx());
     expect(text(r)).toBe('wire__late: timed out after 1 s (the server was sent notifications/cancelled and will be restarted)');
     const [req] = calls(rec);
-    const cancelled = () => rec.lines().map((l) => JSON.parse(l)).find((m) => m.method === 'notifications/cancelled');
+    const cancelled = () =>
+      rec
+        .lines()
+        .map((l) => JSON.parse(l))
+        .find((m) => m.method === 'notifications/cancelled');
     await waitFor(cancelled, 'the cancellation');
     expect(cancelled().params).toEqual({ requestId: req.id, reason: 'timed out after 1 s' });
     await waitFor(() => t.statuses('wire').join(',') === 'starting,running,failed,starting,running', 'restarted');

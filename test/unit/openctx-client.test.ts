@@ -233,9 +233,7 @@ describe('mentions', () => {
 
   it('skips providers without the mentions capability, and old-style providers not implementing it', async () => {
     const annotOnly = await http((req) => (req.method === 'meta' ? { body: { result: { name: 'annot', annotations: {} } } } : { body: { result: [{ title: 'x', uri: 'x://x' }] } }));
-    const oldHttp = await http((req) =>
-      req.method === 'meta' ? { body: { result: {} } } : { body: { error: { code: -32601, message: 'method not found' } } },
-    );
+    const oldHttp = await http((req) => (req.method === 'meta' ? { body: { result: {} } } : { body: { error: { code: -32601, message: 'method not found' } } }));
     const c = client({ providers: { [annotOnly.url]: true, [fx('old-style-provider.mjs')]: true, [oldHttp.url]: true } });
     expect(await c.mentions('')).toEqual([]);
     expect(await c.mentions('')).toEqual([]);
@@ -355,7 +353,13 @@ describe('annotations', () => {
     const c = client({ providers: { [fx('notes-provider.mjs')]: true, [fx('old-style-provider.mjs')]: true }, timeoutMs: DEADLINE });
     const list = await c.annotations(tsWithTodo, content);
     expect(list).toEqual([
-      { provider: 'notes', providerUri: fx('notes-provider.mjs'), uri: tsWithTodo, range: { start: { line: 1, character: 0 }, end: { line: 1, character: 4 } }, item: { title: 'A TODO', ui: { hover: { markdown: '**fix me**' } } } },
+      {
+        provider: 'notes',
+        providerUri: fx('notes-provider.mjs'),
+        uri: tsWithTodo,
+        range: { start: { line: 1, character: 0 }, end: { line: 1, character: 4 } },
+        item: { title: 'A TODO', ui: { hover: { markdown: '**fix me**' } } },
+      },
       { provider: 'notes', providerUri: fx('notes-provider.mjs'), uri: tsWithTodo, range: { start: { line: 0, character: 0 }, end: { line: 2, character: 10 } }, item: { title: 'Whole file note' } },
     ]);
     // .ts without TODO: notes does not match; old-style selector is **/*.md.

@@ -43,14 +43,13 @@ function fakeWorkspace() {
   const reads: string[] = [];
   const deps = {
     roots: [root],
-    query: (q: string) =>
-      [
-        { type: 'directory', path: 'src' },
-        ...Object.keys(files).map((p) => ({ type: 'file', path: p })),
-      ].filter((f) => f.path.toLowerCase().includes(q.toLowerCase())),
+    query: (q: string) => [{ type: 'directory', path: 'src' }, ...Object.keys(files).map((p) => ({ type: 'file', path: p }))].filter((f) => f.path.toLowerCase().includes(q.toLowerCase())),
     read: async (path: string) => {
       reads.push(path);
-      const rel = path.slice(root.length + 1).split('\\').join('/');
+      const rel = path
+        .slice(root.length + 1)
+        .split('\\')
+        .join('/');
       const c = files[rel];
       if (c === undefined) throw new Error(`ENOENT: ${rel}`);
       return c;
@@ -117,7 +116,10 @@ function builtinProviders() {
       query: (filter) => {
         queries.push(filter);
         // newest first, like a store would answer
-        return fakeEvents.filter((e) => e.stream === filter.stream).reverse().slice(0, filter.limit);
+        return fakeEvents
+          .filter((e) => e.stream === filter.stream)
+          .reverse()
+          .slice(0, filter.limit);
       },
     }),
   };
@@ -312,10 +314,7 @@ describe('OpenCtx host with the real @openctx/client', () => {
     const c = client(['files']);
     const seen: string[] = [];
     try {
-      const items = await c.items(
-        { mention: { title: 'x', uri: 'file:///etc/passwd' } },
-        { errorHook: (_u, e) => void seen.push(String(e)) },
-      );
+      const items = await c.items({ mention: { title: 'x', uri: 'file:///etc/passwd' } }, { errorHook: (_u, e) => void seen.push(String(e)) });
       expect(items).toEqual([]);
       expect(seen).toHaveLength(1);
       expect(seen[0]).toContain('-32602');

@@ -8,26 +8,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  OpenCtxHost,
-  OpenCtxError,
-  bearerMatches,
-  diagnostics,
-  isLoopbackHostHeader,
-  mcpResources,
-  moduleProvider,
-  type OpenCtxProviderImpl,
-} from '../../src/peers/openctx/host/index.js';
+import { OpenCtxHost, OpenCtxError, bearerMatches, diagnostics, isLoopbackHostHeader, mcpResources, moduleProvider, type OpenCtxProviderImpl } from '../../src/peers/openctx/host/index.js';
 import type { Logger } from '../../src/util/log.js';
 
 const quietLog: Logger = { error() {}, warn() {}, info() {}, debug() {} };
 const token = randomBytes(24).toString('hex');
 
 /** Raw request with full control over headers (fetch would set Host itself). */
-function raw(
-  url: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer },
-): Promise<{ status: number; body: any }> {
+function raw(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: opts.method ?? 'POST', headers: opts.headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -334,9 +322,10 @@ describe('moduleProvider: a user JS module served like the built-ins', () => {
   });
 
   const post = (name: string, body: unknown) =>
-    fetch(`${url}/providers/${name}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify(body) }).then(
-      async (r) => ({ status: r.status, body: (await r.json()) as any }),
-    );
+    fetch(`${url}/providers/${name}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify(body) }).then(async (r) => ({
+      status: r.status,
+      body: (await r.json()) as any,
+    }));
 
   it('serves meta, mentions and items (with settings) from the default export', async () => {
     expect((await post('good', { method: 'meta', params: {} })).body).toEqual({ result: { name: 'my provider', mentions: {} } });

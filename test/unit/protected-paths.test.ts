@@ -25,7 +25,24 @@ const tool = (name: string) => tools.get(name)!;
 
 describe('protectedPath', () => {
   it('protects the listed names inside a workspace, at any depth and without case', async () => {
-    for (const rel of ['.patchbay/config.json', '.git/hooks/pre-commit', '.git', '.vscode/settings.json', '.idea/x.xml', '.zed/tasks.json', '.claude/settings.json', '.cursor/rules', '.husky/pre-push', '.githooks/x', '.envrc', '.mcp.json', '.gitmodules', '.eca/config.json', 'sub/.git/config', '.PATCHBAY/config.json']) {
+    for (const rel of [
+      '.patchbay/config.json',
+      '.git/hooks/pre-commit',
+      '.git',
+      '.vscode/settings.json',
+      '.idea/x.xml',
+      '.zed/tasks.json',
+      '.claude/settings.json',
+      '.cursor/rules',
+      '.husky/pre-push',
+      '.githooks/x',
+      '.envrc',
+      '.mcp.json',
+      '.gitmodules',
+      '.eca/config.json',
+      'sub/.git/config',
+      '.PATCHBAY/config.json',
+    ]) {
       expect(await protectedPath(join(ws, rel), [ws], env), rel).toBeDefined();
     }
   });

@@ -7,17 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { backoffDelay, resolveBackoff } from '../../src/provider/backoff.js';
-import {
-  addressFilePath,
-  createProvider,
-  DEFAULT_GATEWAY_URL,
-  discoverToken,
-  discoverUrl,
-  GatewayError,
-  tokenFilePath,
-  type Provider,
-  type ProviderOptions,
-} from '../../src/provider/index.js';
+import { addressFilePath, createProvider, DEFAULT_GATEWAY_URL, discoverToken, discoverUrl, GatewayError, tokenFilePath, type Provider, type ProviderOptions } from '../../src/provider/index.js';
 import { setLogLevel } from '../../src/util/log.js';
 import { Relay, removeTempHomes, sleep, startGateway, tempHome, until, type TestGateway } from '../fixtures/providers/harness.js';
 

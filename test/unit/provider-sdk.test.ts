@@ -41,7 +41,12 @@ afterEach(async () => {
 
 describe('provider SDK: connect and bind', () => {
   it('authenticates with the token file, binds to the first session and registers its tools', async () => {
-    const g = await gateway({ chats: new FakeChats([{ id: 's1', label: 'one', cwd: '/a' }, { id: 's2', label: 'two', cwd: '/b' }]) });
+    const g = await gateway({
+      chats: new FakeChats([
+        { id: 's1', label: 'one', cwd: '/a' },
+        { id: 's2', label: 'two', cwd: '/b' },
+      ]),
+    });
     const p = provider(g, { tools: [forecast] });
     const states: string[] = [];
     const lifecycle: string[] = [];
@@ -64,7 +69,10 @@ describe('provider SDK: connect and bind', () => {
   });
 
   it('binds to the session the `session` option picks (id or function)', async () => {
-    const chats = new FakeChats([{ id: 's1', label: 'one', cwd: '/a' }, { id: 's2', label: 'two', cwd: '/b' }]);
+    const chats = new FakeChats([
+      { id: 's1', label: 'one', cwd: '/a' },
+      { id: 's2', label: 'two', cwd: '/b' },
+    ]);
     const g = await gateway({ chats });
     const byFn = provider(g, { name: 'a', session: (active) => active.find((s) => s.label === 'two')?.id });
     const byId = provider(g, { name: 'b', session: 's2' });
@@ -128,12 +136,50 @@ describe('provider SDK: tool calls', () => {
     const g = await gateway();
     const p = provider(g, {
       tools: [
-        { name: 'boom', description: '', handler: () => { throw new Error('kaput'); } },
-        { name: 'rejects', description: '', handler: async () => { throw new Error('async kaput'); } },
-        { name: 'missing', description: '', handler: async () => { throw new ToolError('no such city', 'NOT_FOUND'); } },
-        { name: 'coded', description: '', handler: async () => { throw Object.assign(new Error('too slow'), { code: 'TIMEOUT' }); } },
-        { name: 'enoent', description: '', handler: async () => { throw Object.assign(new Error('ENOENT: no file'), { code: 'ENOENT' }); } },
-        { name: 'cyclic', description: '', handler: () => { const o: Record<string, unknown> = {}; o.self = o; return o; } },
+        {
+          name: 'boom',
+          description: '',
+          handler: () => {
+            throw new Error('kaput');
+          },
+        },
+        {
+          name: 'rejects',
+          description: '',
+          handler: async () => {
+            throw new Error('async kaput');
+          },
+        },
+        {
+          name: 'missing',
+          description: '',
+          handler: async () => {
+            throw new ToolError('no such city', 'NOT_FOUND');
+          },
+        },
+        {
+          name: 'coded',
+          description: '',
+          handler: async () => {
+            throw Object.assign(new Error('too slow'), { code: 'TIMEOUT' });
+          },
+        },
+        {
+          name: 'enoent',
+          description: '',
+          handler: async () => {
+            throw Object.assign(new Error('ENOENT: no file'), { code: 'ENOENT' });
+          },
+        },
+        {
+          name: 'cyclic',
+          description: '',
+          handler: () => {
+            const o: Record<string, unknown> = {};
+            o.self = o;
+            return o;
+          },
+        },
       ],
     });
     await p.connect();
@@ -156,19 +202,22 @@ describe('provider SDK: tool calls', () => {
     const relay = later(await Relay.start(g.url), (r) => r.close());
     let aborted: unknown;
     let finishLate!: () => void;
-    const p = provider({ url: relay.url, home: g.home }, {
-      tools: [
-        {
-          name: 'slow',
-          description: 'waits',
-          handler: (_args, { signal }) =>
-            new Promise((resolve) => {
-              signal.addEventListener('abort', () => (aborted = signal.reason));
-              finishLate = () => resolve('finished anyway'); // ignores the signal: must not be sent
-            }),
-        },
-      ],
-    });
+    const p = provider(
+      { url: relay.url, home: g.home },
+      {
+        tools: [
+          {
+            name: 'slow',
+            description: 'waits',
+            handler: (_args, { signal }) =>
+              new Promise((resolve) => {
+                signal.addEventListener('abort', () => (aborted = signal.reason));
+                finishLate = () => resolve('finished anyway'); // ignores the signal: must not be sent
+              }),
+          },
+        ],
+      },
+    );
     await p.connect();
     const ac = new AbortController();
     const result = g.chats.call('s1', 'weather', 'slow', {}, ac.signal);
@@ -191,7 +240,17 @@ describe('provider SDK: tool calls', () => {
     const g = await gateway();
     let seen: { aborted: boolean; code?: string } | undefined;
     const p = provider(g, {
-      tools: [{ name: 'late', description: '', handler: async (_a, ctx) => { await sleep(100); seen = { aborted: ctx.signal.aborted, code: (ctx.signal.reason as ToolError | undefined)?.code }; return 'too late'; } }],
+      tools: [
+        {
+          name: 'late',
+          description: '',
+          handler: async (_a, ctx) => {
+            await sleep(100);
+            seen = { aborted: ctx.signal.aborted, code: (ctx.signal.reason as ToolError | undefined)?.code };
+            return 'too late';
+          },
+        },
+      ],
     });
     await p.connect();
     const ac = new AbortController();
@@ -221,7 +280,19 @@ describe('provider SDK: tool calls', () => {
     let running = 0;
     let peak = 0;
     const p = provider(g, {
-      tools: [{ name: 'wait', description: '', handler: async ({ i }) => { running++; peak = Math.max(peak, running); await sleep(30); running--; return `#${String(i)}`; } }],
+      tools: [
+        {
+          name: 'wait',
+          description: '',
+          handler: async ({ i }) => {
+            running++;
+            peak = Math.max(peak, running);
+            await sleep(30);
+            running--;
+            return `#${String(i)}`;
+          },
+        },
+      ],
     });
     await p.connect();
     const out = await Promise.all(Array.from({ length: 20 }, (_, i) => g.chats.call('s1', 'weather', 'wait', { i })));
@@ -272,9 +343,7 @@ describe('provider SDK: push and tools.update', () => {
     p.updateTools([{ name: 'radar', description: 'Radar image', timeout: 5000, handler: () => 'radar ok' }]);
     await until(() => g.chats.tool('s1', 'weather', 'radar') !== undefined, 'radar registered');
     expect(g.chats.tool('s1', 'weather', 'forecast')).toBeUndefined();
-    expect(relay.sent('tools.update')).toEqual([
-      { type: 'tools.update', tools: [{ name: 'radar', description: 'Radar image', parameters: { type: 'object', properties: {} }, timeout: 5000 }] },
-    ]);
+    expect(relay.sent('tools.update')).toEqual([{ type: 'tools.update', tools: [{ name: 'radar', description: 'Radar image', parameters: { type: 'object', properties: {} }, timeout: 5000 }] }]);
     expect(text(await g.chats.call('s1', 'weather', 'radar', {}))).toBe('radar ok');
   });
 
@@ -309,7 +378,15 @@ describe('provider SDK: lifecycle, reconnect, close', () => {
     const g = await gateway({ timings: { shutdownDeadlineMs: 3000 } });
     const relay = later(await Relay.start(g.url), (r) => r.close());
     const hook: Array<{ sessionId: string; deadline: number }> = [];
-    const p = provider({ url: relay.url, home: g.home }, { onShutdown: async (info) => { hook.push(info); await sleep(20); } });
+    const p = provider(
+      { url: relay.url, home: g.home },
+      {
+        onShutdown: async (info) => {
+          hook.push(info);
+          await sleep(20);
+        },
+      },
+    );
     const lifecycle: string[] = [];
     p.on('lifecycle', (s) => lifecycle.push(s));
     await p.connect();
@@ -347,9 +424,12 @@ describe('provider SDK: lifecycle, reconnect, close', () => {
     const g = await gateway();
     const relay = later(await Relay.start(g.url), (r) => r.close());
     let abortedBy: unknown;
-    const p = provider({ url: relay.url, home: g.home }, {
-      tools: [forecast, { name: 'slow', description: '', handler: (_a, { signal }) => new Promise(() => signal.addEventListener('abort', () => (abortedBy = signal.reason))) }],
-    });
+    const p = provider(
+      { url: relay.url, home: g.home },
+      {
+        tools: [forecast, { name: 'slow', description: '', handler: (_a, { signal }) => new Promise(() => signal.addEventListener('abort', () => (abortedBy = signal.reason))) }],
+      },
+    );
     const errors: string[] = [];
     p.on('error', (e) => errors.push(e.message));
     const first = await p.connect();

@@ -6,14 +6,7 @@
 import { getEventListeners } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  createMessageConnection,
-  ResponseError,
-  StreamMessageReader,
-  StreamMessageWriter,
-  type Message,
-  type MessageConnection,
-} from 'vscode-jsonrpc/node.js';
+import { createMessageConnection, ResponseError, StreamMessageReader, StreamMessageWriter, type Message, type MessageConnection } from 'vscode-jsonrpc/node.js';
 import { InvalidParams, RequestCancelled } from '../../src/rpc/errors.js';
 import { failPending, pendingRequests, request, RequestError } from '../../src/rpc/request.js';
 
@@ -70,9 +63,7 @@ async function requestSeen(p: Pair, method: string): Promise<Raw> {
 }
 
 async function cancelSeenFor(p: Pair, id: Raw['id']): Promise<void> {
-  await expect
-    .poll(() => p.seen.some((m) => m.method === '$/cancelRequest' && (m.params as { id?: unknown })?.id === id), { timeout: 5000 })
-    .toBe(true);
+  await expect.poll(() => p.seen.some((m) => m.method === '$/cancelRequest' && (m.params as { id?: unknown })?.id === id), { timeout: 5000 }).toBe(true);
 }
 
 /**
@@ -186,7 +177,7 @@ describe('rpc request', () => {
     expect(pendingRequests(p.conn)).toBe(0);
   });
 
-  it("an abort with a reason says why", async () => {
+  it('an abort with a reason says why', async () => {
     const p = pair();
     const ac = new AbortController();
     const pending = request(p.conn, 'slow', {}, { timeoutMs: 60_000, signal: ac.signal, cancel: 'lsp' });

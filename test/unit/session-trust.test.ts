@@ -12,10 +12,7 @@ describe('trustHeldBack', () => {
     const tmp = mkdtempSync(join(tmpdir(), 'pb-session-trust-'));
     const root = join(tmp, 'ws');
     mkdirSync(join(root, '.patchbay'), { recursive: true });
-    writeFileSync(
-      join(root, '.patchbay', 'config.json'),
-      JSON.stringify({ providers: { 'my.prov': { url: 'https://x.example/v1' } }, mcpServers: { 'a.b': { command: 'true' } } }),
-    );
+    writeFileSync(join(root, '.patchbay', 'config.json'), JSON.stringify({ providers: { 'my.prov': { url: 'https://x.example/v1' } }, mcpServers: { 'a.b': { command: 'true' } } }));
     const env = { PATCHBAY_HOME: join(tmp, 'home') };
     const load = (): WorkspaceConfig => ({ roots: [root], ...loadConfig({ roots: [root], env, homeDir: tmp }) });
     const first = load();

@@ -29,7 +29,7 @@ describe('SqliteStore', () => {
     b.close();
   });
 
-  it('marks chats of a dead server as interrupted but leaves a live server\'s running chats alone', async () => {
+  it("marks chats of a dead server as interrupted but leaves a live server's running chats alone", async () => {
     const dir = home();
     const s = SqliteStore.open(dir);
     s.createChat({ id: 'mine' });
@@ -61,7 +61,19 @@ describe('messages', () => {
         { type: 'toolCall', id: 't2', name: 'patchbay__grep', args: {} },
       ],
     },
-    { role: 'tool', toolCallId: 't1', name: 'read_file', server: 'patchbay', origin: 'native', args: { path: 'a' }, outcome: 'called', error: false, outputs: [{ type: 'text', text: 'x' }], llmText: 'x', totalTimeMs: 1 },
+    {
+      role: 'tool',
+      toolCallId: 't1',
+      name: 'read_file',
+      server: 'patchbay',
+      origin: 'native',
+      args: { path: 'a' },
+      outcome: 'called',
+      error: false,
+      outputs: [{ type: 'text', text: 'x' }],
+      llmText: 'x',
+      totalTimeMs: 1,
+    },
   ];
 
   it('starts LLM history at the last summary and drops tool calls that never got a result', () => {

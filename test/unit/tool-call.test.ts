@@ -50,21 +50,27 @@ function harness(opts: { readOnly: boolean; answer?: ApprovalAnswer; abort?: boo
     mutates: false,
     call: async (args) => ({ error: false, outputs: [{ type: 'text', text: String(args.message) }] }),
   };
-  const call = new ToolCall('c1', 'srv__echo', tool, { message: 'hi' }, {
-    chatId: 'chat',
-    agent: 'code',
-    approval: {},
-    sessionApproved: new Set(),
-    store,
-    events,
-    // The tool message is committed in the same sequence the editor sees the contents.
-    remember: (m, row) => {
-      rec.writes.push(`remember:${m.role === 'tool' ? m.outcome : m.role}`);
-      if (row) rec.saved.push(row.state);
+  const call = new ToolCall(
+    'c1',
+    'srv__echo',
+    tool,
+    { message: 'hi' },
+    {
+      chatId: 'chat',
+      agent: 'code',
+      approval: {},
+      sessionApproved: new Set(),
+      store,
+      events,
+      // The tool message is committed in the same sequence the editor sees the contents.
+      remember: (m, row) => {
+        rec.writes.push(`remember:${m.role === 'tool' ? m.outcome : m.role}`);
+        if (row) rec.saved.push(row.state);
+      },
+      ctx: { signal: ac.signal, roots: ['/tmp'], chatId: 'chat', editor: {} },
+      askUser: async () => opts.answer ?? { approved: true },
     },
-    ctx: { signal: ac.signal, roots: ['/tmp'], chatId: 'chat', editor: {} },
-    askUser: async () => opts.answer ?? { approved: true },
-  });
+  );
   /** The stored tool message (run() always returns one for a tool call). */
   const run = async () => {
     const m = await call.run();

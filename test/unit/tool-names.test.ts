@@ -51,7 +51,12 @@ describe('ToolRegistry names', () => {
     const r = new ToolRegistry();
     r.set('mcp:a', [tool('a', 'b__c')]);
     expect(r.setForChat('chat-1', 'provider:a', [tool('a', 'b__c'), tool('a', 'd')])).toEqual([{ tool: 'a__b__c', reason: expect.stringMatching(/already offered by mcp:a/) }]);
-    expect(r.all('chat-1').filter((t) => t.name === 'b__c').map((t) => t.origin)).toEqual(['mcp']);
+    expect(
+      r
+        .all('chat-1')
+        .filter((t) => t.name === 'b__c')
+        .map((t) => t.origin),
+    ).toEqual(['mcp']);
     // A source replacing its own tools is no conflict.
     expect(r.set('mcp:a', [tool('a', 'b__c'), tool('a', 'e')])).toEqual([]);
     // A global source cannot take a name a chat's provider holds either.

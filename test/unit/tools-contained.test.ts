@@ -44,9 +44,7 @@ describe.each(['fd', 'path'] as const)('openContained, checked via %s', (via) =>
     await symlink(outside, join(ws, 'link'));
     await expect(openContained(join(ws, 'link', 'secret.txt'), O_RDONLY, { roots: [ws], via })).rejects.toBeInstanceOf(OutsideWorkspaceError);
     await expect(openContained(join(ws, 'link', 'new.txt'), O_RDWR | O_CREAT, { roots: [ws], via })).rejects.toBeInstanceOf(OutsideWorkspaceError);
-    await expect(openContained(join(ws, 'link', 'a', 'b', 'new.txt'), O_RDWR | O_CREAT, { roots: [ws], mkdirs: true, via })).rejects.toBeInstanceOf(
-      OutsideWorkspaceError,
-    );
+    await expect(openContained(join(ws, 'link', 'a', 'b', 'new.txt'), O_RDWR | O_CREAT, { roots: [ws], mkdirs: true, via })).rejects.toBeInstanceOf(OutsideWorkspaceError);
     expect(readdirSync(outside)).toEqual(['secret.txt']);
   });
 
@@ -93,7 +91,10 @@ describe.each(['fd', 'path'] as const)('openContained, checked via %s', (via) =>
     const f = await openContained(join(ws, 'dir', 'in.txt'), O_RDONLY, { roots: [ws], via });
     try {
       await rename(join(ws, 'dir'), join(outside, 'moved'));
-      const err = await f.recheck().then(() => undefined, (e: unknown) => e);
+      const err = await f.recheck().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(OutsideWorkspaceError);
       expect((err as OutsideWorkspaceError).movedOut).toBe(true);
     } finally {

@@ -1,14 +1,7 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  DEFAULT_READ_LINES,
-  MAX_READ_CHARS,
-  editFileTool,
-  moveFileTool,
-  readFileTool,
-  writeFileTool,
-} from '../../src/core/tools/native/index.js';
+import { DEFAULT_READ_LINES, MAX_READ_CHARS, editFileTool, moveFileTool, readFileTool, writeFileTool } from '../../src/core/tools/native/index.js';
 import { context, removeDir, tempDir, text } from './tools-helpers.js';
 
 let ws: string;

@@ -16,16 +16,7 @@ afterEach(async () => {
 describe('nativeTools', () => {
   it('provides the eight ECA-named tools, as patchbay natives with JSON Schemas', () => {
     const tools = nativeTools();
-    expect(tools.map((t) => t.name)).toEqual([
-      'read_file',
-      'directory_tree',
-      'grep',
-      'write_file',
-      'edit_file',
-      'move_file',
-      'shell_command',
-      'editor_diagnostics',
-    ]);
+    expect(tools.map((t) => t.name)).toEqual(['read_file', 'directory_tree', 'grep', 'write_file', 'edit_file', 'move_file', 'shell_command', 'editor_diagnostics']);
     for (const t of tools) {
       expect(t).toMatchObject({ server: 'patchbay', origin: 'native' });
       expect(t.readOnly).toBe(!t.mutates);

@@ -111,11 +111,7 @@ describe('grep', () => {
   it('finds matching lines as file:line: text, respecting .gitignore and skipping .git', async () => {
     const r = await tool.call({ path: ws, pattern: 'TODO' }, context([ws]));
     expect(r.error).toBe(false);
-    expect(text(r).split('\n')).toEqual([
-      'docs/guide.md:2: TODO: write guide',
-      'src/main.ts:2: // TODO: main',
-      'src/util/y.js:1: // TODO: js',
-    ]);
+    expect(text(r).split('\n')).toEqual(['docs/guide.md:2: TODO: write guide', 'src/main.ts:2: // TODO: main', 'src/util/y.js:1: // TODO: js']);
   });
 
   it('supports regexes and (?i)', async () => {

@@ -142,14 +142,7 @@ export function fuzzyScore(lower: string, orig: string, from: number, q: string)
  * against the whole path. `mustBeat` lets the caller skip work: when no whole-path match could
  * score above it, only basename matches are considered.
  */
-export function scorePath(
-  lower: string,
-  orig: string,
-  base: number,
-  q: string,
-  qHasSlash: boolean,
-  mustBeat = -1,
-): number {
+export function scorePath(lower: string, orig: string, base: number, q: string, qHasSlash: boolean, mustBeat = -1): number {
   const m = q.length;
   const maxFuzzy = maxFuzzyScore(m);
   if (!qHasSlash && mustBeat > maxFuzzy + BONUS_BASENAME) {

@@ -92,9 +92,7 @@ function listPath(p: string, limit: number): ChatContext[] {
     .filter((e) => !partial || fuzzyScore(e.name.toLowerCase(), e.name, 0, partial) !== NO_MATCH)
     .map((e) => ({ dir: e.isDirectory() || (e.isSymbolicLink() && isDir(join(dir, e.name))), name: e.name }))
     .sort((a, b) => Number(b.dir) - Number(a.dir) || (a.name < b.name ? -1 : 1));
-  return matched
-    .slice(0, limit)
-    .map((e): ChatContext => ({ type: e.dir ? 'directory' : 'file', path: join(dir, e.name) }));
+  return matched.slice(0, limit).map((e): ChatContext => ({ type: e.dir ? 'directory' : 'file', path: join(dir, e.name) }));
 }
 
 function isDir(p: string): boolean {

@@ -6,14 +6,7 @@
 import { resolvePath } from '../../util/paths.js';
 import { open, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
-import type {
-  Context as ChatContext,
-  CursorContext,
-  DirectoryContext,
-  FileContext,
-  ResourceContext as McpResourceContext,
-  WebContext,
-} from '../../shapes/context.js';
+import type { Context as ChatContext, CursorContext, DirectoryContext, FileContext, ResourceContext as McpResourceContext, WebContext } from '../../shapes/context.js';
 import { errorMessage } from '../../util/log.js';
 import { listFiles } from './listing.js';
 import { renderTree } from './tree.js';
@@ -295,11 +288,7 @@ async function renderCursor(ctx: CursorContext, opts: RenderOptions): Promise<st
   const lastIdx = picked.length - 1;
   if (b.line < lines.length) picked[lastIdx] = picked[lastIdx].slice(0, b.character);
   picked[0] = picked[0].slice(a.character);
-  return tag(
-    'cursor',
-    { ...attrs, line: a.line + 1, character: a.character + 1, endLine: b.line + 1, endCharacter: b.character + 1 },
-    picked.join('\n'),
-  );
+  return tag('cursor', { ...attrs, line: a.line + 1, character: a.character + 1, endLine: b.line + 1, endCharacter: b.character + 1 }, picked.join('\n'));
 }
 
 async function renderResource(ctx: McpResourceContext, opts: RenderOptions): Promise<string> {
@@ -307,4 +296,3 @@ async function renderResource(ctx: McpResourceContext, opts: RenderOptions): Pro
   const text = await opts.resolveMcpResource(ctx, opts.signal);
   return tag('resource', { uri: ctx.uri, name: ctx.name, server: ctx.server, mimeType: ctx.mimeType || undefined }, text);
 }
-

@@ -94,8 +94,6 @@ function pickShallowest(entries: Entry[], max: number): Entry[] {
   let below = 0;
   while (below + (perDepth[cut] ?? 0) <= max) below += perDepth[cut++] ?? 0;
   const out = entries.filter((e) => e.depth < cut);
-  const atCut = entries
-    .filter((e) => e.depth === cut)
-    .sort((a, b) => Number(b.dir) - Number(a.dir) || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : a.src - b.src));
+  const atCut = entries.filter((e) => e.depth === cut).sort((a, b) => Number(b.dir) - Number(a.dir) || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : a.src - b.src));
   return out.concat(atCut.slice(0, max - below));
 }

@@ -76,9 +76,7 @@ function* walkSteps(root: string, opts: WalkOptions): Generator<Request, string[
       const l = listings[i];
       return Array.isArray(l) && l.some((e) => e.name === '.gitignore' && !e.isDirectory()) ? [i] : [];
     });
-    const texts = withIgnore.length
-      ? yield { kind: 'read', paths: withIgnore.map((i) => join(root, level[i].rel, '.gitignore')) }
-      : [];
+    const texts = withIgnore.length ? yield { kind: 'read', paths: withIgnore.map((i) => join(root, level[i].rel, '.gitignore')) } : [];
     const textOf = new Map<number, Response[number]>(withIgnore.map((d, k) => [d, texts[k]]));
     const next: typeof level = [];
     for (let i = 0; i < level.length; i++) {

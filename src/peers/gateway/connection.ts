@@ -13,15 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import type WebSocket from 'ws';
 import type { Tool, ToolContext, ToolResult } from '../../shapes/tool.js';
-import {
-  PROTOCOL_VERSION,
-  PROVIDER_MESSAGE_TYPES,
-  authMessageSchema,
-  type GatewayErrorCode,
-  type GatewayMessage,
-  type LifecycleState,
-  type ToolDef,
-} from '../../protocol/gateway/index.js';
+import { PROTOCOL_VERSION, PROVIDER_MESSAGE_TYPES, authMessageSchema, type GatewayErrorCode, type GatewayMessage, type LifecycleState, type ToolDef } from '../../protocol/gateway/index.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import { handleBound } from './bound.js';
 import { PendingCalls } from '../../shapes/pending-calls.js';
@@ -42,11 +34,7 @@ export interface Binding {
   readonly calls: PendingCalls;
 }
 
-export type ConnectionState =
-  | { kind: 'AwaitAuth'; timer: NodeJS.Timeout }
-  | { kind: 'AwaitHello' }
-  | { kind: 'Bound'; binding: Binding }
-  | { kind: 'Disconnected'; reason: string };
+export type ConnectionState = { kind: 'AwaitAuth'; timer: NodeJS.Timeout } | { kind: 'AwaitHello' } | { kind: 'Bound'; binding: Binding } | { kind: 'Disconnected'; reason: string };
 
 export interface ConnectionTimings {
   authTimeoutMs: number;
@@ -141,7 +129,10 @@ export class ProviderConnection {
       return;
     }
     this.inFlight++;
-    this.queue = this.queue.then(step).catch(fail).finally(() => this.inFlight--);
+    this.queue = this.queue
+      .then(step)
+      .catch(fail)
+      .finally(() => this.inFlight--);
   }
 
   send(msg: GatewayMessage): void {
@@ -214,10 +205,13 @@ export class ProviderConnection {
     this.sendError('RATE_LIMITED', `more than ${this.host.timings.rateLimitPerSecond} messages per second; back off and retry`, type);
     if (this.resumeTimer || this.state.kind === 'Disconnected') return;
     this.ws.pause();
-    this.resumeTimer = setTimeout(() => {
-      this.resumeTimer = undefined;
-      if (this.state.kind !== 'Disconnected') this.ws.resume();
-    }, Math.max(1, this.bucket.msUntilFull()));
+    this.resumeTimer = setTimeout(
+      () => {
+        this.resumeTimer = undefined;
+        if (this.state.kind !== 'Disconnected') this.ws.resume();
+      },
+      Math.max(1, this.bucket.msUntilFull()),
+    );
   }
 
   /**

@@ -30,9 +30,7 @@ export interface ListenOptions {
 
 function refuse(socket: Duplex, status: number, reason: string): void {
   const body = `${reason}\n`;
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 }
 
 export function listen(o: ListenOptions): Promise<Listener> {

@@ -61,12 +61,7 @@ export function httpError(provider: string, status: number, headers: HeaderBag, 
     // not JSON: keep the text
   }
   if (msg.length > 500) msg = `${msg.slice(0, 500)}…`;
-  return new LlmError(
-    scrub(`${provider} request failed (HTTP ${status})${msg ? `: ${msg}` : ''}`, key),
-    status,
-    isRetryableStatus(status),
-    retryAfterMs(headers),
-  );
+  return new LlmError(scrub(`${provider} request failed (HTTP ${status})${msg ? `: ${msg}` : ''}`, key), status, isRetryableStatus(status), retryAfterMs(headers));
 }
 
 interface SdkApiErrorLike {

@@ -3,17 +3,7 @@
  * through `createClient`, which loads a provider's SDK only when it is first needed.
  */
 export { LlmError } from '../../shapes/llm.js';
-export type {
-  AssistantPart,
-  LlmApi,
-  LlmClient,
-  LlmEvent,
-  LlmMessage,
-  LlmRequest,
-  LlmToolSpec,
-  ModelCost,
-  ModelEntry,
-} from '../../shapes/llm.js';
+export type { AssistantPart, LlmApi, LlmClient, LlmEvent, LlmMessage, LlmRequest, LlmToolSpec, ModelCost, ModelEntry } from '../../shapes/llm.js';
 export { streamWithRetry, backoffDelay } from './guard.js';
 export type { RetryOptions } from './guard.js';
 export { toLlmError, httpError, retryAfterMs, isRetryableStatus, abortError, isAbortError } from './errors.js';

@@ -146,7 +146,6 @@ function resolveUrl(uri: string, home: string): Resolved {
   return { kind: 'remote', url: u.href, path: join(modelsDir(home), name), name };
 }
 
-
 /** Why a URL may not be downloaded from (also checked on every redirect), or undefined. */
 function remoteUrlProblem(u: URL): string | undefined {
   if (u.username || u.password) return 'credentials in model URLs are not supported';

@@ -104,7 +104,7 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
   const theirs = id === 'local' && user && (user.url !== undefined || (user.api !== undefined && user.api !== 'local'));
   const builtin = theirs ? undefined : BUILTINS[id];
   const api = user?.api ?? builtin?.api ?? defaultApi(id);
-  const url = user?.url ?? (builtin ? (builtin.urlEnv ? nonEmpty(env[builtin.urlEnv]) : undefined) ?? builtin.url : api === 'local' ? 'local' : undefined);
+  const url = user?.url ?? (builtin ? ((builtin.urlEnv ? nonEmpty(env[builtin.urlEnv]) : undefined) ?? builtin.url) : api === 'local' ? 'local' : undefined);
   if (!url) {
     log.warn(`provider "${id}" has no url; its models are skipped`);
     return [];

@@ -50,7 +50,12 @@ const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CE
 export function connectionFailure(err: unknown): ConnectionFailure | undefined {
   if (hasMessage(err, 'bad port', 0)) {
     // fetch refuses the ports of the Fetch standard's "bad port" list (1, 9, 22, 6000…) without connecting.
-    return { code: 'BAD_PORT', cause: 'fetch refuses to connect to this port', hint: 'Use another port: fetch blocks a list of well-known ports (https://fetch.spec.whatwg.org/#port-blocking).', retryable: false };
+    return {
+      code: 'BAD_PORT',
+      cause: 'fetch refuses to connect to this port',
+      hint: 'Use another port: fetch blocks a list of well-known ports (https://fetch.spec.whatwg.org/#port-blocking).',
+      retryable: false,
+    };
   }
   const code = findCode(err, 0);
   if (!code) return undefined;

@@ -143,9 +143,7 @@ function toChatMessages(m: LlmMessage): ChatMessage[] {
         .filter((p) => p.type === 'text')
         .map((p) => p.text)
         .join('');
-      const toolCalls = m.content.flatMap((p) =>
-        p.type === 'toolCall' ? [{ id: p.id, type: 'function' as const, function: { name: p.name, arguments: JSON.stringify(p.args) } }] : [],
-      );
+      const toolCalls = m.content.flatMap((p) => (p.type === 'toolCall' ? [{ id: p.id, type: 'function' as const, function: { name: p.name, arguments: JSON.stringify(p.args) } }] : []));
       // Reasoning is not sent back: chat-completions servers neither need nor accept it.
       const msg: OpenAI.Chat.ChatCompletionAssistantMessageParam = { role: 'assistant', content: text || null };
       if (toolCalls.length) msg.tool_calls = toolCalls;

@@ -102,11 +102,7 @@ export class OpenAiResponsesClient implements LlmClient {
         }
         case 'response.failed': {
           const err = ev.response.error;
-          throw new LlmError(
-            `${this.provider} response failed${err ? ` (${err.code}): ${err.message}` : ''}`,
-            undefined,
-            err ? retryableCodes.has(err.code) : true,
-          );
+          throw new LlmError(`${this.provider} response failed${err ? ` (${err.code}): ${err.message}` : ''}`, undefined, err ? retryableCodes.has(err.code) : true);
         }
         case 'error':
           throw new LlmError(`${this.provider} stream error${ev.code ? ` (${ev.code})` : ''}: ${ev.message}`, undefined, ev.code ? retryableCodes.has(ev.code) : false);

@@ -155,13 +155,7 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
  * install, but only in a trusted folder: a cloned repository could ship any program there.
  * `untrustedLocal`: there was one, in a folder not trusted.
  */
-function findBuiltinCommand(
-  name: string,
-  command: string,
-  roots: string[],
-  env: NodeJS.ProcessEnv,
-  trusted: (root: string) => boolean,
-): { command?: string; untrustedLocal?: boolean } {
+function findBuiltinCommand(name: string, command: string, roots: string[], env: NodeJS.ProcessEnv, trusted: (root: string) => boolean): { command?: string; untrustedLocal?: boolean } {
   if (onPath(command, env)) return { command };
   let untrustedLocal = false;
   if (name === 'typescript-language-server') {

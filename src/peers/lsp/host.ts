@@ -97,7 +97,12 @@ export class LspHostImpl implements LspHost {
       let entry = this.processes.get(key);
       if (!entry) {
         const proc = new LanguageServerProcess({
-          name, config, root, env: this.opts.env, restart: this.restart, log: this.log,
+          name,
+          config,
+          root,
+          env: this.opts.env,
+          restart: this.restart,
+          log: this.log,
           requestTimeoutMs: config.requestTimeoutSeconds !== undefined ? config.requestTimeoutSeconds * 1000 : (this.opts.requestTimeoutMs ?? 10_000),
           initializeTimeoutMs: this.opts.initializeTimeoutMs ?? 30_000,
           onDiagnostics: (p) => {
@@ -160,7 +165,9 @@ export class LspHostImpl implements LspHost {
 
   /** A file was touched (read, written, mentioned): start its server now, so it is ready when diagnostics are wanted. */
   touch(path: string): void {
-    this.processFor(this.absolute(path))?.proc.ready().catch(() => undefined);
+    this.processFor(this.absolute(path))
+      ?.proc.ready()
+      .catch(() => undefined);
   }
 
   fileRead(path: string): void {
@@ -218,11 +225,7 @@ export class LspHostImpl implements LspHost {
   }
 
   /** Pulls the document's diagnostics when the server offers it, else waits for them to be pushed. */
-  private async awaitFresh(
-    synced: { name: string; proc: LanguageServerProcess; uri: string; version: number },
-    ok: (p: Published | undefined) => boolean,
-    signal: AbortSignal,
-  ): Promise<WaitEnd> {
+  private async awaitFresh(synced: { name: string; proc: LanguageServerProcess; uri: string; version: number }, ok: (p: Published | undefined) => boolean, signal: AbortSignal): Promise<WaitEnd> {
     const { name, proc, uri, version } = synced;
     const limits = this.limits(name);
     if (proc.pullsDiagnostics) return this.pull(proc, uri, version, limits, signal);
@@ -323,7 +326,14 @@ export class LspHostImpl implements LspHost {
       const status = has('running') ? 'running' : has('starting') ? 'starting' : has('failed') ? 'failed' : 'stopped';
       const lastError = infos.find((i) => i.lastError)?.lastError;
       const needs = status === 'failed' ? BUILTIN_NEEDS[name] : undefined;
-      out.push({ ...base(name, config), status, roots: procs.map((e) => e.root), restarts: infos.reduce((n, i) => n + i.restarts, 0), ...(lastError ? { lastError } : {}), ...(needs ? { needs } : {}) });
+      out.push({
+        ...base(name, config),
+        status,
+        roots: procs.map((e) => e.root),
+        restarts: infos.reduce((n, i) => n + i.restarts, 0),
+        ...(lastError ? { lastError } : {}),
+        ...(needs ? { needs } : {}),
+      });
     }
     for (const [name, config] of this.disabled) out.push({ ...base(name, config), status: 'disabled' });
     for (const [name, note] of this.untrusted) {

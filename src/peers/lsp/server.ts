@@ -21,12 +21,7 @@ function memoryXCache(): XCache {
   return { get: (ns, key) => m.get(`${ns}\u0000${key}`), set: (ns, key, value) => void m.set(`${ns}\u0000${key}`, value) };
 }
 import type { LanguageServerConfig, LspServerInfo } from './types.js';
-import {
-  initializeResultSchema as InitializeResultSchema,
-  publishDiagnosticsSchema as PublishDiagnosticsSchema,
-  type PublishDiagnostics,
-  type ServerCapabilities,
-} from '../../protocol/lsp/index.js';
+import { initializeResultSchema as InitializeResultSchema, publishDiagnosticsSchema as PublishDiagnosticsSchema, type PublishDiagnostics, type ServerCapabilities } from '../../protocol/lsp/index.js';
 
 export interface RestartPolicy {
   baseDelayMs: number;
@@ -194,8 +189,7 @@ export class LanguageServerProcess {
       if (parsed.success) {
         this.publishes = 'yes';
         this.opts.onDiagnostics(parsed.data);
-      }
-      else log.warn(`${name}: ignored a bad publishDiagnostics: ${parsed.error.message.slice(0, 300)}`);
+      } else log.warn(`${name}: ignored a bad publishDiagnostics: ${parsed.error.message.slice(0, 300)}`);
     });
     // A server that cannot work often says so only here (specs/lsp-3.0.md "ShowMessage Notification"); type 1 = Error.
     conn.onNotification('window/showMessage', (p: { type?: unknown; message?: unknown }) => this.shown(p));
@@ -241,7 +235,10 @@ export class LanguageServerProcess {
 
   /** The last lines of stderr, to say why a process exited. */
   private stderrSummary(): string {
-    const lines = this.stderrTail.trim().split(/\r?\n/).filter((l) => l.trim());
+    const lines = this.stderrTail
+      .trim()
+      .split(/\r?\n/)
+      .filter((l) => l.trim());
     return lines.length ? `: ${lines.slice(-3).join(' | ').slice(0, 1000)}` : '';
   }
 

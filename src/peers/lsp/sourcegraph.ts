@@ -215,11 +215,7 @@ export function registerSourcegraphHandlers(connection: MessageConnection, opts:
  * plus overlay-only documents. `base` may be a URI or a path relative to the first root; a base
  * outside every root is refused.
  */
-export async function listWorkspaceFiles(
-  opts: SourcegraphHandlerOptions,
-  base?: string,
-  token: CancellationToken = CancellationToken.None,
-): Promise<TextDocumentIdentifier[]> {
+export async function listWorkspaceFiles(opts: SourcegraphHandlerOptions, base?: string, token: CancellationToken = CancellationToken.None): Promise<TextDocumentIdentifier[]> {
   const roots = normalizeRoots(opts.roots);
   if (roots.length === 0) throw new ResponseError(ErrorCodes.InvalidRequest, 'workspace/xfiles: no workspace roots');
   const maxFiles = opts.maxFiles ?? 100_000;
@@ -452,9 +448,7 @@ export class SqliteXCache implements XCache {
       PRIMARY KEY (ns, key)
     )`);
     this.getStmt = db.prepare('SELECT value FROM xcache WHERE ns = ? AND key = ?');
-    this.setStmt = db.prepare(
-      'INSERT INTO xcache (ns, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(ns, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
-    );
+    this.setStmt = db.prepare('INSERT INTO xcache (ns, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(ns, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at');
     this.clearNs = db.prepare('DELETE FROM xcache WHERE ns = ?');
     this.clearAll = db.prepare('DELETE FROM xcache');
   }
@@ -482,12 +476,7 @@ export class SqliteXCache implements XCache {
 // Helpers that use the SymbolDescriptor extensions of a server
 
 /** `textDocument/xdefinition`: symbol metadata (and, when known, the location) of the definition at a position. */
-export async function xdefinition(
-  connection: MessageConnection,
-  params: TextDocumentPositionParams,
-  signal?: AbortSignal,
-  timeoutMs = XREQUEST_TIMEOUT_MS,
-): Promise<SymbolLocationInformation[]> {
+export async function xdefinition(connection: MessageConnection, params: TextDocumentPositionParams, signal?: AbortSignal, timeoutMs = XREQUEST_TIMEOUT_MS): Promise<SymbolLocationInformation[]> {
   const result = await send(connection, XDEFINITION, params, signal, timeoutMs);
   return asArray(result, XDEFINITION).map((item, i) => {
     if (!isRecord(item) || !isRecord(item.symbol)) throw badResponse(XDEFINITION, `item ${i} has no symbol object`);
@@ -508,12 +497,7 @@ export interface XReferencesParams {
 }
 
 /** `workspace/xreferences`: project-wide references to a symbol described by a (partial) SymbolDescriptor. */
-export async function xreferences(
-  connection: MessageConnection,
-  params: XReferencesParams,
-  signal?: AbortSignal,
-  timeoutMs = XREQUEST_TIMEOUT_MS,
-): Promise<ReferenceInformation[]> {
+export async function xreferences(connection: MessageConnection, params: XReferencesParams, signal?: AbortSignal, timeoutMs = XREQUEST_TIMEOUT_MS): Promise<ReferenceInformation[]> {
   const wire: Record<string, unknown> = { query: params.query, hints: params.hints ?? {} };
   if (params.limit !== undefined) wire.limit = params.limit;
   const result = await send(connection, XREFERENCES, wire, signal, timeoutMs);
@@ -575,9 +559,7 @@ function isPosition(v: unknown): boolean {
 }
 
 function isLocation(v: unknown): v is Location {
-  return (
-    isRecord(v) && typeof v.uri === 'string' && isRecord(v.range) && isPosition(v.range.start) && isPosition(v.range.end)
-  );
+  return isRecord(v) && typeof v.uri === 'string' && isRecord(v.range) && isPosition(v.range.start) && isPosition(v.range.end);
 }
 
 function splitArgs(args: unknown[]): { params: unknown; token: CancellationToken } {

@@ -22,13 +22,7 @@ const PositionArgs = z.object({
 });
 type PositionArgs = z.infer<typeof PositionArgs>;
 
-function tool<S extends z.ZodObject>(
-  name: string,
-  description: string,
-  schema: S,
-  run: (args: z.infer<S>, ctx: ToolContext) => Promise<string>,
-  summary: (args: z.infer<S>) => string,
-): Tool {
+function tool<S extends z.ZodObject>(name: string, description: string, schema: S, run: (args: z.infer<S>, ctx: ToolContext) => Promise<string>, summary: (args: z.infer<S>) => string): Tool {
   return {
     name,
     server: 'patchbay',
@@ -80,7 +74,9 @@ export function lspTools(host: LspHostImpl): Tool[] {
   const where = (a: PositionArgs) => `${a.path}:${a.line}${a.symbol ? ` (${a.symbol})` : ''}`;
 
   return [
-    tool('lsp_diagnostics', 'Errors and warnings the language servers report, for one file or every file they have seen.',
+    tool(
+      'lsp_diagnostics',
+      'Errors and warnings the language servers report, for one file or every file they have seen.',
       z.object({ path: z.string().min(1).optional().describe('File path; omit for all files') }),
       async ({ path }, ctx) => {
         const why = path === undefined ? '' : await host.awaitDiagnostics(path, ctx.signal);
@@ -88,16 +84,26 @@ export function lspTools(host: LspHostImpl): Tool[] {
         if (why) return `Diagnostics for ${path}: not available — ${why}.`;
         const list = host.diagnostics(path);
         // Every file's: a server that could not run has none to give, which is not the same as none found.
-        const failed = path === undefined ? host.servers().filter((s) => s.status === 'failed').map((s) => `${s.name} failed: ${s.lastError ?? 'unknown error'}${s.needs ? ` (needs ${s.needs})` : ''}`) : [];
+        const failed =
+          path === undefined
+            ? host
+                .servers()
+                .filter((s) => s.status === 'failed')
+                .map((s) => `${s.name} failed: ${s.lastError ?? 'unknown error'}${s.needs ? ` (needs ${s.needs})` : ''}`)
+            : [];
         if (!list.length) return [path ? `No diagnostics for ${path}.` : 'No diagnostics.', ...failed].join('\n');
         const cache = new SourceCache((p) => host.display(p));
         const lines = await Promise.all(list.slice(0, MAX_RESULTS).map(async (d) => formatDiagnostic(cache.path(d.uri), d, await cache.text(d.uri))));
         if (list.length > MAX_RESULTS) lines.push(`… and ${list.length - MAX_RESULTS} more`);
         return [...lines, ...failed].join('\n');
       },
-      (a) => `Diagnostics${a.path ? ` of ${a.path}` : ''}`),
+      (a) => `Diagnostics${a.path ? ` of ${a.path}` : ''}`,
+    ),
 
-    tool('lsp_definition', 'Where a symbol is defined (go to definition). Give the line and the symbol name on it.', PositionArgs,
+    tool(
+      'lsp_definition',
+      'Where a symbol is defined (go to definition). Give the line and the symbol name on it.',
+      PositionArgs,
       async (a, ctx) => {
         const { proc, params, cache } = await at(a);
         const result = definitionResultSchema.parse(await proc.request('textDocument/definition', params, ctx.signal));
@@ -118,9 +124,13 @@ export function lspTools(host: LspHostImpl): Tool[] {
         }
         return [found, ...described].join('\n');
       },
-      (a) => `Definition of ${where(a)}`),
+      (a) => `Definition of ${where(a)}`,
+    ),
 
-    tool('lsp_references', 'Every reference to a symbol across the project, including its declaration.', PositionArgs,
+    tool(
+      'lsp_references',
+      'Every reference to a symbol across the project, including its declaration.',
+      PositionArgs,
       async (a, ctx) => {
         const { proc, params, cache } = await at(a);
         const result = referencesResultSchema.parse(await proc.request('textDocument/references', { ...params, context: { includeDeclaration: true } }, ctx.signal));
@@ -134,20 +144,31 @@ export function lspTools(host: LspHostImpl): Tool[] {
         const { package: _pkg, ...query } = symbol.symbol;
         const refs = await xreferences(conn, { query, limit: MAX_RESULTS }, ctx.signal, proc.requestTimeoutMs).catch(() => []);
         if (!refs.length) return found;
-        return `${found}\nBy symbol ${JSON.stringify(symbol.symbol)} (workspace/xreferences):\n${await formatLocations(cache, refs.map((r) => r.reference), MAX_RESULTS)}`;
+        return `${found}\nBy symbol ${JSON.stringify(symbol.symbol)} (workspace/xreferences):\n${await formatLocations(
+          cache,
+          refs.map((r) => r.reference),
+          MAX_RESULTS,
+        )}`;
       },
-      (a) => `References to ${where(a)}`),
+      (a) => `References to ${where(a)}`,
+    ),
 
-    tool('lsp_hover', 'Type information and documentation for a symbol.', PositionArgs,
+    tool(
+      'lsp_hover',
+      'Type information and documentation for a symbol.',
+      PositionArgs,
       async (a, ctx) => {
         const { proc, params } = await at(a);
         const result = hoverResultSchema.parse(await proc.request('textDocument/hover', params, ctx.signal));
         const text = result ? hoverText(result.contents).trim() : '';
         return text || `No hover information for ${where(a)}.`;
       },
-      (a) => `Hover ${where(a)}`),
+      (a) => `Hover ${where(a)}`,
+    ),
 
-    tool('lsp_document_symbols', 'Outline of a file: its classes, functions, variables… with their lines.',
+    tool(
+      'lsp_document_symbols',
+      'Outline of a file: its classes, functions, variables… with their lines.',
       z.object({ path: z.string().min(1).describe('File path, absolute or relative to the workspace root') }),
       async ({ path }, ctx) => {
         const abs = host.absolute(path);
@@ -156,9 +177,12 @@ export function lspTools(host: LspHostImpl): Tool[] {
         const result = documentSymbolResultSchema.parse(await synced.proc.request('textDocument/documentSymbol', { textDocument: { uri: synced.uri } }, ctx.signal));
         return result?.length ? formatDocumentSymbols(new SourceCache((p) => host.display(p)), synced.uri, result) : `No symbols in ${path}.`;
       },
-      (a) => `Symbols of ${a.path}`),
+      (a) => `Symbols of ${a.path}`,
+    ),
 
-    tool('lsp_workspace_symbols', 'Find classes, functions, types… by name across the whole project.',
+    tool(
+      'lsp_workspace_symbols',
+      'Find classes, functions, types… by name across the whole project.',
       z.object({ query: z.string().describe('Name or part of a name') }),
       async ({ query }, ctx) => {
         if (!host.running().length) await warmUp(host, ctx.signal);
@@ -173,7 +197,8 @@ export function lspTools(host: LspHostImpl): Tool[] {
         }
         return formatWorkspaceSymbols(new SourceCache((p) => host.display(p)), symbols, MAX_RESULTS);
       },
-      (a) => `Workspace symbols "${a.query}"`),
+      (a) => `Workspace symbols "${a.query}"`,
+    ),
   ];
 }
 

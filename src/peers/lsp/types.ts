@@ -8,10 +8,7 @@ import type { EditorDiagnostic, Tool } from '../../shapes/tool.js';
 export type { LanguageServerConfig } from './config.js';
 
 /** What a write's diagnostics came to; `note` is what the tool result tells the model ('' for clean and none). */
-export type FileDiagnostics =
-  | { kind: 'errors'; errors: string; note: string }
-  | { kind: 'clean' | 'none'; note: '' }
-  | { kind: 'unavailable'; reason: string; note: string };
+export type FileDiagnostics = { kind: 'errors'; errors: string; note: string } | { kind: 'clean' | 'none'; note: '' } | { kind: 'unavailable'; reason: string; note: string };
 
 export interface LspServerInfo {
   name: string;

@@ -3,16 +3,7 @@
  * Pure functions: no I/O, no client. The call paths live in session.ts.
  * Content types: https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-result
  */
-import type {
-  CallToolResult,
-  ContentBlock,
-  GetPromptResult,
-  Prompt,
-  ReadResourceResult,
-  Resource,
-  ResourceTemplate,
-  Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ContentBlock, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Command, CommandContext, CommandOutcome } from '../../shapes/command.js';
 import type { JsonSchema, Tool, ToolContext, ToolOutput, ToolResult } from '../../shapes/tool.js';
 import type { ResourceContext as McpResourceContext } from '../../shapes/context.js';
@@ -64,9 +55,7 @@ export function describeContent(c: ContentBlock): string {
 }
 
 export function toToolResult(r: CallToolResult): ToolResult {
-  const outputs: ToolOutput[] = (r.content ?? []).map((c) =>
-    c.type === 'image' ? { type: 'image', data: c.data, mimeType: c.mimeType } : { type: 'text', text: describeContent(c) },
-  );
+  const outputs: ToolOutput[] = (r.content ?? []).map((c) => (c.type === 'image' ? { type: 'image', data: c.data, mimeType: c.mimeType } : { type: 'text', text: describeContent(c) }));
   // A tool with an output schema may return only structuredContent (spec: "Structured Content").
   if (r.structuredContent !== undefined && !outputs.some((o) => o.type === 'text')) {
     outputs.push({ type: 'text', text: JSON.stringify(r.structuredContent, null, 2) });

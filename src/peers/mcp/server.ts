@@ -196,7 +196,9 @@ export class McpServerHandle {
         await session.close();
         return;
       }
-      this.log.info(`running (${session.transport}${session.pid ? `, pid ${session.pid}` : ''}): ${session.tools.length} tools, ${session.prompts.length} prompts, ${session.resources.length + session.templates.length} resources`);
+      this.log.info(
+        `running (${session.transport}${session.pid ? `, pid ${session.pid}` : ''}): ${session.tools.length} tools, ${session.prompts.length} prompts, ${session.resources.length + session.templates.length} resources`,
+      );
       this.setState({ kind: 'running', gen, session });
     } catch (e) {
       if (this.gen !== gen) return;

@@ -150,9 +150,7 @@ export class McpSession {
     if (transport && sdk) transport.onmessage = (m, extra) => void (s.takeMessage(m) || sdk.call(transport, m, extra));
     const caps = s.conn.client.getServerCapabilities() ?? {};
     if (caps.logging) {
-      await s.conn.client
-        .setLoggingLevel(toMcpLevel[opts.logLevel], { timeout: opts.timeoutMs })
-        .catch((e: unknown) => opts.log.warn(`logging/setLevel: ${errorMessage(e)}`));
+      await s.conn.client.setLoggingLevel(toMcpLevel[opts.logLevel], { timeout: opts.timeoutMs }).catch((e: unknown) => opts.log.warn(`logging/setLevel: ${errorMessage(e)}`));
     }
     await Promise.all((['tools', 'resources', 'prompts'] as const).map((k) => s.refresh(k)));
     if (opts.signal.aborted) {

@@ -18,10 +18,7 @@ const toolCallBase = {
   details: fileChangeSchema.optional(),
 };
 
-export const toolOutputSchema = z.union([
-  z.object({ type: z.literal('text'), text: z.string() }),
-  z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() }),
-]);
+export const toolOutputSchema = z.union([z.object({ type: z.literal('text'), text: z.string() }), z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() })]);
 
 export const rejectReasonSchema = z.enum(['user', 'userChoiceDeny', 'userConfigDeny', 'userPromptStop']);
 export type RejectReason = z.infer<typeof rejectReasonSchema>;

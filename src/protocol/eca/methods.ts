@@ -64,12 +64,7 @@ export interface EcaNotificationType<M extends string = string, P extends z.ZodT
 
 export type EcaMethodType = EcaRequestType | EcaNotificationType;
 
-function request<const M extends string, const D extends Direction, P extends z.ZodType, R extends z.ZodType>(
-  method: M,
-  direction: D,
-  params: P,
-  result: R,
-): EcaRequestType<M, P, R, D> {
+function request<const M extends string, const D extends Direction, P extends z.ZodType, R extends z.ZodType>(method: M, direction: D, params: P, result: R): EcaRequestType<M, P, R, D> {
   return { kind: 'request', method, direction, params, result };
 }
 

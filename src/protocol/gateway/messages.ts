@@ -19,16 +19,7 @@ export const SHUTDOWN_DEADLINE_MS = 10_000;
 export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Spec "Error codes": codes of the `error` message. AUTH_FAILED and UNSUPPORTED_VERSION are fatal. */
-export const gatewayErrorCodeSchema = z.enum([
-  'AUTH_FAILED',
-  'UNSUPPORTED_VERSION',
-  'INVALID_SESSION',
-  'TOOL_CONFLICT',
-  'PAYLOAD_TOO_LARGE',
-  'RATE_LIMITED',
-  'INVALID_JSON',
-  'UNKNOWN_TYPE',
-]);
+export const gatewayErrorCodeSchema = z.enum(['AUTH_FAILED', 'UNSUPPORTED_VERSION', 'INVALID_SESSION', 'TOOL_CONFLICT', 'PAYLOAD_TOO_LARGE', 'RATE_LIMITED', 'INVALID_JSON', 'UNKNOWN_TYPE']);
 export type GatewayErrorCode = z.infer<typeof gatewayErrorCodeSchema>;
 export const FATAL_ERROR_CODES: ReadonlySet<GatewayErrorCode> = new Set(['AUTH_FAILED', 'UNSUPPORTED_VERSION']);
 
@@ -129,15 +120,11 @@ export type GoodbyeMessage = z.infer<typeof goodbyeMessageSchema>;
 
 // ── Gateway → Provider ───────────────────────────────────────────────────────
 
-export const sessionInfoSchema = z
-  .object({ id: z.string(), label: z.string().optional(), cwd: z.string().optional() })
-  .loose();
+export const sessionInfoSchema = z.object({ id: z.string(), label: z.string().optional(), cwd: z.string().optional() }).loose();
 export type SessionInfo = z.infer<typeof sessionInfoSchema>;
 
 /** `sessions`: after a successful `auth`; the provider picks one `id` for `hello`. */
-export const sessionsMessageSchema = z
-  .object({ type: z.literal('sessions'), active: z.array(sessionInfoSchema) })
-  .loose();
+export const sessionsMessageSchema = z.object({ type: z.literal('sessions'), active: z.array(sessionInfoSchema) }).loose();
 export type SessionsMessage = z.infer<typeof sessionsMessageSchema>;
 
 /** `hello.ack`: the provider is now Bound. */
@@ -205,14 +192,7 @@ export type ErrorMessage = z.infer<typeof errorMessageSchema>;
 
 // ── Unions ───────────────────────────────────────────────────────────────────
 
-export const providerMessageSchema = z.discriminatedUnion('type', [
-  authMessageSchema,
-  helloMessageSchema,
-  toolResultMessageSchema,
-  pushMessageSchema,
-  toolsUpdateMessageSchema,
-  goodbyeMessageSchema,
-]);
+export const providerMessageSchema = z.discriminatedUnion('type', [authMessageSchema, helloMessageSchema, toolResultMessageSchema, pushMessageSchema, toolsUpdateMessageSchema, goodbyeMessageSchema]);
 export type ProviderMessage = z.infer<typeof providerMessageSchema>;
 export type ProviderMessageType = ProviderMessage['type'];
 export const PROVIDER_MESSAGE_TYPES: readonly ProviderMessageType[] = ['auth', 'hello', 'tool.result', 'push', 'tools.update', 'goodbye'];

@@ -20,8 +20,5 @@ export const publishDiagnosticsSchema = z.object({
 export type PublishDiagnostics = z.infer<typeof publishDiagnosticsSchema>;
 
 /** The pull result; we send no previousResultId, so "unchanged" is rare. */
-export const documentDiagnosticReportSchema = z.union([
-  z.object({ kind: z.literal('full'), items: z.array(diagnosticSchema) }),
-  z.object({ kind: z.literal('unchanged') }),
-]);
+export const documentDiagnosticReportSchema = z.union([z.object({ kind: z.literal('full'), items: z.array(diagnosticSchema) }), z.object({ kind: z.literal('unchanged') })]);
 export type DocumentDiagnosticReport = z.infer<typeof documentDiagnosticReportSchema>;

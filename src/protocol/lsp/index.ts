@@ -26,14 +26,7 @@ export {
   type DocumentSymbol,
   type SymbolInformation,
 } from './symbols.js';
-export {
-  diagnosticSchema,
-  publishDiagnosticsSchema,
-  documentDiagnosticReportSchema,
-  type Diagnostic,
-  type PublishDiagnostics,
-  type DocumentDiagnosticReport,
-} from './diagnostics.js';
+export { diagnosticSchema, publishDiagnosticsSchema, documentDiagnosticReportSchema, type Diagnostic, type PublishDiagnostics, type DocumentDiagnosticReport } from './diagnostics.js';
 export { serverCapabilitiesSchema, initializeResultSchema, type ServerCapabilities, type InitializeResult } from './initialize.js';
 export {
   symbolDescriptorSchema,

@@ -8,10 +8,7 @@ import { z } from 'zod';
 export const serverCapabilitiesSchema = z
   .object({
     textDocumentSync: z
-      .union([
-        z.number(),
-        z.object({ openClose: z.boolean().optional(), change: z.number().optional(), save: z.union([z.boolean(), z.object({ includeText: z.boolean().optional() })]).optional() }),
-      ])
+      .union([z.number(), z.object({ openClose: z.boolean().optional(), change: z.number().optional(), save: z.union([z.boolean(), z.object({ includeText: z.boolean().optional() })]).optional() })])
       .optional()
       .catch(undefined),
     /** 3.17 pull diagnostics: present when the server answers `textDocument/diagnostic`. */

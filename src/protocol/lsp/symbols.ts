@@ -35,9 +35,33 @@ export const workspaceSymbolResultSchema = z.union([z.null(), z.array(symbolInfo
 
 /** "SymbolKind", indexed by its number. */
 export const SYMBOL_KINDS = [
-  '', 'File', 'Module', 'Namespace', 'Package', 'Class', 'Method', 'Property', 'Field', 'Constructor', 'Enum',
-  'Interface', 'Function', 'Variable', 'Constant', 'String', 'Number', 'Boolean', 'Array', 'Object', 'Key',
-  'Null', 'EnumMember', 'Struct', 'Event', 'Operator', 'TypeParameter',
+  '',
+  'File',
+  'Module',
+  'Namespace',
+  'Package',
+  'Class',
+  'Method',
+  'Property',
+  'Field',
+  'Constructor',
+  'Enum',
+  'Interface',
+  'Function',
+  'Variable',
+  'Constant',
+  'String',
+  'Number',
+  'Boolean',
+  'Array',
+  'Object',
+  'Key',
+  'Null',
+  'EnumMember',
+  'Struct',
+  'Event',
+  'Operator',
+  'TypeParameter',
 ];
 
 export function symbolKindName(kind: number): string {

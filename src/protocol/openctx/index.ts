@@ -2,28 +2,8 @@
 export { selectorSchema, messageSelectorSchema, type Selector, type MessageSelector } from './selectors.js';
 export { metaParamsSchema, metaResultSchema, type MetaParams, type MetaResult } from './meta.js';
 export { mentionSchema, mentionsParamsSchema, type Mention, type MentionsParams, type MentionsResult } from './mentions.js';
-export {
-  itemSchema,
-  itemsParamsSchema,
-  userInterfaceSchema,
-  assistantInfoSchema,
-  type Item,
-  type ItemsParams,
-  type ItemsResult,
-  type UserInterface,
-  type AssistantInfo,
-} from './items.js';
-export {
-  positionSchema,
-  rangeSchema,
-  annotationSchema,
-  annotationsParamsSchema,
-  type Position,
-  type Range,
-  type Annotation,
-  type AnnotationsParams,
-  type AnnotationsResult,
-} from './annotations.js';
+export { itemSchema, itemsParamsSchema, userInterfaceSchema, assistantInfoSchema, type Item, type ItemsParams, type ItemsResult, type UserInterface, type AssistantInfo } from './items.js';
+export { positionSchema, rangeSchema, annotationSchema, annotationsParamsSchema, type Position, type Range, type Annotation, type AnnotationsParams, type AnnotationsResult } from './annotations.js';
 export {
   ErrorCodes,
   settingsSchema,

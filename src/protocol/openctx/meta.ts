@@ -15,9 +15,7 @@ export const metaResultSchema = z.looseObject({
   name: z.string().optional(),
   /** Spec 0.1: selectors for the whole provider (kept for older clients; used for annotations). */
   selector: z.array(selectorSchema).optional(),
-  mentions: z
-    .looseObject({ selectors: z.array(selectorSchema).optional(), label: z.string().optional(), autoInclude: z.boolean().optional() })
-    .optional(),
+  mentions: z.looseObject({ selectors: z.array(selectorSchema).optional(), label: z.string().optional(), autoInclude: z.boolean().optional() }).optional(),
   items: z.looseObject({ messageSelectors: z.array(messageSelectorSchema).optional() }).optional(),
   annotations: z.looseObject({ selectors: z.array(selectorSchema).optional() }).optional(),
 });

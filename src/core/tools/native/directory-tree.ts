@@ -48,9 +48,7 @@ Usage:
       }
       const maxDepth = args.max_depth ?? Infinity;
       const root: Node = { entry: { name: abs, abs, isDir: true, isSymlink: false }, label: abs, children: [], omitted: 0 };
-      const queue: { node: Node; depth: number; ignorer: Promise<Ignorer> }[] = [
-        { node: root, depth: 0, ignorer: Ignorer.forDirectory(abs, ctx.roots) },
-      ];
+      const queue: { node: Node; depth: number; ignorer: Promise<Ignorer> }[] = [{ node: root, depth: 0, ignorer: Ignorer.forDirectory(abs, ctx.roots) }];
       let shown = 0;
       let dirs = 0;
       let unexpanded = 0;
@@ -84,10 +82,7 @@ Usage:
       render(root, '', lines);
       lines.push('', `${plural(dirs, 'directory', 'directories')}, ${plural(shown - dirs, 'file')}`);
       if (unexpanded || omitted) {
-        const parts = [
-          omitted ? `${plural(omitted, 'entry', 'entries')} left out` : '',
-          unexpanded ? `${plural(unexpanded, 'directory', 'directories')} not expanded` : '',
-        ]
+        const parts = [omitted ? `${plural(omitted, 'entry', 'entries')} left out` : '', unexpanded ? `${plural(unexpanded, 'directory', 'directories')} not expanded` : '']
           .filter(Boolean)
           .join(' and ');
         lines.push(notice(`listing capped at ${maxEntries} entries; ${parts}. Call directory_tree on a subdirectory, or with a smaller max_depth.`));

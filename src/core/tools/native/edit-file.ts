@@ -108,16 +108,10 @@ export function planEdit(before: string, args: EditArgs, abs: string): { before:
     );
   }
   if (count > 1 && !args.all_occurrences) {
-    return textResult(
-      `original_content was found ${count} times in ${abs}. Include more surrounding lines to make it unique, ` +
-        'or set all_occurrences to true to replace every occurrence.',
-      true,
-    );
+    return textResult(`original_content was found ${count} times in ${abs}. Include more surrounding lines to make it unique, ` + 'or set all_occurrences to true to replace every occurrence.', true);
   }
   // split/join and slicing, never String.replace: `$&` and friends in new_content must stay literal.
-  const after = args.all_occurrences
-    ? before.split(from).join(to)
-    : before.slice(0, before.indexOf(from)) + to + before.slice(before.indexOf(from) + from.length);
+  const after = args.all_occurrences ? before.split(from).join(to) : before.slice(0, before.indexOf(from)) + to + before.slice(before.indexOf(from) + from.length);
   return { before, after, count: args.all_occurrences ? count : 1 };
 }
 

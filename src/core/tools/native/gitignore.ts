@@ -84,7 +84,11 @@ export async function listDirectory(dir: string, ignorer: Ignorer): Promise<Entr
     const abs = join(dir, d.name);
     const isSymlink = d.isSymbolicLink();
     let isDir = d.isDirectory();
-    if (isSymlink) isDir = await stat(abs).then((s) => s.isDirectory(), () => false);
+    if (isSymlink)
+      isDir = await stat(abs).then(
+        (s) => s.isDirectory(),
+        () => false,
+      );
     if (ignorer.ignores(abs, isDir)) continue;
     out.push({ name: d.name, abs, isDir, isSymlink });
   }
@@ -93,7 +97,13 @@ export async function listDirectory(dir: string, ignorer: Ignorer): Promise<Entr
 
 async function findGitRoot(dir: string): Promise<string | undefined> {
   for (let d = dir; ; d = dirname(d)) {
-    if (await stat(join(d, '.git')).then(() => true, () => false)) return d;
+    if (
+      await stat(join(d, '.git')).then(
+        () => true,
+        () => false,
+      )
+    )
+      return d;
     if (dirname(d) === d) return undefined;
   }
 }

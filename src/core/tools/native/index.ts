@@ -41,13 +41,7 @@ export { editorDiagnosticsTool, editorDiagnosticsSchema, formatDiagnostic } from
 export { grepTool, grepSchema, DEFAULT_GREP_RESULTS, MAX_GREP_FILE_BYTES } from './grep.js';
 export { moveFileTool, moveFileSchema } from './move-file.js';
 export { readFileTool, readFileSchema, DEFAULT_READ_LINES, MAX_READ_CHARS } from './read-file.js';
-export {
-  shellCommandTool,
-  shellCommandSchema,
-  type ShellCommandOptions,
-  DEFAULT_SHELL_TIMEOUT_SECONDS,
-  DEFAULT_MAX_OUTPUT_CHARS,
-} from './shell-command.js';
+export { shellCommandTool, shellCommandSchema, type ShellCommandOptions, DEFAULT_SHELL_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS } from './shell-command.js';
 export { runShell, OutputBuffer, KILL_GRACE_MS, type ShellRun, type ShellRunOptions } from './shell.js';
 export { writeFileTool, writeFileSchema } from './write-file.js';
 export { readEventStreamTool, readEventStreamSchema } from './read-event-stream.js';

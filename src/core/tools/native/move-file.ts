@@ -44,7 +44,12 @@ Usage:
           if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, from, 'nothing was moved'), true);
           return textResult(`Cannot move: ${fsErrorText(err, from)}`, true);
         }
-        if (await lstat(to).then(() => true, () => false)) {
+        if (
+          await lstat(to).then(
+            () => true,
+            () => false,
+          )
+        ) {
           return textResult(`Cannot move: destination ${to} already exists. Choose another destination, or move or delete it first.`, true);
         }
         if (from !== to && isWithin(from, to)) return textResult(`Cannot move ${from} into itself (${to}).`, true);
@@ -52,7 +57,12 @@ Usage:
         try {
           const dst = await pinParent(to, { ...contain, mkdirs: true });
           held.push(dst.dir);
-          if (await lstat(dst.at).then(() => true, () => false)) {
+          if (
+            await lstat(dst.at).then(
+              () => true,
+              () => false,
+            )
+          ) {
             return textResult(`Cannot move: destination ${to} already exists. Choose another destination, or move or delete it first.`, true);
           }
           await rename(src.at, dst.at).catch(async (err) => {

@@ -47,9 +47,7 @@ Usage:
         limit: args.limit ?? 50,
       });
       if (!events.length) return textResult(`No matching events in stream "${args.stream}".`);
-      const lines = events.map(
-        (e) => `#${e.id} ${new Date(e.createdAt).toISOString()} [${e.level}] ${e.source}: ${e.text}${e.metadata ? ` ${JSON.stringify(e.metadata)}` : ''}`,
-      );
+      const lines = events.map((e) => `#${e.id} ${new Date(e.createdAt).toISOString()} [${e.level}] ${e.source}: ${e.text}${e.metadata ? ` ${JSON.stringify(e.metadata)}` : ''}`);
       return textResult(lines.join('\n'));
     },
   });

@@ -133,9 +133,7 @@ async function readWindow(fh: FileHandle, abs: string, size: number, offset: num
   if (cutLine !== undefined) {
     msg =
       `output limit of ${MAX_READ_CHARS / 1024} KB reached in the middle of line ${cutLine + 1}; showing lines ${first}-${last} ${of}. ` +
-      (cutLine + 1 < total || !countedAll
-        ? `To continue after that line, call read_file with line_offset=${cutLine + 1}.`
-        : 'That is the last line of the file.');
+      (cutLine + 1 < total || !countedAll ? `To continue after that line, call read_file with line_offset=${cutLine + 1}.` : 'That is the last line of the file.');
   } else if (last < total || !countedAll) {
     msg = `showing lines ${first}-${last} ${of}. To read more, call read_file with line_offset=${last}.`;
   }

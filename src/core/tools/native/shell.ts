@@ -100,11 +100,14 @@ export function runShell(command: string, opts: ShellRunOptions): Promise<ShellR
     child.on('close', () => finish());
 
     timers.push(
-      setTimeout(() => {
-        if (exit || aborted) return;
-        timedOut = true;
-        stop();
-      }, Math.min(opts.timeoutMs, 2 ** 31 - 1)),
+      setTimeout(
+        () => {
+          if (exit || aborted) return;
+          timedOut = true;
+          stop();
+        },
+        Math.min(opts.timeoutMs, 2 ** 31 - 1),
+      ),
     );
     if (opts.signal.aborted) onAbort();
     else opts.signal.addEventListener('abort', onAbort, { once: true });
@@ -174,8 +177,10 @@ export class OutputBuffer {
     const cut = this.total - this.head.length - tail.length;
     return (
       `${this.head}\n\n` +
-      notice(`output truncated: ${cut} of ${this.total} characters cut from the middle; showing the first ${this.head.length} and the last ${tail.length}. ` +
-        'To see all of it, redirect the output to a file and search it with grep or read_file.') +
+      notice(
+        `output truncated: ${cut} of ${this.total} characters cut from the middle; showing the first ${this.head.length} and the last ${tail.length}. ` +
+          'To see all of it, redirect the output to a file and search it with grep or read_file.',
+      ) +
       `\n\n${tail}`
     );
   }

@@ -243,9 +243,7 @@ export class OpenCtxClient {
           return values;
         });
         if (!r.ok) return [];
-        return r.value.map(
-          (a): ClientAnnotation => ({ provider: this.nameOf(p), providerUri: p.uri, uri: a.uri, range: a.range ?? wholeRange(content), item: a.item }),
-        );
+        return r.value.map((a): ClientAnnotation => ({ provider: this.nameOf(p), providerUri: p.uri, uri: a.uri, range: a.range ?? wholeRange(content), item: a.item }));
       }),
     );
     return results.flat();

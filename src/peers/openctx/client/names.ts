@@ -23,4 +23,3 @@ export function fallbackName(uri: string): string {
   // `.../my-provider/index.js` names the folder, not "index".
   return stem === 'index' ? basename(dirname(path)) || stem : stem;
 }
-

@@ -17,13 +17,5 @@ export {
 export { workspaceFiles, type WorkspaceFilesDeps } from './builtin/workspace-files.js';
 export { diagnostics, severityName, type DiagnosticsDeps, type DiagnosticLike } from './builtin/diagnostics.js';
 export { mcpResources, type McpResourcesDeps, type McpResourceLike } from './builtin/mcp-resources.js';
-export {
-  eventStreams,
-  formatEvent,
-  STREAM_URI_PREFIX,
-  type EventStreamsDeps,
-  type StreamEvent,
-  type StreamFilter,
-  type StreamSummary,
-} from './builtin/event-streams.js';
+export { eventStreams, formatEvent, STREAM_URI_PREFIX, type EventStreamsDeps, type StreamEvent, type StreamFilter, type StreamSummary } from './builtin/event-streams.js';
 export { moduleProvider } from './builtin/module-provider.js';

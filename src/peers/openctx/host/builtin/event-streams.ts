@@ -80,9 +80,7 @@ export function eventStreams(deps: EventStreamsDeps): OpenCtxProviderImpl {
         throw invalidParams(`mention.uri: malformed stream name in ${JSON.stringify(mention.uri)}`);
       }
       if (!stream) throw invalidParams('mention.uri: empty stream name');
-      const events = [...(await deps.query({ stream, limit: eventLimit }))]
-        .sort((a, b) => time(a.createdAt) - time(b.createdAt))
-        .slice(-eventLimit);
+      const events = [...(await deps.query({ stream, limit: eventLimit }))].sort((a, b) => time(a.createdAt) - time(b.createdAt)).slice(-eventLimit);
       const content = events.length ? events.map(formatEvent).join('\n') : `(no events in stream ${stream})`;
       return [{ title: `stream ${stream} (${events.length} newest events)`, url: mention.uri, ai: { content } }];
     },

@@ -33,8 +33,7 @@ export function workspaceFiles(deps: WorkspaceFilesDeps): OpenCtxProviderImpl {
   const inside = deps.inside ?? ((abs: string) => isContained(abs, { roots }));
 
   const absolute = (p: string): string => (isAbsolute(p) ? resolve(p) : resolve(roots[0] ?? process.cwd(), p));
-  const rootOf = (abs: string): string | undefined =>
-    roots.find((r) => abs === r || abs.startsWith(r.endsWith(sep) ? r : r + sep));
+  const rootOf = (abs: string): string | undefined => roots.find((r) => abs === r || abs.startsWith(r.endsWith(sep) ? r : r + sep));
   const title = (abs: string): string => {
     const root = rootOf(abs);
     const rel = root ? relative(root, abs) : abs;
