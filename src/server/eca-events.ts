@@ -6,15 +6,17 @@ import type { ChatEvent, ToolCallEvent } from '../core/events.js';
 import { formatCost } from '../core/turn.js';
 import type { ChatContent, ContentReceived, Role } from '../protocol/eca/content.js';
 import type { ChatStatus } from '../protocol/eca/chat.js';
+import { ECA } from '../protocol/eca/methods.js';
 
-export type EcaNotification = { method: 'chat/contentReceived'; params: ContentReceived } | { method: 'chat/statusChanged'; params: { chatId: string; status: ChatStatus } };
+export type EcaNotification =
+  { method: typeof ECA.chatContentReceived.method; params: ContentReceived } | { method: typeof ECA.chatStatusChanged.method; params: { chatId: string; status: ChatStatus } };
 
 /** What ECA editors show when a turn was stopped (ECA itself sends this text). */
 export const PROMPT_STOPPED_TEXT = '\nPrompt stopped';
 
 export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotification[] {
-  const content = (role: Role, c: ChatContent): EcaNotification => ({ method: 'chat/contentReceived', params: { chatId, role, content: c } });
-  const status = (s: ChatStatus): EcaNotification => ({ method: 'chat/statusChanged', params: { chatId, status: s } });
+  const content = (role: Role, c: ChatContent): EcaNotification => ({ method: ECA.chatContentReceived.method, params: { chatId, role, content: c } });
+  const status = (s: ChatStatus): EcaNotification => ({ method: ECA.chatStatusChanged.method, params: { chatId, status: s } });
   switch (e.type) {
     case 'userMessage':
       return [content('user', { type: 'text', text: e.text, ...(e.id !== undefined ? { contentId: e.id } : {}) })];

@@ -13,7 +13,7 @@ import { InvalidParams, InvalidRequest, MethodNotFound, ServerNotInitialized } f
 import { request } from '../rpc/request.js';
 import type { ConfigUpdated, InitializeParams, ShowMessage, ToolServerUpdated } from '../protocol/eca/lifecycle.js';
 import type { ChatPromptParams, ChatPromptResult } from '../protocol/eca/chat.js';
-import { ECA, type ClientNotification, type ClientRequest } from '../protocol/eca/methods.js';
+import { ECA, type ClientNotification, type ClientRequest, type ServerNotification } from '../protocol/eca/methods.js';
 import type { ChatEvents } from '../core/events.js';
 import type { PromptInput, TurnHandle } from '../core/chats.js';
 import { toEcaNotifications } from './eca-events.js';
@@ -234,14 +234,13 @@ export class EcaServer {
 
   /** Core's events as ECA notifications (./eca-events.ts translates). */
   private events(): ChatEvents {
-    const n = (method: string, params: unknown) => this.notify(method, params);
     return {
       event: (chatId, e) => {
-        for (const x of toEcaNotifications(chatId, e)) n(x.method, x.params);
+        for (const x of toEcaNotifications(chatId, e)) this.sendRaw(x.method, x.params);
       },
-      opened: (chatId, title) => n('chat/opened', { chatId, ...(title ? { title } : {}) }),
-      cleared: (chatId) => n('chat/cleared', { chatId, messages: true }),
-      deleted: (chatId) => n('chat/deleted', { chatId }),
+      opened: (chatId, title) => this.notify(ECA.chatOpened, { chatId, ...(title ? { title } : {}) }),
+      cleared: (chatId) => this.notify(ECA.chatCleared, { chatId, messages: true }),
+      deleted: (chatId) => this.notify(ECA.chatDeleted, { chatId }),
       showMessage: (type, message) => this.showMessage({ type, message }),
       together: (fn) => {
         const out = this.opts.output;
@@ -255,12 +254,17 @@ export class EcaServer {
     };
   }
 
-  private notify(method: string, params: unknown): void {
+  /** A notification of the ECA table to the editor (nothing once we are exiting). */
+  private notify<E extends ServerNotification>(entry: E, params: z.input<E['params']>): void {
+    this.sendRaw(entry.method, params);
+  }
+
+  private sendRaw(method: string, params: unknown): void {
     if (!this.exited) this.send(method, params);
   }
 
   private showMessage(p: ShowMessage): void {
-    this.notify('$/showMessage', p);
+    this.notify(ECA.showMessage, p);
   }
 
   private editorBridge(params: InitializeParams): EditorBridge {
@@ -268,7 +272,7 @@ export class EcaServer {
     return {
       getDiagnostics: async (uri) => {
         // On the deadline the editor is sent $/cancelRequest, so it can stop computing them.
-        const res = await request<{ diagnostics?: unknown[] } | null>(this.conn, 'editor/getDiagnostics', uri ? { uri } : {}, {
+        const res = await request<{ diagnostics?: unknown[] } | null>(this.conn, ECA.editorGetDiagnostics.method, uri ? { uri } : {}, {
           timeoutMs: EDITOR_REQUEST_TIMEOUT_MS,
           cancel: 'lsp',
         });
@@ -290,17 +294,17 @@ export class EcaServer {
         welcomeMessage: session.config.welcomeMessage,
       },
     };
-    this.notify('config/updated', params);
+    this.notify(ECA.configUpdated, params);
   }
 
   private sendNativeTools(session: Workspace): void {
     const tools = session.tools.all().filter((t) => t.origin === 'native');
-    this.notify('tool/serverUpdated', { type: 'native', name: 'patchbay', status: 'running', tools: ToolRegistry.toSpecs(tools) });
+    this.notify(ECA.toolServerUpdated, { type: 'native', name: 'patchbay', status: 'running', tools: ToolRegistry.toSpecs(tools) });
   }
 
   /** One tool server's status and tools (specs/eca-protocol.md "Tool updated"). */
   private sendToolServer(params: ToolServerUpdated): void {
-    this.notify('tool/serverUpdated', params);
+    this.notify(ECA.toolServerUpdated, params);
   }
 
   /** LSP: if the parent process is gone, exit. */

@@ -123,5 +123,7 @@ export type EcaMethodName = EcaMethod['method'];
 /** Requests an editor sends and patchbay answers. */
 export type ClientRequest = Extract<EcaMethod, { kind: 'request'; direction: 'clientToServer' }>;
 export type ClientNotification = Extract<EcaMethod, { kind: 'notification'; direction: 'clientToServer' }>;
+/** Notifications patchbay sends the editor. */
+export type ServerNotification = Extract<EcaMethod, { kind: 'notification'; direction: 'serverToClient' }>;
 
 export const ECA_METHODS: readonly EcaMethod[] = Object.values(ECA);
