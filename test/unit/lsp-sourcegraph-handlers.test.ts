@@ -339,40 +339,38 @@ describe('helpers validate what the server answers', () => {
 
   it('aborting an in-flight helper rejects at once and sends $/cancelRequest to the server', async () => {
     const c = pair();
-    let serverSawCancel = false;
-    c.server.onRequest('textDocument/xdefinition', (_params: unknown, token: { onCancellationRequested(cb: () => void): void }) => {
-      return new Promise((resolve) => {
-        token.onCancellationRequested(() => {
-          serverSawCancel = true;
-          resolve([]);
-        });
-      });
-    });
+    const sawCancel = hangUntilCancelled(c.server, 'textDocument/xdefinition');
     c.client.listen();
     c.server.listen();
     const ac = new AbortController();
     const pending = xdefinition(c.client, { textDocument: { uri: 'file:///a.ts' }, position: { line: 0, character: 0 } }, ac.signal);
     setTimeout(() => ac.abort(new Error('timeout')), 20);
     await expect(pending).rejects.toThrow('textDocument/xdefinition aborted: timeout');
-    await expect.poll(() => serverSawCancel).toBe(true);
+    await expect.poll(sawCancel).toBe(true);
     c.dispose();
   });
 
   it('a helper whose server never answers fails at its deadline and sends $/cancelRequest', async () => {
     const c = pair();
-    let serverSawCancel = false;
-    c.server.onRequest('workspace/xreferences', (_params: unknown, token: { onCancellationRequested(cb: () => void): void }) => {
-      return new Promise((resolve) => {
-        token.onCancellationRequested(() => {
-          serverSawCancel = true;
-          resolve([]);
-        });
-      });
-    });
+    const sawCancel = hangUntilCancelled(c.server, 'workspace/xreferences');
     c.client.listen();
     c.server.listen();
     await expect(xreferences(c.client, { query: { name: 'f' } }, undefined, 150)).rejects.toThrow('workspace/xreferences timed out after 150 ms');
-    await expect.poll(() => serverSawCancel).toBe(true);
+    await expect.poll(sawCancel).toBe(true);
     c.dispose();
   });
 });
+
+/** The server side of `method` never answers until the client cancels; returns whether it saw the cancel. */
+function hangUntilCancelled(server: ReturnType<typeof pair>['server'], method: string): () => boolean {
+  let saw = false;
+  server.onRequest(method, (_params: unknown, token: { onCancellationRequested(cb: () => void): void }) => {
+    return new Promise((resolve) => {
+      token.onCancellationRequested(() => {
+        saw = true;
+        resolve([]);
+      });
+    });
+  });
+  return () => saw;
+}
