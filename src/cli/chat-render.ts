@@ -12,13 +12,6 @@ type Content<T extends ChatContent['type']> = Extract<ChatContent, { type: T }>;
 export type ToolCallRun = Content<'toolCallRun'>;
 export type Usage = Content<'usage'>;
 
-/** System texts that mean the turn failed (core/turn.ts `say(...)`, core/chats.ts). */
-const FAILURE = /^(Error from |Internal error: |Could not start the )/;
-
-export function isFailureText(text: string): boolean {
-  return FAILURE.test(text.trim());
-}
-
 export class Renderer {
   /** Tool calls whose prepare line was shown. */
   private readonly prepared = new Map<string, { name: string; args: string }>();
@@ -55,7 +48,8 @@ export class Renderer {
         } else if (role === 'system') {
           const text = c.text.replace(/^\n+/, '').replace(/\s+$/, '');
           if (!text) return;
-          if (isFailureText(text)) {
+          // The server marks the text that says why the turn failed (server/eca-events.ts).
+          if (c.error) {
             t.errLine(t.paint('red', text, 'err'));
             return text;
           }

@@ -120,6 +120,8 @@ export class ChatSession {
     if (content.type === 'progress' && content.state === 'finished' && role === 'system') {
       // Absent (an older server): the turn simply ended.
       if (content.stopReason === 'cancelled') turn.stopped = true;
+      // A failed turn whose reason no marked text gave (e.g. an older server): it failed all the same.
+      if (content.stopReason === 'error' && !turn.errors.length) turn.errors.push('the turn failed');
       this.renderer.stopNote(content.stopReason);
       turn.finished();
     }

@@ -44,8 +44,10 @@ export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotificatio
     case 'title':
       return [content('system', { type: 'metadata', title: e.title })];
     case 'notice':
-    case 'error':
       return [content('system', { type: 'text', text: e.text })];
+    case 'error':
+      // patchbay extension: `error` marks the text that says why the turn failed (ECA plugins ignore it).
+      return [content('system', { type: 'text', text: e.text, error: true })];
     case 'progress':
       return [content('system', { type: 'progress', state: 'running', text: e.text })];
     case 'turnEnded':

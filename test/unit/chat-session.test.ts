@@ -52,6 +52,31 @@ describe('ChatSession: how a turn ended', () => {
     expect(o).toMatchObject({ kind: 'done', stopped: false });
   });
 
+  it('stopReason error fails the turn with the text the server marked as its reason', async () => {
+    const out: string[] = [];
+    const o = await turn((send) => {
+      send({ type: 'text', text: 'Stopped after 50 model steps without a final answer.', error: true });
+      send({ type: 'progress', state: 'finished', text: '', stopReason: 'error' });
+    }, out);
+    expect(o).toMatchObject({ kind: 'done', errors: ['Stopped after 50 model steps without a final answer.'] });
+  });
+
+  it('stopReason error fails the turn even when no text was marked (an older server)', async () => {
+    const o = await turn((send) => {
+      send({ type: 'text', text: 'something went wrong' });
+      send({ type: 'progress', state: 'finished', text: '', stopReason: 'error' });
+    });
+    expect(o).toMatchObject({ kind: 'done', errors: ['the turn failed'] });
+  });
+
+  it('a text that reads like an error does not fail a turn that ended normally', async () => {
+    const o = await turn((send) => {
+      send({ type: 'text', text: 'Error from somewhere: quoted by the user' });
+      send({ type: 'progress', state: 'finished', text: '', stopReason: 'end_turn' });
+    });
+    expect(o).toMatchObject({ kind: 'done', errors: [] });
+  });
+
   it('a finished content without stopReason (an older server) ends the turn as a normal end', async () => {
     const o = await turn((send) => {
       send({ type: 'text', text: 'answer' }, 'assistant');

@@ -24,7 +24,13 @@ export const rejectReasonSchema = z.enum(['user', 'userChoiceDeny', 'userConfigD
 export type RejectReason = z.infer<typeof rejectReasonSchema>;
 
 export const chatContentSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), text: z.string(), contentId: z.string().optional() }),
+  z.object({
+    type: z.literal('text'),
+    text: z.string(),
+    contentId: z.string().optional(),
+    /** patchbay extension, on a system text: it says why the turn failed (the turn then ends with stopReason `error`). */
+    error: z.boolean().optional(),
+  }),
   z.object({ type: z.literal('url'), title: z.string(), url: z.string() }),
   /** Chat metadata, e.g. the title generated after the first prompt. */
   z.object({ type: z.literal('metadata'), title: z.string().optional() }),
