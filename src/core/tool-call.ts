@@ -199,7 +199,11 @@ export class ToolCall {
     if (result === 'stopping') {
       this.transition({ kind: 'stopping', startedAt }, false);
       const message = this.finish();
-      void call.then((late) => this.called(late, startedAt, message));
+      // The late result lands after the turn ended: the chat may be gone or the store closed
+      // (shutdown) by then, which is logged, never an unhandled rejection.
+      void call
+        .then((late) => this.called(late, startedAt, message))
+        .catch((e: unknown) => log.warn(`tool ${this.llmName}: its late result could not be kept: ${errorMessage(e)}`));
       return message.message;
     }
     return this.called(result, startedAt).message;

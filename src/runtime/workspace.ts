@@ -157,6 +157,7 @@ export class Workspace {
       home: this.home,
       env: this.opts.env,
       log: logger(name),
+      logLevel: () => this.config.logLevel,
       tools: this.tools,
       commands: this.commands,
       events: this.store,
@@ -263,7 +264,8 @@ export class Workspace {
 
   /** Starts what peers serve (listeners: the gateway, the OpenCtx host). A failure is the peer's to report. */
   startListeners(): Array<{ peer: string; started: Promise<void> }> {
-    return [...this.peers].map(([peer, p]) => ({ peer, started: Promise.resolve(p.start?.()) }));
+    // A peer that throws at once fails only its own start, as one that rejects does.
+    return [...this.peers].map(([peer, p]) => ({ peer, started: Promise.resolve().then(() => p.start?.()) }));
   }
 
   /** Starts the processes peers run (MCP servers). */

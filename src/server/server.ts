@@ -128,7 +128,7 @@ export class EcaServer {
             // ECA editors ask the user and show diffs; diagnostics only when the editor declared them.
             frontEnd: { canAsk: true, canShowDiffs: true, diagnostics: this.editorBridge(params).getDiagnostics },
             events: this.events(),
-            onToolServer: (status) => this.sendToolServer(status as ToolServerUpdated),
+            onToolServer: (status) => this.sendToolServer(status),
             onModelsChanged: (s) => this.sendConfig(s),
           }),
         );

@@ -10,14 +10,14 @@ import type { EditorDiagnostic, Tool } from './tool.js';
 import type { ResourceContext } from './context.js';
 import type { CommandSink, ToolSink } from './registry.js';
 import type { EventStreamStore } from './event-stream.js';
-import type { Logger } from '../util/log.js';
+import type { Logger, LogLevel } from '../util/log.js';
 import type Database from 'better-sqlite3';
 
 /** A tool server's state as front ends show it (ECA `tool/serverUpdated`, ACP has none yet). */
 export interface ToolServerStatus {
   type: 'mcp' | 'lsp' | 'provider' | 'native';
   name: string;
-  status: string;
+  status: 'starting' | 'running' | 'stopped' | 'failed' | 'disabled';
   command?: string;
   args?: string[];
   tools: Array<{ name: string; description: string; parameters: unknown }>;
@@ -33,6 +33,8 @@ export interface PeerHost<C> {
   home: string;
   env: NodeJS.ProcessEnv;
   log: Logger;
+  /** The configured log level (`logLevel`), for peers that pass it on (MCP servers' `logging/setLevel`). */
+  logLevel(): LogLevel;
   tools: ToolSink;
   commands: CommandSink;
   /** The store's event streams (gateway pushes, readable by the model and by OpenCtx). */

@@ -28,9 +28,6 @@ export const LOG_MAX_BYTES = 10 * 1024 * 1024;
 export function setLogLevel(l: LogLevel): void {
   level = l;
 }
-export function logLevel(): LogLevel {
-  return level;
-}
 export function logToFile(path: string, opts: { maxBytes?: number; keep?: number } = {}): void {
   ensurePrivateDir(dirname(path));
   ensurePrivateFile(path);

@@ -223,6 +223,26 @@ describe('ChatService turns', () => {
     expect(stored[0]).toMatchObject({ outcome: 'called', error: false, llmText: 'late' });
   });
 
+  it('a late result that arrives after the store closed (shutdown) is logged, not an unhandled rejection', async () => {
+    let release!: (r: ToolResult) => void;
+    const stubborn = tool('slow_read', { readOnly: true, call: () => new Promise((r) => (release = r)) });
+    const { chats, on, store } = setup([{ events: callTool('t1', 'slow_read') }], [stubborn]);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const h = chats.prompt({ message: 'hi' });
+      on((e) => e.type === 'toolCall' && e.state === 'running' && chats.stop(h.chatId));
+      expect(await h.done).toEqual({ stopReason: 'cancelled' });
+      store.close();
+      release({ error: false, outputs: [{ type: 'text', text: 'late' }] });
+      await new Promise((r) => setTimeout(r, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('a front end that cannot ask has a call that would ask refused at once; the turn goes on', async () => {
     let ran = false;
     const note = tool('write_note', { readOnly: false, call: async () => ((ran = true), { error: false, outputs: [] }) });

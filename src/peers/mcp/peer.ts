@@ -3,7 +3,6 @@ import type { Peer, PeerConfig, PeerHost } from '../../shapes/peer.js';
 import type { mcpConfig } from './settings.js';
 import { McpHostImpl } from './host.js';
 import { waitForMcpStarts } from './start-wait.js';
-import { logLevel } from '../../util/log.js';
 
 type Config = PeerConfig<typeof mcpConfig>;
 
@@ -12,7 +11,7 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
   const mcp = new McpHostImpl({
     servers: config.mcpServers,
     timeoutSeconds: config.mcpTimeoutSeconds,
-    logLevel: logLevel(),
+    logLevel: host.logLevel(),
     roots: host.roots,
     env: host.env,
     tools: host.tools,
