@@ -142,11 +142,6 @@ export class Workspace {
     return [...this.peers.values()];
   }
 
-  /** A peer's hooks by name (e.g. `mcp`), for front-end methods that name one. */
-  peer(name: string): Peer | undefined {
-    return this.peers.get(name);
-  }
-
   /** What one peer may use of the workspace. */
   private peerHost(name: string): PeerHost<unknown> {
     const keys = Object.keys(PEERS.find((p) => p.name === name)!.config);
@@ -179,7 +174,8 @@ export class Workspace {
       queryFiles: (q) => queryContexts(this.indexes, q, { roots: this.roots }).flatMap((c) => (c.type === 'file' ? [c.path] : [])),
       editorDiagnostics: async (uri) => (await this.opts.frontEnd.diagnostics?.(uri)) ?? [],
       reservedServerNames: () => [...this.peers].flatMap(([n, p]) => (n === name ? [] : (p.serverNames?.() ?? []))),
-      peer: (other) => this.peers.get(other),
+      resources: () => this.all().flatMap((p) => p.resources?.() ?? []),
+      readResource: (ctx, signal) => this.readResource(ctx, signal),
     };
   }
 
@@ -244,7 +240,7 @@ export class Workspace {
       const read = p.readContext?.(ctx, signal);
       if (read) return read;
     }
-    return Promise.reject(new Error(`no peer offers resources of "${ctx.server}"`));
+    return Promise.reject(new Error(`No server named "${ctx.server}" offers resources (no MCP server or OpenCtx provider by that name is configured)`));
   }
 
   /** The front end's diagnostics (when it has them) merged with the peers' own (language servers). */

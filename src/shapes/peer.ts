@@ -63,8 +63,9 @@ export interface PeerHost<C> {
   editorDiagnostics(uri?: string): Promise<EditorDiagnostic[]>;
   /** Tool-server names the other peers own (configured MCP servers…): names this peer's servers may not take. */
   reservedServerNames(): string[];
-  /** Another peer's hooks, by name, for peers that serve what others have (the OpenCtx host serves MCP resources). */
-  peer(name: string): Peer | undefined;
+  /** Every peer's resources, and reading one through the peer that offers it (the OpenCtx host serves them). */
+  resources(): ResourceContext[];
+  readResource(ctx: Pick<ResourceContext, 'server' | 'uri'>, signal: AbortSignal): Promise<string>;
 }
 
 /** One section of the doctor report. */
@@ -103,7 +104,7 @@ export interface Peer {
   resources?(): ResourceContext[];
   /** Resources the peer itself matched to an @-mention query (its own search), bounded by its own deadline. */
   mentions?(query: string): Promise<ResourceContext[]>;
-  /** Reads a resource this peer offered; undefined when it is not this peer's. */
+  /** Reads a resource this peer offers (its `server` is one of this peer's); undefined when it is not this peer's. */
   readContext?(ctx: Pick<ResourceContext, 'server' | 'uri'>, signal: AbortSignal): Promise<string> | undefined;
   /** Of resources referenced earlier, those whose content changed since. */
   updatedContexts?(refs: ResourceContext[]): ResourceContext[];

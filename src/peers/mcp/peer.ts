@@ -41,7 +41,7 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     instructions: () => mcp.instructions(),
     toolsReady: (signal, report) => waitForMcpStarts(mcp, report, signal, host.config().mcpStartWaitSeconds),
     resources: () => mcp.resources(),
-    readContext: (ctx, signal) => (ctx.server.startsWith('openctx:') ? undefined : mcp.readResource(ctx, signal)),
+    readContext: (ctx, signal) => (mcp.servers().some((s) => s.name === ctx.server) ? mcp.readResource(ctx, signal) : undefined),
     updatedContexts: (refs) => mcp.updatedSince(refs),
     async doctor() {
       const servers = mcp.servers();

@@ -88,14 +88,10 @@ export function createOpenCtxPeer(host: PeerHost<Config>): Peer {
   const start = async (): Promise<void> => {
     const cfg = host.config().openctx.host;
     if (!cfg.enabled) return;
-    const mcp = () => host.peer('mcp');
     const providers: Record<string, OpenCtxProviderImpl> = {
       files: workspaceFiles({ query: (q) => host.queryFiles(q).map((path) => ({ type: 'file', path })), roots: host.roots }),
       diagnostics: diagnosticsProvider({ get: async (uri) => (await host.editorDiagnostics(uri)).map((d) => ({ ...d, source: d.source ?? undefined })) }),
-      'mcp-resources': mcpResources({
-        list: () => mcp()?.resources?.() ?? [],
-        read: (server, uri) => mcp()?.readContext?.({ server, uri }, AbortSignal.timeout(30_000)) ?? Promise.reject(new Error('no MCP servers')),
-      }),
+      'mcp-resources': mcpResources({ list: () => host.resources(), read: (server, uri) => host.readResource({ server, uri }, AbortSignal.timeout(30_000)) }),
       'event-streams': eventStreams({ streams: () => host.events.streams(), query: (f) => host.events.queryEvents(f) }),
     };
     for (const [name, path] of Object.entries(cfg.providers)) providers[name] = moduleProvider(resolve(moduleBase(), path));
