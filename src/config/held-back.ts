@@ -1,6 +1,7 @@
 /**
  * What an untrusted workspace config (`<root>/.patchbay/config.json`, see trust.ts) may not do.
- * This is the one list; everything not in it applies from an untrusted folder too:
+ * This is the one list (with each peer's own rule, `trustRule` in src/peers/<peer>/settings.ts);
+ * everything not in it applies from an untrusted folder too:
  *
  * - `mcpServers.*`: every entry (a command runs code; a URL receives your prompts and files).
  * - `languageServers.*` entries that set how a server starts: `command`, `args`, `env` (e.g.
@@ -27,6 +28,7 @@
  */
 import { escapeControlChars, shorten } from '../util/text.js';
 import { scrubUrls } from '../util/url.js';
+import { PEERS } from '../peers/index.js';
 
 export interface HeldSetting {
   /** The key as written, e.g. `['providers', 'my.prov', 'url']`: what code acts on. */
@@ -67,9 +69,6 @@ function describeServer(entry: unknown): string {
   return '';
 }
 
-/** What changes the process a (built-in) language server runs as. */
-const LSP_START_KEYS = ['args', 'env', 'initializationOptions'];
-
 const STRICTNESS: Record<string, number> = { allow: 0, unset: 1, ask: 2, deny: 3 };
 
 /** `held` and a copy of `layer` without them. `lower` is the merged config of the layers below. */
@@ -86,14 +85,8 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
     return isObj(v) ? Object.entries(v) : [];
   };
 
-  for (const [name, entry] of entries('mcpServers')) hold(['mcpServers', name], describeServer(entry));
-  for (const [name, entry] of entries('languageServers')) {
-    if (!isObj(entry)) continue;
-    if ('command' in entry) hold(['languageServers', name], describeServer(entry));
-    else if (LSP_START_KEYS.some((k) => k in entry)) hold(['languageServers', name], `changes how it starts: ${LSP_START_KEYS.filter((k) => k in entry).join(', ')}`);
-    // `disabled: false` turns on a server you turned off: it would start a program you chose not to run.
-    else if (entry.disabled === false && get(lower, 'languageServers', name, 'disabled') === true) hold(['languageServers', name, 'disabled'], 'false');
-  }
+  // Each peer's own settings (src/peers/<peer>/settings.ts `trustRule`).
+  for (const peer of PEERS) peer.trustRule?.({ layer, lower, get, entries, hold, describeServer });
 
   const byDefault = get(layer, 'toolCall', 'approval', 'byDefault');
   const lowerDefault = get(lower, 'toolCall', 'approval', 'byDefault');
@@ -128,14 +121,6 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
       if (file !== undefined) hold(['providers', name, 'models', model, 'model'], typeof file === 'string' ? `loads ${file}` : '');
     }
   }
-
-  for (const [uri] of entries('openctx', 'providers')) hold(['openctx', 'providers', uri], 'runs or sends content to it');
-  for (const [name, path] of entries('openctx', 'host', 'providers')) hold(['openctx', 'host', 'providers', name], typeof path === 'string' ? `loads ${path}` : '');
-  if (get(layer, 'openctx', 'host', 'enabled') === true && get(lower, 'openctx', 'host', 'enabled') === false) hold(['openctx', 'host', 'enabled'], 'true');
-
-  const host = get(layer, 'gateway', 'host');
-  if (host !== undefined && host !== (get(lower, 'gateway', 'host') ?? '127.0.0.1')) hold(['gateway', 'host'], JSON.stringify(host));
-  if (get(layer, 'gateway', 'enabled') === true && get(lower, 'gateway', 'enabled') === false) hold(['gateway', 'enabled'], 'true');
 
   for (const key of ['hooks', 'customTools']) if (get(layer, key) !== undefined) hold([key]);
   for (const [path, name] of envReads(kept, [])) hold(path, `reads $${name}`);

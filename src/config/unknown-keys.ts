@@ -9,8 +9,7 @@
  */
 import { z } from 'zod';
 import { configSchema } from './schema.js';
-import { remoteServerSchema, stdioServerSchema } from '../peers/mcp/config.js';
-import { EntrySchema as languageServerEntrySchema } from '../peers/lsp/config.js';
+import { PEERS } from '../peers/index.js';
 
 export interface UnknownKey {
   /** Path segments from the layer's root. */
@@ -91,10 +90,7 @@ const ECA_KEYS: Record<string, readonly string[]> = {
 const QUIET_TOP_KEYS = new Set(['$schema']);
 
 /** The schema the keys are checked against: the config's, with the entries other modules validate filled in. */
-const checkedSchema = configSchema.extend({
-  mcpServers: z.record(z.string(), stdioServerSchema.extend(remoteServerSchema.shape)),
-  languageServers: z.record(z.string(), languageServerEntrySchema),
-});
+const checkedSchema = configSchema.extend(Object.assign({}, ...PEERS.map((p) => p.checkedConfig ?? {})) as Record<string, z.ZodType>);
 
 type Def = { type: string; innerType?: z.ZodType; in?: z.ZodType; shape?: Record<string, z.ZodType>; valueType?: z.ZodType; element?: z.ZodType; options?: z.ZodType[] };
 

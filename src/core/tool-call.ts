@@ -201,9 +201,7 @@ export class ToolCall {
       const message = this.finish();
       // The late result lands after the turn ended: the chat may be gone or the store closed
       // (shutdown) by then, which is logged, never an unhandled rejection.
-      void call
-        .then((late) => this.called(late, startedAt, message))
-        .catch((e: unknown) => log.warn(`tool ${this.llmName}: its late result could not be kept: ${errorMessage(e)}`));
+      void call.then((late) => this.called(late, startedAt, message)).catch((e: unknown) => log.warn(`tool ${this.llmName}: its late result could not be kept: ${errorMessage(e)}`));
       return message.message;
     }
     return this.called(result, startedAt).message;

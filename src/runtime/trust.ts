@@ -16,8 +16,8 @@ export interface TrustTarget {
   reload(): WorkspaceConfig;
   /** Takes the reloaded config (approvals, disabled tools, providers read it from now on). */
   apply(loaded: WorkspaceConfig): void;
-  /** Adds MCP servers with new names and starts them; returns the added names. */
-  addMcpServers(servers: Record<string, unknown>): string[];
+  /** Lets the peers take up what they can live; returns the config paths they applied. */
+  reconfigurePeers(): string[][];
   /** Re-resolves models (provider URLs and keys changed) and tells the editor. */
   modelsChanged(providers: string[]): Promise<void>;
 }
@@ -43,12 +43,12 @@ export async function trustHeldBack(t: TrustTarget): Promise<string> {
   const held: HeldSetting[] = pending.flatMap((w) => w.settings);
   const now: string[] = [];
   const later: string[] = [];
-  const added = new Set(t.addMcpServers(loaded.config.mcpServers));
+  const appliedByPeers = new Set(t.reconfigurePeers().map((p) => JSON.stringify(p)));
   const providers = new Set<string>();
   for (const h of held) {
     // The path as written: names may hold dots (`providers["my.prov"]`, `mcpServers["a.b"]`).
     const [top, name] = h.path;
-    if (top === 'mcpServers') (added.has(name) ? now : later).push(formatHeldSetting(h));
+    if (appliedByPeers.has(JSON.stringify(h.path))) now.push(formatHeldSetting(h));
     else if (appliesLive(h.path)) {
       now.push(formatHeldSetting(h));
       if (top === 'providers') providers.add(name);

@@ -4,7 +4,7 @@
  * LLM layers; those load right after the answer (start-up time counts).
  */
 import { loadConfig, type LoadConfigResult } from '../config/load.js';
-import { serverNameProblem } from '../shapes/tool-names.js';
+import { PEERS } from '../peers/index.js';
 
 export interface WorkspaceConfig extends LoadConfigResult {
   roots: string[];
@@ -22,11 +22,11 @@ export interface WorkspaceConfigOptions {
 export function loadWorkspaceConfig(o: WorkspaceConfigOptions): WorkspaceConfig {
   const roots = o.roots.length ? o.roots : [process.cwd()];
   const loaded = loadConfig({ initializationOptions: o.initializationOptions ?? undefined, roots, env: o.env, configFile: o.configFile });
-  // An MCP server whose name would make tool names or approval rules ambiguous is not started
-  // (peers/mcp/config.ts); the editor hears why with the other config problems.
-  for (const name of Object.keys(loaded.config.mcpServers)) {
-    const bad = serverNameProblem(name);
-    if (bad) loaded.errors.push({ source: 'the merged config', key: `mcpServers.${name}`, message: `the server name ${bad}; the server is not started, rename it` });
+  // Problems a peer finds in its merged settings (e.g. an MCP server name that would make tool
+  // names ambiguous): the front end hears them with the other config problems.
+  const config = loaded.config as Record<string, unknown>;
+  for (const peer of PEERS) {
+    for (const p of peer.checkConfig?.(config) ?? []) loaded.errors.push({ source: 'the merged config', key: p.key, message: p.message });
   }
   return { roots, ...loaded };
 }

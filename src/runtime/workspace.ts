@@ -333,7 +333,7 @@ export class Workspace {
         this.configSources = loaded.sources;
         this.workspaces = loaded.workspaces;
       },
-      addMcpServers: () => this.all().flatMap((p) => p.reconfigure?.() ?? []),
+      reconfigurePeers: () => this.all().flatMap((p) => p.reconfigure?.() ?? []),
       modelsChanged: async (providers) => {
         // Clients were built with the old URL and key: the next turn builds new ones.
         for (const id of [...this.clients.keys()]) if (providers.some((p) => id.startsWith(`${p}/`))) this.clients.delete(id);

@@ -86,8 +86,11 @@ export interface Peer {
   /** Start or stop one of this peer's servers by name; undefined when it has none by that name. */
   startServer?(name: string): Promise<void> | undefined;
   stopServer?(name: string): Promise<void> | undefined;
-  /** The config was reloaded (a folder was trusted): take up what is new. Returns what changed, for the user. */
-  reconfigure?(): string[];
+  /**
+   * The config was reloaded (a folder was trusted): take up what can be taken up live. Returns
+   * the config paths it applied (e.g. `['mcpServers', 'github']`); the rest applies after a restart.
+   */
+  reconfigure?(): string[][];
   /** Extra waiting `start` does for a one-shot run (`patchbay doctor`), so statuses are real. */
   settle?(signal: AbortSignal): Promise<void>;
   dispose(): Promise<void>;
@@ -128,10 +131,38 @@ export interface Peer {
 export type PeerConfigShape = Record<string, z.ZodType>;
 export type PeerConfig<Shape extends PeerConfigShape> = z.output<z.ZodObject<Shape>>;
 
+/**
+ * What a peer's trust rule gets (src/config/held-back.ts): the untrusted layer as written, the
+ * merged layers below it, and `hold` to keep a setting back until the user trusts the folder.
+ */
+export interface TrustRuleContext {
+  layer: Record<string, unknown>;
+  lower: Record<string, unknown>;
+  /** The value at a path, or undefined. */
+  get(o: unknown, ...path: string[]): unknown;
+  /** The entries of the object at `path` in the layer (none when it is not an object). */
+  entries(...path: string[]): Array<[string, unknown]>;
+  hold(path: string[], detail?: string): void;
+  /** `runs "cmd args"` or `connects to <url>` for a server entry. */
+  describeServer(entry: unknown): string;
+}
+
 export interface PeerDefinition<Shape extends PeerConfigShape = PeerConfigShape> {
   /** Folder name, e.g. `mcp`. */
   name: string;
   config: Shape;
+  /**
+   * The full shape of entries `config` accepts loosely (validated one by one later, so one bad
+   * entry stops only itself): unknown keys are reported against these (config/unknown-keys.ts).
+   */
+  checkedConfig?: PeerConfigShape;
+  /**
+   * Which of this peer's settings an untrusted workspace config may not set (they would run code,
+   * send data elsewhere or widen a listener): called with the layer as written.
+   */
+  trustRule?(t: TrustRuleContext): void;
+  /** Problems in this peer's merged settings, reported with the other config problems. */
+  checkConfig?(config: Record<string, unknown>): Array<{ key: string; message: string }>;
   /**
    * The peer's code, loaded when a workspace is built (after the front end's handshake is answered:
    * start-up loads no peer code, only the config schemas above).

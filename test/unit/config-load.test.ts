@@ -417,11 +417,15 @@ describe('loadConfig: workspace trust', () => {
     const r = loadConfig({ roots: [ws1], env: { SECRET: 'sk-123' }, homeDir: home });
     const [w] = heldBack(r);
     expect(w.state).toBe('untrusted');
+    // Each peer's settings first (in the order of src/peers/index.ts), then the core's.
     expect(w.settings.map((s) => s.key)).toEqual([
       'mcpServers.evil',
       'mcpServers.remote',
       'languageServers.ex',
       'languageServers.typescript-language-server',
+      'openctx.providers["https://evil.example/ctx"]',
+      'openctx.host.providers.mine',
+      'gateway.host',
       'toolCall.approval.byDefault',
       'toolCall.approval.allow.shell_command',
       'toolCall.approval.deny.github',
@@ -429,9 +433,6 @@ describe('loadConfig: workspace trust', () => {
       'providers.openai.url',
       'providers.openai.key',
       'providers.local.models.m.model',
-      'openctx.providers["https://evil.example/ctx"]',
-      'openctx.host.providers.mine',
-      'gateway.host',
       'hooks',
       'welcomeMessage',
     ]);

@@ -18,16 +18,17 @@ describe('trustHeldBack', () => {
     const first = load();
     expect(first.workspaces[0].state).toBe('untrusted');
     const changed: string[][] = [];
-    const addedFrom: Array<Record<string, unknown>> = [];
+    let reloaded: WorkspaceConfig | undefined;
     const text = await trustHeldBack({
       home: env.PATCHBAY_HOME,
       workspaces: first.workspaces,
-      reload: load,
+      reload: () => (reloaded = load()),
       apply: () => {},
-      addMcpServers: (servers) => (addedFrom.push(servers), Object.keys(servers)),
+      // As the MCP peer does: the servers of the reloaded config with a new name are taken up now.
+      reconfigurePeers: () => Object.keys(reloaded!.config.mcpServers).map((name) => ['mcpServers', name]),
       modelsChanged: async (providers) => void changed.push(providers),
     });
-    expect(Object.keys(addedFrom[0])).toEqual(['a.b']);
+    expect(Object.keys(reloaded!.config.mcpServers)).toEqual(['a.b']);
     expect(changed).toEqual([['my.prov']]);
     expect(text).toContain('Applied now: mcpServers["a.b"] (runs "true"), providers["my.prov"].url (sends prompts to https://x.example/v1).');
     expect(text).not.toContain('after you restart');

@@ -35,7 +35,8 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     },
     startServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.start(name) : undefined),
     stopServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.stop(name) : undefined),
-    reconfigure: () => mcp.add(host.config().mcpServers),
+    // Servers with a new name are added and started; a changed existing one needs a restart.
+    reconfigure: () => mcp.add(host.config().mcpServers).map((name) => ['mcpServers', name]),
     dispose: () => mcp.dispose(),
     serverNames: () => Object.keys(host.config().mcpServers),
     instructions: () => mcp.instructions(),
