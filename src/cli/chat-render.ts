@@ -196,13 +196,13 @@ export class Renderer {
     return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : p;
   }
 
-  /** The call is about to be rejected because no one could be asked: say so, not "by you". */
   /** A turn that ended short of a full answer says why (its `stopReason`); other ends say nothing. */
   stopNote(stopReason: string | undefined): void {
     const note = stopReason === 'max_tokens' ? 'The answer was cut off: the model reached its output token limit.' : stopReason === 'refusal' ? 'The model declined to answer.' : undefined;
     if (note) this.term.outLine(this.term.paint('yellow', note));
   }
 
+  /** The call is about to be rejected because no one could be asked: say so, not "by you". */
   unasked(id: string): void {
     this.unaskedIds.add(id);
   }
