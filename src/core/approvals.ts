@@ -34,4 +34,4 @@ export class Approvals {
   }
 }
 
-const STOPPED: ApprovalAnswer = { approved: false, reason: 'userPromptStop' };
+const STOPPED: ApprovalAnswer = { approved: false, reason: 'stopped' };

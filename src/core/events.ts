@@ -4,16 +4,17 @@
  * truth; core emits plain objects of these types (not parsed on the hot path).
  */
 import { z } from 'zod';
+import { fileChangeDetailsSchema as fileChangeSchema, toolOutputSchema } from '../shapes/tool.js';
 
 export const chatStatusSchema = z.enum(['idle', 'running', 'stopping']);
 export type ChatStatus = z.infer<typeof chatStatusSchema>;
 
 /**
- * Why a tool call did not run. The values are stored with each chat's messages, so they keep
- * the names they were first stored under: `user` (the user said no), `userChoiceDeny`,
- * `userConfigDeny` (the config or the agent denies it), `userPromptStop` (the turn was stopped).
+ * Why a tool call did not run: `user` (the user said no), `denied` (the config, the agent or the
+ * front end denies it without asking), `stopped` (the turn was stopped). Stored with each chat's
+ * messages (core/stored-message.ts; format 1 stored ECA's names, upgraded on read).
  */
-export const rejectReasonSchema = z.enum(['user', 'userChoiceDeny', 'userConfigDeny', 'userPromptStop']);
+export const rejectReasonSchema = z.enum(['user', 'denied', 'stopped']);
 export type RejectReason = z.infer<typeof rejectReasonSchema>;
 
 /** How a turn ended; a façade reports it (ECA: `stopReason` on the final `progress finished`). */
@@ -21,9 +22,6 @@ export const stopReasonSchema = z.enum(['end_turn', 'cancelled', 'max_tokens', '
 export type StopReason = z.infer<typeof stopReasonSchema>;
 export const turnOutcomeSchema = z.object({ stopReason: stopReasonSchema, error: z.string().optional() });
 export type TurnOutcome = z.infer<typeof turnOutcomeSchema>;
-
-const fileChangeSchema = z.object({ type: z.literal('fileChange'), path: z.string(), diff: z.string(), linesAdded: z.number(), linesRemoved: z.number() });
-const toolOutputSchema = z.union([z.object({ type: z.literal('text'), text: z.string() }), z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() })]);
 
 /** Who a tool call is: the same fields in every state (arguments once they are complete). */
 const toolCallFields = {

@@ -7,9 +7,7 @@
 import { z } from 'zod';
 import { assistantPartSchema } from '../shapes/llm.js';
 import { fileChangeDetailsSchema, toolOutputSchema } from '../shapes/tool.js';
-
-/** Why a tool call did not run: the same values ECA's `toolCallRejected.reason` carries. */
-export const storedRejectReasonSchema = z.enum(['user', 'userChoiceDeny', 'userConfigDeny', 'userPromptStop']);
+import { rejectReasonSchema } from './events.js';
 
 export const storedMessageSchema = z.discriminatedUnion('role', [
   z.object({
@@ -33,7 +31,7 @@ export const storedMessageSchema = z.discriminatedUnion('role', [
     /** What the LLM reads as the result. */
     llmText: z.string(),
     details: fileChangeDetailsSchema.optional(),
-    reason: storedRejectReasonSchema.optional(),
+    reason: rejectReasonSchema.optional(),
     totalTimeMs: z.number(),
   }),
   z.object({ role: z.literal('system'), kind: z.enum(['interrupted', 'summary', 'notice']), text: z.string() }),
@@ -41,15 +39,23 @@ export const storedMessageSchema = z.discriminatedUnion('role', [
 export type StoredMessage = z.infer<typeof storedMessageSchema>;
 
 /** The format version rows are written in. Raise it together with a new migration. */
-export const STORED_MESSAGE_VERSION = 1;
+export const STORED_MESSAGE_VERSION = 2;
 
 /**
- * `storedMessageMigrations[v]` turns the JSON of a version-`v` row into version `v + 1`. Version 1
- * is the current shape, so the list is empty today; a change to the schema bumps
- * STORED_MESSAGE_VERSION and adds one function here.
+ * `storedMessageMigrations[v]` turns the JSON of a version-`v` row into version `v + 1`. A change
+ * to the schema bumps STORED_MESSAGE_VERSION and adds one function here.
  */
 export type StoredMessageMigration = (data: unknown) => unknown;
-export const storedMessageMigrations: Readonly<Record<number, StoredMessageMigration>> = {};
+
+/** Format 1 stored a rejected call's reason under ECA's names; format 2 under core's own. */
+const V1_REASONS: Readonly<Record<string, string>> = { user: 'user', userChoiceDeny: 'user', userConfigDeny: 'denied', userPromptStop: 'stopped' };
+
+export const storedMessageMigrations: Readonly<Record<number, StoredMessageMigration>> = {
+  1: (data) => {
+    if (!data || typeof data !== 'object' || !('reason' in data) || typeof data.reason !== 'string') return data;
+    return { ...data, reason: V1_REASONS[data.reason] ?? data.reason };
+  },
+};
 
 export type DecodedMessage = { ok: true; message: StoredMessage } | { ok: false; reason: string };
 

@@ -65,7 +65,7 @@ export interface ToolCallEnv {
    */
   remember(message: StoredMessage, toolCall?: ToolCallRecord): ((message: StoredMessage, toolCall?: ToolCallRecord) => void) | void;
   ctx: ToolContext;
-  /** Resolves when the user answers; settled with `userPromptStop` when the turn is stopped. */
+  /** Resolves when the user answers; settled with `stopped` when the turn is stopped. */
   askUser(toolCallId: string): Promise<ApprovalAnswer>;
   /** The front end shows a change's diff before approval: compute it (the tool's `preview`). */
   showDiffs?: boolean;
@@ -139,14 +139,14 @@ export class ToolCall {
     const { events } = this.env;
     const tool = this.tool;
     if (!tool) {
-      this.transition({ kind: 'rejected', reason: 'userConfigDeny', why: `Unknown tool "${this.llmName}". Use one of the tools you were given.` }, false);
+      this.transition({ kind: 'rejected', reason: 'denied', why: `Unknown tool "${this.llmName}". Use one of the tools you were given.` }, false);
       return this.finish().message;
     }
     // Not stored: deciding lasts microseconds; the row is written once the call waits or runs.
     this.transition({ kind: 'deciding' }, false);
     const decision = await this.decide(tool);
     if (decision.kind === 'deny') {
-      this.transition({ kind: 'rejected', reason: 'userConfigDeny', why: decision.why }, false);
+      this.transition({ kind: 'rejected', reason: 'denied', why: decision.why }, false);
       return this.finish().message;
     }
     if (tool.preview && this.env.showDiffs !== false && !this.env.ctx.signal.aborted) {
@@ -167,7 +167,7 @@ export class ToolCall {
     }
     if (this.env.ctx.signal.aborted) {
       if (decision.kind !== 'ask') this.emit(announced);
-      this.transition({ kind: 'rejected', reason: 'userPromptStop', why: rejectionText('userPromptStop') }, false);
+      this.transition({ kind: 'rejected', reason: 'stopped', why: rejectionText('stopped') }, false);
       return this.finish().message;
     }
     const startedAt = Date.now();
@@ -330,9 +330,7 @@ function outlast(call: Promise<ToolResult>, signal: AbortSignal, graceMs: number
 }
 
 function rejectionText(reason: RejectReason): string {
-  return reason === 'userPromptStop'
-    ? 'The user stopped the prompt; this tool call did not run.'
-    : 'The user rejected this tool call; it did not run. Ask what they want instead, or continue without it.';
+  return reason === 'stopped' ? 'The user stopped the prompt; this tool call did not run.' : 'The user rejected this tool call; it did not run. Ask what they want instead, or continue without it.';
 }
 
 function llmText(r: ToolResult): string {

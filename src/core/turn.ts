@@ -229,7 +229,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           editor: deps.editor,
           progress,
         },
-        askUser: (id) => (deps.frontEnd?.canAsk === false ? Promise.resolve({ approved: false, reason: 'userConfigDeny' }) : chat.approvals.ask(id, signal)),
+        askUser: (id) => (deps.frontEnd?.canAsk === false ? Promise.resolve({ approved: false, reason: 'denied' }) : chat.approvals.ask(id, signal)),
         showDiffs: deps.frontEnd?.canShowDiffs !== false,
         stopGraceMs: deps.stopGraceMs,
       });

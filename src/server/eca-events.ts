@@ -2,9 +2,9 @@
  * Core's chat events as ECA notifications (specs/eca-protocol.md "Chat Content Received",
  * "Chat Status Changed"). Pure: one event in, the notifications it becomes out, in order.
  */
-import type { ChatEvent, ToolCallEvent } from '../core/events.js';
+import type { ChatEvent, RejectReason, ToolCallEvent } from '../core/events.js';
 import { formatCost } from '../core/turn.js';
-import type { ChatContent, ContentReceived, Role } from '../protocol/eca/content.js';
+import type { ChatContent, ContentReceived, RejectReason as RejectReasonEca, Role } from '../protocol/eca/content.js';
 import type { ChatStatus } from '../protocol/eca/chat.js';
 import { ECA } from '../protocol/eca/methods.js';
 
@@ -13,6 +13,9 @@ export type EcaNotification =
 
 /** What ECA editors show when a turn was stopped (ECA itself sends this text). */
 export const PROMPT_STOPPED_TEXT = '\nPrompt stopped';
+
+/** Core's reject reasons under ECA's names (`toolCallRejected.reason`). */
+const ECA_REJECT_REASON: Readonly<Record<RejectReason, RejectReasonEca>> = { user: 'user', denied: 'userConfigDeny', stopped: 'userPromptStop' };
 
 export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotification[] {
   const content = (role: Role, c: ChatContent): EcaNotification => ({ method: ECA.chatContentReceived.method, params: { chatId, role, content: c } });
@@ -84,6 +87,6 @@ function toolCall(e: Exclude<ToolCallEvent, { state: 'stopping' }>): ChatContent
     case 'done':
       return [{ type: 'toolCalled', ...base, error: e.error, outputs: e.outputs, totalTimeMs: e.totalTimeMs }];
     case 'rejected':
-      return [{ type: 'toolCallRejected', ...base, reason: e.reason }];
+      return [{ type: 'toolCallRejected', ...base, reason: ECA_REJECT_REASON[e.reason] }];
   }
 }

@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { STORED_MESSAGE_VERSION } from '../../src/core/stored-message.js';
 import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
 const { llm, track } = useFakeLlmSuite();
@@ -41,7 +42,7 @@ describe('stored messages that cannot be read', () => {
       'user:one',
       'system:A stored message (#2) could not be read: it is not valid JSON.',
       'user:two',
-      'system:A stored message (#4) could not be read: it was written by a newer patchbay (format version 99; this one reads up to 1).',
+      `system:A stored message (#4) could not be read: it was written by a newer patchbay (format version 99; this one reads up to ${STORED_MESSAGE_VERSION}).`,
     ]);
 
     llm().reset();

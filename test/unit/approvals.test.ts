@@ -21,8 +21,8 @@ describe('Approvals', () => {
     const asked = [a.ask('t1'), a.ask('t2')];
     a.settleAll();
     expect(await Promise.all(asked)).toEqual([
-      { approved: false, reason: 'userPromptStop' },
-      { approved: false, reason: 'userPromptStop' },
+      { approved: false, reason: 'stopped' },
+      { approved: false, reason: 'stopped' },
     ]);
     expect(a.size).toBe(0);
   });
@@ -31,7 +31,7 @@ describe('Approvals', () => {
     const a = new Approvals();
     const ac = new AbortController();
     ac.abort();
-    expect(await a.ask('t1', ac.signal)).toEqual({ approved: false, reason: 'userPromptStop' });
+    expect(await a.ask('t1', ac.signal)).toEqual({ approved: false, reason: 'stopped' });
     expect(a.size).toBe(0);
   });
 });

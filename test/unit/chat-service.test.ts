@@ -200,7 +200,7 @@ describe('ChatService turns', () => {
     on((e) => e.type === 'toolCall' && e.state === 'announced' && chats.stop(h.chatId));
     expect(await h.done).toEqual({ stopReason: 'cancelled' });
     expect(kinds(events).slice(-4)).toEqual(['toolCall:announced', 'status:stopping', 'toolCall:rejected', 'turnEnded:cancelled']);
-    expect(events.find((e) => e.type === 'toolCall' && e.state === 'rejected')).toMatchObject({ reason: 'userPromptStop' });
+    expect(events.find((e) => e.type === 'toolCall' && e.state === 'rejected')).toMatchObject({ reason: 'stopped' });
   });
 
   it('a tool that ignores its abort signal is reported stopping and the turn ends cancelled without it; its late result is stored', async () => {
@@ -250,7 +250,7 @@ describe('ChatService turns', () => {
     const h = chats.prompt({ message: 'hi' });
     expect(await h.done).toEqual({ stopReason: 'end_turn' });
     expect(ran).toBe(false);
-    expect(events.find((e) => e.type === 'toolCall' && e.state === 'rejected')).toMatchObject({ id: 't1', reason: 'userConfigDeny' });
+    expect(events.find((e) => e.type === 'toolCall' && e.state === 'rejected')).toMatchObject({ id: 't1', reason: 'denied' });
   });
 
   it('a front end that shows no diffs is not sent a preview; one that does gets the details before approval', async () => {

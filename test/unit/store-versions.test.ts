@@ -92,6 +92,22 @@ describe('stored message versions', () => {
     s.close();
   });
 
+  it('format 1 rows of rejected calls, stored under ECA reason names, read under core reason names', () => {
+    const dir = home();
+    const old = new Database(join(dir, 'patchbay.db'));
+    old.exec(OLD_SCHEMA);
+    old.prepare('INSERT INTO chats (id, created_at, updated_at) VALUES (?, 1, 1)').run('c1');
+    const insert = old.prepare('INSERT INTO messages (chat_id, seq, role, data, created_at) VALUES (?, ?, ?, ?, 1)');
+    const rejected = (id: string, reason: string) => ({ ...tool, toolCallId: id, outcome: 'rejected', error: true, outputs: [], reason, totalTimeMs: 0 });
+    const v1 = ['user', 'userChoiceDeny', 'userConfigDeny', 'userPromptStop'];
+    v1.forEach((reason, i) => insert.run('c1', i + 1, 'tool', JSON.stringify(rejected(`t${i}`, reason))));
+    old.close();
+
+    const s = SqliteStore.open(dir);
+    expect(s.messages('c1').map((m) => (m.role === 'tool' ? m.reason : undefined))).toEqual(['user', 'user', 'denied', 'stopped']);
+    s.close();
+  });
+
   it('a row from a future version is refused with a clear message, not misread', () => {
     const s = SqliteStore.open(home());
     s.createChat({ id: 'c1' });

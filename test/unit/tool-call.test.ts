@@ -109,7 +109,7 @@ describe('ToolCall', () => {
   it('a call stopped before it ran is still announced before its rejection', async () => {
     const { run, rec } = harness({ readOnly: true, abort: true });
     const msg = await run();
-    expect(msg.reason).toBe('userPromptStop');
+    expect(msg.reason).toBe('stopped');
     expect(rec.writes).toEqual(['toolCallRun', 'remember:rejected', 'toolCallRejected']);
   });
 });
