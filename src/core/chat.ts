@@ -3,6 +3,7 @@ import type { Context as ChatContext } from '../shapes/context.js';
 import { Approvals } from './approvals.js';
 import type { ChatStatus } from './events.js';
 import type { StoredMessage } from './messages.js';
+import type { Agent } from '../shapes/agent.js';
 
 export interface Usage {
   inputTokens: number;
@@ -13,7 +14,7 @@ export interface Usage {
 export class LiveChat {
   title: string | undefined;
   model: string | undefined;
-  agent: 'code' | 'plan';
+  agent: Agent;
   status: ChatStatus = 'idle';
   usage: Usage;
   /** The running turn, if any. */
@@ -33,7 +34,7 @@ export class LiveChat {
   constructor(
     readonly id: string,
     readonly stored: StoredMessage[],
-    init: { title?: string; model?: string; agent: 'code' | 'plan'; usage?: Usage },
+    init: { title?: string; model?: string; agent: Agent; usage?: Usage },
   ) {
     this.title = init.title;
     this.model = init.model;

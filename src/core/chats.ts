@@ -11,6 +11,7 @@ import { newId, rememberUserMessage, runTurn } from './turn.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../shapes/llm.js';
 import type { Context as ChatContext } from '../shapes/context.js';
+import type { Agent } from '../shapes/agent.js';
 
 const log = logger('chats');
 /** An inject burst is gathered until this long passes without another… */
@@ -25,7 +26,7 @@ export interface PromptInput {
   message: string;
   /** A model id (`provider/model`, or the model's own name); else the chat's, the selected, the default. */
   model?: string;
-  agent?: 'code' | 'plan';
+  agent?: Agent;
   contexts?: ChatContext[];
   /** The client's id for the user message, given back in its `userMessage` event. */
   contentId?: string;
@@ -55,7 +56,7 @@ export interface ChatSummary {
 export class ChatService {
   private readonly live = new Map<string, LiveChat>();
   /** The agent/model the editor selected for new chats. */
-  private selectedAgent: 'code' | 'plan' | undefined;
+  private selectedAgent: Agent | undefined;
   private selectedModel: string | undefined;
   private disposed = false;
   /** Chats with a turn started by `inject` queued or running: later injects steer it. */
@@ -352,7 +353,7 @@ export class ChatService {
     this.deps.events.cleared(chatId);
   }
 
-  selectAgent(chatId: string | undefined, agent: 'code' | 'plan' | undefined): void {
+  selectAgent(chatId: string | undefined, agent: Agent | undefined): void {
     if (!agent) return log.info('unknown agent selected; keeping the current one');
     const chat = chatId ? this.load(chatId) : undefined;
     if (chat) {

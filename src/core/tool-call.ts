@@ -23,6 +23,7 @@ import { isInsideWorkspace, resolvePath } from '../util/paths.js';
 import { protectedTarget } from './protected-calls.js';
 import { protectedPath } from './protected-paths.js';
 import { errorMessage, logger } from '../util/log.js';
+import type { Agent } from '../shapes/agent.js';
 
 const log = logger('tool-call');
 /** How long a stopped turn waits for a tool that ignores its abort signal before going on without it. */
@@ -51,7 +52,7 @@ export type { ApprovalAnswer };
 
 export interface ToolCallEnv {
   chatId: string;
-  agent: 'code' | 'plan';
+  agent: Agent;
   approval: ApprovalConfig;
   /** Tools (LLM names) the user approved for the rest of this chat. */
   sessionApproved: Set<string>;

@@ -11,7 +11,7 @@ import type { Agent } from '../shapes/agent.js';
 import type { LlmToolSpec } from '../shapes/llm.js';
 import { isHiddenByDeny } from './approval.js';
 import type { Tool } from '../shapes/tool.js';
-import { llmName, llmNameProblem } from '../shapes/tool-names.js';
+import { llmName, llmNameProblem, toolSpecs } from '../shapes/tool-names.js';
 
 export type { ToolRefusal as Refusal } from '../shapes/registry.js';
 import type { ToolRefusal as Refusal, ToolSink } from '../shapes/registry.js';
@@ -97,6 +97,6 @@ export class ToolRegistry implements ToolSink {
   }
 
   static toSpecs(tools: Tool[]): LlmToolSpec[] {
-    return tools.map((t) => ({ name: llmName(t), description: t.description, parameters: t.inputSchema }));
+    return toolSpecs(tools);
   }
 }

@@ -35,3 +35,10 @@ export function llmNameProblem(full: string): string | undefined {
 export function llmName(tool: { server: string; name: string }): string {
   return `${tool.server}__${tool.name}`;
 }
+
+/** The tools as LLM APIs (and tool-server listings) take them: LLM-facing name, description, parameters. */
+export function toolSpecs(
+  tools: Array<{ server: string; name: string; description: string; inputSchema: Record<string, unknown> }>,
+): Array<{ name: string; description: string; parameters: Record<string, unknown> }> {
+  return tools.map((t) => ({ name: llmName(t), description: t.description, parameters: t.inputSchema }));
+}

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import type { Peer, PeerConfig, PeerHost } from '../../shapes/peer.js';
 import { LogBudget } from '../../util/log-budget.js';
 import { errorMessage } from '../../util/log.js';
-import { llmName } from '../../shapes/tool-names.js';
+import { toolSpecs } from '../../shapes/tool-names.js';
 import type { gatewayConfig } from './settings.js';
 import { GatewayHostImpl } from './host.js';
 import type { GatewayChats } from './types.js';
@@ -45,7 +45,6 @@ export function createGatewayPeer(host: PeerHost<Config>): Peer {
     return b;
   };
 
-  const specs = (tools: Parameters<GatewayChats['setTools']>[2]) => tools.map((t) => ({ name: llmName(t), description: t.description, parameters: t.inputSchema }));
   const chats: GatewayChats = {
     active: () => host.chats.active().map((c) => ({ id: c.id, label: c.title ?? 'New chat', cwd: host.roots[0] })),
     setTools: (chatId, provider, tools) => host.chats.setTools(chatId, `provider:${provider}`, tools),
@@ -68,7 +67,7 @@ export function createGatewayPeer(host: PeerHost<Config>): Peer {
         budgets.delete(key);
       }
       for (const p of providers) {
-        host.toolServer({ type: 'provider', name: p.name, status: 'running', command: url ?? 'gateway', args: [p.providerId, chatId], tools: specs(p.tools) });
+        host.toolServer({ type: 'provider', name: p.name, status: 'running', command: url ?? 'gateway', args: [p.providerId, chatId], tools: toolSpecs(p.tools) });
       }
       for (const name of before) {
         if (!now.has(name)) host.toolServer({ type: 'provider', name, status: 'stopped', command: url ?? 'gateway', args: [chatId], tools: [] });
