@@ -203,11 +203,11 @@ export class ChatService {
    * resource the server reported updated), so the next turn sees the new content.
    */
   private withUpdates(chat: LiveChat, contexts: ChatContext[]): ChatContext[] {
-    const key = (c: ChatContext) => (c.type === 'mcpResource' ? `${c.server}\u0000${c.uri}` : undefined);
+    const key = (c: ChatContext) => (c.type === 'resource' ? `${c.server}\u0000${c.uri}` : undefined);
     const current = new Set(contexts.map(key));
     const updated = this.deps.updatedContexts(chat.referenced.filter((c) => !current.has(key(c))));
     for (const c of contexts) {
-      if (c.type === 'mcpResource' && !chat.referenced.some((r) => key(r) === key(c))) chat.referenced.push(c);
+      if (c.type === 'resource' && !chat.referenced.some((r) => key(r) === key(c))) chat.referenced.push(c);
     }
     return [...contexts, ...updated];
   }

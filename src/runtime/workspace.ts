@@ -206,7 +206,7 @@ export class Workspace {
           signal,
           webMaxChars: this.config.context.webMaxChars,
           repoMapMaxEntries: this.config.context.repoMapMaxEntries,
-          resolveMcpResource: (ctx, s) => this.readResource(ctx, s),
+          readResource: (ctx, s) => this.readResource(ctx, s),
           annotate: async (path, content, s) => (await Promise.all(this.all().map((p) => p.annotate?.(path, content, s) ?? ''))).filter(Boolean).join('\n'),
         });
       },
@@ -228,7 +228,7 @@ export class Workspace {
         },
       },
       updatedContexts: (refs) => {
-        const resources = refs.flatMap((c) => (c.type === 'mcpResource' ? [c] : []));
+        const resources = refs.flatMap((c) => (c.type === 'resource' ? [c] : []));
         return this.all().flatMap((p) => p.updatedContexts?.(resources) ?? []);
       },
     };
@@ -313,7 +313,7 @@ export class Workspace {
   async queryContext(query: string, exclude: Context[] = []): Promise<OfferedContext[]> {
     const [mentions] = await Promise.all([Promise.all(this.all().map((p) => p.mentions?.(query) ?? []))]);
     const resources = this.all().flatMap((p) => p.resources?.() ?? []);
-    return queryContexts(this.indexes, query, { roots: this.roots, exclude, mcpResources: resources, mentions: mentions.flat() });
+    return queryContexts(this.indexes, query, { roots: this.roots, exclude, resources, mentions: mentions.flat() });
   }
 
   /** What an untrusted workspace config asked for and did not get, one message per file. */

@@ -17,6 +17,7 @@ import { ECA, type ClientNotification, type ClientRequest, type ServerNotificati
 import type { ChatEvents } from '../core/events.js';
 import type { PromptInput, TurnHandle } from '../core/chats.js';
 import { toEcaNotifications } from './eca-events.js';
+import { fromEcaContext, toEcaOffer } from './eca-contexts.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import type { Workspace } from '../runtime/workspace.js';
@@ -198,7 +199,7 @@ export class EcaServer {
       if (p.chatId) s.chats.delete(p.chatId);
       return {};
     });
-    this.request(ECA.chatQueryContext, async (p, s) => ({ chatId: p.chatId, contexts: await s.queryContext(p.query, alreadyAttached(p.contexts)) }));
+    this.request(ECA.chatQueryContext, async (p, s) => ({ chatId: p.chatId, contexts: (await s.queryContext(p.query, alreadyAttached(p.contexts))).map(toEcaOffer) }));
     this.request(ECA.chatQueryCommands, (p, s) => ({ chatId: p.chatId, commands: s.commands.query(p.query) }));
     this.notification(ECA.chatSelectedBehaviorChanged, (p, s) => s.chats.selectAgent(p.chatId, p.behavior));
     this.notification(ECA.chatSelectedAgentChanged, (p, s) => s.chats.selectAgent(p.chatId, p.agent));
@@ -363,7 +364,7 @@ function promptInput(p: ChatPromptParams): PromptInput {
     ...(p.chatId ? { chatId: p.chatId } : {}),
     ...(p.model ? { model: p.model } : {}),
     ...(agent ? { agent } : {}),
-    ...(p.contexts ? { contexts: p.contexts } : {}),
+    ...(p.contexts ? { contexts: p.contexts.map(fromEcaContext) } : {}),
     ...(contentId !== undefined ? { contentId } : {}),
   };
 }
@@ -383,7 +384,7 @@ function rootsOf(params: InitializeParams): string[] {
 function alreadyAttached(contexts: unknown[] | undefined): Context[] {
   return (contexts ?? []).flatMap((c) => {
     const r = chatContextSchema.safeParse(c);
-    return r.success ? [r.data] : [];
+    return r.success ? [fromEcaContext(r.data)] : [];
   });
 }
 

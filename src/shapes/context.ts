@@ -20,11 +20,11 @@ export const repoMapContextSchema = z.object({ type: z.literal('repoMap') });
 export const cursorContextSchema = z.object({ type: z.literal('cursor'), path: z.string().min(1), position: z.object({ start: position, end: position }) });
 /**
  * A resource a peer offers, read through the peer that offers it: an MCP server's resource, or an
- * OpenCtx mention (`server` is `openctx:<provider>`). Named `mcpResource` after the ECA shape every
- * front end already knows.
+ * OpenCtx mention (`server` is `openctx:<provider>`). Front ends name it their own way (ECA:
+ * `mcpResource`); their façades translate.
  */
 export const resourceContextSchema = z.object({
-  type: z.literal('mcpResource'),
+  type: z.literal('resource'),
   uri: z.string(),
   name: z.string(),
   description: z.string(),

@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileIndex, queryContexts } from '../../src/core/context/index.js';
-import { offeredContextSchema, type McpResourceContext } from '../../src/protocol/eca/context.js';
+import { offeredContextSchema } from '../../src/protocol/eca/context.js';
+import type { ResourceContext } from '../../src/shapes/context.js';
+import { toEcaOffer } from '../../src/server/eca-contexts.js';
 import { gitRepo, removeWorkspace, tempWorkspace, writeFiles } from './context-helpers.js';
 
 let ws: string;
@@ -22,8 +24,8 @@ afterEach(() => {
   removeWorkspace(ws2);
 });
 
-const resource: McpResourceContext = {
-  type: 'mcpResource',
+const resource: ResourceContext = {
+  type: 'resource',
   uri: 'docs://guide',
   name: 'guide',
   description: 'The guide',
@@ -33,13 +35,14 @@ const resource: McpResourceContext = {
 
 describe('queryContexts', () => {
   it('a blank query offers repoMap, a bare cursor, the roots, files and directories, and MCP resources', () => {
-    const r = queryContexts(indexes, '', { mcpResources: [resource] });
+    const r = queryContexts(indexes, '', { resources: [resource] });
     expect(r.slice(0, 4)).toEqual([{ type: 'repoMap' }, { type: 'cursor' }, { type: 'directory', path: ws }, { type: 'directory', path: ws2 }]);
     expect(r).toContainEqual({ type: 'file', path: join(ws, 'src/chat.ts') });
     expect(r).toContainEqual({ type: 'directory', path: join(ws2, 'notes') });
     expect(r[r.length - 1]).toEqual(resource);
     expect(r).not.toContainEqual({ type: 'file', path: join(ws, 'dist/chat.js') }); // ignored
-    for (const c of r) expect(offeredContextSchema.safeParse(c).success).toBe(true);
+    // What the ECA façade sends of them is valid ECA.
+    for (const c of r) expect(offeredContextSchema.safeParse(toEcaOffer(c)).success).toBe(true);
   });
 
   it('filters by the query: basename matches first, directories offered, across all roots', () => {
@@ -73,8 +76,8 @@ describe('queryContexts', () => {
   });
 
   it('filters MCP resources by the query and leaves out contexts the chat already has', () => {
-    expect(queryContexts(indexes, 'guide', { mcpResources: [resource] })).toContainEqual(resource);
-    expect(queryContexts(indexes, 'zzz', { mcpResources: [resource] })).not.toContainEqual(resource);
+    expect(queryContexts(indexes, 'guide', { resources: [resource] })).toContainEqual(resource);
+    expect(queryContexts(indexes, 'zzz', { resources: [resource] })).not.toContainEqual(resource);
     const r = queryContexts(indexes, 'chat', { exclude: [{ type: 'file', path: join(ws, 'src/chat.ts') }] });
     expect(r).not.toContainEqual({ type: 'file', path: join(ws, 'src/chat.ts') });
     expect(r).toContainEqual({ type: 'file', path: join(ws, 'src/xchat.ts') });

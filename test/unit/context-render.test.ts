@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildRepoMap, renderContexts, type RenderOptions } from '../../src/core/context/index.js';
-import type { ChatContext } from '../../src/protocol/eca/context.js';
+import type { Context as ChatContext } from '../../src/shapes/context.js';
 import { gitRepo, removeWorkspace, tempWorkspace, writeFiles } from './context-helpers.js';
 
 let ws: string;
@@ -146,12 +146,12 @@ describe('cursor and MCP resource contexts', () => {
   });
 
   it('resolves an MCP resource through the callback, and reports one that cannot be resolved', async () => {
-    const ctx = { type: 'mcpResource', uri: 'docs://a', name: 'a', description: '', mimeType: 'text/plain', server: 'docs' } as const;
-    const ok = await render([ctx], { resolveMcpResource: async (c) => `contents of ${c.uri}` });
+    const ctx = { type: 'resource', uri: 'docs://a', name: 'a', description: '', mimeType: 'text/plain', server: 'docs' } as const;
+    const ok = await render([ctx], { readResource: async (c) => `contents of ${c.uri}` });
     expect(ok.text).toBe('<resource uri="docs://a" name="a" server="docs" mimeType="text/plain">\ncontents of docs://a\n</resource>');
     const none = await render([ctx]);
-    expect(none.errors).toEqual(['mcpResource docs://a: MCP resources are not available']);
-    const failing = await render([ctx], { resolveMcpResource: async () => Promise.reject(new Error('server gone')) });
+    expect(none.errors).toEqual(['resource docs://a: resources are not available here']);
+    const failing = await render([ctx], { readResource: async () => Promise.reject(new Error('server gone')) });
     expect(failing.text).toBe('<resource uri="docs://a" server="docs" error="server gone"/>');
   });
 });

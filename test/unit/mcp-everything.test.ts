@@ -100,10 +100,10 @@ describe('server-everything over stdio', () => {
     expect(text(await t.tools.get('everything__echo')!.call({ message: 'still here' }, ctx()))).toBe('Echo: still here');
   });
 
-  it('lists resources and resource templates as mcpResource contexts', () => {
+  it('lists resources and resource templates as resource contexts', () => {
     const res = t.host.resources();
     expect(res).toContainEqual({
-      type: 'mcpResource',
+      type: 'resource',
       uri: 'demo://resource/static/document/instructions.md',
       name: 'instructions.md',
       description: 'Static document file exposed from /docs: instructions.md',
@@ -132,7 +132,7 @@ describe('server-everything over stdio', () => {
     expect(text(await toggle.call({}, ctx()))).toContain('Started simulated resource updated notifications');
     try {
       const updated = await waitFor(() => t.host.updatedSince([ref]).length && t.host.updatedSince([ref]), 'the update');
-      expect(updated).toEqual([{ type: 'mcpResource', uri: ref.uri, name: ref.uri, description: '', mimeType: '', server: 'everything' }]);
+      expect(updated).toEqual([{ type: 'resource', uri: ref.uri, name: ref.uri, description: '', mimeType: '', server: 'everything' }]);
       expect(log.read()).toContain('Received Subscribe Resource request for URI: demo://resource/dynamic/text/3');
       await t.host.readResource(ref, signal);
       expect(t.host.updatedSince([ref])).toEqual([]);

@@ -9,7 +9,7 @@
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import type { Context as ChatContext, ResourceContext as McpResourceContext, OfferedContext } from '../../shapes/context.js';
+import type { Context as ChatContext, ResourceContext, OfferedContext } from '../../shapes/context.js';
 import type { FileIndex } from './file-index.js';
 import { fuzzyScore, NO_MATCH } from './fuzzy.js';
 
@@ -19,9 +19,9 @@ export interface QueryContextsOptions {
   /** Base for `./` and `../` queries (default: the first index's root). */
   roots?: string[];
   /** Resources offered by the connected MCP servers. */
-  mcpResources?: McpResourceContext[];
+  resources?: ResourceContext[];
   /** Mentions their providers already matched to the query (OpenCtx): offered as they are. */
-  mentions?: McpResourceContext[];
+  mentions?: ResourceContext[];
   /** Contexts the chat already has; they are not offered again. */
   exclude?: ChatContext[];
 }
@@ -49,8 +49,8 @@ export function queryContexts(indexes: FileIndex[], query: string, opts: QueryCo
   if (asPath !== undefined) out.push(...listPath(asPath, limit));
   else out.push(...searchIndexes(indexes, q, limit));
 
-  for (const r of opts.mcpResources ?? []) if (named(r.name, r.uri, r.server)) out.push({ ...r, type: 'mcpResource' });
-  for (const m of opts.mentions ?? []) out.push({ ...m, type: 'mcpResource' });
+  for (const r of opts.resources ?? []) if (named(r.name, r.uri, r.server)) out.push({ ...r, type: 'resource' });
+  for (const m of opts.mentions ?? []) out.push({ ...m, type: 'resource' });
 
   return dedupe(out, opts.exclude ?? []);
 }
@@ -108,7 +108,7 @@ function keyOf(c: OfferedContext): string {
     case 'file':
     case 'directory':
       return `${c.type}:${c.path}`;
-    case 'mcpResource':
+    case 'resource':
       return `mcp:${c.server}:${c.uri}`;
     case 'web':
       return `web:${c.url}`;

@@ -6,7 +6,7 @@
 import { resolvePath } from '../../util/paths.js';
 import { open, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
-import type { Context as ChatContext, CursorContext, DirectoryContext, FileContext, ResourceContext as McpResourceContext, WebContext } from '../../shapes/context.js';
+import type { Context as ChatContext, CursorContext, DirectoryContext, FileContext, ResourceContext, WebContext } from '../../shapes/context.js';
 import { errorMessage } from '../../util/log.js';
 import { listFiles } from './listing.js';
 import { renderTree } from './tree.js';
@@ -18,7 +18,7 @@ export interface RenderOptions {
   signal: AbortSignal;
   webMaxChars: number;
   repoMapMaxEntries: number;
-  resolveMcpResource?: (ctx: McpResourceContext, signal: AbortSignal) => Promise<string>;
+  readResource?: (ctx: ResourceContext, signal: AbortSignal) => Promise<string>;
   /** Entries listed for a directory context (default 500). */
   directoryMaxEntries?: number;
   /** Bytes read from a file context before truncating (default 1 MiB). */
@@ -71,7 +71,7 @@ function renderOne(ctx: ChatContext, opts: RenderOptions): Promise<string> {
       return renderRepoMap(opts);
     case 'cursor':
       return renderCursor(ctx, opts);
-    case 'mcpResource':
+    case 'resource':
       return renderResource(ctx, opts);
     case 'text':
       return Promise.resolve(tag('text', { label: ctx.label }, ctx.content));
@@ -100,7 +100,7 @@ function describe(ctx: ChatContext, opts: RenderOptions): string {
       return resolvePath(ctx.path, opts.roots);
     case 'web':
       return ctx.url;
-    case 'mcpResource':
+    case 'resource':
       return ctx.uri;
     case 'repoMap':
       return '';
@@ -117,7 +117,7 @@ function errorBlock(ctx: ChatContext, msg: string, opts: RenderOptions): string 
       return tag(ctx.type, { path: describe(ctx, opts), error: msg });
     case 'web':
       return tag('web', { url: ctx.url, error: msg });
-    case 'mcpResource':
+    case 'resource':
       return tag('resource', { uri: ctx.uri, server: ctx.server, error: msg });
     case 'repoMap':
       return tag('repoMap', { error: msg });
@@ -291,8 +291,8 @@ async function renderCursor(ctx: CursorContext, opts: RenderOptions): Promise<st
   return tag('cursor', { ...attrs, line: a.line + 1, character: a.character + 1, endLine: b.line + 1, endCharacter: b.character + 1 }, picked.join('\n'));
 }
 
-async function renderResource(ctx: McpResourceContext, opts: RenderOptions): Promise<string> {
-  if (!opts.resolveMcpResource) throw new ContextError('MCP resources are not available');
-  const text = await opts.resolveMcpResource(ctx, opts.signal);
+async function renderResource(ctx: ResourceContext, opts: RenderOptions): Promise<string> {
+  if (!opts.readResource) throw new ContextError('resources are not available here');
+  const text = await opts.readResource(ctx, opts.signal);
   return tag('resource', { uri: ctx.uri, name: ctx.name, server: ctx.server, mimeType: ctx.mimeType || undefined }, text);
 }

@@ -66,7 +66,7 @@ export function toToolResult(r: CallToolResult): ToolResult {
 
 export function toResourceContext(server: string, r: Resource | ResourceTemplate): McpResourceContext {
   return {
-    type: 'mcpResource',
+    type: 'resource',
     uri: 'uriTemplate' in r ? r.uriTemplate : r.uri,
     name: r.name,
     description: r.description ?? '',

@@ -128,7 +128,7 @@ export class McpHostImpl implements McpHost {
       const h = this.handles.get(r.server);
       if (!h?.session?.isUpdated(r.uri)) continue;
       const known = h.resources().find((k) => k.uri === r.uri);
-      out.push(known ?? { type: 'mcpResource', uri: r.uri, name: r.uri, description: '', mimeType: '', server: r.server });
+      out.push(known ?? { type: 'resource', uri: r.uri, name: r.uri, description: '', mimeType: '', server: r.server });
     }
     return out;
   }

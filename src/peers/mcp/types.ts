@@ -1,7 +1,7 @@
 /**
  * The MCP peer's surface towards the rest of patchbay. MCP servers become internal Tools
  * (ToolRegistry source `mcp:<name>`), Commands (`<server>:<prompt>`, CommandRegistry source
- * `mcp:<name>`) and Contexts (`mcpResource`); nothing outside src/peers/mcp knows MCP.
+ * `mcp:<name>`) and Contexts (`resource`); nothing outside src/peers/mcp knows MCP.
  */
 import type { ResourceContext as McpResourceContext } from '../../shapes/context.js';
 

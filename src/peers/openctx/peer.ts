@@ -66,7 +66,7 @@ export function createOpenCtxPeer(host: PeerHost<Config>): Peer {
   /**
    * Mentions are collected per provider as each answers, until all have or the deadline passes: a
    * slow provider costs at most the deadline and never holds back what the fast ones returned.
-   * Offered in the mcpResource shape (server `openctx:<provider>`) so today's ECA plugins show them.
+   * Offered as resource contexts of server `openctx:<provider>`, read back through this peer.
    */
   const mentions = async (query: string): Promise<ResourceContext[]> => {
     if (!configured()) return [];
@@ -81,7 +81,7 @@ export function createOpenCtxPeer(host: PeerHost<Config>): Peer {
     return arrived
       .flat()
       .filter(Boolean)
-      .map((m) => ({ type: 'mcpResource' as const, uri: m.uri, name: m.name, description: m.description ?? '', mimeType: m.mimeType, server: m.server }));
+      .map((m) => ({ type: 'resource' as const, uri: m.uri, name: m.name, description: m.description ?? '', mimeType: m.mimeType, server: m.server }));
   };
 
   /** Serves patchbay's own OpenCtx providers (and the user's modules) on loopback, token-protected. */
