@@ -18,6 +18,7 @@ import type { ChatEvents } from '../core/events.js';
 import type { PromptInput, TurnHandle } from '../core/chats.js';
 import { toEcaNotifications } from './eca-events.js';
 import { fromEcaContext, toEcaOffer } from './eca-contexts.js';
+import { withMentions } from './eca-mentions.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import type { Workspace } from '../runtime/workspace.js';
@@ -191,7 +192,7 @@ export class EcaServer {
     c.onNotification(ECA.exit.method, () => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'exit'));
 
     // A prompt may arrive before model discovery (e.g. Ollama) has finished: wait for it.
-    this.request(ECA.chatPrompt, async (p, s) => (await s.modelsReady, promptResult(s.chats.prompt(promptInput(p)))));
+    this.request(ECA.chatPrompt, async (p, s) => (await s.modelsReady, promptResult(s.chats.prompt(promptInput(p, s.roots)))));
     this.notification(ECA.chatToolCallApprove, (p, s) => s.chats.approve(p.chatId, p.toolCallId, p.save === 'session'));
     this.notification(ECA.chatToolCallReject, (p, s) => s.chats.reject(p.chatId, p.toolCallId));
     this.notification(ECA.chatPromptStop, (p, s) => s.chats.stop(p.chatId));
@@ -355,8 +356,12 @@ export class EcaServer {
   }
 }
 
-/** ECA's prompt params as core's input: `behavior` is the older name of `agent`, the request id the content id. */
-function promptInput(p: ChatPromptParams): PromptInput {
+/**
+ * ECA's prompt params as core's input: `behavior` is the older name of `agent`, the request id the
+ * content id, and `@path`s in the text are contexts (eca-mentions.ts).
+ */
+function promptInput(p: ChatPromptParams, roots: string[]): PromptInput {
+  const contexts = withMentions(p.contexts ?? [], p.message, roots);
   const contentId = p.contentId ?? (p.requestId !== undefined ? String(p.requestId) : undefined);
   const agent = p.agent ?? p.behavior;
   return {
@@ -364,7 +369,7 @@ function promptInput(p: ChatPromptParams): PromptInput {
     ...(p.chatId ? { chatId: p.chatId } : {}),
     ...(p.model ? { model: p.model } : {}),
     ...(agent ? { agent } : {}),
-    ...(p.contexts ? { contexts: p.contexts.map(fromEcaContext) } : {}),
+    ...(contexts.length ? { contexts: contexts.map(fromEcaContext) } : {}),
     ...(contentId !== undefined ? { contentId } : {}),
   };
 }

@@ -110,6 +110,21 @@ describe('ECA server in process', () => {
     expect(s.contents(chatId).some((c) => c.content.type === 'text' && c.content.text === 'second answer')).toBe(true);
   });
 
+  // eca `src/eca/features/context.clj` contexts-str-from-prompt; eca-nvim sends every @file in the text.
+  it('reads @./file, @./dir and @./file:L2-L3 written in the prompt text, each once', async () => {
+    const ws = temp(workspace({ 'a.txt': 'alpha-content\n', 'lines.txt': 'one\ntwo\nthree\nfour\n', 'sub/b.txt': 'beta\n' }));
+    llm().script([{ text: 'ok' }]);
+    const s = start();
+    await s.initialize(ws);
+    const { chatId } = await s.request('chat/prompt', { message: 'see @./a.txt, @./sub and @./lines.txt:L2-L3; again @./a.txt. Mail me at a@b.c', contexts: [{ type: 'file', path: `${ws}/a.txt` }] });
+    await s.turnDone(chatId);
+    const sent = JSON.stringify(llm().requests.at(-1)?.body.messages);
+    expect(sent.split('alpha-content').length - 1).toBe(1);
+    expect(sent).toContain('b.txt');
+    expect(sent).toContain('two\\nthree');
+    expect(sent).not.toContain('four');
+  });
+
   it('exits with 0 after shutdown and exit', async () => {
     const s = start();
     await s.initialize(temp(workspace()));

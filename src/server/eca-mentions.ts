@@ -1,0 +1,36 @@
+/**
+ * `@/abs/path`, `@./rel/path`, `@../x` and `@~/x` written in a prompt's text are contexts too, as the
+ * ECA server reads them (eca `src/eca/features/context.clj` `contexts-str-from-prompt`: the pattern
+ * `@([/~.][^\s:]+)(?::L(\d+)-L(\d+))?`, a directory when the path is one). eca-nvim sends every
+ * `@file` this way. Only what the user typed in the front end is read: text a tool provider injects
+ * never goes through here.
+ */
+import { statSync } from 'node:fs';
+import type { ChatContext } from '../protocol/eca/context.js';
+import { resolvePath } from '../util/paths.js';
+
+const MENTION = /(?:^|(?<=\s|\())@([/~.][^\s:)]+)(?::L(\d+)-L(\d+))?/g;
+
+export function mentionedContexts(message: string, roots: string[]): ChatContext[] {
+  const out: ChatContext[] = [];
+  for (const m of message.matchAll(MENTION)) {
+    const [, path, start, end] = m;
+    let isDir = false;
+    try {
+      isDir = statSync(resolvePath(path, roots)).isDirectory();
+    } catch {
+      // Missing or unreadable: rendered as a file context, which reports why it was skipped.
+    }
+    if (isDir) out.push({ type: 'directory', path });
+    else out.push({ type: 'file', path, ...(start && end ? { linesRange: { start: Number(start), end: Number(end) } } : {}) });
+  }
+  return out;
+}
+
+/** The prompt's own contexts plus those its text names, each once (by type, path and lines). */
+export function withMentions(contexts: ChatContext[], message: string, roots: string[]): ChatContext[] {
+  const key = (c: ChatContext) => JSON.stringify([c.type, 'path' in c ? resolvePath(c.path, roots) : '', 'linesRange' in c ? c.linesRange : undefined]);
+  const seen = new Set(contexts.map(key));
+  const added = mentionedContexts(message, roots).filter((c) => !seen.has(key(c)) && (seen.add(key(c)), true));
+  return [...contexts, ...added];
+}
