@@ -9,6 +9,7 @@
  *   `languageIds` and `rootMarkers` still apply.
  * - `toolCall.approval.byDefault` when less strict than what the lower layers give
  *   (allow < unset (read-only tools run) < ask < deny).
+ * - `chat.defaultTrust: true` (new chats would approve every call that asks).
  * - `toolCall.approval.allow.*`: every rule. `ask` and `deny` rules only narrow, so they apply,
  *   except one that would replace a lower layer's rule for the same selector (its argsMatchers
  *   could make that rule match less).
@@ -95,6 +96,8 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
     if (STRICTNESS[byDefault] < below) hold(['toolCall', 'approval', 'byDefault'], JSON.stringify(byDefault));
   }
   for (const [selector] of entries('toolCall', 'approval', 'allow')) hold(['toolCall', 'approval', 'allow', selector], 'auto-approves it');
+  // Trust mode by default approves every call that would ask.
+  if (get(layer, 'chat', 'defaultTrust') === true && get(lower, 'chat', 'defaultTrust') !== true) hold(['chat', 'defaultTrust'], 'true');
   for (const kind of ['ask', 'deny']) {
     const lowerRules = get(lower, 'toolCall', 'approval', kind);
     for (const [selector, rule] of entries('toolCall', 'approval', kind)) {

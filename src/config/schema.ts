@@ -57,8 +57,10 @@ export const configSchema = z
         /** Generate a title with the LLM after the first prompt. */
         generateTitles: z.boolean().default(true),
         defaultAgent: agentSchema.default('code'),
+        /** New chats start in trust mode (tool calls that would ask run without asking; deny still denies). */
+        defaultTrust: z.boolean().default(false),
       })
-      .default({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code' }),
+      .default({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code', defaultTrust: false }),
     context: z
       .object({
         webMaxChars: z.number().int().positive().default(100_000),

@@ -15,6 +15,8 @@ export class LiveChat {
   title: string | undefined;
   model: string | undefined;
   agent: Agent;
+  /** Trust mode: calls that would ask run without asking; deny, outside-workspace and protected paths still apply. */
+  trust: boolean;
   status: ChatStatus = 'idle';
   usage: Usage;
   /** The running turn, if any. */
@@ -34,11 +36,12 @@ export class LiveChat {
   constructor(
     readonly id: string,
     readonly stored: StoredMessage[],
-    init: { title?: string; model?: string; agent: Agent; usage?: Usage },
+    init: { title?: string; model?: string; agent: Agent; usage?: Usage; trust?: boolean },
   ) {
     this.title = init.title;
     this.model = init.model;
     this.agent = init.agent;
+    this.trust = init.trust ?? false;
     this.usage = init.usage ?? { inputTokens: 0, outputTokens: 0, cost: 0 };
   }
 }

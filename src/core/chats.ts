@@ -30,6 +30,8 @@ export interface PromptInput {
   contexts?: ChatContext[];
   /** The client's id for the user message, given back in its `userMessage` event. */
   contentId?: string;
+  /** Trust mode for this chat from now on (see `update`); a new chat without it takes `chat.defaultTrust`. */
+  trust?: boolean;
 }
 
 /**
@@ -80,6 +82,7 @@ export class ChatService {
       model: rec.model,
       agent: rec.agent === 'plan' ? 'plan' : 'code',
       usage: rec.usage,
+      trust: rec.trust,
     });
     this.live.set(id, chat);
     return chat;
@@ -120,7 +123,11 @@ export class ChatService {
       this.deps.store.createChat({ id: chat.id, model: entry?.id, agent: chat.agent });
       if (params.chatId) this.deps.events.opened(chat.id);
       this.deps.lifecycle?.created(chat.id);
+      // A new chat the front end gave no trust for takes the configured default (as ECA does).
+      if (params.trust === undefined && this.deps.config().chat.defaultTrust) this.setTrust(chat, true);
     }
+    // Applies at once, to the calls of a turn already running too.
+    if (params.trust !== undefined) this.setTrust(chat, params.trust);
 
     const cid = params.contentId ?? newId();
     const queuedIn = chat.generation;
@@ -360,6 +367,28 @@ export class ChatService {
       chat.agent = agent;
       this.deps.store.updateChat(chat.id, { agent });
     } else this.selectedAgent = agent;
+  }
+
+  /**
+   * Renames a chat and/or sets its trust mode. A title given by the user is kept: no title is
+   * generated over it. Unknown chats are left alone (as ECA does).
+   */
+  update(chatId: string, patch: { title?: string; trust?: boolean }): void {
+    const chat = this.load(chatId);
+    if (!chat) return log.warn(`update: no chat ${chatId}`);
+    if (patch.trust !== undefined) this.setTrust(chat, patch.trust);
+    const title = patch.title?.replace(/\s+/g, ' ').trim().slice(0, 200);
+    if (title) {
+      chat.title = title;
+      this.deps.store.updateChat(chat.id, { title });
+      this.deps.events.event(chat.id, { type: 'title', title });
+    }
+  }
+
+  private setTrust(chat: LiveChat, trust: boolean): void {
+    if (chat.trust === trust) return;
+    chat.trust = trust;
+    this.deps.store.updateChat(chat.id, { trust });
   }
 
   selectModel(chatId: string | undefined, model: string): void {

@@ -12,6 +12,8 @@ export interface ChatRecord {
   messageCount: number;
   /** Totals for `/costs` and usage contents. */
   usage: { inputTokens: number; outputTokens: number; cost: number };
+  /** Trust mode: tool calls that would ask run without asking (deny still denies). */
+  trust: boolean;
 }
 
 export interface ToolCallRecord {
@@ -28,7 +30,7 @@ export interface ChatPersistence {
   createChat(rec: { id: string; title?: string; model?: string; agent?: string }): void;
   getChat(id: string): ChatRecord | undefined;
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatRecord[];
-  updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage'>>): void;
+  updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage' | 'trust'>>): void;
   deleteChat(id: string): void;
   /**
    * Commits one message (a tool message with its call's final state row, atomically); returns

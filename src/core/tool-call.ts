@@ -68,6 +68,8 @@ export interface ToolCallEnv {
   ctx: ToolContext;
   /** Resolves when the user answers; settled with `stopped` when the turn is stopped. */
   askUser(toolCallId: string): Promise<ApprovalAnswer>;
+  /** Trust mode, read at each decision (a change applies to the calls still to come in this turn). */
+  trusted?: () => boolean;
   /** The front end shows a change's diff before approval: compute it (the tool's `preview`). */
   showDiffs?: boolean;
   /** Overrides STOP_GRACE_MS (tests). */
@@ -237,6 +239,8 @@ export class ToolCall {
     this.mustAsk = await protectedTarget(tool, this.args, ctx.roots).catch(() => 'its paths could not be checked');
     if (this.mustAsk) return { kind: 'ask' };
     if (decision === 'ask' && sessionApproved.has(this.llmName)) return { kind: 'allow' };
+    // Trust mode runs what would ask; deny, paths outside the workspace and protected paths still apply (above).
+    if (decision === 'ask' && this.env.trusted?.()) return { kind: 'allow' };
     return { kind: decision };
   }
 

@@ -231,6 +231,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         },
         askUser: (id) => (deps.frontEnd?.canAsk === false ? Promise.resolve({ approved: false, reason: 'denied' }) : chat.approvals.ask(id, signal)),
         showDiffs: deps.frontEnd?.canShowDiffs !== false,
+        trusted: () => chat.trust,
         stopGraceMs: deps.stopGraceMs,
       });
       await tc.run();

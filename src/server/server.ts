@@ -196,6 +196,7 @@ export class EcaServer {
     this.notification(ECA.chatToolCallApprove, (p, s) => s.chats.approve(p.chatId, p.toolCallId, p.save === 'session'));
     this.notification(ECA.chatToolCallReject, (p, s) => s.chats.reject(p.chatId, p.toolCallId));
     this.notification(ECA.chatPromptStop, (p, s) => s.chats.stop(p.chatId));
+    this.request(ECA.chatUpdate, (p, s) => (s.chats.update(p.chatId, { title: p.title, trust: p.trust }), {}));
     this.request(ECA.chatDelete, (p, s) => {
       if (p.chatId) s.chats.delete(p.chatId);
       return {};
@@ -371,6 +372,7 @@ function promptInput(p: ChatPromptParams, roots: string[]): PromptInput {
     ...(agent ? { agent } : {}),
     ...(contexts.length ? { contexts: contexts.map(fromEcaContext) } : {}),
     ...(contentId !== undefined ? { contentId } : {}),
+    ...(p.trust !== undefined ? { trust: p.trust } : {}),
   };
 }
 

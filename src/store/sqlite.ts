@@ -26,7 +26,9 @@ CREATE TABLE IF NOT EXISTS chats (
   owner_pid INTEGER,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL,
-  usage TEXT NOT NULL DEFAULT '{"inputTokens":0,"outputTokens":0,"cost":0}'
+  usage TEXT NOT NULL DEFAULT '{"inputTokens":0,"outputTokens":0,"cost":0}',
+  -- trust mode (chat/update, chat/prompt trust): calls that would ask run without asking
+  trust INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS messages (
   chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
@@ -71,6 +73,7 @@ interface ChatRow {
   created_at: number;
   updated_at: number;
   usage: string;
+  trust: number;
   message_count: number;
 }
 
@@ -137,7 +140,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     return rows.map(toRecord);
   }
 
-  updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage'>>): void {
+  updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage' | 'trust'>>): void {
     const sets: string[] = ['updated_at = @now'];
     const values: Record<string, unknown> = { id, now: Date.now() };
     if (patch.status) {
@@ -149,6 +152,10 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
         sets.push(`${key} = @${key}`);
         values[key] = patch[key];
       }
+    }
+    if (patch.trust !== undefined) {
+      sets.push('trust = @trust');
+      values.trust = patch.trust ? 1 : 0;
     }
     if (patch.usage) {
       sets.push('usage = @usage');
@@ -334,6 +341,9 @@ function migrate(db: Database.Database): void {
     const columns = (db.pragma('table_info(messages)') as Array<{ name: string }>).map((c) => c.name);
     // Rows from before format versions were recorded are version 1.
     if (!columns.includes('schema_version')) db.exec('ALTER TABLE messages ADD COLUMN schema_version INTEGER NOT NULL DEFAULT 1');
+    const chatColumns = (db.pragma('table_info(chats)') as Array<{ name: string }>).map((c) => c.name);
+    // Chats from before trust mode are not trusted.
+    if (!chatColumns.includes('trust')) db.exec('ALTER TABLE chats ADD COLUMN trust INTEGER NOT NULL DEFAULT 0');
   }).immediate();
 }
 
@@ -348,5 +358,6 @@ function toRecord(r: ChatRow): ChatRecord {
     updatedAt: r.updated_at,
     messageCount: r.message_count,
     usage: JSON.parse(r.usage) as ChatRecord['usage'],
+    trust: r.trust === 1,
   };
 }

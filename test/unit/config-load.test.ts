@@ -43,7 +43,7 @@ describe('loadConfig: defaults', () => {
     const r = loadConfig({ roots: [ws1], env: {}, homeDir: home });
     expect(r.errors).toEqual([]);
     expect(r.sources).toEqual([]);
-    expect(r.config.chat).toEqual({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code' });
+    expect(r.config.chat).toEqual({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code', defaultTrust: false });
     expect(r.config.providers).toEqual({});
     expect(r.config.toolCall.approval).toEqual({});
     expect(r.config.mcpTimeoutSeconds).toBe(60);
@@ -143,7 +143,7 @@ describe('loadConfig: deep merge', () => {
       ollama: { api: 'ollama' },
     });
     // untouched keys keep lower layers' values or defaults
-    expect(r.config.chat).toEqual({ stallTimeoutSeconds: 120, maxRetries: 7, generateTitles: false, defaultAgent: 'code' });
+    expect(r.config.chat).toEqual({ stallTimeoutSeconds: 120, maxRetries: 7, generateTitles: false, defaultAgent: 'code', defaultTrust: false });
     expect(r.config.disabledTools).toEqual(['c']);
   });
 
@@ -400,6 +400,14 @@ describe('loadConfig: unknown keys', () => {
 });
 
 describe('loadConfig: workspace trust', () => {
+  it('holds back chat.defaultTrust: true from an untrusted folder (it would approve every call that asks)', () => {
+    writeJson(wsFile(ws1), { chat: { defaultTrust: true, maxRetries: 2 } });
+    const r = loadConfig({ roots: [ws1], env: {}, homeDir: home });
+    expect(heldBack(r)[0].settings.map((s) => s.key)).toEqual(['chat.defaultTrust']);
+    expect(r.config.chat.defaultTrust).toBe(false);
+    expect(r.config.chat.maxRetries).toBe(2);
+  });
+
   it('holds back what runs code or widens approvals from an untrusted folder, and applies the rest', () => {
     writeJson(userFile(), { disabledTools: ['shell_command'], toolCall: { approval: { deny: { github: null } } } });
     writeJson(wsFile(ws1), {

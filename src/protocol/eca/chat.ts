@@ -27,6 +27,8 @@ export const chatPromptParamsSchema = z.object({
     .optional(),
   requestId: z.union([z.string(), z.number()]).optional(),
   contentId: z.string().optional(),
+  /** Trust mode for this chat from now on (eca docs/protocol.md "Chat prompt"). */
+  trust: z.boolean().optional(),
 });
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null;
@@ -49,6 +51,8 @@ export const toolCallApproveParamsSchema = z.object({
 export const toolCallRejectParamsSchema = z.object({ chatId: z.string(), toolCallId: z.string() });
 export const promptStopParamsSchema = z.object({ chatId: z.string() });
 export const chatDeleteParamsSchema = z.object({ chatId: z.string().optional() });
+/** `chat/update` (eca docs/protocol.md "Chat update"): rename, and trust mode on or off. */
+export const chatUpdateParamsSchema = z.object({ chatId: z.string().min(1), title: z.string().optional(), trust: z.boolean().optional() });
 
 export const selectedBehaviorChangedSchema = z.object({ chatId: z.string().optional(), behavior: agentNameSchema });
 export const selectedAgentChangedSchema = z.object({ chatId: z.string().optional(), agent: agentNameSchema });
