@@ -79,7 +79,7 @@ describe('chat/promptSteer and chat/promptSteerRemove (ECA contract)', () => {
 
   // ECA chat.clj `prompt-steer-remove` (idempotent); eca-emacs eca-chat.el
   // `eca-chat--remove-steered-prompt`, eca-webview src/redux/thunks/chat.ts `steerPromptRemove`.
-  it('a removed steer never reaches the model; removing again, or in an unknown chat, is silent', async () => {
+  it('a removed steer never reaches the model; removing again, in an unknown chat or with bad params, is silent', async () => {
     const p = await boot();
     llm().script(writeCall, [{ text: 'done' }]);
     const chatId = (await p.request(ECA.chatPrompt, { message: 'start' })).result.chatId;
@@ -88,12 +88,16 @@ describe('chat/promptSteer and chat/promptSteerRemove (ECA contract)', () => {
     p.notify(ECA.chatPromptSteerRemove, { chatId });
     p.notify(ECA.chatPromptSteerRemove, { chatId });
     p.notify(ECA.chatPromptSteerRemove, { chatId: 'no-such-chat' });
+    // Bad params are logged and dropped (a notification has no answer), never a crash.
+    p.notify(ECA.chatPromptSteerRemove, {});
+    p.notify(ECA.chatPromptSteer, { chatId, message: 42 });
     p.notify(ECA.chatToolCallApprove, { chatId, toolCallId: 'w1' });
     await p.turnDone(chatId);
     expect(userTexts(llm().requests[1].body)).toEqual(['start']);
     expect(timesSeen('never mind')).toBe(0);
     expect(userContents(p, chatId).map((c) => c.content.text)).toEqual(['start']);
     expect(llm().requests).toHaveLength(2);
+    expect(p.stderr).toMatch(/chat\/promptSteerRemove[^\n]*chatId/);
   });
 
   // ECA chat.clj `prompt-steer` acts only on a chat whose status is :running; eca-emacs eca-chat.el
