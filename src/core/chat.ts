@@ -30,8 +30,14 @@ export class LiveChat {
   readonly sessionApproved = new Set<string>();
   /** Contexts whose content can change (MCP resources) that this chat referenced. */
   readonly referenced: ChatContext[] = [];
-  /** Messages the user sent while the turn ran (`chat/promptSteer`), for its next model step. */
-  readonly steering: string[] = [];
+  /**
+   * What the user typed while the turn ran (`chat/promptSteer`), not yet read by the model: one
+   * message, later ones joined to it by a newline as ECA does. The next model step takes it; the
+   * user can take it back until then; the turn's end drops it (the client sends it again as a prompt).
+   */
+  steer: string | undefined;
+  /** Gateway `inject` events for the LLM, for the running turn's next model step (or the next turn). */
+  readonly injected: string[] = [];
 
   constructor(
     readonly id: string,

@@ -183,15 +183,18 @@ export class ChatService {
         // Stopped, deleted, cleared or shut down: whatever else happened, the turn was cancelled.
         if (abort.signal.aborted) outcome = { stopReason: 'cancelled' };
         chat.turn = undefined;
+        // A steer the model never read is dropped: ECA's client sends it again as a prompt once the
+        // turn has ended (lifecycle.clj `finish-chat-prompt!`), so running it here would run it twice.
+        chat.steer = undefined;
         // `turnEnded` tells façades the chat is idle: no separate status event.
         this.setStatus(chat, 'idle', deps, false);
         emit({ type: 'turnEnded', ...outcome });
         if (this.live.has(chat.id)) this.deps.lifecycle?.idle(chat.id);
         settle(outcome);
       }
-      // Steering that arrived after the last model step becomes the next prompt (not after a stop).
-      const steered = chat.steering.splice(0);
-      if (steered.length && !abort.signal.aborted && this.live.has(chat.id)) this.prompt({ chatId: chat.id, message: steered.join('\n\n') });
+      // Injected events that arrived after the last model step become the next prompt (not after a stop).
+      const injected = chat.injected.splice(0);
+      if (injected.length && !abort.signal.aborted && this.live.has(chat.id)) this.prompt({ chatId: chat.id, message: injected.join('\n\n') });
       if (!chat.title && entry && !known) void this.generateTitle(chat, entry, params.message);
     };
     // One turn per chat at a time; the response goes out before the turn's first notification.
@@ -268,8 +271,9 @@ export class ChatService {
 
   stop(chatId: string): void {
     const chat = this.live.get(chatId);
-    chat?.steering.splice(0);
+    chat?.injected.splice(0);
     if (!chat?.turn) return;
+    chat.steer = undefined;
     this.setStatus(chat, 'stopping');
     chat.turn.abort.abort();
     chat.approvals.settleAll();
@@ -279,7 +283,8 @@ export class ChatService {
     const chat = this.live.get(chatId);
     if (chat) {
       chat.generation++;
-      chat.steering.splice(0);
+      chat.injected.splice(0);
+      chat.steer = undefined;
       chat.turn?.abort.abort();
       chat.approvals.settleAll();
       this.live.delete(chatId);
@@ -290,13 +295,20 @@ export class ChatService {
   }
 
   /**
-   * `chat/promptSteer`: a message for the running turn. It joins the conversation at the next
-   * model step; with no turn running it is an ordinary prompt.
+   * `chat/promptSteer` (ECA chat.clj `prompt-steer`): a message for the running turn, read at its
+   * next model step. Ignored when the chat runs no turn (idle, or stopping) or the message is
+   * blank: the client keeps what was not read and sends it as a prompt when the turn ends.
    */
   steer(chatId: string, message: string): void {
     const chat = this.live.get(chatId);
-    if (chat?.turn) chat.steering.push(message);
-    else this.prompt({ chatId, message });
+    if (!chat?.turn || chat.status !== 'running' || !message.trim()) return log.debug(`steer ignored: no running turn in chat ${chatId}, or nothing to say`);
+    chat.steer = chat.steer === undefined ? message : `${chat.steer}\n${message}`;
+  }
+
+  /** `chat/promptSteerRemove` (ECA chat.clj `prompt-steer-remove`): the steer not yet read is dropped; else nothing. */
+  removeSteer(chatId: string): void {
+    const chat = this.live.get(chatId);
+    if (chat) chat.steer = undefined;
   }
 
   /** Chats open in this server (in memory), newest activity first: gateway `sessions.active`. */
@@ -323,7 +335,7 @@ export class ChatService {
   inject(chatId: string, text: string, startTurn: boolean): void {
     const chat = this.live.get(chatId);
     if (!chat || this.disposed) return;
-    chat.steering.push(text);
+    chat.injected.push(text);
     if (chat.turn || !startTurn || this.injectQueued.has(chat.id)) return;
     const gathering = this.gathering.get(chat.id);
     if (gathering) return void gathering.quiet.refresh();
@@ -337,11 +349,11 @@ export class ChatService {
     clearTimeout(g.quiet);
     clearTimeout(g.max);
     this.gathering.delete(chat.id);
-    // A turn began meanwhile (it reads the steering), or the chat was cleared or deleted.
-    if (this.disposed || chat.turn || !this.live.has(chat.id) || !chat.steering.length) return;
+    // A turn began meanwhile (it reads the injected events), or the chat was cleared or deleted.
+    if (this.disposed || chat.turn || !this.live.has(chat.id) || !chat.injected.length) return;
     this.injectQueued.add(chat.id);
-    this.prompt({ chatId: chat.id, message: chat.steering.splice(0).join('\n\n') });
-    // Held until the chat's queue drains: the turn that picks up leftover steering counts too.
+    this.prompt({ chatId: chat.id, message: chat.injected.splice(0).join('\n\n') });
+    // Held until the chat's queue drains: the turn that picks up leftover injected events counts too.
     const release = (q: Promise<void>): void => void q.then(() => (chat.queue === q ? this.injectQueued.delete(chat.id) : release(chat.queue)));
     release(chat.queue);
   }
@@ -351,7 +363,8 @@ export class ChatService {
     const chat = this.load(chatId);
     if (!chat) return;
     chat.generation++;
-    chat.steering.splice(0);
+    chat.injected.splice(0);
+    chat.steer = undefined;
     chat.turn?.abort.abort();
     chat.approvals.settleAll();
     chat.stored.length = 0;
@@ -428,7 +441,8 @@ export class ChatService {
     // Queued prompts are dropped; running turns stop and keep what they have.
     this.disposed = true;
     for (const chat of this.live.values()) {
-      chat.steering.splice(0);
+      chat.injected.splice(0);
+      chat.steer = undefined;
       chat.turn?.abort.abort();
       chat.approvals.settleAll();
     }

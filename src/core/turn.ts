@@ -89,10 +89,19 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
 
   for (let step = 0; step < MAX_STEPS; step++) {
     if (signal.aborted) return cancelled;
-    // Messages the user sent while this turn ran join the conversation at the next model step.
-    for (const text of chat.steering.splice(0)) {
+    // Gateway events that arrived while this turn ran join the conversation at the next model step.
+    for (const text of chat.injected.splice(0)) {
       remember({ role: 'user', text });
       emit({ type: 'userMessage', text, id: newId() });
+    }
+    // So does a steer (ECA chat.clj `consume-steer-message!`): its user message, with an id of its
+    // own, is also how the client learns it was read and must not be sent again as a prompt.
+    const steer = chat.steer;
+    chat.steer = undefined;
+    if (steer !== undefined) {
+      const id = newId();
+      remember({ role: 'user', text: steer, contentId: id });
+      emit({ type: 'userMessage', text: steer, id });
     }
     const tools = deps.tools.visible({ agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
     progress(step === 0 ? 'Waiting model' : 'Continuing');

@@ -212,6 +212,7 @@ export class EcaServer {
     }));
     this.request(ECA.chatClear, (p, s) => (s.chats.clear(p.chatId), {}));
     this.notification(ECA.chatPromptSteer, (p, s) => s.chats.steer(p.chatId, p.message));
+    this.notification(ECA.chatPromptSteerRemove, (p, s) => s.chats.removeSteer(p.chatId));
     this.notification(ECA.mcpStartServer, (p, s) => void this.toggleServer(s, p.name, true));
     this.notification(ECA.mcpStopServer, (p, s) => void this.toggleServer(s, p.name, false));
     this.request(ECA.chatList, (p, s) => ({ chats: s.chats.list(p) }));

@@ -74,17 +74,6 @@ describe('ECA plugin compatibility', () => {
     expect(files.result.files[0]).toEqual({ type: 'file', path: join(root, 'a.ts') });
   });
 
-  it('chat/promptSteer joins the running turn at its next model step', async () => {
-    const { p } = await boot();
-    llm().script([{ toolCall: { id: 't1', name: 'patchbay__read_file', args: { path: 'a.ts' } } }, { delay: 300 }], [{ text: 'steered' }]);
-    const chatId = (await p.request(ECA.chatPrompt, { message: 'start' })).result.chatId;
-    await p.waitFor((m) => m.params?.content?.type === 'toolCallPrepare');
-    p.notify(ECA.chatPromptSteer, { chatId, message: 'also check b' });
-    await p.turnDone(chatId);
-    expect(userText(llm().requests[1].body)).toEqual(['start', 'also check b']);
-    expect(p.text(chatId, 'user')).toContain('also check b');
-  });
-
   it('renders a 1-based cursor selection and a text context into the prompt', async () => {
     const { p, root } = await boot();
     llm().script([{ text: 'seen' }]);

@@ -13,7 +13,7 @@ import { CommandRegistry } from '../../src/core/commands.js';
 import type { ChatDeps } from '../../src/core/deps.js';
 import { chatEventSchema, type ChatEvent } from '../../src/core/events.js';
 import { ToolRegistry } from '../../src/core/tool-registry.js';
-import { LlmError, type LlmClient, type LlmEvent, type ModelEntry } from '../../src/shapes/llm.js';
+import { LlmError, type LlmClient, type LlmEvent, type LlmRequest, type ModelEntry } from '../../src/shapes/llm.js';
 import type { Tool, ToolResult } from '../../src/shapes/tool.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 
@@ -43,9 +43,11 @@ function setup(steps: Step[], tools: Tool[] = [], frontEnd?: ChatDeps['frontEnd'
   const events: ChatEvent[] = [];
   /** Called on each event, after it is recorded: a test reacts to it (stop, approve…). */
   let onEvent: (e: ChatEvent) => void = () => {};
+  const requests: LlmRequest[] = [];
   const client: LlmClient = {
     api: 'openai-chat',
     async *stream(req) {
+      requests.push({ ...req, messages: [...req.messages] });
       const step = steps.shift();
       if (!step) throw new Error('the script has no more steps');
       for (const e of step.events) yield e;
@@ -91,7 +93,7 @@ function setup(steps: Step[], tools: Tool[] = [], frontEnd?: ChatDeps['frontEnd'
   };
   const chats = new ChatService(deps, new CommandRegistry());
   cleanups.push(() => void chats.dispose(0));
-  return { chats, events, store, on: (f: (e: ChatEvent) => void) => (onEvent = f) };
+  return { chats, events, store, requests, steps, on: (f: (e: ChatEvent) => void) => (onEvent = f) };
 }
 
 /** Event types, with a tool call's state and a turn's stop reason: `toolCall:running`, `turnEnded:cancelled`. */
@@ -266,5 +268,86 @@ describe('ChatService turns', () => {
       const announced = events.find((e) => e.type === 'toolCall' && e.state === 'announced');
       expect(announced && 'details' in announced ? announced.details : undefined, `canShowDiffs ${canShowDiffs}`).toEqual(canShowDiffs ? expect.objectContaining({ type: 'fileChange' }) : undefined);
     }
+  });
+});
+
+/** The user messages of one model request, in order. */
+const userTexts = (req: LlmRequest | undefined): string[] => (req?.messages ?? []).flatMap((m) => (m.role === 'user' ? [m.content] : []));
+const userEvents = (events: ChatEvent[]) => events.filter((e) => e.type === 'userMessage');
+/** Lets queued work (a prompt the service might start on its own) run before asserting it did not. */
+const settle = () => new Promise((r) => setTimeout(r, 30));
+
+// ECA's contract (eca docs/protocol.md "Chat steer prompt", chat.clj `prompt-steer`,
+// `prompt-steer-remove`, `consume-steer-message!`; lifecycle.clj `finish-chat-prompt!`).
+describe('ChatService steering', () => {
+  it('a steer joins the next model step once, as a user message with an id of its own; later steers join it by a newline', async () => {
+    const { chats, events, requests, on } = setup([{ events: callTool('t1', 'read_note') }, { events: [text('ok'), finish('stop')] }], [tool('read_note', { readOnly: true })]);
+    const h = chats.prompt({ message: 'hi', contentId: 'c1' });
+    on((e) => {
+      if (e.type !== 'toolCall' || e.state !== 'running') return;
+      chats.steer(h.chatId, 'also b');
+      chats.steer(h.chatId, 'and c');
+    });
+    expect(await h.done).toEqual({ stopReason: 'end_turn' });
+    await settle();
+    expect(requests.map(userTexts)).toEqual([['hi'], ['hi', 'also b\nand c']]);
+    const users = userEvents(events);
+    expect(users).toEqual([
+      { type: 'userMessage', text: 'hi', id: 'c1' },
+      { type: 'userMessage', text: 'also b\nand c', id: expect.any(String) },
+    ]);
+    expect(users[1]).not.toMatchObject({ id: 'c1' });
+    expect(kinds(events).filter((k) => k.startsWith('turnEnded'))).toEqual(['turnEnded:end_turn']);
+  });
+
+  it('a steer the model never read is dropped when the turn ends, not run as a prompt (the client sends it again)', async () => {
+    const { chats, events, requests, steps, on } = setup([{ events: [text('answer'), finish('stop')] }, { events: [text('next'), finish('stop')] }]);
+    const h = chats.prompt({ message: 'hi' });
+    on((e) => e.type === 'assistantText' && chats.steer(h.chatId, 'leftover'));
+    await h.done;
+    on(() => {});
+    await settle();
+    expect(requests).toHaveLength(1);
+    expect(steps).toHaveLength(1);
+    expect(userEvents(events).map((e) => e.text)).toEqual(['hi']);
+    await chats.prompt({ chatId: h.chatId, message: 'go on' }).done;
+    expect(userTexts(requests[1])).toEqual(['hi', 'go on']);
+  });
+
+  it('removeSteer takes back a steer not yet read; injected events stay, and removing twice is harmless', async () => {
+    const { chats, events, requests, on } = setup([{ events: callTool('t1', 'read_note') }, { events: [text('ok'), finish('stop')] }], [tool('read_note', { readOnly: true })]);
+    const h = chats.prompt({ message: 'hi' });
+    on((e) => {
+      if (e.type !== 'toolCall' || e.state !== 'running') return;
+      chats.steer(h.chatId, 'never mind');
+      chats.inject(h.chatId, 'build failed', false);
+      chats.removeSteer(h.chatId);
+      chats.removeSteer(h.chatId);
+      chats.removeSteer('no-such-chat');
+    });
+    await h.done;
+    expect(userTexts(requests[1])).toEqual(['hi', 'build failed']);
+    expect(userEvents(events).map((e) => e.text)).toEqual(['hi', 'build failed']);
+  });
+
+  it('a steer to an idle, stopping or unknown chat, or a blank one, is ignored', async () => {
+    const { chats, events, requests, steps, on } = setup([{ events: [text('a')], hang: true }, { events: [text('b'), finish('stop')] }, { events: [text('c'), finish('stop')] }]);
+    const h = chats.prompt({ message: 'hi' });
+    on((e) => {
+      if (e.type !== 'assistantText') return;
+      chats.steer(h.chatId, '  \n');
+      chats.stop(h.chatId);
+      chats.steer(h.chatId, 'while stopping');
+    });
+    expect(await h.done).toEqual({ stopReason: 'cancelled' });
+    on(() => {});
+    const before = events.length;
+    chats.steer(h.chatId, 'while idle');
+    chats.steer('no-such-chat', 'anyone?');
+    await settle();
+    expect(events.slice(before)).toEqual([]);
+    expect(steps).toHaveLength(2);
+    await chats.prompt({ chatId: h.chatId, message: 'next' }).done;
+    expect(userTexts(requests[1])).toEqual(['hi', 'next']);
   });
 });

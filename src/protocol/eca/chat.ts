@@ -70,6 +70,8 @@ export const queryContextParamsSchema = z.object({
 export const queryFilesParamsSchema = z.object({ chatId: z.string().optional(), query: z.string().default('') });
 export const chatClearParamsSchema = z.object({ chatId: z.string(), messages: z.boolean().optional() });
 export const promptSteerParamsSchema = z.object({ chatId: z.string(), message: z.string() });
+/** `chat/promptSteerRemove` (ECA docs/protocol.md "Chat steer prompt remove"): drop the steer not yet read. */
+export const promptSteerRemoveParamsSchema = z.object({ chatId: z.string() });
 export const queryCommandsParamsSchema = z.object({ chatId: z.string().optional(), query: z.string().default('') });
 
 export const chatCommandSchema = z.object({
