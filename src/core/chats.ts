@@ -55,6 +55,17 @@ export interface ChatSummary {
   messageCount: number;
 }
 
+/** A chat resumed by `open`: what its view shows and what its next prompt uses. */
+export interface OpenedChat {
+  id: string;
+  title?: string;
+  /** The chat's model, when it is still among the configured ones. */
+  model?: string;
+  agent: Agent;
+  /** Trust mode (see `update`). */
+  trust: boolean;
+}
+
 export class ChatService {
   private readonly live = new Map<string, LiveChat>();
   /** The agent/model the editor selected for new chats. */
@@ -424,16 +435,25 @@ export class ChatService {
     }));
   }
 
-  /** `chat/open`: clear, announce and replay a stored chat. */
-  open(chatId: string): { found: boolean; chatId?: string; title?: string } {
+  /**
+   * Resume a stored chat: clear, announce and replay it, then its title, all before this returns,
+   * so a façade can answer after the replay (editors look for the chat's view once answered).
+   * Undefined for an unknown chat. `model` only when that model is still configured.
+   */
+  open(chatId: string): OpenedChat | undefined {
     const chat = this.load(chatId);
-    if (!chat) return { found: false };
-    setImmediate(() => {
-      this.deps.events.cleared(chat.id);
-      this.deps.events.opened(chat.id, chat.title);
-      for (const e of replayEvents(chat.stored)) this.deps.events.event(chat.id, e);
-    });
-    return { found: true, chatId: chat.id, ...(chat.title ? { title: chat.title } : {}) };
+    if (!chat) return undefined;
+    const events = this.deps.events;
+    const replay = (): void => {
+      events.cleared(chat.id);
+      events.opened(chat.id, chat.title);
+      for (const e of replayEvents(chat.stored)) events.event(chat.id, e);
+      events.event(chat.id, { type: 'title', ...(chat.title ? { title: chat.title } : {}) });
+    };
+    if (events.together) events.together(replay);
+    else replay();
+    const model = chat.model && this.deps.models().some((m) => m.id === chat.model) ? chat.model : undefined;
+    return { id: chat.id, agent: chat.agent, trust: chat.trust, ...(chat.title ? { title: chat.title } : {}), ...(model ? { model } : {}) };
   }
 
   /** Stop every turn (shutdown) and wait, boundedly, for them to unwind and persist what they have. */

@@ -69,7 +69,8 @@ const otherEventSchema = z.discriminatedUnion('type', [
     limit: z.object({ context: z.number(), output: z.number() }).optional(),
   }),
   z.object({ type: z.literal('status'), status: chatStatusSchema }),
-  z.object({ type: z.literal('title'), title: z.string() }),
+  /** The chat's title (none yet: a resumed chat without one, so a view can reset it). */
+  z.object({ type: z.literal('title'), title: z.string().optional() }),
   /** Text for the user from patchbay itself (a command's output, a skipped context, a surfaced event). */
   z.object({ type: z.literal('notice'), text: z.string() }),
   /** What the turn is doing now (waiting for the model, retrying, waiting for MCP servers). */

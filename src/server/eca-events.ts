@@ -45,7 +45,7 @@ export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotificatio
     case 'status':
       return [status(e.status)];
     case 'title':
-      return [content('system', { type: 'metadata', title: e.title })];
+      return [content('system', { type: 'metadata', ...(e.title !== undefined ? { title: e.title } : {}) })];
     case 'notice':
       return [content('system', { type: 'text', text: e.text })];
     case 'error':

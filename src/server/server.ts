@@ -19,6 +19,7 @@ import type { PromptInput, TurnHandle } from '../core/chats.js';
 import { toEcaNotifications } from './eca-events.js';
 import { fromEcaContext, toEcaOffer } from './eca-contexts.js';
 import { withMentions } from './eca-mentions.js';
+import { openChat } from './eca-open.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import type { Workspace } from '../runtime/workspace.js';
@@ -216,7 +217,8 @@ export class EcaServer {
     this.notification(ECA.mcpStartServer, (p, s) => void this.toggleServer(s, p.name, true));
     this.notification(ECA.mcpStopServer, (p, s) => void this.toggleServer(s, p.name, false));
     this.request(ECA.chatList, (p, s) => ({ chats: s.chats.list(p) }));
-    this.request(ECA.chatOpen, (p, s) => s.chats.open(p.chatId));
+    // After model discovery, like a prompt: the chat's model is only restored if it is known.
+    this.request(ECA.chatOpen, async (p, s) => (await s.modelsReady, openChat(s.chats, p.chatId, (c) => this.notify(ECA.configUpdated, c))));
 
     // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
     c.onRequest((method: string) => {

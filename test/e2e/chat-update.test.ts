@@ -56,6 +56,10 @@ describe('chat/update and trust mode', () => {
     expect(trusted.run).toMatchObject({ id: 'w1', name: 'write_file', manualApproval: false });
     await p.turnDone(chatId, 2);
     expect(existsSync(join(root, 'b.txt'))).toBe(true);
+    // Resume says so too (eca chat.clj open-chat!: `selection.trust`, and a chat-scoped selectTrust).
+    const opened = await p.request(ECA.chatOpen, { chatId });
+    expect(opened.result.selection).toMatchObject({ trust: true });
+    expect(p.messages.some((m) => m.method === ECA.configUpdated.method && m.params.chatId === chatId && m.params.chat.selectTrust === true)).toBe(true);
 
     await p.request(ECA.chatUpdate, { chatId, trust: false });
     const asked = await writeTurn(p, { chatId }, 'c.txt', 'w2');

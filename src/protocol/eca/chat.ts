@@ -100,8 +100,33 @@ export const chatSummarySchema = z.object({
 });
 export type ChatSummary = z.infer<typeof chatSummarySchema>;
 
-export const chatOpenParamsSchema = z.object({ chatId: z.string() });
-export const chatOpenResultSchema = z.object({ found: z.boolean(), chatId: z.string().optional(), title: z.string().optional() });
+/**
+ * `chat/open` (ECA docs/protocol.md "Chat open"). `limit`/`before`/`after` window ECA's replay
+ * (eca-emacs sends `limit`); patchbay has no `chat/history` to page with yet, so it replays the
+ * whole chat and returns no `meta`, which ECA's clients read as "nothing older to load".
+ */
+export const chatOpenParamsSchema = z.object({
+  chatId: z.string(),
+  limit: z.number().int().positive().optional(),
+  before: z.string().optional(),
+  after: z.string().optional(),
+});
+/** The chat's effective selection, atomically: `model` null when it is no longer configured. */
+export const chatSelectionSchema = z.object({
+  model: z.string().nullable(),
+  agent: z.string(),
+  variant: z.string().nullable(),
+  variants: z.array(z.string()),
+  trust: z.boolean(),
+});
+export type ChatSelection = z.infer<typeof chatSelectionSchema>;
+export const chatOpenResultSchema = z.object({
+  found: z.boolean(),
+  chatId: z.string().optional(),
+  title: z.string().optional(),
+  selection: chatSelectionSchema.optional(),
+});
+export type ChatOpenResult = z.infer<typeof chatOpenResultSchema>;
 
 // ---- results and server → client notifications ---------------------------------------------
 

@@ -45,6 +45,11 @@ export const configUpdatedSchema = z.object({
       selectAgent: z.string().optional(),
       selectBehavior: z.string().optional(),
       welcomeMessage: z.string().optional(),
+      /** A model's variants (reasoning effort…) and the selected one; null: none selected. */
+      variants: z.array(z.string()).optional(),
+      selectVariant: z.string().nullable().optional(),
+      /** The chat's trust toggle (auto-approval), sent scoped by `chatId` when a chat is resumed. */
+      selectTrust: z.boolean().optional(),
     })
     .optional(),
 });

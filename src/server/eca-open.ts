@@ -1,0 +1,31 @@
+/**
+ * `chat/open` as ECA's server does it (eca `src/eca/features/chat.clj` `open-chat!`): core replays
+ * the chat (`chat/cleared`, `chat/opened`, its contents, a `metadata` content with its title), then
+ * two `config/updated` scoped by `chatId` realign that chat's model and trust, and only then is the
+ * request answered, with the same values as one `selection`. The order matters: eca-emacs
+ * (`eca-chat--handle-open-response`) looks up the chat's buffer, which `chat/opened` created, when
+ * the answer arrives, and fails ("Resume: no buffer was registered") if the replay comes later.
+ */
+import type { ChatService } from '../core/chats.js';
+import type { ChatOpenResult } from '../protocol/eca/chat.js';
+import type { ConfigUpdated } from '../protocol/eca/lifecycle.js';
+
+/** patchbay has no model variants yet: ECA sends these for a model without any. */
+const NO_VARIANTS: string[] = [];
+
+export function openChat(chats: ChatService, chatId: string, sendConfig: (params: ConfigUpdated) => void): ChatOpenResult {
+  const chat = chats.open(chatId);
+  // ECA answers `found: false` (not an error) for a chat it does not have.
+  if (!chat) return { found: false };
+  // ECA's notify-selected-model-changed! sends nothing when the stored model is gone.
+  if (chat.model) sendConfig({ chatId: chat.id, chat: { selectModel: chat.model, variants: NO_VARIANTS, selectVariant: null } });
+  // ECA sends `(boolean nil)`, false, for a chat never trusted.
+  const trust = chat.trust;
+  sendConfig({ chatId: chat.id, chat: { selectTrust: trust } });
+  return {
+    found: true,
+    chatId: chat.id,
+    ...(chat.title ? { title: chat.title } : {}),
+    selection: { model: chat.model ?? null, agent: chat.agent, variant: null, variants: NO_VARIANTS, trust },
+  };
+}
