@@ -15,6 +15,11 @@ export interface McpServerInfo {
   args: string[];
   status: McpStatus;
   tools: Array<{ name: string; description: string; parameters: unknown }>;
+  /** The live session's prompts and resources (empty when not running). */
+  prompts: Array<{ name: string; description: string; arguments: Array<{ name: string; description: string; required: boolean }> }>;
+  resources: Array<{ uri: string; name: string; description: string; mimeType: string }>;
+  /** `disabled: true` in its config entry. */
+  disabled: boolean;
   lastError?: string;
   /** Restarts after failures since the last manual start. */
   restarts: number;
