@@ -20,6 +20,8 @@ export interface ToolServerStatus {
   status: 'starting' | 'running' | 'stopped' | 'failed' | 'disabled';
   command?: string;
   args?: string[];
+  /** A remote server's address, in place of `command`. */
+  url?: string;
   tools: Array<{ name: string; description: string; parameters: unknown }>;
   error?: string;
   /** The server's prompts (MCP `prompts/list`), when it has any. */

@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace, type Msg } from './harness.js';
+import { EcaProc, fakeProviderConfig, refusedPort, tempDir, useFakeLlmSuite, workspace, type Msg } from './harness.js';
 
 const PAGED = resolve(import.meta.dirname, '../fixtures/mcp-paged.mjs');
 const { llm, track } = useFakeLlmSuite();
@@ -84,6 +84,18 @@ describe('tool/serverUpdated as the plugins read it', () => {
     expect(running.params.resources).toEqual([1, 2, 3].map((i) => ({ uri: `fake://r/${i}`, name: `r${i}`, description: '', mimeType: 'text/plain' })));
     const starting = serverUpdates(p, 'paged').find((m) => m.params.status === 'starting')!;
     expect(starting.params).toMatchObject({ disabled: false, hasAuth: false, prompts: [], resources: [] });
+  });
+
+  // ECA src/eca/features/tools/mcp.clj `->server` sends :url for a remote server (:command/:args for
+  // stdio); eca-emacs `eca-mcp--details` shows "URL: <url>" from :url and "Command: …" from :command.
+  it('shows a remote MCP server by its url, not as a command', async () => {
+    const url = `http://127.0.0.1:${await refusedPort()}/mcp`;
+    const p = boot({ mcpServers: { web: { url } } });
+    await p.initialize(workspace());
+    const failed = await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params.name === 'web' && m.params.status === 'failed', 'web failed', 20_000);
+    expect(failed.params).toMatchObject({ type: 'mcp', url, disabled: false, hasAuth: false });
+    expect(failed.params.command).toBeUndefined();
+    expect(failed.params.args).toBeUndefined();
   });
 
   // ECA src/eca/features/tools/mcp.clj: a prompts/resources list_changed refreshes the lists and

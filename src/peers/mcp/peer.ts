@@ -21,8 +21,8 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
         host.toolServer({
           type: 'mcp',
           name: info.name,
-          command: info.command,
-          args: info.args,
+          // A remote server shows its URL where a local one shows its command line (as ECA does).
+          ...(info.url ? { url: info.url } : { command: info.command, args: info.args }),
           status: info.status,
           tools: info.tools,
           prompts: info.prompts,

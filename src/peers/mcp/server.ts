@@ -108,6 +108,7 @@ export class McpServerHandle {
     return {
       name: this.name,
       ...shown,
+      ...(this.entry.ok && this.entry.config.kind === 'remote' ? { url: this.entry.config.url } : {}),
       status: this.state.kind,
       // What the model is offered: tools the registry refused are not listed.
       tools: this.session?.tools.filter((t) => !this.skipped.has(t.name)).map(toServerTool) ?? [],

@@ -13,6 +13,8 @@ export interface McpServerInfo {
   /** For stdio servers the command; for remote ones the URL. */
   command: string;
   args: string[];
+  /** A remote server's URL (Streamable HTTP or SSE). */
+  url?: string;
   status: McpStatus;
   tools: Array<{ name: string; description: string; parameters: unknown }>;
   /** The live session's prompts and resources (empty when not running). */
