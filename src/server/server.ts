@@ -18,7 +18,7 @@ import type { ChatEvents } from '../core/events.js';
 import type { PromptInput, TurnHandle } from '../core/chats.js';
 import { toEcaNotifications } from './eca-events.js';
 import { fromEcaContext, toEcaOffer } from './eca-contexts.js';
-import { nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
+import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { Workspace } from '../runtime/workspace.js';
@@ -314,6 +314,9 @@ export class EcaServer {
 
   /** One tool server's status and lists (specs/eca-protocol.md "Tool updated"; ./eca-tool-servers.ts). */
   private sendToolServer(status: ToolServerStatus): void {
+    // The plugins key servers by name: a (refused) MCP server named "ECA" would replace the native
+    // entry. Its refusal is already in $/showMessage and doctor.
+    if (status.name === NATIVE_SERVER_NAME) return log.debug(`tool/serverUpdated for a ${status.type} server named ${NATIVE_SERVER_NAME} not sent`);
     this.notify(ECA.toolServerUpdated, toEcaToolServer(status));
   }
 

@@ -45,6 +45,16 @@ describe('tool/serverUpdated as the plugins read it', () => {
     ).toBe(true);
   });
 
+  // eca.el `eca--tool-server-updated` stores servers by :name (eca-assoc): an MCP entry named "ECA"
+  // would overwrite the native one. Such a server is refused (a reserved name) and said in $/showMessage only.
+  it('never sends an MCP entry under the native server’s name', async () => {
+    const p = boot({ mcpServers: { ECA: { command: process.execPath, args: [PAGED] }, paged: { command: process.execPath, args: [PAGED] } } });
+    await p.initialize(workspace());
+    await p.waitFor((m) => m.method === '$/showMessage' && /mcpServers\.ECA/.test(m.params.message), 'the refusal');
+    await p.waitFor((m) => m.method === 'tool/serverUpdated' && m.params.name === 'paged' && m.params.status === 'running', 'paged running', 30_000);
+    expect(serverUpdates(p, 'ECA').map((m) => m.params.type)).toEqual(['native']);
+  });
+
   // ECA src/eca/features/tools.clj `make-tool-status-fn`: a tool the default agent may not use is
   // listed with `disabled: true`; eca-emacs `eca-mcp--details` greys it (eca-mcp-details-tool-disabled-face).
   it('marks the tools the default plan agent cannot use as disabled', async () => {
