@@ -11,7 +11,7 @@ import type { z } from 'zod';
 import { createConnection } from '../rpc/connection.js';
 import { InvalidParams, InvalidRequest, MethodNotFound, ServerNotInitialized } from '../rpc/errors.js';
 import { request } from '../rpc/request.js';
-import type { ConfigUpdated, InitializeParams, ShowMessage, ToolServerUpdated } from '../protocol/eca/lifecycle.js';
+import type { ConfigUpdated, InitializeParams, ShowMessage } from '../protocol/eca/lifecycle.js';
 import type { ChatPromptParams, ChatPromptResult } from '../protocol/eca/chat.js';
 import { ECA, type ClientNotification, type ClientRequest, type ServerNotification } from '../protocol/eca/methods.js';
 import type { ChatEvents } from '../core/events.js';
@@ -20,8 +20,9 @@ import { toEcaNotifications } from './eca-events.js';
 import { fromEcaContext, toEcaOffer } from './eca-contexts.js';
 import { withMentions } from './eca-mentions.js';
 import { openChat } from './eca-open.js';
+import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
+import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
-import { ToolRegistry } from '../core/tool-registry.js';
 import type { Workspace } from '../runtime/workspace.js';
 import { loadWorkspaceConfig } from '../runtime/workspace-config.js';
 import { errorMessage, logger } from '../util/log.js';
@@ -203,7 +204,7 @@ export class EcaServer {
       return {};
     });
     this.request(ECA.chatQueryContext, async (p, s) => ({ chatId: p.chatId, contexts: (await s.queryContext(p.query, alreadyAttached(p.contexts))).map(toEcaOffer) }));
-    this.request(ECA.chatQueryCommands, (p, s) => ({ chatId: p.chatId, commands: s.commands.query(p.query) }));
+    this.request(ECA.chatQueryCommands, (p, s) => ({ chatId: p.chatId, commands: s.commands.query(p.query).map(toEcaCommand) }));
     this.notification(ECA.chatSelectedBehaviorChanged, (p, s) => s.chats.selectAgent(p.chatId, p.behavior));
     this.notification(ECA.chatSelectedAgentChanged, (p, s) => s.chats.selectAgent(p.chatId, p.agent));
     this.notification(ECA.chatSelectedModelChanged, (p, s) => s.chats.selectModel(p.chatId, p.model));
@@ -287,16 +288,24 @@ export class EcaServer {
     };
   }
 
+  /** As ECA's `notify-chat-config-state!` (src/eca/handlers.clj), with the fields patchbay can fill. */
   private sendConfig(session: Workspace): void {
     const agent = session.config.chat.defaultAgent;
+    const behavior = agent === 'code' ? 'agent' : 'plan';
+    const model = session.defaultModel?.id;
     const params: ConfigUpdated = {
       chat: {
         models: session.models.map((m) => m.id),
         agents: ['code', 'plan'],
         behaviors: ['agent', 'plan'],
-        ...(session.defaultModel ? { selectModel: session.defaultModel.id } : {}),
+        ...(model ? { selectModel: model, defaultModel: model } : {}),
         selectAgent: agent,
-        selectBehavior: agent === 'code' ? 'agent' : 'plan',
+        defaultAgent: agent,
+        selectBehavior: behavior,
+        defaultBehavior: behavior,
+        // No model has variants (named presets such as reasoning effort) yet: ECA's answer for such a model.
+        variants: [],
+        selectVariant: null,
         welcomeMessage: session.config.welcomeMessage,
       },
     };
@@ -305,12 +314,15 @@ export class EcaServer {
 
   private sendNativeTools(session: Workspace): void {
     const tools = session.tools.all().filter((t) => t.origin === 'native');
-    this.notify(ECA.toolServerUpdated, { type: 'native', name: 'patchbay', status: 'running', tools: ToolRegistry.toSpecs(tools) });
+    this.notify(ECA.toolServerUpdated, nativeToolServer(tools, session.config.chat.defaultAgent));
   }
 
-  /** One tool server's status and tools (specs/eca-protocol.md "Tool updated"). */
-  private sendToolServer(params: ToolServerUpdated): void {
-    this.notify(ECA.toolServerUpdated, params);
+  /** One tool server's status and lists (specs/eca-protocol.md "Tool updated"; ./eca-tool-servers.ts). */
+  private sendToolServer(status: ToolServerStatus): void {
+    // The plugins key servers by name: a (refused) MCP server named "ECA" would replace the native
+    // entry. Its refusal is already in $/showMessage and doctor.
+    if (status.name === NATIVE_SERVER_NAME) return log.debug(`tool/serverUpdated for a ${status.type} server named ${NATIVE_SERVER_NAME} not sent`);
+    this.notify(ECA.toolServerUpdated, toEcaToolServer(status));
   }
 
   /** LSP: if the parent process is gone, exit. */

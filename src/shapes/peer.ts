@@ -20,8 +20,18 @@ export interface ToolServerStatus {
   status: 'starting' | 'running' | 'stopped' | 'failed' | 'disabled';
   command?: string;
   args?: string[];
+  /** A remote server's address, in place of `command`. */
+  url?: string;
   tools: Array<{ name: string; description: string; parameters: unknown }>;
   error?: string;
+  /** The server's prompts (MCP `prompts/list`), when it has any. */
+  prompts?: Array<{ name: string; description: string; arguments: Array<{ name: string; description: string; required: boolean }> }>;
+  /** The server's resources (MCP `resources/list`), when it has any. */
+  resources?: Array<{ uri: string; name: string; description: string; mimeType: string }>;
+  /** Switched off in the config (`disabled: true`): it starts only when asked to. */
+  disabled?: boolean;
+  /** It holds an OAuth access token (the user signed in to it). */
+  authorized?: boolean;
 }
 
 /** What the runtime lends a peer. Nothing here is ECA's: the same host serves every front end. */

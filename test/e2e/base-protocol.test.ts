@@ -74,10 +74,11 @@ describe('base protocol over real stdio', () => {
     expect(cfg.params.chat.behaviors).toEqual(['agent', 'plan']);
     expect(cfg.params.chat.selectAgent).toBe('code');
     const tools = await p.waitFor((m) => m.method === ECA.toolServerUpdated.method);
-    expect(tools.params.type).toBe('native');
+    // As ECA's own entry (src/eca/features/tools.clj `init-servers!`): type native, named "ECA", bare tool names.
+    expect(tools.params).toMatchObject({ type: 'native', name: 'ECA' });
     const names = tools.params.tools.map((t: { name: string }) => t.name);
     for (const n of ['read_file', 'directory_tree', 'grep', 'write_file', 'edit_file', 'move_file', 'shell_command', 'editor_diagnostics']) {
-      expect(names).toContain(`patchbay__${n}`);
+      expect(names).toContain(n);
     }
   });
 

@@ -118,7 +118,8 @@ describe('MCP: server-everything inside chats', () => {
     const cmds = (await p.request('chat/queryCommands', { query: 'everything' })).result.commands;
     const args = cmds.find((c: any) => c.name === 'everything:args-prompt');
     expect(args).toMatchObject({
-      type: 'mcp-prompt',
+      // eca-webview src/pages/chat/ChatCommands.tsx: `case 'mcpPrompt':`
+      type: 'mcpPrompt',
       arguments: [
         { name: 'city', required: true },
         { name: 'state', required: false },

@@ -57,15 +57,27 @@ describe('hosting configured entries', () => {
     // startAll takes one server per event-loop turn.
     await new Promise((r) => setImmediate(r));
     expect(t.events).toEqual([
-      { name: 'bad', command: '', args: [], status: 'failed', tools: [], lastError: 'mcpServers.bad: command: Invalid input: expected string, received number', restarts: 0 },
-      { name: 'off', command: process.execPath, args: [fixture('mcp-paged.mjs')], status: 'disabled', tools: [], restarts: 0 },
+      {
+        name: 'bad',
+        command: '',
+        args: [],
+        status: 'failed',
+        tools: [],
+        prompts: [],
+        resources: [],
+        disabled: false,
+        lastError: 'mcpServers.bad: command: Invalid input: expected string, received number',
+        restarts: 0,
+      },
+      { name: 'off', command: process.execPath, args: [fixture('mcp-paged.mjs')], status: 'disabled', tools: [], prompts: [], resources: [], disabled: true, restarts: 0 },
     ]);
     // A manual start of the bad one fails again with the same message, and is not retried.
     await t.host.start('bad');
     expect(t.host.servers()[0]).toMatchObject({ status: 'failed', restarts: 0, lastError: t.events[0].lastError });
     // A disabled server starts by hand.
     await t.host.start('off');
-    expect(t.host.servers()[1].status).toBe('running');
+    // Still `disabled` in its config (ECA's `->server` :disabled), now with its lists.
+    expect(t.host.servers()[1]).toMatchObject({ status: 'running', disabled: true, prompts: expect.arrayContaining([expect.objectContaining({ name: 'p1' })]) });
     expect(t.tools.get('off__t1')).toBeDefined();
     await expect(t.host.start('nope')).rejects.toThrow('No MCP server named "nope" is configured');
   });

@@ -40,7 +40,7 @@ describe('server-everything over Streamable HTTP', () => {
     hosts.push(t);
     t.host.startAll();
     await waitFor(() => t.host.servers()[0].status === 'running', 'running');
-    expect(t.host.servers()[0]).toMatchObject({ command: url, args: [] });
+    expect(t.host.servers()[0]).toMatchObject({ command: url, args: [], url });
     expect(log.read()).toMatch(/\[mcp:web\] running \(streamable-http\)/);
     expect(t.tools.get('web__echo')).toMatchObject({ server: 'web', origin: 'mcp' });
     expect(text(await t.tools.get('web__get-sum')!.call({ a: 1, b: 2 }, ctx()))).toBe('The sum of 1 and 2 is 3.');

@@ -7,6 +7,7 @@ import type { CallToolResult, ContentBlock, GetPromptResult, Prompt, ReadResourc
 import type { Command, CommandContext, CommandOutcome } from '../../shapes/command.js';
 import type { JsonSchema, Tool, ToolContext, ToolOutput, ToolResult } from '../../shapes/tool.js';
 import type { ResourceContext as McpResourceContext } from '../../shapes/context.js';
+import type { McpServerInfo } from './types.js';
 
 /** `tools/call` goes through whichever session is live when the call happens (see server.ts). */
 export type CallTool = (tool: string, args: Record<string, unknown>, ctx: ToolContext) => Promise<ToolResult>;
@@ -28,6 +29,20 @@ export function toTool(server: string, t: McpTool, call: CallTool): Tool {
 /** What `tool/serverUpdated` lists for a server. */
 export function toServerTool(t: McpTool): { name: string; description: string; parameters: unknown } {
   return { name: t.name, description: t.description ?? '', parameters: t.inputSchema };
+}
+
+/** What `tool/serverUpdated` lists of a server's prompts: every field filled, as ECA's `ServerPrompt`. */
+export function toServerPrompt(p: Prompt): McpServerInfo['prompts'][number] {
+  return {
+    name: p.name,
+    description: p.description ?? p.title ?? '',
+    arguments: (p.arguments ?? []).map((a) => ({ name: a.name, description: a.description ?? '', required: a.required ?? false })),
+  };
+}
+
+/** What `tool/serverUpdated` lists of a server's resources (templates are not listed, as in ECA). */
+export function toServerResource(r: Resource): McpServerInfo['resources'][number] {
+  return { uri: r.uri, name: r.name, description: r.description ?? '', mimeType: r.mimeType ?? '' };
 }
 
 function byteLength(base64: string): number {

@@ -18,7 +18,20 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     commands: host.commands,
     events: {
       serverUpdated: (info) =>
-        host.toolServer({ type: 'mcp', name: info.name, command: info.command, args: info.args, status: info.status, tools: info.tools, ...(info.lastError ? { error: info.lastError } : {}) }),
+        host.toolServer({
+          type: 'mcp',
+          name: info.name,
+          // A remote server shows its URL where a local one shows its command line (as ECA does).
+          ...(info.url ? { url: info.url } : { command: info.command, args: info.args }),
+          status: info.status,
+          tools: info.tools,
+          prompts: info.prompts,
+          resources: info.resources,
+          disabled: info.disabled,
+          // patchbay signs in to no MCP server (remote ones take configured headers): never a token.
+          authorized: false,
+          ...(info.lastError ? { error: info.lastError } : {}),
+        }),
     },
   });
   return {

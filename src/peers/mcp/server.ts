@@ -14,9 +14,9 @@ import { textResult, type Tool, type ToolContext, type ToolResult } from '../../
 import type { ToolSink } from '../../shapes/registry.js';
 import type { ResourceContext as McpResourceContext } from '../../shapes/context.js';
 import { errorMessage, logger, type Logger, type LogLevel } from '../../util/log.js';
-import { toCommand, toResourceContext, toServerTool, toTool } from './adapt.js';
+import { toCommand, toResourceContext, toServerPrompt, toServerResource, toServerTool, toTool } from './adapt.js';
 import { displayCommand, parseServerEntry, type ParsedEntry } from './config.js';
-import { McpSession, type ListKind } from './session.js';
+import { McpSession } from './session.js';
 import { oneLine } from './transport.js';
 import type { McpServerInfo } from './types.js';
 
@@ -108,9 +108,13 @@ export class McpServerHandle {
     return {
       name: this.name,
       ...shown,
+      ...(this.entry.ok && this.entry.config.kind === 'remote' ? { url: this.entry.config.url } : {}),
       status: this.state.kind,
       // What the model is offered: tools the registry refused are not listed.
       tools: this.session?.tools.filter((t) => !this.skipped.has(t.name)).map(toServerTool) ?? [],
+      prompts: this.session?.prompts.map(toServerPrompt) ?? [],
+      resources: this.session?.resources.map(toServerResource) ?? [],
+      disabled: this.entry.ok && this.entry.config.disabled,
       ...(this.lastError ? { lastError: this.lastError } : {}),
       restarts: this.restarts,
     };
@@ -189,7 +193,7 @@ export class McpServerHandle {
         logLevel: this.deps.logLevel,
         log: this.log,
         onClosed: (reason) => this.died(gen, reason),
-        onListChanged: (kind) => this.listChanged(gen, kind),
+        onListChanged: () => this.listChanged(gen),
       });
       // Stopped, or died during the initial listing, while we waited.
       if (this.gen !== gen || this.state.kind !== 'starting') {
@@ -238,11 +242,11 @@ export class McpServerHandle {
     if (this.state.kind === 'failed' && this.state.retry) clearTimeout(this.state.retry);
   }
 
-  private listChanged(gen: number, kind: ListKind): void {
+  private listChanged(gen: number): void {
     if (this.state.kind !== 'running' || this.state.gen !== gen) return;
     this.register(this.state.session);
-    // tool/serverUpdated carries the tools; other lists are read on demand.
-    if (kind === 'tools') this.deps.changed(this.info());
+    // tool/serverUpdated carries every list (tools, prompts, resources): each change is sent.
+    this.deps.changed(this.info());
   }
 
   private setState(state: ServerState): void {

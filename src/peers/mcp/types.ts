@@ -13,8 +13,15 @@ export interface McpServerInfo {
   /** For stdio servers the command; for remote ones the URL. */
   command: string;
   args: string[];
+  /** A remote server's URL (Streamable HTTP or SSE). */
+  url?: string;
   status: McpStatus;
   tools: Array<{ name: string; description: string; parameters: unknown }>;
+  /** The live session's prompts and resources (empty when not running). */
+  prompts: Array<{ name: string; description: string; arguments: Array<{ name: string; description: string; required: boolean }> }>;
+  resources: Array<{ uri: string; name: string; description: string; mimeType: string }>;
+  /** `disabled: true` in its config entry. */
+  disabled: boolean;
   lastError?: string;
   /** Restarts after failures since the last manual start. */
   restarts: number;

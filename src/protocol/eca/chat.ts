@@ -77,7 +77,8 @@ export const queryCommandsParamsSchema = z.object({ chatId: z.string().optional(
 export const chatCommandSchema = z.object({
   name: z.string(),
   description: z.string(),
-  type: z.enum(['mcp-prompt', 'native']),
+  /** ECA's kinds; patchbay sends `native` and `mcpPrompt` (what eca-webview's ChatCommands switches on). */
+  type: z.enum(['mcpPrompt', 'native', 'customPrompt', 'skill']),
   arguments: z.array(z.object({ name: z.string(), description: z.string().optional(), required: z.boolean() })),
 });
 export type ChatCommand = z.infer<typeof chatCommandSchema>;

@@ -44,12 +44,17 @@ export const configUpdatedSchema = z.object({
       selectModel: z.string().optional(),
       selectAgent: z.string().optional(),
       selectBehavior: z.string().optional(),
-      welcomeMessage: z.string().optional(),
-      /** A model's variants (reasoning effort…) and the selected one; null: none selected. */
+      /** The selected model's variants (named presets such as reasoning effort); `[]`: none, clients show `-`. */
       variants: z.array(z.string()).optional(),
+      /** The variant to select; `null` clears the selection (the model has no variants). */
       selectVariant: z.string().nullable().optional(),
+      welcomeMessage: z.string().optional(),
       /** The chat's trust toggle (auto-approval), sent scoped by `chatId` when a chat is resumed. */
       selectTrust: z.boolean().optional(),
+      /** ECA still sends these (deprecated there, read by older plugins): same values as the `select*` fields. */
+      defaultModel: z.string().optional(),
+      defaultAgent: z.string().optional(),
+      defaultBehavior: z.string().optional(),
     })
     .optional(),
 });
@@ -62,13 +67,35 @@ export const serverToolSchema = z.object({
   disabled: z.boolean().optional(),
 });
 
+/** ECA's `ServerPrompt`: an MCP server's prompt as the tool panels list it. */
+export const serverPromptSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  arguments: z.array(z.object({ name: z.string(), description: z.string(), required: z.boolean() })).optional(),
+});
+
+/** ECA's `ServerResource`. */
+export const serverResourceSchema = z.object({ uri: z.string(), name: z.string(), description: z.string(), mimeType: z.string() });
+
+/**
+ * `tool/serverUpdated` (specs/eca-protocol.md "Tool updated"). Plugins tell the built-in server
+ * from the others by its name "ECA" (eca-emacs `eca-mcp-servers`) or its type `native`
+ * (eca-webview `ChatSubHeader`); every other entry is an MCP-like server with the MCP fields.
+ */
 export const toolServerUpdatedSchema = z.object({
   type: z.string(),
   name: z.string(),
-  status: z.enum(['running', 'starting', 'stopped', 'failed', 'disabled']),
+  status: z.enum(['running', 'starting', 'stopped', 'failed', 'disabled', 'requires-auth']),
   command: z.string().optional(),
   args: z.array(z.string()).optional(),
+  url: z.string().optional(),
   tools: z.array(serverToolSchema).optional(),
+  prompts: z.array(serverPromptSchema).optional(),
+  resources: z.array(serverResourceSchema).optional(),
+  /** Switched off in the config (`disabled: true`). */
+  disabled: z.boolean().optional(),
+  /** The server holds an OAuth access token (the plugins then offer "logout"). */
+  hasAuth: z.boolean().optional(),
   /** Why a server failed (patchbay addition; clients ignore what they do not know). */
   error: z.string().optional(),
 });
