@@ -41,6 +41,7 @@ import {
   initializeParamsSchema,
   initializeResultSchema,
   mcpServerParamsSchema,
+  progressSchema,
   showMessageSchema,
   toolServerUpdatedSchema,
 } from './lifecycle.js';
@@ -114,6 +115,7 @@ export const ECA = {
   configUpdated: notification('config/updated', toClient, configUpdatedSchema),
   toolServerUpdated: notification('tool/serverUpdated', toClient, toolServerUpdatedSchema),
   showMessage: notification('$/showMessage', toClient, showMessageSchema),
+  progress: notification('$/progress', toClient, progressSchema),
   editorGetDiagnostics: request('editor/getDiagnostics', toClient, getDiagnosticsParamsSchema, getDiagnosticsResultSchema),
 } as const satisfies Record<string, EcaMethodType>;
 
