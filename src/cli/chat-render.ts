@@ -7,6 +7,7 @@ import { relative, isAbsolute } from 'node:path';
 import type { ChatContent, Role } from '../protocol/eca/content.js';
 import type { Term } from './chat-term.js';
 import { ToolOutputs } from './chat-tool-output.js';
+import { WAITING_APPROVAL_TEXT } from '../server/eca-events.js';
 
 type Content<T extends ChatContent['type']> = Extract<ChatContent, { type: T }>;
 export type ToolCallRun = Content<'toolCallRun'>;
@@ -74,7 +75,8 @@ export class Renderer {
           t.errLine(c.text);
           return;
         }
-        if (c.text.startsWith('Waiting for ') && c.text !== this.lastWait) {
+        // (The wait for an approval is a wait for this client: it asks, or answers for --yes.)
+        if (c.text.startsWith('Waiting for ') && c.text !== this.lastWait && c.text !== WAITING_APPROVAL_TEXT) {
           this.lastWait = c.text;
           t.errLine(c.text);
           return;

@@ -89,6 +89,8 @@ describe('patchbay chat "prompt" (one-shot)', () => {
     expect(r.stdout).toMatch(/✓ write_file made\.txt \+2 -0 \(\d+ ms\)/);
     expect(r.stdout.indexOf('+one')).toBeLessThan(r.stdout.indexOf('✓ write_file'));
     expect(r.stdout).toContain('Created.');
+    // The server's "Waiting for tool call approval" waits for this client: not worth a line.
+    expect(r.stderr).not.toContain('Waiting for tool call approval');
   });
 
   it('shows a failed read as ✗ with the first line of the error', async () => {
