@@ -31,6 +31,8 @@ export class Renderer {
   constructor(
     private readonly term: Term,
     private readonly cwd: string,
+    /** `$/showMessage` texts already printed: the server says some (config errors) in the chat too. */
+    private readonly messagesShown: ReadonlySet<string> = new Set(),
   ) {
     this.toolOutputs = new ToolOutputs(term);
   }
@@ -48,7 +50,7 @@ export class Renderer {
           t.out(c.text);
         } else if (role === 'system') {
           const text = c.text.replace(/^\n+/, '').replace(/\s+$/, '');
-          if (!text) return;
+          if (!text || text.split('\n').every((l) => this.messagesShown.has(l))) return;
           // The server marks the text that says why the turn failed (server/eca-events.ts).
           if (c.error) {
             t.errLine(t.paint('red', text, 'err'));

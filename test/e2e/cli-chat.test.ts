@@ -93,6 +93,16 @@ describe('patchbay chat "prompt" (one-shot)', () => {
     expect(r.stderr).not.toContain('Waiting for tool call approval');
   });
 
+  it('shows a config error once, though the server says it in the chat as well as in $/showMessage', async () => {
+    const bad = join(tempDir(), 'config.json');
+    writeFileSync(bad, '{\n  "welcomeMessage": "x"\n  "defaultModel": "y"\n}\n');
+    llm().script([{ text: 'Hello.' }]);
+    const r = await chat(['--config-file', bad, 'hi']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.output.split(`Invalid config in ${bad}`).length - 1, r.output).toBe(1);
+    expect(r.stdout).toContain('Hello.');
+  });
+
   it('shows a failed read as ✗ with the first line of the error', async () => {
     llm().script([{ toolCall: { name: 'patchbay__read_file', args: { path: 'missing.txt' } } }], [{ text: 'No such file.' }]);
     const r = await chat(['read missing.txt']);
