@@ -174,7 +174,7 @@ export class EcaServer {
         let startMcp!: () => void;
         void session.startServers(new Promise<void>((r) => (startMcp = r)));
         setTimeout(startMcp, 250).unref();
-        // Every start-up task has begun: those held until now go out (./eca-tasks.ts).
+        // The servers task has begun: tasks held until now go out, starts first (./eca-tasks.ts).
         this.tasks.release();
         // Listeners (the OpenCtx host, the provider gateway): a peer that cannot listen says why.
         for (const { started } of session.startListeners()) void started.catch((e: unknown) => this.showMessage({ type: 'warning', message: errorMessage(e) }));
