@@ -7,6 +7,7 @@ import { relative, isAbsolute } from 'node:path';
 import type { ChatContent, Role } from '../protocol/eca/content.js';
 import type { Term } from './chat-term.js';
 import { ToolOutputs } from './chat-tool-output.js';
+import { WAITING_APPROVAL_TEXT } from '../server/eca-events.js';
 
 type Content<T extends ChatContent['type']> = Extract<ChatContent, { type: T }>;
 export type ToolCallRun = Content<'toolCallRun'>;
@@ -30,6 +31,8 @@ export class Renderer {
   constructor(
     private readonly term: Term,
     private readonly cwd: string,
+    /** `$/showMessage` texts already printed: the server says some (config errors) in the chat too. */
+    private readonly messagesShown: ReadonlySet<string> = new Set(),
   ) {
     this.toolOutputs = new ToolOutputs(term);
   }
@@ -47,7 +50,7 @@ export class Renderer {
           t.out(c.text);
         } else if (role === 'system') {
           const text = c.text.replace(/^\n+/, '').replace(/\s+$/, '');
-          if (!text) return;
+          if (!text || text.split('\n').every((l) => this.messagesShown.has(l))) return;
           // The server marks the text that says why the turn failed (server/eca-events.ts).
           if (c.error) {
             t.errLine(t.paint('red', text, 'err'));
@@ -74,7 +77,8 @@ export class Renderer {
           t.errLine(c.text);
           return;
         }
-        if (c.text.startsWith('Waiting for ') && c.text !== this.lastWait) {
+        // (The wait for an approval is a wait for this client: it asks, or answers for --yes.)
+        if (c.text.startsWith('Waiting for ') && c.text !== this.lastWait && c.text !== WAITING_APPROVAL_TEXT) {
           this.lastWait = c.text;
           t.errLine(c.text);
           return;

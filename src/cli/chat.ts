@@ -102,6 +102,7 @@ async function chat(flags: ChatFlags): Promise<number> {
   await askWorkspaceTrust(cwd, flags.configFile);
   const term = new Term();
   let messagesShown = 0;
+  const shown = new Set<string>();
   const server = new ServerProcess({
     args: [...(flags.configFile ? ['--config-file', flags.configFile] : []), ...(flags.logLevel ? ['--log-level', flags.logLevel] : [])],
     cwd,
@@ -109,10 +110,11 @@ async function chat(flags: ChatFlags): Promise<number> {
     logSink: (chunk) => term.err(term.paint('dim', chunk, 'err')),
     onShowMessage: (m) => {
       messagesShown++;
+      shown.add(m.message);
       term.errLine(m.type === 'error' ? term.paint('red', m.message, 'err') : m.type === 'warning' ? term.paint('yellow', m.message, 'err') : m.message);
     },
   });
-  const renderer = new Renderer(term, cwd);
+  const renderer = new Renderer(term, cwd, shown);
   let approver: Approver = async () => 'no';
   const session = new ChatSession(server, renderer, (c, s) => approver(c, s), {
     agent: flags.agent,

@@ -20,7 +20,7 @@ export async function runDoctor(args: string[]): Promise<void> {
     events: { event() {}, opened() {}, cleared() {}, deleted() {}, showMessage() {} },
   });
   try {
-    workspace.startServers();
+    void workspace.startServers();
     await workspace.modelsReady;
     // Give MCP servers a moment to start and language servers to say whether they can run, so
     // their status is real, not "starting".

@@ -63,7 +63,23 @@ export interface WorkspaceOptions {
   onToolServer?: (status: ToolServerStatus) => void;
   /** Models changed after start (a trusted workspace's providers). */
   onModelsChanged?: (workspace: Workspace) => void;
+  /** A start-up task began or ended (a front end may show them; each `started` gets one `finished`). */
+  onTask?: (task: StartupTask) => void;
 }
+
+/**
+ * The work a workspace does once at start-up, which a front end may show while it runs:
+ * `models` (configured and discovered models), `servers` (the processes peers run: MCP servers).
+ */
+export type StartupTaskId = 'models' | 'servers';
+export interface StartupTask {
+  id: StartupTaskId;
+  title: string;
+  state: 'started' | 'finished';
+}
+
+/** How long the `servers` task waits for servers still starting (they go on; their status is reported on its own). */
+const SERVERS_TASK_MAX_MS = 60_000;
 
 export class Workspace {
   readonly roots: string[];
@@ -130,7 +146,7 @@ export class Workspace {
       native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, t)),
     );
     // Off the front end's handshake: discovery loads the HTTP stack and may probe Ollama.
-    this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() => this.refreshModels());
+    this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() => this.task('models', 'Syncing models', () => this.refreshModels()));
   }
 
   private loadConfig(): WorkspaceConfig {
@@ -264,9 +280,38 @@ export class Workspace {
     return [...this.peers].map(([peer, p]) => ({ peer, started: Promise.resolve().then(() => p.start?.()) }));
   }
 
-  /** Starts the processes peers run (MCP servers). */
-  startServers(): void {
-    for (const p of this.all()) p.startServers?.();
+  /**
+   * Starts the processes peers run (MCP servers) once `after` resolves, as the `servers` task:
+   * it begins now and ends when each has started or failed (at most SERVERS_TASK_MAX_MS, or on dispose).
+   */
+  startServers(after: Promise<void> = Promise.resolve()): Promise<void> {
+    return this.task('servers', 'Initializing MCP servers', async () => {
+      await after;
+      if (this.disposed) return;
+      const running = this.all().filter((p) => p.startServers);
+      for (const p of running) p.startServers?.();
+      const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(SERVERS_TASK_MAX_MS)]);
+      await Promise.all(running.map((p) => p.settle?.(signal)));
+    });
+  }
+
+  /** Runs one start-up task, telling the front end it started and, whatever happens, that it finished. */
+  private async task(id: StartupTaskId, title: string, work: () => Promise<void>): Promise<void> {
+    const tell = (state: StartupTask['state']) => {
+      try {
+        this.opts.onTask?.({ id, title, state });
+      } catch (e) {
+        log.warn(`start-up task ${id}: ${errorMessage(e)}`);
+      }
+    };
+    tell('started');
+    try {
+      await work();
+    } catch (e) {
+      log.warn(`start-up task ${id} failed: ${errorMessage(e)}`);
+    } finally {
+      tell('finished');
+    }
   }
 
   /** Waits, bounded, until every peer's state is real (servers started or failed): for one-shot runs. */
@@ -364,9 +409,12 @@ export class Workspace {
   }
 
   private disposed: Promise<void> | undefined;
+  /** Aborted on dispose: start-up tasks stop waiting. */
+  private readonly stopping = new AbortController();
 
   /** Stops every turn and peer, then closes indexes and the store. Safe to call more than once. */
   dispose(): Promise<void> {
+    this.stopping.abort();
     this.disposed ??= (async () => {
       // Turns wind down (up to 2 s) while the peers stop: a peer's clean stop never waits behind
       // them, and a turn waiting on a tool call ends as soon as its peer is gone.

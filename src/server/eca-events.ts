@@ -64,9 +64,24 @@ export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotificatio
     case 'toolCall':
       // ECA has no state for a tool that outlives its stop: said as progress until the turn ends.
       if (e.state === 'stopping') return [content('system', { type: 'progress', state: 'running', text: `Stopping ${e.name}: it has not returned yet` })];
-      return toolCall(e).map((c) => content('assistant', c));
+      return [...toolCall(e).map((c) => content('assistant', c)), ...toolCallProgress(e).map((text) => content('system', { type: 'progress', state: 'running', text }))];
   }
 }
+
+/**
+ * What ECA says the chat is doing as a tool call moves on (ECA chat/tool_calls.clj: the
+ * `:approval-ask` and `:execution-start` transitions' `:send-progress`): eca-emacs shows it in
+ * place of "Waiting model…", so it must not go stale while the user decides or the tool runs.
+ */
+function toolCallProgress(e: ToolCallEvent): string[] {
+  if (e.state === 'announced' && e.needsApproval) return [WAITING_APPROVAL_TEXT];
+  if (e.state === 'running') return [CALLING_TOOL_TEXT];
+  return [];
+}
+
+/** ECA's progress texts for a tool call (tool_calls.clj). */
+export const WAITING_APPROVAL_TEXT = 'Waiting for tool call approval';
+const CALLING_TOOL_TEXT = 'Calling tool';
 
 function toolCall(e: Exclude<ToolCallEvent, { state: 'stopping' }>): ChatContent[] {
   if (e.state === 'preparing') return [{ type: 'toolCallPrepare', origin: e.origin, id: e.id, name: e.name, server: e.server, argumentsText: e.argumentsDelta }];

@@ -17,6 +17,7 @@ import { ECA, type ClientNotification, type ClientRequest, type ServerNotificati
 import type { ChatEvents } from '../core/events.js';
 import type { PromptInput, TurnHandle } from '../core/chats.js';
 import { toEcaNotifications } from './eca-events.js';
+import { EarlyTasks } from './eca-tasks.js';
 import { fromEcaContext, toEcaOffer } from './eca-contexts.js';
 import { withMentions } from './eca-mentions.js';
 import { openChat } from './eca-open.js';
@@ -60,6 +61,10 @@ export class EcaServer {
   private readonly send: (method: string, params: unknown) => void;
   private parentWatch: NodeJS.Timeout | undefined;
   private exited = false;
+  /** Start-up tasks as `$/progress`, held until `initialized`. */
+  private readonly tasks = new EarlyTasks((p) => this.notify(ECA.progress, p));
+  /** Config errors, said once in the first chat that has an event (then cleared). */
+  private configNotice: string | undefined;
 
   constructor(private readonly opts: ServerOptions) {
     const { rpc, notify } = createConnection(opts.input, opts.output);
@@ -134,6 +139,7 @@ export class EcaServer {
             events: this.events(),
             onToolServer: (status) => this.sendToolServer(status),
             onModelsChanged: (s) => this.sendConfig(s),
+            onTask: (t) => this.tasks.report(t),
           }),
         );
       session.then(
@@ -161,19 +167,18 @@ export class EcaServer {
       if (this.state.initialized) return log.warn('ignoring a repeated "initialized" notification');
       this.state.initialized = true;
       void this.state.session.then((session) => {
-        for (const e of session.configErrors) {
-          if (e.severity !== 'warning') this.showMessage({ type: 'warning', message: `Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}` });
-        }
+        const invalid = session.configErrors.flatMap((e) => (e.severity !== 'warning' ? [`Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}`] : []));
+        for (const message of invalid) this.showMessage({ type: 'warning', message });
+        // VS Code and the desktop app never show $/showMessage: the first chat says it too.
+        if (invalid.length) this.configNotice = invalid.join('\n');
         for (const message of session.heldBackMessages()) this.showMessage({ type: 'warning', message });
         // MCP servers start once config/updated is out (spawning them is CPU work that would
         // delay it), or after 250 ms if model discovery is slow; they never wait for each other.
-        let mcpStarted = false;
-        const startMcp = () => {
-          if (mcpStarted) return;
-          mcpStarted = true;
-          session.startServers();
-        };
+        let startMcp!: () => void;
+        void session.startServers(new Promise<void>((r) => (startMcp = r)));
         setTimeout(startMcp, 250).unref();
+        // The servers task has begun: tasks held until now go out, starts first (./eca-tasks.ts).
+        this.tasks.release();
         // Listeners (the OpenCtx host, the provider gateway): a peer that cannot listen says why.
         for (const { started } of session.startListeners()) void started.catch((e: unknown) => this.showMessage({ type: 'warning', message: errorMessage(e) }));
         void session.modelsReady.then(() => {
@@ -243,6 +248,11 @@ export class EcaServer {
   private events(): ChatEvents {
     return {
       event: (chatId, e) => {
+        if (this.configNotice !== undefined) {
+          const text = this.configNotice;
+          this.configNotice = undefined;
+          this.notify(ECA.chatContentReceived, { chatId, role: 'system', content: { type: 'text', text } });
+        }
         for (const x of toEcaNotifications(chatId, e)) this.sendRaw(x.method, x.params);
       },
       opened: (chatId, title) => this.notify(ECA.chatOpened, { chatId, ...(title ? { title } : {}) }),

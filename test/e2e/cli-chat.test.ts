@@ -89,6 +89,18 @@ describe('patchbay chat "prompt" (one-shot)', () => {
     expect(r.stdout).toMatch(/✓ write_file made\.txt \+2 -0 \(\d+ ms\)/);
     expect(r.stdout.indexOf('+one')).toBeLessThan(r.stdout.indexOf('✓ write_file'));
     expect(r.stdout).toContain('Created.');
+    // The server's "Waiting for tool call approval" waits for this client: not worth a line.
+    expect(r.stderr).not.toContain('Waiting for tool call approval');
+  });
+
+  it('shows a config error once, though the server says it in the chat as well as in $/showMessage', async () => {
+    const bad = join(tempDir(), 'config.json');
+    writeFileSync(bad, '{\n  "welcomeMessage": "x"\n  "defaultModel": "y"\n}\n');
+    llm().script([{ text: 'Hello.' }]);
+    const r = await chat(['--config-file', bad, 'hi']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.output.split(`Invalid config in ${bad}`).length - 1, r.output).toBe(1);
+    expect(r.stdout).toContain('Hello.');
   });
 
   it('shows a failed read as ✗ with the first line of the error', async () => {

@@ -30,7 +30,12 @@ describe('ECA translation of core events', () => {
     const call = { type: 'toolCall' as const, origin: 'native', id: 't1', name: 'write_file', server: 'patchbay', arguments: { path: 'a' }, summary: 'Write a' };
     expect(wire({ ...call, state: 'announced', needsApproval: true })).toEqual([
       'chat/contentReceived {"chatId":"c1","role":"assistant","content":{"type":"toolCallRun","origin":"native","id":"t1","name":"write_file","server":"patchbay","arguments":{"path":"a"},"summary":"Write a","manualApproval":true}}',
+      // ECA chat/tool_calls.clj, [:check-approval :approval-ask] → :send-progress.
+      'chat/contentReceived {"chatId":"c1","role":"system","content":{"type":"progress","state":"running","text":"Waiting for tool call approval"}}',
     ]);
+    expect(wire({ ...call, state: 'announced', needsApproval: false })).toHaveLength(1);
+    // [:execution-approved :execution-start] → :send-toolCallRunning, then :send-progress.
+    expect(wire({ ...call, state: 'running' })[1]).toBe('chat/contentReceived {"chatId":"c1","role":"system","content":{"type":"progress","state":"running","text":"Calling tool"}}');
     expect(wire({ ...call, state: 'done', error: false, outputs: [{ type: 'text', text: 'ok' }], totalTimeMs: 3 })[0]).toContain(
       '"content":{"type":"toolCalled","origin":"native","id":"t1","name":"write_file","server":"patchbay","arguments":{"path":"a"},"summary":"Write a","error":false,"outputs":[{"type":"text","text":"ok"}],"totalTimeMs":3}',
     );

@@ -86,7 +86,8 @@ describe('ToolCall', () => {
     const msg = await run();
     expect(msg.outcome).toBe('called');
     expect(msg.llmText).toBe('hi');
-    expect(rec.writes).toEqual(['toolCallRun+toolCallRunning', 'remember:called', 'toolCalled']);
+    // ECA's progress text follows each (chat/tool_calls.clj :send-progress).
+    expect(rec.writes).toEqual(['toolCallRun+toolCallRunning+progress', 'remember:called', 'toolCalled']);
     // No row for the microseconds of deciding: the first stored state is running.
     expect(rec.saved).toEqual(['running', 'called']);
   });
@@ -94,7 +95,7 @@ describe('ToolCall', () => {
   it('a call that asks announces itself before waiting, then starts on its own', async () => {
     const { run, rec } = harness({ readOnly: false, answer: { approved: true } });
     await run();
-    expect(rec.writes).toEqual(['toolCallRun', 'toolCallRunning', 'remember:called', 'toolCalled']);
+    expect(rec.writes).toEqual(['toolCallRun', 'progress', 'toolCallRunning+progress', 'remember:called', 'toolCalled']);
     expect(rec.saved).toEqual(['waitingApproval', 'running', 'called']);
   });
 
@@ -102,7 +103,7 @@ describe('ToolCall', () => {
     const { run, rec } = harness({ readOnly: false, answer: { approved: false, reason: 'user' } });
     const msg = await run();
     expect(msg.outcome).toBe('rejected');
-    expect(rec.writes).toEqual(['toolCallRun', 'remember:rejected', 'toolCallRejected']);
+    expect(rec.writes).toEqual(['toolCallRun', 'progress', 'remember:rejected', 'toolCallRejected']);
     expect(rec.saved).toEqual(['waitingApproval', 'rejected']);
   });
 

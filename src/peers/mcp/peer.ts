@@ -38,13 +38,10 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     mcp,
     startServers: () => mcp.startAll(),
     async settle(signal) {
-      // Each server counts once it has left "starting": a failed one is restarted with backoff and may be starting again.
-      const settled = new Set<string>();
-      while (!signal.aborted) {
-        for (const s of mcp.servers()) if (s.status !== 'starting') settled.add(s.name);
-        if (mcp.servers().every((s) => settled.has(s.name))) return;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      // Until each server's first start is over (running or failed; a failed one is then restarted
+      // with backoff). Not "no server is starting": one still queued by startAll is not starting yet.
+      if (signal.aborted) return;
+      await Promise.race([mcp.firstStarts(), new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }))]);
     },
     startServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.start(name) : undefined),
     stopServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.stop(name) : undefined),

@@ -104,6 +104,13 @@ export type ToolServerUpdated = z.infer<typeof toolServerUpdatedSchema>;
 /** `mcp/startServer`, `mcp/stopServer` (notifications). */
 export const mcpServerParamsSchema = z.object({ name: z.string().min(1) });
 
+/**
+ * `$/progress` (server → client): a start-up task began or ended (ECA docs/protocol.md "progress";
+ * eca-desktop leaves "Initializing" once every `start` has its `finish`).
+ */
+export const progressSchema = z.object({ type: z.enum(['start', 'finish']), taskId: z.string(), title: z.string() });
+export type Progress = z.infer<typeof progressSchema>;
+
 export const showMessageSchema = z.object({ type: z.enum(['error', 'warning', 'info']), message: z.string() });
 export type ShowMessage = z.infer<typeof showMessageSchema>;
 

@@ -43,6 +43,7 @@ import {
   initializeParamsSchema,
   initializeResultSchema,
   mcpServerParamsSchema,
+  progressSchema,
   showMessageSchema,
   toolServerUpdatedSchema,
 } from './lifecycle.js';
@@ -118,6 +119,7 @@ export const ECA = {
   configUpdated: notification('config/updated', toClient, configUpdatedSchema),
   toolServerUpdated: notification('tool/serverUpdated', toClient, toolServerUpdatedSchema),
   showMessage: notification('$/showMessage', toClient, showMessageSchema),
+  progress: notification('$/progress', toClient, progressSchema),
   editorGetDiagnostics: request('editor/getDiagnostics', toClient, getDiagnosticsParamsSchema, getDiagnosticsResultSchema),
 } as const satisfies Record<string, EcaMethodType>;
 
