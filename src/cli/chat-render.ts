@@ -154,7 +154,9 @@ export class Renderer {
     if (this.shown.has(c.id)) return;
     this.shown.add(c.id);
     t.status(undefined);
-    t.outLine(`${t.paint('yellow', '?')} ${t.paint('bold', c.name)}${c.server && c.server !== 'patchbay' ? t.paint('dim', ` (${c.server})`) : ''}${c.summary ? ` — ${c.summary}` : ''}`);
+    t.outLine(
+      `${t.paint('yellow', '?')} ${t.paint('bold', c.name)}${c.server && c.server !== 'eca' && c.server !== 'patchbay' ? t.paint('dim', ` (${c.server})`) : ''}${c.summary ? ` — ${c.summary}` : ''}`,
+    );
     const isDiff = c.details?.type === 'fileChange' && !!c.details.diff;
     for (const [k, v] of Object.entries(c.arguments)) {
       if (isDiff && typeof v === 'string' && v.includes('\n')) continue; // the diff shows it

@@ -84,12 +84,12 @@ export const WAITING_APPROVAL_TEXT = 'Waiting for tool call approval';
 const CALLING_TOOL_TEXT = 'Calling tool';
 
 function toolCall(e: Exclude<ToolCallEvent, { state: 'stopping' }>): ChatContent[] {
-  if (e.state === 'preparing') return [{ type: 'toolCallPrepare', origin: e.origin, id: e.id, name: e.name, server: e.server, argumentsText: e.argumentsDelta }];
+  if (e.state === 'preparing') return [{ type: 'toolCallPrepare', origin: e.origin, id: e.id, name: e.name, server: ecaServer(e.server), argumentsText: e.argumentsDelta }];
   const base = {
     origin: e.origin,
     id: e.id,
     name: e.name,
-    server: e.server,
+    server: ecaServer(e.server),
     arguments: e.arguments ?? {},
     ...(e.summary !== undefined ? { summary: e.summary } : {}),
     ...(e.details ? { details: e.details } : {}),
@@ -104,4 +104,12 @@ function toolCall(e: Exclude<ToolCallEvent, { state: 'stopping' }>): ChatContent
     case 'rejected':
       return [{ type: 'toolCallRejected', ...base, reason: ECA_REJECT_REASON[e.reason] }];
   }
+}
+
+/**
+ * patchbay's own tools are the server `eca` in tool-call contents, as ECA's (eca `tools.clj`
+ * `native-tools`); eca-emacs recognizes its task list by `server "eca"` (`eca-chat--task-tool-call-p`).
+ */
+function ecaServer(server: string): string {
+  return server === 'patchbay' ? 'eca' : server;
 }

@@ -68,7 +68,7 @@ describe('chat over the fake LLM', () => {
     const chatId = (await p.request(ECA.chatPrompt, { message: 'read it' })).result.chatId;
     await p.turnDone(chatId);
     const run = content(p, chatId, 'toolCallRun')[0];
-    expect(run).toMatchObject({ id: 'c1', name: 'read_file', server: 'patchbay', origin: 'native', manualApproval: false });
+    expect(run).toMatchObject({ id: 'c1', name: 'read_file', server: 'eca', origin: 'native', manualApproval: false });
     const called = content(p, chatId, 'toolCalled')[0];
     expect(called.error).toBe(false);
     expect(called.outputs[0].text).toContain('alpha');

@@ -129,7 +129,7 @@ describe('a local model calling tools through the agent loop', () => {
     const chatId = res.result.chatId as string;
     const isRun = (m: { method?: string; params?: any }) => m.method === 'chat/contentReceived' && m.params.chatId === chatId && m.params.content.type === 'toolCallRun';
     const run = await p.waitFor(isRun, 'toolCallRun', 30_000);
-    expect(run.params.content).toMatchObject({ name: 'write_file', server: 'patchbay', arguments: { path: 'note.txt', content: 'hi' }, manualApproval: true });
+    expect(run.params.content).toMatchObject({ name: 'write_file', server: 'eca', arguments: { path: 'note.txt', content: 'hi' }, manualApproval: true });
     p.notify('chat/toolCallApprove', { chatId, toolCallId: run.params.content.id });
     const called = await p.waitFor((m) => m.method === 'chat/contentReceived' && m.params.chatId === chatId && m.params.content.type === 'toolCalled', 'toolCalled', 30_000);
     expect(called.params.content.error).toBe(false);

@@ -29,7 +29,7 @@ describe('ECA translation of core events', () => {
   it('tool call states become ECA tool contents with the fields in ECA order', () => {
     const call = { type: 'toolCall' as const, origin: 'native', id: 't1', name: 'write_file', server: 'patchbay', arguments: { path: 'a' }, summary: 'Write a' };
     expect(wire({ ...call, state: 'announced', needsApproval: true })).toEqual([
-      'chat/contentReceived {"chatId":"c1","role":"assistant","content":{"type":"toolCallRun","origin":"native","id":"t1","name":"write_file","server":"patchbay","arguments":{"path":"a"},"summary":"Write a","manualApproval":true}}',
+      'chat/contentReceived {"chatId":"c1","role":"assistant","content":{"type":"toolCallRun","origin":"native","id":"t1","name":"write_file","server":"eca","arguments":{"path":"a"},"summary":"Write a","manualApproval":true}}',
       // ECA chat/tool_calls.clj, [:check-approval :approval-ask] → :send-progress.
       'chat/contentReceived {"chatId":"c1","role":"system","content":{"type":"progress","state":"running","text":"Waiting for tool call approval"}}',
     ]);
@@ -37,10 +37,10 @@ describe('ECA translation of core events', () => {
     // [:execution-approved :execution-start] → :send-toolCallRunning, then :send-progress.
     expect(wire({ ...call, state: 'running' })[1]).toBe('chat/contentReceived {"chatId":"c1","role":"system","content":{"type":"progress","state":"running","text":"Calling tool"}}');
     expect(wire({ ...call, state: 'done', error: false, outputs: [{ type: 'text', text: 'ok' }], totalTimeMs: 3 })[0]).toContain(
-      '"content":{"type":"toolCalled","origin":"native","id":"t1","name":"write_file","server":"patchbay","arguments":{"path":"a"},"summary":"Write a","error":false,"outputs":[{"type":"text","text":"ok"}],"totalTimeMs":3}',
+      '"content":{"type":"toolCalled","origin":"native","id":"t1","name":"write_file","server":"eca","arguments":{"path":"a"},"summary":"Write a","error":false,"outputs":[{"type":"text","text":"ok"}],"totalTimeMs":3}',
     );
     expect(wire({ type: 'toolCall', state: 'preparing', origin: 'native', id: 't1', name: 'write_file', server: 'patchbay', argumentsDelta: '{"pa' })[0]).toContain(
-      '"content":{"type":"toolCallPrepare","origin":"native","id":"t1","name":"write_file","server":"patchbay","argumentsText":"{\\"pa"}',
+      '"content":{"type":"toolCallPrepare","origin":"native","id":"t1","name":"write_file","server":"eca","argumentsText":"{\\"pa"}',
     );
   });
 
