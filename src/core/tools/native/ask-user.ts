@@ -43,6 +43,8 @@ export function askUserTool(ask: AskUser): Tool {
     pathArgs: [],
     summary: (a) => (a.question ? summarize(a.question) : 'Preparing question'),
     async run(args, ctx) {
+      // What the chat is waiting on, said before asking as ECA does (eca-emacs shows it in place of "Calling tool").
+      ctx.progress?.('Waiting answer');
       const answer = await ask(
         ctx.chatId,
         {
