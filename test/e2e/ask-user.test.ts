@@ -89,6 +89,9 @@ describe('ask_user and chat/askQuestion', () => {
     expect(done.params.content.stopReason).toBe('cancelled');
     // The model was not called again with an answer.
     expect(llm().requests).toHaveLength(1);
+    // The call still ends with toolCalled, which eca-emacs (eca-chat--dismiss-pending-question-for-tool-call) takes to leave answer mode.
+    const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled' && c.content.id === 'q3')!.content;
+    expect(called).toMatchObject({ error: true, outputs: [{ type: 'text', text: 'ask_user was cancelled.' }] });
   });
 
   it('an answer that is not {answer, cancelled} is a clear tool error, and the server lives on', async () => {
