@@ -189,7 +189,7 @@ export class ToolCall {
     // since) is refused. Asked about one and approved: the user said yes to it.
     const roots = this.env.ctx.roots;
     const guardProtected = this.mustAsk ? undefined : (real: string) => protectedPath(real, roots);
-    const ctx: ToolContext = { ...this.env.ctx, confined, guardProtected };
+    const ctx: ToolContext = { ...this.env.ctx, toolCallId: this.id, confined, guardProtected };
     const call = (async (): Promise<ToolResult> => {
       try {
         return await tool.call(this.args, ctx);

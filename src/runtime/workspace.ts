@@ -21,6 +21,7 @@ import { ToolRegistry } from '../core/tool-registry.js';
 import { nativeTools } from '../core/tools/native/index.js';
 import { FileIndex, queryContexts, renderContexts, buildRepoMap } from '../core/context/index.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
+import type { AskUser } from '../shapes/ask.js';
 import type { LlmClient, ModelEntry } from '../shapes/llm.js';
 import type { Context, OfferedContext, ResourceContext } from '../shapes/context.js';
 import type { Peer, PeerHost, ToolServerStatus } from '../shapes/peer.js';
@@ -44,6 +45,8 @@ export interface FrontEnd {
   canShowDiffs: boolean;
   /** Its editor's diagnostics, when it has an editor that offers them. */
   diagnostics?: (uri?: string) => Promise<EditorDiagnostic[]>;
+  /** Puts a question to the user mid-turn; the `ask_user` tool is offered only when it is set. */
+  ask?: AskUser;
 }
 
 export interface WorkspaceOptions {
@@ -135,6 +138,7 @@ export class Workspace {
       shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,
       maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars,
       events: this.store,
+      ask: this.opts.frontEnd.ask,
     });
     // Native tools come first in every list the model sees; peers may wrap them (below).
     this.tools.set('native', native);

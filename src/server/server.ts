@@ -20,6 +20,7 @@ import { toEcaNotifications } from './eca-events.js';
 import { EarlyTasks } from './eca-tasks.js';
 import { fromEcaContext, toEcaOffer } from './eca-contexts.js';
 import { withMentions } from './eca-mentions.js';
+import { ecaAsk } from './eca-ask.js';
 import { openChat } from './eca-open.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
@@ -134,8 +135,8 @@ export class EcaServer {
             configFile: this.opts.configFile,
             logLevel: this.opts.logLevel,
             loaded,
-            // ECA editors ask the user and show diffs; diagnostics only when the editor declared them.
-            frontEnd: { canAsk: true, canShowDiffs: true, diagnostics: this.editorBridge(params).getDiagnostics },
+            // ECA editors ask the user and show diffs; diagnostics and questions only when the editor declared them.
+            frontEnd: { canAsk: true, canShowDiffs: true, diagnostics: this.editorBridge(params).getDiagnostics, ask: ecaAsk(this.conn, params) },
             events: this.events(),
             onToolServer: (status) => this.sendToolServer(status),
             onModelsChanged: (s) => this.sendConfig(s),

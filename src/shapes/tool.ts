@@ -49,6 +49,8 @@ export interface ToolContext {
   /** Absolute paths of the workspace folders; the first is the default for relative paths. */
   roots: string[];
   chatId: string;
+  /** The id of the call being run (as the front end and the model know it). */
+  toolCallId?: string;
   /**
    * File tools must keep every file they open inside `roots`, checked on what they actually open
    * (tools/contained.ts). false only when the user was asked about, and approved, a call that

@@ -49,6 +49,7 @@ describe('ECA method table', () => {
     expect(new Set(names).size).toBe(names.length);
     expect(ECA.chatContentReceived).toMatchObject({ method: 'chat/contentReceived', direction: 'serverToClient', kind: 'notification' });
     expect(ECA.editorGetDiagnostics).toMatchObject({ method: 'editor/getDiagnostics', direction: 'serverToClient', kind: 'request' });
+    expect(ECA.chatAskQuestion).toMatchObject({ method: 'chat/askQuestion', direction: 'serverToClient', kind: 'request' });
   });
 
   it('validates params and results with the table schemas', () => {

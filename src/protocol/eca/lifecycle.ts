@@ -13,6 +13,8 @@ export const initializeParamsSchema = z.object({
         .object({
           chat: z.boolean().optional(),
           editor: z.object({ diagnostics: z.boolean().optional() }).optional(),
+          /** ECA docs/protocol.md `initialize`: `askQuestion` means the client answers `chat/askQuestion`. */
+          chatCapabilities: z.object({ askQuestion: z.boolean().optional() }).optional(),
         })
         .optional(),
     })

@@ -34,6 +34,7 @@ import {
   toolCallApproveParamsSchema,
   toolCallRejectParamsSchema,
 } from './chat.js';
+import { askQuestionParamsSchema, askQuestionResultSchema } from './ask.js';
 import { contentReceivedSchema } from './content.js';
 import { queryContextResultSchema } from './context.js';
 import {
@@ -121,6 +122,7 @@ export const ECA = {
   showMessage: notification('$/showMessage', toClient, showMessageSchema),
   progress: notification('$/progress', toClient, progressSchema),
   editorGetDiagnostics: request('editor/getDiagnostics', toClient, getDiagnosticsParamsSchema, getDiagnosticsResultSchema),
+  chatAskQuestion: request('chat/askQuestion', toClient, askQuestionParamsSchema, askQuestionResultSchema),
 } as const satisfies Record<string, EcaMethodType>;
 
 type Table = typeof ECA;

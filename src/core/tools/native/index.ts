@@ -10,6 +10,8 @@ import { shellCommandTool } from './shell-command.js';
 import { writeFileTool } from './write-file.js';
 import { readEventStreamTool } from './read-event-stream.js';
 import type { EventStreamStore } from '../../../shapes/event-stream.js';
+import type { AskUser } from '../../../shapes/ask.js';
+import { askUserTool } from './ask-user.js';
 
 export interface NativeToolsOptions {
   /** Default `shell_command` timeout in seconds (the model may pass its own). */
@@ -18,6 +20,8 @@ export interface NativeToolsOptions {
   maxOutputChars?: number;
   /** Where `read_event_stream` reads from; without it the tool is not offered. */
   events?: EventStreamStore;
+  /** How to ask the user a question; without it `ask_user` is not offered. */
+  ask?: AskUser;
 }
 
 export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
@@ -31,6 +35,7 @@ export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
     shellCommandTool({ shellTimeoutSeconds: opts.shellTimeoutSeconds, maxOutputChars: opts.maxOutputChars }),
     editorDiagnosticsTool(),
     ...(opts.events ? [readEventStreamTool(opts.events)] : []),
+    ...(opts.ask ? [askUserTool(opts.ask)] : []),
   ];
 }
 
@@ -45,3 +50,4 @@ export { shellCommandTool, shellCommandSchema, type ShellCommandOptions, DEFAULT
 export { runShell, OutputBuffer, KILL_GRACE_MS, type ShellRun, type ShellRunOptions } from './shell.js';
 export { writeFileTool, writeFileSchema } from './write-file.js';
 export { readEventStreamTool, readEventStreamSchema } from './read-event-stream.js';
+export { askUserTool, askUserSchema } from './ask-user.js';
