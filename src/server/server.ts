@@ -21,6 +21,7 @@ import { EarlyTasks } from './eca-tasks.js';
 import { fromEcaContext, toEcaOffer } from './eca-contexts.js';
 import { withMentions } from './eca-mentions.js';
 import { openChat } from './eca-open.js';
+import { chatHistory, forkChat } from './eca-history.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
@@ -225,6 +226,8 @@ export class EcaServer {
     this.request(ECA.chatList, (p, s) => ({ chats: s.chats.list(p) }));
     // After model discovery, like a prompt: the chat's model is only restored if it is known.
     this.request(ECA.chatOpen, async (p, s) => (await s.modelsReady, openChat(s.chats, p.chatId, (c) => this.notify(ECA.configUpdated, c))));
+    this.request(ECA.chatHistory, (p, s) => chatHistory(s.chats, p.chatId, p));
+    this.request(ECA.chatFork, (p, s) => forkChat(s.chats, p.chatId, p.contentId));
 
     // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
     c.onRequest((method: string) => {

@@ -36,6 +36,7 @@ import {
 } from './chat.js';
 import { contentReceivedSchema } from './content.js';
 import { queryContextResultSchema } from './context.js';
+import { chatForkParamsSchema, chatHistoryParamsSchema, chatHistoryResultSchema } from './history.js';
 import {
   configUpdatedSchema,
   getDiagnosticsParamsSchema,
@@ -107,6 +108,8 @@ export const ECA = {
   /** patchbay extensions: stored chats. */
   chatList: request('chat/list', toServer, chatListParamsSchema, chatListResultSchema),
   chatOpen: request('chat/open', toServer, chatOpenParamsSchema, chatOpenResultSchema),
+  chatHistory: request('chat/history', toServer, chatHistoryParamsSchema, chatHistoryResultSchema),
+  chatFork: request('chat/fork', toServer, chatForkParamsSchema, emptyResultSchema),
   mcpStartServer: notification('mcp/startServer', toServer, mcpServerParamsSchema),
   mcpStopServer: notification('mcp/stopServer', toServer, mcpServerParamsSchema),
 
