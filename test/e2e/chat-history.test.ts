@@ -71,12 +71,13 @@ describe('chat/history', () => {
     await threeTurns(p, 'c-x');
     const page = (await p.request(ECA.chatHistory, { chatId: 'c-x', limit: 2 })).result;
     await p.request(ECA.chatClear, { chatId: 'c-x' });
-    // New messages take the cleared ones' positions: the cursor must still not point at them.
-    llm().script([{ text: 'fresh answer' }], [{ text: 'more' }]);
-    await p.request(ECA.chatPrompt, { chatId: 'c-x', message: 'fresh', contentId: 'f1' });
-    await p.turnDone('c-x', 4);
-    await p.request(ECA.chatPrompt, { chatId: 'c-x', message: 'again', contentId: 'f2' });
-    await p.turnDone('c-x', 5);
+    // New messages take the cleared ones' positions (the cursor's among them): it must still not point at them.
+    for (const [n, text] of [[4, 'fresh'], [5, 'again'], [6, 'third']] as const) {
+      llm().script([{ text: `${text} answer` }]);
+      await p.request(ECA.chatPrompt, { chatId: 'c-x', message: text });
+      await p.turnDone('c-x', n);
+    }
+    expect((await p.request(ECA.chatHistory, { chatId: 'c-x' })).result.meta.total).toBe(6);
 
     const stale = await p.request(ECA.chatHistory, { chatId: 'c-x', before: page.meta.beforeCursor, limit: 2 });
     expect(stale.error).toBeUndefined();
@@ -88,7 +89,7 @@ describe('chat/history', () => {
     expect(unknown.result).toEqual({ error: { code: 'chat_not_found', message: 'Chat nope not found' } });
     // Bad params are the client's fault: −32602, and the server goes on.
     expect((await p.request(ECA.chatHistory, { chatId: 'c-x', limit: 'ten' })).error?.code).toBe(-32602);
-    expect(labels((await p.request(ECA.chatHistory, { chatId: 'c-x' })).result.contents)).toEqual(['user text fresh', 'assistant text fresh answer', 'user text again', 'assistant text more']);
+    expect(labels((await p.request(ECA.chatHistory, { chatId: 'c-x', limit: 2 })).result.contents)).toEqual(['user text third', 'assistant text third answer']);
   });
 });
 
@@ -152,5 +153,20 @@ describe('chat/fork', () => {
     expect(badChat.error).toMatchObject({ code: -32602, message: 'Chat gone not found' });
     expect((await p.request(ECA.chatList, {})).result.chats.map((c: any) => c.id)).toEqual(['c-e']);
     expect(p.messages.some((m) => m.method === ECA.chatOpened.method && m.params.chatId !== 'c-e')).toBe(false);
+  });
+
+  it('is refused while a turn runs: its messages are still coming', async () => {
+    const p = await boot();
+    llm().script([{ text: 'a1' }], [{ stall: 'forever' }]);
+    await p.request(ECA.chatPrompt, { chatId: 'c-r', message: 'q1', contentId: 'u1' });
+    await p.turnDone('c-r');
+    await p.request(ECA.chatPrompt, { chatId: 'c-r', message: 'q2', contentId: 'u2' });
+    await p.waitFor((m) => m.method === ECA.chatStatusChanged.method && m.params.chatId === 'c-r' && m.params.status !== 'idle', 'the second turn to run');
+    const busy = await p.request(ECA.chatFork, { chatId: 'c-r', contentId: 'u1' });
+    expect(busy.error).toMatchObject({ code: -32602, message: 'Chat c-r is answering a prompt: stop it or let it finish before forking' });
+    p.notify(ECA.chatPromptStop, { chatId: 'c-r' });
+    await p.turnDone('c-r', 2);
+    // Once stopped, the same fork is made.
+    expect((await p.request(ECA.chatFork, { chatId: 'c-r', contentId: 'u1' })).result).toEqual({});
   });
 });
