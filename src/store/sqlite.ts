@@ -219,9 +219,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     }>;
     return rows.map((r) => {
       const decoded = decodeStoredMessage(r.data, r.schema_version);
-      const message: StoredMessage = decoded.ok
-        ? decoded.message
-        : { role: 'system', kind: 'notice', text: `A stored message (#${r.seq}) could not be read: ${decoded.reason}.` };
+      const message: StoredMessage = decoded.ok ? decoded.message : { role: 'system', kind: 'notice', text: `A stored message (#${r.seq}) could not be read: ${decoded.reason}.` };
       if (!decoded.ok) log.warn(`chat ${chatId}: stored message ${r.seq} could not be read: ${decoded.reason}`);
       return { seq: r.seq, createdAt: r.created_at, message };
     });
@@ -232,9 +230,11 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       .transaction(() => {
         this.createChat(to);
         // Rows are copied as stored (format version and time kept): the fork reads them like the original.
-        this.stmt(
-          'INSERT INTO messages (chat_id, seq, role, data, schema_version, created_at) SELECT ?, seq, role, data, schema_version, created_at FROM messages WHERE chat_id = ? AND seq <= ?',
-        ).run(to.id, from, uptoSeq);
+        this.stmt('INSERT INTO messages (chat_id, seq, role, data, schema_version, created_at) SELECT ?, seq, role, data, schema_version, created_at FROM messages WHERE chat_id = ? AND seq <= ?').run(
+          to.id,
+          from,
+          uptoSeq,
+        );
       })
       .immediate();
   }

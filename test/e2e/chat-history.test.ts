@@ -72,7 +72,11 @@ describe('chat/history', () => {
     const page = (await p.request(ECA.chatHistory, { chatId: 'c-x', limit: 2 })).result;
     await p.request(ECA.chatClear, { chatId: 'c-x' });
     // New messages take the cleared ones' positions (the cursor's among them): it must still not point at them.
-    for (const [n, text] of [[4, 'fresh'], [5, 'again'], [6, 'third']] as const) {
+    for (const [n, text] of [
+      [4, 'fresh'],
+      [5, 'again'],
+      [6, 'third'],
+    ] as const) {
       llm().script([{ text: `${text} answer` }]);
       await p.request(ECA.chatPrompt, { chatId: 'c-x', message: text });
       await p.turnDone('c-x', n);
