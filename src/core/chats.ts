@@ -65,6 +65,8 @@ export interface OpenedChat {
   agent: Agent;
   /** Trust mode (see `update`). */
   trust: boolean;
+  /** The window replayed, when one was asked for (its cursors, or why nothing was replayed). */
+  page?: HistoryPage;
 }
 
 export class ChatService {
@@ -441,20 +443,23 @@ export class ChatService {
    * so a façade can answer after the replay (editors look for the chat's view once answered).
    * Undefined for an unknown chat. `model` only when that model is still configured.
    */
-  open(chatId: string): OpenedChat | undefined {
+  open(chatId: string, window?: HistoryWindow): OpenedChat | undefined {
     const chat = this.load(chatId);
     if (!chat) return undefined;
+    // A window replays only its page (ECA `open-chat!`); a stale cursor replays nothing.
+    const page = window && historyPage(this.deps.store.messageRows(chatId), window);
+    if (page && !page.ok) return { id: chat.id, agent: chat.agent, trust: chat.trust, page };
     const events = this.deps.events;
     const replay = (): void => {
       events.cleared(chat.id);
       events.opened(chat.id, chat.title);
-      for (const e of replayEvents(chat.stored)) events.event(chat.id, e);
+      for (const e of page ? page.events : replayEvents(chat.stored)) events.event(chat.id, e);
       events.event(chat.id, { type: 'title', ...(chat.title ? { title: chat.title } : {}) });
     };
     if (events.together) events.together(replay);
     else replay();
     const model = chat.model && this.deps.models().some((m) => m.id === chat.model) ? chat.model : undefined;
-    return { id: chat.id, agent: chat.agent, trust: chat.trust, ...(chat.title ? { title: chat.title } : {}), ...(model ? { model } : {}) };
+    return { id: chat.id, agent: chat.agent, trust: chat.trust, ...(chat.title ? { title: chat.title } : {}), ...(model ? { model } : {}), ...(page ? { page } : {}) };
   }
 
   /** `chat/history`: a window of a stored chat (./chat-history.ts). */

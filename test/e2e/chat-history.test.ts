@@ -97,6 +97,34 @@ describe('chat/history', () => {
   });
 });
 
+describe('chat/open with a window', () => {
+  // eca-emacs `eca-chat-resume` opens with `limit` (eca-chat-history-page-size) and pages older
+  // from `meta.beforeCursor` through `chat/history` (`eca-chat-load-older-history`).
+  it('replays only the newest page and answers meta to page older with', async () => {
+    const p = await boot();
+    await threeTurns(p, 'c-o');
+    const from = p.messages.length;
+    const res = await p.request(ECA.chatOpen, { chatId: 'c-o', limit: 2 });
+    const replayed = p.messages.slice(from).filter((m) => m.method === ECA.chatContentReceived.method && m.params.chatId === 'c-o');
+    expect(labels(replayed.map((m) => m.params))).toEqual(['user text q3', 'assistant text a3', 'system metadata']);
+    expect(res.result.meta).toMatchObject({ total: 6, returned: 2, afterCursor: null, compactionCursor: null });
+    const older = (await p.request(ECA.chatHistory, { chatId: 'c-o', before: res.result.meta.beforeCursor, limit: 50 })).result;
+    expect(labels(older.contents)).toEqual(['user text q1', 'assistant text a1', 'user text q2', 'assistant text a2']);
+    expect(older.meta.beforeCursor).toBeNull();
+  });
+
+  it('a stale cursor is answered cursor_expired, with no replay (ECA open-chat!)', async () => {
+    const p = await boot();
+    await threeTurns(p, 'c-s');
+    const first = (await p.request(ECA.chatHistory, { chatId: 'c-s', limit: 2 })).result;
+    await p.request(ECA.chatClear, { chatId: 'c-s' });
+    const from = p.messages.length;
+    const res = await p.request(ECA.chatOpen, { chatId: 'c-s', before: first.meta.beforeCursor });
+    expect(res.result).toEqual({ found: true, chatId: 'c-s', error: { code: 'cursor_expired', message: expect.any(String) } });
+    expect(p.messages.slice(from).some((m) => m.method === ECA.chatOpened.method || m.method === ECA.chatContentReceived.method)).toBe(false);
+  });
+});
+
 /** What came from the server after message `from` up to the answer, as short labels. */
 function sequence(p: EcaProc, from: number, answer: Msg): string[] {
   const out: string[] = [];
