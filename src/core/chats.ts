@@ -7,6 +7,7 @@ import { parseCommandLine, type CommandRegistry } from './commands.js';
 import type { ChatDeps } from './deps.js';
 import type { ChatEvent, ChatStatus, TurnOutcome } from './events.js';
 import { replayEvents } from './messages.js';
+import { findContentIndex, forkTitle, historyPage, type HistoryPage, type HistoryWindow } from './chat-history.js';
 import { newId, rememberUserMessage, runTurn } from './turn.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../shapes/llm.js';
@@ -64,6 +65,8 @@ export interface OpenedChat {
   agent: Agent;
   /** Trust mode (see `update`). */
   trust: boolean;
+  /** The window replayed, when one was asked for (its cursors, or why nothing was replayed). */
+  page?: HistoryPage;
 }
 
 export class ChatService {
@@ -440,20 +443,56 @@ export class ChatService {
    * so a façade can answer after the replay (editors look for the chat's view once answered).
    * Undefined for an unknown chat. `model` only when that model is still configured.
    */
-  open(chatId: string): OpenedChat | undefined {
+  open(chatId: string, window?: HistoryWindow): OpenedChat | undefined {
     const chat = this.load(chatId);
     if (!chat) return undefined;
+    // A window replays only its page (ECA `open-chat!`); a stale cursor replays nothing.
+    const page = window && historyPage(this.deps.store.messageRows(chatId), window);
+    if (page && !page.ok) return { id: chat.id, agent: chat.agent, trust: chat.trust, page };
     const events = this.deps.events;
     const replay = (): void => {
       events.cleared(chat.id);
       events.opened(chat.id, chat.title);
-      for (const e of replayEvents(chat.stored)) events.event(chat.id, e);
+      for (const e of page ? page.events : replayEvents(chat.stored)) events.event(chat.id, e);
       events.event(chat.id, { type: 'title', ...(chat.title ? { title: chat.title } : {}) });
     };
     if (events.together) events.together(replay);
     else replay();
     const model = chat.model && this.deps.models().some((m) => m.id === chat.model) ? chat.model : undefined;
-    return { id: chat.id, agent: chat.agent, trust: chat.trust, ...(chat.title ? { title: chat.title } : {}), ...(model ? { model } : {}) };
+    return { id: chat.id, agent: chat.agent, trust: chat.trust, ...(chat.title ? { title: chat.title } : {}), ...(model ? { model } : {}), ...(page ? { page } : {}) };
+  }
+
+  /** `chat/history`: a window of a stored chat (./chat-history.ts). */
+  history(chatId: string, w: HistoryWindow): HistoryPage {
+    if (!this.load(chatId)) return { ok: false, code: 'chat_not_found', message: `Chat ${chatId} not found` };
+    return historyPage(this.deps.store.messageRows(chatId), w);
+  }
+
+  /**
+   * `chat/fork` (ECA chat.clj `fork-chat`): a new chat with the messages up to and including the
+   * one `contentId` names, its model, agent and a "(2)" title; announced, replayed and titled,
+   * then the original chat is told. Refused while a turn runs: its messages are still coming.
+   */
+  fork(chatId: string, contentId: string): { ok: true; chatId: string; title: string } | { ok: false; message: string } {
+    const chat = this.load(chatId);
+    if (!chat) return { ok: false, message: `Chat ${chatId} not found` };
+    if (chat.status !== 'idle' || chat.turn) return { ok: false, message: `Chat ${chatId} is answering a prompt: stop it or let it finish before forking` };
+    const rows = this.deps.store.messageRows(chatId);
+    const idx = findContentIndex(rows, contentId);
+    if (idx === undefined) return { ok: false, message: `Chat ${chatId} has no message with content id ${contentId}` };
+    const id = newId();
+    const title = forkTitle(chat.title);
+    this.deps.store.forkChat(chatId, { id, title, model: chat.model, agent: chat.agent }, rows[idx].seq);
+    const events = this.deps.events;
+    const announce = (): void => {
+      events.opened(id, title);
+      for (const e of replayEvents(rows.slice(0, idx + 1).map((r) => r.message))) events.event(id, e);
+      events.event(id, { type: 'title', title });
+      events.event(chatId, { type: 'notice', text: `Chat forked to: ${title}` });
+    };
+    if (events.together) events.together(announce);
+    else announce();
+    return { ok: true, chatId: id, title };
   }
 
   /** Stop every turn (shutdown) and wait, boundedly, for them to unwind and persist what they have. */

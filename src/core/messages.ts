@@ -42,10 +42,14 @@ export function toLlmMessages(stored: StoredMessage[]): LlmMessage[] {
   return out;
 }
 
-/** The events that redraw a stored chat (`chat/open`): what a live turn showed, in order. */
-export function replayEvents(stored: StoredMessage[]): ChatEvent[] {
+/**
+ * The events that redraw a stored chat (`chat/open`): what a live turn showed, in order.
+ * `reasonSeqStart` is how many reasoning parts come before `stored` in its chat, so a page of
+ * history (`chat/history`) names its reasoning as the whole chat's replay does.
+ */
+export function replayEvents(stored: StoredMessage[], reasonSeqStart = 0): ChatEvent[] {
   const out: ChatEvent[] = [];
-  let reasonSeq = 0;
+  let reasonSeq = reasonSeqStart;
   for (const m of stored) {
     switch (m.role) {
       case 'user':
@@ -55,7 +59,7 @@ export function replayEvents(stored: StoredMessage[]): ChatEvent[] {
         for (const p of m.parts) {
           if (p.type === 'text') out.push({ type: 'assistantText', text: p.text });
           else if (p.type === 'reasoning') {
-            const id = `replay-reason-${reasonSeq++}`;
+            const id = replayReasonId(reasonSeq++);
             out.push({ type: 'reasoningStarted', id });
             if (p.text) out.push({ type: 'reasoningDelta', id, text: p.text });
             out.push({ type: 'reasoningFinished', id, totalTimeMs: 0 });
@@ -73,4 +77,14 @@ export function replayEvents(stored: StoredMessage[]): ChatEvent[] {
     }
   }
   return out;
+}
+
+/** The id a replay gives the `n`th reasoning part of a chat (`chat/fork` finds reasoning by it). */
+export function replayReasonId(n: number): string {
+  return `replay-reason-${n}`;
+}
+
+/** How many reasoning parts the messages hold. */
+export function countReasoning(stored: StoredMessage[]): number {
+  return stored.reduce((n, m) => n + (m.role === 'assistant' ? m.parts.filter((p) => p.type === 'reasoning').length : 0), 0);
 }

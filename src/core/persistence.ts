@@ -16,6 +16,13 @@ export interface ChatRecord {
   trust: boolean;
 }
 
+/** A stored message with where it sits in its chat. */
+export interface StoredRow {
+  seq: number;
+  createdAt: number;
+  message: StoredMessage;
+}
+
 export interface ToolCallRecord {
   chatId: string;
   id: string;
@@ -41,6 +48,13 @@ export interface ChatPersistence {
   replaceMessage(chatId: string, seq: number, message: StoredMessage): void;
   clearMessages(chatId: string): void;
   messages(chatId: string): StoredMessage[];
+  /** The same messages with their position and commit time (`chat/history` cursors are made from these). */
+  messageRows(chatId: string): StoredRow[];
+  /**
+   * A new chat holding a copy of `from`'s messages up to and including position `uptoSeq`
+   * (`chat/fork`), created atomically: a failure leaves no half-copied chat.
+   */
+  forkChat(from: string, to: { id: string; title?: string; model?: string; agent?: string }, uptoSeq: number): void;
   saveToolCall(rec: ToolCallRecord): void;
   /** At start-up: chats left `running` by a killed process get an `interrupted` marker. */
   recoverInterrupted(): string[];

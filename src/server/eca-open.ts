@@ -5,18 +5,24 @@
  * request answered, with the same values as one `selection`. The order matters: eca-emacs
  * (`eca-chat--handle-open-response`) looks up the chat's buffer, which `chat/opened` created, when
  * the answer arrives, and fails ("Resume: no buffer was registered") if the replay comes later.
+ * Any of `limit`/`before`/`after` replays only that window (as `chat/history` pages it) and adds
+ * `meta`, from which eca-emacs offers "Load older messages".
  */
 import type { ChatService } from '../core/chats.js';
+import type { HistoryWindow } from '../core/chat-history.js';
 import type { ChatOpenResult } from '../protocol/eca/chat.js';
 import type { ConfigUpdated } from '../protocol/eca/lifecycle.js';
 
 /** patchbay has no model variants yet: ECA sends these for a model without any. */
 const NO_VARIANTS: string[] = [];
 
-export function openChat(chats: ChatService, chatId: string, sendConfig: (params: ConfigUpdated) => void): ChatOpenResult {
-  const chat = chats.open(chatId);
+export function openChat(chats: ChatService, chatId: string, sendConfig: (params: ConfigUpdated) => void, window?: HistoryWindow): ChatOpenResult {
+  const chat = chats.open(chatId, window);
   // ECA answers `found: false` (not an error) for a chat it does not have.
   if (!chat) return { found: false };
+  const page = chat.page;
+  // ECA answers a stale cursor with `error` instead of a replay, and nothing else.
+  if (page && !page.ok) return { found: true, chatId: chat.id, error: { code: 'cursor_expired', message: page.message } };
   // ECA's notify-selected-model-changed! sends nothing when the stored model is gone.
   if (chat.model) sendConfig({ chatId: chat.id, chat: { selectModel: chat.model, variants: NO_VARIANTS, selectVariant: null } });
   // ECA sends `(boolean nil)`, false, for a chat never trusted.
@@ -27,5 +33,7 @@ export function openChat(chats: ChatService, chatId: string, sendConfig: (params
     chatId: chat.id,
     ...(chat.title ? { title: chat.title } : {}),
     selection: { model: chat.model ?? null, agent: chat.agent, variant: null, variants: NO_VARIANTS, trust },
+    // With a window, `meta` lets the client page older through `chat/history`.
+    ...(page ? { meta: { total: page.total, returned: page.returned, beforeCursor: page.beforeCursor, afterCursor: page.afterCursor, compactionCursor: page.compactionCursor } } : {}),
   };
 }

@@ -22,6 +22,7 @@ import { fromEcaContext, toEcaOffer } from './eca-contexts.js';
 import { withMentions } from './eca-mentions.js';
 import { ecaAsk } from './eca-ask.js';
 import { openChat } from './eca-open.js';
+import { chatHistory, forkChat } from './eca-history.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
@@ -225,7 +226,9 @@ export class EcaServer {
     this.notification(ECA.mcpStopServer, (p, s) => void this.toggleServer(s, p.name, false));
     this.request(ECA.chatList, (p, s) => ({ chats: s.chats.list(p) }));
     // After model discovery, like a prompt: the chat's model is only restored if it is known.
-    this.request(ECA.chatOpen, async (p, s) => (await s.modelsReady, openChat(s.chats, p.chatId, (c) => this.notify(ECA.configUpdated, c))));
+    this.request(ECA.chatOpen, async (p, s) => (await s.modelsReady, openChat(s.chats, p.chatId, (c) => this.notify(ECA.configUpdated, c), windowOf(p))));
+    this.request(ECA.chatHistory, (p, s) => chatHistory(s.chats, p.chatId, p));
+    this.request(ECA.chatFork, (p, s) => forkChat(s.chats, p.chatId, p.contentId));
 
     // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
     c.onRequest((method: string) => {
@@ -454,4 +457,9 @@ function normalizeDiagnostic(d: unknown): EditorDiagnostic | undefined {
     ...(typeof x.source === 'string' ? { source: x.source } : {}),
     ...(x.code !== undefined && x.code !== null ? { code: String(x.code) } : {}),
   };
+}
+
+/** ECA windows `chat/open` only when one of `limit`/`before`/`after` is given. */
+function windowOf(p: { limit?: number; before?: string; after?: string }): { limit?: number; before?: string; after?: string } | undefined {
+  return p.limit !== undefined || p.before !== undefined || p.after !== undefined ? p : undefined;
 }

@@ -5,7 +5,7 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { STORED_MESSAGE_VERSION, decodeStoredMessage, type StoredMessage } from '../core/stored-message.js';
-import type { ChatPersistence, ChatRecord, ToolCallRecord } from '../core/persistence.js';
+import type { ChatPersistence, ChatRecord, StoredRow, ToolCallRecord } from '../core/persistence.js';
 import type { EventEntry, EventFilter, EventStreamStore } from '../shapes/event-stream.js';
 import { isAlive } from '../util/pid.js';
 import { ensurePrivateDir, ensurePrivateFile } from '../util/private-dir.js';
@@ -207,17 +207,36 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
    * read stands as a notice in its place (and is logged), so the rest of the chat still loads.
    */
   messages(chatId: string): StoredMessage[] {
-    const rows = this.stmt('SELECT seq, data, schema_version FROM messages WHERE chat_id = ? ORDER BY seq').all(chatId) as Array<{
+    return this.messageRows(chatId).map((r) => r.message);
+  }
+
+  messageRows(chatId: string): StoredRow[] {
+    const rows = this.stmt('SELECT seq, data, schema_version, created_at FROM messages WHERE chat_id = ? ORDER BY seq').all(chatId) as Array<{
       seq: number;
       data: string;
       schema_version: number;
+      created_at: number;
     }>;
     return rows.map((r) => {
       const decoded = decodeStoredMessage(r.data, r.schema_version);
-      if (decoded.ok) return decoded.message;
-      log.warn(`chat ${chatId}: stored message ${r.seq} could not be read: ${decoded.reason}`);
-      return { role: 'system', kind: 'notice', text: `A stored message (#${r.seq}) could not be read: ${decoded.reason}.` };
+      const message: StoredMessage = decoded.ok ? decoded.message : { role: 'system', kind: 'notice', text: `A stored message (#${r.seq}) could not be read: ${decoded.reason}.` };
+      if (!decoded.ok) log.warn(`chat ${chatId}: stored message ${r.seq} could not be read: ${decoded.reason}`);
+      return { seq: r.seq, createdAt: r.created_at, message };
     });
+  }
+
+  forkChat(from: string, to: { id: string; title?: string; model?: string; agent?: string }, uptoSeq: number): void {
+    this.db
+      .transaction(() => {
+        this.createChat(to);
+        // Rows are copied as stored (format version and time kept): the fork reads them like the original.
+        this.stmt('INSERT INTO messages (chat_id, seq, role, data, schema_version, created_at) SELECT ?, seq, role, data, schema_version, created_at FROM messages WHERE chat_id = ? AND seq <= ?').run(
+          to.id,
+          from,
+          uptoSeq,
+        );
+      })
+      .immediate();
   }
 
   saveToolCall(rec: ToolCallRecord): void {

@@ -78,6 +78,8 @@ describe('chat/open (resume)', () => {
       chatId: 'c-1',
       title: 'Parser fix',
       selection: { model: 'fake/m2', agent: 'plan', variant: null, variants: [], trust: false },
+      // The window (`limit`) holds the whole chat: nothing older to page to.
+      meta: { total: 2, returned: 2, beforeCursor: null, afterCursor: null, compactionCursor: null },
     });
     const opened = q.messages.find((m) => m.method === ECA.chatOpened.method);
     expect(opened?.params).toEqual({ chatId: 'c-1', title: 'Parser fix' });

@@ -4,6 +4,7 @@
  * becomes −32602 naming the field.
  */
 import { z } from 'zod';
+import { chatHistoryMetaSchema } from './history.js';
 import { chatContextSchema, fileContextSchema } from './context.js';
 import type { Agent } from './lifecycle.js';
 
@@ -102,9 +103,9 @@ export const chatSummarySchema = z.object({
 export type ChatSummary = z.infer<typeof chatSummarySchema>;
 
 /**
- * `chat/open` (ECA docs/protocol.md "Chat open"). `limit`/`before`/`after` window ECA's replay
- * (eca-emacs sends `limit`); patchbay has no `chat/history` to page with yet, so it replays the
- * whole chat and returns no `meta`, which ECA's clients read as "nothing older to load".
+ * `chat/open` (ECA docs/protocol.md "Chat open"). Any of `limit`/`before`/`after` windows the
+ * replay (eca-emacs sends `limit`) and the answer then carries `meta` for paging older through
+ * `chat/history`; a stale cursor is answered `error` instead of a replay.
  */
 export const chatOpenParamsSchema = z.object({
   chatId: z.string(),
@@ -126,6 +127,8 @@ export const chatOpenResultSchema = z.object({
   chatId: z.string().optional(),
   title: z.string().optional(),
   selection: chatSelectionSchema.optional(),
+  meta: chatHistoryMetaSchema.optional(),
+  error: z.object({ code: z.literal('cursor_expired'), message: z.string() }).optional(),
 });
 export type ChatOpenResult = z.infer<typeof chatOpenResultSchema>;
 

@@ -37,6 +37,7 @@ import {
 import { askQuestionParamsSchema, askQuestionResultSchema } from './ask.js';
 import { contentReceivedSchema } from './content.js';
 import { queryContextResultSchema } from './context.js';
+import { chatForkParamsSchema, chatHistoryParamsSchema, chatHistoryResultSchema } from './history.js';
 import {
   configUpdatedSchema,
   getDiagnosticsParamsSchema,
@@ -108,6 +109,8 @@ export const ECA = {
   /** patchbay extensions: stored chats. */
   chatList: request('chat/list', toServer, chatListParamsSchema, chatListResultSchema),
   chatOpen: request('chat/open', toServer, chatOpenParamsSchema, chatOpenResultSchema),
+  chatHistory: request('chat/history', toServer, chatHistoryParamsSchema, chatHistoryResultSchema),
+  chatFork: request('chat/fork', toServer, chatForkParamsSchema, emptyResultSchema),
   mcpStartServer: notification('mcp/startServer', toServer, mcpServerParamsSchema),
   mcpStopServer: notification('mcp/stopServer', toServer, mcpServerParamsSchema),
 
