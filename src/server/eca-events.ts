@@ -7,6 +7,7 @@ import { formatCost } from '../core/turn.js';
 import type { ChatContent, ContentReceived, RejectReason as RejectReasonEca, Role } from '../protocol/eca/content.js';
 import type { ChatStatus } from '../protocol/eca/chat.js';
 import { ECA } from '../protocol/eca/methods.js';
+import { ecaToolServer, toEcaToolDetails } from './eca-tool-details.js';
 
 export type EcaNotification =
   { method: typeof ECA.chatContentReceived.method; params: ContentReceived } | { method: typeof ECA.chatStatusChanged.method; params: { chatId: string; status: ChatStatus } };
@@ -84,15 +85,16 @@ export const WAITING_APPROVAL_TEXT = 'Waiting for tool call approval';
 const CALLING_TOOL_TEXT = 'Calling tool';
 
 function toolCall(e: Exclude<ToolCallEvent, { state: 'stopping' }>): ChatContent[] {
-  if (e.state === 'preparing') return [{ type: 'toolCallPrepare', origin: e.origin, id: e.id, name: e.name, server: e.server, argumentsText: e.argumentsDelta }];
+  const server = ecaToolServer(e.origin, e.server, e.name);
+  if (e.state === 'preparing') return [{ type: 'toolCallPrepare', origin: e.origin, id: e.id, name: e.name, server, argumentsText: e.argumentsDelta }];
   const base = {
     origin: e.origin,
     id: e.id,
     name: e.name,
-    server: e.server,
+    server,
     arguments: e.arguments ?? {},
     ...(e.summary !== undefined ? { summary: e.summary } : {}),
-    ...(e.details ? { details: e.details } : {}),
+    ...(e.details ? { details: toEcaToolDetails(e.details) } : {}),
   };
   switch (e.state) {
     case 'announced':
