@@ -9,6 +9,7 @@ import { readFileTool } from './read-file.js';
 import { shellCommandTool } from './shell-command.js';
 import { writeFileTool } from './write-file.js';
 import { readEventStreamTool } from './read-event-stream.js';
+import { taskTool } from './task.js';
 import type { EventStreamStore } from '../../../shapes/event-stream.js';
 
 export interface NativeToolsOptions {
@@ -30,6 +31,7 @@ export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
     moveFileTool(),
     shellCommandTool({ shellTimeoutSeconds: opts.shellTimeoutSeconds, maxOutputChars: opts.maxOutputChars }),
     editorDiagnosticsTool(),
+    taskTool(),
     ...(opts.events ? [readEventStreamTool(opts.events)] : []),
   ];
 }
@@ -45,3 +47,4 @@ export { shellCommandTool, shellCommandSchema, type ShellCommandOptions, DEFAULT
 export { runShell, OutputBuffer, KILL_GRACE_MS, type ShellRun, type ShellRunOptions } from './shell.js';
 export { writeFileTool, writeFileSchema } from './write-file.js';
 export { readEventStreamTool, readEventStreamSchema } from './read-event-stream.js';
+export { taskTool, taskSchema, memoryTaskLists, type TaskLists } from './task.js';
