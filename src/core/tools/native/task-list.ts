@@ -128,8 +128,7 @@ function resolveIds(list: TaskList, raw: unknown): { ids: number[] } | { error: 
   return missing.length ? { error: `Tasks not found: ${missing.join(', ')}` } : { ids };
 }
 
-const withoutIdleSummary = (list: TaskList): TaskList =>
-  list.tasks.some((t) => t.status === 'inProgress') ? list : { nextId: list.nextId, tasks: list.tasks };
+const withoutIdleSummary = (list: TaskList): TaskList => (list.tasks.some((t) => t.status === 'inProgress') ? list : { nextId: list.nextId, tasks: list.tasks });
 
 export function plan(raw: unknown): Outcome {
   if (!Array.isArray(raw) || raw.length === 0) return fail("plan requires 'tasks' (non-empty array)");
