@@ -37,6 +37,8 @@ export const taskDetailsSchema = z.object({
   tasks: z.array(taskItemSchema),
   /** What the model said it is working on; absent when no task is in progress. */
   activeSummary: z.string().optional(),
+  /** The id the next added task gets (ids of deleted tasks are not reused). */
+  nextId: z.number().int().optional(),
 });
 export type TaskDetails = z.infer<typeof taskDetailsSchema>;
 

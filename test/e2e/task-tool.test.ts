@@ -107,7 +107,7 @@ describe('task tool (ECA task.clj) as the plugins render it', () => {
     expect(called).not.toHaveProperty('details');
   });
 
-  it('chat/open replays the stored task details in ECA shape after a restart (eca-emacs eca-chat-resume)', async () => {
+  it('chat/open replays the stored task details in ECA shape after a restart (eca-emacs eca-chat-resume); the list lives on, and chat/clear drops it (ECA chat.clj clear-chat)', async () => {
     const home = tempDir();
     const root = workspace({ 'a.txt': 'alpha\n' });
     const { p } = await boot(home, root);
@@ -121,5 +121,21 @@ describe('task tool (ECA task.clj) as the plugins render it', () => {
     const [replayed] = toolContents(q, chatId, 'toolCalled');
     expect(replayed).toMatchObject({ id: 't1', server: 'eca', details: { type: 'task', inProgressTaskIds: [], summary: { pending: 2, total: 2 } } });
     expect(replayed.details.tasks[1]).toEqual({ id: 2, subject: 'Wire CLI', description: 'Call it from main', status: 'pending', priority: 'high', isBlocked: true, blockedBy: [1] });
+
+    // The restarted server goes on with the same list (ECA saves `:task` with the chat).
+    llm().script([{ toolCall: { id: 't2', name: 'patchbay__task', args: { op: 'complete', ids: [1] } } }], [{ text: 'done' }]);
+    await q.request(ECA.chatPrompt, { chatId, message: 'finish one' });
+    await q.turnDone(chatId);
+    const [completed] = toolContents(q, chatId, 'toolCalled').filter((c) => c.id === 't2');
+    expect(completed.outputs[0].text).toMatch(/^Completed task\(s\): 1\nUnblocked: 2\n/);
+    expect(completed.details.summary).toEqual({ done: 1, inProgress: 0, pending: 1, total: 2 });
+
+    // eca-emacs `eca-chat-clear` sends chat/clear with `:messages t`.
+    await q.request(ECA.chatClear, { chatId, messages: true });
+    llm().script([{ toolCall: { id: 't3', name: 'patchbay__task', args: { op: 'read' } } }], [{ text: 'nothing' }]);
+    await q.request(ECA.chatPrompt, { chatId, message: 'what is left' });
+    await q.turnDone(chatId, 2);
+    const [read] = toolContents(q, chatId, 'toolCalled').filter((c) => c.id === 't3');
+    expect(read.details).toMatchObject({ tasks: [], summary: { total: 0 } });
   });
 });

@@ -1,7 +1,9 @@
 /** The `task` tool: ECA's rules and texts (src/eca/features/tools/task.clj), kept per chat. */
 import { describe, expect, it } from 'vitest';
 import { taskTool } from '../../src/core/tools/native/task.js';
-import type { Tool, ToolContext } from '../../src/shapes/tool.js';
+import { storedTaskLists } from '../../src/core/tools/native/task-lists.js';
+import type { StoredMessage } from '../../src/core/messages.js';
+import type { Tool, ToolContext, ToolResult } from '../../src/shapes/tool.js';
 import { toEcaToolDetails } from '../../src/server/eca-tool-details.js';
 import { context, text } from './tools-helpers.js';
 
@@ -41,6 +43,7 @@ describe('task tool', () => {
         { id: 1, subject: 'Write parser', description: 'Parse the input; tests pass', status: 'pending', priority: 'medium', blockedBy: [], isBlocked: false },
         { id: 2, subject: 'Wire CLI', description: 'Call the parser from main', status: 'pending', priority: 'high', blockedBy: [1], isBlocked: true },
       ],
+      nextId: 3,
     });
   });
 
@@ -100,7 +103,7 @@ describe('task tool', () => {
     });
     const cleared = await call(tool, { op: 'clear' });
     expect(cleared.text).toBe('Task list cleared\n\nSummary: 0 done, 0 in progress, 0 pending, 0 total\nTasks:\n(none)');
-    expect(cleared.r.details).toEqual({ type: 'task', tasks: [] });
+    expect(cleared.r.details).toEqual({ type: 'task', tasks: [], nextId: 1 });
     // After a clear, ids start again from 1 (ECA's empty list has next-id 1).
     expect((await call(tool, { op: 'add', task: { subject: 'X', description: 'x' } })).text).toMatch(/^Added 1 task\(s\): 1\n/);
   });
@@ -150,11 +153,50 @@ describe('task tool', () => {
   });
 });
 
+describe("task lists kept in the chat's stored messages", () => {
+  const toolMessage = (r: ToolResult, extra: Partial<Extract<StoredMessage, { role: 'tool' }>> = {}): StoredMessage => ({
+    role: 'tool',
+    toolCallId: 'x',
+    name: 'task',
+    server: 'patchbay',
+    origin: 'native',
+    args: {},
+    outcome: 'called',
+    error: r.error,
+    outputs: r.outputs,
+    llmText: '',
+    ...(r.details ? { details: r.details } : {}),
+    totalTimeMs: 1,
+    ...extra,
+  });
+
+  it('reads back the latest successful task result, ids of deleted tasks not reused (ECA next-id)', async () => {
+    const stored = new Map<string, StoredMessage[]>();
+    const tool = taskTool(storedTaskLists((id) => stored.get(id) ?? []));
+    // As core commits each result before the next call (core/tool-call.ts).
+    const run = async (args: Record<string, unknown>) => {
+      const { r, text: t } = await call(tool, args);
+      stored.set('c1', [...(stored.get('c1') ?? []), toolMessage(r)]);
+      return t;
+    };
+    await run({ op: 'plan', tasks: twoTasks });
+    await run({ op: 'delete', ids: [2] });
+    expect(await run({ op: 'complete', ids: [9] })).toBe('Tasks not found: 9'); // an error result changes nothing
+    // A rejected call and another tool's details are not the list.
+    stored.get('c1')!.push(toolMessage({ error: false, outputs: [] }, { outcome: 'rejected' }), toolMessage({ error: false, outputs: [] }, { name: 'write_file' }));
+    expect(await run({ op: 'add', task: { subject: 'Docs', description: 'README' } })).toMatch(/^Added 1 task\(s\): 3\n/);
+    expect((await call(tool, { op: 'read' }, chat('other'))).text).toContain('0 total');
+    stored.set('c1', []); // the chat was cleared
+    expect((await call(tool, { op: 'read' })).text).toContain('0 total');
+  });
+});
+
 describe('task details on the ECA wire', () => {
   it("become ECA TaskDetails: in-progress spelled ECA's way, ids and counts added, blockedBy only when set", () => {
     const wire = toEcaToolDetails({
       type: 'task',
       activeSummary: 'Parsing',
+      nextId: 4,
       tasks: [
         { id: 1, subject: 'a', description: 'A', status: 'done', priority: 'low', blockedBy: [], isBlocked: false },
         { id: 2, subject: 'b', description: 'B', status: 'inProgress', priority: 'high', blockedBy: [1], isBlocked: false },

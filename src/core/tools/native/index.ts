@@ -10,6 +10,7 @@ import { shellCommandTool } from './shell-command.js';
 import { writeFileTool } from './write-file.js';
 import { readEventStreamTool } from './read-event-stream.js';
 import { taskTool } from './task.js';
+import type { TaskLists } from './task-lists.js';
 import type { EventStreamStore } from '../../../shapes/event-stream.js';
 
 export interface NativeToolsOptions {
@@ -19,6 +20,8 @@ export interface NativeToolsOptions {
   maxOutputChars?: number;
   /** Where `read_event_stream` reads from; without it the tool is not offered. */
   events?: EventStreamStore;
+  /** Where `task` keeps each chat's list; in memory without it. */
+  taskLists?: TaskLists;
 }
 
 export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
@@ -31,7 +34,7 @@ export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
     moveFileTool(),
     shellCommandTool({ shellTimeoutSeconds: opts.shellTimeoutSeconds, maxOutputChars: opts.maxOutputChars }),
     editorDiagnosticsTool(),
-    taskTool(),
+    taskTool(opts.taskLists),
     ...(opts.events ? [readEventStreamTool(opts.events)] : []),
   ];
 }
@@ -47,4 +50,5 @@ export { shellCommandTool, shellCommandSchema, type ShellCommandOptions, DEFAULT
 export { runShell, OutputBuffer, KILL_GRACE_MS, type ShellRun, type ShellRunOptions } from './shell.js';
 export { writeFileTool, writeFileSchema } from './write-file.js';
 export { readEventStreamTool, readEventStreamSchema } from './read-event-stream.js';
-export { taskTool, taskSchema, memoryTaskLists, type TaskLists } from './task.js';
+export { taskTool, taskSchema } from './task.js';
+export { memoryTaskLists, storedTaskLists, type TaskLists } from './task-lists.js';

@@ -250,5 +250,6 @@ export function taskDetails(list: TaskList): TaskDetails {
     type: 'task',
     tasks: list.tasks.map((t) => ({ ...t, blockedBy: [...t.blockedBy], isBlocked: activeBlockers(list.tasks, t).length > 0 })),
     ...(list.activeSummary !== undefined ? { activeSummary: list.activeSummary } : {}),
+    nextId: list.nextId,
   };
 }

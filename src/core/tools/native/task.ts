@@ -11,18 +11,7 @@ import type { Tool } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
 import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { add, complete, EMPTY_TASK_LIST, listText, plan, remove, start, taskDetails, update, type Outcome, type TaskInput, type TaskList } from './task-list.js';
-
-/** Where each chat's task list is kept between calls. */
-export interface TaskLists {
-  get(chatId: string): TaskList | undefined;
-  set(chatId: string, list: TaskList): void;
-}
-
-/** Task lists held for the life of the process. */
-export function memoryTaskLists(): TaskLists {
-  const lists = new Map<string, TaskList>();
-  return { get: (id) => lists.get(id), set: (id, list) => void lists.set(id, list) };
-}
+import { memoryTaskLists, type TaskLists } from './task-lists.js';
 
 const OPS = ['read', 'plan', 'add', 'update', 'start', 'complete', 'delete', 'clear'] as const;
 
