@@ -186,6 +186,11 @@ describe("task lists kept in the chat's stored messages", () => {
     stored.get('c1')!.push(toolMessage({ error: false, outputs: [] }, { outcome: 'rejected' }), toolMessage({ error: false, outputs: [] }, { name: 'write_file' }));
     expect(await run({ op: 'add', task: { subject: 'Docs', description: 'README' } })).toMatch(/^Added 1 task\(s\): 3\n/);
     expect((await call(tool, { op: 'read' }, chat('other'))).text).toContain('0 total');
+    // A list whose tasks are all done is cleared by the next prompt, as ECA's auto-clear does.
+    await run({ op: 'complete', ids: [1, 3] });
+    expect((await call(tool, { op: 'read' })).text).toContain('2 done, 0 in progress, 0 pending, 2 total');
+    stored.get('c1')!.push({ role: 'user', text: 'next' });
+    expect((await call(tool, { op: 'read' })).text).toContain('0 total');
     stored.set('c1', []); // the chat was cleared
     expect((await call(tool, { op: 'read' })).text).toContain('0 total');
   });

@@ -28,15 +28,26 @@ export function storedTaskLists(messages: (chatId: string) => StoredMessage[]): 
   return {
     get(chatId) {
       const stored = messages(chatId);
+      let promptedSince = false;
       for (let i = stored.length - 1; i >= 0; i--) {
         const m = stored[i];
-        if (m.role === 'tool' && m.origin === 'native' && m.name === 'task' && m.outcome === 'called' && !m.error && m.details?.type === 'task') return fromDetails(m.details);
+        if (m.role === 'user') promptedSince = true;
+        if (m.role === 'tool' && m.origin === 'native' && m.name === 'task' && m.outcome === 'called' && !m.error && m.details?.type === 'task') {
+          const list = fromDetails(m.details);
+          // ECA clears a list whose tasks are all done when the next prompt starts
+          // (chat.clj `prompt` → task.clj `auto-clear-completed!`).
+          return promptedSince && allDone(list) ? undefined : list;
+        }
       }
       return undefined;
     },
     // The result's details are what `get` reads back once the call's message is committed.
     set() {},
   };
+}
+
+function allDone(list: TaskList): boolean {
+  return list.tasks.length > 0 && list.tasks.every((t) => t.status === 'done');
 }
 
 function fromDetails(d: TaskDetails): TaskList {
