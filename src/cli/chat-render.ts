@@ -157,14 +157,15 @@ export class Renderer {
     t.outLine(
       `${t.paint('yellow', '?')} ${t.paint('bold', c.name)}${c.server && c.server !== 'eca' && c.server !== 'patchbay' ? t.paint('dim', ` (${c.server})`) : ''}${c.summary ? ` — ${c.summary}` : ''}`,
     );
-    const isDiff = c.details?.type === 'fileChange' && !!c.details.diff;
+    const diff = c.details?.type === 'fileChange' ? c.details.diff : '';
+    const isDiff = diff !== '';
     for (const [k, v] of Object.entries(c.arguments)) {
       if (isDiff && typeof v === 'string' && v.includes('\n')) continue; // the diff shows it
       t.outLine(`  ${t.paint('dim', `${k}:`)} ${oneLine(v, 160)}`);
     }
-    if (isDiff && c.details) {
+    if (isDiff) {
       let inHunk = false;
-      for (const line of c.details.diff.replace(/\n$/, '').split('\n')) {
+      for (const line of diff.replace(/\n$/, '').split('\n')) {
         inHunk ||= line.startsWith('@@');
         t.outLine(`  ${this.diffLine(line, inHunk)}`);
       }

@@ -4,7 +4,7 @@
  * truth; core emits plain objects of these types (not parsed on the hot path).
  */
 import { z } from 'zod';
-import { fileChangeDetailsSchema as fileChangeSchema, toolOutputSchema } from '../shapes/tool.js';
+import { toolDetailsSchema, toolOutputSchema } from '../shapes/tool.js';
 
 export const chatStatusSchema = z.enum(['idle', 'running', 'stopping']);
 export type ChatStatus = z.infer<typeof chatStatusSchema>;
@@ -32,7 +32,7 @@ const toolCallFields = {
   origin: z.string(),
   arguments: z.record(z.string(), z.unknown()).optional(),
   summary: z.string().optional(),
-  details: fileChangeSchema.optional(),
+  details: toolDetailsSchema.optional(),
 };
 
 /**

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { assistantPartSchema } from '../shapes/llm.js';
-import { fileChangeDetailsSchema, toolOutputSchema } from '../shapes/tool.js';
+import { toolDetailsSchema, toolOutputSchema } from '../shapes/tool.js';
 import { rejectReasonSchema } from './events.js';
 
 export const storedMessageSchema = z.discriminatedUnion('role', [
@@ -30,7 +30,7 @@ export const storedMessageSchema = z.discriminatedUnion('role', [
     outputs: z.array(toolOutputSchema),
     /** What the LLM reads as the result. */
     llmText: z.string(),
-    details: fileChangeDetailsSchema.optional(),
+    details: toolDetailsSchema.optional(),
     reason: rejectReasonSchema.optional(),
     totalTimeMs: z.number(),
   }),

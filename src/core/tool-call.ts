@@ -18,7 +18,7 @@ import type { ApprovalAnswer } from './approvals.js';
 import type { ChatEvents, RejectReason, ToolCallEvent } from './events.js';
 import type { StoredMessage } from './messages.js';
 import type { ChatPersistence, ToolCallRecord } from './persistence.js';
-import type { FileChangeDetails, Tool, ToolContext, ToolResult } from '../shapes/tool.js';
+import type { Tool, ToolContext, ToolDetails, ToolResult } from '../shapes/tool.js';
 import { isInsideWorkspace, resolvePath } from '../util/paths.js';
 import { protectedTarget } from './protected-calls.js';
 import { protectedPath } from './protected-paths.js';
@@ -78,7 +78,7 @@ export interface ToolCallEnv {
 
 export class ToolCall {
   state: ToolCallState = { kind: 'preparing' };
-  private details: FileChangeDetails | undefined;
+  private details: ToolDetails | undefined;
   /** Why this call asks whatever the config says (a protected path), shown in its summary. */
   private mustAsk: string | undefined;
   /** Set when approval found a path outside the workspace (the user is then asked about it). */

@@ -18,7 +18,7 @@ import type { ChatDeps } from '../core/deps.js';
 import type { ChatEvents } from '../core/events.js';
 import { nativeCommands } from '../core/native-commands.js';
 import { ToolRegistry } from '../core/tool-registry.js';
-import { nativeTools } from '../core/tools/native/index.js';
+import { nativeTools, storedTaskLists } from '../core/tools/native/index.js';
 import { FileIndex, queryContexts, renderContexts, buildRepoMap } from '../core/context/index.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { AskUser } from '../shapes/ask.js';
@@ -139,6 +139,7 @@ export class Workspace {
       maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars,
       events: this.store,
       ask: this.opts.frontEnd.ask,
+      taskLists: storedTaskLists((chatId) => this.store.messages(chatId)),
     });
     // Native tools come first in every list the model sees; peers may wrap them (below).
     this.tools.set('native', native);

@@ -7,6 +7,7 @@ import { formatCost } from '../core/turn.js';
 import type { ChatContent, ContentReceived, RejectReason as RejectReasonEca, Role } from '../protocol/eca/content.js';
 import type { ChatStatus } from '../protocol/eca/chat.js';
 import { ECA } from '../protocol/eca/methods.js';
+import { toEcaToolDetails } from './eca-tool-details.js';
 
 export type EcaNotification =
   { method: typeof ECA.chatContentReceived.method; params: ContentReceived } | { method: typeof ECA.chatStatusChanged.method; params: { chatId: string; status: ChatStatus } };
@@ -92,7 +93,7 @@ function toolCall(e: Exclude<ToolCallEvent, { state: 'stopping' }>): ChatContent
     server: ecaServer(e.server),
     arguments: e.arguments ?? {},
     ...(e.summary !== undefined ? { summary: e.summary } : {}),
-    ...(e.details ? { details: e.details } : {}),
+    ...(e.details ? { details: toEcaToolDetails(e.details) } : {}),
   };
   switch (e.state) {
     case 'announced':

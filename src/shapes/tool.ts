@@ -17,6 +17,35 @@ export const fileChangeDetailsSchema = z.object({
 });
 export type FileChangeDetails = z.infer<typeof fileChangeDetailsSchema>;
 
+/** One entry of a chat's task list (the `task` tool). */
+export const taskItemSchema = z.object({
+  id: z.number().int(),
+  subject: z.string(),
+  description: z.string(),
+  status: z.enum(['pending', 'inProgress', 'done']),
+  priority: z.enum(['high', 'medium', 'low']),
+  /** Ids of the tasks that must be done first (empty when none). */
+  blockedBy: z.array(z.number().int()),
+  /** Some task in `blockedBy` is not done yet. */
+  isBlocked: z.boolean(),
+});
+export type TaskItem = z.infer<typeof taskItemSchema>;
+
+/** A chat's whole task list after a `task` call, for front ends to render as a checklist. */
+export const taskDetailsSchema = z.object({
+  type: z.literal('task'),
+  tasks: z.array(taskItemSchema),
+  /** What the model said it is working on; absent when no task is in progress. */
+  activeSummary: z.string().optional(),
+  /** The id the next added task gets (ids of deleted tasks are not reused). */
+  nextId: z.number().int().optional(),
+});
+export type TaskDetails = z.infer<typeof taskDetailsSchema>;
+
+/** What a tool call carries beside its outputs for a front end to show. Stored with tool-call messages. */
+export const toolDetailsSchema = z.discriminatedUnion('type', [fileChangeDetailsSchema, taskDetailsSchema]);
+export type ToolDetails = z.infer<typeof toolDetailsSchema>;
+
 /** One piece of what a tool returns to the model. */
 export const toolOutputSchema = z.discriminatedUnion('type', [z.object({ type: z.literal('text'), text: z.string() }), z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() })]);
 export type ToolOutput = z.infer<typeof toolOutputSchema>;
@@ -25,7 +54,7 @@ export type ToolOutput = z.infer<typeof toolOutputSchema>;
 export interface ToolResult {
   error: boolean;
   outputs: ToolOutput[];
-  details?: FileChangeDetails;
+  details?: ToolDetails;
 }
 
 /** What the editor can do for a tool (server → client requests). */

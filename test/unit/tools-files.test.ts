@@ -137,7 +137,7 @@ describe('write_file', () => {
     expect(await readFile(abs, 'utf8')).toBe('one\ntwo\n');
     const r = await tool.call({ path: abs, content: 'one\n2\n3\n' }, context([ws]));
     expect(r.details).toMatchObject({ linesAdded: 2, linesRemoved: 1 });
-    expect(r.details?.diff).toContain('-two\n+2\n+3\n');
+    expect(r.details?.type === 'fileChange' && r.details.diff).toContain('-two\n+2\n+3\n');
     expect(await readFile(abs, 'utf8')).toBe('one\n2\n3\n');
   });
 

@@ -14,9 +14,9 @@ afterEach(async () => {
 });
 
 describe('nativeTools', () => {
-  it('provides the eight ECA-named tools, as patchbay natives with JSON Schemas', () => {
+  it('provides the nine ECA-named tools, as patchbay natives with JSON Schemas', () => {
     const tools = nativeTools();
-    expect(tools.map((t) => t.name)).toEqual(['read_file', 'directory_tree', 'grep', 'write_file', 'edit_file', 'move_file', 'shell_command', 'editor_diagnostics']);
+    expect(tools.map((t) => t.name)).toEqual(['read_file', 'directory_tree', 'grep', 'write_file', 'edit_file', 'move_file', 'shell_command', 'editor_diagnostics', 'task']);
     for (const t of tools) {
       expect(t).toMatchObject({ server: 'patchbay', origin: 'native' });
       expect(t.readOnly).toBe(!t.mutates);
@@ -25,7 +25,8 @@ describe('nativeTools', () => {
       expect(t.description.length).toBeGreaterThan(40);
     }
     const readOnly = tools.filter((t) => t.readOnly).map((t) => t.name);
-    expect(readOnly).toEqual(['read_file', 'directory_tree', 'grep', 'editor_diagnostics']);
+    // `task` changes only the chat's own task list: ECA allows `eca__task` even in the plan agent.
+    expect(readOnly).toEqual(['read_file', 'directory_tree', 'grep', 'editor_diagnostics', 'task']);
   });
 
   it('derives schemas with ECA argument names and required fields', () => {
@@ -37,6 +38,10 @@ describe('nativeTools', () => {
     expect(byName.move_file.required).toEqual(['source', 'destination']);
     expect(byName.shell_command.required).toEqual(['command']);
     expect(byName.editor_diagnostics.required ?? []).toEqual([]);
+    // ECA task.clj `definitions`.
+    expect(Object.keys(byName.task.properties as object)).toEqual(['op', 'id', 'ids', 'active_summary', 'task', 'tasks']);
+    expect(byName.task.required).toEqual(['op']);
+    expect((byName.task.properties as Record<string, { enum?: string[] }>).op.enum).toEqual(['read', 'plan', 'add', 'update', 'start', 'complete', 'delete', 'clear']);
   });
 
   it('passes options to shell_command', () => {

@@ -9,13 +9,34 @@ const fileChangeSchema = z.object({
   linesRemoved: z.number(),
 });
 
+/** ECA `TaskDetails` (docs/protocol.md "ToolCallDetails"): the chat's task list, rendered by the plugins as a checklist. */
+export const taskDetailsSchema = z.object({
+  type: z.literal('task'),
+  tasks: z.array(
+    z.object({
+      id: z.number(),
+      subject: z.string(),
+      description: z.string(),
+      status: z.enum(['pending', 'in-progress', 'done']),
+      priority: z.enum(['high', 'medium', 'low']),
+      isBlocked: z.boolean(),
+      /** Only present when the task has dependencies. */
+      blockedBy: z.array(z.number()).optional(),
+    }),
+  ),
+  inProgressTaskIds: z.array(z.number()),
+  summary: z.object({ done: z.number(), inProgress: z.number(), pending: z.number(), total: z.number() }),
+  activeSummary: z.string().optional(),
+});
+export type TaskDetails = z.infer<typeof taskDetailsSchema>;
+
 const toolCallBase = {
   origin: z.string(),
   id: z.string(),
   name: z.string(),
   server: z.string().optional(),
   summary: z.string().optional(),
-  details: fileChangeSchema.optional(),
+  details: z.discriminatedUnion('type', [fileChangeSchema, taskDetailsSchema]).optional(),
 };
 
 export const toolOutputSchema = z.union([z.object({ type: z.literal('text'), text: z.string() }), z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() })]);

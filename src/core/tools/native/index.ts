@@ -9,6 +9,8 @@ import { readFileTool } from './read-file.js';
 import { shellCommandTool } from './shell-command.js';
 import { writeFileTool } from './write-file.js';
 import { readEventStreamTool } from './read-event-stream.js';
+import { taskTool } from './task.js';
+import type { TaskLists } from './task-lists.js';
 import type { EventStreamStore } from '../../../shapes/event-stream.js';
 import type { AskUser } from '../../../shapes/ask.js';
 import { askUserTool } from './ask-user.js';
@@ -22,6 +24,8 @@ export interface NativeToolsOptions {
   events?: EventStreamStore;
   /** How to ask the user a question; without it `ask_user` is not offered. */
   ask?: AskUser;
+  /** Where `task` keeps each chat's list; in memory without it. */
+  taskLists?: TaskLists;
 }
 
 export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
@@ -34,6 +38,7 @@ export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
     moveFileTool(),
     shellCommandTool({ shellTimeoutSeconds: opts.shellTimeoutSeconds, maxOutputChars: opts.maxOutputChars }),
     editorDiagnosticsTool(),
+    taskTool(opts.taskLists),
     ...(opts.events ? [readEventStreamTool(opts.events)] : []),
     ...(opts.ask ? [askUserTool(opts.ask)] : []),
   ];
@@ -51,3 +56,5 @@ export { runShell, OutputBuffer, KILL_GRACE_MS, type ShellRun, type ShellRunOpti
 export { writeFileTool, writeFileSchema } from './write-file.js';
 export { readEventStreamTool, readEventStreamSchema } from './read-event-stream.js';
 export { askUserTool, askUserSchema } from './ask-user.js';
+export { taskTool, taskSchema } from './task.js';
+export { memoryTaskLists, storedTaskLists, type TaskLists } from './task-lists.js';
