@@ -13,6 +13,7 @@ import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../shapes/llm.js';
 import type { Context as ChatContext } from '../shapes/context.js';
 import type { Agent } from '../shapes/agent.js';
+import type { StoredMessage } from './stored-message.js';
 
 const log = logger('chats');
 /** An inject burst is gathered until this long passes without another… */
@@ -86,6 +87,11 @@ export class ChatService {
   ) {}
 
   /** The chat by id: in memory, else loaded from the store, else undefined. */
+  /** A chat's stored messages as held in memory (read from the store once, when the chat is first loaded). */
+  messages(chatId: string): StoredMessage[] {
+    return this.load(chatId)?.stored ?? [];
+  }
+
   private load(id: string): LiveChat | undefined {
     const cached = this.live.get(id);
     if (cached) return cached;

@@ -139,7 +139,8 @@ export class Workspace {
       maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars,
       events: this.store,
       ask: this.opts.frontEnd.ask,
-      taskLists: storedTaskLists((chatId) => this.store.messages(chatId)),
+      // The chat's messages in memory: no store read per task call.
+      taskLists: storedTaskLists((chatId) => this.chats.messages(chatId)),
     });
     // Native tools come first in every list the model sees; peers may wrap them (below).
     this.tools.set('native', native);
