@@ -2,7 +2,7 @@
  * What a chat keeps: one StoredMessage per completed step. From these the LLM history
  * and the editor replay (`chat/open`) are both derived, so there is one source of truth.
  */
-import type { AssistantPart, LlmMessage } from '../shapes/llm.js';
+import type { LlmMessage } from '../shapes/llm.js';
 import type { ChatEvent } from './events.js';
 import type { StoredMessage } from './stored-message.js';
 

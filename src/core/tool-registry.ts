@@ -8,10 +8,9 @@
  */
 import type { ApprovalConfig } from '../config/schema.js';
 import type { Agent } from '../shapes/agent.js';
-import type { LlmToolSpec } from '../shapes/llm.js';
 import { isHiddenByDeny } from './approval.js';
 import type { Tool } from '../shapes/tool.js';
-import { llmName, llmNameProblem, toolSpecs } from '../shapes/tool-names.js';
+import { llmName, llmNameProblem } from '../shapes/tool-names.js';
 
 export type { ToolRefusal as Refusal } from '../shapes/registry.js';
 import type { ToolRefusal as Refusal, ToolSink } from '../shapes/registry.js';
@@ -94,9 +93,5 @@ export class ToolRegistry implements ToolSink {
     return this.all(opts.chatId ?? '').filter(
       (t) => !(opts.agent === 'plan' && t.mutates) && !isHiddenByDeny(t, opts.approval) && !opts.disabled.includes(t.name) && !opts.disabled.includes(llmName(t)),
     );
-  }
-
-  static toSpecs(tools: Tool[]): LlmToolSpec[] {
-    return toolSpecs(tools);
   }
 }

@@ -12,9 +12,9 @@ import { toLlmMessages, type StoredMessage } from './messages.js';
 import type { ToolCallRecord } from './persistence.js';
 import { systemPrompt } from './system-prompt.js';
 import { ToolCall } from './tool-call.js';
-import { ToolRegistry } from './tool-registry.js';
 import type { Tool } from '../shapes/tool.js';
 import { errorMessage, logger } from '../util/log.js';
+import { toolSpecs } from '../shapes/tool-names.js';
 
 const log = logger('turn');
 /**
@@ -191,7 +191,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           model: entry.modelName,
           system: systemPrompt({ agent, roots: deps.roots(), tools, extra: config.systemPrompt, instructions: deps.instructions() }),
           messages: toLlmMessages(chat.stored),
-          tools: ToolRegistry.toSpecs(tools),
+          tools: toolSpecs(tools),
           maxOutputTokens: entry.limit?.output,
           signal,
           chatId: chat.id,

@@ -362,7 +362,7 @@ export class Workspace {
 
   /** The @-mention search: files, directories and the like, every peer's resources, and what peers matched themselves. */
   async queryContext(query: string, exclude: Context[] = []): Promise<OfferedContext[]> {
-    const [mentions] = await Promise.all([Promise.all(this.all().map((p) => p.mentions?.(query) ?? []))]);
+    const mentions = await Promise.all(this.all().map((p) => p.mentions?.(query) ?? []));
     const resources = this.all().flatMap((p) => p.resources?.() ?? []);
     return queryContexts(this.indexes, query, { roots: this.roots, exclude, resources, mentions: mentions.flat() });
   }

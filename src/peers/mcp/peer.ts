@@ -41,7 +41,10 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
       // Until each server's first start is over (running or failed; a failed one is then restarted
       // with backoff). Not "no server is starting": one still queued by startAll is not starting yet.
       if (signal.aborted) return;
-      await Promise.race([mcp.firstStarts(), new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }))]);
+      let onAbort: (() => void) | undefined;
+      await Promise.race([mcp.firstStarts(), new Promise<void>((r) => signal.addEventListener('abort', (onAbort = () => r()), { once: true }))]);
+      // The signal may outlive this wait (the workspace's stop signal): leave no listener on it.
+      signal.removeEventListener('abort', onAbort!);
     },
     startServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.start(name) : undefined),
     stopServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.stop(name) : undefined),
