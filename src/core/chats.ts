@@ -9,6 +9,8 @@ import type { ChatEvent, ChatStatus, TurnOutcome } from './events.js';
 import { replayEvents } from './messages.js';
 import { findContentIndex, forkTitle, historyPage, type HistoryPage, type HistoryWindow } from './chat-history.js';
 import { newId, rememberUserMessage, runTurn } from './turn.js';
+import { clearsAtNextPrompt } from './tools/native/task-lists.js';
+import { EMPTY_TASK_LIST, taskDetails } from './tools/native/task-list.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../shapes/llm.js';
 import type { Context as ChatContext } from '../shapes/context.js';
@@ -179,6 +181,8 @@ export class ChatService {
             outcome = { stopReason: 'error', error: noModelMessage() };
           }
         } else if (entry) {
+          // ECA's order (chat.clj `prompt`): the finished list is cleared, then the user message.
+          if (clearsAtNextPrompt(chat.stored)) emit({ type: 'taskListCleared', details: taskDetails(EMPTY_TASK_LIST) });
           // Stored before the editor shows it: a kill while contexts load loses nothing shown.
           const user = rememberUserMessage(chat, deps.store, params.message, cid);
           emit({ type: 'userMessage', text: params.message, id: cid });

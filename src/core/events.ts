@@ -4,7 +4,7 @@
  * truth; core emits plain objects of these types (not parsed on the hot path).
  */
 import { z } from 'zod';
-import { toolDetailsSchema, toolOutputSchema } from '../shapes/tool.js';
+import { taskDetailsSchema, toolDetailsSchema, toolOutputSchema } from '../shapes/tool.js';
 
 export const chatStatusSchema = z.enum(['idle', 'running', 'stopping']);
 export type ChatStatus = z.infer<typeof chatStatusSchema>;
@@ -77,6 +77,8 @@ const otherEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('progress'), text: z.string() }),
   /** Something failed; the turn ends with `error` unless it was stopped. */
   z.object({ type: z.literal('error'), text: z.string() }),
+  /** The chat's task list had every task done and is cleared as a new prompt starts; `details` is the empty list. */
+  z.object({ type: z.literal('taskListCleared'), details: taskDetailsSchema }),
   /** The turn is over and the chat is idle again (no separate `status: idle` precedes it). */
   z.object({ type: z.literal('turnEnded'), ...turnOutcomeSchema.shape }),
 ]);

@@ -49,6 +49,23 @@ export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotificatio
       return [content('system', { type: 'metadata', ...(e.title !== undefined ? { title: e.title } : {}) })];
     case 'notice':
       return [content('system', { type: 'text', text: e.text })];
+    case 'taskListCleared':
+      // ECA sends a bare `toolCalled` of its task tool here (chat.clj `prompt`); an id, empty
+      // arguments and outputs make it a well-formed one (plugins key the task panel on server+name).
+      return [
+        content('assistant', {
+          type: 'toolCalled',
+          origin: 'native',
+          id: `task-cleared-${Date.now().toString(36)}`,
+          name: 'task',
+          server: 'eca',
+          arguments: {},
+          error: false,
+          outputs: [],
+          totalTimeMs: 0,
+          details: toEcaToolDetails(e.details),
+        }),
+      ];
     case 'error':
       // patchbay extension: `error` marks the text that says why the turn failed (ECA plugins ignore it).
       return [content('system', { type: 'text', text: e.text, error: true })];

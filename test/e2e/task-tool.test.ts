@@ -138,4 +138,31 @@ describe('task tool (ECA task.clj) as the plugins render it', () => {
     const [read] = toolContents(q, chatId, 'toolCalled').filter((c) => c.id === 't3');
     expect(read.details).toMatchObject({ tasks: [], summary: { total: 0 } });
   });
+  it('a list whose tasks are all done is cleared as the next prompt starts, and the editor is told before the user message (ECA chat.clj prompt → task.clj auto-clear-completed!; eca-webview chat.ts sets taskState null on an empty task toolCalled)', async () => {
+    const { p } = await boot();
+    llm().script(
+      [{ toolCall: { id: 't1', name: 'patchbay__task', args: { op: 'plan', tasks: [{ subject: 'Only one', description: 'x' }] } } }],
+      [{ toolCall: { id: 't2', name: 'patchbay__task', args: { op: 'complete', ids: [1] } } }],
+      [{ text: 'all done' }],
+    );
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'do it' })).result.chatId;
+    await p.turnDone(chatId);
+    expect(toolContents(p, chatId, 'toolCalled').map((c) => c.id)).toEqual(['t1', 't2']);
+
+    llm().script([{ text: 'next thing' }]);
+    await p.request(ECA.chatPrompt, { chatId, message: 'something else', contentId: 'u2' });
+    await p.turnDone(chatId, 2);
+    const all = p.contents(chatId).map((c) => c.content);
+    const cleared = all.findIndex((c) => c.type === 'toolCalled' && c.name === 'task' && c.server === 'eca' && !['t1', 't2'].includes(c.id));
+    const user = all.findIndex((c) => c.type === 'text' && c.contentId === 'u2');
+    expect(cleared).toBeGreaterThan(0);
+    expect(cleared).toBeLessThan(user);
+    expect(all[cleared].details).toEqual({ type: 'task', tasks: [], inProgressTaskIds: [], summary: { done: 0, inProgress: 0, pending: 0, total: 0 } });
+
+    // Told once: the prompt after that has no list left to clear.
+    llm().script([{ text: 'again' }]);
+    await p.request(ECA.chatPrompt, { chatId, message: 'third' });
+    await p.turnDone(chatId, 3);
+    expect(toolContents(p, chatId, 'toolCalled')).toHaveLength(3);
+  });
 });

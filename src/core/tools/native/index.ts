@@ -57,4 +57,4 @@ export { writeFileTool, writeFileSchema } from './write-file.js';
 export { readEventStreamTool, readEventStreamSchema } from './read-event-stream.js';
 export { askUserTool, askUserSchema } from './ask-user.js';
 export { taskTool, taskSchema } from './task.js';
-export { memoryTaskLists, storedTaskLists, type TaskLists } from './task-lists.js';
+export { clearsAtNextPrompt, memoryTaskLists, storedTaskLists, type TaskLists } from './task-lists.js';

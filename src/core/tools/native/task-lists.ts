@@ -46,6 +46,20 @@ export function storedTaskLists(messages: (chatId: string) => StoredMessage[]): 
   };
 }
 
+/**
+ * True when the chat's latest list has every task done and no prompt came since: the prompt
+ * about to start clears it, and front ends are told so (ECA's chat.clj sends an empty task
+ * `toolCalled` then, which is how eca-webview hides its task panel).
+ */
+export function clearsAtNextPrompt(stored: readonly StoredMessage[]): boolean {
+  for (let i = stored.length - 1; i >= 0; i--) {
+    const m = stored[i];
+    if (m.role === 'user') return false;
+    if (m.role === 'tool' && m.origin === 'native' && m.name === 'task' && m.outcome === 'called' && !m.error && m.details?.type === 'task') return allDone(fromDetails(m.details));
+  }
+  return false;
+}
+
 function allDone(list: TaskList): boolean {
   return list.tasks.length > 0 && list.tasks.every((t) => t.status === 'done');
 }
