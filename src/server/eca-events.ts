@@ -49,6 +49,9 @@ export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotificatio
       return [content('system', { type: 'metadata', ...(e.title !== undefined ? { title: e.title } : {}) })];
     case 'notice':
       return [content('system', { type: 'text', text: e.text })];
+    case 'flag':
+      // ECA chat.clj `message-content->chat-content` sends a flag message as a `system` content.
+      return [content('system', { type: 'flag', text: e.text, contentId: e.id })];
     case 'error':
       // patchbay extension: `error` marks the text that says why the turn failed (ECA plugins ignore it).
       return [content('system', { type: 'text', text: e.text, error: true })];
