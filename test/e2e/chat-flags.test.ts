@@ -91,6 +91,12 @@ describe('chat/addFlag', () => {
     expect(await historyLabels(p, 'c1')).toEqual(['user text q1', 'system flag before refactor', 'assistant text a1', 'user text q2', 'assistant text a2']);
     expect((await history(p, 'c1', { limit: 4 })).contents.map(label)).toEqual(['system flag before refactor', 'assistant text a1', 'user text q2', 'assistant text a2']);
 
+    // The chat held in memory has it too: chat/open in the same process replays it.
+    const opening = p.messages.length;
+    const open = await p.request(ECA.chatOpen, { chatId: 'c1' });
+    const replayed = p.messages.slice(opening, p.messages.indexOf(open)).filter((m) => m.method === ECA.chatContentReceived.method);
+    expect(replayed.map((m) => label(m.params))).toContain('system flag before refactor');
+
     // The next prompt carries the conversation without the flag.
     llm().reset();
     llm().script([{ text: 'a3' }]);
@@ -207,6 +213,12 @@ describe('chat/removeFlag', () => {
     expect(res.result).toEqual({});
     expect(sequence(p, from, res)).toEqual(['answer']);
     expect(await historyLabels(p, 'c6')).toEqual(['user text q1', 'assistant text a1', 'user text q2', 'system flag two', 'assistant text a2']);
+
+    // Gone from the chat held in memory too: chat/open no longer replays it.
+    const opening = p.messages.length;
+    const open = await p.request(ECA.chatOpen, { chatId: 'c6' });
+    const replayed = p.messages.slice(opening, p.messages.indexOf(open)).filter((m) => m.method === ECA.chatContentReceived.method);
+    expect(replayed.map((m) => label(m.params)).filter((l) => l.includes('flag'))).toEqual(['system flag two']);
 
     const kept = await historyLabels(p, 'c6');
     const again = await p.request(ECA.chatRemoveFlag, { chatId: 'c6', contentId: one });
