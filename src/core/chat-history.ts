@@ -3,6 +3,7 @@
  * server computes them (eca `src/eca/features/chat/history.clj` `window-messages`, `chat.clj`
  * `find-last-message-idx`, `commands.clj` `fork-title`). Pure: rows in, a page or an index out.
  */
+import { createHash } from 'node:crypto';
 import type { ChatEvent } from './events.js';
 import { countReasoning, replayEvents, replayReasonId } from './messages.js';
 import type { StoredRow } from './persistence.js';
@@ -29,20 +30,34 @@ export type HistoryPage =
   | { ok: false; code: 'chat_not_found' | 'cursor_expired'; message: string };
 
 /**
- * A cursor names a message by its position and commit time: positions restart after
- * `chat/clear`, so the time is what tells a cursor into the cleared history from one into the
- * new (ECA uses a checksum of the message for the same reason). Opaque to clients: base64url.
+ * A cursor names a message by its commit time and a digest of its content, plus its position:
+ * positions restart after `chat/clear` and move when a flag is inserted before them
+ * (`chat/addFlag`), so they alone could name another message (ECA uses a checksum of the message
+ * for the same reason). Opaque to clients: base64url.
  */
 function encodeCursor(row: StoredRow): string {
-  return Buffer.from(`${row.seq}.${row.createdAt}`, 'utf8').toString('base64url');
+  return Buffer.from(`${row.seq}.${row.createdAt}.${digest(row)}`, 'utf8').toString('base64url');
 }
 
-/** The index of the row a cursor names, or undefined when that message is gone (or it is no cursor of ours). */
+function digest(row: StoredRow): string {
+  return createHash('sha256').update(JSON.stringify(row.message)).digest('base64url').slice(0, 16);
+}
+
+/**
+ * The index of the row a cursor names, or undefined when that message is gone, changed, cannot be
+ * told apart from another, or it is no cursor of ours (then the client refetches: never a wrong page).
+ */
 function resolveCursor(rows: StoredRow[], cursor: string): number | undefined {
-  const m = /^(\d+)\.(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  const m = /^(\d+)\.(\d+)\.([\w-]+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (!m) return undefined;
-  const i = rows.findIndex((r) => r.seq === Number(m[1]) && r.createdAt === Number(m[2]));
-  return i < 0 ? undefined : i;
+  const [seq, createdAt, hash] = [Number(m[1]), Number(m[2]), m[3]];
+  const matches: number[] = [];
+  rows.forEach((r, i) => {
+    if (r.createdAt === createdAt && digest(r) === hash) matches.push(i);
+  });
+  // Twins (the same message committed in the same millisecond) are told apart by position.
+  if (matches.length > 1) return matches.find((i) => rows[i].seq === seq);
+  return matches[0];
 }
 
 function lastCompactionIndex(rows: StoredRow[]): number | undefined {
@@ -95,7 +110,7 @@ export function historyPage(rows: StoredRow[], w: HistoryWindow): HistoryPage {
 
 /**
  * The index of the last message a content id names (ECA `find-last-message-idx`: a user
- * message's `contentId` or a content's own id): a user message, a tool call (its result
+ * message's `contentId` or a content's own id): a user message, a flag, a tool call (its result
  * message, which comes after the call), or a reasoning part by the id its replay gives it.
  */
 export function findContentIndex(rows: StoredRow[], contentId: string): number | undefined {
@@ -103,7 +118,7 @@ export function findContentIndex(rows: StoredRow[], contentId: string): number |
   let reasonSeq = 0;
   rows.forEach((r, i) => {
     const m = r.message;
-    if (m.role === 'user' && m.contentId === contentId) found = i;
+    if ((m.role === 'user' || m.role === 'flag') && m.contentId === contentId) found = i;
     else if (m.role === 'tool' && m.toolCallId === contentId) found = i;
     else if (m.role === 'assistant') {
       for (const p of m.parts) {

@@ -8,6 +8,7 @@ import type { ChatDeps } from './deps.js';
 import type { ChatEvent, ChatStatus, TurnOutcome } from './events.js';
 import { replayEvents } from './messages.js';
 import { findContentIndex, forkTitle, historyPage, type HistoryPage, type HistoryWindow } from './chat-history.js';
+import { addFlag, removeFlag, type FlagResult } from './chat-flags.js';
 import { newId, rememberUserMessage, runTurn } from './turn.js';
 import { clearsAtNextPrompt } from './tools/native/task-lists.js';
 import { EMPTY_TASK_LIST, taskDetails } from './tools/native/task-list.js';
@@ -503,6 +504,18 @@ export class ChatService {
     if (events.together) events.together(announce);
     else announce();
     return { ok: true, chatId: id, title };
+  }
+
+  /** `chat/addFlag`: a named bookmark after the message `contentId` names (./chat-flags.ts). */
+  addFlag(chatId: string, contentId: string, text: string): FlagResult {
+    const chat = this.load(chatId);
+    return chat ? addFlag(chat, this.deps.store, this.deps.events, contentId, text) : { ok: false, message: `Chat ${chatId} not found` };
+  }
+
+  /** `chat/removeFlag` (./chat-flags.ts). */
+  removeFlag(chatId: string, contentId: string): FlagResult {
+    const chat = this.load(chatId);
+    return chat ? removeFlag(chat, this.deps.store, contentId) : { ok: false, message: `Chat ${chatId} not found` };
   }
 
   /** Stop every turn (shutdown) and wait, boundedly, for them to unwind and persist what they have. */

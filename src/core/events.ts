@@ -71,6 +71,8 @@ const otherEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('status'), status: chatStatusSchema }),
   /** The chat's title (none yet: a resumed chat without one, so a view can reset it). */
   z.object({ type: z.literal('title'), title: z.string().optional() }),
+  /** A flag (a named bookmark) the user put in the chat; `id` names it for removal and forks. */
+  z.object({ type: z.literal('flag'), id: z.string(), text: z.string() }),
   /** Text for the user from patchbay itself (a command's output, a skipped context, a surfaced event). */
   z.object({ type: z.literal('notice'), text: z.string() }),
   /** What the turn is doing now (waiting for the model, retrying, waiting for MCP servers). */

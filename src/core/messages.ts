@@ -37,6 +37,9 @@ export function toLlmMessages(stored: StoredMessage[]): LlmMessage[] {
       case 'system':
         if (m.kind === 'summary') out.push({ role: 'user', content: `Summary of the conversation so far:\n${m.text}` });
         break;
+      case 'flag':
+        // A bookmark for the user only: the model never reads it.
+        break;
     }
   }
   return out;
@@ -73,6 +76,9 @@ export function replayEvents(stored: StoredMessage[], reasonSeqStart = 0): ChatE
       }
       case 'system':
         out.push({ type: 'notice', text: m.kind === 'summary' ? `Conversation compacted:\n${m.text}` : m.text });
+        break;
+      case 'flag':
+        out.push({ type: 'flag', id: m.contentId, text: m.text });
         break;
     }
   }

@@ -55,6 +55,13 @@ export interface ChatPersistence {
    * (`chat/fork`), created atomically: a failure leaves no half-copied chat.
    */
   forkChat(from: string, to: { id: string; title?: string; model?: string; agent?: string }, uptoSeq: number): void;
+  /**
+   * Puts a message right after position `afterSeq` (a flag, `chat/addFlag`): the later messages
+   * move one position on, in one transaction. Returns the new message's position.
+   */
+  insertMessageAfter(chatId: string, afterSeq: number, message: StoredMessage): number;
+  /** Removes the message at position `seq` (a flag, `chat/removeFlag`); later positions stay as they are. */
+  deleteMessage(chatId: string, seq: number): void;
   saveToolCall(rec: ToolCallRecord): void;
   /** At start-up: chats left `running` by a killed process get an `interrupted` marker. */
   recoverInterrupted(): string[];

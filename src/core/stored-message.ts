@@ -35,6 +35,11 @@ export const storedMessageSchema = z.discriminatedUnion('role', [
     totalTimeMs: z.number(),
   }),
   z.object({ role: z.literal('system'), kind: z.enum(['interrupted', 'summary', 'notice']), text: z.string() }),
+  /**
+   * A named bookmark the user put after a message (ECA `chat/addFlag`): shown in the chat, never
+   * sent to the LLM. A new variant, not a new format: rows already stored read as before.
+   */
+  z.object({ role: z.literal('flag'), text: z.string(), contentId: z.string() }),
 ]);
 export type StoredMessage = z.infer<typeof storedMessageSchema>;
 

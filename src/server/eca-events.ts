@@ -66,6 +66,9 @@ export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotificatio
           details: toEcaToolDetails(e.details),
         }),
       ];
+    case 'flag':
+      // ECA chat.clj `message-content->chat-content` sends a flag message as a `system` content.
+      return [content('system', { type: 'flag', text: e.text, contentId: e.id })];
     case 'error':
       // patchbay extension: `error` marks the text that says why the turn failed (ECA plugins ignore it).
       return [content('system', { type: 'text', text: e.text, error: true })];

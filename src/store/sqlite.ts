@@ -239,6 +239,39 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       .immediate();
   }
 
+  insertMessageAfter(chatId: string, afterSeq: number, message: StoredMessage): number {
+    const now = Date.now();
+    return this.db
+      .transaction(() => {
+        // (chat_id, seq) is the primary key and SQLite checks it row by row, so `seq + 1` in one
+        // pass would collide with the next row: move the tail out of the way (negated), then back.
+        this.stmt('UPDATE messages SET seq = -(seq + 1) WHERE chat_id = ? AND seq > ?').run(chatId, afterSeq);
+        this.stmt('UPDATE messages SET seq = -seq WHERE chat_id = ? AND seq < 0').run(chatId);
+        const seq = afterSeq + 1;
+        this.stmt('INSERT INTO messages (chat_id, seq, role, data, schema_version, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+          chatId,
+          seq,
+          message.role,
+          JSON.stringify(message),
+          STORED_MESSAGE_VERSION,
+          now,
+        );
+        this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
+        return seq;
+      })
+      .immediate();
+  }
+
+  deleteMessage(chatId: string, seq: number): void {
+    const now = Date.now();
+    this.db
+      .transaction(() => {
+        this.stmt('DELETE FROM messages WHERE chat_id = ? AND seq = ?').run(chatId, seq);
+        this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
+      })
+      .immediate();
+  }
+
   saveToolCall(rec: ToolCallRecord): void {
     this.stmt(
       `INSERT INTO tool_calls (chat_id, id, name, server, args, state, error, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)

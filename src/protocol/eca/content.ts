@@ -75,6 +75,8 @@ export const chatContentSchema = z.discriminatedUnion('type', [
     sessionCost: z.string().optional(),
     limit: z.object({ context: z.number(), output: z.number() }).optional(),
   }),
+  /** A named checkpoint in the chat (ECA docs/protocol.md `ChatFlagContent`), sent with role `system`. */
+  z.object({ type: z.literal('flag'), text: z.string(), contentId: z.string() }),
   z.object({ type: z.literal('reasonStarted'), id: z.string() }),
   z.object({ type: z.literal('reasonText'), id: z.string(), text: z.string() }),
   z.object({ type: z.literal('reasonFinished'), id: z.string(), totalTimeMs: z.number() }),

@@ -37,6 +37,7 @@ import {
 import { askQuestionParamsSchema, askQuestionResultSchema } from './ask.js';
 import { contentReceivedSchema } from './content.js';
 import { queryContextResultSchema } from './context.js';
+import { chatAddFlagParamsSchema, chatRemoveFlagParamsSchema } from './flags.js';
 import { chatForkParamsSchema, chatHistoryParamsSchema, chatHistoryResultSchema } from './history.js';
 import {
   configUpdatedSchema,
@@ -111,6 +112,8 @@ export const ECA = {
   chatOpen: request('chat/open', toServer, chatOpenParamsSchema, chatOpenResultSchema),
   chatHistory: request('chat/history', toServer, chatHistoryParamsSchema, chatHistoryResultSchema),
   chatFork: request('chat/fork', toServer, chatForkParamsSchema, emptyResultSchema),
+  chatAddFlag: request('chat/addFlag', toServer, chatAddFlagParamsSchema, emptyResultSchema),
+  chatRemoveFlag: request('chat/removeFlag', toServer, chatRemoveFlagParamsSchema, emptyResultSchema),
   mcpStartServer: notification('mcp/startServer', toServer, mcpServerParamsSchema),
   mcpStopServer: notification('mcp/stopServer', toServer, mcpServerParamsSchema),
 
