@@ -9,6 +9,7 @@ import type { ChatEvent, ChatStatus, TurnOutcome } from './events.js';
 import { replayEvents } from './messages.js';
 import { findContentIndex, forkTitle, historyPage, type HistoryPage, type HistoryWindow } from './chat-history.js';
 import { newId, rememberUserMessage, runTurn } from './turn.js';
+import { rollbackChat, type NotRestored, type RollbackInclude } from './rollback.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../shapes/llm.js';
 import type { Context as ChatContext } from '../shapes/context.js';
@@ -499,6 +500,20 @@ export class ChatService {
     if (events.together) events.together(announce);
     else announce();
     return { ok: true, chatId: id, title };
+  }
+
+  /**
+   * `chat/rollback` (./rollback.ts): back to before the message `contentId` names. Refused, with
+   * nothing changed, for an unknown chat or content id, or while a turn runs.
+   */
+  rollback(chatId: string, contentId: string, include: RollbackInclude): { ok: true; notRestored: NotRestored[] } | { ok: false; message: string } {
+    const chat = this.load(chatId);
+    if (!chat) return { ok: false, message: `Chat ${chatId} not found` };
+    if (chat.status !== 'idle' || chat.turn) return { ok: false, message: `Chat ${chatId} is answering a prompt: stop it or let it finish before rolling back` };
+    const rows = this.deps.store.messageRows(chatId);
+    const idx = findContentIndex(rows, contentId);
+    if (idx === undefined) return { ok: false, message: `Chat ${chatId} has no message with content id ${contentId}` };
+    return { ok: true, notRestored: rollbackChat(chat, this.deps, rows, idx, include) };
   }
 
   /** Stop every turn (shutdown) and wait, boundedly, for them to unwind and persist what they have. */

@@ -38,6 +38,7 @@ import { askQuestionParamsSchema, askQuestionResultSchema } from './ask.js';
 import { contentReceivedSchema } from './content.js';
 import { queryContextResultSchema } from './context.js';
 import { chatForkParamsSchema, chatHistoryParamsSchema, chatHistoryResultSchema } from './history.js';
+import { chatRollbackParamsSchema, chatRollbackResultSchema } from './rollback.js';
 import {
   configUpdatedSchema,
   getDiagnosticsParamsSchema,
@@ -111,6 +112,7 @@ export const ECA = {
   chatOpen: request('chat/open', toServer, chatOpenParamsSchema, chatOpenResultSchema),
   chatHistory: request('chat/history', toServer, chatHistoryParamsSchema, chatHistoryResultSchema),
   chatFork: request('chat/fork', toServer, chatForkParamsSchema, emptyResultSchema),
+  chatRollback: request('chat/rollback', toServer, chatRollbackParamsSchema, chatRollbackResultSchema),
   mcpStartServer: notification('mcp/startServer', toServer, mcpServerParamsSchema),
   mcpStopServer: notification('mcp/stopServer', toServer, mcpServerParamsSchema),
 
