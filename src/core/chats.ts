@@ -269,6 +269,7 @@ export class ChatService {
         appendMessage: (id, m, rec) => (live() ? store.appendMessage(id, m, rec) : 0),
         replaceMessage: (id, seq, m) => live() && store.replaceMessage(id, seq, m),
         saveToolCall: (rec) => live() && store.saveToolCall(rec),
+        addFileCheckpoint: (id, call, change) => live() && store.addFileCheckpoint(id, call, change),
         updateChat: (id, patch) => live() && store.updateChat(id, patch),
       },
       events: {
