@@ -20,7 +20,7 @@ export type FlagResult = { ok: true; contentId: string } | { ok: false; message:
  * redraw would wipe what is streaming, and the turn still writes messages by position.
  */
 export function addFlag(chat: LiveChat, store: ChatPersistence, events: ChatEvents, contentId: string, text: string): FlagResult {
-  if (chat.status !== 'idle' || chat.turn) return { ok: false, message: `Chat ${chat.id} is answering a prompt: stop it or let it finish before adding a flag` };
+  if (chat.busy()) return { ok: false, message: `Chat ${chat.id} is answering a prompt: stop it or let it finish before adding a flag` };
   const rows = store.messageRows(chat.id);
   const idx = findContentIndex(rows, contentId);
   if (idx === undefined) return { ok: false, message: `Chat ${chat.id} has no message with content id ${contentId}` };

@@ -25,6 +25,8 @@ export class LiveChat {
   generation = 0;
   /** Prompts wait their turn: one turn per chat at a time. */
   queue: Promise<void> = Promise.resolve();
+  /** Prompts accepted but whose turn has not started yet. */
+  queued = 0;
   /** Tool calls of the running turn waiting for the user's answer. */
   readonly approvals = new Approvals();
   readonly sessionApproved = new Set<string>();
@@ -38,6 +40,14 @@ export class LiveChat {
   steer: string | undefined;
   /** Gateway `inject` events for the LLM, for the running turn's next model step (or the next turn). */
   readonly injected: string[] = [];
+
+  /**
+   * A turn runs or is about to: what rewrites the history (fork, rollback, a flag's insertion)
+   * waits for idle, as a queued prompt would otherwise run on a history cut under it.
+   */
+  busy(): boolean {
+    return this.turn !== undefined || this.queued > 0 || this.status !== 'idle';
+  }
 
   constructor(
     readonly id: string,

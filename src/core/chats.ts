@@ -12,6 +12,7 @@ import { addFlag, removeFlag, type FlagResult } from './chat-flags.js';
 import { newId, rememberUserMessage, runTurn } from './turn.js';
 import { clearsAtNextPrompt } from './tools/native/task-lists.js';
 import { EMPTY_TASK_LIST, taskDetails } from './tools/native/task-list.js';
+import { rollbackChat, type NotRestored, type RollbackInclude } from './rollback.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../shapes/llm.js';
 import type { Context as ChatContext } from '../shapes/context.js';
@@ -157,6 +158,7 @@ export class ChatService {
     let settle!: (o: TurnOutcome) => void;
     const done = new Promise<TurnOutcome>((r) => (settle = r));
     const run = async () => {
+      chat.queued--;
       // Deleted, cleared or shutting down since this prompt was queued: drop it.
       if (this.disposed || chat.generation !== queuedIn) return settle({ stopReason: 'cancelled' });
       // Agent and model apply from this turn on; a turn already running keeps its own.
@@ -223,6 +225,7 @@ export class ChatService {
       if (!chat.title && entry && !known) void this.generateTitle(chat, entry, params.message);
     };
     // One turn per chat at a time; the response goes out before the turn's first notification.
+    chat.queued++;
     chat.queue = chat.queue
       .then(() => new Promise<void>((r) => setImmediate(r)))
       .then(run)
@@ -273,6 +276,7 @@ export class ChatService {
         appendMessage: (id, m, rec) => (live() ? store.appendMessage(id, m, rec) : 0),
         replaceMessage: (id, seq, m) => live() && store.replaceMessage(id, seq, m),
         saveToolCall: (rec) => live() && store.saveToolCall(rec),
+        addFileCheckpoint: (id, call, change) => live() && store.addFileCheckpoint(id, call, change),
         updateChat: (id, patch) => live() && store.updateChat(id, patch),
       },
       events: {
@@ -487,7 +491,7 @@ export class ChatService {
   fork(chatId: string, contentId: string): { ok: true; chatId: string; title: string } | { ok: false; message: string } {
     const chat = this.load(chatId);
     if (!chat) return { ok: false, message: `Chat ${chatId} not found` };
-    if (chat.status !== 'idle' || chat.turn) return { ok: false, message: `Chat ${chatId} is answering a prompt: stop it or let it finish before forking` };
+    if (chat.busy()) return { ok: false, message: `Chat ${chatId} is answering a prompt: stop it or let it finish before forking` };
     const rows = this.deps.store.messageRows(chatId);
     const idx = findContentIndex(rows, contentId);
     if (idx === undefined) return { ok: false, message: `Chat ${chatId} has no message with content id ${contentId}` };
@@ -516,6 +520,20 @@ export class ChatService {
   removeFlag(chatId: string, contentId: string): FlagResult {
     const chat = this.load(chatId);
     return chat ? removeFlag(chat, this.deps.store, contentId) : { ok: false, message: `Chat ${chatId} not found` };
+  }
+
+  /**
+   * `chat/rollback` (./rollback.ts): back to before the message `contentId` names. Refused, with
+   * nothing changed, for an unknown chat or content id, or while a turn runs.
+   */
+  rollback(chatId: string, contentId: string, include: RollbackInclude): { ok: true; notRestored: NotRestored[] } | { ok: false; message: string } {
+    const chat = this.load(chatId);
+    if (!chat) return { ok: false, message: `Chat ${chatId} not found` };
+    if (chat.busy()) return { ok: false, message: `Chat ${chatId} is answering a prompt: stop it or let it finish before rolling back` };
+    const rows = this.deps.store.messageRows(chatId);
+    const idx = findContentIndex(rows, contentId);
+    if (idx === undefined) return { ok: false, message: `Chat ${chatId} has no message with content id ${contentId}` };
+    return { ok: true, notRestored: rollbackChat(chat, this.deps, rows, idx, include) };
   }
 
   /** Stop every turn (shutdown) and wait, boundedly, for them to unwind and persist what they have. */

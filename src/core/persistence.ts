@@ -1,5 +1,6 @@
 /** What core needs from storage; `store/` implements it (core does not import store). */
 import type { StoredMessage } from './messages.js';
+import type { FileCheckpoint } from '../shapes/tool.js';
 
 export interface ChatRecord {
   id: string;
@@ -33,6 +34,12 @@ export interface ToolCallRecord {
   error?: boolean;
 }
 
+/** A file change as stored: which call made it, in the order changes were made. */
+export interface StoredCheckpoint extends FileCheckpoint {
+  id: number;
+  toolCallId: string;
+}
+
 export interface ChatPersistence {
   createChat(rec: { id: string; title?: string; model?: string; agent?: string }): void;
   getChat(id: string): ChatRecord | undefined;
@@ -63,6 +70,17 @@ export interface ChatPersistence {
   /** Removes the message at position `seq` (a flag, `chat/removeFlag`); later positions stay as they are. */
   deleteMessage(chatId: string, seq: number): void;
   saveToolCall(rec: ToolCallRecord): void;
+  /** Keeps one file change a tool call made (`chat/rollback` undoes it). */
+  addFileCheckpoint(chatId: string, toolCallId: string, change: FileCheckpoint): void;
+  /** The changes these tool calls of the chat made, oldest first. */
+  fileCheckpoints(chatId: string, toolCallIds: string[]): StoredCheckpoint[];
+  /** Forgets changes already undone (by their ids). */
+  dropFileCheckpoints(ids: number[]): void;
+  /**
+   * `chat/rollback`: removes the messages from position `fromSeq` on, with the tool-call rows and
+   * checkpoints of the calls they held, in one transaction.
+   */
+  truncateMessages(chatId: string, fromSeq: number): void;
   /** At start-up: chats left `running` by a killed process get an `interrupted` marker. */
   recoverInterrupted(): string[];
 }

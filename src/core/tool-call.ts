@@ -18,7 +18,7 @@ import type { ApprovalAnswer } from './approvals.js';
 import type { ChatEvents, RejectReason, ToolCallEvent } from './events.js';
 import type { StoredMessage } from './messages.js';
 import type { ChatPersistence, ToolCallRecord } from './persistence.js';
-import type { Tool, ToolContext, ToolDetails, ToolResult } from '../shapes/tool.js';
+import type { FileCheckpoint, Tool, ToolContext, ToolDetails, ToolResult } from '../shapes/tool.js';
 import { isInsideWorkspace, resolvePath } from '../util/paths.js';
 import { protectedTarget } from './protected-calls.js';
 import { protectedPath } from './protected-paths.js';
@@ -189,7 +189,7 @@ export class ToolCall {
     // since) is refused. Asked about one and approved: the user said yes to it.
     const roots = this.env.ctx.roots;
     const guardProtected = this.mustAsk ? undefined : (real: string) => protectedPath(real, roots);
-    const ctx: ToolContext = { ...this.env.ctx, toolCallId: this.id, confined, guardProtected };
+    const ctx: ToolContext = { ...this.env.ctx, toolCallId: this.id, confined, guardProtected, recordChange: (c) => this.recordChange(c) };
     const call = (async (): Promise<ToolResult> => {
       try {
         return await tool.call(this.args, ctx);
@@ -208,6 +208,15 @@ export class ToolCall {
       return message.message;
     }
     return this.called(result, startedAt).message;
+  }
+
+  /** A file change the tool made, kept for `chat/rollback`; the change stands even when it cannot be kept. */
+  private recordChange(change: FileCheckpoint): void {
+    try {
+      this.env.store.addFileCheckpoint(this.env.chatId, this.id, change);
+    } catch (e) {
+      log.warn(`tool ${this.llmName}: the checkpoint of ${change.path} could not be stored: ${errorMessage(e)}`);
+    }
   }
 
   /**

@@ -24,6 +24,7 @@ import { ecaAsk } from './eca-ask.js';
 import { openChat } from './eca-open.js';
 import { chatHistory, forkChat } from './eca-history.js';
 import { addFlag, removeFlag } from './eca-flags.js';
+import { rollbackChat } from './eca-rollback.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
@@ -232,6 +233,7 @@ export class EcaServer {
     this.request(ECA.chatFork, (p, s) => forkChat(s.chats, p.chatId, p.contentId));
     this.request(ECA.chatAddFlag, (p, s) => addFlag(s.chats, p));
     this.request(ECA.chatRemoveFlag, (p, s) => removeFlag(s.chats, p));
+    this.request(ECA.chatRollback, (p, s) => rollbackChat(s.chats, p));
 
     // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
     c.onRequest((method: string) => {

@@ -72,6 +72,19 @@ export interface EditorDiagnostic {
   message: string;
 }
 
+/**
+ * What a file tool records of one path it changed, so `chat/rollback` can undo it: the bytes
+ * before (null: the path did not exist) and a hash of the bytes after (null: gone after the
+ * call), to tell a later hand edit from the tool's own. `skipped` says why the bytes before were
+ * not kept (a file past the size limit, a directory): such a path is reported, never restored.
+ */
+export interface FileCheckpoint {
+  path: string;
+  before: Buffer | null;
+  afterHash: string | null;
+  skipped?: string;
+}
+
 export interface ToolContext {
   /** Aborted on promptStop, chat delete or shutdown. */
   signal: AbortSignal;
@@ -95,6 +108,8 @@ export interface ToolContext {
   editor: EditorBridge;
   /** Report progress of a long call; shown in the chat. */
   progress?: (text: string) => void;
+  /** Called by file tools after each change they make (see FileCheckpoint); unset: not recorded. */
+  recordChange?: (change: FileCheckpoint) => void;
 }
 
 export interface Tool {

@@ -5,7 +5,8 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { STORED_MESSAGE_VERSION, decodeStoredMessage, type StoredMessage } from '../core/stored-message.js';
-import type { ChatPersistence, ChatRecord, StoredRow, ToolCallRecord } from '../core/persistence.js';
+import type { ChatPersistence, ChatRecord, StoredCheckpoint, StoredRow, ToolCallRecord } from '../core/persistence.js';
+import type { FileCheckpoint } from '../shapes/tool.js';
 import type { EventEntry, EventFilter, EventStreamStore } from '../shapes/event-stream.js';
 import { isAlive } from '../util/pid.js';
 import { ensurePrivateDir, ensurePrivateFile } from '../util/private-dir.js';
@@ -62,7 +63,26 @@ CREATE TABLE IF NOT EXISTS events (
   created_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_by_stream ON events (stream, id);
+-- What each file tool call changed, for chat/rollback (core/rollback.ts). A database from before
+-- checkpoints gets this table when it is opened; its older calls simply have none.
+CREATE TABLE IF NOT EXISTS file_checkpoints (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+  tool_call_id TEXT NOT NULL,
+  path TEXT NOT NULL,
+  -- the bytes before the change; NULL when the path did not exist (or see skipped)
+  before BLOB,
+  -- sha256 of the bytes after; NULL when the path was gone after the call
+  after_hash TEXT,
+  -- why the bytes before were not kept (too large, a directory); NULL when they were
+  skipped TEXT,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS file_checkpoints_by_call ON file_checkpoints (chat_id, tool_call_id);
 `;
+
+/** The tool-call ids of a chat's tool messages from position ? on (chat id, then seq). */
+const TOOL_CALLS_FROM = "SELECT json_extract(data, '$.toolCallId') FROM messages WHERE chat_id = ? AND role = 'tool' AND seq >= ?";
 
 interface ChatRow {
   id: string;
@@ -198,6 +218,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.db.transaction(() => {
       this.stmt('DELETE FROM messages WHERE chat_id = ?').run(chatId);
       this.stmt('DELETE FROM tool_calls WHERE chat_id = ?').run(chatId);
+      this.stmt('DELETE FROM file_checkpoints WHERE chat_id = ?').run(chatId);
       this.stmt(`UPDATE chats SET usage = '{"inputTokens":0,"outputTokens":0,"cost":0}', updated_at = ? WHERE id = ?`).run(Date.now(), chatId);
     })();
   }
@@ -235,6 +256,54 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
           from,
           uptoSeq,
         );
+        this.copyFileCheckpoints(from, to.id, uptoSeq);
+      })
+      .immediate();
+  }
+
+  /** A fork keeps the checkpoints of the tool calls it keeps (of the messages up to `uptoSeq`). */
+  private copyFileCheckpoints(from: string, to: string, uptoSeq: number): void {
+    this.stmt(
+      `INSERT INTO file_checkpoints (chat_id, tool_call_id, path, before, after_hash, skipped, created_at)
+         SELECT ?, tool_call_id, path, before, after_hash, skipped, created_at FROM file_checkpoints
+         WHERE chat_id = ? AND tool_call_id IN (SELECT json_extract(data, '$.toolCallId') FROM messages WHERE chat_id = ? AND role = 'tool' AND seq <= ?)
+         ORDER BY id`,
+    ).run(to, from, from, uptoSeq);
+  }
+
+  addFileCheckpoint(chatId: string, toolCallId: string, c: FileCheckpoint): void {
+    this.stmt('INSERT INTO file_checkpoints (chat_id, tool_call_id, path, before, after_hash, skipped, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+      chatId,
+      toolCallId,
+      c.path,
+      c.before,
+      c.afterHash,
+      c.skipped ?? null,
+      Date.now(),
+    );
+  }
+
+  fileCheckpoints(chatId: string, toolCallIds: string[]): StoredCheckpoint[] {
+    if (!toolCallIds.length) return [];
+    const rows = this.db
+      .prepare(`SELECT id, tool_call_id, path, before, after_hash, skipped FROM file_checkpoints WHERE chat_id = ? AND tool_call_id IN (${toolCallIds.map(() => '?').join(', ')}) ORDER BY id`)
+      .all(chatId, ...toolCallIds) as Array<{ id: number; tool_call_id: string; path: string; before: Buffer | null; after_hash: string | null; skipped: string | null }>;
+    return rows.map((r) => ({ id: r.id, toolCallId: r.tool_call_id, path: r.path, before: r.before, afterHash: r.after_hash, ...(r.skipped === null ? {} : { skipped: r.skipped }) }));
+  }
+
+  dropFileCheckpoints(ids: number[]): void {
+    this.db.transaction(() => {
+      for (const id of ids) this.stmt('DELETE FROM file_checkpoints WHERE id = ?').run(id);
+    })();
+  }
+
+  truncateMessages(chatId: string, fromSeq: number): void {
+    this.db
+      .transaction(() => {
+        this.stmt(`DELETE FROM file_checkpoints WHERE chat_id = ? AND tool_call_id IN (${TOOL_CALLS_FROM})`).run(chatId, chatId, fromSeq);
+        this.stmt(`DELETE FROM tool_calls WHERE chat_id = ? AND id IN (${TOOL_CALLS_FROM})`).run(chatId, chatId, fromSeq);
+        this.stmt('DELETE FROM messages WHERE chat_id = ? AND seq >= ?').run(chatId, fromSeq);
+        this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(Date.now(), chatId);
       })
       .immediate();
   }

@@ -39,6 +39,7 @@ import { contentReceivedSchema } from './content.js';
 import { queryContextResultSchema } from './context.js';
 import { chatAddFlagParamsSchema, chatRemoveFlagParamsSchema } from './flags.js';
 import { chatForkParamsSchema, chatHistoryParamsSchema, chatHistoryResultSchema } from './history.js';
+import { chatRollbackParamsSchema, chatRollbackResultSchema } from './rollback.js';
 import {
   configUpdatedSchema,
   getDiagnosticsParamsSchema,
@@ -114,6 +115,7 @@ export const ECA = {
   chatFork: request('chat/fork', toServer, chatForkParamsSchema, emptyResultSchema),
   chatAddFlag: request('chat/addFlag', toServer, chatAddFlagParamsSchema, emptyResultSchema),
   chatRemoveFlag: request('chat/removeFlag', toServer, chatRemoveFlagParamsSchema, emptyResultSchema),
+  chatRollback: request('chat/rollback', toServer, chatRollbackParamsSchema, chatRollbackResultSchema),
   mcpStartServer: notification('mcp/startServer', toServer, mcpServerParamsSchema),
   mcpStopServer: notification('mcp/stopServer', toServer, mcpServerParamsSchema),
 

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Tool, ToolResult } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
 import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText, writeChecked } from '../../../util/contained.js';
+import { checkpointOf } from '../checkpoint.js';
 import { fileChange } from '../diff.js';
 import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from '../../../shapes/define-tool.js';
@@ -53,10 +54,13 @@ Usage:
         return textResult(`Cannot edit file: ${fsErrorText(err, abs)}.${hint}`, true);
       }
       let before: string;
+      let beforeBytes: Buffer;
       let plan: ReturnType<typeof planEdit>;
       try {
         try {
-          before = await file.fh.readFile({ encoding: 'utf8', signal: ctx.signal });
+          // Bytes, not text: a rollback restores the file byte for byte (../checkpoint.ts).
+          beforeBytes = await file.fh.readFile({ signal: ctx.signal });
+          before = beforeBytes.toString('utf8');
         } catch (err) {
           if (ctx.signal.aborted) throw err;
           return textResult(`Cannot edit file: ${fsErrorText(err, abs)}.`, true);
@@ -74,6 +78,7 @@ Usage:
       } finally {
         await file.fh.close();
       }
+      ctx.recordChange?.(checkpointOf(abs, beforeBytes, Buffer.from(plan.after, 'utf8')));
       const details = fileChange(abs, before, plan.after);
       const what = plan.count === 1 ? '1 occurrence' : `${plan.count} occurrences`;
       return {

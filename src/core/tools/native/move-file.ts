@@ -1,10 +1,11 @@
 /** `move_file`: move or rename a file or directory, never overwriting. */
-import { cp, lstat, rename, rm } from 'node:fs/promises';
+import { cp, lstat, readFile, rename, rm } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Tool } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
 import { OutsideWorkspaceError, outsideText, pinParent, type PinnedDir } from '../../../util/contained.js';
 import { isWithin, resolvePath } from '../../../util/paths.js';
+import { MAX_CHECKPOINT_BYTES, moveCheckpoints } from '../checkpoint.js';
 import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { errnoCode, fsErrorText } from '../../../util/fs-util.js';
 
@@ -34,12 +35,13 @@ Usage:
       // Both ends are looked up in their parent directories held open and checked, so a parent
       // flipped to a symlink cannot move anything in from, or out to, outside the workspace.
       const held: PinnedDir[] = [];
+      let moved: Buffer | { skipped: string };
       try {
         let src: Awaited<ReturnType<typeof pinParent>>;
         try {
           src = await pinParent(from, contain);
           held.push(src.dir);
-          await lstat(src.at);
+          moved = await movedContent(src.at);
         } catch (err) {
           if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, from, 'nothing was moved'), true);
           return textResult(`Cannot move: ${fsErrorText(err, from)}`, true);
@@ -78,7 +80,16 @@ Usage:
       } finally {
         for (const d of held) await d.close();
       }
+      for (const c of moveCheckpoints(from, to, moved)) ctx.recordChange?.(c);
       return textResult(`Moved ${from} to ${to}.`);
     },
   });
+}
+
+/** What a rollback needs to undo the move: a regular file's bytes, or why they are not kept. */
+async function movedContent(at: string): Promise<Buffer | { skipped: string }> {
+  const st = await lstat(at);
+  if (!st.isFile()) return { skipped: st.isDirectory() ? 'a moved directory is not checkpointed' : 'only regular files are checkpointed' };
+  if (st.size > MAX_CHECKPOINT_BYTES) return { skipped: `it was larger than ${MAX_CHECKPOINT_BYTES / 1024 / 1024} MB when moved` };
+  return readFile(at);
 }

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Tool } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
 import { type ContainOptions, type ContainedFile, openContained, OutsideWorkspaceError, outsideText, writeChecked } from '../../../util/contained.js';
+import { checkpointOf } from '../checkpoint.js';
 import { fileChange } from '../diff.js';
 import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from '../../../shapes/define-tool.js';
@@ -40,11 +41,14 @@ Usage:
     async run(args, ctx) {
       const abs = resolvePath(args.path, ctx.roots);
       let before: { text: string; existed: boolean };
+      let beforeBytes: Buffer | null;
       try {
         const file = await openForWrite(abs, { roots: ctx.roots, confined: ctx.confined, mkdirs: true, guard: ctx.guardProtected });
         try {
           if ((await file.fh.stat()).isDirectory()) return textResult(`${abs} is a directory; cannot write a file there.`, true);
-          before = { text: file.existed ? await file.fh.readFile('utf8') : '', existed: file.existed };
+          // Bytes, not text: a rollback restores the file byte for byte (../checkpoint.ts).
+          beforeBytes = file.existed ? await file.fh.readFile() : null;
+          before = { text: beforeBytes?.toString('utf8') ?? '', existed: file.existed };
           ctx.signal.throwIfAborted();
           await writeChecked(file, args.content, before.text);
         } finally {
@@ -55,6 +59,7 @@ Usage:
         if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, abs, 'nothing was written'), true);
         return textResult(`Cannot write file: ${fsErrorText(err, abs)}`, true);
       }
+      ctx.recordChange?.(checkpointOf(abs, beforeBytes, Buffer.from(args.content, 'utf8')));
       const details = fileChange(abs, before.text, args.content);
       const verb = before.existed ? 'Wrote' : 'Created';
       return {

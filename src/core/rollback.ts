@@ -1,0 +1,147 @@
+/**
+ * `chat/rollback` (ECA `src/eca/features/chat.clj` `rollback-chat`): the chat goes back to before
+ * a message, and/or the files its later tool calls changed go back to how they were before the
+ * first of those changes (ECA `tools/filesystem.clj` `:rollback-changes`, applied newest first).
+ * Unlike ECA, which writes the old content whatever the file holds now, a file whose content is
+ * no longer what the last tool call left (the user edited it since) is left alone and reported.
+ *
+ * File work is synchronous on purpose: nothing else of the chat can run in between (a prompt
+ * arriving meanwhile waits for the whole rollback, which is bounded by the checkpoint size limit).
+ */
+import { lstatSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { LiveChat } from './chat.js';
+import type { ChatDeps } from './deps.js';
+import { replayEvents } from './messages.js';
+import type { StoredCheckpoint } from './persistence.js';
+import type { StoredRow } from './persistence.js';
+import { contentHash } from './tools/checkpoint.js';
+import { errnoCode, fsErrorText } from '../util/fs-util.js';
+
+export interface RollbackInclude {
+  messages: boolean;
+  tools: boolean;
+}
+
+/** A changed path the rollback did not restore, and why (shown to the user). */
+export interface NotRestored {
+  path: string;
+  reason: string;
+}
+
+interface Reverted {
+  notRestored: NotRestored[];
+  /** Checkpoints undone (or found already undone): forgotten, so a second rollback does not redo them. */
+  undone: number[];
+}
+
+/**
+ * Undoes `changes` (oldest first, as stored) path by path, newest path first: each path gets the
+ * bytes it had before its first change (deleted when it did not exist), but only when it still
+ * holds what its last change left.
+ */
+export function revertChanges(changes: StoredCheckpoint[]): Reverted {
+  const byPath = new Map<string, StoredCheckpoint[]>();
+  for (const c of changes) byPath.set(c.path, [...(byPath.get(c.path) ?? []), c]);
+  const paths = [...byPath.keys()].sort((a, b) => lastId(byPath.get(b)!) - lastId(byPath.get(a)!));
+  const out: Reverted = { notRestored: [], undone: [] };
+  for (const path of paths) {
+    const list = byPath.get(path)!;
+    const reason = revertPath(path, list);
+    if (reason) out.notRestored.push({ path, reason });
+    else out.undone.push(...list.map((c) => c.id));
+  }
+  return out;
+}
+
+function lastId(list: StoredCheckpoint[]): number {
+  return list[list.length - 1].id;
+}
+
+/** Restores one path; the reason when it was left as it is. */
+function revertPath(path: string, list: StoredCheckpoint[]): string | undefined {
+  const skipped = list.find((c) => c.skipped);
+  if (skipped) return `not checkpointed: ${skipped.skipped}`;
+  const first = list[0];
+  const last = list[list.length - 1];
+  let now: string | null | 'other';
+  try {
+    now = currentHash(path);
+  } catch (e) {
+    return `could not be read: ${fsErrorText(e, path)}`;
+  }
+  if (now !== last.afterHash) {
+    if (now === 'other') return 'it is no longer a regular file; left as it is';
+    if (last.afterHash === null) return 'it was created again after the tool call removed it; left as it is';
+    if (now === null) return 'it was deleted after the tool call changed it; left as it is';
+    return 'it was changed after the tool call (by hand?); left as it is';
+  }
+  try {
+    if (first.before === null) {
+      if (now !== null) unlinkSync(path);
+    } else {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, first.before);
+    }
+  } catch (e) {
+    return `could not be restored: ${fsErrorText(e, path)}`;
+  }
+  return undefined;
+}
+
+/** The hash of the file's bytes; null when it does not exist; 'other' when it is no regular file (a symlink is never followed). */
+function currentHash(path: string): string | null | 'other' {
+  try {
+    if (!lstatSync(path).isFile()) return 'other';
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return null;
+    throw e;
+  }
+  return contentHash(readFileSync(path));
+}
+
+/** The tool calls whose results are among `rows`. */
+function toolCallIds(rows: StoredRow[]): string[] {
+  return rows.flatMap((r) => (r.message.role === 'tool' ? [r.message.toolCallId] : []));
+}
+
+/** How the user is told what was not restored: one line per path. */
+export function notRestoredText(list: NotRestored[]): string {
+  return ['Rollback left these files as they are:', ...list.map((n) => `- ${n.path}: ${n.reason}`)].join('\n');
+}
+
+/**
+ * Rolls `chat` back to before `rows[idx]` (the caller checked the chat is idle and the index
+ * exists). Files first, then messages, as ECA does; then, with 'messages', `cleared` and the kept
+ * messages' replay, and a notice naming any file not restored, all before this returns.
+ */
+export function rollbackChat(chat: LiveChat, deps: Pick<ChatDeps, 'store' | 'events'>, rows: StoredRow[], idx: number, include: RollbackInclude): NotRestored[] {
+  const { store, events } = deps;
+  const removed = rows.slice(idx);
+  let notRestored: NotRestored[] = [];
+  if (include.tools) {
+    const reverted = revertChanges(store.fileCheckpoints(chat.id, toolCallIds(removed)));
+    store.dropFileCheckpoints(reverted.undone);
+    notRestored = reverted.notRestored;
+  }
+  if (include.messages) {
+    store.truncateMessages(chat.id, rows[idx].seq);
+    // The next prompt's LLM request is built from these: the removed turns must be gone from memory too.
+    chat.stored.splice(0, chat.stored.length, ...store.messages(chat.id));
+  }
+  const notice = notRestored.length ? { role: 'system' as const, kind: 'notice' as const, text: notRestoredText(notRestored) } : undefined;
+  if (notice) {
+    chat.stored.push(notice);
+    store.appendMessage(chat.id, notice);
+  }
+  const announce = (): void => {
+    if (include.messages) {
+      events.cleared(chat.id);
+      for (const e of replayEvents(chat.stored.slice(0, notice ? -1 : undefined))) events.event(chat.id, e);
+    }
+    if (notice) events.event(chat.id, { type: 'notice', text: notice.text });
+  };
+  if (events.together) events.together(announce);
+  else announce();
+  return notRestored;
+}
