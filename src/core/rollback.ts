@@ -8,8 +8,8 @@
  * File work is synchronous on purpose: nothing else of the chat can run in between (a prompt
  * arriving meanwhile waits for the whole rollback, which is bounded by the checkpoint size limit).
  */
-import { lstatSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { lstatSync, mkdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { LiveChat } from './chat.js';
 import type { ChatDeps } from './deps.js';
 import { replayEvents } from './messages.js';
@@ -76,6 +76,7 @@ function revertPath(path: string, list: StoredCheckpoint[]): string | undefined 
     if (now === null) return 'it was deleted after the tool call changed it; left as it is';
     return 'it was changed after the tool call (by hand?); left as it is';
   }
+  if (last.folder !== undefined && !sameFolder(path, last.folder)) return 'a folder on its path is not where it was (a symbolic link now?); left as it is';
   try {
     if (first.before === null) {
       if (now !== null) unlinkSync(path);
@@ -87,6 +88,25 @@ function revertPath(path: string, list: StoredCheckpoint[]): string | undefined 
     return `could not be restored: ${fsErrorText(e, path)}`;
   }
   return undefined;
+}
+
+/**
+ * Whether `path`'s folder still resolves to `real`, as when the change was made. A missing folder
+ * (a restore re-creates it) is judged by its nearest existing ancestor plus the missing names.
+ */
+function sameFolder(path: string, real: string): boolean {
+  let dir = dirname(path);
+  const missing: string[] = [];
+  for (;;) {
+    try {
+      return join(realpathSync(dir), ...missing) === real;
+    } catch (e) {
+      const parent = dirname(dir);
+      if (errnoCode(e) !== 'ENOENT' || parent === dir) return false;
+      missing.unshift(basename(dir));
+      dir = parent;
+    }
+  }
 }
 
 /** The hash of the file's bytes; null when it does not exist; 'other' when it is no regular file (a symlink is never followed). */

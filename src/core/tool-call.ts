@@ -12,6 +12,8 @@
  * Every transition is checked, persisted and shown to the editor. A failing tool is a
  * result the LLM reads (`error: true`); nothing here throws past `run()`.
  */
+import { realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { ApprovalConfig } from '../config/schema.js';
 import { decideApproval } from './approval.js';
 import type { ApprovalAnswer } from './approvals.js';
@@ -213,7 +215,7 @@ export class ToolCall {
   /** A file change the tool made, kept for `chat/rollback`; the change stands even when it cannot be kept. */
   private recordChange(change: FileCheckpoint): void {
     try {
-      this.env.store.addFileCheckpoint(this.env.chatId, this.id, change);
+      this.env.store.addFileCheckpoint(this.env.chatId, this.id, { ...change, folder: realFolder(change.path) });
     } catch (e) {
       log.warn(`tool ${this.llmName}: the checkpoint of ${change.path} could not be stored: ${errorMessage(e)}`);
     }
@@ -355,6 +357,15 @@ function llmText(r: ToolResult): string {
 function safe<T>(f: () => T): T | undefined {
   try {
     return f();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The real path of `path`'s folder, or undefined when it cannot be resolved (then not checked at rollback). */
+function realFolder(path: string): string | undefined {
+  try {
+    return realpathSync(dirname(path));
   } catch {
     return undefined;
   }

@@ -83,6 +83,11 @@ export interface FileCheckpoint {
   before: Buffer | null;
   afterHash: string | null;
   skipped?: string;
+  /**
+   * The real path of the file's folder when the change was made: a rollback leaves the file alone
+   * when a folder on its path has become a symbolic link since (it would write elsewhere).
+   */
+  folder?: string;
 }
 
 export interface ToolContext {

@@ -76,6 +76,8 @@ CREATE TABLE IF NOT EXISTS file_checkpoints (
   after_hash TEXT,
   -- why the bytes before were not kept (too large, a directory); NULL when they were
   skipped TEXT,
+  -- the real path of the file's folder at the change (a rollback refuses when it moved)
+  folder TEXT,
   created_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS file_checkpoints_by_call ON file_checkpoints (chat_id, tool_call_id);
@@ -264,21 +266,22 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   /** A fork keeps the checkpoints of the tool calls it keeps (of the messages up to `uptoSeq`). */
   private copyFileCheckpoints(from: string, to: string, uptoSeq: number): void {
     this.stmt(
-      `INSERT INTO file_checkpoints (chat_id, tool_call_id, path, before, after_hash, skipped, created_at)
-         SELECT ?, tool_call_id, path, before, after_hash, skipped, created_at FROM file_checkpoints
+      `INSERT INTO file_checkpoints (chat_id, tool_call_id, path, before, after_hash, skipped, folder, created_at)
+         SELECT ?, tool_call_id, path, before, after_hash, skipped, folder, created_at FROM file_checkpoints
          WHERE chat_id = ? AND tool_call_id IN (SELECT json_extract(data, '$.toolCallId') FROM messages WHERE chat_id = ? AND role = 'tool' AND seq <= ?)
          ORDER BY id`,
     ).run(to, from, from, uptoSeq);
   }
 
   addFileCheckpoint(chatId: string, toolCallId: string, c: FileCheckpoint): void {
-    this.stmt('INSERT INTO file_checkpoints (chat_id, tool_call_id, path, before, after_hash, skipped, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+    this.stmt('INSERT INTO file_checkpoints (chat_id, tool_call_id, path, before, after_hash, skipped, folder, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
       chatId,
       toolCallId,
       c.path,
       c.before,
       c.afterHash,
       c.skipped ?? null,
+      c.folder ?? null,
       Date.now(),
     );
   }
@@ -286,9 +289,17 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   fileCheckpoints(chatId: string, toolCallIds: string[]): StoredCheckpoint[] {
     if (!toolCallIds.length) return [];
     const rows = this.db
-      .prepare(`SELECT id, tool_call_id, path, before, after_hash, skipped FROM file_checkpoints WHERE chat_id = ? AND tool_call_id IN (${toolCallIds.map(() => '?').join(', ')}) ORDER BY id`)
-      .all(chatId, ...toolCallIds) as Array<{ id: number; tool_call_id: string; path: string; before: Buffer | null; after_hash: string | null; skipped: string | null }>;
-    return rows.map((r) => ({ id: r.id, toolCallId: r.tool_call_id, path: r.path, before: r.before, afterHash: r.after_hash, ...(r.skipped === null ? {} : { skipped: r.skipped }) }));
+      .prepare(`SELECT id, tool_call_id, path, before, after_hash, skipped, folder FROM file_checkpoints WHERE chat_id = ? AND tool_call_id IN (${toolCallIds.map(() => '?').join(', ')}) ORDER BY id`)
+      .all(chatId, ...toolCallIds) as Array<{ id: number; tool_call_id: string; path: string; before: Buffer | null; after_hash: string | null; skipped: string | null; folder: string | null }>;
+    return rows.map((r) => ({
+      id: r.id,
+      toolCallId: r.tool_call_id,
+      path: r.path,
+      before: r.before,
+      afterHash: r.after_hash,
+      ...(r.skipped === null ? {} : { skipped: r.skipped }),
+      ...(r.folder === null ? {} : { folder: r.folder }),
+    }));
   }
 
   dropFileCheckpoints(ids: number[]): void {

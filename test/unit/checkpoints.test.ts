@@ -3,7 +3,7 @@
  * `:rollback-changes`: the content before, none for a created file), how the store keeps them
  * (cascade on delete, fork copy, truncation), and how `revertChanges` undoes them.
  */
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { revertChanges } from '../../src/core/rollback.js';
@@ -129,6 +129,29 @@ describe('revertChanges', () => {
     expect(readFileSync(edited, 'utf8')).toBe('by hand');
     expect(existsSync(deleted)).toBe(false);
     expect(readFileSync(recreated, 'utf8')).toBe('again');
+  });
+});
+
+describe('revertChanges and symbolic links on the path', () => {
+  it('leaves a file whose folder became a symlink since (it would write elsewhere); a missing folder is judged by its existing ancestor', async () => {
+    const root = await dir();
+    const outside = await dir();
+    mkdirSync(join(root, 'sub'));
+    const inSub = join(root, 'sub', 'a.txt');
+    const folder = realpathSync(join(root, 'sub'));
+    // The folder is swapped for a link to a place holding the same bytes: only the folder check can tell.
+    rmSync(join(root, 'sub'), { recursive: true });
+    writeFileSync(join(outside, 'a.txt'), 'tool');
+    symlinkSync(outside, join(root, 'sub'));
+    const h = contentHash(Buffer.from('tool'));
+    const gone = join(root, 'gone', 'deep', 'b.txt');
+    const r = revertChanges([
+      stored({ path: inSub, before: Buffer.from('old'), afterHash: h, folder }),
+      stored({ path: gone, before: Buffer.from('back'), afterHash: null, folder: join(realpathSync(root), 'gone', 'deep') }),
+    ]);
+    expect(r.notRestored).toEqual([{ path: inSub, reason: expect.stringMatching(/symbolic link/) }]);
+    expect(readFileSync(join(outside, 'a.txt'), 'utf8')).toBe('tool');
+    expect(readFileSync(gone, 'utf8')).toBe('back');
   });
 });
 
