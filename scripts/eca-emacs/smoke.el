@@ -147,13 +147,81 @@
   (pb-pump 0.5)
   (let ((agent (with-current-buffer (pb-chat) (eca-chat--agent))))
     (pb-log "  agent now %s" agent)
-    (equal agent "plan")))
+    (prog1 (equal agent "plan")
+      ;; Back to code: the plan agent refuses the writes the next steps make (as ECA's does).
+      (pb-answering "code" (with-current-buffer (pb-chat) (eca-chat-select-agent))))))
 
 (pb-step "rename: chat/update with a title"
   (pb-answering "Renamed chat"
     (with-current-buffer (pb-chat) (eca-chat-rename)))
   (pb-pump 0.5)
   (equal (buffer-local-value 'eca-chat--title (pb-chat)) "Renamed chat"))
+
+(pb-step "tool call rejected: nothing written, the model is told"
+  (pb-script [(:toolCall (:name "patchbay__write_file" :args (:path "rejected.txt" :content "no\n")))]
+             [(:text "Not written then.")])
+  (pb-say "write another")
+  (and (pb-wait "pending approval"
+                (lambda () (with-current-buffer (pb-chat)
+                             (save-excursion (goto-char (point-min))
+                                             (text-property-search-forward 'eca-tool-call-pending-approval-reject t t)))))
+       (progn (with-current-buffer (pb-chat) (eca-chat-tool-call-reject-next)) t)
+       (pb-wait "answer after reject" (lambda () (and (pb-has "Not written then.") (pb-idle-p))))
+       (not (file-exists-p (expand-file-name "rejected.txt" pb-ws)))))
+
+(pb-step "ask_user: chat/askQuestion shown, answered from the prompt"
+  (pb-script [(:toolCall (:name "patchbay__ask_user" :args (:question "Which colour?" :options [(:label "red") (:label "blue")])))]
+             [(:text "Blue it is.")])
+  (pb-say "ask me")
+  (and (pb-wait "question" (lambda () (buffer-local-value 'eca-chat--pending-question (pb-chat))))
+       (progn (with-current-buffer (pb-chat) (eca-chat--answer-question "blue")) t)
+       (pb-wait "answer" (lambda () (and (pb-has "Blue it is.") (pb-idle-p))))
+       (string-match-p "blue" (format "%S" (plist-get (pb-last-request) :body)))))
+
+(pb-step "trust toggled on (chat/update trust): the next write runs without asking"
+  (with-current-buffer (pb-chat) (eca-chat-toggle-trust))
+  (pb-script [(:toolCall (:name "patchbay__write_file" :args (:path "trusted.txt" :content "t\n")))]
+             [(:text "Trusted write done.")])
+  (pb-say "write trusted")
+  (prog1 (and (pb-wait "answer" (lambda () (and (pb-has "Trusted write done.") (pb-idle-p))))
+              (file-exists-p (expand-file-name "trusted.txt" pb-ws)))
+    (with-current-buffer (pb-chat) (eca-chat-toggle-trust))))
+
+(pb-step "file context: a file added as context reaches the model"
+  (with-current-buffer (pb-chat)
+    (eca-chat--add-context (list :type "file" :path (expand-file-name "notes.txt" pb-ws))))
+  (pb-script [(:text "Read your notes.")])
+  (pb-say "summarise the context")
+  (prog1 (and (pb-wait "answer" (lambda () (and (pb-has "Read your notes.") (pb-idle-p))))
+              (string-match-p "hello from the workspace" (format "%S" (plist-get (pb-last-request) :body))))
+    (with-current-buffer (pb-chat) (setq-local eca-chat--context nil))))
+
+(pb-step "@ and / completion: chat/queryContext, chat/queryFiles, chat/queryCommands answer"
+  (with-current-buffer (pb-chat)
+    (let* ((id eca-chat--id)
+           (ctx (eca-api-request-sync (pb-session) :method "chat/queryContext" :params (list :chatId id :query "notes" :contexts [])))
+           (files (eca-api-request-sync (pb-session) :method "chat/queryFiles" :params (list :chatId id :query "notes")))
+           (cmds (eca-api-request-sync (pb-session) :method "chat/queryCommands" :params (list :chatId id :query ""))))
+      (pb-log "  contexts %d, files %d, commands %S" (length (plist-get ctx :contexts)) (length (plist-get files :files))
+              (mapcar (lambda (c) (plist-get c :name)) (plist-get cmds :commands)))
+      (and (> (length (plist-get ctx :contexts)) 0) (> (length (plist-get files :files)) 0)
+           (> (length (plist-get cmds :commands)) 0)))))
+
+(pb-step "panels: providers, jobs, MCP details, workspaces, settings open without error"
+  (let ((ok t))
+    (dolist (cmd '(eca-providers eca-jobs eca-mcp-details eca-workspaces eca-settings))
+      (condition-case err
+          (progn (with-current-buffer (pb-chat) (call-interactively cmd)) (pb-pump 1) (pb-log "  %s opened" cmd))
+        (error (setq ok nil) (pb-log "  %s: %S" cmd err))))
+    ;; What a panel shows when its request failed.
+    (dolist (b (buffer-list))
+      (when (and (not (string-prefix-p " " (buffer-name b))) ; not internal ones, such as this file's *load*
+                 (string-match-p "Failed to load" (with-current-buffer b (buffer-substring-no-properties (point-min) (point-max)))))
+        (setq ok nil)
+        (pb-log "  %s: %s" (buffer-name b) (with-current-buffer b (string-trim (buffer-string))))))
+    (let ((providers (eca--session-providers (pb-session))))
+      (pb-log "  providers: %S" (mapcar (lambda (p) (plist-get p :id)) providers))
+      (and ok providers))))
 
 (defvar pb-first-chat (buffer-local-value 'eca-chat--id (pb-chat)))
 
@@ -176,7 +244,7 @@
            (with-current-buffer (pb-chat) (eca-chat-resume)))
          t)
        (pb-wait "resumed buffer" (lambda () (and (equal (buffer-local-value 'eca-chat--id (pb-chat)) pb-first-chat)
-                                                 (pb-has "From m2."))))
+                                                 (pb-has "Read your notes."))))
        (with-current-buffer (pb-chat)
          (pb-log "  restored model %s agent %s title %s older-cursor %S"
                  (eca-chat--model) (eca-chat--agent) eca-chat--title eca-chat--history-before-cursor)
@@ -190,7 +258,7 @@
         (eca-chat-load-older-history)
         (and (pb-wait "older page" (lambda () (and (> (buffer-size) size) (not (equal eca-chat--history-before-cursor cursor)))))
              (progn (pb-log "  next older cursor %S" eca-chat--history-before-cursor) t)
-             (pb-has "read notes"))))))
+             (pb-has "Blue it is."))))))
 
 (pb-step "resumed chat goes on: prompt answered with the restored model"
   (pb-script [(:text "Still here.")])
@@ -201,6 +269,9 @@
 
 (with-current-buffer (pb-chat)
   (write-region (point-min) (point-max) (expand-file-name "chat-buffer.txt" (getenv "PB_OUT"))))
+(dolist (b (buffer-list))
+  (when (string-match-p "^<eca:\\(stderr\\|emacs-errors\\)" (buffer-name b))
+    (pb-log "---- %s\n%s" (buffer-name b) (with-current-buffer b (buffer-string)))))
 (pb-step "final stop" (eca-stop) t)
 (pb-log "%d step(s) failed" pb-failures)
 (kill-emacs (if (zerop pb-failures) 0 1))

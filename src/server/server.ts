@@ -23,6 +23,7 @@ import { withMentions } from './eca-mentions.js';
 import { ecaAsk } from './eca-ask.js';
 import { openChat } from './eca-open.js';
 import { chatHistory, forkChat } from './eca-history.js';
+import { providerStatuses } from './eca-providers.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
@@ -229,6 +230,11 @@ export class EcaServer {
     this.request(ECA.chatOpen, async (p, s) => (await s.modelsReady, openChat(s.chats, p.chatId, (c) => this.notify(ECA.configUpdated, c), windowOf(p))));
     this.request(ECA.chatHistory, (p, s) => chatHistory(s.chats, p.chatId, p));
     this.request(ECA.chatFork, (p, s) => forkChat(s.chats, p.chatId, p.contentId));
+    // The settings panels (eca-emacs `eca-settings`): providers after model discovery; no background jobs.
+    this.request(ECA.providersList, async (_p, s) => (await s.modelsReady, { providers: providerStatuses(s.config.providers, s.models) }));
+    this.request(ECA.jobsList, () => ({ jobs: [] }));
+    this.request(ECA.jobsKill, () => ({ killed: false }));
+    this.request(ECA.jobsReadOutput, () => ({ lines: [], status: null, exitCode: null }));
 
     // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
     c.onRequest((method: string) => {

@@ -37,6 +37,7 @@ import {
 import { askQuestionParamsSchema, askQuestionResultSchema } from './ask.js';
 import { contentReceivedSchema } from './content.js';
 import { queryContextResultSchema } from './context.js';
+import { jobParamsSchema, jobsKillResultSchema, jobsListParamsSchema, jobsListResultSchema, jobsReadOutputResultSchema, providersListParamsSchema, providersListResultSchema } from './settings.js';
 import { chatForkParamsSchema, chatHistoryParamsSchema, chatHistoryResultSchema } from './history.js';
 import {
   configUpdatedSchema,
@@ -113,6 +114,11 @@ export const ECA = {
   chatFork: request('chat/fork', toServer, chatForkParamsSchema, emptyResultSchema),
   mcpStartServer: notification('mcp/startServer', toServer, mcpServerParamsSchema),
   mcpStopServer: notification('mcp/stopServer', toServer, mcpServerParamsSchema),
+  // The settings panels (./settings.ts).
+  providersList: request('providers/list', toServer, providersListParamsSchema, providersListResultSchema),
+  jobsList: request('jobs/list', toServer, jobsListParamsSchema, jobsListResultSchema),
+  jobsKill: request('jobs/kill', toServer, jobParamsSchema, jobsKillResultSchema),
+  jobsReadOutput: request('jobs/readOutput', toServer, jobParamsSchema, jobsReadOutputResultSchema),
 
   // patchbay → editor.
   chatContentReceived: notification('chat/contentReceived', toClient, contentReceivedSchema),
