@@ -223,6 +223,31 @@
       (pb-log "  providers: %S" (mapcar (lambda (p) (plist-get p :id)) providers))
       (and ok providers))))
 
+;; Known gaps: what Emacs shows for features patchbay does not serve. Logged as GAP, not failures.
+(defvar pb-shown nil "Messages eca-emacs showed the user during a gap step.")
+(defun pb-record-shown (fmt &rest args) (push (apply #'format fmt args) pb-shown))
+(defmacro pb-gap (name &rest body)
+  (declare (indent 1))
+  `(progn
+     (setq pb-shown nil)
+     (advice-add 'eca-error :before #'pb-record-shown)
+     (advice-add 'eca-warn :before #'pb-record-shown)
+     (condition-case err (progn ,@body) (error (push (format "signalled %S" err) pb-shown)))
+     (pb-pump 1)
+     (advice-remove 'eca-error #'pb-record-shown)
+     (advice-remove 'eca-warn #'pb-record-shown)
+     (pb-log "GAP %s: Emacs showed %S" ,name (reverse pb-shown))))
+
+(pb-gap "rewrite (eca-rewrite → rewrite/prompt)"
+  (with-current-buffer (find-file-noselect (expand-file-name "notes.txt" pb-ws))
+    (goto-char (point-min))
+    (eca-rewrite "make it shorter")))
+
+(pb-gap "inline completion (eca-complete → completion/inline)"
+  (with-current-buffer (find-file-noselect (expand-file-name "notes.txt" pb-ws))
+    (goto-char (point-max))
+    (eca-complete)))
+
 (defvar pb-first-chat (buffer-local-value 'eca-chat--id (pb-chat)))
 
 (pb-step "new chat: a second chat buffer, prompt answered there"
