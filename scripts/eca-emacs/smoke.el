@@ -131,6 +131,35 @@
          (pb-log "  prompt queued afterwards (steer re-sent): %S" (buffer-local-value 'eca-chat--queued-prompt (pb-chat)))
          (string-match-p "also be brief" body))))
 
+(pb-step "unread steer: the turn ends before the model reads it; eca-emacs re-sends it as a prompt, the model gets it once"
+  ;; ECA's contract (chat.clj: a steer not consumed is dropped at the end of the turn), eca-emacs
+  ;; `eca-chat--send-steered-prompt' then sends it as the next prompt.
+  (let ((before (length (pb-requests))))
+    (pb-script [(:text "Slow answer.") (:delay 1500) (:text " Done.")] [(:text "Got the late steer.")])
+    (pb-say "answer slowly")
+    (and (pb-wait "turn running" (lambda () (and (pb-loading-p) (pb-has "answer slowly"))))
+         (progn (with-current-buffer (pb-chat) (eca-chat--steer-prompt (pb-session) "late steer")) t)
+         (pb-wait "re-sent steer answered" (lambda () (and (pb-has "Got the late steer.") (pb-idle-p))) 30)
+         (progn (pb-pump 1.5) t)
+         (let* ((new (nthcdr before (pb-requests)))
+                (with-steer (seq-count (lambda (r) (string-match-p "late steer" (format "%S" (plist-get (car (last (plist-get (plist-get r :body) :messages))) :content))))
+                                       new)))
+           (pb-log "  LLM requests in this step: %d; ending with the steer: %d" (length new) with-steer)
+           (and (= (length new) 2) (= with-steer 1))))))
+
+(pb-step "steer removed ([-] beside it: chat/promptSteerRemove): the model never sees it"
+  (pb-script [(:delay 1500) (:toolCall (:name "patchbay__read_file" :args (:path "notes.txt")))]
+             [(:text "No steer here.")])
+  (pb-say "read notes again")
+  (and (pb-wait "turn running" (lambda () (and (pb-loading-p) (pb-has "read notes again"))))
+       (progn (with-current-buffer (pb-chat)
+                (eca-chat--steer-prompt (pb-session) "cancelled steer")
+                (eca-chat--remove-steered-prompt (pb-session)))
+              t)
+       (pb-wait "answer" (lambda () (and (pb-has "No steer here.") (pb-idle-p))) 30)
+       (progn (pb-pump 1) t)
+       (not (string-match-p "cancelled steer" (format "%S" (pb-requests))))))
+
 (pb-step "model change: chat/selectedModelChanged, next request uses it"
   (pb-answering (lambda (c) (or (car (member "fake/m2" c)) (car c)))
     (with-current-buffer (pb-chat) (eca-chat-select-model)))
