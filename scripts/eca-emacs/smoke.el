@@ -2,7 +2,8 @@
 ;; Run through scripts/eca-emacs/run.sh, which sets PB_SERVER_COMMAND, PB_FAKE_URL, PB_WORKSPACE,
 ;; PB_OUT and a temp HOME. Each step does what a user does (through eca-emacs's own commands, with
 ;; `completing-read'/`read-string' answered by the script) and prints PASS/FAIL with what it saw;
-;; eca-emacs's errors go to stderr (the same log). The wire is logged by tee.mjs.
+;; GAP lines say what Emacs shows for features patchbay does not serve (not failures). eca-emacs's
+;; errors go to stderr (the same log). The wire is logged by tee.mjs.
 
 (require 'package)
 (package-initialize)
