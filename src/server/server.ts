@@ -25,6 +25,7 @@ import { openChat } from './eca-open.js';
 import { chatHistory, forkChat } from './eca-history.js';
 import { addFlag, removeFlag } from './eca-flags.js';
 import { rollbackChat } from './eca-rollback.js';
+import { providerStatuses } from './eca-providers.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
@@ -234,6 +235,11 @@ export class EcaServer {
     this.request(ECA.chatAddFlag, (p, s) => addFlag(s.chats, p));
     this.request(ECA.chatRemoveFlag, (p, s) => removeFlag(s.chats, p));
     this.request(ECA.chatRollback, (p, s) => rollbackChat(s.chats, p));
+    // The settings panels (eca-emacs `eca-settings`): providers after model discovery; no background jobs.
+    this.request(ECA.providersList, async (_p, s) => (await s.modelsReady, { providers: providerStatuses(s.config.providers, s.models) }));
+    this.request(ECA.jobsList, () => ({ jobs: [] }));
+    this.request(ECA.jobsKill, () => ({ killed: false }));
+    this.request(ECA.jobsReadOutput, () => ({ lines: [], status: null, exitCode: null }));
 
     // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
     c.onRequest((method: string) => {

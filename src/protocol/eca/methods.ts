@@ -38,6 +38,7 @@ import { askQuestionParamsSchema, askQuestionResultSchema } from './ask.js';
 import { contentReceivedSchema } from './content.js';
 import { queryContextResultSchema } from './context.js';
 import { chatAddFlagParamsSchema, chatRemoveFlagParamsSchema } from './flags.js';
+import { jobParamsSchema, jobsKillResultSchema, jobsListParamsSchema, jobsListResultSchema, jobsReadOutputResultSchema, providersListParamsSchema, providersListResultSchema } from './settings.js';
 import { chatForkParamsSchema, chatHistoryParamsSchema, chatHistoryResultSchema } from './history.js';
 import { chatRollbackParamsSchema, chatRollbackResultSchema } from './rollback.js';
 import {
@@ -118,6 +119,11 @@ export const ECA = {
   chatRollback: request('chat/rollback', toServer, chatRollbackParamsSchema, chatRollbackResultSchema),
   mcpStartServer: notification('mcp/startServer', toServer, mcpServerParamsSchema),
   mcpStopServer: notification('mcp/stopServer', toServer, mcpServerParamsSchema),
+  // The settings panels (./settings.ts).
+  providersList: request('providers/list', toServer, providersListParamsSchema, providersListResultSchema),
+  jobsList: request('jobs/list', toServer, jobsListParamsSchema, jobsListResultSchema),
+  jobsKill: request('jobs/kill', toServer, jobParamsSchema, jobsKillResultSchema),
+  jobsReadOutput: request('jobs/readOutput', toServer, jobParamsSchema, jobsReadOutputResultSchema),
 
   // patchbay → editor.
   chatContentReceived: notification('chat/contentReceived', toClient, contentReceivedSchema),

@@ -1,0 +1,46 @@
+/**
+ * What the plugins' settings panels ask for: `providers/list` and the background-jobs methods
+ * (ECA docs/protocol.md "Provider Management", "Background Jobs"). eca-emacs opens both as tabs of
+ * `eca-settings` (eca-providers.el, eca-jobs.el) and shows "Failed to load providers" on an error.
+ */
+import { z } from 'zod';
+
+export const providersListParamsSchema = z.unknown();
+
+const providerAuthSchema = z.object({
+  status: z.enum(['authenticated', 'expiring', 'expired', 'unauthenticated', 'local', 'not-running']),
+  type: z.enum(['oauth', 'api-key']).optional(),
+  source: z.enum(['config', 'login', 'env']).optional(),
+  envVar: z.string().optional(),
+});
+
+const providerModelSchema = z.object({
+  /** The model's name without the provider prefix. */
+  id: z.string(),
+  capabilities: z.object({ reason: z.boolean(), vision: z.boolean(), tools: z.boolean(), webSearch: z.boolean() }),
+  cost: z.object({ input: z.number(), output: z.number() }).optional(),
+});
+
+export const providerStatusSchema = z.object({
+  id: z.string(),
+  configured: z.boolean(),
+  auth: providerAuthSchema,
+  models: z.array(providerModelSchema),
+  /** The provider's config without its key (ECA's `config-settings`). */
+  settings: z.record(z.string(), z.unknown()).optional(),
+});
+export type ProviderStatus = z.infer<typeof providerStatusSchema>;
+
+export const providersListResultSchema = z.object({ providers: z.array(providerStatusSchema) });
+
+export const jobsListParamsSchema = z.unknown();
+/** patchbay runs no background jobs (its shell tool stops what a command leaves running), so the list is always empty. */
+export const jobsListResultSchema = z.object({ jobs: z.array(z.never()) });
+export const jobParamsSchema = z.object({ jobId: z.string() });
+export const jobsKillResultSchema = z.object({ killed: z.boolean() });
+/** ECA's answer for a job it does not know: no lines, no status, no exit code. */
+export const jobsReadOutputResultSchema = z.object({
+  lines: z.array(z.object({ text: z.string(), stream: z.enum(['stdout', 'stderr']) })),
+  status: z.enum(['running', 'completed', 'failed', 'killed']).nullable(),
+  exitCode: z.number().int().nullable(),
+});
