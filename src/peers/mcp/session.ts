@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   CallToolResultSchema,
+  ElicitRequestSchema,
   ErrorCode,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
@@ -27,6 +28,7 @@ import {
   type ResourceTemplate,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { AskUser } from '../../shapes/ask.js';
 import { PendingCalls } from '../../shapes/pending-calls.js';
 import { textResult, type ToolContext, type ToolResult } from '../../shapes/tool.js';
 import { errorMessage, type Logger, type LogLevel } from '../../util/log.js';
@@ -34,6 +36,7 @@ import { renderResource, toToolResult } from './adapt.js';
 import type { ServerConfig } from './config.js';
 import { callToolResultSchema, parseCallToolResult } from './fast-parse.js';
 import { connect, oneLine, type Connection } from './transport.js';
+import { RunningCalls } from './running-calls.js';
 import { StderrTail } from './stderr-tail.js';
 import { LogBudget } from '../../util/log-budget.js';
 
@@ -53,6 +56,8 @@ export interface SessionOptions {
   onClosed(reason: string): void;
   /** A list was refreshed after `notifications/<kind>/list_changed`. */
   onListChanged(kind: ListKind): void;
+  /** The front end's way to ask the user; without it, elicitation is not declared. */
+  ask?: AskUser;
 }
 
 /** patchbay level → MCP level (https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging). */
@@ -113,6 +118,8 @@ export class McpSession {
   /** Tools callDirect may call: no output schema to validate, no task support. */
   private plainTools = new Set<string>();
   private callSeq = 0;
+  /** Every tools/call in flight, for `elicitation/create` to find its chat. */
+  private readonly running = new RunningCalls();
   /** callDirect's calls in flight. */
   private readonly calls = new PendingCalls<{ label: string; progress: ToolContext['progress'] }>({
     ended: (tool, reason, _ms, call) => {
@@ -176,8 +183,10 @@ export class McpSession {
     const { log } = this.opts;
     const client = new Client(
       { name: 'patchbay', version: '0.1.0' },
-      // Honest capabilities: roots only; no sampling, no elicitation.
-      { capabilities: { roots: { listChanged: true } } },
+      // Honest capabilities: roots; form-mode elicitation only when someone can be asked, so
+      // servers fall back otherwise (spec: elicitation is declared by clients that support it).
+      // No sampling, no URL-mode elicitation.
+      { capabilities: { roots: { listChanged: true }, ...(this.opts.ask ? { elicitation: { form: {} } } : {}) } },
     );
     client.onerror = (e) => {
       const msg = oneLine(errorMessage(e));
@@ -203,6 +212,8 @@ export class McpSession {
     client.setRequestHandler(ListRootsRequestSchema, () => ({
       roots: this.opts.roots().map((r) => ({ uri: pathToFileURL(r).href, name: basename(r) })),
     }));
+    const ask = this.opts.ask;
+    if (ask) client.setRequestHandler(ElicitRequestSchema, (req, extra) => this.running.elicit(this.opts.name, req.params, ask, extra.signal, log));
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       const { level, logger, data } = n.params;
       this.logs.log(fromMcpLevel[level] ?? 'info', () => `${logger ? `${logger}: ` : ''}${typeof data === 'string' ? data : JSON.stringify(data)}`);
@@ -270,7 +281,9 @@ export class McpSession {
     const label = `${this.opts.name}__${tool}`;
     if (ctx.signal.aborted) return Promise.resolve(cancelled(label));
     if (this.broken) return Promise.resolve(textResult(`${label}: the MCP server "${this.opts.name}" is broken (${this.broken}); it is being restarted`, true));
-    return this.plainTools.has(tool) ? this.callDirect(tool, label, args, ctx) : this.callThroughSdk(tool, label, args, ctx);
+    const done = this.running.add(ctx);
+    const call = this.plainTools.has(tool) ? this.callDirect(tool, label, args, ctx) : this.callThroughSdk(tool, label, args, ctx);
+    return call.finally(done);
   }
 
   private async callThroughSdk(tool: string, label: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
