@@ -17,10 +17,11 @@ const { llm, track } = useFakeLlmSuite();
 
 const ASKING = { capabilities: { codeAssistant: { chat: true, chatCapabilities: { askQuestion: true } } } };
 
-async function boot(extra: Record<string, unknown> = ASKING): Promise<EcaProc> {
+async function boot(extra: Record<string, unknown> = ASKING, configExtra: Record<string, unknown> = {}): Promise<EcaProc> {
   const config = fakeProviderConfig(llm().url, 'openai-chat', {
     mcpServers: { elicit: { command: process.execPath, args: [FIXTURE] } },
     toolCall: { approval: { allow: { elicit: {} } } },
+    ...configExtra,
   });
   const p = track(new EcaProc({ home: tempDir(), config }));
   await p.initialize(workspace({ 'a.txt': 'a' }), extra);
@@ -144,6 +145,28 @@ describe('MCP elicitation through chat/askQuestion', () => {
     await p.turnDone(next);
     expect(JSON.parse(toolMessage(1))).toEqual({ action: 'accept', content: { ok: true } });
   });
+
+  it('the server withdrawing its request (its own timeout) withdraws the question', async () => {
+    const p = await boot();
+    const chatId = await callTool(p, 'impatient', 'i1');
+    const q = await asked(p);
+    await p.waitFor((m) => m.method === '$/cancelRequest' && m.params?.id === q.id, '$/cancelRequest after the server gave up');
+    await p.turnDone(chatId);
+    expect(toolMessage(1)).toBe('gave up waiting');
+  });
+
+  // mcpTimeoutSeconds is 1: the answer comes after it, and the call is still alive to take it.
+  for (const tool of ['confirm', 'confirm_typed']) {
+    it(`the call's timeout waits while the user answers (${tool === 'confirm' ? "patchbay's short call path" : "the SDK's callTool, output schema"})`, async () => {
+      const p = await boot(ASKING, { mcpTimeoutSeconds: 1 });
+      const chatId = await callTool(p, tool, 't1');
+      const q = await asked(p);
+      await new Promise((r) => setTimeout(r, 2_000));
+      answer(p, q, 'Yes');
+      await p.turnDone(chatId);
+      expect(toolMessage(1)).toContain('"action":"accept"');
+    });
+  }
 
   it('deleting the chat while a question is open withdraws it', async () => {
     const p = await boot();

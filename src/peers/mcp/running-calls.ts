@@ -18,6 +18,14 @@ interface Running {
   toolCallId?: string;
   /** Aborts when the call's turn stops, its chat is deleted, or the call ends. */
   signal: AbortSignal;
+  /** Stops the call's timeout while the user is asked; returns the release. Set by the call path. */
+  hold?: () => () => void;
+}
+
+/** A call as its call path sees it: `end` when it settles, `hold` for elicit to pause its clock. */
+export interface RunningCall {
+  end(): void;
+  hold?: () => () => void;
 }
 
 export class RunningCalls {
@@ -25,14 +33,23 @@ export class RunningCalls {
   /** In start order (Map keeps insertion order): the newest is last. */
   private readonly calls = new Map<number, Running>();
 
-  /** Records a call; the returned function marks it ended (withdrawing its open questions). */
-  add(ctx: Pick<ToolContext, 'chatId' | 'toolCallId' | 'signal'>): () => void {
+  /** Records a call; its `end()` (on settling) withdraws its open questions. */
+  add(ctx: Pick<ToolContext, 'chatId' | 'toolCallId' | 'signal'>): RunningCall {
     const id = ++this.seq;
     const ended = new AbortController();
-    this.calls.set(id, { chatId: ctx.chatId, ...(ctx.toolCallId ? { toolCallId: ctx.toolCallId } : {}), signal: AbortSignal.any([ctx.signal, ended.signal]) });
-    return () => {
-      this.calls.delete(id);
-      ended.abort(new Error('the tool call ended'));
+    const running: Running = { chatId: ctx.chatId, ...(ctx.toolCallId ? { toolCallId: ctx.toolCallId } : {}), signal: AbortSignal.any([ctx.signal, ended.signal]) };
+    this.calls.set(id, running);
+    return {
+      end: () => {
+        this.calls.delete(id);
+        ended.abort(new Error('the tool call ended'));
+      },
+      set hold(h: (() => () => void) | undefined) {
+        running.hold = h;
+      },
+      get hold() {
+        return running.hold;
+      },
     };
   }
 
@@ -53,6 +70,8 @@ export class RunningCalls {
       return { action: 'decline' };
     }
     const signal = AbortSignal.any([call.signal, requestSignal]);
+    // The call cannot finish while its server waits on the user: its timeout waits too.
+    const release = call.hold?.();
     try {
       return await elicitForm(server, params, (q) => {
         if (signal.aborted) return Promise.reject(new Error('withdrawn'));
@@ -63,6 +82,8 @@ export class RunningCalls {
       if (signal.aborted) return { action: 'cancel' };
       log.warn(`declined elicitation/create: asking the user failed: ${errorMessage(e)}`);
       return { action: 'decline' };
+    } finally {
+      release?.();
     }
   }
 }

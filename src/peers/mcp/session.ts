@@ -36,7 +36,7 @@ import { renderResource, toToolResult } from './adapt.js';
 import type { ServerConfig } from './config.js';
 import { callToolResultSchema, parseCallToolResult } from './fast-parse.js';
 import { connect, oneLine, type Connection } from './transport.js';
-import { RunningCalls } from './running-calls.js';
+import { RunningCalls, type RunningCall } from './running-calls.js';
 import { StderrTail } from './stderr-tail.js';
 import { LogBudget } from '../../util/log-budget.js';
 
@@ -78,6 +78,9 @@ const cancelled = (label: string): ToolResult => textResult(`${label}: cancelled
 function progressText(label: string, p: Progress): string {
   return `${label}: ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`;
 }
+
+/** setTimeout's longest delay: the SDK's own call timeout, made moot by ours (callThroughSdk). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A server that keeps answering with a cursor must not keep us paging forever. */
 const MAX_PAGES = 100;
@@ -281,34 +284,58 @@ export class McpSession {
     const label = `${this.opts.name}__${tool}`;
     if (ctx.signal.aborted) return Promise.resolve(cancelled(label));
     if (this.broken) return Promise.resolve(textResult(`${label}: the MCP server "${this.opts.name}" is broken (${this.broken}); it is being restarted`, true));
-    const done = this.running.add(ctx);
-    const call = this.plainTools.has(tool) ? this.callDirect(tool, label, args, ctx) : this.callThroughSdk(tool, label, args, ctx);
-    return call.finally(done);
+    const run = this.running.add(ctx);
+    const call = this.plainTools.has(tool) ? this.callDirect(tool, label, args, ctx, run) : this.callThroughSdk(tool, label, args, ctx, run);
+    return call.finally(() => run.end());
   }
 
-  private async callThroughSdk(tool: string, label: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  private async callThroughSdk(tool: string, label: string, args: Record<string, unknown>, ctx: ToolContext, run: RunningCall): Promise<ToolResult> {
     // Our own controller: the SDK never removes its abort listener, so a long-lived chat signal
     // would otherwise send notifications/cancelled for calls that already finished.
     const ac = new AbortController();
     const onAbort = () => ac.abort(ctx.signal.reason);
     ctx.signal.addEventListener('abort', onAbort, { once: true });
+    // Our own timer rather than the SDK's, so an elicitation can hold it while the user answers.
+    const timeoutMs = this.opts.timeoutMs;
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        ac.abort(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs }));
+      }, timeoutMs);
+    };
+    arm();
+    let holds = 0;
+    run.hold = () => {
+      if (holds++ === 0) clearTimeout(timer);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        if (--holds === 0 && !ac.signal.aborted) arm();
+      };
+    };
     try {
       // The SDK only calls safeParse on the schema; ours is CallToolResultSchema with a fast path.
       const r = await this.client.callTool({ name: tool, arguments: args }, callToolResultSchema as unknown as typeof CallToolResultSchema, {
         signal: ac.signal,
-        timeout: this.opts.timeoutMs,
+        // Ours above governs; the SDK's would fire while the user is being asked.
+        timeout: MAX_TIMER_MS,
         onprogress: (p) => ctx.progress?.(progressText(label, p)),
       });
       return this.toResult(label, r);
     } catch (e) {
       if (ctx.signal.aborted) return cancelled(label);
-      if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
+      if (timedOut || (e instanceof McpError && e.code === ErrorCode.RequestTimeout)) {
         this.restartAfterTimeout(tool);
         return this.timeoutResult(label);
       }
       if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed) return this.closedDuringCall(label);
       return textResult(`${label} failed: ${errorMessage(e)}`, true);
     } finally {
+      clearTimeout(timer);
       ctx.signal.removeEventListener('abort', onAbort);
     }
   }
@@ -319,7 +346,7 @@ export class McpSession {
    * one abort listener for all calls (PendingCalls), and the result checked by the same schema.
    * Cancellation and timeouts send `notifications/cancelled` as the SDK would.
    */
-  private callDirect(tool: string, label: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  private callDirect(tool: string, label: string, args: Record<string, unknown>, ctx: ToolContext, run: RunningCall): Promise<ToolResult> {
     const id = `patchbay-${++this.callSeq}`;
     const transport = this.client.transport;
     if (!transport) return Promise.resolve(textResult(`${label} failed: the MCP server "${this.opts.name}" is not connected`, true));
@@ -335,6 +362,7 @@ export class McpSession {
       },
       data: { label, progress: ctx.progress },
     });
+    run.hold = () => this.calls.hold(id);
     transport
       .send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: args, _meta: { progressToken: id } } })
       .catch((e: unknown) => this.calls.finish(id, textResult(`${label} failed: ${errorMessage(e)}`, true)));
