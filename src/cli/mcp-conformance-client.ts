@@ -10,7 +10,8 @@
 import { CommandRegistry } from '../core/commands.js';
 import { llmName, ToolRegistry } from '../core/tool-registry.js';
 import type { Tool, ToolResult } from '../shapes/tool.js';
-import { McpHostImpl } from '../peers/mcp/index.js';
+import type { AskUser } from '../shapes/ask.js';
+import { ELICIT_SKIP, McpHostImpl } from '../peers/mcp/index.js';
 import type { McpServerInfo } from '../peers/mcp/types.js';
 import { errorMessage } from '../util/log.js';
 
@@ -27,6 +28,15 @@ interface Connected {
 }
 
 type Step = (c: Connected) => Promise<void>;
+
+/**
+ * The user, scripted: leaves every optional field out (so the server's defaults apply, as
+ * elicitation-sep1034-client-defaults expects) and otherwise picks the first option.
+ */
+const ask: AskUser = async (_chatId, q) => {
+  const pick = q.options?.find((o) => o.label === ELICIT_SKIP) ?? q.options?.[0];
+  return pick ? { answered: true, answer: pick.label } : { answered: false };
+};
 
 function text(r: ToolResult): string {
   return r.outputs.map((o) => (o.type === 'text' ? o.text : `[${o.type}]`)).join('\n');
@@ -84,6 +94,7 @@ async function connect(url: string): Promise<Connected> {
     env: process.env,
     tools,
     commands: new CommandRegistry(),
+    ask,
     // One attempt: a failed connection is the scenario's answer, not something to retry.
     restart: { maxRestarts: 0 },
     events: {

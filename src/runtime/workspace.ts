@@ -198,6 +198,7 @@ export class Workspace {
       reservedServerNames: () => [...this.peers].flatMap(([n, p]) => (n === name ? [] : (p.serverNames?.() ?? []))),
       resources: () => this.all().flatMap((p) => p.resources?.() ?? []),
       readResource: (ctx, signal) => this.readResource(ctx, signal),
+      ...(this.opts.frontEnd.ask ? { ask: this.opts.frontEnd.ask } : {}),
     };
   }
 

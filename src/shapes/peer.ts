@@ -6,6 +6,7 @@
  * optional hooks of `Peer`.
  */
 import type { z } from 'zod';
+import type { AskUser } from './ask.js';
 import type { EditorDiagnostic, Tool } from './tool.js';
 import type { ResourceContext } from './context.js';
 import type { CommandSink, ToolSink } from './registry.js';
@@ -76,6 +77,8 @@ export interface PeerHost<C> {
   /** Every peer's resources, and reading one through the peer that offers it (the OpenCtx host serves them). */
   resources(): ResourceContext[];
   readResource(ctx: Pick<ResourceContext, 'server' | 'uri'>, signal: AbortSignal): Promise<string>;
+  /** Puts a question to the user in a chat, when the front end can (MCP elicitation asks through it). */
+  ask?: AskUser;
 }
 
 /** One section of the doctor report. */

@@ -18,6 +18,8 @@ interface Pending<T> {
   timeoutMs: number;
   signal: AbortSignal;
   cancel: StartCall<T>['cancel'];
+  /** Open holds (hold()): the deadline is off while any is. */
+  holds: number;
 }
 
 export interface StartCall<T = undefined> {
@@ -86,10 +88,30 @@ export class PendingCalls<T = undefined> {
   start(c: StartCall<T>): Promise<ToolResult> {
     return new Promise<ToolResult>((resolve) => {
       const deadline = performance.now() + c.timeoutMs;
-      this.pending.set(c.id, { tool: c.tool, data: c.data, resolve, deadline, timeoutMs: c.timeoutMs, signal: c.signal, cancel: c.cancel });
+      this.pending.set(c.id, { tool: c.tool, data: c.data, resolve, deadline, timeoutMs: c.timeoutMs, signal: c.signal, cancel: c.cancel, holds: 0 });
       this.watch(c.signal);
       if (this.timer === undefined || deadline < this.timerAt) this.armTimer(deadline);
     });
+  }
+
+  /**
+   * Stops a call's clock while the peer waits on a person (an MCP server asking the user mid-call):
+   * a person may take longer than a server's timeout allows. The returned function (once) lets it
+   * run again with its whole timeout.
+   */
+  hold(id: string): () => void {
+    const p = this.pending.get(id);
+    if (!p) return () => {};
+    p.holds++;
+    p.deadline = Infinity;
+    let released = false;
+    return () => {
+      if (released || this.pending.get(id) !== p) return;
+      released = true;
+      if (--p.holds > 0) return;
+      p.deadline = performance.now() + p.timeoutMs;
+      if (this.timer === undefined || p.deadline < this.timerAt) this.armTimer(p.deadline);
+    };
   }
 
   /** Settles a call; false when it had already settled (first terminal outcome wins). */

@@ -72,4 +72,20 @@ describe('PendingCalls', () => {
     expect([text(await a), text(await b)]).toEqual(['ta/A gone', 'tb/B gone']);
     expect(pc.data('a')).toBeUndefined();
   });
+
+  it('a held call does not time out; released, it gets its whole timeout again', async () => {
+    const { pc, ended } = calls();
+    let outcome: string | undefined;
+    void pc.start({ id: 'h', tool: 'th', timeoutMs: 30, signal: new AbortController().signal, cancel: () => {}, data: 'h' }).then((r) => (outcome = text(r)));
+    const release = pc.hold('h');
+    // Well past the 30 ms deadline: still pending while held.
+    await new Promise((r) => setTimeout(r, 120));
+    expect(pc.isPending('h')).toBe(true);
+    release();
+    release(); // a second release is a no-op
+    // It times out in the end (a generous deadline: only that it happens is checked).
+    for (let i = 0; i < 100 && outcome === undefined; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(outcome).toBe('th timeout (h)');
+    expect(ended).toEqual([['th', 'timeout', 30, 'h']]);
+  });
 });

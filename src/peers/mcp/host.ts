@@ -3,6 +3,7 @@
  * background; their tools, prompts and resources reach the rest of patchbay only through the
  * registries and the McpHost interface (types.ts).
  */
+import type { AskUser } from '../../shapes/ask.js';
 import type { CommandSink } from '../../shapes/registry.js';
 import type { ToolSink } from '../../shapes/registry.js';
 import type { ResourceContext as McpResourceContext } from '../../shapes/context.js';
@@ -23,6 +24,8 @@ export interface McpHostOptions {
   tools: ToolSink;
   commands: CommandSink;
   events: McpHostEvents;
+  /** The front end's way to ask the user: servers may then elicit input (form mode). */
+  ask?: AskUser;
   /** Defaults: 1 s, doubling, at most 5 restarts. */
   restart?: Partial<RestartPolicy>;
 }
@@ -50,6 +53,7 @@ export class McpHostImpl implements McpHost {
       tools: opts.tools,
       commands: opts.commands,
       restart: opts.restart,
+      ...(opts.ask ? { ask: opts.ask } : {}),
       changed: (info) => {
         if (this.disposed) return;
         try {

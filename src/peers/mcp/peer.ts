@@ -16,6 +16,7 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     env: host.env,
     tools: host.tools,
     commands: host.commands,
+    ...(host.ask ? { ask: host.ask } : {}),
     events: {
       serverUpdated: (info) =>
         host.toolServer({

@@ -8,6 +8,7 @@
  * Each connection attempt has a generation number; events from an older attempt are ignored,
  * so a stop() during a slow start, or a crash report after a restart, cannot corrupt the state.
  */
+import type { AskUser } from '../../shapes/ask.js';
 import type { Command } from '../../shapes/command.js';
 import type { CommandSink } from '../../shapes/registry.js';
 import { textResult, type Tool, type ToolContext, type ToolResult } from '../../shapes/tool.js';
@@ -41,6 +42,8 @@ export interface ServerDeps {
   tools: ToolSink;
   commands: CommandSink;
   restart: RestartPolicy;
+  /** The front end's way to ask the user (MCP elicitation), when it has one. */
+  ask?: AskUser;
   /** Every status or list change. */
   changed(info: McpServerInfo): void;
 }
@@ -194,6 +197,7 @@ export class McpServerHandle {
         log: this.log,
         onClosed: (reason) => this.died(gen, reason),
         onListChanged: () => this.listChanged(gen),
+        ...(this.deps.ask ? { ask: this.deps.ask } : {}),
       });
       // Stopped, or died during the initial listing, while we waited.
       if (this.gen !== gen || this.state.kind !== 'starting') {

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   CallToolResultSchema,
+  ElicitRequestSchema,
   ErrorCode,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
@@ -27,6 +28,7 @@ import {
   type ResourceTemplate,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { AskUser } from '../../shapes/ask.js';
 import { PendingCalls } from '../../shapes/pending-calls.js';
 import { textResult, type ToolContext, type ToolResult } from '../../shapes/tool.js';
 import { errorMessage, type Logger, type LogLevel } from '../../util/log.js';
@@ -34,6 +36,7 @@ import { renderResource, toToolResult } from './adapt.js';
 import type { ServerConfig } from './config.js';
 import { callToolResultSchema, parseCallToolResult } from './fast-parse.js';
 import { connect, oneLine, type Connection } from './transport.js';
+import { RunningCalls, type RunningCall } from './running-calls.js';
 import { StderrTail } from './stderr-tail.js';
 import { LogBudget } from '../../util/log-budget.js';
 
@@ -53,6 +56,8 @@ export interface SessionOptions {
   onClosed(reason: string): void;
   /** A list was refreshed after `notifications/<kind>/list_changed`. */
   onListChanged(kind: ListKind): void;
+  /** The front end's way to ask the user; without it, elicitation is not declared. */
+  ask?: AskUser;
 }
 
 /** patchbay level → MCP level (https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging). */
@@ -73,6 +78,9 @@ const cancelled = (label: string): ToolResult => textResult(`${label}: cancelled
 function progressText(label: string, p: Progress): string {
   return `${label}: ${p.progress}${p.total !== undefined ? `/${p.total}` : ''}${p.message ? ` ${p.message}` : ''}`;
 }
+
+/** setTimeout's longest delay: the SDK's own call timeout, made moot by ours (callThroughSdk). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A server that keeps answering with a cursor must not keep us paging forever. */
 const MAX_PAGES = 100;
@@ -113,6 +121,8 @@ export class McpSession {
   /** Tools callDirect may call: no output schema to validate, no task support. */
   private plainTools = new Set<string>();
   private callSeq = 0;
+  /** Every tools/call in flight, for `elicitation/create` to find its chat. */
+  private readonly running = new RunningCalls();
   /** callDirect's calls in flight. */
   private readonly calls = new PendingCalls<{ label: string; progress: ToolContext['progress'] }>({
     ended: (tool, reason, _ms, call) => {
@@ -176,8 +186,10 @@ export class McpSession {
     const { log } = this.opts;
     const client = new Client(
       { name: 'patchbay', version: '0.1.0' },
-      // Honest capabilities: roots only; no sampling, no elicitation.
-      { capabilities: { roots: { listChanged: true } } },
+      // Honest capabilities: roots; form-mode elicitation only when someone can be asked, so
+      // servers fall back otherwise (spec: elicitation is declared by clients that support it).
+      // No sampling, no URL-mode elicitation.
+      { capabilities: { roots: { listChanged: true }, ...(this.opts.ask ? { elicitation: { form: {} } } : {}) } },
     );
     client.onerror = (e) => {
       const msg = oneLine(errorMessage(e));
@@ -203,6 +215,8 @@ export class McpSession {
     client.setRequestHandler(ListRootsRequestSchema, () => ({
       roots: this.opts.roots().map((r) => ({ uri: pathToFileURL(r).href, name: basename(r) })),
     }));
+    const ask = this.opts.ask;
+    if (ask) client.setRequestHandler(ElicitRequestSchema, (req, extra) => this.running.elicit(this.opts.name, req.params, ask, extra.signal, log));
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       const { level, logger, data } = n.params;
       this.logs.log(fromMcpLevel[level] ?? 'info', () => `${logger ? `${logger}: ` : ''}${typeof data === 'string' ? data : JSON.stringify(data)}`);
@@ -270,32 +284,58 @@ export class McpSession {
     const label = `${this.opts.name}__${tool}`;
     if (ctx.signal.aborted) return Promise.resolve(cancelled(label));
     if (this.broken) return Promise.resolve(textResult(`${label}: the MCP server "${this.opts.name}" is broken (${this.broken}); it is being restarted`, true));
-    return this.plainTools.has(tool) ? this.callDirect(tool, label, args, ctx) : this.callThroughSdk(tool, label, args, ctx);
+    const run = this.running.add(ctx);
+    const call = this.plainTools.has(tool) ? this.callDirect(tool, label, args, ctx, run) : this.callThroughSdk(tool, label, args, ctx, run);
+    return call.finally(() => run.end());
   }
 
-  private async callThroughSdk(tool: string, label: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  private async callThroughSdk(tool: string, label: string, args: Record<string, unknown>, ctx: ToolContext, run: RunningCall): Promise<ToolResult> {
     // Our own controller: the SDK never removes its abort listener, so a long-lived chat signal
     // would otherwise send notifications/cancelled for calls that already finished.
     const ac = new AbortController();
     const onAbort = () => ac.abort(ctx.signal.reason);
     ctx.signal.addEventListener('abort', onAbort, { once: true });
+    // Our own timer rather than the SDK's, so an elicitation can hold it while the user answers.
+    const timeoutMs = this.opts.timeoutMs;
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        ac.abort(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs }));
+      }, timeoutMs);
+    };
+    arm();
+    let holds = 0;
+    run.hold = () => {
+      if (holds++ === 0) clearTimeout(timer);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        if (--holds === 0 && !ac.signal.aborted) arm();
+      };
+    };
     try {
       // The SDK only calls safeParse on the schema; ours is CallToolResultSchema with a fast path.
       const r = await this.client.callTool({ name: tool, arguments: args }, callToolResultSchema as unknown as typeof CallToolResultSchema, {
         signal: ac.signal,
-        timeout: this.opts.timeoutMs,
+        // Ours above governs; the SDK's would fire while the user is being asked.
+        timeout: MAX_TIMER_MS,
         onprogress: (p) => ctx.progress?.(progressText(label, p)),
       });
       return this.toResult(label, r);
     } catch (e) {
       if (ctx.signal.aborted) return cancelled(label);
-      if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
+      if (timedOut || (e instanceof McpError && e.code === ErrorCode.RequestTimeout)) {
         this.restartAfterTimeout(tool);
         return this.timeoutResult(label);
       }
       if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed) return this.closedDuringCall(label);
       return textResult(`${label} failed: ${errorMessage(e)}`, true);
     } finally {
+      clearTimeout(timer);
       ctx.signal.removeEventListener('abort', onAbort);
     }
   }
@@ -306,7 +346,7 @@ export class McpSession {
    * one abort listener for all calls (PendingCalls), and the result checked by the same schema.
    * Cancellation and timeouts send `notifications/cancelled` as the SDK would.
    */
-  private callDirect(tool: string, label: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  private callDirect(tool: string, label: string, args: Record<string, unknown>, ctx: ToolContext, run: RunningCall): Promise<ToolResult> {
     const id = `patchbay-${++this.callSeq}`;
     const transport = this.client.transport;
     if (!transport) return Promise.resolve(textResult(`${label} failed: the MCP server "${this.opts.name}" is not connected`, true));
@@ -322,6 +362,7 @@ export class McpSession {
       },
       data: { label, progress: ctx.progress },
     });
+    run.hold = () => this.calls.hold(id);
     transport
       .send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: args, _meta: { progressToken: id } } })
       .catch((e: unknown) => this.calls.finish(id, textResult(`${label} failed: ${errorMessage(e)}`, true)));
