@@ -13,9 +13,12 @@
 import { describe, expect, it } from 'vitest';
 import { truncateSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+import { ECA, EcaProc, fakeProviderConfig, tempDir as newTempDir, useFakeLlmSuite, useTempDirs, workspace } from './harness.js';
 
+// First, so its removal runs after every process is stopped.
+const scratch = useTempDirs();
 const { llm, track } = useFakeLlmSuite();
+const tempDir = () => scratch(newTempDir());
 const EVERYTHING = resolve(import.meta.dirname, '../../node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
 /** A 1×1 PNG. */
@@ -39,7 +42,7 @@ async function boot(cfg: Record<string, unknown>, home = tempDir(), root = works
 }
 
 function workspaceWithImage(): string {
-  const root = workspace({ 'a.txt': 'a' });
+  const root = scratch(workspace({ 'a.txt': 'a' }));
   writeFileSync(join(root, 'shot.gif'), FILE_BYTES);
   return root;
 }

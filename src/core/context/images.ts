@@ -71,11 +71,12 @@ function checkInline(mediaType: string, base64: string, max: number): string | u
 }
 
 function tooLarge(bytes: number, max: number): string {
-  return `the image is ${mb(bytes)} MB; the limit is ${mb(max)} MB`;
+  return `the image is ${size(bytes)}; the limit is ${size(max)}`;
 }
 
-function mb(bytes: number): string {
-  return (bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, '');
+function size(bytes: number): string {
+  const MB = 1024 * 1024;
+  return bytes < MB ? `${bytes} bytes` : `${(bytes / MB).toFixed(1).replace(/\.0$/, '')} MB`;
 }
 
 /** The file's bytes, refused before reading when over `max`. */
