@@ -4,6 +4,7 @@
  */
 import type { LlmImage, LlmMessage } from '../shapes/llm.js';
 import type { ToolOutput } from '../shapes/tool.js';
+import { modelMediaType } from './context/images.js';
 import type { ChatEvent } from './events.js';
 import type { StoredMessage } from './stored-message.js';
 
@@ -50,9 +51,15 @@ export function toLlmMessages(stored: StoredMessage[], opts: { images?: boolean 
   return out;
 }
 
-/** The images among a tool's outputs, as the LLM takes them. */
+/**
+ * The images among a tool's outputs that the LLM can take (png, jpeg, gif, webp): another type
+ * would have the provider refuse the chat's every later request. The editor is shown them all.
+ */
 export function toolImages(outputs: ToolOutput[]): LlmImage[] {
-  return outputs.flatMap((o) => (o.type === 'image' ? [{ mediaType: o.mimeType, base64: o.data }] : []));
+  return outputs.flatMap((o) => {
+    const mediaType = o.type === 'image' ? modelMediaType(o.mimeType) : undefined;
+    return o.type === 'image' && mediaType ? [{ mediaType, base64: o.data }] : [];
+  });
 }
 
 /**

@@ -54,6 +54,18 @@ describe('splitImages', () => {
     ]);
   });
 
+  it('takes only the media types every vision API takes (image/jpg read as image/jpeg)', async () => {
+    const out = await splitImages(
+      [
+        { type: 'image', mediaType: 'image/jpg', base64: 'AAAA' },
+        { type: 'image', mediaType: 'image/svg+xml', base64: 'AAAA' },
+      ],
+      { roots: [] },
+    );
+    expect(out.images).toEqual([{ mediaType: 'image/jpeg', base64: 'AAAA' }]);
+    expect(out.errors).toEqual(['image: image/svg+xml is not a type the models take (png, jpeg, gif or webp)']);
+  });
+
   it('names the media type of image files only', () => {
     expect(['a.png', 'b.jpeg', 'c.gif', 'd.webp', 'e.svg', 'f.txt'].map(imageMediaType)).toEqual(['image/png', 'image/jpeg', 'image/gif', 'image/webp', undefined, undefined]);
   });

@@ -32,6 +32,20 @@ export interface ImageOptions {
   maxBytes?: number;
 }
 
+/**
+ * The media types every vision API here takes (OpenAI, Anthropic, Ollama's models). Another one
+ * (svg, heic, bmp…) would have the provider refuse every later request of the chat, so it is left
+ * out with a reason instead. `image/jpg` is a common misspelling of `image/jpeg`.
+ */
+const MODEL_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/** The media type as the models take it, or undefined when they do not take it. */
+export function modelMediaType(mediaType: string): string | undefined {
+  const t = mediaType.trim().toLowerCase();
+  const norm = t === 'image/jpg' ? 'image/jpeg' : t;
+  return MODEL_TYPES.has(norm) ? norm : undefined;
+}
+
 /** The media type of an image file by its extension, or undefined for any other file. */
 export function imageMediaType(path: string): string | undefined {
   return IMAGE_TYPES[extname(path).toLowerCase()];
@@ -44,7 +58,7 @@ export async function splitImages(contexts: Context[], opts: ImageOptions): Prom
     if (c.type === 'image') {
       const why = checkInline(c.mediaType, c.base64, max);
       if (why) out.errors.push(`image: ${why}`);
-      else out.images.push({ mediaType: c.mediaType, base64: c.base64.replace(/\s+/g, '') });
+      else out.images.push({ mediaType: modelMediaType(c.mediaType)!, base64: c.base64.replace(/\s+/g, '') });
     } else if (c.type === 'file' && imageMediaType(c.path)) {
       const path = resolvePath(c.path, opts.roots);
       try {
@@ -61,6 +75,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 function checkInline(mediaType: string, base64: string, max: number): string | undefined {
   if (!/^image\/[\w.+-]+$/i.test(mediaType)) return `"${mediaType.slice(0, 80)}" is not an image media type (e.g. image/png)`;
+  if (!modelMediaType(mediaType)) return `${mediaType} is not a type the models take (png, jpeg, gif or webp)`;
   if (base64.startsWith('data:')) return 'base64 must be the raw bytes, without a "data:" URL prefix';
   const compact = base64.replace(/\s+/g, '');
   if (!compact) return 'no image data';
