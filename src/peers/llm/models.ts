@@ -136,7 +136,8 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
     if (key) entry.key = key;
     if (m.limit) entry.limit = m.limit;
     if (m.cost) entry.cost = m.cost;
-    if (m.imageInput ?? knownVision(api, m.modelName ?? name)) entry.imageInput = true;
+    // The in-process runner takes text only, whatever the config says.
+    if (api !== 'local' && (m.imageInput ?? knownVision(api, m.modelName ?? name))) entry.imageInput = true;
     if (api === 'local') {
       if (!m.model) {
         log.warn(`local model "${id}/${name}" has no "model" (an hf: URI, https URL or file path); skipped`);
