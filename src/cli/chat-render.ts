@@ -125,6 +125,10 @@ export class Renderer {
         this.toolOutputs.add(c, !c.error); // a failure's first line is already on its ✗ line
         return;
       }
+      case 'image':
+        // A terminal draws no images: it names them (a tool's output, or an attachment on replay).
+        t.outLine(t.paint('dim', `[image ${c.mediaType}, ${Math.round((c.base64.length * 3) / 4 / 1024)} KB]`));
+        return;
       case 'toolCallRejected':
         t.outLine(`${t.paint('yellow', '⊘')} ${c.name} rejected (${this.unaskedIds.has(c.id) ? 'no one could be asked' : rejectReason(c.reason)})`);
         return;

@@ -13,6 +13,7 @@ import { newId, rememberUserMessage, runTurn } from './turn.js';
 import { clearsAtNextPrompt } from './tools/native/task-lists.js';
 import { EMPTY_TASK_LIST, taskDetails } from './tools/native/task-list.js';
 import { rollbackChat, type NotRestored, type RollbackInclude } from './rollback.js';
+import { promptImages } from './prompt-images.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../shapes/llm.js';
 import type { Context as ChatContext } from '../shapes/context.js';
@@ -191,13 +192,13 @@ export class ChatService {
           emit({ type: 'userMessage', text: params.message, id: cid });
           // MCP tools and resources of servers still starting (e.g. under npx) are waited for.
           await deps.toolsReady?.(chat.id, abort.signal);
-          const contexts = this.withUpdates(chat, params.contexts ?? []);
+          const { images, rest: contexts } = await promptImages(this.withUpdates(chat, params.contexts ?? []), entry, deps.roots(), (text) => emit({ type: 'notice', text }));
           const [rendered, auto] = await Promise.all([
             contexts.length ? deps.renderContexts(contexts, abort.signal) : undefined,
             deps.messageContext?.(params.message, abort.signal).catch(() => '') ?? '',
           ]);
           for (const err of rendered?.errors ?? []) emit({ type: 'notice', text: `Context skipped: ${err}` });
-          user.attachContext([rendered?.text, auto].filter(Boolean).join('\n\n'));
+          user.attachContext([rendered?.text, auto].filter(Boolean).join('\n\n'), images);
           outcome = await runTurn(chat, entry, { userText: params.message, contentId: cid, userStored: true }, deps, abort);
         }
       } catch (e) {

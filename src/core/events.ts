@@ -53,6 +53,11 @@ export type ToolCallEvent = z.infer<typeof toolCallEventSchema>;
 const otherEventSchema = z.discriminatedUnion('type', [
   /** A user message entered the chat (`id`: the client's id for it, when it gave one). */
   z.object({ type: z.literal('userMessage'), text: z.string(), id: z.string().optional() }),
+  /**
+   * An image the user attached, redrawn with its message when a stored chat is opened (a live
+   * prompt's images are the front end's own). Tool-result images ride on the tool call's outputs.
+   */
+  z.object({ type: z.literal('userImage'), mediaType: z.string(), base64: z.string() }),
   /** A piece of the assistant's answer. */
   z.object({ type: z.literal('assistantText'), text: z.string() }),
   z.object({ type: z.literal('reasoningStarted'), id: z.string() }),

@@ -2,14 +2,19 @@
  * What a chat keeps: one StoredMessage per completed step. From these the LLM history
  * and the editor replay (`chat/open`) are both derived, so there is one source of truth.
  */
-import type { LlmMessage } from '../shapes/llm.js';
+import type { LlmImage, LlmMessage } from '../shapes/llm.js';
+import type { ToolOutput } from '../shapes/tool.js';
+import { modelMediaType } from './context/images.js';
 import type { ChatEvent } from './events.js';
 import type { StoredMessage } from './stored-message.js';
 
 export type { StoredMessage };
 
-/** The LLM conversation: everything after the last summary (from `/compact`). */
-export function toLlmMessages(stored: StoredMessage[]): LlmMessage[] {
+/**
+ * The LLM conversation: everything after the last summary (from `/compact`). Images (attached to
+ * user messages, returned by tools) go along only when the model reads them (`images`).
+ */
+export function toLlmMessages(stored: StoredMessage[], opts: { images?: boolean } = {}): LlmMessage[] {
   let start = 0;
   for (let i = stored.length - 1; i >= 0; i--) {
     const m = stored[i];
@@ -22,18 +27,22 @@ export function toLlmMessages(stored: StoredMessage[]): LlmMessage[] {
   const answered = new Set(stored.filter((m) => m.role === 'tool').map((m) => (m as { toolCallId: string }).toolCallId));
   for (const m of stored.slice(start)) {
     switch (m.role) {
-      case 'user':
-        out.push({ role: 'user', content: m.contextText ? `${m.text}\n\n${m.contextText}` : m.text });
+      case 'user': {
+        const content = m.contextText ? `${m.text}\n\n${m.contextText}` : m.text;
+        out.push({ role: 'user', content, ...(opts.images && m.images?.length ? { images: m.images } : {}) });
         break;
+      }
       case 'assistant': {
         // A turn cut off mid tool call leaves calls without results; providers reject those.
         const parts = m.parts.filter((p) => p.type !== 'toolCall' || answered.has(p.id));
         if (parts.length) out.push({ role: 'assistant', content: parts });
         break;
       }
-      case 'tool':
-        out.push({ role: 'tool', toolCallId: m.toolCallId, name: `${m.server}__${m.name}`, content: m.llmText, error: m.error });
+      case 'tool': {
+        const images = opts.images ? toolImages(m.outputs) : [];
+        out.push({ role: 'tool', toolCallId: m.toolCallId, name: `${m.server}__${m.name}`, content: m.llmText, error: m.error, ...(images.length ? { images } : {}) });
         break;
+      }
       case 'system':
         if (m.kind === 'summary') out.push({ role: 'user', content: `Summary of the conversation so far:\n${m.text}` });
         break;
@@ -43,6 +52,17 @@ export function toLlmMessages(stored: StoredMessage[]): LlmMessage[] {
     }
   }
   return out;
+}
+
+/**
+ * The images among a tool's outputs that the LLM can take (png, jpeg, gif, webp): another type
+ * would have the provider refuse the chat's every later request. The editor is shown them all.
+ */
+export function toolImages(outputs: ToolOutput[]): LlmImage[] {
+  return outputs.flatMap((o) => {
+    const mediaType = o.type === 'image' ? modelMediaType(o.mimeType) : undefined;
+    return o.type === 'image' && mediaType ? [{ mediaType, base64: o.data }] : [];
+  });
 }
 
 /**
@@ -57,6 +77,7 @@ export function replayEvents(stored: StoredMessage[], reasonSeqStart = 0): ChatE
     switch (m.role) {
       case 'user':
         out.push({ type: 'userMessage', text: m.text, ...(m.contentId ? { id: m.contentId } : {}) });
+        for (const img of m.images ?? []) out.push({ type: 'userImage', ...img });
         break;
       case 'assistant':
         for (const p of m.parts) {

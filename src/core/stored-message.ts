@@ -5,7 +5,7 @@
  * this schema never makes an existing chat unreadable or misread.
  */
 import { z } from 'zod';
-import { assistantPartSchema } from '../shapes/llm.js';
+import { assistantPartSchema, llmImageSchema } from '../shapes/llm.js';
 import { toolDetailsSchema, toolOutputSchema } from '../shapes/tool.js';
 import { rejectReasonSchema } from './events.js';
 
@@ -16,6 +16,11 @@ export const storedMessageSchema = z.discriminatedUnion('role', [
     contentId: z.string().optional(),
     /** Rendered contexts sent to the LLM with the text. */
     contextText: z.string().optional(),
+    /**
+     * Images attached to the message (image contexts, image files), sent with it to models that
+     * read images. Optional, so rows written before images existed read as they were.
+     */
+    images: z.array(llmImageSchema).optional(),
   }),
   z.object({ role: z.literal('assistant'), parts: z.array(assistantPartSchema), interrupted: z.boolean().optional() }),
   z.object({

@@ -4,11 +4,12 @@
  * until it answers without tools, is stopped, or fails.
  */
 import { randomUUID } from 'node:crypto';
-import type { AssistantPart, LlmEvent, ModelEntry } from '../shapes/llm.js';
+import type { AssistantPart, LlmEvent, LlmImage, ModelEntry } from '../shapes/llm.js';
 import type { LiveChat } from './chat.js';
 import type { ChatDeps } from './deps.js';
 import type { ChatEvent, StopReason, TurnOutcome } from './events.js';
-import { toLlmMessages, type StoredMessage } from './messages.js';
+import { toLlmMessages, toolImages, type StoredMessage } from './messages.js';
+import { noVisionText } from './prompt-images.js';
 import type { ToolCallRecord } from './persistence.js';
 import { systemPrompt } from './system-prompt.js';
 import { ToolCall } from './tool-call.js';
@@ -37,14 +38,15 @@ export interface TurnInput {
  * Commits a user message to the chat at once, before anything slow (contexts, web pages) runs,
  * and returns how to attach the contexts once they are rendered.
  */
-export function rememberUserMessage(chat: LiveChat, store: ChatDeps['store'], text: string, contentId?: string): { attachContext(contextText: string): void } {
+export function rememberUserMessage(chat: LiveChat, store: ChatDeps['store'], text: string, contentId?: string): { attachContext(contextText: string, images?: LlmImage[]): void } {
   const message: Extract<StoredMessage, { role: 'user' }> = { role: 'user', text, ...(contentId ? { contentId } : {}) };
   chat.stored.push(message);
   const seq = store.appendMessage(chat.id, message);
   return {
-    attachContext(contextText) {
-      if (!contextText) return;
-      message.contextText = contextText;
+    attachContext(contextText, images = []) {
+      if (!contextText && !images.length) return;
+      if (contextText) message.contextText = contextText;
+      if (images.length) message.images = images;
       store.replaceMessage(chat.id, seq, message);
     },
   };
@@ -190,7 +192,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         {
           model: entry.modelName,
           system: systemPrompt({ agent, roots: deps.roots(), tools, extra: config.systemPrompt, instructions: deps.instructions() }),
-          messages: toLlmMessages(chat.stored),
+          messages: toLlmMessages(chat.stored, { images: entry.imageInput === true }),
           tools: toolSpecs(tools),
           maxOutputTokens: entry.limit?.output,
           signal,
@@ -244,6 +246,10 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         stopGraceMs: deps.stopGraceMs,
       });
       await tc.run();
+      // A tool's images reach only a model that reads images; the user is told when they do not.
+      const result = entry.imageInput ? undefined : chat.stored.findLast((m) => m.role === 'tool' && m.toolCallId === call.id);
+      const images = result?.role === 'tool' ? toolImages(result.outputs).length : 0;
+      if (images) emit({ type: 'notice', text: noVisionText(entry, `The ${images === 1 ? 'image' : `${images} images`} from ${call.name} ${images === 1 ? 'was' : 'were'}`) });
     }
   }
   return fail(`Stopped after ${MAX_STEPS} model steps without a final answer.`);

@@ -24,6 +24,8 @@ export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotificatio
   switch (e.type) {
     case 'userMessage':
       return [content('user', { type: 'text', text: e.text, ...(e.id !== undefined ? { contentId: e.id } : {}) })];
+    case 'userImage':
+      return [content('user', { type: 'image', mediaType: e.mediaType, base64: e.base64 })];
     case 'assistantText':
       return [content('assistant', { type: 'text', text: e.text })];
     case 'reasoningStarted':
@@ -120,8 +122,13 @@ function toolCall(e: Exclude<ToolCallEvent, { state: 'stopping' }>): ChatContent
       return [{ type: 'toolCallRun', ...base, manualApproval: e.needsApproval }];
     case 'running':
       return [{ type: 'toolCallRunning', ...base }];
-    case 'done':
-      return [{ type: 'toolCalled', ...base, error: e.error, outputs: e.outputs, totalTimeMs: e.totalTimeMs }];
+    case 'done': {
+      // ECA's `toolCalled` outputs are text; each image follows as its own `ChatImageContent`
+      // (ECA chat/tool_calls.clj `:send-toolCalled`), which the plugins render.
+      const images = e.outputs.flatMap((o) => (o.type === 'image' ? [{ type: 'image' as const, mediaType: o.mimeType, base64: o.data }] : []));
+      const texts = e.outputs.filter((o) => o.type === 'text');
+      return [{ type: 'toolCalled', ...base, error: e.error, outputs: texts, totalTimeMs: e.totalTimeMs }, ...images];
+    }
     case 'rejected':
       return [{ type: 'toolCallRejected', ...base, reason: ECA_REJECT_REASON[e.reason] }];
   }

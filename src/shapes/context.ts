@@ -34,6 +34,12 @@ export const resourceContextSchema = z.object({
 /** Free text the front end attaches (an Emacs buffer or region), with an optional label. */
 export const textContextSchema = z.object({ type: z.literal('text'), label: z.string().optional(), content: z.string() });
 
+/**
+ * An image the front end attaches inline: its bytes as base64 (no `data:` prefix). Core sends it to
+ * vision-capable models as an image part; a file context naming an image file becomes one of these.
+ */
+export const imageContextSchema = z.object({ type: z.literal('image'), mediaType: z.string().min(1), base64: z.string() });
+
 export const contextSchema = z.discriminatedUnion('type', [
   fileContextSchema,
   directoryContextSchema,
@@ -42,6 +48,7 @@ export const contextSchema = z.discriminatedUnion('type', [
   cursorContextSchema,
   resourceContextSchema,
   textContextSchema,
+  imageContextSchema,
 ]);
 export type Context = z.infer<typeof contextSchema>;
 export type FileContext = z.infer<typeof fileContextSchema>;
@@ -49,6 +56,7 @@ export type DirectoryContext = z.infer<typeof directoryContextSchema>;
 export type WebContext = z.infer<typeof webContextSchema>;
 export type CursorContext = z.infer<typeof cursorContextSchema>;
 export type ResourceContext = z.infer<typeof resourceContextSchema>;
+export type ImageContext = z.infer<typeof imageContextSchema>;
 
 /** What a context search offers: any context, or a bare cursor the front end fills in when picked. */
 export type OfferedContext = Context | { type: 'cursor' };

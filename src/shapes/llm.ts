@@ -30,7 +30,18 @@ export const assistantPartSchema = z.discriminatedUnion('type', [
 ]);
 export type AssistantPart = z.infer<typeof assistantPartSchema>;
 
-export type LlmMessage = { role: 'user'; content: string } | { role: 'assistant'; content: AssistantPart[] } | { role: 'tool'; toolCallId: string; name: string; content: string; error: boolean };
+/** An image for the model: raw base64 bytes (no `data:` prefix) and their media type. A schema: stored with user messages. */
+export const llmImageSchema = z.object({ mediaType: z.string(), base64: z.string() });
+export type LlmImage = z.infer<typeof llmImageSchema>;
+
+/**
+ * One message of the conversation. `images` ride with a user message (attached by the user) or a
+ * tool result (an MCP tool's image content); core leaves them out for a model without image input.
+ */
+export type LlmMessage =
+  | { role: 'user'; content: string; images?: LlmImage[] }
+  | { role: 'assistant'; content: AssistantPart[] }
+  | { role: 'tool'; toolCallId: string; name: string; content: string; error: boolean; images?: LlmImage[] };
 
 export interface LlmToolSpec {
   /** Name as the LLM sees it, e.g. `patchbay__read_file`. */
@@ -114,6 +125,8 @@ export interface ModelEntry {
   key?: string;
   limit?: { context: number; output: number };
   cost?: ModelCost;
+  /** The model reads images (ECA's `imageInput`); without it, images are left out and the user is told. */
+  imageInput?: boolean;
   /** Local models (`providers.local.models.<name>`): where the GGUF file comes from and how to run it. */
   local?: {
     /** `hf:<user>/<repo>/<file.gguf>`, an https URL, or a file path. */

@@ -69,15 +69,17 @@ describe('MCP: server-everything inside chats', () => {
     expect(toolMsgs[1].content).toContain('5');
   });
 
-  it('get-tiny-image returns an image output', async () => {
+  // ECA chat/tool_calls.clj `:send-toolCalled`: text outputs in toolCalled, each image as a ChatImageContent after it.
+  it('get-tiny-image returns an image: toolCalled keeps the text, the image follows as image content', async () => {
     const { p } = await boot();
     llm().script([{ toolCall: { id: 'i1', name: 'everything__get-tiny-image', args: {} } }], [{ text: 'nice' }]);
     const chatId = (await p.request('chat/prompt', { message: 'img' })).result.chatId;
     await p.turnDone(chatId);
-    const out = called(p, chatId)[0].outputs;
-    const image = out.find((o: any) => o.type === 'image');
-    expect(image).toMatchObject({ type: 'image', mimeType: 'image/png' });
-    expect(image.data.length).toBeGreaterThan(20);
+    expect(called(p, chatId)[0].outputs.every((o: any) => o.type === 'text')).toBe(true);
+    const image = p.contents(chatId).find((c) => c.content.type === 'image');
+    expect(image?.role).toBe('assistant');
+    expect(image?.content).toMatchObject({ type: 'image', mediaType: 'image/png' });
+    expect(image?.content.base64.length).toBeGreaterThan(20);
   });
 
   it('trigger-long-running-operation shows progress and promptStop cancels it', async () => {

@@ -83,4 +83,33 @@ describe('ECA translation of core events', () => {
     // A rejection stored without its reason replays as the user's.
     expect(out[5].params).toMatchObject({ content: { reason: 'user' } });
   });
+
+  // ECA chat/tool_calls.clj `:send-toolCalled`: text outputs stay, each image follows as ChatImageContent.
+  it('a tool result with images: toolCalled with the text outputs, then one image content per image', () => {
+    const done = { type: 'toolCall' as const, state: 'done' as const, origin: 'mcp', id: 't9', name: 'shot', server: 'cam', arguments: {}, error: false, totalTimeMs: 1 };
+    const out = wire({
+      ...done,
+      outputs: [
+        { type: 'text', text: 'here' },
+        { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+        { type: 'image', data: 'BBBB', mimeType: 'image/gif' },
+      ],
+    });
+    expect(out).toEqual([
+      'chat/contentReceived {"chatId":"c1","role":"assistant","content":{"type":"toolCalled","origin":"mcp","id":"t9","name":"shot","server":"cam","arguments":{},"error":false,"outputs":[{"type":"text","text":"here"}],"totalTimeMs":1}}',
+      'chat/contentReceived {"chatId":"c1","role":"assistant","content":{"type":"image","mediaType":"image/png","base64":"AAAA"}}',
+      'chat/contentReceived {"chatId":"c1","role":"assistant","content":{"type":"image","mediaType":"image/gif","base64":"BBBB"}}',
+    ]);
+  });
+
+  // ECA chat.clj `messages->client`: a stored user message's images follow its text on replay.
+  it('replay shows the images of a user message after its text, as user image contents', () => {
+    const stored: StoredMessage[] = [{ role: 'user', text: 'see', contentId: 'u1', images: [{ mediaType: 'image/png', base64: 'AAAA' }] }];
+    const out = replayEvents(stored).flatMap((e) => toEcaNotifications('c1', e));
+    expect(out.map((n) => n.params)).toEqual([
+      { chatId: 'c1', role: 'user', content: { type: 'text', text: 'see', contentId: 'u1' } },
+      { chatId: 'c1', role: 'user', content: { type: 'image', mediaType: 'image/png', base64: 'AAAA' } },
+    ]);
+    for (const n of out) expect(contentReceivedSchema.safeParse(n.params).success).toBe(true);
+  });
 });

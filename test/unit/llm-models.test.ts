@@ -175,6 +175,21 @@ describe('resolveModels', () => {
     fake().onRequest = () => ({ status: 500, body: { error: 'disk on fire' } });
     await expect(listOllamaModels(fake().url)).rejects.toMatchObject({ name: 'LlmError', status: 500, message: expect.stringContaining('disk on fire') });
   });
+
+  it('image input: the config imageInput wins; else known vision models (Claude, GPT-4.1/5) read images; others do not', async () => {
+    const models = await resolveModels(
+      config({
+        providers: {
+          anthropic: { models: { 'claude-haiku-4-5': { imageInput: false } } },
+          mine: { api: 'openai-chat', url: 'http://mine/v1', models: { llava: { imageInput: true }, coder: {} } },
+        },
+      }),
+      { ...noOllama, OPENAI_API_KEY: 'a', ANTHROPIC_API_KEY: 'b' },
+    );
+    const vision = (id: string) => models.find((m) => m.id === id)?.imageInput === true;
+    expect(['anthropic/claude-sonnet-4-5', 'openai/gpt-5', 'openai/gpt-4.1', 'mine/llava'].filter(vision)).toHaveLength(4);
+    expect(['anthropic/claude-haiku-4-5', 'mine/coder'].some(vision)).toBe(false);
+  });
 });
 
 describe('pickDefaultModel', () => {

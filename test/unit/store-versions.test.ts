@@ -134,4 +134,15 @@ describe('stored message versions', () => {
     expect(decodeStoredMessage(JSON.stringify(user), 1, {}, 2)).toEqual({ ok: false, reason: 'there is no upgrade from format version 1' });
     expect(decodeStoredMessage(JSON.stringify(user), 0)).toMatchObject({ ok: false, reason: 'it has an invalid format version (0)' });
   });
+
+  it('a user row written before images existed reads as it was; one with images keeps them', () => {
+    const old = { role: 'user', text: 'hi', contextText: '<text>\nx\n</text>' };
+    expect(decodeStoredMessage(JSON.stringify(old), STORED_MESSAGE_VERSION)).toEqual({ ok: true, message: old });
+    const withImages = { ...old, images: [{ mediaType: 'image/png', base64: 'AAAA' }] };
+    expect(decodeStoredMessage(JSON.stringify(withImages), STORED_MESSAGE_VERSION)).toEqual({ ok: true, message: withImages });
+    expect(decodeStoredMessage(JSON.stringify({ ...old, images: [{ mediaType: 'image/png' }] }), STORED_MESSAGE_VERSION)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('images.0.base64'),
+    });
+  });
 });

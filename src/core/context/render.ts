@@ -75,6 +75,9 @@ function renderOne(ctx: ChatContext, opts: RenderOptions): Promise<string> {
       return renderResource(ctx, opts);
     case 'text':
       return Promise.resolve(tag('text', { label: ctx.label }, ctx.content));
+    case 'image':
+      // Images go to the model as image parts (images.ts takes them out first); only a marker here.
+      return Promise.resolve(tag('image', { mediaType: ctx.mediaType }));
   }
 }
 
@@ -106,6 +109,8 @@ function describe(ctx: ChatContext, opts: RenderOptions): string {
       return '';
     case 'text':
       return ctx.label ?? 'text';
+    case 'image':
+      return ctx.mediaType;
   }
 }
 
@@ -123,6 +128,8 @@ function errorBlock(ctx: ChatContext, msg: string, opts: RenderOptions): string 
       return tag('repoMap', { error: msg });
     case 'text':
       return tag('text', { label: ctx.label, error: msg });
+    case 'image':
+      return tag('image', { mediaType: ctx.mediaType, error: msg });
   }
 }
 

@@ -10,7 +10,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, parseArgs } from './stream-util.js';
-import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { isRecord } from '../../util/guards.js';
 
 type Params = Anthropic.MessageCreateParamsStreaming;
@@ -193,6 +193,11 @@ function finishReason(stop: string | null | undefined, toolCalls: number): Finis
   }
 }
 
+function imageBlock(img: LlmImage): Anthropic.ImageBlockParam {
+  // The API names the media types it takes; another one is its to refuse, with its own message.
+  return { type: 'image', source: { type: 'base64', media_type: img.mediaType as Anthropic.Base64ImageSource['media_type'], data: img.base64 } };
+}
+
 /**
  * Anthropic wants strictly alternating user/assistant turns, tool results as
  * `tool_result` blocks at the start of the next user turn, and no empty text blocks.
@@ -212,9 +217,12 @@ export function toMessages(messages: LlmMessage[]): Anthropic.MessageParam[] {
     } else result.push({ role, content: [...blocks] });
   };
   for (const m of messages) {
-    if (m.role === 'user') push('user', m.content ? [{ type: 'text', text: m.content }] : []);
+    if (m.role === 'user') push('user', [...(m.content ? [{ type: 'text' as const, text: m.content }] : []), ...(m.images ?? []).map(imageBlock)]);
     else if (m.role === 'tool') {
-      push('user', [{ type: 'tool_result', tool_use_id: m.toolCallId, content: m.content || '(no output)', ...(m.error ? { is_error: true } : {}) }], true);
+      // A tool_result takes text and image blocks together (as ECA anthropic.clj sends them).
+      const text = m.content || '(no output)';
+      const content = m.images?.length ? [{ type: 'text' as const, text }, ...m.images.map(imageBlock)] : text;
+      push('user', [{ type: 'tool_result', tool_use_id: m.toolCallId, content, ...(m.error ? { is_error: true } : {}) }], true);
     } else {
       const blocks: Block[] = [];
       for (const p of m.content) {

@@ -13,6 +13,8 @@ export const modelSchema = z.object({
       cacheWrite: z.number().nonnegative().optional(),
     })
     .optional(),
+  /** The model accepts images (ECA's `imageInput`); unset: what patchbay knows of the model, else no. */
+  imageInput: z.boolean().optional(),
   /** Local models (`api: "local"`): `hf:<user>/<repo>/<file.gguf>`, an https URL, or a file path. */
   model: z.string().min(1).optional(),
   contextSize: z.number().int().positive().optional(),

@@ -136,6 +136,8 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
     if (key) entry.key = key;
     if (m.limit) entry.limit = m.limit;
     if (m.cost) entry.cost = m.cost;
+    // The in-process runner takes text only, whatever the config says.
+    if (api !== 'local' && (m.imageInput ?? knownVision(api, m.modelName ?? name))) entry.imageInput = true;
     if (api === 'local') {
       if (!m.model) {
         log.warn(`local model "${id}/${name}" has no "model" (an hf: URI, https URL or file path); skipped`);
@@ -145,6 +147,16 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
     }
     return [entry];
   });
+}
+
+/**
+ * Models patchbay knows read images when the config does not say: Anthropic's Claude 3 and later,
+ * OpenAI's GPT-4o, GPT-4.1, GPT-5 and o-series. Anything else needs `imageInput: true`.
+ */
+function knownVision(api: LlmApi, modelName: string): boolean {
+  if (api === 'anthropic') return /^claude-(3|sonnet|opus|haiku)/.test(modelName);
+  if (api === 'openai-responses' || api === 'openai-chat') return /^(gpt-4o|gpt-4\.1|gpt-5|o[134])/.test(modelName);
+  return false;
 }
 
 async function discoverOllama(id: string, url: string, opts: ResolveOptions): Promise<string[]> {

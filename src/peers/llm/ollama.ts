@@ -9,6 +9,7 @@ import { abortError, httpError, isAbortError, toLlmError } from './errors.js';
 import { lineTooLong, MAX_LINE_CHARS } from './line-cap.js';
 import { type AdapterOptions, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
 import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
 
 interface OllamaToolCall {
   id?: string;
@@ -30,6 +31,8 @@ interface OllamaMessage {
   thinking?: string;
   tool_calls?: OllamaToolCall[];
   tool_name?: string;
+  /** Raw base64 images, for multimodal models. */
+  images?: string[];
 }
 
 export class OllamaClient implements LlmClient {
@@ -94,7 +97,7 @@ export class OllamaClient implements LlmClient {
   private async post(req: LlmRequest): Promise<Response> {
     const messages: OllamaMessage[] = [];
     if (req.system) messages.push({ role: 'system', content: req.system });
-    for (const m of req.messages) messages.push(toOllamaMessage(m));
+    messages.push(...withToolImagesAfter(req.messages, (m) => [toOllamaMessage(m)], imagesMessage));
     const body: Record<string, unknown> = { model: req.model, messages, stream: true };
     if (req.tools.length) {
       body.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
@@ -165,7 +168,7 @@ export class OllamaClient implements LlmClient {
 function toOllamaMessage(m: LlmMessage): OllamaMessage {
   switch (m.role) {
     case 'user':
-      return { role: 'user', content: m.content };
+      return { role: 'user', content: m.content, ...(m.images?.length ? { images: m.images.map((i) => i.base64) } : {}) };
     case 'tool':
       return { role: 'tool', content: m.content, tool_name: m.name };
     case 'assistant': {
@@ -182,6 +185,11 @@ function toOllamaMessage(m: LlmMessage): OllamaMessage {
       return msg;
     }
   }
+}
+
+/** Tool messages carry no images for Ollama's templates: they follow as a user message. */
+function imagesMessage(from: ToolImages[]): OllamaMessage {
+  return { role: 'user', content: toolImagesText(from), images: from.flatMap((t) => t.images.map((i) => i.base64)) };
 }
 
 function trimSlash(url: string): string {

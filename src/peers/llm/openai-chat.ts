@@ -10,7 +10,8 @@
 import OpenAI from 'openai';
 import { type AdapterOptions, finishFromOpenAi, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
-import { type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { dataUrl, toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
 type ChatParams = OpenAI.Chat.ChatCompletionCreateParamsStreaming;
@@ -111,7 +112,7 @@ export class OpenAiChatClient implements LlmClient {
   private body(req: LlmRequest): ChatParams {
     const messages: ChatMessage[] = [];
     if (req.system) messages.push({ role: 'system', content: req.system });
-    for (const m of req.messages) messages.push(...toChatMessages(m));
+    messages.push(...withToolImagesAfter(req.messages, toChatMessages, imagesMessage));
     const isOpenAi = /(^|\.)openai\.com$/.test(hostOf(this.opts.url));
     const params: ChatParams = {
       model: req.model,
@@ -135,7 +136,9 @@ export class OpenAiChatClient implements LlmClient {
 function toChatMessages(m: LlmMessage): ChatMessage[] {
   switch (m.role) {
     case 'user':
-      return [{ role: 'user', content: m.content }];
+      // Plain text unless images ride along: then text and image_url parts (vision input).
+      if (!m.images?.length) return [{ role: 'user', content: m.content }];
+      return [{ role: 'user', content: [{ type: 'text', text: m.content }, ...m.images.map(imagePart)] }];
     case 'tool':
       return [{ role: 'tool', tool_call_id: m.toolCallId, content: m.content }];
     case 'assistant': {
@@ -151,6 +154,15 @@ function toChatMessages(m: LlmMessage): ChatMessage[] {
       return [msg];
     }
   }
+}
+
+function imagePart(img: LlmImage): OpenAI.Chat.ChatCompletionContentPartImage {
+  return { type: 'image_url', image_url: { url: dataUrl(img) } };
+}
+
+/** Chat-completions tool messages take only text: a tool's images follow in a user message. */
+function imagesMessage(from: ToolImages[]): ChatMessage {
+  return { role: 'user', content: [{ type: 'text', text: toolImagesText(from) }, ...from.flatMap((t) => t.images.map(imagePart))] };
 }
 
 function hostOf(url: string): string {

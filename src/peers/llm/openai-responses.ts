@@ -9,7 +9,8 @@
 import OpenAI from 'openai';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, parseArgs, ReasoningTracker } from './stream-util.js';
-import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { dataUrl, toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
 
 type InputItem = OpenAI.Responses.ResponseInputItem;
 type Params = OpenAI.Responses.ResponseCreateParamsStreaming;
@@ -117,7 +118,7 @@ export class OpenAiResponsesClient implements LlmClient {
   private body(req: LlmRequest): Params {
     const params: Params = {
       model: req.model,
-      input: req.messages.flatMap(toInputItems),
+      input: withToolImagesAfter(req.messages, toInputItems, imagesItem),
       stream: true,
       store: false,
     };
@@ -138,7 +139,8 @@ export class OpenAiResponsesClient implements LlmClient {
 function toInputItems(m: LlmMessage): InputItem[] {
   switch (m.role) {
     case 'user':
-      return [{ type: 'message', role: 'user', content: m.content }];
+      if (!m.images?.length) return [{ type: 'message', role: 'user', content: m.content }];
+      return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: m.content }, ...m.images.map(imagePart)] }];
     case 'tool':
       return [{ type: 'function_call_output', call_id: m.toolCallId, output: m.content }];
     case 'assistant': {
@@ -161,4 +163,13 @@ function toInputItems(m: LlmMessage): InputItem[] {
       return items;
     }
   }
+}
+
+function imagePart(img: LlmImage): OpenAI.Responses.ResponseInputImage {
+  return { type: 'input_image', image_url: dataUrl(img), detail: 'auto' };
+}
+
+/** A `function_call_output` takes only text here: a tool's images follow as a user message (as ECA sends them). */
+function imagesItem(from: ToolImages[]): InputItem {
+  return { type: 'message', role: 'user', content: [{ type: 'input_text', text: toolImagesText(from) }, ...from.flatMap((t) => t.images.map(imagePart))] };
 }

@@ -53,6 +53,12 @@ export const chatContentSchema = z.discriminatedUnion('type', [
     error: z.boolean().optional(),
   }),
   z.object({ type: z.literal('url'), title: z.string(), url: z.string() }),
+  /**
+   * ECA `ChatImageContent`: one per image a tool returned (after its `toolCalled`, whose outputs
+   * then hold only text: ECA tool_calls.clj `:send-toolCalled`) or a user attached (on replay).
+   * Raw base64, no `data:` prefix.
+   */
+  z.object({ type: z.literal('image'), mediaType: z.string(), base64: z.string() }),
   /** Chat metadata, e.g. the title generated after the first prompt. */
   z.object({ type: z.literal('metadata'), title: z.string().optional() }),
   z.object({

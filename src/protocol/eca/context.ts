@@ -58,6 +58,13 @@ export type McpResourceContext = z.infer<typeof mcpResourceContextSchema>;
 export const textContextSchema = z.object({ type: z.literal('text'), label: z.string().optional(), content: z.string() });
 export type TextContext = z.infer<typeof textContextSchema>;
 
+/**
+ * ECA `ImageContext` (docs/protocol.md "Chat Prompt"): an image as raw base64 (no `data:` URL
+ * prefix). A `FileContext` naming a .png/.jpg/.jpeg/.gif/.webp file is equivalent.
+ */
+export const imageContextSchema = z.object({ type: z.literal('image'), mediaType: z.string().min(1), base64: z.string() });
+export type ImageContext = z.infer<typeof imageContextSchema>;
+
 export const chatContextSchema = z.discriminatedUnion('type', [
   fileContextSchema,
   directoryContextSchema,
@@ -66,6 +73,7 @@ export const chatContextSchema = z.discriminatedUnion('type', [
   cursorContextSchema,
   mcpResourceContextSchema,
   textContextSchema,
+  imageContextSchema,
 ]);
 export type ChatContext = z.infer<typeof chatContextSchema>;
 
