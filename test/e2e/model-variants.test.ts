@@ -11,9 +11,10 @@
  * applies `variants`/`selectVariant` from `config/updated`; eca-webview `src/protocol.ts`.
  */
 import { describe, expect, it } from 'vitest';
-import { ECA, EcaProc, tempDir, useFakeLlmSuite, workspace, type Msg } from './harness.js';
+import { ECA, EcaProc, runPatchbay, tempDir, useFakeLlmSuite, useTempDirs, workspace, type Msg } from './harness.js';
 import type { RecordedRequest } from '../fixtures/fake-llm.js';
 
+const scratch = useTempDirs();
 const { llm, track } = useFakeLlmSuite();
 
 /**
@@ -73,13 +74,13 @@ const nextConfig = (p: EcaProc, from: number): Promise<Msg> => p.waitFor((m) => 
 
 describe('model variants', () => {
   it('config/updated after initialized offers the default model’s variants, sorted, none selected', async () => {
-    const p = await boot(tempDir(), workspace());
+    const p = await boot(scratch(tempDir()), scratch(workspace()));
     const [first] = configUpdates(p);
     expect(first.chat).toMatchObject({ selectModel: 'fake/m1', variants: ['high', 'low'], selectVariant: null });
   });
 
   it('the chosen variant’s payload is in the request each API sends, over extraPayload', async () => {
-    const p = await boot(tempDir(), workspace());
+    const p = await boot(scratch(tempDir()), scratch(workspace()));
 
     // openai-chat: the config's own variant; its keys win over extraPayload's, objects merge.
     const chat = await prompt(p, { chatId: 'c-1', model: 'fake/m1', variant: 'high' });
@@ -106,7 +107,7 @@ describe('model variants', () => {
   });
 
   it('chat/selectedModelChanged answers with the model’s variants and what stays selected, scoped to the chat', async () => {
-    const p = await boot(tempDir(), workspace());
+    const p = await boot(scratch(tempDir()), scratch(workspace()));
     await prompt(p, { chatId: 'c-1', variant: 'high' });
 
     // A model without variants: nothing to select (ECA: select-variant null clears it).
@@ -139,8 +140,8 @@ describe('model variants', () => {
   });
 
   it('a chat’s variant survives a restart: chat/open selects it, in ECA’s order', async () => {
-    const home = tempDir();
-    const root = workspace();
+    const home = scratch(tempDir());
+    const root = scratch(workspace());
     const p = await boot(home, root);
     await prompt(p, { chatId: 'by-prompt', variant: 'high' });
     await prompt(p, { chatId: 'by-select' });
@@ -168,7 +169,7 @@ describe('model variants', () => {
   });
 
   it('an unknown variant on chat/prompt is left out of the request, said in the chat, and the turn still runs', async () => {
-    const p = await boot(tempDir(), workspace());
+    const p = await boot(scratch(tempDir()), scratch(workspace()));
     const body = await prompt(p, { chatId: 'c-1', variant: 'turbo' });
     // As ECA: only extraPayload goes out.
     expect(body.reasoning_effort).toBe('minimal');
@@ -180,11 +181,17 @@ describe('model variants', () => {
   });
 
   it('a variant that is not an object is refused with its key named; the model’s other variants still work', async () => {
-    const p = await boot(tempDir(), workspace(), config({ variants: { low: 'fast', high: { reasoning_effort: 'high' } } }));
+    const p = await boot(scratch(tempDir()), scratch(workspace()), config({ variants: { low: 'fast', high: { reasoning_effort: 'high' } } }));
     const warning = await p.waitFor((m) => m.method === '$/showMessage' && m.params.message.includes('variants'), 'the config warning');
     expect(warning.params.message).toContain('providers.fake.models.m1.variants.low');
     expect(warning.params.message).toContain('expected an object of request fields');
     expect(configUpdates(p)[0].chat).toMatchObject({ variants: ['high'] });
     expect((await prompt(p, { chatId: 'c-1', variant: 'high' })).reasoning_effort).toBe('high');
+  });
+
+  it('patchbay doctor lists each model’s variants', async () => {
+    const home = scratch(tempDir());
+    const run = await runPatchbay(['doctor'], { home, env: { PATCHBAY_CONFIG: JSON.stringify({ ...config(), gateway: { port: 0 } }) }, stdin: null, timeoutMs: 30_000 });
+    expect(run.stdout).toContain('Model variants:\n  - fake/m1: high, low\n  - oai/gpt-5.2: high, low, medium, none\n  - ant/claude-opus-4-6: high, low, max, medium\n  - oll/qwen3: quick\n');
   });
 });
