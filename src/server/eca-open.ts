@@ -1,7 +1,7 @@
 /**
  * `chat/open` as ECA's server does it (eca `src/eca/features/chat.clj` `open-chat!`): core replays
  * the chat (`chat/cleared`, `chat/opened`, its contents, a `metadata` content with its title), then
- * two `config/updated` scoped by `chatId` realign that chat's model and trust, and only then is the
+ * two `config/updated` scoped by `chatId` realign that chat's model (with its variants) and trust, and only then is the
  * request answered, with the same values as one `selection`. The order matters: eca-emacs
  * (`eca-chat--handle-open-response`) looks up the chat's buffer, which `chat/opened` created, when
  * the answer arrives, and fails ("Resume: no buffer was registered") if the replay comes later.
