@@ -65,6 +65,7 @@ export class ServerProcess {
   config: ChatConfig = {};
   private configSeen!: () => void;
   private readonly configReady = new Promise<void>((r) => (this.configSeen = r));
+  private configWaiters: Array<() => void> = [];
 
   constructor(private readonly opts: ServerOptions) {
     this.child = spawn(process.execPath, [patchbayBin(), 'server', ...opts.args], {
@@ -98,12 +99,21 @@ export class ServerProcess {
     this.on(ECA.configUpdated, (p) => {
       for (const [k, v] of Object.entries(p.chat ?? {})) if (v !== undefined) (this.config as Record<string, unknown>)[k] = v;
       this.configSeen();
+      for (const w of this.configWaiters.splice(0)) w();
     });
     this.on(ECA.showMessage, (p) => opts.onShowMessage?.(p));
     // Everything else we do not use (tool/serverUpdated, chat/opened, chat/statusChanged, …).
     this.conn.onNotification(() => {});
     this.conn.onError(() => {});
     this.conn.onClose(() => {});
+  }
+
+  /** Resolves at the next `config/updated` (already merged into `config`), or after `ms`. */
+  nextConfig(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.configWaiters.push(() => (clearTimeout(timer), resolve()));
+    });
   }
 
   /** Starts listening; call after every handler is registered. */

@@ -25,6 +25,7 @@ export const LOCAL_COMMANDS: LocalCommand[] = [
   { name: 'help', description: 'This list' },
   { name: 'model', args: '[provider/model]', description: 'Show the models, or switch to one' },
   { name: 'agent', args: '[code|plan]', description: 'Show the agent, or switch (plan only reads and plans)' },
+  { name: 'variant', args: '[name|-]', description: 'Show the model’s variants (e.g. reasoning effort), or pick one (- for none)' },
   { name: 'expand', args: '[n]', description: 'Show a tool call’s whole output (the last one without n)' },
   { name: 'new', description: 'Start a new chat' },
   { name: 'exit', description: 'Quit (also /quit or Ctrl-D)' },
@@ -72,10 +73,13 @@ export async function runCommand(line: string, d: CommandDeps): Promise<CommandR
       await help(d);
       return 'done';
     case 'model':
-      model(arg, d);
+      await model(arg, d);
       return 'done';
     case 'agent':
       agent(arg, d);
+      return 'done';
+    case 'variant':
+      variant(arg, d);
       return 'done';
     case 'expand':
       expand(arg, d);
@@ -117,7 +121,10 @@ async function help(d: CommandDeps): Promise<void> {
   t.outLine(t.paint('dim', '@path adds a file or folder (Tab completes); a line ending in \\ continues on the next; a paste is one message.'));
 }
 
-function model(arg: string, d: CommandDeps): void {
+/** How long `/model` waits for the server to say which variants the new model has. */
+const MODEL_CHANGE_WAIT_MS = 2_000;
+
+async function model(arg: string, d: CommandDeps): Promise<void> {
   const t = d.term;
   const models = d.server.config.models ?? [];
   const current = d.session.model ?? d.server.config.selectModel;
@@ -133,7 +140,12 @@ function model(arg: string, d: CommandDeps): void {
     return;
   }
   d.session.model = chosen;
-  d.server.notify(ECA.chatSelectedModelChanged, { chatId: d.session.chatId, model: chosen });
+  // With the variant shown, as eca-emacs does: the server answers whether the new model keeps it.
+  const shown = d.server.config.selectVariant;
+  const answered = d.server.nextConfig(MODEL_CHANGE_WAIT_MS);
+  d.server.notify(ECA.chatSelectedModelChanged, { chatId: d.session.chatId, model: chosen, ...(shown ? { variant: shown } : {}) });
+  // The next prompt must not carry a variant the new model lacks.
+  await answered;
   t.outLine(t.paint('dim', `Model: ${chosen}`));
 }
 
@@ -154,6 +166,34 @@ function agent(arg: string, d: CommandDeps): void {
   d.session.agent = picked.data;
   d.server.notify(ECA.chatSelectedAgentChanged, { chatId: d.session.chatId, agent: picked.data });
   t.outLine(t.paint('dim', `Agent: ${picked.data}`));
+}
+
+/**
+ * The variant is the client's selection, as in eca-emacs (`eca-chat--selected-variant`): kept in
+ * its mirror of `config/updated` (which the server updates on a model change), sent with each prompt.
+ */
+function variant(arg: string, d: CommandDeps): void {
+  const t = d.term;
+  const variants = d.server.config.variants ?? [];
+  const current = d.server.config.selectVariant ?? undefined;
+  if (!arg) {
+    if (!variants.length) return t.outLine('The model has no variants.');
+    t.outLine(`Variant: ${current ?? '-'}`);
+    for (const v of variants) t.outLine(`  ${v === current ? '*' : ' '} ${v}`);
+    t.outLine(t.paint('dim', '/variant <name> picks one; /variant - none.'));
+    return;
+  }
+  if (arg === '-') {
+    d.server.config.selectVariant = null;
+    t.outLine(t.paint('dim', 'Variant: -'));
+    return;
+  }
+  if (!variants.includes(arg)) {
+    t.errLine(t.paint('red', `Unknown variant "${arg}". Available: ${variants.join(', ') || 'none'}`, 'err'));
+    return;
+  }
+  d.server.config.selectVariant = arg;
+  t.outLine(t.paint('dim', `Variant: ${arg}`));
 }
 
 function expand(arg: string, d: CommandDeps): void {

@@ -165,6 +165,8 @@ export class ChatSession {
           message,
           ...(this.model ? { model: this.model } : {}),
           ...(this.agent ? { agent: this.agent } : {}),
+          // The variant shown (config/updated's, or /variant's), as the ECA plugins send it.
+          ...(this.server.config.selectVariant ? { variant: this.server.config.selectVariant } : {}),
           ...(contexts.length ? { contexts } : {}),
         });
       } catch (e) {

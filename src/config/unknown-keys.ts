@@ -82,7 +82,7 @@ const ECA_KEYS: Record<string, readonly string[]> = {
     'thinkTagStart',
     'url',
   ],
-  'providers.*.models.*': ['cost', 'extraHeaders', 'extraPayload', 'imageInput', 'limit', 'modelName', 'reasoningHistory', 'variants'],
+  'providers.*.models.*': ['cost', 'extraHeaders', 'imageInput', 'limit', 'modelName', 'reasoningHistory'],
   'mcpServers.*': ['args', 'authScope', 'clientId', 'clientName', 'clientSecret', 'command', 'disabled', 'env', 'headers', 'oauthPort', 'url'],
 };
 

@@ -15,6 +15,8 @@ export class LiveChat {
   title: string | undefined;
   model: string | undefined;
   agent: Agent;
+  /** The model variant its turns use (as ECA: the one the last prompt named, or the editor selected). */
+  variant: string | undefined;
   /** Trust mode: calls that would ask run without asking; deny, outside-workspace and protected paths still apply. */
   trust: boolean;
   status: ChatStatus = 'idle';
@@ -52,11 +54,12 @@ export class LiveChat {
   constructor(
     readonly id: string,
     readonly stored: StoredMessage[],
-    init: { title?: string; model?: string; agent: Agent; usage?: Usage; trust?: boolean },
+    init: { title?: string; model?: string; agent: Agent; usage?: Usage; trust?: boolean; variant?: string },
   ) {
     this.title = init.title;
     this.model = init.model;
     this.agent = init.agent;
+    this.variant = init.variant;
     this.trust = init.trust ?? false;
     this.usage = init.usage ?? { inputTokens: 0, outputTokens: 0, cost: 0 };
   }

@@ -19,6 +19,7 @@ import type { ModelEntry } from '../shapes/llm.js';
 import type { Context as ChatContext } from '../shapes/context.js';
 import type { Agent } from '../shapes/agent.js';
 import type { StoredMessage } from './stored-message.js';
+import { validVariant, variantNames } from '../shapes/variants.js';
 
 const log = logger('chats');
 /** An inject burst is gathered until this long passes without another… */
@@ -39,6 +40,11 @@ export interface PromptInput {
   contentId?: string;
   /** Trust mode for this chat from now on (see `update`); a new chat without it takes `chat.defaultTrust`. */
   trust?: boolean;
+  /**
+   * The model variant for this turn and the chat's from now on (ECA sends the one the editor
+   * shows with every prompt; null: none). Omitted: the chat keeps its own.
+   */
+  variant?: string | null;
 }
 
 /**
@@ -71,8 +77,19 @@ export interface OpenedChat {
   agent: Agent;
   /** Trust mode (see `update`). */
   trust: boolean;
+  /** The model's variants, and the chat's one when the model still has it. */
+  variants: string[];
+  variant: string | null;
   /** The window replayed, when one was asked for (its cursors, or why nothing was replayed). */
   page?: HistoryPage;
+}
+
+/** What a model change leaves selected: the model's variants and the one to show (null: none). */
+export interface VariantSelection {
+  /** The chat it applies to; absent: the change was for new chats (no such chat, or none named). */
+  chatId?: string;
+  variants: string[];
+  variant: string | null;
 }
 
 export class ChatService {
@@ -108,6 +125,7 @@ export class ChatService {
       agent: rec.agent === 'plan' ? 'plan' : 'code',
       usage: rec.usage,
       trust: rec.trust,
+      variant: rec.variant,
     });
     this.live.set(id, chat);
     return chat;
@@ -165,8 +183,10 @@ export class ChatService {
       // Agent and model apply from this turn on; a turn already running keeps its own.
       if (agent) chat.agent = agent;
       if (entry) chat.model = entry.id;
+      // As ECA (chat.clj `prompt`): the variant a prompt names is the one its chat uses from now on.
+      if (params.variant !== undefined) chat.variant = params.variant ?? undefined;
       const deps = this.turnDeps(chat);
-      deps.store.updateChat(chat.id, { model: chat.model, agent: chat.agent });
+      deps.store.updateChat(chat.id, { model: chat.model, agent: chat.agent, variant: chat.variant ?? null });
       const abort = new AbortController();
       chat.turn = { abort };
       this.setStatus(chat, 'running', deps);
@@ -434,12 +454,26 @@ export class ChatService {
     this.deps.store.updateChat(chat.id, { trust });
   }
 
-  selectModel(chatId: string | undefined, model: string): void {
+  /**
+   * The editor picked `model` (and shows `variant`) for a chat, or for new chats. Answers what
+   * to show, as ECA's `chat-selected-model-changed` (handlers.clj): for a chat, the given variant
+   * when the model has it, else the chat's own when it has that, else none; for new chats, the
+   * given one when the model has it.
+   */
+  selectModel(chatId: string | undefined, model: string, variant?: string): VariantSelection {
     const chat = chatId ? this.load(chatId) : undefined;
-    if (chat) {
-      chat.model = model;
-      this.deps.store.updateChat(chat.id, { model });
-    } else this.selectedModel = model;
+    const entry = this.deps.models().find((m) => m.id === model);
+    const variants = variantNames(entry);
+    if (!chat) {
+      this.selectedModel = model;
+      return { variants, variant: validVariant(entry, variant) };
+    }
+    const selected = validVariant(entry, variant) ?? validVariant(entry, chat.variant);
+    chat.model = model;
+    // Kept as given even when this model lacks it (as ECA): back on a model that has it, it is selected again.
+    if (variant !== undefined) chat.variant = variant;
+    this.deps.store.updateChat(chat.id, { model, variant: chat.variant ?? null });
+    return { chatId: chat.id, variants, variant: selected };
   }
 
   list(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatSummary[] {
@@ -464,7 +498,9 @@ export class ChatService {
     if (!chat) return undefined;
     // A window replays only its page (ECA `open-chat!`); a stale cursor replays nothing.
     const page = window && historyPage(this.deps.store.messageRows(chatId), window);
-    if (page && !page.ok) return { id: chat.id, agent: chat.agent, trust: chat.trust, page };
+    const entry = chat.model ? this.deps.models().find((m) => m.id === chat.model) : undefined;
+    const variants = { variants: variantNames(entry), variant: validVariant(entry, chat.variant) };
+    if (page && !page.ok) return { id: chat.id, agent: chat.agent, trust: chat.trust, ...variants, page };
     const events = this.deps.events;
     const replay = (): void => {
       events.cleared(chat.id);
@@ -474,8 +510,8 @@ export class ChatService {
     };
     if (events.together) events.together(replay);
     else replay();
-    const model = chat.model && this.deps.models().some((m) => m.id === chat.model) ? chat.model : undefined;
-    return { id: chat.id, agent: chat.agent, trust: chat.trust, ...(chat.title ? { title: chat.title } : {}), ...(model ? { model } : {}), ...(page ? { page } : {}) };
+    const model = entry?.id;
+    return { id: chat.id, agent: chat.agent, trust: chat.trust, ...variants, ...(chat.title ? { title: chat.title } : {}), ...(model ? { model } : {}), ...(page ? { page } : {}) };
   }
 
   /** `chat/history`: a window of a stored chat (./chat-history.ts). */

@@ -7,6 +7,8 @@ export interface ChatRecord {
   title?: string;
   model?: string;
   agent?: string;
+  /** The model variant the chat last used or selected (e.g. reasoning effort `high`). */
+  variant?: string;
   status: 'idle' | 'running';
   createdAt: number;
   updatedAt: number;
@@ -44,7 +46,8 @@ export interface ChatPersistence {
   createChat(rec: { id: string; title?: string; model?: string; agent?: string }): void;
   getChat(id: string): ChatRecord | undefined;
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatRecord[];
-  updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage' | 'trust'>>): void;
+  /** `variant: null` clears it. */
+  updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage' | 'trust'>> & { variant?: string | null }): void;
   deleteChat(id: string): void;
   /**
    * Commits one message (a tool message with its call's final state row, atomically); returns

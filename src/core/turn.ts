@@ -16,6 +16,7 @@ import { ToolCall } from './tool-call.js';
 import type { Tool } from '../shapes/tool.js';
 import { errorMessage, logger } from '../util/log.js';
 import { toolSpecs } from '../shapes/tool-names.js';
+import { requestPayload, variantNames } from '../shapes/variants.js';
 
 const log = logger('turn');
 /**
@@ -87,6 +88,17 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     client = await deps.clientFor(entry);
   } catch (e) {
     return fail(`Could not start the ${entry.provider} client: ${errorMessage(e)}`);
+  }
+
+  // Fixed for the whole turn, as the agent. An unknown variant adds nothing (as ECA's
+  // `extra-payload-considering-variant`), and the user is told why the request goes without it.
+  const { payload, unknownVariant } = requestPayload(entry, chat.variant);
+  if (unknownVariant) {
+    const offered = variantNames(entry);
+    emit({
+      type: 'notice',
+      text: `Variant "${unknownVariant}" is not one of ${entry.id}'s (${offered.length ? offered.join(', ') : 'it has none'}); the request is sent without it.`,
+    });
   }
 
   for (let step = 0; step < MAX_STEPS; step++) {
@@ -197,6 +209,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           maxOutputTokens: entry.limit?.output,
           signal,
           chatId: chat.id,
+          ...(payload ? { payload } : {}),
         },
         {
           maxRetries: config.chat.maxRetries,

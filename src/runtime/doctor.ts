@@ -1,6 +1,7 @@
 /** The report behind `/doctor` and `patchbay doctor`. */
 import type { ModelEntry } from '../shapes/llm.js';
 import type { Tool } from '../shapes/tool.js';
+import { variantNames } from '../shapes/variants.js';
 
 export interface DoctorInput {
   home: string;
@@ -30,11 +31,21 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
     d.heldBack?.length ? `Workspace trust:\n${d.heldBack.map((m) => `  - ${m}`).join('\n')}` : 'Workspace trust: nothing held back',
     `Models (${d.models.length}): ${d.models.length ? d.models.map((m) => m.id).join(', ') : 'none — set OPENAI_API_KEY, ANTHROPIC_API_KEY or OLLAMA_API_URL, or configure providers'}`,
     `Default model: ${d.defaultModel?.id ?? 'none'}`,
+    ...variantLines(d.models),
     ...(await localModelLines(d.models, d.home)),
     `Native tools: ${byServer.get('patchbay') ?? 0}`,
     ...d.peers,
   ];
   return lines.join('\n');
+}
+
+/** The variants an editor offers per model (built-in and configured), so a config edit can be checked. */
+function variantLines(models: ModelEntry[]): string[] {
+  const lines = models.flatMap((m) => {
+    const names = variantNames(m);
+    return names.length ? [`  - ${m.id}: ${names.join(', ')}`] : [];
+  });
+  return lines.length ? ['Model variants:', ...lines] : [];
 }
 
 /** Where each local model's file is: ready on disk, or fetched on first use. */

@@ -15,7 +15,8 @@ import type { ConfigUpdated, InitializeParams, ShowMessage } from '../protocol/e
 import type { ChatPromptParams, ChatPromptResult } from '../protocol/eca/chat.js';
 import { ECA, type ClientNotification, type ClientRequest, type ServerNotification } from '../protocol/eca/methods.js';
 import type { ChatEvents } from '../core/events.js';
-import type { PromptInput, TurnHandle } from '../core/chats.js';
+import type { PromptInput, TurnHandle, VariantSelection } from '../core/chats.js';
+import { variantNames } from '../shapes/variants.js';
 import { toEcaNotifications } from './eca-events.js';
 import { EarlyTasks } from './eca-tasks.js';
 import { fromEcaContext, toEcaOffer } from './eca-contexts.js';
@@ -217,7 +218,8 @@ export class EcaServer {
     this.request(ECA.chatQueryCommands, (p, s) => ({ chatId: p.chatId, commands: s.commands.query(p.query).map(toEcaCommand) }));
     this.notification(ECA.chatSelectedBehaviorChanged, (p, s) => s.chats.selectAgent(p.chatId, p.behavior));
     this.notification(ECA.chatSelectedAgentChanged, (p, s) => s.chats.selectAgent(p.chatId, p.agent));
-    this.notification(ECA.chatSelectedModelChanged, (p, s) => s.chats.selectModel(p.chatId, p.model));
+    // Answered with the model's variants (eca handlers.clj `chat-selected-model-changed`), once models are known.
+    this.notification(ECA.chatSelectedModelChanged, (p, s) => void s.modelsReady.then(() => this.notify(ECA.configUpdated, variantsUpdate(s.chats.selectModel(p.chatId, p.model, p.variant)))));
     this.request(ECA.chatQueryFiles, async (p, s) => ({
       chatId: p.chatId,
       files: (await s.queryContext(p.query)).filter((c) => c.type === 'file'),
@@ -317,19 +319,19 @@ export class EcaServer {
   private sendConfig(session: Workspace): void {
     const agent = session.config.chat.defaultAgent;
     const behavior = agent === 'code' ? 'agent' : 'plan';
-    const model = session.defaultModel?.id;
+    const model = session.defaultModel;
     const params: ConfigUpdated = {
       chat: {
         models: session.models.map((m) => m.id),
         agents: ['code', 'plan'],
         behaviors: ['agent', 'plan'],
-        ...(model ? { selectModel: model, defaultModel: model } : {}),
+        ...(model ? { selectModel: model.id, defaultModel: model.id } : {}),
         selectAgent: agent,
         defaultAgent: agent,
         selectBehavior: behavior,
         defaultBehavior: behavior,
-        // No model has variants (named presets such as reasoning effort) yet: ECA's answer for such a model.
-        variants: [],
+        // The default model's variants; none selected (ECA selects the agent's configured one, which patchbay has not).
+        variants: variantNames(model),
         selectVariant: null,
         welcomeMessage: session.config.welcomeMessage,
       },
@@ -401,6 +403,11 @@ export class EcaServer {
  * ECA's prompt params as core's input: `behavior` is the older name of `agent`, the request id the
  * content id, and `@path`s in the text are contexts (eca-mentions.ts).
  */
+/** ECA's `config/updated` after a model change: scoped to the chat when it was for one. */
+function variantsUpdate(sel: VariantSelection): ConfigUpdated {
+  return { ...(sel.chatId ? { chatId: sel.chatId } : {}), chat: { variants: sel.variants, selectVariant: sel.variant } };
+}
+
 function promptInput(p: ChatPromptParams, roots: string[]): PromptInput {
   const contexts = withMentions(p.contexts ?? [], p.message, roots);
   const contentId = p.contentId ?? (p.requestId !== undefined ? String(p.requestId) : undefined);
@@ -413,6 +420,8 @@ function promptInput(p: ChatPromptParams, roots: string[]): PromptInput {
     ...(contexts.length ? { contexts: contexts.map(fromEcaContext) } : {}),
     ...(contentId !== undefined ? { contentId } : {}),
     ...(p.trust !== undefined ? { trust: p.trust } : {}),
+    // ECA clients send the variant they show with every prompt; none sent is none selected.
+    variant: p.variant ?? null,
   };
 }
 

@@ -62,6 +62,11 @@ export interface LlmRequest {
   signal: AbortSignal;
   /** The chat asking: a local model keeps one context (KV cache) per chat. */
   chatId?: string;
+  /**
+   * Fields merged over the wire body the adapter builds (objects key by key): the model's
+   * `extraPayload` with the selected variant's payload over it (`shapes/variants.ts`).
+   */
+  payload?: Record<string, unknown>;
 }
 
 export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'refusal' | 'other';
@@ -127,6 +132,10 @@ export interface ModelEntry {
   cost?: ModelCost;
   /** The model reads images (ECA's `imageInput`); without it, images are left out and the user is told. */
   imageInput?: boolean;
+  /** Named request payloads (ECA's variants, e.g. reasoning effort): built-in ones with the config's over them. */
+  variants?: Record<string, Record<string, unknown>>;
+  /** Fields added to every request of this model (ECA's `extraPayload`). */
+  extraPayload?: Record<string, unknown>;
   /** Local models (`providers.local.models.<name>`): where the GGUF file comes from and how to run it. */
   local?: {
     /** `hf:<user>/<repo>/<file.gguf>`, an https URL, or a file path. */

@@ -29,7 +29,9 @@ CREATE TABLE IF NOT EXISTS chats (
   updated_at INTEGER NOT NULL,
   usage TEXT NOT NULL DEFAULT '{"inputTokens":0,"outputTokens":0,"cost":0}',
   -- trust mode (chat/update, chat/prompt trust): calls that would ask run without asking
-  trust INTEGER NOT NULL DEFAULT 0
+  trust INTEGER NOT NULL DEFAULT 0,
+  -- the model variant (ECA's variants: a named payload preset such as reasoning effort)
+  variant TEXT
 );
 CREATE TABLE IF NOT EXISTS messages (
   chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
@@ -96,6 +98,7 @@ interface ChatRow {
   updated_at: number;
   usage: string;
   trust: number;
+  variant: string | null;
   message_count: number;
 }
 
@@ -162,7 +165,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     return rows.map(toRecord);
   }
 
-  updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage' | 'trust'>>): void {
+  updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage' | 'trust'>> & { variant?: string | null }): void {
     const sets: string[] = ['updated_at = @now'];
     const values: Record<string, unknown> = { id, now: Date.now() };
     if (patch.status) {
@@ -174,6 +177,10 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
         sets.push(`${key} = @${key}`);
         values[key] = patch[key];
       }
+    }
+    if (patch.variant !== undefined) {
+      sets.push('variant = @variant');
+      values.variant = patch.variant;
     }
     if (patch.trust !== undefined) {
       sets.push('trust = @trust');
@@ -476,6 +483,8 @@ function migrate(db: Database.Database): void {
     const chatColumns = (db.pragma('table_info(chats)') as Array<{ name: string }>).map((c) => c.name);
     // Chats from before trust mode are not trusted.
     if (!chatColumns.includes('trust')) db.exec('ALTER TABLE chats ADD COLUMN trust INTEGER NOT NULL DEFAULT 0');
+    // Chats from before variants used none.
+    if (!chatColumns.includes('variant')) db.exec('ALTER TABLE chats ADD COLUMN variant TEXT');
   }).immediate();
 }
 
@@ -491,5 +500,6 @@ function toRecord(r: ChatRow): ChatRecord {
     messageCount: r.message_count,
     usage: JSON.parse(r.usage) as ChatRecord['usage'],
     trust: r.trust === 1,
+    ...(r.variant ? { variant: r.variant } : {}),
   };
 }

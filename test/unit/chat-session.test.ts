@@ -15,6 +15,7 @@ function session() {
     conn: { onNotification: (_method: string, h: (raw: unknown) => void) => void (onContent = h) },
     request: async (_method: string, params: { chatId: string }) => ({ chatId: params.chatId, model: 'fake/m1', status: 'prompting' }),
     notify: () => {},
+    config: {},
     exited: new Promise(() => {}),
   } as unknown as ServerProcess;
   const out: string[] = [];

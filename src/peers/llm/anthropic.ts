@@ -12,6 +12,7 @@ import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, parseArgs } from './stream-util.js';
 import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { isRecord } from '../../util/guards.js';
+import { mergePayload } from '../../util/merge-payload.js';
 
 type Params = Anthropic.MessageCreateParamsStreaming;
 type Block = Anthropic.ContentBlockParam;
@@ -44,7 +45,7 @@ export class AnthropicClient implements LlmClient {
   }
 
   async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
-    const body = await openStream(() => this.client.messages.create(this.body(req), { signal: req.signal }).asResponse(), this.provider, this.opts.key, this.opts.url);
+    const body = await openStream(() => this.client.messages.create(mergePayload(this.body(req), req.payload), { signal: req.signal }).asResponse(), this.provider, this.opts.key, this.opts.url);
 
     const blocks = new Map<number, OpenBlock>();
     let input = 0;

@@ -1,6 +1,9 @@
 /** What the LLM layer reads of the config: providers and their models (ECA's `providers`). */
 import { z } from 'zod';
 
+/** A payload merged into the model's requests: a JSON object of wire fields. */
+const payloadSchema = z.record(z.string(), z.unknown(), { error: 'expected an object of request fields, e.g. {"reasoning_effort": "high"}' });
+
 export const modelSchema = z.object({
   modelName: z.string().optional(),
   limit: z.object({ context: z.number().int().positive(), output: z.number().int().positive() }).optional(),
@@ -24,6 +27,13 @@ export const modelSchema = z.object({
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'a sha256 is 64 hex characters')
     .optional(),
+  /**
+   * Named payload presets (ECA's variants: eca docs/config/variants.md), picked per chat in the
+   * editor; over the built-in ones of known reasoning models by name, `{}` removes one.
+   */
+  variants: z.record(z.string().min(1), payloadSchema).optional(),
+  /** Fields added to every request of this model (ECA's `extraPayload`); a variant's win over them. */
+  extraPayload: payloadSchema.optional(),
 });
 
 export const providerSchema = z.object({

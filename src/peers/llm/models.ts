@@ -4,6 +4,7 @@
  * Ollama server reports. Also: default-model choice, client construction, cost.
  */
 import type { ProviderConfig } from './config.js';
+import { effectiveVariants } from './variants.js';
 import { errorMessage, logger } from '../../util/log.js';
 import type { LlmApi, LlmClient, ModelCost, ModelEntry } from '../../shapes/llm.js';
 
@@ -138,6 +139,10 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
     if (m.cost) entry.cost = m.cost;
     // The in-process runner takes text only, whatever the config says.
     if (api !== 'local' && (m.imageInput ?? knownVision(api, m.modelName ?? name))) entry.imageInput = true;
+    // Built-in variants match the name the user knows the model by (its key), as ECA's do.
+    const variants = effectiveVariants(id, api, name, m.variants);
+    if (variants) entry.variants = variants;
+    if (m.extraPayload && Object.keys(m.extraPayload).length) entry.extraPayload = m.extraPayload;
     if (api === 'local') {
       if (!m.model) {
         log.warn(`local model "${id}/${name}" has no "model" (an hf: URI, https URL or file path); skipped`);

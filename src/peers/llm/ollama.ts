@@ -10,6 +10,7 @@ import { lineTooLong, MAX_LINE_CHARS } from './line-cap.js';
 import { type AdapterOptions, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
 import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
+import { mergePayload } from '../../util/merge-payload.js';
 
 interface OllamaToolCall {
   id?: string;
@@ -104,12 +105,13 @@ export class OllamaClient implements LlmClient {
     }
     if (req.reasoning) body.think = true;
     if (req.maxOutputTokens) body.options = { num_predict: req.maxOutputTokens };
+    const sent = mergePayload(body, req.payload);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     // Ollama itself takes no key; a proxy in front of it may.
     if (this.opts.key) headers.authorization = `Bearer ${this.opts.key}`;
     let res: Response;
     try {
-      res = await this.fetch(`${trimSlash(this.opts.url)}/api/chat`, { method: 'POST', headers, body: JSON.stringify(body), signal: req.signal });
+      res = await this.fetch(`${trimSlash(this.opts.url)}/api/chat`, { method: 'POST', headers, body: JSON.stringify(sent), signal: req.signal });
     } catch (e) {
       if (req.signal.aborted || isAbortError(e)) throw abortError(req.signal.reason);
       throw toLlmError(e, this.provider, this.opts.key, this.opts.url);

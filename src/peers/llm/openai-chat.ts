@@ -12,6 +12,7 @@ import { type AdapterOptions, finishFromOpenAi, parseArgs, ReasoningTracker, Thi
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { dataUrl, toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
+import { mergePayload } from '../../util/merge-payload.js';
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
 type ChatParams = OpenAI.Chat.ChatCompletionCreateParamsStreaming;
@@ -41,7 +42,12 @@ export class OpenAiChatClient implements LlmClient {
   async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
     // The SDK builds and sends the request and turns HTTP errors into typed errors; the body
     // is read by our batch SSE reader (see sse.ts for why).
-    const body = await openStream(() => this.client.chat.completions.create(this.body(req), { signal: req.signal }).asResponse(), this.provider, this.opts.key, this.opts.url);
+    const body = await openStream(
+      () => this.client.chat.completions.create(mergePayload(this.body(req), req.payload), { signal: req.signal }).asResponse(),
+      this.provider,
+      this.opts.key,
+      this.opts.url,
+    );
 
     const reasoning = new ReasoningTracker();
     const splitter = new ThinkTagSplitter(reasoning);

@@ -11,6 +11,7 @@ import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, parseArgs, ReasoningTracker } from './stream-util.js';
 import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { dataUrl, toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
+import { mergePayload } from '../../util/merge-payload.js';
 
 type InputItem = OpenAI.Responses.ResponseInputItem;
 type Params = OpenAI.Responses.ResponseCreateParamsStreaming;
@@ -30,7 +31,7 @@ export class OpenAiResponsesClient implements LlmClient {
   }
 
   async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
-    const body = await openStream(() => this.client.responses.create(this.body(req), { signal: req.signal }).asResponse(), this.provider, this.opts.key, this.opts.url);
+    const body = await openStream(() => this.client.responses.create(mergePayload(this.body(req), req.payload), { signal: req.signal }).asResponse(), this.provider, this.opts.key, this.opts.url);
 
     const reasoning = new ReasoningTracker();
     /** Function-call items by item id: call_id, name, streamed args. */

@@ -30,6 +30,8 @@ export const chatPromptParamsSchema = z.object({
   contentId: z.string().optional(),
   /** Trust mode for this chat from now on (eca docs/protocol.md "Chat prompt"). */
   trust: z.boolean().optional(),
+  /** The model variant (a named payload preset, e.g. reasoning effort) the editor shows; absent: none. */
+  variant: z.string().optional(),
 });
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null;
