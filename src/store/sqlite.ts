@@ -197,6 +197,18 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.stmt('DELETE FROM chats WHERE id = ?').run(id);
   }
 
+  /** One message row in the current format (the caller holds the transaction and picks `seq`). */
+  private insertRow(chatId: string, seq: number, message: StoredMessage, now: number): void {
+    this.stmt('INSERT INTO messages (chat_id, seq, role, data, schema_version, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+      chatId,
+      seq,
+      message.role,
+      JSON.stringify(message),
+      STORED_MESSAGE_VERSION,
+      now,
+    );
+  }
+
   appendMessage(chatId: string, message: StoredMessage, toolCall?: ToolCallRecord): number {
     const now = Date.now();
     return this.db
@@ -205,14 +217,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
         const { next } = this.stmt('SELECT coalesce(max(seq), 0) + 1 AS next FROM messages WHERE chat_id = ?').get(chatId) as {
           next: number;
         };
-        this.stmt('INSERT INTO messages (chat_id, seq, role, data, schema_version, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-          chatId,
-          next,
-          message.role,
-          JSON.stringify(message),
-          STORED_MESSAGE_VERSION,
-          now,
-        );
+        this.insertRow(chatId, next, message, now);
         this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
         return next;
       })
@@ -335,14 +340,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
         this.stmt('UPDATE messages SET seq = -(seq + 1) WHERE chat_id = ? AND seq > ?').run(chatId, afterSeq);
         this.stmt('UPDATE messages SET seq = -seq WHERE chat_id = ? AND seq < 0').run(chatId);
         const seq = afterSeq + 1;
-        this.stmt('INSERT INTO messages (chat_id, seq, role, data, schema_version, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-          chatId,
-          seq,
-          message.role,
-          JSON.stringify(message),
-          STORED_MESSAGE_VERSION,
-          now,
-        );
+        this.insertRow(chatId, seq, message, now);
         this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
         return seq;
       })
