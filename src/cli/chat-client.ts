@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { basename } from 'node:path';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
 import type { z } from 'zod';
+import type { AskQuestionParams, AskQuestionResult } from '../protocol/eca/ask.js';
 import type { ConfigUpdated, ShowMessage } from '../protocol/eca/lifecycle.js';
 import { ECA, type ClientNotification, type ClientRequest, type EcaNotificationType } from '../protocol/eca/methods.js';
 import { failPending, request, RequestError } from '../rpc/request.js';
@@ -40,6 +41,11 @@ export interface ServerOptions {
   /** Where `--verbose` streams the server's stderr. */
   logSink?: (chunk: string) => void;
   onShowMessage?: (m: ShowMessage) => void;
+  /**
+   * Answers `chat/askQuestion` (declared in `initialize` only when set, so the server offers the
+   * model `ask_user` and MCP servers elicitation only when someone is there to answer).
+   */
+  askQuestion?: (q: AskQuestionParams, signal: AbortSignal) => Promise<AskQuestionResult>;
 }
 
 export type ChatConfig = NonNullable<ConfigUpdated['chat']>;
@@ -102,6 +108,21 @@ export class ServerProcess {
       for (const w of this.configWaiters.splice(0)) w();
     });
     this.on(ECA.showMessage, (p) => opts.onShowMessage?.(p));
+    const ask = opts.askQuestion;
+    if (ask) {
+      this.conn.onRequest(ECA.chatAskQuestion.method, async (raw: unknown, token) => {
+        const q = ECA.chatAskQuestion.params.safeParse(raw);
+        if (!q.success) return { answer: null, cancelled: true };
+        // The server withdraws a question ($/cancelRequest) when the turn is stopped.
+        const abort = new AbortController();
+        const sub = token.onCancellationRequested(() => abort.abort());
+        try {
+          return await ask(q.data, abort.signal);
+        } finally {
+          sub.dispose();
+        }
+      });
+    }
     // Everything else we do not use (tool/serverUpdated, chat/opened, chat/statusChanged, …).
     this.conn.onNotification(() => {});
     this.conn.onError(() => {});
@@ -176,7 +197,7 @@ export class ServerProcess {
     await this.request(ECA.initialize, {
       processId: process.pid,
       clientInfo: { name: 'patchbay-chat' },
-      capabilities: { codeAssistant: { chat: true } },
+      capabilities: { codeAssistant: { chat: true, ...(this.opts.askQuestion ? { chatCapabilities: { askQuestion: true } } : {}) } },
       workspaceFolders: [{ uri: pathToFileURL(this.opts.cwd).href, name: basename(this.opts.cwd) || this.opts.cwd }],
     });
     this.notify(ECA.initialized, {});

@@ -6,7 +6,7 @@
  * line ending in `\` continues on the next, and `/commands` go through chat-commands.ts.
  */
 import { createInterface } from 'node:readline/promises';
-import { askOn } from './chat-ask.js';
+import { askOn, askQuestionOn, type Question, type QuestionAnswer } from './chat-ask.js';
 import type { ServerProcess } from './chat-client.js';
 import { LOCAL_COMMAND_NAMES, runCommand } from './chat-commands.js';
 import { normalizePaste, PASTE_MODE_OFF, PASTE_MODE_ON, PasteStore, pasteFilteredInput } from './chat-paste.js';
@@ -27,6 +27,8 @@ export interface ReplOptions {
   yes: boolean;
   /** Installs how tool calls get approved (the REPL asks on its own readline). */
   setApprover(a: Approver): void;
+  /** Installs how the server's questions get answered (on the REPL's readline). */
+  setAsker(a: (q: Question, signal: AbortSignal, print: (line: string) => void) => Promise<QuestionAnswer>): void;
   /** Shows the outcome of a turn; returns false when the session cannot go on (server gone). */
   report(outcome: TurnOutcome): boolean;
   /** Approver used when the REPL cannot ask (stdin is not a terminal). */
@@ -96,6 +98,8 @@ export async function runRepl(o: ReplOptions): Promise<number> {
       term.clearStatus();
       return askOn(rl, call.name, signal);
     });
+
+  if (terminal) o.setAsker((q, signal, print) => askQuestionOn(rl, q, signal, print));
 
   let lastInterrupt = 0;
   let exitCode = 0;

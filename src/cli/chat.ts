@@ -7,7 +7,7 @@
  * 2 bad usage; 3 a tool call needed approval and no one could be asked (stdin is not a
  * terminal and no --yes), so it was rejected; 130 stopped with Ctrl-C.
  */
-import { askOnce } from './chat-ask.js';
+import { askOnce, askQuestionOnce, type Question, type QuestionAnswer } from './chat-ask.js';
 import { askWorkspaceTrust } from './chat-trust.js';
 import { ServerProcess, type ChatConfig } from './chat-client.js';
 import { mentionsToContexts } from './chat-mentions.js';
@@ -103,6 +103,9 @@ async function chat(flags: ChatFlags): Promise<number> {
   const term = new Term();
   let messagesShown = 0;
   const shown = new Set<string>();
+  // Questions are asked on the terminal; without one nobody could answer, so none are declared.
+  let asker: (q: Question, signal: AbortSignal) => Promise<QuestionAnswer> = async () => ({ cancelled: true });
+  const printQuestion = (line: string) => term.outLine(term.paint('cyan', withoutControlChars(line)));
   const server = new ServerProcess({
     args: [...(flags.configFile ? ['--config-file', flags.configFile] : []), ...(flags.logLevel ? ['--log-level', flags.logLevel] : [])],
     cwd,
@@ -113,6 +116,15 @@ async function chat(flags: ChatFlags): Promise<number> {
       shown.add(m.message);
       term.errLine(m.type === 'error' ? term.paint('red', m.message, 'err') : m.type === 'warning' ? term.paint('yellow', m.message, 'err') : m.message);
     },
+    ...(process.stdin.isTTY
+      ? {
+          askQuestion: async (q, signal) => {
+            term.clearStatus();
+            const a = await asker(q, signal);
+            return 'answer' in a ? { answer: a.answer, cancelled: false } : { answer: null, cancelled: true };
+          },
+        }
+      : {}),
   });
   const renderer = new Renderer(term, cwd, shown);
   let approver: Approver = async () => 'no';
@@ -190,6 +202,7 @@ async function chat(flags: ChatFlags): Promise<number> {
         term.errLine(term.paint('yellow', 'Stopping… (Ctrl-C again to quit now)', 'err'));
       };
       approver = flags.yes || !process.stdin.isTTY ? fallbackApprover : (call, signal) => (term.clearStatus(), askOnce(call.name, signal, interrupt));
+      asker = (q, signal) => askQuestionOnce(q, signal, interrupt, printQuestion);
       process.on('SIGINT', interrupt);
       try {
         return outcomeCode(await session.send(flags.prompt, mentionsToContexts(flags.prompt, cwd)));
@@ -212,6 +225,7 @@ async function chat(flags: ChatFlags): Promise<number> {
       cwd,
       yes: flags.yes,
       setApprover: (a) => (approver = a),
+      setAsker: (a) => (asker = (q, signal) => a(q, signal, printQuestion)),
       fallbackApprover,
       report: (o) => {
         if (outcomeCode(o) === EXIT_UNASKED) unasked = true;

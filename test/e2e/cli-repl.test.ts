@@ -238,3 +238,60 @@ describe('patchbay chat with pipes: tool output', () => {
     expect(userTexts(calls[0]).at(-1)).toContain('read \nnotes.txt');
   });
 });
+
+describe('patchbay chat in a terminal: questions (chat/askQuestion)', () => {
+  /** The tool results the model read in its last request. */
+  const toolResults = (): string[] =>
+    llmCalls()
+      .at(-1)
+      .messages.filter((m: any) => m.role === 'tool')
+      .map((m: any) => m.content);
+
+  it('the model is offered ask_user; its question and options are shown, a number picks one, a typed line is a free answer', async () => {
+    const options = [{ label: 'Postgres', description: 'the one in docker-compose' }, { label: 'SQLite' }];
+    llm().script(
+      [{ toolCall: { id: 'q1', name: 'patchbay__ask_user', args: { question: 'Which database?', options } } }],
+      [{ toolCall: { id: 'q2', name: 'patchbay__ask_user', args: { question: 'Anything else?', options } } }],
+      [{ text: 'Noted.' }],
+    );
+    const p = await startChat();
+    p.write(`set up the db${KEY.enter}`);
+    await p.waitFor('? Which database?');
+    await p.waitFor('1. Postgres — the one in docker-compose');
+    await p.waitFor('Pick 1-2 or type your answer');
+    expect(llmCalls()[0].tools.map((t: any) => t.function.name)).toContain('patchbay__ask_user');
+    p.write(`2${KEY.enter}`);
+    await p.waitFor('? Anything else?');
+    p.write(`use WAL mode${KEY.enter}`);
+    await p.waitFor('Noted.');
+    expect(toolResults()).toEqual(['User answered: SQLite', 'User answered: use WAL mode']);
+    await p.waitFor('> ');
+    await quit(p);
+  });
+
+  it('an empty line cancels the question (the model reads that), and the chat goes on', async () => {
+    llm().script(
+      [{ toolCall: { id: 'q1', name: 'patchbay__ask_user', args: { question: 'Proceed?', options: [{ label: 'Yes' }, { label: 'No' }], allowFreeform: false } } }],
+      [{ text: 'Stopped there.' }],
+    );
+    const p = await startChat();
+    p.write(`go${KEY.enter}`);
+    await p.waitFor('Pick 1-2 (Enter alone cancels)');
+    p.write(`maybe${KEY.enter}`); // not an option, no free text: asked again
+    await p.waitFor(/maybe[\s\S]*Pick 1-2/);
+    p.write(KEY.enter);
+    await p.waitFor('Stopped there.');
+    expect(toolResults()).toEqual(['User cancelled the question.']);
+    await p.waitFor('> ');
+    await quit(p);
+  });
+});
+
+describe('patchbay chat with pipes: no questions', () => {
+  it('without a terminal nobody could answer, so the model is not offered ask_user', async () => {
+    llm().script([{ text: 'ok' }]);
+    const run = await runPatchbay(['chat', 'hello'], { home: scratch(tempDir('pb-q-home-')), cwd: scratch(workspace()), env: { PATCHBAY_CONFIG: config() } });
+    expect(run.code).toBe(0);
+    expect(llmCalls()[0].tools.map((t: any) => t.function.name)).not.toContain('patchbay__ask_user');
+  });
+});

@@ -18,3 +18,4 @@ export const askQuestionResultSchema = z.object({
   answer: z.string().nullable().optional(),
   cancelled: z.boolean().optional(),
 });
+export type AskQuestionResult = z.infer<typeof askQuestionResultSchema>;
