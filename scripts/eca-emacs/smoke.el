@@ -293,11 +293,14 @@
 ;; The features merged after the first run, in the second chat, each through eca-emacs's own
 ;; commands and buttons. Rollback comes last: it takes the turns after its message away.
 
-(defun pb-press (label)
-  "Put point on the first LABEL in the chat buffer and press RET, as a user does on a block or button."
+(defun pb-press (label &optional after)
+  "Put point on the first LABEL (past the first AFTER, if given) in the chat buffer and press RET,
+as a user does on a block or button."
   (with-current-buffer (pb-chat)
     (goto-char (point-min))
-    (let ((case-fold-search nil)) (search-forward label))
+    (let ((case-fold-search nil))
+      (when after (search-forward after))
+      (search-forward label))
     (goto-char (match-beginning 0))
     (eca-chat--key-pressed-return)))
 
@@ -456,6 +459,44 @@
        (let ((msgs (plist-get (plist-get (pb-last-request) :body) :messages)))
          (pb-log "  next request: %d messages; has the rolled-back answer: %s" (length msgs) (and (pb-request-has "Both written.") t))
          (not (pb-request-has "Both written.")))))
+
+(defun pb-trusted-turn (prompt answer &rest replies)
+  "Send PROMPT with trust on (its tool calls run unasked) and wait for ANSWER; REPLIES script the model."
+  (with-current-buffer pb-main-chat (eca-chat-toggle-trust))
+  (apply #'pb-script replies)
+  (pb-say prompt)
+  (prog1 (pb-wait "answer" (lambda () (and (pb-has answer) (pb-idle-p))))
+    (with-current-buffer pb-main-chat (eca-chat-toggle-trust))))
+
+(defun pb-rollback (prompt choice)
+  "Open the user message PROMPT's block and press its rollback button, picking CHOICE."
+  (pb-press prompt)
+  (pb-answering (lambda (c) (car (member choice c)))
+    (pb-press "Rollback chat to before this message" prompt)))
+
+(pb-step "rollback only the tool changes (choice 3): the file is restored, the messages stay, the prompt is left alone"
+  ;; ECA chat.clj `rollback-chat' without "messages": no chat/cleared, nothing replayed.
+  (and (pb-trusted-turn "touch again" "Touched."
+                        [(:toolCall (:name "patchbay__write_file" :args (:path "rb-old.txt" :content "changed again\n")))]
+                        [(:text "Touched.")])
+       (progn (pb-rollback "touch again" "3. Rollback only changes done by tool calls") (pb-pump 1) t)
+       (let ((old (with-temp-buffer (insert-file-contents (expand-file-name "rb-old.txt" pb-ws)) (buffer-string)))
+             (prompt (with-current-buffer pb-main-chat (eca-chat--prompt-content))))
+         (pb-log "  rb-old.txt: %S; answer still shown: %s; prompt: %S" old (and (pb-has "Touched.") t) prompt)
+         (and (equal old "original\n") (pb-has "Touched.") (string-empty-p (string-trim (or prompt "")))))))
+
+(pb-step "rollback only the messages (choice 2): the messages go, the prompt text is restored, the written file stays"
+  (and (pb-trusted-turn "keep the file" "Kept it."
+                        [(:toolCall (:name "patchbay__write_file" :args (:path "rb-keep.txt" :content "keep\n")))]
+                        [(:text "Kept it.")])
+       (progn (pb-rollback "keep the file" "2. Rollback only messages") t)
+       (pb-wait "rolled back" (lambda () (and (not (pb-has "Kept it.")) (pb-has "Touched."))) 10)
+       (let ((kept (file-exists-p (expand-file-name "rb-keep.txt" pb-ws)))
+             (prompt (with-current-buffer pb-main-chat (eca-chat--prompt-content))))
+         (pb-log "  rb-keep.txt still there: %s; prompt: %S" kept prompt)
+         (with-current-buffer pb-main-chat
+           (write-region (point-min) (point-max) (expand-file-name "rolled-back-chat-buffer.txt" (getenv "PB_OUT"))))
+         (and kept (equal (string-trim (or prompt "")) "keep the file")))))
 
 (pb-step "stop session: shutdown + exit"
   (eca-stop)
