@@ -403,6 +403,19 @@ as a user does on a block or button."
        (pb-wait "flag shown" (lambda () (pb-has "my checkpoint")) 5)
        (pb-has "Flag point answer.")))
 
+(pb-step "flag after an answer the model thought about: the nearest block is its live reasoning (\"Thought\")"
+  ;; `eca-chat-add-flag' sends the id of the nearest block at or before point: after a thinking
+  ;; model's answer that is the reasoning block, whose id came with reasonStarted during the turn.
+  (pb-script [(:reasoning "Pondering where flags go.") (:text "Thought-through answer.")])
+  (pb-say "think first")
+  (and (pb-wait "answer" (lambda () (and (pb-has "Thought-through answer.") (pb-idle-p))))
+       (progn (with-current-buffer (pb-chat)
+                (goto-char (point-min))
+                (search-forward "Thought-through answer.")
+                (pb-answering "thought flag" (eca-chat-add-flag)))
+              t)
+       (pb-wait "flag shown" (lambda () (pb-has "thought flag")) 5)))
+
 (pb-step "fork from the flag (Fork from here → chat/fork): a new chat buffer with the messages up to the flag"
   (let ((before (mapcar #'cdr (eca--session-chats (pb-session)))))
     (pb-press "my checkpoint")
