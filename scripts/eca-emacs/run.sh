@@ -18,6 +18,7 @@ fake_pid=
 cleanup() {
   [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null || true
   rm -rf "$tmp/home" "$tmp/ws" "$tmp/fake"
+  rmdir "$tmp" 2>/dev/null || true # left only when it holds the default out dir
 }
 trap cleanup EXIT
 
