@@ -5,7 +5,8 @@
 # (No -Q: Debian activates its elpa-* packages from site-start.)
 # Needs: emacs (28+), elpa-dash elpa-f elpa-s elpa-markdown-mode elpa-compat, node, curl.
 # Everything lives in a temp dir (HOME, PATCHBAY_HOME, the workspace); the fake LLM listens on a
-# free port. The wire log (every JSON-RPC message both ways) is written to <out-dir>/wire.jsonl,
+# free port. The config gives model m1 a variant (`terse`) and image input, and runs test/fixtures/mcp-elicit.mjs as
+# the MCP server `elicit` (its tools allowed without asking). The wire log (every JSON-RPC message both ways) is written to <out-dir>/wire.jsonl,
 # what Emacs saw (messages, errors, chat buffers) to <out-dir>/emacs.log.
 set -euo pipefail
 eca_dir=$(cd "${1:?usage: run.sh <eca-emacs-dir> [out-dir]}" && pwd)
@@ -17,6 +18,7 @@ fake_pid=
 cleanup() {
   [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null || true
   rm -rf "$tmp/home" "$tmp/ws" "$tmp/fake"
+  rmdir "$tmp" 2>/dev/null || true # left only when it holds the default out dir
 }
 trap cleanup EXIT
 
@@ -29,7 +31,7 @@ url=$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(proces
 
 printf 'hello from the workspace\n' > "$tmp/ws/notes.txt"
 export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config" PATCHBAY_HOME="$tmp/home/.patchbay" PATCHBAY_LOCAL_MODEL=off
-export PATCHBAY_CONFIG="{\"gateway\":{\"port\":0},\"providers\":{\"fake\":{\"api\":\"openai-chat\",\"url\":\"$url/v1\",\"key\":\"x\",\"models\":{\"m1\":{},\"m2\":{}}}},\"defaultModel\":\"fake/m1\",\"chat\":{\"generateTitles\":false,\"maxRetries\":0}}"
+export PATCHBAY_CONFIG="{\"gateway\":{\"port\":0},\"providers\":{\"fake\":{\"api\":\"openai-chat\",\"url\":\"$url/v1\",\"key\":\"x\",\"models\":{\"m1\":{\"imageInput\":true,\"variants\":{\"terse\":{\"max_tokens\":77}}},\"m2\":{}}}},\"defaultModel\":\"fake/m1\",\"chat\":{\"generateTitles\":false,\"maxRetries\":0},\"mcpServers\":{\"elicit\":{\"command\":\"node\",\"args\":[\"$repo/test/fixtures/mcp-elicit.mjs\"]}},\"toolCall\":{\"approval\":{\"allow\":{\"elicit\":{}}}}}"
 export PB_FAKE_URL="$url" PB_WORKSPACE="$tmp/ws" PB_OUT="$out"
 export PB_SERVER_COMMAND="node $repo/scripts/eca-emacs/tee.mjs $out/wire.jsonl $repo/bin/patchbay server"
 : > "$out/wire.jsonl"

@@ -19,6 +19,8 @@
 (setq eca-find-root-for-buffer-function (lambda () pb-ws))
 (setq eca-chat-history-page-size 4)
 (setq default-directory pb-ws)
+;; A pasted image is saved with `make-temp-file': keep it in the run's temp HOME.
+(setq temporary-file-directory (file-name-as-directory (make-temp-file (expand-file-name "tmp-" (getenv "HOME")) t)))
 
 (defun pb-log (fmt &rest args)
   (princ (concat (apply #'format fmt args) "\n") #'external-debugging-output))
@@ -287,6 +289,227 @@
   (pb-say "second")
   (and (pb-wait "answer" (lambda () (and (pb-has "Second chat here.") (pb-idle-p))))
        (not (equal (buffer-local-value 'eca-chat--id (pb-chat)) pb-first-chat))))
+
+;; The features merged after the first run, in the second chat, each through eca-emacs's own
+;; commands and buttons. Rollback comes last: it takes the turns after its message away.
+
+(defun pb-press (label &optional after)
+  "Put point on the first LABEL (past the first AFTER, if given) in the chat buffer and press RET,
+as a user does on a block or button."
+  (with-current-buffer (pb-chat)
+    (goto-char (point-min))
+    (let ((case-fold-search nil))
+      (when after (search-forward after))
+      (search-forward label))
+    (goto-char (match-beginning 0))
+    (eca-chat--key-pressed-return)))
+
+(defun pb-wire-count (method)
+  "How many METHOD messages the wire log holds so far."
+  (with-temp-buffer
+    (insert-file-contents (expand-file-name "wire.jsonl" (getenv "PB_OUT")))
+    (how-many (regexp-quote (format "\"method\":\"%s\"" method)) (point-min) (point-max))))
+
+(defun pb-request-has (s) (string-match-p (regexp-quote s) (format "%S" (plist-get (pb-last-request) :body))))
+
+(pb-step "variant: model changed to one with variants (config/updated lists them), eca-chat-select-variant, the request carries its payload"
+  ;; eca-chat.el `eca-chat-select-model' sends chat/selectedModelChanged; ECA handlers.clj answers with
+  ;; config/updated {chatId, chat: {variants, selectVariant}}, which sets `eca-chat--available-variants'.
+  ;; Wait for that config/updated itself, not only for "terse" on offer: the chat offered it already
+  ;; (m1 is the default model), and a variant picked before the answer arrives is reset by it.
+  (let ((updates (pb-wire-count "config/updated")))
+    (pb-answering (lambda (c) (or (car (member "fake/m1" c)) (car c)))
+      (with-current-buffer (pb-chat) (eca-chat-select-model)))
+    (pb-wait "config/updated for the model" (lambda () (> (pb-wire-count "config/updated") updates)) 5)
+    (pb-pump 0.3))
+  (and (pb-wait "variants offered" (lambda () (member "terse" (buffer-local-value 'eca-chat--available-variants (pb-chat)))) 5)
+       (progn (pb-answering (lambda (c) (or (car (member "terse" c)) (car c)))
+                (with-current-buffer (pb-chat) (eca-chat-select-variant)))
+              (pb-log "  variant selected: %S" (with-current-buffer (pb-chat) (eca-chat--variant)))
+              t)
+       (progn (pb-script [(:text "Terse answer.")])
+              (pb-say "be terse")
+              (pb-wait "answer" (lambda () (and (pb-has "Terse answer.") (pb-idle-p)))))
+       (let ((body (plist-get (pb-last-request) :body)))
+         (pb-log "  variant %S; LLM request model %s max_tokens %S" (with-current-buffer (pb-chat) (eca-chat--variant))
+                 (plist-get body :model) (plist-get body :max_tokens))
+         (and (equal (plist-get body :model) "m1") (equal (plist-get body :max_tokens) 77)
+              (equal (with-current-buffer (pb-chat) (eca-chat--variant)) "terse")))))
+
+(pb-step "text context: a non-file buffer added (eca-chat-add-context-to-system-prompt) reaches the model"
+  ;; eca-chat-context.el `eca-chat--buffer-context' / `eca-chat--materialize-context': {type "text", label, content}.
+  (with-current-buffer (get-buffer-create "build-output")
+    (erase-buffer)
+    (insert "error: the frobnicator is 42 parsecs off\n")
+    (eca-chat-add-context-to-system-prompt))
+  (pb-script [(:text "Saw the build output.")])
+  (pb-say "what does the build say")
+  (prog1 (and (pb-wait "answer" (lambda () (and (pb-has "Saw the build output.") (pb-idle-p))))
+              (pb-request-has "frobnicator is 42 parsecs"))
+    (with-current-buffer (pb-chat) (setq-local eca-chat--context nil))))
+
+(pb-step "image context: a pasted image (eca-chat--yank-image-handler, yank-media's handler) reaches the model as an image"
+  ;; Emacs 28 has no `yank-media', so the handler it registers is called with what a paste gives it.
+  (let ((png (base64-decode-string "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")))
+    (with-current-buffer (pb-chat) (eca-chat--yank-image-handler "image/png" png)))
+  (pb-log "  prompt after paste: %S" (with-current-buffer (pb-chat) (eca-chat--prompt-content)))
+  (pb-script [(:text "A one-pixel image.")])
+  (with-current-buffer (pb-chat)
+    (goto-char (point-max))
+    (insert "what is in it")
+    (eca-chat--key-pressed-return))
+  (and (pb-wait "answer" (lambda () (and (pb-has "A one-pixel image.") (pb-idle-p))))
+       (pb-request-has "data:image/png;base64,iVBORw0KGgo")))
+
+(pb-step "MCP elicitation: the elicit server's question arrives as chat/askQuestion, answered from the prompt, the tool gets it"
+  (pb-script [(:toolCall (:name "elicit__confirm" :args (:)))]
+             [(:text "Branch handled.")])
+  (pb-say "delete the branch")
+  (and (pb-wait "question" (lambda () (buffer-local-value 'eca-chat--pending-question (pb-chat))) 30)
+       (progn (pb-log "  question: %S" (plist-get (buffer-local-value 'eca-chat--pending-question (pb-chat)) :question)) t)
+       (progn (with-current-buffer (pb-chat) (eca-chat--answer-question "Yes")) t)
+       (pb-wait "answer" (lambda () (and (pb-has "Branch handled.") (pb-idle-p))))
+       (pb-request-has "\\\"action\\\":\\\"accept\\\"")))
+
+(pb-step "task list: planned and completed (Tasks 1/1 block), cleared when the next prompt starts (block removed)"
+  ;; eca-chat.el `eca-chat--update-task-state': an empty :tasks removes the block.
+  (pb-script [(:toolCall (:name "patchbay__task" :args (:op "plan" :tasks [(:subject "Only task" :description "the one")])))]
+             [(:toolCall (:name "patchbay__task" :args (:op "complete" :ids [1])))]
+             [(:text "All tasks done.")])
+  (pb-say "plan and do it")
+  (and (pb-wait "answer" (lambda () (and (pb-has "All tasks done.") (pb-idle-p))))
+       (with-current-buffer (pb-chat)
+         (pb-log "  task block shown: %s; tasks %S" (and (eca-chat--get-expandable-content eca-chat--task-block-id) t)
+                 (plist-get eca-chat--task-state :tasks))
+         (and (eca-chat--get-expandable-content eca-chat--task-block-id) (pb-has "Tasks ") (pb-has "(1/1)")))
+       (progn (pb-script [(:text "Next thing.")]) (pb-say "next") t)
+       (pb-wait "answer" (lambda () (and (pb-has "Next thing.") (pb-idle-p))))
+       (with-current-buffer (pb-chat)
+         (pb-log "  task block after the next prompt: %s" (and (eca-chat--get-expandable-content eca-chat--task-block-id) t))
+         (null (eca-chat--get-expandable-content eca-chat--task-block-id)))))
+
+(defvar pb-main-chat nil)
+
+(pb-step "flag: eca-chat-add-flag after a message (chat/addFlag: chat cleared and replayed with the flag)"
+  (setq pb-main-chat (pb-chat))
+  (pb-script [(:text "Flag point answer.")])
+  (pb-say "flag me here")
+  (and (pb-wait "answer" (lambda () (and (pb-has "Flag point answer.") (pb-idle-p))))
+       (progn (with-current-buffer (pb-chat)
+                (goto-char (point-min))
+                (search-forward "Flag point answer.")
+                (pb-answering "my checkpoint" (eca-chat-add-flag)))
+              t)
+       (pb-wait "flag shown" (lambda () (pb-has "my checkpoint")) 5)
+       (pb-has "Flag point answer.")))
+
+(pb-step "flag after an answer the model thought about: the nearest block is its live reasoning (\"Thought\")"
+  ;; `eca-chat-add-flag' sends the id of the nearest block at or before point: after a thinking
+  ;; model's answer that is the reasoning block, whose id came with reasonStarted during the turn.
+  (pb-script [(:reasoning "Pondering where flags go.") (:text "Thought-through answer.")])
+  (pb-say "think first")
+  (and (pb-wait "answer" (lambda () (and (pb-has "Thought-through answer.") (pb-idle-p))))
+       (progn (with-current-buffer (pb-chat)
+                (goto-char (point-min))
+                (search-forward "Thought-through answer.")
+                (pb-answering "thought flag" (eca-chat-add-flag)))
+              t)
+       (pb-wait "flag shown" (lambda () (pb-has "thought flag")) 5)))
+
+(pb-step "fork from the flag (Fork from here → chat/fork): a new chat buffer with the messages up to the flag"
+  (let ((before (mapcar #'cdr (eca--session-chats (pb-session)))))
+    (pb-press "my checkpoint")
+    (pb-press "Fork from here")
+    (let ((fork (pb-wait "forked buffer"
+                         (lambda () (seq-find (lambda (b) (and (buffer-live-p b) (not (memq b before))
+                                                              (string-match-p "flag me here" (with-current-buffer b (buffer-string)))))
+                                              (mapcar #'cdr (eca--session-chats (pb-session)))))
+                         10)))
+      (when fork
+        (pb-log "  fork %s title %S; has the answer after the flag: %s" (buffer-local-value 'eca-chat--id fork)
+                (buffer-local-value 'eca-chat--title fork)
+                (and (string-match-p "Flag point answer." (with-current-buffer fork (buffer-string))) t)))
+      (and fork (eq (pb-chat) pb-main-chat)
+           (pb-wait "told in the source chat" (lambda () (pb-has "Chat forked to")) 5)))))
+
+(pb-step "fork the chat (eca-chat-fork, from the latest message): another chat buffer"
+  (let ((before (length (eca--session-chats (pb-session)))))
+    (with-current-buffer pb-main-chat (eca-chat-fork))
+    (pb-wait "second fork" (lambda () (> (length (eca--session-chats (pb-session))) before)) 10)))
+
+(pb-step "remove the flag (Remove flag → chat/removeFlag): gone from the buffer"
+  (with-current-buffer pb-main-chat
+    (pb-press "Remove flag")
+    (pb-pump 0.5)
+    (not (pb-has "my checkpoint"))))
+
+(pb-step "rollback (Rollback chat to before this message, messages and tool changes): the files come back, the kept messages show, the prompt text is restored"
+  ;; eca-chat.el `eca-chat--rollback' → chat/rollback; ECA chat.clj `rollback-chat': chat/cleared then the kept messages.
+  (write-region "original\n" nil (expand-file-name "rb-old.txt" pb-ws))
+  (with-current-buffer pb-main-chat (eca-chat-toggle-trust))
+  (pb-script [(:toolCall (:name "patchbay__write_file" :args (:path "rb-new.txt" :content "new\n")))]
+             [(:toolCall (:name "patchbay__write_file" :args (:path "rb-old.txt" :content "changed\n")))]
+             [(:text "Both written.")])
+  (pb-say "change two files")
+  (and (pb-wait "answer" (lambda () (and (pb-has "Both written.") (pb-idle-p))))
+       (progn (with-current-buffer pb-main-chat (eca-chat-toggle-trust)) t)
+       (file-exists-p (expand-file-name "rb-new.txt" pb-ws))
+       (progn (pb-press "change two files")
+              (pb-answering (lambda (c) (car (member "1. Rollback messages and changes done by tool calls" c)))
+                (pb-press "Rollback chat to before this message"))
+              t)
+       (pb-wait "rolled back" (lambda () (and (not (pb-has "Both written.")) (pb-has "Flag point answer."))) 10)
+       (let ((new-gone (not (file-exists-p (expand-file-name "rb-new.txt" pb-ws))))
+             (old (with-temp-buffer (insert-file-contents (expand-file-name "rb-old.txt" pb-ws)) (buffer-string)))
+             (prompt (with-current-buffer pb-main-chat (eca-chat--prompt-content)))
+             (flag-back (pb-has "my checkpoint")))
+         (pb-log "  rb-new.txt gone: %s; rb-old.txt: %S; prompt: %S; removed flag replayed: %s" new-gone old prompt flag-back)
+         (and new-gone (equal old "original\n") (equal (string-trim (or prompt "")) "change two files") (not flag-back)))
+       ;; The restored prompt sent again: the model no longer sees the rolled-back turn.
+       (progn (pb-script [(:text "Fresh start.")])
+              (with-current-buffer pb-main-chat (goto-char (point-max)) (eca-chat--key-pressed-return))
+              (pb-wait "answer" (lambda () (and (pb-has "Fresh start.") (pb-idle-p)))))
+       (let ((msgs (plist-get (plist-get (pb-last-request) :body) :messages)))
+         (pb-log "  next request: %d messages; has the rolled-back answer: %s" (length msgs) (and (pb-request-has "Both written.") t))
+         (not (pb-request-has "Both written.")))))
+
+(defun pb-trusted-turn (prompt answer &rest replies)
+  "Send PROMPT with trust on (its tool calls run unasked) and wait for ANSWER; REPLIES script the model."
+  (with-current-buffer pb-main-chat (eca-chat-toggle-trust))
+  (apply #'pb-script replies)
+  (pb-say prompt)
+  (prog1 (pb-wait "answer" (lambda () (and (pb-has answer) (pb-idle-p))))
+    (with-current-buffer pb-main-chat (eca-chat-toggle-trust))))
+
+(defun pb-rollback (prompt choice)
+  "Open the user message PROMPT's block and press its rollback button, picking CHOICE."
+  (pb-press prompt)
+  (pb-answering (lambda (c) (car (member choice c)))
+    (pb-press "Rollback chat to before this message" prompt)))
+
+(pb-step "rollback only the tool changes (choice 3): the file is restored, the messages stay, the prompt is left alone"
+  ;; ECA chat.clj `rollback-chat' without "messages": no chat/cleared, nothing replayed.
+  (and (pb-trusted-turn "touch again" "Touched."
+                        [(:toolCall (:name "patchbay__write_file" :args (:path "rb-old.txt" :content "changed again\n")))]
+                        [(:text "Touched.")])
+       (progn (pb-rollback "touch again" "3. Rollback only changes done by tool calls") (pb-pump 1) t)
+       (let ((old (with-temp-buffer (insert-file-contents (expand-file-name "rb-old.txt" pb-ws)) (buffer-string)))
+             (prompt (with-current-buffer pb-main-chat (eca-chat--prompt-content))))
+         (pb-log "  rb-old.txt: %S; answer still shown: %s; prompt: %S" old (and (pb-has "Touched.") t) prompt)
+         (and (equal old "original\n") (pb-has "Touched.") (string-empty-p (string-trim (or prompt "")))))))
+
+(pb-step "rollback only the messages (choice 2): the messages go, the prompt text is restored, the written file stays"
+  (and (pb-trusted-turn "keep the file" "Kept it."
+                        [(:toolCall (:name "patchbay__write_file" :args (:path "rb-keep.txt" :content "keep\n")))]
+                        [(:text "Kept it.")])
+       (progn (pb-rollback "keep the file" "2. Rollback only messages") t)
+       (pb-wait "rolled back" (lambda () (and (not (pb-has "Kept it.")) (pb-has "Touched."))) 10)
+       (let ((kept (file-exists-p (expand-file-name "rb-keep.txt" pb-ws)))
+             (prompt (with-current-buffer pb-main-chat (eca-chat--prompt-content))))
+         (pb-log "  rb-keep.txt still there: %s; prompt: %S" kept prompt)
+         (with-current-buffer pb-main-chat
+           (write-region (point-min) (point-max) (expand-file-name "rolled-back-chat-buffer.txt" (getenv "PB_OUT"))))
+         (and kept (equal (string-trim (or prompt "")) "keep the file")))))
 
 (pb-step "stop session: shutdown + exit"
   (eca-stop)

@@ -111,7 +111,8 @@ export function historyPage(rows: StoredRow[], w: HistoryWindow): HistoryPage {
 /**
  * The index of the last message a content id names (ECA `find-last-message-idx`: a user
  * message's `contentId` or a content's own id): a user message, a flag, a tool call (its result
- * message, which comes after the call), or a reasoning part by the id its replay gives it.
+ * message, which comes after the call), or a reasoning part by the id the editor was given for
+ * it (its stored id, or for one stored without an id the id its replay gives it).
  */
 export function findContentIndex(rows: StoredRow[], contentId: string): number | undefined {
   let found: number | undefined;
@@ -123,7 +124,11 @@ export function findContentIndex(rows: StoredRow[], contentId: string): number |
     else if (m.role === 'assistant') {
       for (const p of m.parts) {
         if (p.type === 'toolCall' && p.id === contentId) found = i;
-        if (p.type === 'reasoning' && replayReasonId(reasonSeq++) === contentId) found = i;
+        if (p.type === 'reasoning') {
+          // Counted for every part, as replayEvents counts them.
+          const n = reasonSeq++;
+          if ((p.id ?? replayReasonId(n)) === contentId) found = i;
+        }
       }
     }
   });

@@ -83,7 +83,9 @@ export function replayEvents(stored: StoredMessage[], reasonSeqStart = 0): ChatE
         for (const p of m.parts) {
           if (p.type === 'text') out.push({ type: 'assistantText', text: p.text });
           else if (p.type === 'reasoning') {
-            const id = replayReasonId(reasonSeq++);
+            // Its stored id when it has one; else (stored before ids were) the n-th replay id.
+            const n = reasonSeq++;
+            const id = p.id ?? replayReasonId(n);
             out.push({ type: 'reasoningStarted', id });
             if (p.text) out.push({ type: 'reasoningDelta', id, text: p.text });
             out.push({ type: 'reasoningFinished', id, totalTimeMs: 0 });

@@ -123,6 +123,8 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     // `tool` is looked up once when the call starts, not again for every streamed argument piece.
     const calls: Array<{ id: string; name: string; args: Record<string, unknown>; tool?: Tool }> = [];
     const reasonStart = new Map<string, number>();
+    /** The adapter's reasoning id → the one the editor sees (and the store keeps). */
+    const reasonIds = new Map<string, string>();
     let stepUsage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number } | undefined;
     let finish: Extract<LlmEvent, { type: 'finish' }>['reason'] | undefined;
     const lastText = () => {
@@ -139,15 +141,21 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           emit({ type: 'assistantText', text: ev.text });
           break;
         }
-        case 'reasoningStart':
+        case 'reasoningStart': {
+          // The adapters' ids ("reasoning-0", "thinking-1") repeat every step; the editor keys its
+          // blocks by this id and sends it back to flag or fork after it, so it must be unique and
+          // stored (ECA gives each reasoning a UUID and keeps it with the message).
+          const id = randomUUID();
+          reasonIds.set(ev.id, id);
           reasonStart.set(ev.id, Date.now());
-          parts.push({ type: 'reasoning', text: '' });
-          emit({ type: 'reasoningStarted', id: ev.id });
+          parts.push({ type: 'reasoning', text: '', id });
+          emit({ type: 'reasoningStarted', id });
           break;
+        }
         case 'reasoningDelta': {
           const p = [...parts].reverse().find((x) => x.type === 'reasoning');
           if (p && p.type === 'reasoning') p.text += ev.text;
-          emit({ type: 'reasoningDelta', id: ev.id, text: ev.text });
+          emit({ type: 'reasoningDelta', id: reasonIds.get(ev.id) ?? ev.id, text: ev.text });
           break;
         }
         case 'reasoningEnd': {
@@ -158,7 +166,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
             if (ev.itemId) p.itemId = ev.itemId;
             if (ev.encrypted) p.encrypted = ev.encrypted;
           }
-          emit({ type: 'reasoningFinished', id: ev.id, totalTimeMs: Date.now() - (reasonStart.get(ev.id) ?? Date.now()) });
+          emit({ type: 'reasoningFinished', id: reasonIds.get(ev.id) ?? ev.id, totalTimeMs: Date.now() - (reasonStart.get(ev.id) ?? Date.now()) });
           break;
         }
         case 'toolCallStart':

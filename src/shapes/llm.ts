@@ -16,11 +16,14 @@ export const assistantPartSchema = z.discriminatedUnion('type', [
   /**
    * Reasoning. `signature` is Anthropic's thinking signature (must be replayed verbatim
    * next turn); `redacted` is Anthropic's redacted_thinking data; `encrypted` / `itemId`
-   * are OpenAI responses reasoning items replayed next turn.
+   * are OpenAI responses reasoning items replayed next turn. `id` is the id the editor was given
+   * for the block (ECA keeps it with the reason message, so a flag or fork can name it); parts
+   * stored before it existed have none.
    */
   z.object({
     type: z.literal('reasoning'),
     text: z.string(),
+    id: z.string().optional(),
     signature: z.string().optional(),
     redacted: z.string().optional(),
     itemId: z.string().optional(),
