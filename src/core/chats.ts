@@ -172,7 +172,10 @@ export class ChatService {
     // Applies at once, to the calls of a turn already running too.
     if (params.trust !== undefined) this.setTrust(chat, params.trust);
 
-    const cid = params.contentId ?? newId();
+    // The user message's id names it for rollback, fork and flags, so it must be unique in the chat:
+    // a client's id is kept only when new there (ECA always mints one; a client that numbers its
+    // requests from 0 again after a reload would otherwise make a rollback cut at the wrong message).
+    const cid = params.contentId !== undefined && !this.hasContentId(chat, params.contentId) ? params.contentId : newId();
     const queuedIn = chat.generation;
     let settle!: (o: TurnOutcome) => void;
     const done = new Promise<TurnOutcome>((r) => (settle = r));
@@ -545,6 +548,15 @@ export class ChatService {
     if (events.together) events.together(announce);
     else announce();
     return { ok: true, chatId: id, title };
+  }
+
+  private hasContentId(chat: LiveChat, id: string): boolean {
+    return (
+      findContentIndex(
+        chat.stored.map((message, seq) => ({ seq, createdAt: 0, message })),
+        id,
+      ) !== undefined
+    );
   }
 
   /** `chat/addFlag`: a named bookmark after the message `contentId` names (./chat-flags.ts). */

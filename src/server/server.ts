@@ -410,7 +410,9 @@ function variantsUpdate(sel: VariantSelection): ConfigUpdated {
 
 function promptInput(p: ChatPromptParams, roots: string[]): PromptInput {
   const contexts = withMentions(p.contexts ?? [], p.message, roots);
-  const contentId = p.contentId ?? (p.requestId !== undefined ? String(p.requestId) : undefined);
+  // Not the client's `requestId`: a webview numbers requests from 0 again after a reload, and the
+  // plugins learn the user message's id from its echo (`contentReceived` … `contentId`), as with ECA.
+  const contentId = p.contentId;
   const agent = p.agent ?? p.behavior;
   return {
     message: p.message,

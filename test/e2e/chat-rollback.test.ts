@@ -239,4 +239,32 @@ describe('chat/rollback', () => {
       h.contents.map((c: any) => (c.content.type === 'text' ? `${c.role} ${c.content.text}` : c.content.type)).filter((x: string) => !x.startsWith('system') && x !== 'progress' && x !== 'usage'),
     ).toEqual(['user first question']);
   });
+
+  it('the user message id is unique in the chat: a repeated client id or a requestId numbered from 0 again (eca-vscode after a reload) never makes a rollback cut at the wrong message', async () => {
+    const root = oddWorkspace();
+    const { p } = await boot(root);
+    // eca-webview sends `requestId` (its per-chat counter, 0 again after a reload) and reads the id
+    // back from the echoed user message (redux/slices/chat.ts `contentId: content.contentId`).
+    const echoed = (text: string): string => p.contents('c8').find((c) => c.role === 'user' && c.content.text === text)!.content.contentId;
+    llm().script([{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: 'first.txt', content: '1\n' } } }], [{ text: 'one' }]);
+    await p.request(ECA.chatPrompt, { chatId: 'c8', message: 'first', requestId: 0, trust: true });
+    await p.turnDone('c8', 1);
+    llm().script([{ toolCall: { id: 'w2', name: 'patchbay__write_file', args: { path: 'second.txt', content: '2\n' } } }], [{ text: 'two' }]);
+    await p.request(ECA.chatPrompt, { chatId: 'c8', message: 'second', requestId: 0, trust: true });
+    await p.turnDone('c8', 2);
+    llm().script([{ text: 'three' }]);
+    await p.request(ECA.chatPrompt, { chatId: 'c8', message: 'third', contentId: echoed('second'), trust: true });
+    await p.turnDone('c8', 3);
+
+    const ids = ['first', 'second', 'third'].map(echoed);
+    expect(new Set(ids).size).toBe(3);
+    expect(ids).not.toContain('0');
+
+    // Rollback on the FIRST message goes back to before it: both files go, all three prompts go.
+    const r = await p.request(ECA.chatRollback, { chatId: 'c8', contentId: ids[0] });
+    expect(r.error).toBeUndefined();
+    expect(existsSync(join(root, 'first.txt'))).toBe(false);
+    expect(existsSync(join(root, 'second.txt'))).toBe(false);
+    expect(await historyLabels(p, 'c8')).toEqual([]);
+  });
 });
