@@ -14,17 +14,25 @@ const MENTION = /(?:^|(?<=\s|\())@([/~.][^\s:)]+)(?::L(\d+)-L(\d+))?/g;
 export function mentionedContexts(message: string, roots: string[]): ChatContext[] {
   const out: ChatContext[] = [];
   for (const m of message.matchAll(MENTION)) {
-    const [, path, start, end] = m;
-    let isDir = false;
-    try {
-      isDir = statSync(resolvePath(path, roots)).isDirectory();
-    } catch {
-      // Missing or unreadable: rendered as a file context, which reports why it was skipped.
-    }
+    const [, raw, start, end] = m;
+    // "see @./a.ts." or "@~/notes.md;": the sentence's punctuation is not part of the path when
+    // the path without it exists and the path with it does not (ECA's pattern keeps it).
+    const trimmed = raw.replace(/[.,;!?'"\]}>]+$/, '');
+    const path = trimmed !== raw && trimmed && !kind(raw, roots) && kind(trimmed, roots) ? trimmed : raw;
+    const isDir = kind(path, roots) === 'directory';
     if (isDir) out.push({ type: 'directory', path });
     else out.push({ type: 'file', path, ...(start && end ? { linesRange: { start: Number(start), end: Number(end) } } : {}) });
   }
   return out;
+}
+
+/** What a mentioned path is; undefined when missing or unreadable (then rendered as a file context, which reports why it was skipped). */
+function kind(path: string, roots: string[]): 'file' | 'directory' | undefined {
+  try {
+    return statSync(resolvePath(path, roots)).isDirectory() ? 'directory' : 'file';
+  } catch {
+    return undefined;
+  }
 }
 
 /** The prompt's own contexts plus those its text names, each once (by type, path and lines). */
