@@ -17,13 +17,15 @@ export function displayUrl(url: string): string {
  * fragment. Unlike displayUrl, the query's names stay: they tell apart two entries of one host.
  */
 export function maskedUrl(url: string): string {
-  let u: URL;
+  let u: URL | undefined;
   try {
     u = new URL(url);
   } catch {
-    // Not a URL (e.g. the built-in local provider's "local"): shown only if it cannot hold a secret.
-    return /^[A-Za-z0-9._-]*$/.test(url) ? url : '(an invalid url)';
+    u = undefined;
   }
+  // Not a web URL (e.g. the built-in local provider's "local"; `me:pw@host` parses as scheme "me"
+  // with the rest as an opaque path): shown only when it cannot hold a secret.
+  if (!u || !/^(https?|wss?):$/.test(u.protocol)) return /^[A-Za-z0-9._-]*$/.test(url) ? url : '(an invalid url)';
   const query = [...u.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=…`).join('&');
   return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}${query ? `?${query}` : ''}`;
 }
