@@ -15,7 +15,12 @@
  *   could make that rule match less).
  * - `disabledTools` when it drops a tool a lower layer disabled (arrays replace on merge).
  * - `providers.*.url`, `.key`, `.keyEnv`: a repository must not point your key at its server;
- *   `providers.*.models.*.model`: a local model file or URL to download and load.
+ *   `providers.*.models.*.model`: a local model file or URL to download and load;
+ *   `.modelName`: the model your key pays for, hidden behind the name the editor shows;
+ *   `.extraPayload` and each non-empty `.variants.*`: fields merged over the request body
+ *   (instructions, tools such as a hosted MCP server, `store`…; load.ts refuses the worst of them
+ *   from any layer, this holds back the rest). `api`, `limit`, `cost`, `imageInput` and the local
+ *   runner's sizes stay: they cannot send a request elsewhere or add to what it says.
  * - `openctx.providers.*` (JS modules run code; URLs receive content) and
  *   `openctx.host.providers.*` (modules run in patchbay), `openctx.host.enabled: true`.
  * - `gateway.host` (binding beyond loopback exposes your tools) and `gateway.enabled: true`.
@@ -120,14 +125,29 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
       hold(['providers', name, key], key === 'url' && typeof v === 'string' ? `sends prompts to ${v}` : key === 'key' ? 'sets an API key' : '');
     }
     for (const [model, entry] of entries('providers', name, 'models')) {
+      const at = ['providers', name, 'models', model];
       const file = get(entry, 'model');
-      if (file !== undefined) hold(['providers', name, 'models', model, 'model'], typeof file === 'string' ? `loads ${file}` : '');
+      if (file !== undefined) hold([...at, 'model'], typeof file === 'string' ? `loads ${file}` : '');
+      // The model the request names, paid for with your key, behind the name the editor shows.
+      const modelName = get(entry, 'modelName');
+      if (modelName !== undefined) hold([...at, 'modelName'], typeof modelName === 'string' ? JSON.stringify(modelName) : '');
+      // Fields merged over the request body: they could set its instructions, tools or storage.
+      if (get(entry, 'extraPayload') !== undefined) hold([...at, 'extraPayload'], requestFields(get(entry, 'extraPayload')));
+      // Each variant likewise (`default` on every request); `{}` only removes a built-in one.
+      for (const [variant, payload] of entries(...at, 'variants')) {
+        if (!isObj(payload) || Object.keys(payload).length) hold([...at, 'variants', variant], requestFields(payload));
+      }
     }
   }
 
   for (const key of ['hooks', 'customTools']) if (get(layer, key) !== undefined) hold([key]);
   for (const [path, name] of envReads(kept, [])) hold(path, `reads $${name}`);
   return { kept, held };
+}
+
+/** `sets request fields a, b`: what a payload would add to a request. */
+function requestFields(payload: unknown): string {
+  return isObj(payload) ? `sets request fields ${Object.keys(payload).join(', ')}` : '';
 }
 
 /** The string values (object keys only; arrays are held whole) that name `${env:VAR}`. */

@@ -27,6 +27,7 @@ import { compileFullMatch } from './regex.js';
 import { holdBack, type HeldSetting } from './held-back.js';
 import { contentHash, trustState, type TrustState } from './trust.js';
 import { findUnknownKeys } from './unknown-keys.js';
+import { refuseRequestFields } from './payload-fields.js';
 
 export interface ConfigError {
   /** A file path, or 'initializationOptions', or 'PATCHBAY_CONFIG'. */
@@ -369,6 +370,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadConfigResult {
     const clean = cleanLayer(interpolated, source, errors);
     if (!clean) continue;
     checkApprovalRegexes(clean, source, errors);
+    refuseRequestFields(clean, source, errors);
     merged = deepMerge(merged, clean) as Obj;
     sources.push(source);
   }

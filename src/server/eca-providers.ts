@@ -7,6 +7,7 @@
 import type { ProviderStatus } from '../protocol/eca/settings.js';
 import type { ModelEntry } from '../peers/llm/index.js';
 import type { ProviderConfig } from '../peers/llm/config.js';
+import { maskedUrl } from '../util/url.js';
 
 /** Providers that run on this machine: no key, "local" once they have models (ECA: else "not-running"). */
 const LOCAL_APIS = new Set(['ollama', 'local']);
@@ -40,8 +41,11 @@ function auth(config: ProviderConfig | undefined, models: readonly ModelEntry[],
   return { status: 'authenticated', type: 'api-key', source: 'env', ...(config?.keyEnv ? { envVar: config.keyEnv } : {}) };
 }
 
-/** The provider's settings as ECA shows them: everything but the key and the model table. */
+/**
+ * The provider's settings as ECA shows them: everything but the key and the model table, and the
+ * URL without what may be a secret (`user:password@`, `?api-key=` values).
+ */
 function settings(config: ProviderConfig): Record<string, unknown> {
-  const { key: _key, models: _models, ...rest } = config;
-  return Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+  const { key: _key, models: _models, url, ...rest } = config;
+  return Object.fromEntries(Object.entries({ ...rest, ...(url !== undefined ? { url: maskedUrl(url) } : {}) }).filter(([, v]) => v !== undefined));
 }

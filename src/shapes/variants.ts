@@ -40,7 +40,8 @@ export interface RequestPayload {
 export function requestPayload(entry: Pick<ModelEntry, 'variants' | 'extraPayload'>, variant: string | null | undefined): RequestPayload {
   const variants = entry.variants ?? {};
   const chosen = variant ? (Object.hasOwn(variants, variant) ? variants[variant] : undefined) : variants[DEFAULT_VARIANT];
-  const merged = mergePayload(entry.extraPayload ?? {}, chosen);
+  // Over an empty body, so extraPayload's fields pass mergePayload's refusals as the variant's do.
+  const merged = mergePayload(mergePayload({}, entry.extraPayload), chosen);
   return {
     ...(Object.keys(merged).length ? { payload: merged } : {}),
     ...(variant && !chosen ? { unknownVariant: variant } : {}),

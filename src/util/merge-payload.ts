@@ -5,13 +5,50 @@
  */
 const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
+/**
+ * Top-level request fields a payload may never set, in any wire API patchbay speaks (or ECA's
+ * Gemini): they carry what the model reads (`messages`, `input`, `system`, `instructions`,
+ * `prompt`, `contents`…), what it can call (`tools`, OpenAI's hosted `mcp` tool; Anthropic's
+ * `mcp_servers`), which model answers, whether the provider keeps the conversation (`store`,
+ * `previous_response_id`, `conversation`, `background`) or how the answer comes back (`stream`).
+ * patchbay builds these itself; the config loader reports a payload that names one (load.ts).
+ */
+export const REFUSED_PAYLOAD_KEYS: ReadonlySet<string> = new Set([
+  'model',
+  'messages',
+  'input',
+  'system',
+  'instructions',
+  'prompt',
+  'contents',
+  'systemInstruction',
+  'system_instruction',
+  'tools',
+  'tool_choice',
+  'functions',
+  'function_call',
+  'mcp_servers',
+  'stream',
+  'store',
+  'previous_response_id',
+  'conversation',
+  'background',
+]);
+
 type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/** The keys of `payload` that REFUSED_PAYLOAD_KEYS refuses, in its order. */
+export function refusedPayloadKeys(payload: Obj): string[] {
+  return Object.keys(payload).filter((k) => REFUSED_PAYLOAD_KEYS.has(k));
+}
+
 export function mergePayload<T extends object>(body: T, extra: Obj | undefined): T {
   if (!extra || Object.keys(extra).length === 0) return body;
-  return merge(body as Obj, extra) as T;
+  // A second guard behind the config loader's: whatever built `extra`, it cannot reroute the request.
+  const allowed = Object.fromEntries(Object.entries(extra).filter(([k]) => !REFUSED_PAYLOAD_KEYS.has(k)));
+  return merge(body as Obj, allowed) as T;
 }
 
 function merge(base: Obj, over: Obj): Obj {

@@ -25,6 +25,20 @@ describe('withoutControlChars / escapeControlChars', () => {
   });
 });
 
+describe('held-back provider settings', () => {
+  it('holds back what a model sends (modelName, extraPayload, each non-empty variant), keeps the rest', () => {
+    const m1 = { modelName: 'o1-pro', extraPayload: { store: true }, variants: { default: { instructions: 'x' }, none: {} }, limit: { context: 1000, output: 10 }, imageInput: true };
+    const { kept, held } = holdBack({ providers: { openai: { api: 'openai-responses', models: { m1 } } } }, {});
+    expect(held.map((h) => formatHeldSetting(h))).toEqual([
+      'providers.openai.models.m1.modelName: "o1-pro"',
+      'providers.openai.models.m1.extraPayload (sets request fields store)',
+      'providers.openai.models.m1.variants.default (sets request fields instructions)',
+    ]);
+    // Removing a built-in variant (`{}`) and the model's limits and vision change nothing a request is sent with.
+    expect(kept).toEqual({ providers: { openai: { api: 'openai-responses', models: { m1: { variants: { none: {} }, limit: m1.limit, imageInput: true } } } } });
+  });
+});
+
 describe('held-back settings as shown', () => {
   it('shows a key with control characters JSON-quoted and escaped: no escape sequence or CR reaches the terminal', () => {
     const { held } = holdBack({ mcpServers: { [FORGED]: { command: 'sh', args: ['-c', 'x\u001b[1Ay'] } } }, {});

@@ -54,11 +54,20 @@ describe('built-in and configured variants', () => {
   });
 
   it('payloads merge objects key by key and never reach a prototype', () => {
-    const body = { model: 'm', reasoning: { summary: 'auto' }, tools: [1] };
-    const merged = mergePayload(body, JSON.parse('{"reasoning": {"effort": "high"}, "tools": [], "__proto__": {"polluted": true}}') as Record<string, unknown>);
-    expect(merged).toEqual({ model: 'm', reasoning: { summary: 'auto', effort: 'high' }, tools: [] });
+    const body = { model: 'm', reasoning: { summary: 'auto' }, stop: ['x'] };
+    const merged = mergePayload(body, JSON.parse('{"reasoning": {"effort": "high"}, "stop": [], "__proto__": {"polluted": true}}') as Record<string, unknown>);
+    expect(merged).toEqual({ model: 'm', reasoning: { summary: 'auto', effort: 'high' }, stop: [] });
     expect(body.reasoning).toEqual({ summary: 'auto' });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('a payload never sets what the request says, can call, which model answers or whether it is kept', () => {
+    const body = { model: 'm', input: [{ role: 'user', content: 'hi' }], instructions: 'ours', tools: [{ type: 'function', name: 't' }], store: false, stream: true };
+    const extra = { model: 'other', input: [], instructions: 'theirs', tools: [{ type: 'mcp', server_url: 'https://evil.example' }], store: true, stream: false, temperature: 0.1 };
+    expect(mergePayload(body, extra)).toEqual({ ...body, temperature: 0.1 });
+    // Neither through a variant (the `default` one applies with none chosen).
+    const entry = { extraPayload: { system: 'x', top_p: 0.5 }, variants: { default: { messages: [], prompt: { id: 'p' }, contents: [], temperature: 0.3 } } };
+    expect(requestPayload(entry, null)).toEqual({ payload: { top_p: 0.5, temperature: 0.3 } });
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { isRecord } from '../../util/guards.js';
+import { maskedUrl } from '../../util/url.js';
 import { serverNameProblem } from '../../shapes/tool-names.js';
 
 const common = {
@@ -42,7 +43,7 @@ export type ParsedEntry =
 export function parseServerEntry(name: string, raw: unknown): ParsedEntry {
   const obj = isRecord(raw) ? raw : undefined;
   const shown = {
-    command: typeof obj?.command === 'string' ? obj.command : typeof obj?.url === 'string' ? obj.url : '',
+    command: typeof obj?.command === 'string' ? obj.command : typeof obj?.url === 'string' ? maskedUrl(obj.url) : '',
     args: Array.isArray(obj?.args) ? obj.args.filter((a): a is string => typeof a === 'string') : [],
   };
   const badName = serverNameProblem(name);
@@ -59,7 +60,7 @@ export function parseServerEntry(name: string, raw: unknown): ParsedEntry {
   return { ok: true, config: remote ? { ...(parsed.data as z.infer<typeof remoteServerSchema>), kind: 'remote' } : { ...(parsed.data as z.infer<typeof stdioServerSchema>), kind: 'stdio' } };
 }
 
-/** What `tool/serverUpdated` shows as the server's command line. */
+/** What `tool/serverUpdated` shows as the server's command line; a URL without its secrets (url.ts maskedUrl). */
 export function displayCommand(config: ServerConfig): { command: string; args: string[] } {
-  return config.kind === 'stdio' ? { command: config.command, args: config.args } : { command: config.url, args: [] };
+  return config.kind === 'stdio' ? { command: config.command, args: config.args } : { command: maskedUrl(config.url), args: [] };
 }

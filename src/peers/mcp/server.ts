@@ -19,6 +19,7 @@ import { toCommand, toResourceContext, toServerPrompt, toServerResource, toServe
 import { displayCommand, parseServerEntry, type ParsedEntry } from './config.js';
 import { McpSession } from './session.js';
 import { oneLine } from './transport.js';
+import { maskedUrl, scrubUrls } from '../../util/url.js';
 import type { McpServerInfo } from './types.js';
 
 export type ServerState =
@@ -111,7 +112,8 @@ export class McpServerHandle {
     return {
       name: this.name,
       ...shown,
-      ...(this.entry.ok && this.entry.config.kind === 'remote' ? { url: this.entry.config.url } : {}),
+      // Shown, never connected to: without user info and query values (they may be secrets).
+      ...(this.entry.ok && this.entry.config.kind === 'remote' ? { url: maskedUrl(this.entry.config.url) } : {}),
       status: this.state.kind,
       // What the model is offered: tools the registry refused are not listed.
       tools: this.session?.tools.filter((t) => !this.skipped.has(t.name)).map(toServerTool) ?? [],
@@ -220,7 +222,10 @@ export class McpServerHandle {
     this.fail(reason);
   }
 
-  private fail(error: string): void {
+  private fail(reason: string): void {
+    // Transports quote the URL they could not reach, user info and query tokens included; this
+    // text goes to logs, the editor (tool/serverUpdated `error`), doctor and the model.
+    const error = scrubUrls(reason);
     const session = this.session;
     this.gen++;
     this.log.warn(error);
