@@ -2,6 +2,7 @@
 import type { ModelEntry } from '../shapes/llm.js';
 import type { Tool } from '../shapes/tool.js';
 import { variantNames } from '../shapes/variants.js';
+import { scrubUrls } from '../util/url.js';
 
 export interface DoctorInput {
   home: string;
@@ -61,5 +62,5 @@ async function localModelLines(models: ModelEntry[], home: string): Promise<stri
     if (f.kind === 'remote') return `downloaded on first use to ${f.path} (or: patchbay models pull ${m.id})`;
     return f.reason;
   };
-  return ['Local models:', ...local.map((m) => `  - ${m.id}: ${m.local!.model} — ${state(m)}`)];
+  return ['Local models:', ...local.map((m) => `  - ${m.id}: ${scrubUrls(m.local!.model)} — ${state(m)}`)];
 }
