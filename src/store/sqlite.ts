@@ -5,7 +5,8 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { STORED_MESSAGE_VERSION, decodeStoredMessage, type StoredMessage } from '../core/stored-message.js';
-import type { ChatPersistence, ChatRecord, StoredCheckpoint, StoredRow, ToolCallRecord } from '../core/persistence.js';
+import { ChatRunningElsewhereError, type ChatPersistence, type ChatRecord, type CheckpointCall, type StoredCheckpoint, type StoredRow, type ToolCallRecord } from '../core/persistence.js';
+import { contentHash } from '../core/tools/checkpoint.js';
 import type { FileCheckpoint } from '../shapes/tool.js';
 import type { EventEntry, EventFilter, EventStreamStore } from '../shapes/event-stream.js';
 import { isAlive } from '../util/pid.js';
@@ -65,25 +66,45 @@ CREATE TABLE IF NOT EXISTS events (
   created_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_by_stream ON events (stream, id);
+-- File contents kept for chat/rollback, once each whatever how many checkpoints (of any chat,
+-- forks included) name them: a chain of edits costs one copy per distinct content. A content no
+-- checkpoint names any more is deleted with the checkpoints that went (collectBlobs).
+CREATE TABLE IF NOT EXISTS checkpoint_blobs (
+  hash TEXT PRIMARY KEY, -- sha256 of bytes
+  size INTEGER NOT NULL,
+  bytes BLOB NOT NULL
+);
 -- What each file tool call changed, for chat/rollback (core/rollback.ts). A database from before
 -- checkpoints gets this table when it is opened; its older calls simply have none.
 CREATE TABLE IF NOT EXISTS file_checkpoints (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
   tool_call_id TEXT NOT NULL,
+  -- the position of the assistant message that asked for the call: the LLM's call ids may repeat
+  -- across steps (call_0), and the call's tool message is stored only after its changes
+  message_seq INTEGER NOT NULL,
   path TEXT NOT NULL,
-  -- the bytes before the change; NULL when the path did not exist (or see skipped)
-  before BLOB,
+  -- checkpoint_blobs.hash of the bytes before; NULL when the path did not exist (or see skipped)
+  before_hash TEXT,
   -- sha256 of the bytes after; NULL when the path was gone after the call
   after_hash TEXT,
-  -- why the bytes before were not kept (too large, a directory); NULL when they were
+  -- why the bytes before were not kept (too large, a directory, the chat's limit); NULL when they were
   skipped TEXT,
   -- the real path of the file's folder at the change (a rollback refuses when it moved)
   folder TEXT,
   created_at INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS file_checkpoints_by_call ON file_checkpoints (chat_id, tool_call_id);
+CREATE INDEX IF NOT EXISTS file_checkpoints_by_message ON file_checkpoints (chat_id, message_seq);
+CREATE INDEX IF NOT EXISTS file_checkpoints_by_content ON file_checkpoints (before_hash);
 `;
+
+/** Past this much distinct file content in one chat's checkpoints, new ones keep only the reason. */
+export const CHAT_CHECKPOINT_LIMIT_BYTES = 200 * 1024 * 1024;
+
+export interface StoreOptions {
+  /** Overrides CHAT_CHECKPOINT_LIMIT_BYTES (tests). */
+  checkpointLimitBytes?: number;
+}
 
 /** The tool-call ids of a chat's tool messages from position ? on (chat id, then seq). */
 const TOOL_CALLS_FROM = "SELECT json_extract(data, '$.toolCallId') FROM messages WHERE chat_id = ? AND role = 'tool' AND seq >= ?";
@@ -117,12 +138,15 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   readonly db: Database.Database;
   readonly path: string;
 
-  static open(home: string): SqliteStore {
+  static open(home: string, opts?: StoreOptions): SqliteStore {
     ensurePrivateDir(home);
     // SQLite creates the -wal and -shm files with the database file's mode.
     ensurePrivateFile(join(home, 'patchbay.db'));
-    return new SqliteStore(join(home, 'patchbay.db'));
+    return new SqliteStore(join(home, 'patchbay.db'), opts);
   }
+
+  /** Bytes of distinct file content one chat's checkpoints may hold. */
+  private readonly checkpointLimit: number;
 
   private readonly statements = new Map<string, Database.Statement>();
 
@@ -136,13 +160,15 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     return st;
   }
 
-  constructor(path: string) {
+  constructor(path: string, opts: StoreOptions = {}) {
     this.path = path;
+    this.checkpointLimit = opts.checkpointLimitBytes ?? CHAT_CHECKPOINT_LIMIT_BYTES;
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
+    dropOldCheckpoints(this.db);
     this.db.exec(SCHEMA);
     migrate(this.db);
   }
@@ -194,7 +220,10 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   }
 
   deleteChat(id: string): void {
-    this.stmt('DELETE FROM chats WHERE id = ?').run(id);
+    this.db.transaction(() => {
+      this.stmt('DELETE FROM chats WHERE id = ?').run(id);
+      this.collectBlobs();
+    })();
   }
 
   /** One message row in the current format (the caller holds the transaction and picks `seq`). */
@@ -233,6 +262,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       this.stmt('DELETE FROM messages WHERE chat_id = ?').run(chatId);
       this.stmt('DELETE FROM tool_calls WHERE chat_id = ?').run(chatId);
       this.stmt('DELETE FROM file_checkpoints WHERE chat_id = ?').run(chatId);
+      this.collectBlobs();
       this.stmt(`UPDATE chats SET usage = '{"inputTokens":0,"outputTokens":0,"cost":0}', updated_at = ? WHERE id = ?`).run(Date.now(), chatId);
     })();
   }
@@ -263,6 +293,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   forkChat(from: string, to: { id: string; title?: string; model?: string; agent?: string }, uptoSeq: number): void {
     this.db
       .transaction(() => {
+        this.refuseRunningElsewhere(from);
         this.createChat(to);
         // Rows are copied as stored (format version and time kept): the fork reads them like the original.
         this.stmt('INSERT INTO messages (chat_id, seq, role, data, schema_version, created_at) SELECT ?, seq, role, data, schema_version, created_at FROM messages WHERE chat_id = ? AND seq <= ?').run(
@@ -275,60 +306,120 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       .immediate();
   }
 
-  /** A fork keeps the checkpoints of the tool calls it keeps (of the messages up to `uptoSeq`). */
+  /**
+   * A fork keeps the checkpoints of the tool calls it keeps: asked for and answered by messages up
+   * to `uptoSeq`. Only the references are copied; the contents stay where they are, shared.
+   */
   private copyFileCheckpoints(from: string, to: string, uptoSeq: number): void {
     this.stmt(
-      `INSERT INTO file_checkpoints (chat_id, tool_call_id, path, before, after_hash, skipped, folder, created_at)
-         SELECT ?, tool_call_id, path, before, after_hash, skipped, folder, created_at FROM file_checkpoints
-         WHERE chat_id = ? AND tool_call_id IN (SELECT json_extract(data, '$.toolCallId') FROM messages WHERE chat_id = ? AND role = 'tool' AND seq <= ?)
+      `INSERT INTO file_checkpoints (chat_id, tool_call_id, message_seq, path, before_hash, after_hash, skipped, folder, created_at)
+         SELECT ?, tool_call_id, message_seq, path, before_hash, after_hash, skipped, folder, created_at FROM file_checkpoints f
+         WHERE f.chat_id = ? AND f.message_seq <= ? AND EXISTS (
+           SELECT 1 FROM messages m WHERE m.chat_id = f.chat_id AND m.role = 'tool' AND m.seq > f.message_seq AND m.seq <= ? AND json_extract(m.data, '$.toolCallId') = f.tool_call_id)
          ORDER BY id`,
-    ).run(to, from, from, uptoSeq);
+    ).run(to, from, uptoSeq, uptoSeq);
   }
 
-  addFileCheckpoint(chatId: string, toolCallId: string, c: FileCheckpoint): void {
-    this.stmt('INSERT INTO file_checkpoints (chat_id, tool_call_id, path, before, after_hash, skipped, folder, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
-      chatId,
-      toolCallId,
-      c.path,
-      c.before,
-      c.afterHash,
-      c.skipped ?? null,
-      c.folder ?? null,
-      Date.now(),
-    );
-  }
-
-  fileCheckpoints(chatId: string, toolCallIds: string[]): StoredCheckpoint[] {
-    if (!toolCallIds.length) return [];
-    const rows = this.db
-      .prepare(`SELECT id, tool_call_id, path, before, after_hash, skipped, folder FROM file_checkpoints WHERE chat_id = ? AND tool_call_id IN (${toolCallIds.map(() => '?').join(', ')}) ORDER BY id`)
-      .all(chatId, ...toolCallIds) as Array<{ id: number; tool_call_id: string; path: string; before: Buffer | null; after_hash: string | null; skipped: string | null; folder: string | null }>;
-    return rows.map((r) => ({
-      id: r.id,
-      toolCallId: r.tool_call_id,
-      path: r.path,
-      before: r.before,
-      afterHash: r.after_hash,
-      ...(r.skipped === null ? {} : { skipped: r.skipped }),
-      ...(r.folder === null ? {} : { folder: r.folder }),
-    }));
-  }
-
-  dropFileCheckpoints(ids: number[]): void {
-    this.db.transaction(() => {
-      for (const id of ids) this.stmt('DELETE FROM file_checkpoints WHERE id = ?').run(id);
-    })();
-  }
-
-  truncateMessages(chatId: string, fromSeq: number): void {
+  addFileCheckpoint(chatId: string, call: CheckpointCall, c: FileCheckpoint): void {
     this.db
       .transaction(() => {
-        this.stmt(`DELETE FROM file_checkpoints WHERE chat_id = ? AND tool_call_id IN (${TOOL_CALLS_FROM})`).run(chatId, chatId, fromSeq);
+        const kept = c.before === null ? { hash: null, skipped: c.skipped ?? null } : this.keepContent(chatId, c.before);
+        this.stmt(
+          'INSERT INTO file_checkpoints (chat_id, tool_call_id, message_seq, path, before_hash, after_hash, skipped, folder, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        ).run(chatId, call.id, call.messageSeq, c.path, kept.hash, c.afterHash, kept.skipped, c.folder ?? null, Date.now());
+      })
+      .immediate();
+  }
+
+  /** Stores `bytes` once (by hash); past the chat's limit of distinct content, the reason instead. */
+  private keepContent(chatId: string, bytes: Buffer): { hash: string | null; skipped: string | null } {
+    const hash = contentHash(bytes);
+    if (!this.stmt('SELECT 1 FROM file_checkpoints WHERE chat_id = ? AND before_hash = ? LIMIT 1').get(chatId, hash)) {
+      const { used } = this.stmt('SELECT coalesce(sum(size), 0) AS used FROM checkpoint_blobs WHERE hash IN (SELECT before_hash FROM file_checkpoints WHERE chat_id = ?)').get(chatId) as {
+        used: number;
+      };
+      if (used + bytes.length > this.checkpointLimit) {
+        return { hash: null, skipped: `the chat's checkpoints had reached their limit (${megabytes(this.checkpointLimit)} of file contents) when it was changed` };
+      }
+    }
+    this.stmt('INSERT OR IGNORE INTO checkpoint_blobs (hash, size, bytes) VALUES (?, ?, ?)').run(hash, bytes.length, bytes);
+    return { hash, skipped: null };
+  }
+
+  fileCheckpoints(chatId: string, fromSeq: number, calls: CheckpointCall[] = []): StoredCheckpoint[] {
+    type Row = { id: number; tool_call_id: string; message_seq: number; path: string; before_hash: string | null; after_hash: string | null; skipped: string | null; folder: string | null };
+    const cols = 'id, tool_call_id, message_seq, path, before_hash, after_hash, skipped, folder';
+    const rows = new Map<number, Row>();
+    for (const r of this.stmt(`SELECT ${cols} FROM file_checkpoints WHERE chat_id = ? AND message_seq >= ?`).all(chatId, fromSeq) as Row[]) rows.set(r.id, r);
+    for (const call of calls) {
+      for (const r of this.stmt(`SELECT ${cols} FROM file_checkpoints WHERE chat_id = ? AND message_seq = ? AND tool_call_id = ?`).all(chatId, call.messageSeq, call.id) as Row[]) rows.set(r.id, r);
+    }
+    return [...rows.values()]
+      .sort((a, b) => a.id - b.id)
+      .map((r) => ({
+        id: r.id,
+        toolCallId: r.tool_call_id,
+        messageSeq: r.message_seq,
+        path: r.path,
+        beforeHash: r.before_hash,
+        afterHash: r.after_hash,
+        ...(r.skipped === null ? {} : { skipped: r.skipped }),
+        ...(r.folder === null ? {} : { folder: r.folder }),
+      }));
+  }
+
+  checkpointContent(hash: string): Buffer | undefined {
+    const row = this.stmt('SELECT bytes FROM checkpoint_blobs WHERE hash = ?').get(hash) as { bytes: Buffer } | undefined;
+    return row?.bytes;
+  }
+
+  dropFileCheckpoints(chatId: string, ids: number[]): void {
+    this.db
+      .transaction(() => {
+        this.refuseRunningElsewhere(chatId);
+        this.deleteCheckpoints(ids);
+        this.collectBlobs();
+      })
+      .immediate();
+  }
+
+  private deleteCheckpoints(ids: number[]): void {
+    for (const id of ids) this.stmt('DELETE FROM file_checkpoints WHERE id = ?').run(id);
+  }
+
+  /** Deletes the contents no checkpoint names any more (the caller holds the transaction). */
+  private collectBlobs(): void {
+    this.stmt('DELETE FROM checkpoint_blobs WHERE NOT EXISTS (SELECT 1 FROM file_checkpoints f WHERE f.before_hash = checkpoint_blobs.hash)').run();
+  }
+
+  truncateMessages(chatId: string, fromSeq: number, dropCheckpoints: number[] = []): void {
+    this.db
+      .transaction(() => {
+        this.refuseRunningElsewhere(chatId);
+        // The calls asked for past the cut, answered or not (a process killed mid-tool stored no answer).
+        this.stmt('DELETE FROM file_checkpoints WHERE chat_id = ? AND message_seq >= ?').run(chatId, fromSeq);
+        this.deleteCheckpoints(dropCheckpoints);
+        this.collectBlobs();
         this.stmt(`DELETE FROM tool_calls WHERE chat_id = ? AND id IN (${TOOL_CALLS_FROM})`).run(chatId, chatId, fromSeq);
         this.stmt('DELETE FROM messages WHERE chat_id = ? AND seq >= ?').run(chatId, fromSeq);
         this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(Date.now(), chatId);
       })
       .immediate();
+  }
+
+  runningElsewhere(chatId: string): number | undefined {
+    const row = this.stmt('SELECT status, owner_pid FROM chats WHERE id = ?').get(chatId) as { status: string; owner_pid: number | null } | undefined;
+    if (row?.status !== 'running' || row.owner_pid === null || row.owner_pid === process.pid || !isAlive(row.owner_pid)) return undefined;
+    return row.owner_pid;
+  }
+
+  /**
+   * Inside a write transaction: another live server's turn writes this chat's messages by position,
+   * so whatever would move or remove them is refused (two editors sharing one PATCHBAY_HOME).
+   */
+  private refuseRunningElsewhere(chatId: string): void {
+    const pid = this.runningElsewhere(chatId);
+    if (pid !== undefined) throw new ChatRunningElsewhereError(chatId, pid);
   }
 
   insertMessageAfter(chatId: string, afterSeq: number, message: StoredMessage): number {
@@ -337,8 +428,11 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       .transaction(() => {
         // (chat_id, seq) is the primary key and SQLite checks it row by row, so `seq + 1` in one
         // pass would collide with the next row: move the tail out of the way (negated), then back.
+        this.refuseRunningElsewhere(chatId);
         this.stmt('UPDATE messages SET seq = -(seq + 1) WHERE chat_id = ? AND seq > ?').run(chatId, afterSeq);
         this.stmt('UPDATE messages SET seq = -seq WHERE chat_id = ? AND seq < 0').run(chatId);
+        // Checkpoints name their call's message by position: it moved too.
+        this.stmt('UPDATE file_checkpoints SET message_seq = message_seq + 1 WHERE chat_id = ? AND message_seq > ?').run(chatId, afterSeq);
         const seq = afterSeq + 1;
         this.insertRow(chatId, seq, message, now);
         this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
@@ -466,6 +560,23 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.flushEvents();
     this.db.close();
   }
+}
+
+/**
+ * file_checkpoints as first written (unreleased) kept each content in the row: dropped and made
+ * again by SCHEMA, empty. Those checkpoints are lost (their chats cannot undo older calls), a
+ * price paid once, by development builds only.
+ */
+function dropOldCheckpoints(db: Database.Database): void {
+  db.transaction(() => {
+    const columns = (db.pragma('table_info(file_checkpoints)') as Array<{ name: string }>).map((c) => c.name);
+    if (columns.includes('before')) db.exec('DROP TABLE file_checkpoints');
+  }).immediate();
+}
+
+function megabytes(bytes: number): string {
+  const mb = bytes / 1024 / 1024;
+  return mb >= 1 ? `${Math.round(mb)} MB` : `${bytes} bytes`;
 }
 
 /**
