@@ -169,7 +169,12 @@ export function rollbackChat(chat: LiveChat, deps: Pick<ChatDeps, 'store' | 'eve
   }
   try {
     // With the messages go all their calls' checkpoints, restored or not.
-    if (include.messages) store.truncateMessages(chat.id, fromSeq, changes.map((c) => c.id));
+    if (include.messages)
+      store.truncateMessages(
+        chat.id,
+        fromSeq,
+        changes.map((c) => c.id),
+      );
     else if (undone.length) store.dropFileCheckpoints(chat.id, undone);
   } catch (e) {
     const restored = undone.length ? 'the files were restored, but ' : '';

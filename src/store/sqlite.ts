@@ -324,9 +324,17 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.db
       .transaction(() => {
         const kept = c.before === null ? { hash: null, skipped: c.skipped ?? null } : this.keepContent(chatId, c.before);
-        this.stmt(
-          'INSERT INTO file_checkpoints (chat_id, tool_call_id, message_seq, path, before_hash, after_hash, skipped, folder, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        ).run(chatId, call.id, call.messageSeq, c.path, kept.hash, c.afterHash, kept.skipped, c.folder ?? null, Date.now());
+        this.stmt('INSERT INTO file_checkpoints (chat_id, tool_call_id, message_seq, path, before_hash, after_hash, skipped, folder, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+          chatId,
+          call.id,
+          call.messageSeq,
+          c.path,
+          kept.hash,
+          c.afterHash,
+          kept.skipped,
+          c.folder ?? null,
+          Date.now(),
+        );
       })
       .immediate();
   }
