@@ -307,6 +307,28 @@ describe('SqliteStore checkpoints', () => {
   });
 });
 
+describe('SqliteStore: the first checkpoint table', () => {
+  it('a database whose file_checkpoints kept contents in their rows gets the new table, empty (they were never released)', async () => {
+    const home = await dir();
+    const old = new Database(join(home, 'patchbay.db'));
+    old.exec(`CREATE TABLE chats (id TEXT PRIMARY KEY, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+      CREATE TABLE file_checkpoints (id INTEGER PRIMARY KEY AUTOINCREMENT, chat_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, path TEXT NOT NULL,
+        before BLOB, after_hash TEXT, skipped TEXT, folder TEXT, created_at INTEGER NOT NULL);
+      CREATE INDEX file_checkpoints_by_call ON file_checkpoints (chat_id, tool_call_id);
+      INSERT INTO chats VALUES ('c', 1, 1);
+      INSERT INTO file_checkpoints (chat_id, tool_call_id, path, before, created_at) VALUES ('c', 't1', '/a', x'00', 1);`);
+    old.close();
+    const s = SqliteStore.open(home);
+    stores.push(s);
+    const columns = (s.db.pragma('table_info(file_checkpoints)') as Array<{ name: string }>).map((c) => c.name);
+    expect(columns).toContain('before_hash');
+    expect(columns).not.toContain('before');
+    expect(s.fileCheckpoints('c', 0)).toEqual([]);
+    s.addFileCheckpoint('c', { id: 't2', messageSeq: 1 }, { path: '/b', before: Buffer.from('b'), afterHash: null });
+    expect(s.fileCheckpoints('c', 0).map((c) => c.path)).toEqual(['/b']);
+  });
+});
+
 describe('rollbackChat and the store', () => {
   it('undoes a change whose call has no tool message (the process was killed mid-tool), and forgets it', async () => {
     const root = await dir();
