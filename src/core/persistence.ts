@@ -91,14 +91,16 @@ export interface ChatPersistence {
   messageRows(chatId: string): StoredRow[];
   /**
    * A new chat holding a copy of `from`'s messages up to and including position `uptoSeq`
-   * (`chat/fork`), created atomically: a failure leaves no half-copied chat.
+   * (`chat/fork`), created atomically: a failure leaves no half-copied chat. Throws
+   * ChatRunningElsewhereError.
    */
-  forkChat(from: string, to: { id: string; title?: string; model?: string; agent?: string }, uptoSeq: number): void; // throws ChatRunningElsewhereError
+  forkChat(from: string, to: { id: string; title?: string; model?: string; agent?: string }, uptoSeq: number): void;
   /**
    * Puts a message right after position `afterSeq` (a flag, `chat/addFlag`): the later messages
-   * move one position on, in one transaction. Returns the new message's position.
+   * move one position on, in one transaction. Returns the new message's position. Throws
+   * ChatRunningElsewhereError.
    */
-  insertMessageAfter(chatId: string, afterSeq: number, message: StoredMessage): number; // throws ChatRunningElsewhereError
+  insertMessageAfter(chatId: string, afterSeq: number, message: StoredMessage): number;
   /** Removes the message at position `seq` (a flag, `chat/removeFlag`); later positions stay as they are. */
   deleteMessage(chatId: string, seq: number): void;
   saveToolCall(rec: ToolCallRecord): void;

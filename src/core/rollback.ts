@@ -162,6 +162,7 @@ export function rollbackChat(chat: LiveChat, deps: Pick<ChatDeps, 'store' | 'eve
   const changes = include.tools || include.messages ? store.fileCheckpoints(chat.id, fromSeq, answersCut(rows, idx)) : [];
   let notRestored: NotRestored[] = [];
   let undone: number[] = [];
+  const dropped = changes.map((c) => c.id);
   if (include.tools) {
     const reverted = revertChanges(changes, (hash) => store.checkpointContent(hash));
     notRestored = reverted.notRestored;
@@ -169,12 +170,7 @@ export function rollbackChat(chat: LiveChat, deps: Pick<ChatDeps, 'store' | 'eve
   }
   try {
     // With the messages go all their calls' checkpoints, restored or not.
-    if (include.messages)
-      store.truncateMessages(
-        chat.id,
-        fromSeq,
-        changes.map((c) => c.id),
-      );
+    if (include.messages) store.truncateMessages(chat.id, fromSeq, dropped);
     else if (undone.length) store.dropFileCheckpoints(chat.id, undone);
   } catch (e) {
     const restored = undone.length ? 'the files were restored, but ' : '';

@@ -65,8 +65,9 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
   const progress = (text: string) => emit({ type: 'progress', text });
   const cancelled: TurnOutcome = { stopReason: 'cancelled' };
 
-  /** Commits a message; returns how to replace it later (a stopped tool's late result). */
+  /** The position `remember` stored the last message at (tool calls name their assistant message by it). */
   let lastSeq = 0;
+  /** Commits a message; returns how to replace it later (a stopped tool's late result). */
   const remember = (m: StoredMessage, toolCall?: ToolCallRecord) => {
     chat.stored.push(m);
     const seq = store.appendMessage(chat.id, m, toolCall);
