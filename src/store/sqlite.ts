@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { STORED_MESSAGE_VERSION, decodeStoredMessage, type StoredMessage } from '../core/stored-message.js';
 import { ChatRunningElsewhereError, type ChatPersistence, type ChatRecord, type CheckpointCall, type StoredCheckpoint, type StoredRow, type ToolCallRecord } from '../core/persistence.js';
-import { contentHash } from '../core/tools/checkpoint.js';
+import { CHAT_CHECKPOINT_LIMIT_BYTES, CHECKPOINT_SCHEMA, CheckpointTable, dropOldCheckpoints } from './checkpoint-table.js';
 import type { FileCheckpoint } from '../shapes/tool.js';
 import type { EventEntry, EventFilter, EventStreamStore } from '../shapes/event-stream.js';
 import { isAlive } from '../util/pid.js';
@@ -66,40 +66,7 @@ CREATE TABLE IF NOT EXISTS events (
   created_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_by_stream ON events (stream, id);
--- File contents kept for chat/rollback, once each whatever how many checkpoints (of any chat,
--- forks included) name them: a chain of edits costs one copy per distinct content. A content no
--- checkpoint names any more is deleted with the checkpoints that went (collectBlobs).
-CREATE TABLE IF NOT EXISTS checkpoint_blobs (
-  hash TEXT PRIMARY KEY, -- sha256 of bytes
-  size INTEGER NOT NULL,
-  bytes BLOB NOT NULL
-);
--- What each file tool call changed, for chat/rollback (core/rollback.ts). A database from before
--- checkpoints gets this table when it is opened; its older calls simply have none.
-CREATE TABLE IF NOT EXISTS file_checkpoints (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
-  tool_call_id TEXT NOT NULL,
-  -- the position of the assistant message that asked for the call: the LLM's call ids may repeat
-  -- across steps (call_0), and the call's tool message is stored only after its changes
-  message_seq INTEGER NOT NULL,
-  path TEXT NOT NULL,
-  -- checkpoint_blobs.hash of the bytes before; NULL when the path did not exist (or see skipped)
-  before_hash TEXT,
-  -- sha256 of the bytes after; NULL when the path was gone after the call
-  after_hash TEXT,
-  -- why the bytes before were not kept (too large, a directory, the chat's limit); NULL when they were
-  skipped TEXT,
-  -- the real path of the file's folder at the change (a rollback refuses when it moved)
-  folder TEXT,
-  created_at INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS file_checkpoints_by_message ON file_checkpoints (chat_id, message_seq);
-CREATE INDEX IF NOT EXISTS file_checkpoints_by_content ON file_checkpoints (before_hash);
-`;
-
-/** Past this much distinct file content in one chat's checkpoints, new ones keep only the reason. */
-export const CHAT_CHECKPOINT_LIMIT_BYTES = 200 * 1024 * 1024;
+${CHECKPOINT_SCHEMA}`;
 
 export interface StoreOptions {
   /** Overrides CHAT_CHECKPOINT_LIMIT_BYTES (tests). */
@@ -145,8 +112,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     return new SqliteStore(join(home, 'patchbay.db'), opts);
   }
 
-  /** Bytes of distinct file content one chat's checkpoints may hold. */
-  private readonly checkpointLimit: number;
+  private readonly checkpoints: CheckpointTable;
 
   private readonly statements = new Map<string, Database.Statement>();
 
@@ -162,7 +128,6 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
 
   constructor(path: string, opts: StoreOptions = {}) {
     this.path = path;
-    this.checkpointLimit = opts.checkpointLimitBytes ?? CHAT_CHECKPOINT_LIMIT_BYTES;
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
@@ -171,6 +136,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     dropOldCheckpoints(this.db);
     this.db.exec(SCHEMA);
     migrate(this.db);
+    this.checkpoints = new CheckpointTable((sql) => this.stmt(sql), opts.checkpointLimitBytes ?? CHAT_CHECKPOINT_LIMIT_BYTES);
   }
 
   createChat(rec: { id: string; title?: string; model?: string; agent?: string }): void {
@@ -222,7 +188,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   deleteChat(id: string): void {
     this.db.transaction(() => {
       this.stmt('DELETE FROM chats WHERE id = ?').run(id);
-      this.collectBlobs();
+      this.checkpoints.collect();
     })();
   }
 
@@ -262,7 +228,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       this.stmt('DELETE FROM messages WHERE chat_id = ?').run(chatId);
       this.stmt('DELETE FROM tool_calls WHERE chat_id = ?').run(chatId);
       this.stmt('DELETE FROM file_checkpoints WHERE chat_id = ?').run(chatId);
-      this.collectBlobs();
+      this.checkpoints.collect();
       this.stmt(`UPDATE chats SET usage = '{"inputTokens":0,"outputTokens":0,"cost":0}', updated_at = ? WHERE id = ?`).run(Date.now(), chatId);
     })();
   }
@@ -301,103 +267,31 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
           from,
           uptoSeq,
         );
-        this.copyFileCheckpoints(from, to.id, uptoSeq);
+        this.checkpoints.copy(from, to.id, uptoSeq);
       })
       .immediate();
-  }
-
-  /**
-   * A fork keeps the checkpoints of the tool calls it keeps: asked for and answered by messages up
-   * to `uptoSeq`. Only the references are copied; the contents stay where they are, shared.
-   */
-  private copyFileCheckpoints(from: string, to: string, uptoSeq: number): void {
-    this.stmt(
-      `INSERT INTO file_checkpoints (chat_id, tool_call_id, message_seq, path, before_hash, after_hash, skipped, folder, created_at)
-         SELECT ?, tool_call_id, message_seq, path, before_hash, after_hash, skipped, folder, created_at FROM file_checkpoints f
-         WHERE f.chat_id = ? AND f.message_seq <= ? AND EXISTS (
-           SELECT 1 FROM messages m WHERE m.chat_id = f.chat_id AND m.role = 'tool' AND m.seq > f.message_seq AND m.seq <= ? AND json_extract(m.data, '$.toolCallId') = f.tool_call_id)
-         ORDER BY id`,
-    ).run(to, from, uptoSeq, uptoSeq);
   }
 
   addFileCheckpoint(chatId: string, call: CheckpointCall, c: FileCheckpoint): void {
-    this.db
-      .transaction(() => {
-        const kept = c.before === null ? { hash: null, skipped: c.skipped ?? null } : this.keepContent(chatId, c.before);
-        this.stmt('INSERT INTO file_checkpoints (chat_id, tool_call_id, message_seq, path, before_hash, after_hash, skipped, folder, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
-          chatId,
-          call.id,
-          call.messageSeq,
-          c.path,
-          kept.hash,
-          c.afterHash,
-          kept.skipped,
-          c.folder ?? null,
-          Date.now(),
-        );
-      })
-      .immediate();
-  }
-
-  /** Stores `bytes` once (by hash); past the chat's limit of distinct content, the reason instead. */
-  private keepContent(chatId: string, bytes: Buffer): { hash: string | null; skipped: string | null } {
-    const hash = contentHash(bytes);
-    if (!this.stmt('SELECT 1 FROM file_checkpoints WHERE chat_id = ? AND before_hash = ? LIMIT 1').get(chatId, hash)) {
-      const { used } = this.stmt('SELECT coalesce(sum(size), 0) AS used FROM checkpoint_blobs WHERE hash IN (SELECT before_hash FROM file_checkpoints WHERE chat_id = ?)').get(chatId) as {
-        used: number;
-      };
-      if (used + bytes.length > this.checkpointLimit) {
-        return { hash: null, skipped: `the chat's checkpoints had reached their limit (${megabytes(this.checkpointLimit)} of file contents) when it was changed` };
-      }
-    }
-    this.stmt('INSERT OR IGNORE INTO checkpoint_blobs (hash, size, bytes) VALUES (?, ?, ?)').run(hash, bytes.length, bytes);
-    return { hash, skipped: null };
+    this.db.transaction(() => this.checkpoints.add(chatId, call, c)).immediate();
   }
 
   fileCheckpoints(chatId: string, fromSeq: number, calls: CheckpointCall[] = []): StoredCheckpoint[] {
-    type Row = { id: number; tool_call_id: string; message_seq: number; path: string; before_hash: string | null; after_hash: string | null; skipped: string | null; folder: string | null };
-    const cols = 'id, tool_call_id, message_seq, path, before_hash, after_hash, skipped, folder';
-    const rows = new Map<number, Row>();
-    for (const r of this.stmt(`SELECT ${cols} FROM file_checkpoints WHERE chat_id = ? AND message_seq >= ?`).all(chatId, fromSeq) as Row[]) rows.set(r.id, r);
-    for (const call of calls) {
-      for (const r of this.stmt(`SELECT ${cols} FROM file_checkpoints WHERE chat_id = ? AND message_seq = ? AND tool_call_id = ?`).all(chatId, call.messageSeq, call.id) as Row[]) rows.set(r.id, r);
-    }
-    return [...rows.values()]
-      .sort((a, b) => a.id - b.id)
-      .map((r) => ({
-        id: r.id,
-        toolCallId: r.tool_call_id,
-        messageSeq: r.message_seq,
-        path: r.path,
-        beforeHash: r.before_hash,
-        afterHash: r.after_hash,
-        ...(r.skipped === null ? {} : { skipped: r.skipped }),
-        ...(r.folder === null ? {} : { folder: r.folder }),
-      }));
+    return this.checkpoints.list(chatId, fromSeq, calls);
   }
 
   checkpointContent(hash: string): Buffer | undefined {
-    const row = this.stmt('SELECT bytes FROM checkpoint_blobs WHERE hash = ?').get(hash) as { bytes: Buffer } | undefined;
-    return row?.bytes;
+    return this.checkpoints.content(hash);
   }
 
   dropFileCheckpoints(chatId: string, ids: number[]): void {
     this.db
       .transaction(() => {
         this.refuseRunningElsewhere(chatId);
-        this.deleteCheckpoints(ids);
-        this.collectBlobs();
+        this.checkpoints.delete(ids);
+        this.checkpoints.collect();
       })
       .immediate();
-  }
-
-  private deleteCheckpoints(ids: number[]): void {
-    for (const id of ids) this.stmt('DELETE FROM file_checkpoints WHERE id = ?').run(id);
-  }
-
-  /** Deletes the contents no checkpoint names any more (the caller holds the transaction). */
-  private collectBlobs(): void {
-    this.stmt('DELETE FROM checkpoint_blobs WHERE NOT EXISTS (SELECT 1 FROM file_checkpoints f WHERE f.before_hash = checkpoint_blobs.hash)').run();
   }
 
   truncateMessages(chatId: string, fromSeq: number, dropCheckpoints: number[] = []): void {
@@ -405,9 +299,9 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       .transaction(() => {
         this.refuseRunningElsewhere(chatId);
         // The calls asked for past the cut, answered or not (a process killed mid-tool stored no answer).
-        this.stmt('DELETE FROM file_checkpoints WHERE chat_id = ? AND message_seq >= ?').run(chatId, fromSeq);
-        this.deleteCheckpoints(dropCheckpoints);
-        this.collectBlobs();
+        this.checkpoints.deleteFrom(chatId, fromSeq);
+        this.checkpoints.delete(dropCheckpoints);
+        this.checkpoints.collect();
         this.stmt(`DELETE FROM tool_calls WHERE chat_id = ? AND id IN (${TOOL_CALLS_FROM})`).run(chatId, chatId, fromSeq);
         this.stmt('DELETE FROM messages WHERE chat_id = ? AND seq >= ?').run(chatId, fromSeq);
         this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(Date.now(), chatId);
@@ -439,8 +333,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
         this.refuseRunningElsewhere(chatId);
         this.stmt('UPDATE messages SET seq = -(seq + 1) WHERE chat_id = ? AND seq > ?').run(chatId, afterSeq);
         this.stmt('UPDATE messages SET seq = -seq WHERE chat_id = ? AND seq < 0').run(chatId);
-        // Checkpoints name their call's message by position: it moved too.
-        this.stmt('UPDATE file_checkpoints SET message_seq = message_seq + 1 WHERE chat_id = ? AND message_seq > ?').run(chatId, afterSeq);
+        this.checkpoints.shiftAfter(chatId, afterSeq);
         const seq = afterSeq + 1;
         this.insertRow(chatId, seq, message, now);
         this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);
@@ -568,23 +461,6 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.flushEvents();
     this.db.close();
   }
-}
-
-/**
- * file_checkpoints as first written (unreleased) kept each content in the row: dropped and made
- * again by SCHEMA, empty. Those checkpoints are lost (their chats cannot undo older calls), a
- * price paid once, by development builds only.
- */
-function dropOldCheckpoints(db: Database.Database): void {
-  db.transaction(() => {
-    const columns = (db.pragma('table_info(file_checkpoints)') as Array<{ name: string }>).map((c) => c.name);
-    if (columns.includes('before')) db.exec('DROP TABLE file_checkpoints');
-  }).immediate();
-}
-
-function megabytes(bytes: number): string {
-  const mb = bytes / 1024 / 1024;
-  return mb >= 1 ? `${Math.round(mb)} MB` : `${bytes} bytes`;
 }
 
 /**
