@@ -9,7 +9,7 @@ import type { LiveChat } from './chat.js';
 import { findContentIndex } from './chat-history.js';
 import type { ChatEvents } from './events.js';
 import { replayEvents } from './messages.js';
-import type { ChatPersistence } from './persistence.js';
+import { ChatRunningElsewhereError, type ChatPersistence } from './persistence.js';
 import type { StoredMessage } from './stored-message.js';
 
 export type FlagResult = { ok: true; contentId: string } | { ok: false; message: string };
@@ -25,7 +25,13 @@ export function addFlag(chat: LiveChat, store: ChatPersistence, events: ChatEven
   const idx = findContentIndex(rows, contentId);
   if (idx === undefined) return { ok: false, message: `Chat ${chat.id} has no message with content id ${contentId}` };
   const flag: StoredMessage = { role: 'flag', text, contentId: randomUUID() };
-  store.insertMessageAfter(chat.id, rows[idx].seq, flag);
+  try {
+    store.insertMessageAfter(chat.id, rows[idx].seq, flag);
+  } catch (e) {
+    // Another server's turn writes this chat by position (checked in the insertion's transaction).
+    if (e instanceof ChatRunningElsewhereError) return { ok: false, message: e.message };
+    throw e;
+  }
   // Read back rather than spliced in: the store is the truth, and no turn holds these messages now.
   chat.stored.splice(0, chat.stored.length, ...store.messages(chat.id));
   const replay = (): void => {

@@ -12,7 +12,8 @@ import { addFlag, removeFlag, type FlagResult } from './chat-flags.js';
 import { newId, rememberUserMessage, runTurn } from './turn.js';
 import { clearsAtNextPrompt } from './tools/native/task-lists.js';
 import { EMPTY_TASK_LIST, taskDetails } from './tools/native/task-list.js';
-import { rollbackChat, type NotRestored, type RollbackInclude } from './rollback.js';
+import { rollbackChat, type RollbackInclude, type RollbackResult } from './rollback.js';
+import { ChatRunningElsewhereError } from './persistence.js';
 import { promptImages } from './prompt-images.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../shapes/llm.js';
@@ -537,7 +538,13 @@ export class ChatService {
     if (idx === undefined) return { ok: false, message: `Chat ${chatId} has no message with content id ${contentId}` };
     const id = newId();
     const title = forkTitle(chat.title);
-    this.deps.store.forkChat(chatId, { id, title, model: chat.model, agent: chat.agent }, rows[idx].seq);
+    try {
+      this.deps.store.forkChat(chatId, { id, title, model: chat.model, agent: chat.agent }, rows[idx].seq);
+    } catch (e) {
+      // Another server's turn in this chat (the store checks it in the fork's transaction).
+      if (e instanceof ChatRunningElsewhereError) return { ok: false, message: e.message };
+      throw e;
+    }
     const events = this.deps.events;
     const announce = (): void => {
       events.opened(id, title);
@@ -575,14 +582,14 @@ export class ChatService {
    * `chat/rollback` (./rollback.ts): back to before the message `contentId` names. Refused, with
    * nothing changed, for an unknown chat or content id, or while a turn runs.
    */
-  rollback(chatId: string, contentId: string, include: RollbackInclude): { ok: true; notRestored: NotRestored[] } | { ok: false; message: string } {
+  rollback(chatId: string, contentId: string, include: RollbackInclude): RollbackResult {
     const chat = this.load(chatId);
     if (!chat) return { ok: false, message: `Chat ${chatId} not found` };
     if (chat.busy()) return { ok: false, message: `Chat ${chatId} is answering a prompt: stop it or let it finish before rolling back` };
     const rows = this.deps.store.messageRows(chatId);
     const idx = findContentIndex(rows, contentId);
     if (idx === undefined) return { ok: false, message: `Chat ${chatId} has no message with content id ${contentId}` };
-    return { ok: true, notRestored: rollbackChat(chat, this.deps, rows, idx, include) };
+    return rollbackChat(chat, this.deps, rows, idx, include);
   }
 
   /** Stop every turn (shutdown) and wait, boundedly, for them to unwind and persist what they have. */

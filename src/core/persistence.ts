@@ -36,10 +36,39 @@ export interface ToolCallRecord {
   error?: boolean;
 }
 
-/** A file change as stored: which call made it, in the order changes were made. */
-export interface StoredCheckpoint extends FileCheckpoint {
+/**
+ * Which tool call a checkpoint belongs to: the LLM's id and the position of the assistant message
+ * that asked for it (the LLM's ids alone may repeat across steps).
+ */
+export interface CheckpointCall {
+  id: string;
+  messageSeq: number;
+}
+
+/**
+ * A file change as stored: which call made it, in the order changes were made. The content
+ * before is fetched apart, by `beforeHash` (`checkpointContent`), only when it is written back.
+ */
+export interface StoredCheckpoint extends Omit<FileCheckpoint, 'before'> {
   id: number;
   toolCallId: string;
+  messageSeq: number;
+  /** Null when the path did not exist before (or the content was not kept: see `skipped`). */
+  beforeHash: string | null;
+}
+
+/** A rewrite of a chat (flag, fork, rollback) refused because another live server runs a turn in it. */
+export class ChatRunningElsewhereError extends Error {
+  constructor(
+    readonly chatId: string,
+    readonly pid: number,
+  ) {
+    super(runningElsewhereText(chatId, pid));
+  }
+}
+
+export function runningElsewhereText(chatId: string, pid: number): string {
+  return `Chat ${chatId} is answering a prompt in another patchbay process (pid ${pid}): let it finish there first`;
 }
 
 export interface ChatPersistence {
@@ -62,28 +91,41 @@ export interface ChatPersistence {
   messageRows(chatId: string): StoredRow[];
   /**
    * A new chat holding a copy of `from`'s messages up to and including position `uptoSeq`
-   * (`chat/fork`), created atomically: a failure leaves no half-copied chat.
+   * (`chat/fork`), created atomically: a failure leaves no half-copied chat. Throws
+   * ChatRunningElsewhereError.
    */
   forkChat(from: string, to: { id: string; title?: string; model?: string; agent?: string }, uptoSeq: number): void;
   /**
    * Puts a message right after position `afterSeq` (a flag, `chat/addFlag`): the later messages
-   * move one position on, in one transaction. Returns the new message's position.
+   * move one position on, in one transaction. Returns the new message's position. Throws
+   * ChatRunningElsewhereError.
    */
   insertMessageAfter(chatId: string, afterSeq: number, message: StoredMessage): number;
   /** Removes the message at position `seq` (a flag, `chat/removeFlag`); later positions stay as they are. */
   deleteMessage(chatId: string, seq: number): void;
   saveToolCall(rec: ToolCallRecord): void;
-  /** Keeps one file change a tool call made (`chat/rollback` undoes it). */
-  addFileCheckpoint(chatId: string, toolCallId: string, change: FileCheckpoint): void;
-  /** The changes these tool calls of the chat made, oldest first. */
-  fileCheckpoints(chatId: string, toolCallIds: string[]): StoredCheckpoint[];
-  /** Forgets changes already undone (by their ids). */
-  dropFileCheckpoints(ids: number[]): void;
+  /**
+   * Keeps one file change a tool call made (`chat/rollback` undoes it). Its content before is kept
+   * once per distinct content; past the chat's limit it is recorded as skipped, with the reason.
+   */
+  addFileCheckpoint(chatId: string, call: CheckpointCall, change: FileCheckpoint): void;
+  /**
+   * The changes of the calls asked for from position `fromSeq` on, and of `calls`, oldest first,
+   * without their contents.
+   */
+  fileCheckpoints(chatId: string, fromSeq: number, calls?: CheckpointCall[]): StoredCheckpoint[];
+  /** A checkpoint's content before (StoredCheckpoint.beforeHash); undefined when not kept. */
+  checkpointContent(hash: string): Buffer | undefined;
+  /** Forgets changes already undone (by their ids). Throws ChatRunningElsewhereError. */
+  dropFileCheckpoints(chatId: string, ids: number[]): void;
   /**
    * `chat/rollback`: removes the messages from position `fromSeq` on, with the tool-call rows and
-   * checkpoints of the calls they held, in one transaction.
+   * checkpoints of the calls they asked for, and the checkpoints `dropCheckpoints`, in one
+   * transaction. Throws ChatRunningElsewhereError (nothing changed).
    */
-  truncateMessages(chatId: string, fromSeq: number): void;
+  truncateMessages(chatId: string, fromSeq: number, dropCheckpoints?: number[]): void;
+  /** The pid of another live server running a turn in the chat, if one is. */
+  runningElsewhere(chatId: string): number | undefined;
   /** At start-up: chats left `running` by a killed process get an `interrupted` marker. */
   recoverInterrupted(): string[];
 }

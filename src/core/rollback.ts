@@ -7,16 +7,17 @@
  *
  * File work is synchronous on purpose: nothing else of the chat can run in between (a prompt
  * arriving meanwhile waits for the whole rollback, which is bounded by the checkpoint size limit).
+ * Contents are read from the store one path at a time, and only the one each path gets back.
  */
 import { lstatSync, mkdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { LiveChat } from './chat.js';
 import type { ChatDeps } from './deps.js';
 import { replayEvents } from './messages.js';
-import type { StoredCheckpoint } from './persistence.js';
-import type { StoredRow } from './persistence.js';
+import { runningElsewhereText, type CheckpointCall, type StoredCheckpoint, type StoredRow } from './persistence.js';
 import { contentHash } from './tools/checkpoint.js';
 import { errnoCode, fsErrorText } from '../util/fs-util.js';
+import { errorMessage } from '../util/log.js';
 
 export interface RollbackInclude {
   messages: boolean;
@@ -40,14 +41,14 @@ interface Reverted {
  * bytes it had before its first change (deleted when it did not exist), but only when it still
  * holds what its last change left.
  */
-export function revertChanges(changes: StoredCheckpoint[]): Reverted {
+export function revertChanges(changes: StoredCheckpoint[], content: (hash: string) => Buffer | undefined): Reverted {
   const byPath = new Map<string, StoredCheckpoint[]>();
   for (const c of changes) byPath.set(c.path, [...(byPath.get(c.path) ?? []), c]);
   const paths = [...byPath.keys()].sort((a, b) => lastId(byPath.get(b)!) - lastId(byPath.get(a)!));
   const out: Reverted = { notRestored: [], undone: [] };
   for (const path of paths) {
     const list = byPath.get(path)!;
-    const reason = revertPath(path, list);
+    const reason = revertPath(path, list, content);
     if (reason) out.notRestored.push({ path, reason });
     else out.undone.push(...list.map((c) => c.id));
   }
@@ -59,7 +60,7 @@ function lastId(list: StoredCheckpoint[]): number {
 }
 
 /** Restores one path; the reason when it was left as it is. */
-function revertPath(path: string, list: StoredCheckpoint[]): string | undefined {
+function revertPath(path: string, list: StoredCheckpoint[], content: (hash: string) => Buffer | undefined): string | undefined {
   const skipped = list.find((c) => c.skipped);
   if (skipped) return `not checkpointed: ${skipped.skipped}`;
   const first = list[0];
@@ -77,12 +78,14 @@ function revertPath(path: string, list: StoredCheckpoint[]): string | undefined 
     return 'it was changed after the tool call (by hand?); left as it is';
   }
   if (last.folder !== undefined && !sameFolder(path, last.folder)) return 'a folder on its path is not where it was (a symbolic link now?); left as it is';
+  const before = first.beforeHash === null ? null : content(first.beforeHash);
+  if (before === undefined) return 'its content before the change is missing from the store; left as it is';
   try {
-    if (first.before === null) {
+    if (before === null) {
       if (now !== null) unlinkSync(path);
     } else {
       mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, first.before);
+      writeFileSync(path, before);
     }
   } catch (e) {
     return `could not be restored: ${fsErrorText(e, path)}`;
@@ -120,9 +123,21 @@ function currentHash(path: string): string | null | 'other' {
   return contentHash(readFileSync(path));
 }
 
-/** The tool calls whose results are among `rows`. */
-function toolCallIds(rows: StoredRow[]): string[] {
-  return rows.flatMap((r) => (r.message.role === 'tool' ? [r.message.toolCallId] : []));
+/**
+ * The calls whose tool message is at or past `idx` while the assistant message that asked for
+ * them is before it (a rollback to a tool call's result). Calls asked for past the cut are
+ * found by position (the store's `fromSeq`), answered or not.
+ */
+function answersCut(rows: StoredRow[], idx: number): CheckpointCall[] {
+  const out: CheckpointCall[] = [];
+  rows.forEach((r, i) => {
+    if (i < idx || r.message.role !== 'tool') return;
+    const id = r.message.toolCallId;
+    // The nearest asker before the answer: an id the LLM reuses names an older call further back.
+    const at = rows.findLastIndex((a, j) => j < i && a.message.role === 'assistant' && a.message.parts.some((p) => p.type === 'toolCall' && p.id === id));
+    if (at >= 0 && at < idx) out.push({ id, messageSeq: rows[at].seq });
+  });
+  return out;
 }
 
 /** How the user is told what was not restored: one line per path. */
@@ -130,22 +145,38 @@ export function notRestoredText(list: NotRestored[]): string {
   return ['Rollback left these files as they are:', ...list.map((n) => `- ${n.path}: ${n.reason}`)].join('\n');
 }
 
+export type RollbackResult = { ok: true; notRestored: NotRestored[] } | { ok: false; message: string };
+
 /**
  * Rolls `chat` back to before `rows[idx]` (the caller checked the chat is idle and the index
  * exists). Files first, then messages, as ECA does; then, with 'messages', `cleared` and the kept
- * messages' replay, and a notice naming any file not restored, all before this returns.
+ * messages' replay, and a notice naming any file not restored, all before this returns. The
+ * undone checkpoints are forgotten in the transaction that removes the messages: when it fails,
+ * the files stay restored, the chat and its checkpoints stay, and the caller is told.
  */
-export function rollbackChat(chat: LiveChat, deps: Pick<ChatDeps, 'store' | 'events'>, rows: StoredRow[], idx: number, include: RollbackInclude): NotRestored[] {
+export function rollbackChat(chat: LiveChat, deps: Pick<ChatDeps, 'store' | 'events'>, rows: StoredRow[], idx: number, include: RollbackInclude): RollbackResult {
   const { store, events } = deps;
-  const removed = rows.slice(idx);
+  const fromSeq = rows[idx].seq;
+  const elsewhere = store.runningElsewhere(chat.id);
+  if (elsewhere !== undefined) return { ok: false, message: runningElsewhereText(chat.id, elsewhere) };
+  const changes = include.tools || include.messages ? store.fileCheckpoints(chat.id, fromSeq, answersCut(rows, idx)) : [];
   let notRestored: NotRestored[] = [];
+  let undone: number[] = [];
+  const dropped = changes.map((c) => c.id);
   if (include.tools) {
-    const reverted = revertChanges(store.fileCheckpoints(chat.id, toolCallIds(removed)));
-    store.dropFileCheckpoints(reverted.undone);
+    const reverted = revertChanges(changes, (hash) => store.checkpointContent(hash));
     notRestored = reverted.notRestored;
+    undone = reverted.undone;
+  }
+  try {
+    // With the messages go all their calls' checkpoints, restored or not.
+    if (include.messages) store.truncateMessages(chat.id, fromSeq, dropped);
+    else if (undone.length) store.dropFileCheckpoints(chat.id, undone);
+  } catch (e) {
+    const restored = undone.length ? 'the files were restored, but ' : '';
+    return { ok: false, message: `Rollback of chat ${chat.id} failed: ${restored}the chat could not be changed (${errorMessage(e)}); its messages and checkpoints are kept` };
   }
   if (include.messages) {
-    store.truncateMessages(chat.id, rows[idx].seq);
     // The next prompt's LLM request is built from these: the removed turns must be gone from memory too.
     chat.stored.splice(0, chat.stored.length, ...store.messages(chat.id));
   }
@@ -163,5 +194,5 @@ export function rollbackChat(chat: LiveChat, deps: Pick<ChatDeps, 'store' | 'eve
   };
   if (events.together) events.together(announce);
   else announce();
-  return notRestored;
+  return { ok: true, notRestored };
 }

@@ -68,6 +68,8 @@ export interface ToolCallEnv {
    */
   remember(message: StoredMessage, toolCall?: ToolCallRecord): ((message: StoredMessage, toolCall?: ToolCallRecord) => void) | void;
   ctx: ToolContext;
+  /** The position of the stored assistant message that asked for this call (its checkpoints name it). */
+  messageSeq: number;
   /** Resolves when the user answers; settled with `stopped` when the turn is stopped. */
   askUser(toolCallId: string): Promise<ApprovalAnswer>;
   /** Trust mode, read at each decision (a change applies to the calls still to come in this turn). */
@@ -215,7 +217,7 @@ export class ToolCall {
   /** A file change the tool made, kept for `chat/rollback`; the change stands even when it cannot be kept. */
   private recordChange(change: FileCheckpoint): void {
     try {
-      this.env.store.addFileCheckpoint(this.env.chatId, this.id, { ...change, folder: realFolder(change.path) });
+      this.env.store.addFileCheckpoint(this.env.chatId, { id: this.id, messageSeq: this.env.messageSeq }, { ...change, folder: realFolder(change.path) });
     } catch (e) {
       log.warn(`tool ${this.llmName}: the checkpoint of ${change.path} could not be stored: ${errorMessage(e)}`);
     }

@@ -65,10 +65,13 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
   const progress = (text: string) => emit({ type: 'progress', text });
   const cancelled: TurnOutcome = { stopReason: 'cancelled' };
 
+  /** The position `remember` stored the last message at (tool calls name their assistant message by it). */
+  let lastSeq = 0;
   /** Commits a message; returns how to replace it later (a stopped tool's late result). */
   const remember = (m: StoredMessage, toolCall?: ToolCallRecord) => {
     chat.stored.push(m);
     const seq = store.appendMessage(chat.id, m, toolCall);
+    lastSeq = seq;
     return (next: StoredMessage, row?: ToolCallRecord) => {
       const at = chat.stored.indexOf(m);
       // Gone from the chat (cleared) meanwhile: nothing to replace.
@@ -241,6 +244,8 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
       log.warn(`chat ${chat.id}: ${errorMessage(failure)}`);
       return fail(`Error from ${entry.id}: ${errorMessage(failure)}`);
     }
+    // The assistant message just stored: its calls' file checkpoints name it.
+    const messageSeq = lastSeq;
     const toolCalls = parts.filter((p): p is Extract<AssistantPart, { type: 'toolCall' }> => p.type === 'toolCall');
     if (!toolCalls.length) return { stopReason: stopReasonOf(finish) };
 
@@ -254,6 +259,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         store,
         events,
         remember,
+        messageSeq,
         ctx: {
           signal,
           roots: deps.roots(),

@@ -5,7 +5,8 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { STORED_MESSAGE_VERSION, decodeStoredMessage, type StoredMessage } from '../core/stored-message.js';
-import type { ChatPersistence, ChatRecord, StoredCheckpoint, StoredRow, ToolCallRecord } from '../core/persistence.js';
+import { ChatRunningElsewhereError, type ChatPersistence, type ChatRecord, type CheckpointCall, type StoredCheckpoint, type StoredRow, type ToolCallRecord } from '../core/persistence.js';
+import { CHAT_CHECKPOINT_LIMIT_BYTES, CHECKPOINT_SCHEMA, CheckpointTable, dropOldCheckpoints } from './checkpoint-table.js';
 import type { FileCheckpoint } from '../shapes/tool.js';
 import type { EventEntry, EventFilter, EventStreamStore } from '../shapes/event-stream.js';
 import { isAlive } from '../util/pid.js';
@@ -65,25 +66,12 @@ CREATE TABLE IF NOT EXISTS events (
   created_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_by_stream ON events (stream, id);
--- What each file tool call changed, for chat/rollback (core/rollback.ts). A database from before
--- checkpoints gets this table when it is opened; its older calls simply have none.
-CREATE TABLE IF NOT EXISTS file_checkpoints (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
-  tool_call_id TEXT NOT NULL,
-  path TEXT NOT NULL,
-  -- the bytes before the change; NULL when the path did not exist (or see skipped)
-  before BLOB,
-  -- sha256 of the bytes after; NULL when the path was gone after the call
-  after_hash TEXT,
-  -- why the bytes before were not kept (too large, a directory); NULL when they were
-  skipped TEXT,
-  -- the real path of the file's folder at the change (a rollback refuses when it moved)
-  folder TEXT,
-  created_at INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS file_checkpoints_by_call ON file_checkpoints (chat_id, tool_call_id);
-`;
+${CHECKPOINT_SCHEMA}`;
+
+export interface StoreOptions {
+  /** Overrides CHAT_CHECKPOINT_LIMIT_BYTES (tests). */
+  checkpointLimitBytes?: number;
+}
 
 /** The tool-call ids of a chat's tool messages from position ? on (chat id, then seq). */
 const TOOL_CALLS_FROM = "SELECT json_extract(data, '$.toolCallId') FROM messages WHERE chat_id = ? AND role = 'tool' AND seq >= ?";
@@ -117,12 +105,14 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   readonly db: Database.Database;
   readonly path: string;
 
-  static open(home: string): SqliteStore {
+  static open(home: string, opts?: StoreOptions): SqliteStore {
     ensurePrivateDir(home);
     // SQLite creates the -wal and -shm files with the database file's mode.
     ensurePrivateFile(join(home, 'patchbay.db'));
-    return new SqliteStore(join(home, 'patchbay.db'));
+    return new SqliteStore(join(home, 'patchbay.db'), opts);
   }
+
+  private readonly checkpoints: CheckpointTable;
 
   private readonly statements = new Map<string, Database.Statement>();
 
@@ -136,15 +126,17 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     return st;
   }
 
-  constructor(path: string) {
+  constructor(path: string, opts: StoreOptions = {}) {
     this.path = path;
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
+    dropOldCheckpoints(this.db);
     this.db.exec(SCHEMA);
     migrate(this.db);
+    this.checkpoints = new CheckpointTable((sql) => this.stmt(sql), opts.checkpointLimitBytes ?? CHAT_CHECKPOINT_LIMIT_BYTES);
   }
 
   createChat(rec: { id: string; title?: string; model?: string; agent?: string }): void {
@@ -194,7 +186,10 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   }
 
   deleteChat(id: string): void {
-    this.stmt('DELETE FROM chats WHERE id = ?').run(id);
+    this.db.transaction(() => {
+      this.stmt('DELETE FROM chats WHERE id = ?').run(id);
+      this.checkpoints.collect();
+    })();
   }
 
   /** One message row in the current format (the caller holds the transaction and picks `seq`). */
@@ -233,6 +228,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       this.stmt('DELETE FROM messages WHERE chat_id = ?').run(chatId);
       this.stmt('DELETE FROM tool_calls WHERE chat_id = ?').run(chatId);
       this.stmt('DELETE FROM file_checkpoints WHERE chat_id = ?').run(chatId);
+      this.checkpoints.collect();
       this.stmt(`UPDATE chats SET usage = '{"inputTokens":0,"outputTokens":0,"cost":0}', updated_at = ? WHERE id = ?`).run(Date.now(), chatId);
     })();
   }
@@ -263,6 +259,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   forkChat(from: string, to: { id: string; title?: string; model?: string; agent?: string }, uptoSeq: number): void {
     this.db
       .transaction(() => {
+        this.refuseRunningElsewhere(from);
         this.createChat(to);
         // Rows are copied as stored (format version and time kept): the fork reads them like the original.
         this.stmt('INSERT INTO messages (chat_id, seq, role, data, schema_version, created_at) SELECT ?, seq, role, data, schema_version, created_at FROM messages WHERE chat_id = ? AND seq <= ?').run(
@@ -270,65 +267,61 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
           from,
           uptoSeq,
         );
-        this.copyFileCheckpoints(from, to.id, uptoSeq);
+        this.checkpoints.copy(from, to.id, uptoSeq);
       })
       .immediate();
   }
 
-  /** A fork keeps the checkpoints of the tool calls it keeps (of the messages up to `uptoSeq`). */
-  private copyFileCheckpoints(from: string, to: string, uptoSeq: number): void {
-    this.stmt(
-      `INSERT INTO file_checkpoints (chat_id, tool_call_id, path, before, after_hash, skipped, folder, created_at)
-         SELECT ?, tool_call_id, path, before, after_hash, skipped, folder, created_at FROM file_checkpoints
-         WHERE chat_id = ? AND tool_call_id IN (SELECT json_extract(data, '$.toolCallId') FROM messages WHERE chat_id = ? AND role = 'tool' AND seq <= ?)
-         ORDER BY id`,
-    ).run(to, from, from, uptoSeq);
+  addFileCheckpoint(chatId: string, call: CheckpointCall, c: FileCheckpoint): void {
+    this.db.transaction(() => this.checkpoints.add(chatId, call, c)).immediate();
   }
 
-  addFileCheckpoint(chatId: string, toolCallId: string, c: FileCheckpoint): void {
-    this.stmt('INSERT INTO file_checkpoints (chat_id, tool_call_id, path, before, after_hash, skipped, folder, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
-      chatId,
-      toolCallId,
-      c.path,
-      c.before,
-      c.afterHash,
-      c.skipped ?? null,
-      c.folder ?? null,
-      Date.now(),
-    );
+  fileCheckpoints(chatId: string, fromSeq: number, calls: CheckpointCall[] = []): StoredCheckpoint[] {
+    return this.checkpoints.list(chatId, fromSeq, calls);
   }
 
-  fileCheckpoints(chatId: string, toolCallIds: string[]): StoredCheckpoint[] {
-    if (!toolCallIds.length) return [];
-    const rows = this.db
-      .prepare(`SELECT id, tool_call_id, path, before, after_hash, skipped, folder FROM file_checkpoints WHERE chat_id = ? AND tool_call_id IN (${toolCallIds.map(() => '?').join(', ')}) ORDER BY id`)
-      .all(chatId, ...toolCallIds) as Array<{ id: number; tool_call_id: string; path: string; before: Buffer | null; after_hash: string | null; skipped: string | null; folder: string | null }>;
-    return rows.map((r) => ({
-      id: r.id,
-      toolCallId: r.tool_call_id,
-      path: r.path,
-      before: r.before,
-      afterHash: r.after_hash,
-      ...(r.skipped === null ? {} : { skipped: r.skipped }),
-      ...(r.folder === null ? {} : { folder: r.folder }),
-    }));
+  checkpointContent(hash: string): Buffer | undefined {
+    return this.checkpoints.content(hash);
   }
 
-  dropFileCheckpoints(ids: number[]): void {
-    this.db.transaction(() => {
-      for (const id of ids) this.stmt('DELETE FROM file_checkpoints WHERE id = ?').run(id);
-    })();
-  }
-
-  truncateMessages(chatId: string, fromSeq: number): void {
+  dropFileCheckpoints(chatId: string, ids: number[]): void {
     this.db
       .transaction(() => {
-        this.stmt(`DELETE FROM file_checkpoints WHERE chat_id = ? AND tool_call_id IN (${TOOL_CALLS_FROM})`).run(chatId, chatId, fromSeq);
+        this.refuseRunningElsewhere(chatId);
+        this.checkpoints.delete(ids);
+        this.checkpoints.collect();
+      })
+      .immediate();
+  }
+
+  truncateMessages(chatId: string, fromSeq: number, dropCheckpoints: number[] = []): void {
+    this.db
+      .transaction(() => {
+        this.refuseRunningElsewhere(chatId);
+        // The calls asked for past the cut, answered or not (a process killed mid-tool stored no answer).
+        this.checkpoints.deleteFrom(chatId, fromSeq);
+        this.checkpoints.delete(dropCheckpoints);
+        this.checkpoints.collect();
         this.stmt(`DELETE FROM tool_calls WHERE chat_id = ? AND id IN (${TOOL_CALLS_FROM})`).run(chatId, chatId, fromSeq);
         this.stmt('DELETE FROM messages WHERE chat_id = ? AND seq >= ?').run(chatId, fromSeq);
         this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(Date.now(), chatId);
       })
       .immediate();
+  }
+
+  runningElsewhere(chatId: string): number | undefined {
+    const row = this.stmt('SELECT status, owner_pid FROM chats WHERE id = ?').get(chatId) as { status: string; owner_pid: number | null } | undefined;
+    if (row?.status !== 'running' || row.owner_pid === null || row.owner_pid === process.pid || !isAlive(row.owner_pid)) return undefined;
+    return row.owner_pid;
+  }
+
+  /**
+   * Inside a write transaction: another live server's turn writes this chat's messages by position,
+   * so whatever would move or remove them is refused (two editors sharing one PATCHBAY_HOME).
+   */
+  private refuseRunningElsewhere(chatId: string): void {
+    const pid = this.runningElsewhere(chatId);
+    if (pid !== undefined) throw new ChatRunningElsewhereError(chatId, pid);
   }
 
   insertMessageAfter(chatId: string, afterSeq: number, message: StoredMessage): number {
@@ -337,8 +330,10 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       .transaction(() => {
         // (chat_id, seq) is the primary key and SQLite checks it row by row, so `seq + 1` in one
         // pass would collide with the next row: move the tail out of the way (negated), then back.
+        this.refuseRunningElsewhere(chatId);
         this.stmt('UPDATE messages SET seq = -(seq + 1) WHERE chat_id = ? AND seq > ?').run(chatId, afterSeq);
         this.stmt('UPDATE messages SET seq = -seq WHERE chat_id = ? AND seq < 0').run(chatId);
+        this.checkpoints.shiftAfter(chatId, afterSeq);
         const seq = afterSeq + 1;
         this.insertRow(chatId, seq, message, now);
         this.stmt('UPDATE chats SET updated_at = ? WHERE id = ?').run(now, chatId);

@@ -67,6 +67,7 @@ function harness(opts: { readOnly: boolean; answer?: ApprovalAnswer; abort?: boo
         rec.writes.push(`remember:${m.role === 'tool' ? m.outcome : m.role}`);
         if (row) rec.saved.push(row.state);
       },
+      messageSeq: 1,
       ctx: { signal: ac.signal, roots: ['/tmp'], chatId: 'chat', editor: {} },
       askUser: async () => opts.answer ?? { approved: true },
     },

@@ -91,5 +91,7 @@ async function movedContent(at: string): Promise<Buffer | { skipped: string }> {
   const st = await lstat(at);
   if (!st.isFile()) return { skipped: st.isDirectory() ? 'a moved directory is not checkpointed' : 'only regular files are checkpointed' };
   if (st.size > MAX_CHECKPOINT_BYTES) return { skipped: `it was larger than ${MAX_CHECKPOINT_BYTES / 1024 / 1024} MB when moved` };
-  return readFile(at);
+  // The move itself needs no read access: a file it cannot read is moved all the same, and a
+  // rollback reports it instead of restoring it.
+  return readFile(at).catch((e: unknown) => ({ skipped: `it could not be read to keep a copy (${fsErrorText(e, at)})` }));
 }
