@@ -5,6 +5,7 @@
  * parts, not as rendered text, so they are taken out before the rest is rendered. A bad or
  * oversized image is skipped with a reason; it never fails the prompt.
  */
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Context } from '../../shapes/context.js';
@@ -94,15 +95,31 @@ function size(bytes: number): string {
   return bytes < MB ? `${bytes} bytes` : `${(bytes / MB).toFixed(1).replace(/\.0$/, '')} MB`;
 }
 
-/** The file's bytes, refused before reading when over `max`. */
+/**
+ * The file's bytes, refused when over `max`. Only a regular file (after following links): a FIFO,
+ * socket or device (`logo.png -> /dev/zero`) has no size to check and might never end. It is
+ * opened non-blocking so a FIFO with no writer does not hang the open, and at most `max + 1` bytes
+ * are read whatever the size said, so a file growing while read is still refused.
+ */
 async function readImage(path: string, max: number): Promise<Buffer> {
   let fh;
   try {
-    fh = await open(path, 'r');
+    fh = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     const st = await fh.stat();
     if (st.isDirectory()) throw new Error(`is a directory: ${path}`);
+    if (!st.isFile()) throw new Error(`not a regular file: ${path}`);
     if (st.size > max) throw new Error(tooLarge(st.size, max));
-    return await fh.readFile();
+    const chunks: Buffer[] = [];
+    let got = 0;
+    while (got <= max) {
+      const buf = Buffer.alloc(Math.min(CHUNK, max + 1 - got));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      chunks.push(buf.subarray(0, bytesRead));
+      got += bytesRead;
+    }
+    if (got > max) throw new Error(`the image is more than ${size(max)}, the limit`);
+    return Buffer.concat(chunks, got);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new Error(`not found: ${path}`);
@@ -112,3 +129,6 @@ async function readImage(path: string, max: number): Promise<Buffer> {
     await fh?.close();
   }
 }
+
+/** Read size per step: a megabyte, so a file is never buffered much past the limit. */
+const CHUNK = 1024 * 1024;
