@@ -57,7 +57,7 @@ export async function splitImages(contexts: Context[], opts: ImageOptions): Prom
   const out: SplitImages = { images: [], rest: [], errors: [] };
   for (const c of contexts) {
     if (c.type === 'image') {
-      const why = checkInline(c.mediaType, c.base64, max);
+      const why = imageProblem(c.mediaType, c.base64, max);
       if (why) out.errors.push(`image: ${why}`);
       else out.images.push({ mediaType: modelMediaType(c.mediaType)!, base64: c.base64.replace(/\s+/g, '') });
     } else if (c.type === 'file' && imageMediaType(c.path)) {
@@ -74,7 +74,11 @@ export async function splitImages(contexts: Context[], opts: ImageOptions): Prom
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-function checkInline(mediaType: string, base64: string, max: number): string | undefined {
+/**
+ * Why inline image data would be refused (a media type the models do not take, not raw base64,
+ * empty, over `max` bytes), or undefined when it is fine. For prompt images and tool-result images alike.
+ */
+export function imageProblem(mediaType: string, base64: string, max = IMAGE_MAX_BYTES): string | undefined {
   if (!/^image\/[\w.+-]+$/i.test(mediaType)) return `"${mediaType.slice(0, 80)}" is not an image media type (e.g. image/png)`;
   if (!modelMediaType(mediaType)) return `${mediaType} is not a type the models take (png, jpeg, gif or webp)`;
   if (base64.startsWith('data:')) return 'base64 must be the raw bytes, without a "data:" URL prefix';
@@ -87,7 +91,12 @@ function checkInline(mediaType: string, base64: string, max: number): string | u
 }
 
 function tooLarge(bytes: number, max: number): string {
-  return `the image is ${size(bytes)}; the limit is ${size(max)}`;
+  // Just over the limit would read "20 MB; the limit is 20 MB".
+  return size(bytes) === size(max) ? overLimit(max) : `the image is ${size(bytes)}; the limit is ${size(max)}`;
+}
+
+function overLimit(max: number): string {
+  return `the image is over the limit of ${size(max)}`;
 }
 
 function size(bytes: number): string {
@@ -118,7 +127,7 @@ async function readImage(path: string, max: number): Promise<Buffer> {
       chunks.push(buf.subarray(0, bytesRead));
       got += bytesRead;
     }
-    if (got > max) throw new Error(`the image is more than ${size(max)}, the limit`);
+    if (got > max) throw new Error(overLimit(max));
     return Buffer.concat(chunks, got);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
