@@ -201,16 +201,16 @@ function imageBlock(img: LlmImage): Anthropic.ImageBlockParam {
 }
 
 /**
- * Anthropic wants strictly alternating user/assistant turns, tool results as
- * `tool_result` blocks at the start of the next user turn, and no empty text blocks.
- */
-/**
  * The Messages API refuses an image whose base64 is over 5 MB and a request over 32 MB in all
  * (docs.claude.com "Vision": general limits; up to 100 images a request): 24 MB of images leaves
  * the conversation's text room.
  */
 const IMAGE_LIMITS: ImageLimits = { api: 'Anthropic', measure: 'base64', perImage: 5 * 1024 * 1024, perRequest: 24 * 1024 * 1024, count: 100 };
 
+/**
+ * Anthropic wants strictly alternating user/assistant turns, tool results as
+ * `tool_result` blocks at the start of the next user turn, and no empty text blocks.
+ */
 export function toMessages(messages: LlmMessage[]): Anthropic.MessageParam[] {
   const result: Array<{ role: 'user' | 'assistant'; content: Block[] }> = [];
   const push = (role: 'user' | 'assistant', blocks: Block[], toolResult = false): void => {
