@@ -4,7 +4,7 @@
  */
 import type { LlmImage, LlmMessage } from '../shapes/llm.js';
 import type { ToolOutput } from '../shapes/tool.js';
-import { modelMediaType } from './context/images.js';
+import { imageProblem, modelMediaType } from './context/images.js';
 import type { ChatEvent } from './events.js';
 import type { StoredMessage } from './stored-message.js';
 
@@ -55,13 +55,15 @@ export function toLlmMessages(stored: StoredMessage[], opts: { images?: boolean 
 }
 
 /**
- * The images among a tool's outputs that the LLM can take (png, jpeg, gif, webp): another type
- * would have the provider refuse the chat's every later request. The editor is shown them all.
+ * The images among a tool's outputs that the LLM can take (png, jpeg, gif or webp, valid base64,
+ * within the size limit): a bad one would have the provider refuse the chat's every later request.
+ * New results are checked when the tool returns (tool-images.ts); this also keeps out bad images
+ * stored before that check existed.
  */
 export function toolImages(outputs: ToolOutput[]): LlmImage[] {
   return outputs.flatMap((o) => {
-    const mediaType = o.type === 'image' ? modelMediaType(o.mimeType) : undefined;
-    return o.type === 'image' && mediaType ? [{ mediaType, base64: o.data }] : [];
+    if (o.type !== 'image' || imageProblem(o.mimeType, o.data)) return [];
+    return [{ mediaType: modelMediaType(o.mimeType)!, base64: o.data.replace(/\s+/g, '') }];
   });
 }
 

@@ -24,6 +24,7 @@ import type { FileCheckpoint, Tool, ToolContext, ToolDetails, ToolResult } from 
 import { isInsideWorkspace, resolvePath } from '../util/paths.js';
 import { protectedTarget } from './protected-calls.js';
 import { protectedPath } from './protected-paths.js';
+import { checkToolImages } from './tool-images.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Agent } from '../shapes/agent.js';
 
@@ -196,7 +197,7 @@ export class ToolCall {
     const ctx: ToolContext = { ...this.env.ctx, toolCallId: this.id, confined, guardProtected, recordChange: (c) => this.recordChange(c) };
     const call = (async (): Promise<ToolResult> => {
       try {
-        return await tool.call(this.args, ctx);
+        return checkToolImages(await tool.call(this.args, ctx));
       } catch (e) {
         log.warn(`tool ${this.llmName} threw: ${errorMessage(e)}`);
         return { error: true, outputs: [{ type: 'text', text: `Tool failed: ${errorMessage(e)}` }] };

@@ -4,7 +4,8 @@
  * rest keeps its order; a bad image is a reason, never a throw.
  */
 import { describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { imageMediaType, splitImages } from '../../src/core/context/images.js';
 import type { Context } from '../../src/shapes/context.js';
@@ -52,6 +53,30 @@ describe('splitImages', () => {
       'image: the image is 11 bytes; the limit is 10 bytes',
       `image ${join(root, 'big.png')}: the image is 11 bytes; the limit is 10 bytes`,
     ]);
+  });
+
+  // A FIFO or a device has size 0 in stat, so a size check alone would read it to its end: ~2 GB
+  // from /dev/zero, or whatever a writer feeds a FIFO.
+  it.runIf(process.platform !== 'win32')('refuses a FIFO fed more than the limit and a link to /dev/zero, without reading them', async () => {
+    const root = scratch(workspace());
+    const fifo = join(root, 'x.png');
+    execFileSync('mkfifo', [fifo]);
+    symlinkSync('/dev/zero', join(root, 'logo.png'));
+    // Writes 64 KiB (the limit is 1 KiB) once a reader opens the FIFO; killed below if it never does.
+    const writer = spawn('sh', ['-c', `head -c 65536 /dev/zero > "${fifo}"`], { stdio: 'ignore' });
+    try {
+      const out = await splitImages(
+        [
+          { type: 'file', path: 'x.png' },
+          { type: 'file', path: 'logo.png' },
+        ],
+        { roots: [root], maxBytes: 1024 },
+      );
+      expect(out.images).toEqual([]);
+      expect(out.errors).toEqual([`image ${fifo}: not a regular file: ${fifo}`, `image ${join(root, 'logo.png')}: not a regular file: ${join(root, 'logo.png')}`]);
+    } finally {
+      writer.kill();
+    }
   });
 
   it('takes only the media types every vision API takes (image/jpg read as image/jpeg)', async () => {

@@ -5,6 +5,7 @@
  * parts, not as rendered text, so they are taken out before the rest is rendered. A bad or
  * oversized image is skipped with a reason; it never fails the prompt.
  */
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Context } from '../../shapes/context.js';
@@ -56,7 +57,7 @@ export async function splitImages(contexts: Context[], opts: ImageOptions): Prom
   const out: SplitImages = { images: [], rest: [], errors: [] };
   for (const c of contexts) {
     if (c.type === 'image') {
-      const why = checkInline(c.mediaType, c.base64, max);
+      const why = imageProblem(c.mediaType, c.base64, max);
       if (why) out.errors.push(`image: ${why}`);
       else out.images.push({ mediaType: modelMediaType(c.mediaType)!, base64: c.base64.replace(/\s+/g, '') });
     } else if (c.type === 'file' && imageMediaType(c.path)) {
@@ -73,7 +74,11 @@ export async function splitImages(contexts: Context[], opts: ImageOptions): Prom
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-function checkInline(mediaType: string, base64: string, max: number): string | undefined {
+/**
+ * Why inline image data would be refused (a media type the models do not take, not raw base64,
+ * empty, over `max` bytes), or undefined when it is fine. For prompt images and tool-result images alike.
+ */
+export function imageProblem(mediaType: string, base64: string, max = IMAGE_MAX_BYTES): string | undefined {
   if (!/^image\/[\w.+-]+$/i.test(mediaType)) return `"${mediaType.slice(0, 80)}" is not an image media type (e.g. image/png)`;
   if (!modelMediaType(mediaType)) return `${mediaType} is not a type the models take (png, jpeg, gif or webp)`;
   if (base64.startsWith('data:')) return 'base64 must be the raw bytes, without a "data:" URL prefix';
@@ -86,7 +91,12 @@ function checkInline(mediaType: string, base64: string, max: number): string | u
 }
 
 function tooLarge(bytes: number, max: number): string {
-  return `the image is ${size(bytes)}; the limit is ${size(max)}`;
+  // Just over the limit would read "20 MB; the limit is 20 MB".
+  return size(bytes) === size(max) ? overLimit(max) : `the image is ${size(bytes)}; the limit is ${size(max)}`;
+}
+
+function overLimit(max: number): string {
+  return `the image is over the limit of ${size(max)}`;
 }
 
 function size(bytes: number): string {
@@ -94,15 +104,31 @@ function size(bytes: number): string {
   return bytes < MB ? `${bytes} bytes` : `${(bytes / MB).toFixed(1).replace(/\.0$/, '')} MB`;
 }
 
-/** The file's bytes, refused before reading when over `max`. */
+/**
+ * The file's bytes, refused when over `max`. Only a regular file (after following links): a FIFO,
+ * socket or device (`logo.png -> /dev/zero`) has no size to check and might never end. It is
+ * opened non-blocking so a FIFO with no writer does not hang the open, and at most `max + 1` bytes
+ * are read whatever the size said, so a file growing while read is still refused.
+ */
 async function readImage(path: string, max: number): Promise<Buffer> {
   let fh;
   try {
-    fh = await open(path, 'r');
+    fh = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     const st = await fh.stat();
     if (st.isDirectory()) throw new Error(`is a directory: ${path}`);
+    if (!st.isFile()) throw new Error(`not a regular file: ${path}`);
     if (st.size > max) throw new Error(tooLarge(st.size, max));
-    return await fh.readFile();
+    const chunks: Buffer[] = [];
+    let got = 0;
+    while (got <= max) {
+      const buf = Buffer.alloc(Math.min(CHUNK, max + 1 - got));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      chunks.push(buf.subarray(0, bytesRead));
+      got += bytesRead;
+    }
+    if (got > max) throw new Error(overLimit(max));
+    return Buffer.concat(chunks, got);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new Error(`not found: ${path}`);
@@ -112,3 +138,6 @@ async function readImage(path: string, max: number): Promise<Buffer> {
     await fh?.close();
   }
 }
+
+/** Read size per step: a megabyte, so a file is never buffered much past the limit. */
+const CHUNK = 1024 * 1024;

@@ -10,7 +10,7 @@ export { buildRepoMap, renderContexts } from './render.js';
 export type { RenderOptions, RenderedContexts, RepoMapOptions } from './render.js';
 export { listFiles, listFilesSync } from './listing.js';
 export type { Listing, ListingMode, ListOptions } from './listing.js';
-export { IMAGE_MAX_BYTES, imageMediaType, modelMediaType, splitImages } from './images.js';
+export { IMAGE_MAX_BYTES, imageMediaType, imageProblem, modelMediaType, splitImages } from './images.js';
 export type { ImageOptions, SplitImages } from './images.js';
 export { fetchWebText } from './web.js';
 export type { FetchTextOptions } from './web.js';

@@ -10,6 +10,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, parseArgs } from './stream-util.js';
+import { fitImages, type ImageLimits } from './image-limits.js';
 import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { isRecord } from '../../util/guards.js';
 import { mergePayload } from '../../util/merge-payload.js';
@@ -157,7 +158,7 @@ export class AnthropicClient implements LlmClient {
 
   private body(req: LlmRequest): Params {
     let maxTokens = req.maxOutputTokens ?? DEFAULT_MAX_TOKENS;
-    const params: Params = { model: req.model, max_tokens: maxTokens, messages: toMessages(req.messages), stream: true };
+    const params: Params = { model: req.model, max_tokens: maxTokens, messages: toMessages(fitImages(req.messages, IMAGE_LIMITS)), stream: true };
     if (req.system) params.system = req.system;
     if (req.tools.length) {
       params.tools = req.tools.map((t) => ({
@@ -198,6 +199,13 @@ function imageBlock(img: LlmImage): Anthropic.ImageBlockParam {
   // The API names the media types it takes; another one is its to refuse, with its own message.
   return { type: 'image', source: { type: 'base64', media_type: img.mediaType as Anthropic.Base64ImageSource['media_type'], data: img.base64 } };
 }
+
+/**
+ * The Messages API refuses an image whose base64 is over 5 MB and a request over 32 MB in all
+ * (docs.claude.com "Vision": general limits; up to 100 images a request): 24 MB of images leaves
+ * the conversation's text room.
+ */
+const IMAGE_LIMITS: ImageLimits = { api: 'Anthropic', measure: 'base64', perImage: 5 * 1024 * 1024, perRequest: 24 * 1024 * 1024, count: 100 };
 
 /**
  * Anthropic wants strictly alternating user/assistant turns, tool results as

@@ -9,6 +9,7 @@ import { abortError, httpError, isAbortError, toLlmError } from './errors.js';
 import { lineTooLong, MAX_LINE_CHARS } from './line-cap.js';
 import { type AdapterOptions, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
 import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { fitImages } from './image-limits.js';
 import { toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
 import { mergePayload } from '../../util/merge-payload.js';
 
@@ -98,7 +99,7 @@ export class OllamaClient implements LlmClient {
   private async post(req: LlmRequest): Promise<Response> {
     const messages: OllamaMessage[] = [];
     if (req.system) messages.push({ role: 'system', content: req.system });
-    messages.push(...withToolImagesAfter(req.messages, (m) => [toOllamaMessage(m)], imagesMessage));
+    messages.push(...withToolImagesAfter(fitImages(req.messages, { api: 'Ollama', measure: 'bytes' }), (m) => [toOllamaMessage(m)], imagesMessage));
     const body: Record<string, unknown> = { model: req.model, messages, stream: true };
     if (req.tools.length) {
       body.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));

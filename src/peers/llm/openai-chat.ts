@@ -11,6 +11,7 @@ import OpenAI from 'openai';
 import { type AdapterOptions, finishFromOpenAi, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { fitImages, OPENAI_IMAGE_LIMITS } from './image-limits.js';
 import { dataUrl, toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
 import { mergePayload } from '../../util/merge-payload.js';
 
@@ -118,7 +119,7 @@ export class OpenAiChatClient implements LlmClient {
   private body(req: LlmRequest): ChatParams {
     const messages: ChatMessage[] = [];
     if (req.system) messages.push({ role: 'system', content: req.system });
-    messages.push(...withToolImagesAfter(req.messages, toChatMessages, imagesMessage));
+    messages.push(...withToolImagesAfter(fitImages(req.messages, OPENAI_IMAGE_LIMITS), toChatMessages, imagesMessage));
     const isOpenAi = /(^|\.)openai\.com$/.test(hostOf(this.opts.url));
     const params: ChatParams = {
       model: req.model,

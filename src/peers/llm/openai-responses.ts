@@ -10,6 +10,7 @@ import OpenAI from 'openai';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, parseArgs, ReasoningTracker } from './stream-util.js';
 import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { fitImages, OPENAI_IMAGE_LIMITS } from './image-limits.js';
 import { dataUrl, toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
 import { mergePayload } from '../../util/merge-payload.js';
 
@@ -119,7 +120,7 @@ export class OpenAiResponsesClient implements LlmClient {
   private body(req: LlmRequest): Params {
     const params: Params = {
       model: req.model,
-      input: withToolImagesAfter(req.messages, toInputItems, imagesItem),
+      input: withToolImagesAfter(fitImages(req.messages, OPENAI_IMAGE_LIMITS), toInputItems, imagesItem),
       stream: true,
       store: false,
     };

@@ -299,8 +299,13 @@ export class McpSession {
     const timeoutMs = this.opts.timeoutMs;
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
+    // Set once the call has settled: the call's end (callTool's finally) withdraws an open
+    // question, whose release would otherwise arm a fresh timer that outlives the call and then
+    // aborts `ac`, making the SDK send notifications/cancelled for a finished request.
+    let finished = false;
     const arm = () => {
       clearTimeout(timer);
+      if (finished) return;
       timer = setTimeout(() => {
         timedOut = true;
         ac.abort(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs }));
@@ -335,6 +340,7 @@ export class McpSession {
       if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed) return this.closedDuringCall(label);
       return textResult(`${label} failed: ${errorMessage(e)}`, true);
     } finally {
+      finished = true;
       clearTimeout(timer);
       ctx.signal.removeEventListener('abort', onAbort);
     }
