@@ -14,25 +14,12 @@ import Database from 'better-sqlite3';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
-import type { Step } from '../fixtures/fake-llm.js';
+import { ECA, useFakeLlmSuite, workspace } from './harness.js';
+import { rollbackSupport } from './rollback-support.js';
 
 const { llm, track } = useFakeLlmSuite();
 
-async function boot(root: string, home = tempDir()): Promise<{ p: EcaProc; home: string }> {
-  const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url) }));
-  await p.initialize(root);
-  await p.waitFor((m) => m.method === ECA.configUpdated.method);
-  return { p, home };
-}
-
-/** One trusted turn: `message` (contentId `cid`), the model makes `calls` one step each, then says `answer`. */
-async function turn(p: EcaProc, chatId: string, nth: number, cid: string, message: string, calls: Array<{ id: string; name: string; args: Record<string, unknown> }>, answer: string): Promise<void> {
-  const steps: Step[][] = calls.map((c) => [{ toolCall: { id: c.id, name: `patchbay__${c.name}`, args: c.args } }]);
-  llm().script(...steps, [{ text: answer }]);
-  await p.request(ECA.chatPrompt, { chatId, message, contentId: cid, trust: true });
-  await p.turnDone(chatId, nth);
-}
+const { boot, turn } = rollbackSupport(llm, track);
 
 async function until(cond: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 15_000;

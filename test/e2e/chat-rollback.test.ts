@@ -13,28 +13,15 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace, type Msg } from './harness.js';
-import type { Step } from '../fixtures/fake-llm.js';
+import { ECA, EcaProc, useFakeLlmSuite, workspace, type Msg } from './harness.js';
+import { rollbackSupport } from './rollback-support.js';
 
 const { llm, track } = useFakeLlmSuite();
 
 /** Not valid UTF-8, CRLF line ends, no trailing newline: a text round trip would change it. */
 const ODD = Buffer.concat([Buffer.from([0xff, 0xfe, 0x00, 0x01]), Buffer.from('line one\r\nline two\r\nend', 'latin1'), Buffer.from([0xe9, 0x80])]);
 
-async function boot(root: string, home = tempDir()): Promise<{ p: EcaProc; home: string }> {
-  const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url) }));
-  await p.initialize(root);
-  await p.waitFor((m) => m.method === ECA.configUpdated.method);
-  return { p, home };
-}
-
-/** One trusted turn: `message` (contentId `cid`), the model makes `calls` one step each, then says `answer`. */
-async function turn(p: EcaProc, chatId: string, nth: number, cid: string, message: string, calls: Array<{ id: string; name: string; args: Record<string, unknown> }>, answer: string): Promise<void> {
-  const steps: Step[][] = calls.map((c) => [{ toolCall: { id: c.id, name: `patchbay__${c.name}`, args: c.args } }]);
-  llm().script(...steps, [{ text: answer }]);
-  await p.request(ECA.chatPrompt, { chatId, message, contentId: cid, trust: true });
-  await p.turnDone(chatId, nth);
-}
+const { boot, turn } = rollbackSupport(llm, track);
 
 /** The index in `p.messages` of the first message matching `pred` at or after `from`. */
 function indexOf(p: EcaProc, pred: (m: Msg) => boolean, from = 0): number {
