@@ -173,10 +173,6 @@ export class ChatService {
     // Applies at once, to the calls of a turn already running too.
     if (params.trust !== undefined) this.setTrust(chat, params.trust);
 
-    // The user message's id names it for rollback, fork and flags, so it must be unique in the chat:
-    // a client's id is kept only when new there (ECA always mints one; a client that numbers its
-    // requests from 0 again after a reload would otherwise make a rollback cut at the wrong message).
-    const cid = params.contentId !== undefined && !this.hasContentId(chat, params.contentId) ? params.contentId : newId();
     const queuedIn = chat.generation;
     let settle!: (o: TurnOutcome) => void;
     const done = new Promise<TurnOutcome>((r) => (settle = r));
@@ -184,6 +180,11 @@ export class ChatService {
       chat.queued--;
       // Deleted, cleared or shutting down since this prompt was queued: drop it.
       if (this.disposed || chat.generation !== queuedIn) return settle({ stopReason: 'cancelled' });
+      // The user message's id names it for rollback, fork and flags, so it must be unique in the
+      // chat: a client's id is kept only when new there (ECA always mints one; a client numbering
+      // its requests from 0 again after a reload would make a rollback cut at the wrong message).
+      // Decided when the turn starts, so prompts queued together are checked against each other.
+      const cid = params.contentId !== undefined && !this.hasContentId(chat, params.contentId) ? params.contentId : newId();
       // Agent and model apply from this turn on; a turn already running keeps its own.
       if (agent) chat.agent = agent;
       if (entry) chat.model = entry.id;

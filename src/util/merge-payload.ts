@@ -10,7 +10,9 @@ const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
  * Gemini): they carry what the model reads (`messages`, `input`, `system`, `instructions`,
  * `prompt`, `contents`…), what it can call (`tools`, OpenAI's hosted `mcp` tool; Anthropic's
  * `mcp_servers`), which model answers, whether the provider keeps the conversation (`store`,
- * `previous_response_id`, `conversation`, `background`) or how the answer comes back (`stream`).
+ * `previous_response_id`, `conversation`, `background`, Gemini's cached content), or how the answer
+ * comes back in a shape patchbay's stream readers do not expect (`stream`, `stream_options`, `n`,
+ * `response_format`, `modalities`, `audio`; chat completions' hosted `web_search_options`).
  * patchbay builds these itself; the config loader reports a payload that names one (load.ts).
  */
 export const REFUSED_PAYLOAD_KEYS: ReadonlySet<string> = new Set([
@@ -33,6 +35,16 @@ export const REFUSED_PAYLOAD_KEYS: ReadonlySet<string> = new Set([
   'previous_response_id',
   'conversation',
   'background',
+  'cached_content',
+  'cachedContent',
+  'tool_config',
+  'toolConfig',
+  'web_search_options',
+  'stream_options',
+  'n',
+  'response_format',
+  'modalities',
+  'audio',
 ]);
 
 type Obj = Record<string, unknown>;

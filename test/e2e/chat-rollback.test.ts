@@ -247,6 +247,13 @@ describe('chat/rollback', () => {
     expect(new Set(ids).size).toBe(3);
     expect(ids).not.toContain('0');
 
+    // Two prompts queued together with one id: checked against each other when each turn starts.
+    llm().script([{ text: 'q1' }], [{ text: 'q2' }]);
+    await Promise.all([p.request(ECA.chatPrompt, { chatId: 'c8', message: 'queued a', contentId: 'dup' }), p.request(ECA.chatPrompt, { chatId: 'c8', message: 'queued b', contentId: 'dup' })]);
+    await p.turnDone('c8', 5);
+    expect(echoed('queued a')).toBe('dup');
+    expect(echoed('queued b')).not.toBe('dup');
+
     // Rollback on the FIRST message goes back to before it: both files go, all three prompts go.
     const r = await p.request(ECA.chatRollback, { chatId: 'c8', contentId: ids[0] });
     expect(r.error).toBeUndefined();

@@ -1,4 +1,5 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileIndex } from '../../src/core/context/index.js';
@@ -45,6 +46,16 @@ describe('FileIndex listing', () => {
     await ix.warm();
     expect(ix.mode).toBe('git');
     expect(all(ix)).toEqual(['d src/', 'd src/lib/', 'f .gitignore', 'f src/a.ts', 'f src/lib/parser.ts', 'f untracked.ts']);
+  });
+
+  it("outside git, a repo's .gitignore that is a link to /dev/zero or a FIFO with no writer is skipped: the walk neither hangs nor fills memory", async () => {
+    writeFiles(ws, { 'a.txt': '', 'sub/b.txt': '', 'other/c.txt': '' });
+    symlinkSync('/dev/zero', join(ws, '.gitignore'));
+    execFileSync('mkfifo', [join(ws, 'sub', '.gitignore')]);
+    const ix = index(ws);
+    await ix.warm();
+    expect(ix.mode).toBe('walk');
+    expect(all(ix)).toEqual(['d other/', 'd sub/', 'f .gitignore', 'f a.txt', 'f other/c.txt', 'f sub/.gitignore', 'f sub/b.txt']);
   });
 
   it('outside git, walks and honours nested .gitignore files, skipping .git and node_modules', async () => {

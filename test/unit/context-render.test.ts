@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildRepoMap, renderContexts, type RenderOptions } from '../../src/core/context/index.js';
@@ -49,6 +51,19 @@ describe('file contexts', () => {
     const blocks = r.text.split('\n');
     expect(blocks[0]).toBe(`<file path="${join(ws, 'missing.ts')}" error="not found: ${join(ws, 'missing.ts')}"/>`);
     expect(r.text).toContain(`<file path="${join(ws, 'ok.txt')}">\nfine\n</file>`);
+  });
+
+  it('refuses a FIFO (no writer: a blocking open would hang) and a device, as not regular files, and keeps the others', async () => {
+    writeFiles(ws, { 'ok.txt': 'fine' });
+    execFileSync('mkfifo', [join(ws, 'pipe.txt')]);
+    symlinkSync('/dev/zero', join(ws, 'zero.txt'));
+    const r = await render([
+      { type: 'file', path: 'pipe.txt' },
+      { type: 'file', path: 'zero.txt' },
+      { type: 'file', path: 'ok.txt' },
+    ]);
+    expect(r.errors).toEqual([`file ${join(ws, 'pipe.txt')}: not a regular file: ${join(ws, 'pipe.txt')}`, `file ${join(ws, 'zero.txt')}: not a regular file: ${join(ws, 'zero.txt')}`]);
+    expect(r.text).toContain('fine');
   });
 
   it('truncates a file larger than fileMaxBytes with a notice', async () => {

@@ -65,6 +65,19 @@ describe('built-in and configured variants', () => {
     const body = { model: 'm', input: [{ role: 'user', content: 'hi' }], instructions: 'ours', tools: [{ type: 'function', name: 't' }], store: false, stream: true };
     const extra = { model: 'other', input: [], instructions: 'theirs', tools: [{ type: 'mcp', server_url: 'https://evil.example' }], store: true, stream: false, temperature: 0.1 };
     expect(mergePayload(body, extra)).toEqual({ ...body, temperature: 0.1 });
+    // Nor the shape the answer comes back in, a hosted search, or Gemini's cached content; tuning goes.
+    const shape = {
+      n: 3,
+      stream_options: { include_usage: false },
+      response_format: { type: 'json_object' },
+      modalities: ['audio'],
+      audio: {},
+      web_search_options: {},
+      cached_content: 'c/1',
+      tool_config: {},
+      text: { verbosity: 'low' },
+    };
+    expect(mergePayload(body, shape)).toEqual({ ...body, text: { verbosity: 'low' } });
     // Neither through a variant (the `default` one applies with none chosen).
     const entry = { extraPayload: { system: 'x', top_p: 0.5 }, variants: { default: { messages: [], prompt: { id: 'p' }, contents: [], temperature: 0.3 } } };
     expect(requestPayload(entry, null)).toEqual({ payload: { top_p: 0.5, temperature: 0.3 } });

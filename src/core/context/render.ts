@@ -4,6 +4,7 @@
  * becomes a short error block plus an entry in `errors`; rendering never throws.
  */
 import { resolvePath } from '../../util/paths.js';
+import { constants } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { Context as ChatContext, CursorContext, DirectoryContext, FileContext, ResourceContext, WebContext } from '../../shapes/context.js';
@@ -147,9 +148,11 @@ function fsMessage(e: unknown, path: string): string {
 async function readText(path: string, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
   let fh;
   try {
-    fh = await open(path, 'r');
+    // Not blocking: a FIFO with no writer would hang a blocking open (and a libuv thread with it).
+    fh = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
     const st = await fh.stat();
     if (st.isDirectory()) throw new ContextError(`is a directory: ${path} (use a directory context)`);
+    if (!st.isFile()) throw new ContextError(`not a regular file: ${path}`);
     const size = Math.min(st.size, maxBytes);
     const buf = Buffer.alloc(size);
     let got = 0;

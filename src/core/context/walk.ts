@@ -8,10 +8,14 @@
  * level at a time; `walkSync` and `walkAsync` answer those requests with sync or async fs.
  */
 import type { Dirent } from 'node:fs';
-import { readdirSync, readFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
+import { readSmallFile, readSmallFileSync } from '../../util/small-file.js';
+
+/** A `.gitignore` longer than this is read only this far (a repo's own files are not trusted to be sane). */
+const MAX_IGNORE_BYTES = 1024 * 1024;
 
 const ALWAYS_SKIPPED = new Set(['.git', 'node_modules']);
 
@@ -113,7 +117,7 @@ export function walkSync(root: string, opts: WalkOptions = {}): string[] {
     const req = r.value;
     const res: Response = req.paths.map((p) => {
       try {
-        return req.kind === 'readdir' ? readdirSync(p, { withFileTypes: true }) : readFileSync(p, 'utf8');
+        return req.kind === 'readdir' ? readdirSync(p, { withFileTypes: true }) : readSmallFileSync(p, MAX_IGNORE_BYTES);
       } catch {
         return undefined;
       }
@@ -135,7 +139,7 @@ export async function walkAsync(root: string, opts: WalkOptions & { signal?: Abo
     for (let i = 0; i < req.paths.length; i += CONCURRENCY) {
       const batch = req.paths.slice(i, i + CONCURRENCY).map(async (p, j) => {
         try {
-          res[i + j] = req.kind === 'readdir' ? await readdir(p, { withFileTypes: true }) : await readFile(p, 'utf8');
+          res[i + j] = req.kind === 'readdir' ? await readdir(p, { withFileTypes: true }) : await readSmallFile(p, MAX_IGNORE_BYTES);
         } catch {
           res[i + j] = undefined;
         }
