@@ -55,8 +55,18 @@ export class CheckpointTable {
     private readonly limit: number,
   ) {}
 
-  /** One change (the caller holds a write transaction: the limit is checked and used in it). */
-  add(chatId: string, call: CheckpointCall, c: FileCheckpoint): void {
+  /**
+   * One change (the caller holds a write transaction: the limit is checked and used in it). Kept
+   * only while the message that asked for the call still holds it: a stopped tool that finishes
+   * after a rollback removed its asking message records nothing (its row would otherwise be taken
+   * for a later call that reuses the id at that position).
+   */
+  add(chatId: string, call: CheckpointCall, c: FileCheckpoint): boolean {
+    const asked = this.stmt(
+      `SELECT 1 FROM messages m, json_each(m.data, '$.parts') p
+         WHERE m.chat_id = ? AND m.seq = ? AND m.role = 'assistant' AND json_extract(p.value, '$.type') = 'toolCall' AND json_extract(p.value, '$.id') = ? LIMIT 1`,
+    ).get(chatId, call.messageSeq, call.id);
+    if (!asked) return false;
     const kept = c.before === null ? { hash: null, skipped: c.skipped ?? null } : this.keep(chatId, c.before);
     this.stmt('INSERT INTO file_checkpoints (chat_id, tool_call_id, message_seq, path, before_hash, after_hash, skipped, folder, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
       chatId,
@@ -69,6 +79,7 @@ export class CheckpointTable {
       c.folder ?? null,
       Date.now(),
     );
+    return true;
   }
 
   /** Stores `bytes` once (by hash); past the chat's limit of distinct content, the reason instead. */
@@ -111,7 +122,12 @@ export class CheckpointTable {
       `INSERT INTO file_checkpoints (chat_id, tool_call_id, message_seq, path, before_hash, after_hash, skipped, folder, created_at)
          SELECT ?, tool_call_id, message_seq, path, before_hash, after_hash, skipped, folder, created_at FROM file_checkpoints f
          WHERE f.chat_id = ? AND f.message_seq <= ? AND EXISTS (
-           SELECT 1 FROM messages m WHERE m.chat_id = f.chat_id AND m.role = 'tool' AND m.seq > f.message_seq AND m.seq <= ? AND json_extract(m.data, '$.toolCallId') = f.tool_call_id)
+           SELECT 1 FROM messages m WHERE m.chat_id = f.chat_id AND m.role = 'tool' AND m.seq > f.message_seq AND m.seq <= ? AND json_extract(m.data, '$.toolCallId') = f.tool_call_id
+             -- the answer to THIS asking message: no later one asked for the same id in between
+             AND NOT EXISTS (
+               SELECT 1 FROM messages a, json_each(a.data, '$.parts') p
+                 WHERE a.chat_id = f.chat_id AND a.role = 'assistant' AND a.seq > f.message_seq AND a.seq < m.seq
+                   AND json_extract(p.value, '$.type') = 'toolCall' AND json_extract(p.value, '$.id') = f.tool_call_id))
          ORDER BY id`,
     ).run(to, from, uptoSeq, uptoSeq);
   }

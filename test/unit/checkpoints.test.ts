@@ -324,8 +324,48 @@ describe('SqliteStore: the first checkpoint table', () => {
     expect(columns).toContain('before_hash');
     expect(columns).not.toContain('before');
     expect(s.fileCheckpoints('c', 0)).toEqual([]);
-    s.addFileCheckpoint('c', { id: 't2', messageSeq: 1 }, { path: '/b', before: Buffer.from('b'), afterHash: null });
+    const asking = s.appendMessage('c', { role: 'assistant', parts: [{ type: 'toolCall', id: 't2', name: 'write_file', args: {} }] });
+    s.addFileCheckpoint('c', { id: 't2', messageSeq: asking }, { path: '/b', before: Buffer.from('b'), afterHash: null });
     expect(s.fileCheckpoints('c', 0).map((c) => c.path)).toEqual(['/b']);
+  });
+
+  it('a fork does not copy a change of a call killed unanswered whose id a later, answered call reuses', async () => {
+    const s = await store();
+    s.createChat({ id: 'c' });
+    const ask = (id: string) => s.appendMessage('c', { role: 'assistant', parts: [{ type: 'toolCall', id, name: 'write_file', args: {} }] });
+    const killed = ask('call_0'); // its tool never answered (the process was killed)
+    s.addFileCheckpoint('c', { id: 'call_0', messageSeq: killed }, { path: '/orphan', before: null, afterHash: null });
+    const later = ask('call_0');
+    s.addFileCheckpoint('c', { id: 'call_0', messageSeq: later }, { path: '/answered', before: null, afterHash: null });
+    const answer = s.appendMessage('c', {
+      role: 'tool',
+      toolCallId: 'call_0',
+      name: 'write_file',
+      origin: 'native',
+      server: 'patchbay',
+      outcome: 'called',
+      error: false,
+      outputs: [],
+      llmText: 'ok',
+      totalTimeMs: 1,
+    } as never);
+    s.forkChat('c', { id: 'f' }, answer);
+    expect(s.fileCheckpoints('f', 0).map((c) => c.path)).toEqual(['/answered']);
+  });
+
+  it('records a change only while the message that asked for the call holds it (a stopped tool finishing after a rollback records nothing)', async () => {
+    const s = await store();
+    s.createChat({ id: 'c' });
+    const asking = s.appendMessage('c', { role: 'assistant', parts: [{ type: 'toolCall', id: 'call_0', name: 'write_file', args: {} }] });
+    s.addFileCheckpoint('c', { id: 'call_0', messageSeq: asking }, { path: '/kept', before: null, afterHash: null });
+    s.addFileCheckpoint('c', { id: 'call_9', messageSeq: asking }, { path: '/not-asked-there', before: null, afterHash: null });
+    expect(s.fileCheckpoints('c', 0).map((c) => c.path)).toEqual(['/kept']);
+    s.truncateMessages('c', asking);
+    s.addFileCheckpoint('c', { id: 'call_0', messageSeq: asking }, { path: '/late', before: null, afterHash: null });
+    // The position is reused by the next step, which asks for a call with the same id.
+    const next = s.appendMessage('c', { role: 'assistant', parts: [{ type: 'toolCall', id: 'call_0', name: 'write_file', args: {} }] });
+    expect(next).toBe(asking);
+    expect(s.fileCheckpoints('c', 0).map((c) => c.path)).toEqual([]);
   });
 });
 
