@@ -16,8 +16,13 @@ import { elicitForm } from './elicit.js';
 interface Running {
   chatId: string;
   toolCallId?: string;
-  /** Aborts when the call's turn stops, its chat is deleted, or the call ends. */
-  signal: AbortSignal;
+  /** The call's own signal: aborts when its turn stops or its chat is deleted. */
+  turn: AbortSignal;
+  /**
+   * Aborts when the call ends. Made only when a question is asked: every call pays for the map
+   * entry alone (an AbortSignal.any and an Error per call cost a tool call tens of microseconds).
+   */
+  ended?: AbortController;
   /** Stops the call's timeout while the user is asked; returns the release. Set by the call path. */
   hold?: () => () => void;
 }
@@ -28,6 +33,8 @@ export interface RunningCall {
   hold?: () => () => void;
 }
 
+const CALL_ENDED = new Error('the tool call ended');
+
 export class RunningCalls {
   private seq = 0;
   /** In start order (Map keeps insertion order): the newest is last. */
@@ -36,13 +43,12 @@ export class RunningCalls {
   /** Records a call; its `end()` (on settling) withdraws its open questions. */
   add(ctx: Pick<ToolContext, 'chatId' | 'toolCallId' | 'signal'>): RunningCall {
     const id = ++this.seq;
-    const ended = new AbortController();
-    const running: Running = { chatId: ctx.chatId, ...(ctx.toolCallId ? { toolCallId: ctx.toolCallId } : {}), signal: AbortSignal.any([ctx.signal, ended.signal]) };
+    const running: Running = { chatId: ctx.chatId, ...(ctx.toolCallId ? { toolCallId: ctx.toolCallId } : {}), turn: ctx.signal };
     this.calls.set(id, running);
     return {
       end: () => {
         this.calls.delete(id);
-        ended.abort(new Error('the tool call ended'));
+        running.ended?.abort(CALL_ENDED);
       },
       set hold(h: (() => () => void) | undefined) {
         running.hold = h;
@@ -69,7 +75,8 @@ export class RunningCalls {
       log.warn(`declined elicitation/create: no tool call of this server is running, so there is no chat to ask in`);
       return { action: 'decline' };
     }
-    const signal = AbortSignal.any([call.signal, requestSignal]);
+    call.ended ??= new AbortController();
+    const signal = AbortSignal.any([call.turn, call.ended.signal, requestSignal]);
     // The call cannot finish while its server waits on the user: its timeout waits too.
     const release = call.hold?.();
     try {
