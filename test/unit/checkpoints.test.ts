@@ -324,15 +324,15 @@ describe('SqliteStore: the first checkpoint table', () => {
     expect(columns).toContain('before_hash');
     expect(columns).not.toContain('before');
     expect(s.fileCheckpoints('c', 0)).toEqual([]);
-    const asking = s.appendMessage('c', { role: 'assistant', parts: [{ type: 'toolCall', id: 't2', name: 'write_file', args: {} }] });
-    s.addFileCheckpoint('c', { id: 't2', messageSeq: asking }, { path: '/b', before: Buffer.from('b'), afterHash: null });
+    const asked = s.appendMessage('c', asking('t2'));
+    s.addFileCheckpoint('c', { id: 't2', messageSeq: asked }, { path: '/b', before: Buffer.from('b'), afterHash: null });
     expect(s.fileCheckpoints('c', 0).map((c) => c.path)).toEqual(['/b']);
   });
 
   it('a fork does not copy a change of a call killed unanswered whose id a later, answered call reuses', async () => {
     const s = await store();
     s.createChat({ id: 'c' });
-    const ask = (id: string) => s.appendMessage('c', { role: 'assistant', parts: [{ type: 'toolCall', id, name: 'write_file', args: {} }] });
+    const ask = (id: string) => s.appendMessage('c', asking(id));
     const killed = ask('call_0'); // its tool never answered (the process was killed)
     s.addFileCheckpoint('c', { id: 'call_0', messageSeq: killed }, { path: '/orphan', before: null, afterHash: null });
     const later = ask('call_0');
@@ -356,18 +356,32 @@ describe('SqliteStore: the first checkpoint table', () => {
   it('records a change only while the message that asked for the call holds it (a stopped tool finishing after a rollback records nothing)', async () => {
     const s = await store();
     s.createChat({ id: 'c' });
-    const asking = s.appendMessage('c', { role: 'assistant', parts: [{ type: 'toolCall', id: 'call_0', name: 'write_file', args: {} }] });
-    s.addFileCheckpoint('c', { id: 'call_0', messageSeq: asking }, { path: '/kept', before: null, afterHash: null });
-    s.addFileCheckpoint('c', { id: 'call_9', messageSeq: asking }, { path: '/not-asked-there', before: null, afterHash: null });
+    const asked = s.appendMessage('c', asking('call_0'));
+    s.addFileCheckpoint('c', { id: 'call_0', messageSeq: asked }, { path: '/kept', before: null, afterHash: null });
+    s.addFileCheckpoint('c', { id: 'call_9', messageSeq: asked }, { path: '/not-asked-there', before: null, afterHash: null });
     expect(s.fileCheckpoints('c', 0).map((c) => c.path)).toEqual(['/kept']);
-    s.truncateMessages('c', asking);
-    s.addFileCheckpoint('c', { id: 'call_0', messageSeq: asking }, { path: '/late', before: null, afterHash: null });
+    s.truncateMessages('c', asked);
+    s.addFileCheckpoint('c', { id: 'call_0', messageSeq: asked }, { path: '/late', before: null, afterHash: null });
     // The position is reused by the next step, which asks for a call with the same id.
-    const next = s.appendMessage('c', { role: 'assistant', parts: [{ type: 'toolCall', id: 'call_0', name: 'write_file', args: {} }] });
-    expect(next).toBe(asking);
+    const next = s.appendMessage('c', asking('call_0'));
+    expect(next).toBe(asked);
     expect(s.fileCheckpoints('c', 0).map((c) => c.path)).toEqual([]);
   });
 });
+
+/** A chat whose call `w1` (asked at position `a`, answered) created the file `p`. */
+async function oneWrite(): Promise<{ s: SqliteStore; a: number; p: string }> {
+  const root = await dir();
+  const s = await store();
+  s.createChat({ id: 'c' });
+  s.appendMessage('c', { role: 'user', text: 'make it', contentId: 'u1' });
+  const a = s.appendMessage('c', asking('w1'));
+  s.appendMessage('c', toolMessage('w1'));
+  const p = join(root, 'w.txt');
+  writeFileSync(p, 'w');
+  s.addFileCheckpoint('c', { id: 'w1', messageSeq: a }, { path: p, before: null, afterHash: contentHash(Buffer.from('w')) });
+  return { s, a, p };
+}
 
 describe('rollbackChat and the store', () => {
   it('undoes a change whose call has no tool message (the process was killed mid-tool), and forgets it', async () => {
@@ -427,15 +441,7 @@ describe('rollbackChat and the store', () => {
   });
 
   it('a flag inserted before a call moves its checkpoints with it: a rollback to the flag still undoes the call', async () => {
-    const root = await dir();
-    const s = await store();
-    s.createChat({ id: 'c' });
-    s.appendMessage('c', { role: 'user', text: 'make it', contentId: 'u1' });
-    const a = s.appendMessage('c', asking('w1'));
-    s.appendMessage('c', toolMessage('w1'));
-    const p = join(root, 'w.txt');
-    writeFileSync(p, 'w');
-    s.addFileCheckpoint('c', { id: 'w1', messageSeq: a }, { path: p, before: null, afterHash: contentHash(Buffer.from('w')) });
+    const { s, a, p } = await oneWrite();
     s.insertMessageAfter('c', 1, { role: 'flag', text: 'mark', contentId: 'flag' });
     expect(s.fileCheckpoints('c', 1).map((c) => c.messageSeq)).toEqual([a + 1]);
     expect(rollback(s, 'c', 'flag')).toEqual({ ok: true, notRestored: [] });
@@ -443,15 +449,7 @@ describe('rollbackChat and the store', () => {
   });
 
   it("a rollback to a call's result (its asking message kept) undoes that call", async () => {
-    const root = await dir();
-    const s = await store();
-    s.createChat({ id: 'c' });
-    s.appendMessage('c', { role: 'user', text: 'make it', contentId: 'u1' });
-    const a = s.appendMessage('c', asking('w1'));
-    s.appendMessage('c', toolMessage('w1'));
-    const p = join(root, 'w.txt');
-    writeFileSync(p, 'w');
-    s.addFileCheckpoint('c', { id: 'w1', messageSeq: a }, { path: p, before: null, afterHash: contentHash(Buffer.from('w')) });
+    const { s, a, p } = await oneWrite();
     expect(rollback(s, 'c', 'w1')).toEqual({ ok: true, notRestored: [] });
     expect(existsSync(p)).toBe(false);
     expect(s.messages('c').map((m) => m.role)).toEqual(['user', 'assistant']);
