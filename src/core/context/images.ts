@@ -5,13 +5,12 @@
  * parts, not as rendered text, so they are taken out before the rest is rendered. A bad or
  * oversized image is skipped with a reason; it never fails the prompt.
  */
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Context } from '../../shapes/context.js';
 import type { LlmImage } from '../../shapes/llm.js';
 import { resolvePath } from '../../util/paths.js';
 import { errorMessage } from '../../util/log.js';
+import { readBounded } from '../../util/small-file.js';
 
 /** The providers' own per-image limits are around 20 MB (OpenAI) or less; larger is refused here, with a reason. */
 export const IMAGE_MAX_BYTES = 20 * 1024 * 1024;
@@ -104,40 +103,20 @@ function size(bytes: number): string {
   return bytes < MB ? `${bytes} bytes` : `${(bytes / MB).toFixed(1).replace(/\.0$/, '')} MB`;
 }
 
-/**
- * The file's bytes, refused when over `max`. Only a regular file (after following links): a FIFO,
- * socket or device (`logo.png -> /dev/zero`) has no size to check and might never end. It is
- * opened non-blocking so a FIFO with no writer does not hang the open, and at most `max + 1` bytes
- * are read whatever the size said, so a file growing while read is still refused.
- */
+/** The image file's bytes, refused when over `max` (util/small-file.ts says why only a regular file). */
 async function readImage(path: string, max: number): Promise<Buffer> {
-  let fh;
+  let r;
   try {
-    fh = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-    const st = await fh.stat();
-    if (st.isDirectory()) throw new Error(`is a directory: ${path}`);
-    if (!st.isFile()) throw new Error(`not a regular file: ${path}`);
-    if (st.size > max) throw new Error(tooLarge(st.size, max));
-    const chunks: Buffer[] = [];
-    let got = 0;
-    while (got <= max) {
-      const buf = Buffer.alloc(Math.min(CHUNK, max + 1 - got));
-      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
-      if (bytesRead === 0) break;
-      chunks.push(buf.subarray(0, bytesRead));
-      got += bytesRead;
-    }
-    if (got > max) throw new Error(overLimit(max));
-    return Buffer.concat(chunks, got);
+    r = await readBounded(path, max, { whole: true });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new Error(`not found: ${path}`);
     if (code === 'EACCES' || code === 'EPERM') throw new Error(`permission denied: ${path}`);
     throw e;
-  } finally {
-    await fh?.close();
   }
+  if (r.kind === 'directory') throw new Error(`is a directory: ${path}`);
+  if (r.kind === 'other') throw new Error(`not a regular file: ${path}`);
+  // Over by its size, or grown past the limit while read.
+  if (r.more) throw new Error(r.size > max ? tooLarge(r.size, max) : overLimit(max));
+  return r.bytes;
 }
-
-/** Read size per step: a megabyte, so a file is never buffered much past the limit. */
-const CHUNK = 1024 * 1024;

@@ -4,8 +4,8 @@
  * becomes a short error block plus an entry in `errors`; rendering never throws.
  */
 import { resolvePath } from '../../util/paths.js';
-import { constants } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { readBounded } from '../../util/small-file.js';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { Context as ChatContext, CursorContext, DirectoryContext, FileContext, ResourceContext, WebContext } from '../../shapes/context.js';
 import { errorMessage } from '../../util/log.js';
@@ -146,30 +146,16 @@ function fsMessage(e: unknown, path: string): string {
 // --- file -----------------------------------------------------------------------------------
 
 async function readText(path: string, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
-  let fh;
+  let r;
   try {
-    // Not blocking: a FIFO with no writer would hang a blocking open (and a libuv thread with it).
-    fh = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-    const st = await fh.stat();
-    if (st.isDirectory()) throw new ContextError(`is a directory: ${path} (use a directory context)`);
-    if (!st.isFile()) throw new ContextError(`not a regular file: ${path}`);
-    const size = Math.min(st.size, maxBytes);
-    const buf = Buffer.alloc(size);
-    let got = 0;
-    while (got < size) {
-      const { bytesRead } = await fh.read(buf, got, size - got, got);
-      if (bytesRead === 0) break;
-      got += bytesRead;
-    }
-    const bytes = buf.subarray(0, got);
-    if (bytes.subarray(0, 8192).includes(0)) throw new ContextError(`binary file: ${path}`);
-    return { text: bytes.toString('utf8'), truncated: st.size > maxBytes };
+    r = await readBounded(path, maxBytes);
   } catch (e) {
-    if (e instanceof ContextError) throw e;
     throw new ContextError(fsMessage(e, path));
-  } finally {
-    await fh?.close();
   }
+  if (r.kind === 'directory') throw new ContextError(`is a directory: ${path} (use a directory context)`);
+  if (r.kind === 'other') throw new ContextError(`not a regular file: ${path}`);
+  if (r.bytes.subarray(0, 8192).includes(0)) throw new ContextError(`binary file: ${path}`);
+  return { text: r.bytes.toString('utf8'), truncated: r.more };
 }
 
 function splitLines(text: string): string[] {
