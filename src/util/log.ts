@@ -50,8 +50,21 @@ process.stderr.on('error', () => {
 });
 
 const secretPattern = /\b(sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,}|Bearer\s+[A-Za-z0-9._-]{8,})/g;
+/** Values known to be secret (keys entered at login, OAuth tokens): scrubbed wherever they appear. */
+const knownSecrets = new Set<string>();
+/** Too short to be a credential, and scrubbing it would mangle ordinary text. */
+const MIN_SECRET_LENGTH = 8;
+
+/** Marks `value` as secret: no log line will ever contain it. Returns it, for use inline. */
+export function rememberSecret(value: string): string {
+  if (value.length >= MIN_SECRET_LENGTH) knownSecrets.add(value);
+  return value;
+}
+
 export function redact(s: string): string {
-  return s.replace(secretPattern, '[redacted]');
+  let out = s.replace(secretPattern, '[redacted]');
+  for (const v of knownSecrets) if (out.includes(v)) out = out.split(v).join('[redacted]');
+  return out;
 }
 
 function rotate(f: LogFile): void {
