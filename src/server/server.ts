@@ -447,7 +447,7 @@ function alreadyAttached(contexts: unknown[] | undefined): Context[] {
 }
 
 function parse<S extends z.ZodType>(method: string, schema: S, raw: unknown): z.output<S> {
-  const r = schema.safeParse(withoutNulls(raw ?? {}));
+  const r = schema.safeParse(camelKeys(withoutNulls(raw ?? {})));
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const field = issue.path.length ? issue.path.join('.') : '(params)';
@@ -460,6 +460,23 @@ function withoutNulls(v: unknown): unknown {
   if (v === null || typeof v !== 'object') return v;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = withoutNulls(x);
+  return out;
+}
+
+/**
+ * eca-emacs writes some params in kebab case (`:job-id`, `:doc-text`, `:doc-version`: eca-jobs.el,
+ * eca-completion.el), which ECA's server reads as the camelCase names because it keywordizes every
+ * key. The top level only: nested maps hold user keys (env vars, headers, login fields) kept as sent.
+ * A camelCase key already present wins.
+ */
+function camelKeys(v: unknown): unknown {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
+  const src = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(src)) {
+    const camel = k.includes('-') ? k.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase()) : k;
+    if (camel === k || !(camel in src)) out[camel] = x;
+  }
   return out;
 }
 
