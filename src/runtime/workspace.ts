@@ -215,7 +215,6 @@ export class Workspace {
       this.indexByRoot.set(r, ix);
       void ix.warm().catch((e: unknown) => log.warn(`indexing ${r}: ${errorMessage(e)}`));
     }
-    log.info(`workspace folders: ${this.roots.join(', ')}${plan.added.length ? ` (added ${plan.added.join(', ')})` : ''}${plan.removed.length ? ` (removed ${plan.removed.join(', ')})` : ''}`);
     // A removed folder's servers stop before the config that named them goes away.
     const change = { added: plan.added, removed: plan.removed };
     await Promise.all(
@@ -228,6 +227,8 @@ export class Workspace {
     await this.reloadConfig();
     const held = heldBack({ workspaces: this.workspaces.filter((w) => plan.added.includes(resolve(w.root))) }).map(heldBackMessage);
     for (const m of held) log.warn(m);
+    // Logged once everything has followed: the change is complete.
+    log.info(`workspace folders: ${this.roots.join(', ')}${plan.added.length ? ` (added ${plan.added.join(', ')})` : ''}${plan.removed.length ? ` (removed ${plan.removed.join(', ')})` : ''}`);
     return { ...plan, heldBack: held };
   }
 
@@ -238,9 +239,11 @@ export class Workspace {
    */
   async reloadConfig(): Promise<string[][]> {
     const before = this.config.providers;
+    const known = new Set(this.configErrors.map(formatConfigError));
     const loaded = this.loadConfig();
     this.applyConfig(loaded);
-    for (const e of loaded.errors) log.warn(formatConfigError(e));
+    // Problems already reported at start or at the last reload are not logged again.
+    for (const e of loaded.errors.map(formatConfigError)) if (!known.has(e)) log.warn(e);
     const applied = this.all().flatMap((p) => safely(() => p.reconfigure?.()) ?? []);
     const after = this.config.providers;
     const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
