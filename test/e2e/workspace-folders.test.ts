@@ -7,7 +7,7 @@
  * leave the folders, the added ones are appended, and everything that reads the folders (tools,
  * contexts) sees the new set.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -89,7 +89,12 @@ describe('workspace/didChangeWorkspaceFolders', () => {
   it('an added folder is searched, inside the workspace and configured (untrusted: held back); removed, all of it reverts', { timeout: 60_000 }, async () => {
     const first = workspace({ 'a.txt': 'in the first folder\n' });
     const added = folderWithConfig();
-    const p = await boot(first);
+    // A running MCP server of the user's config hears of each change (MCP `notifications/roots/list_changed`).
+    const record = join(tempDir(), 'wire.jsonl');
+    const p = await boot(first, { mcpServers: { wire: { command: process.execPath, args: [fixture('mcp-wire.mjs')], env: { MCP_RECORD: record } } } });
+    await p.waitFor((m) => m.method === ECA.toolServerUpdated.method && m.params.name === 'wire' && m.params.status === 'running', 'the MCP server to run');
+    const rootsChanged = () => (existsSync(record) ? readFileSync(record, 'utf8').split('notifications/roots/list_changed').length - 1 : 0);
+    expect(rootsChanged()).toBe(0);
 
     expect(await filePaths(p, 'notes-bee')).not.toContain(added.note);
     const outside = await readThrough(p, added.note, 'r1');
@@ -110,8 +115,10 @@ describe('workspace/didChangeWorkspaceFolders', () => {
     expect(inside.tools).not.toContain('patchbay__grep');
     expect(existsSync(added.marker)).toBe(false);
     expect(p.messages.some(evilRunning)).toBe(false);
+    await until(() => rootsChanged() === 1, 'the MCP server to hear of the added folder');
 
     await changeFolders(p, [], [added.root]);
+    await until(() => rootsChanged() === 2, 'the MCP server to hear of the removed folder');
     expect(await filePaths(p, 'notes-bee')).not.toContain(added.note);
     expect(await contextPaths(p, 'notes-bee')).not.toContain(added.note);
     const removed = await readThrough(p, added.note, 'r3');
