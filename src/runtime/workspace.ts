@@ -215,7 +215,8 @@ export class Workspace {
       this.indexByRoot.set(r, ix);
       void ix.warm().catch((e: unknown) => log.warn(`indexing ${r}: ${errorMessage(e)}`));
     }
-    // A removed folder's servers stop before the config that named them goes away.
+    // The folders' config first: peers then decide with it (which language servers an untrusted folder allows).
+    await this.reloadConfig();
     const change = { added: plan.added, removed: plan.removed };
     await Promise.all(
       this.all().map((p) =>
@@ -224,7 +225,6 @@ export class Workspace {
           .catch((e: unknown) => log.warn(`workspace folders: ${errorMessage(e)}`)),
       ),
     );
-    await this.reloadConfig();
     const held = heldBack({ workspaces: this.workspaces.filter((w) => plan.added.includes(resolve(w.root))) }).map(heldBackMessage);
     for (const m of held) log.warn(m);
     // Logged once everything has followed: the change is complete.

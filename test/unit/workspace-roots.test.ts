@@ -1,13 +1,14 @@
 // Workspace folders changing at run time, piece by piece: which requested changes apply
 // (runtime/roots.ts), the language-server peer stopping a removed folder's server and starting
 // one for an added folder's files, and the OpenCtx files provider serving the folders of now.
-import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { planRootsChange } from '../../src/runtime/roots.js';
 import { LspHostImpl } from '../../src/peers/lsp/host.js';
+import { RUST_ANALYZER_NOTE } from '../../src/peers/lsp/untrusted.js';
 import { workspaceFiles } from '../../src/peers/openctx/host/builtin/workspace-files.js';
 import { isAlive } from '../../src/util/pid.js';
 import { isZombie } from '../../src/util/process-tree.js';
@@ -100,6 +101,26 @@ describe('the language-server peer follows the folders', () => {
     expect(host.servers()).toEqual([expect.objectContaining({ name: 'fake', status: 'stopped', roots: [] })]);
     expect(statusChanges).toBeGreaterThan(before);
     expect(host.processFor(file)).toBeUndefined();
+  });
+});
+
+describe('an added untrusted folder refuses what it would refuse at start', () => {
+  it('rust-analyzer (it runs the project’s build scripts) is no longer offered once an untrusted folder joins, and is again once it leaves', async () => {
+    const first = dir('pb-lsp-trusted-');
+    const second = dir('pb-lsp-untrusted-');
+    const bin = dir('pb-lsp-bin-');
+    writeFileSync(join(bin, 'rust-analyzer'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const host = new LspHostImpl({ servers: {}, roots: [first], env: { PATH: bin }, log: quiet, trustedFolder: (r) => r === first });
+    hosts.push(host);
+    const rust = () => host.servers().find((s) => s.name === 'rust-analyzer');
+    expect(rust()).toMatchObject({ status: 'stopped' });
+
+    await host.setRoots([first, second], []);
+    expect(rust()).toMatchObject({ status: 'disabled', note: RUST_ANALYZER_NOTE });
+    expect(host.processFor(join(second, 'main.rs'))).toBeUndefined();
+
+    await host.setRoots([first], [second]);
+    expect(rust()).toMatchObject({ status: 'stopped' });
   });
 });
 

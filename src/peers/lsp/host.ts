@@ -57,11 +57,12 @@ function unavailable(reason: string): FileDiagnostics {
 }
 
 export class LspHostImpl implements LspHost {
-  private readonly configs: Map<string, LanguageServerConfig>;
-  private readonly disabled: Map<string, LanguageServerConfig>;
-  private readonly problems: Array<{ name: string; command: string; error: string }>;
+  // Resolved against the folders: again when they change (an untrusted folder may refuse a built-in).
+  private configs = new Map<string, LanguageServerConfig>();
+  private disabled = new Map<string, LanguageServerConfig>();
+  private problems: Array<{ name: string; command: string; error: string }> = [];
   /** Built-ins not offered because only an untrusted workspace has them: name → why. */
-  private readonly untrusted: Map<string, string>;
+  private untrusted = new Map<string, string>();
   /** One process per server and project root; `folder` is the workspace folder it was started for. */
   private readonly processes = new Map<string, { name: string; root: string; folder: string; proc: LanguageServerProcess }>();
   /** The workspace folders now (setRoots replaces them). */
@@ -75,13 +76,19 @@ export class LspHostImpl implements LspHost {
     this.log = opts.log ?? logger('lsp');
     this.roots = opts.roots.map((r) => resolve(r));
     this.restart = { baseDelayMs: 1000, maxRestarts: 5, ...opts.restart };
-    const resolved = resolveServers(opts.servers, opts.roots, opts.env, { trustedFolder: opts.trustedFolder });
+    this.resolve(opts.servers);
+  }
+
+  /** Which servers may run for the folders of now; what is new is logged. */
+  private resolve(servers: Record<string, unknown>): void {
+    const before = { problems: new Set(this.problems.map((p) => p.error)), untrusted: new Map(this.untrusted) };
+    const resolved = resolveServers(servers, this.roots, this.opts.env, { trustedFolder: this.opts.trustedFolder });
     this.configs = resolved.servers;
     this.disabled = resolved.disabled;
     this.problems = resolved.problems;
     this.untrusted = resolved.untrusted;
-    for (const p of this.problems) this.log.warn(p.error);
-    for (const [name, note] of this.untrusted) this.log.info(`${name}: ${note}`);
+    for (const p of this.problems) if (!before.problems.has(p.error)) this.log.warn(p.error);
+    for (const [name, note] of this.untrusted) if (before.untrusted.get(name) !== note) this.log.info(`${name}: ${note}`);
   }
 
   tools(): Tool[] {
@@ -319,10 +326,12 @@ export class LspHostImpl implements LspHost {
    * The workspace folders changed. Each process serves the one folder it was initialized with
    * (its `workspaceFolders`), so nothing is sent to running servers: files of an added folder start
    * their own servers when touched, and the servers of a removed folder are stopped, their
-   * diagnostics forgotten.
+   * diagnostics forgotten. Which servers may start is decided again for the new folders and
+   * `servers` (the config now): an added untrusted folder refuses what it would refuse at start.
    */
-  async setRoots(roots: string[], removed: string[]): Promise<void> {
+  async setRoots(roots: string[], removed: string[], servers: Record<string, unknown> = this.opts.servers): Promise<void> {
     this.roots = roots.map((r) => resolve(r));
+    this.resolve(servers);
     const gone = new Set(removed.map((r) => resolve(r)));
     const stopping = [...this.processes].filter(([, e]) => gone.has(e.folder));
     for (const [key] of stopping) this.processes.delete(key);

@@ -58,7 +58,7 @@ export function createLspPeer(host: PeerHost<Config>): Peer {
   return {
     wrapTool,
     fileTouched: (path) => lsp.fileRead(path),
-    rootsChanged: (change) => lsp.setRoots(host.roots(), change.removed),
+    rootsChanged: (change) => lsp.setRoots(host.roots(), change.removed, host.config().languageServers),
     diagnostics: (path) => lsp.diagnostics(path),
     // Language servers for the workspace's languages too: a server that cannot run says why.
     settle: (signal) => lsp.probe(signal),
