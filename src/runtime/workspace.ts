@@ -125,7 +125,7 @@ export class Workspace {
     private readonly opts: WorkspaceOptions,
     makers: Array<{ name: string; make: (host: PeerHost<unknown>) => Peer }>,
   ) {
-    const loaded = opts.loaded ?? this.loadConfig();
+    const loaded = opts.loaded ?? this.loadConfig(opts.roots);
     this.currentRoots = loaded.roots;
     this.config = loaded.config;
     this.configErrors = loaded.errors;
@@ -173,9 +173,10 @@ export class Workspace {
     return this.roots.flatMap((r) => this.indexByRoot.get(resolve(r)) ?? []);
   }
 
-  private loadConfig(): WorkspaceConfig {
+  /** The config for `roots` (the folders of now, or at construction those of the options). */
+  private loadConfig(roots: string[] = this.roots): WorkspaceConfig {
     const { env, initializationOptions, configFile } = this.opts;
-    return loadWorkspaceConfig({ roots: this.roots, env, initializationOptions, configFile });
+    return loadWorkspaceConfig({ roots, env, initializationOptions, configFile });
   }
 
   private applyConfig(loaded: WorkspaceConfig): void {
