@@ -1,11 +1,12 @@
 // Workspace folders changing at run time, piece by piece: which requested changes apply
 // (runtime/roots.ts), the language-server peer stopping a removed folder's server and starting
 // one for an added folder's files, and the OpenCtx files provider serving the folders of now.
-import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Workspace } from '../../src/runtime/workspace.js';
 import { planRootsChange } from '../../src/runtime/roots.js';
 import { LspHostImpl } from '../../src/peers/lsp/host.js';
 import { RUST_ANALYZER_NOTE } from '../../src/peers/lsp/untrusted.js';
@@ -141,5 +142,47 @@ describe('the OpenCtx files provider follows the folders', () => {
 
     roots = [first];
     await expect(provider.items!({ mention }, {})).rejects.toThrow(/outside the workspace roots/);
+  });
+});
+
+describe('Workspace.changeRoots', () => {
+  it('indexes an added folder and loads its config (held back where it needs trust); a removed one’s index is disposed and its config gone', { timeout: 30_000 }, async () => {
+    const home = dir('pb-ws-home-');
+    const first = dir('pb-ws-first-');
+    const second = dir('pb-ws-second-');
+    mkdirSync(join(second, '.patchbay'));
+    writeFileSync(join(second, '.patchbay', 'config.json'), JSON.stringify({ toolCall: { approval: { deny: { grep: {} } } }, mcpServers: { evil: { command: 'true' } } }));
+    const quietEvents = { event() {}, opened() {}, cleared() {}, deleted() {}, showMessage() {} };
+    const ws = await Workspace.create({
+      roots: [first],
+      env: { HOME: home, PATCHBAY_HOME: join(home, '.patchbay'), XDG_CONFIG_HOME: join(home, '.config'), PATCHBAY_LOCAL_MODEL: 'off' },
+      frontEnd: { canAsk: false, canShowDiffs: false },
+      events: quietEvents,
+      logLevel: 'error',
+    });
+    try {
+      const added = await ws.changeRoots({ added: [second], removed: [] });
+      expect(added).toMatchObject({ roots: [first, second], added: [second], removed: [], warnings: [] });
+      expect(added.heldBack).toEqual([expect.stringContaining('mcpServers.evil')]);
+      expect(ws.roots).toEqual([first, second]);
+      expect(ws.indexes.map((ix) => ix.root)).toEqual([first, second]);
+      expect(ws.config.toolCall.approval.deny).toHaveProperty('grep');
+      expect(ws.config.mcpServers).not.toHaveProperty('evil');
+      expect(ws.configSources.some((src) => src.startsWith(join(second, '.patchbay')))).toBe(true);
+
+      const index = ws.indexes[1];
+      const disposed = vi.spyOn(index, 'dispose');
+      // Two changes at once run one after the other: the second sees what the first left.
+      const [removed, again] = await Promise.all([ws.changeRoots({ added: [], removed: [second] }), ws.changeRoots({ added: [], removed: [second] })]);
+      expect(removed).toMatchObject({ roots: [first], removed: [second], warnings: [] });
+      expect(again.removed).toEqual([]);
+      expect(again.warnings).toEqual([expect.stringContaining('cannot remove workspace folder')]);
+      expect(disposed).toHaveBeenCalledOnce();
+      expect(ws.indexes.map((ix) => ix.root)).toEqual([first]);
+      expect(ws.config.toolCall.approval.deny ?? {}).not.toHaveProperty('grep');
+      expect(ws.configSources.some((src) => src.startsWith(second))).toBe(false);
+    } finally {
+      await ws.dispose();
+    }
   });
 });
