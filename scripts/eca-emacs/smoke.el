@@ -239,6 +239,23 @@
       (and (> (length (plist-get ctx :contexts)) 0) (> (length (plist-get files :files)) 0)
            (> (length (plist-get cmds :commands)) 0)))))
 
+(defun pb-query-files (query)
+  (with-current-buffer (pb-chat)
+    (mapcar (lambda (f) (plist-get f :path))
+            (plist-get (eca-api-request-sync (pb-session) :method "chat/queryFiles" :params (list :chatId eca-chat--id :query query)) :files))))
+
+(pb-step "workspace folders: one added (eca-chat-add-workspace-root) is searched, and no longer once removed (eca-chat-remove-workspace-root)"
+  (let* ((dir (directory-file-name (make-temp-file "pb-folder-" t)))
+         (file (expand-file-name "added-bee.txt" dir)))
+    (write-region "bee\n" nil file)
+    (and (not (member file (pb-query-files "added-bee")))
+         (cl-letf (((symbol-function 'read-directory-name) (lambda (&rest _) dir)))
+           (with-current-buffer (pb-chat) (eca-chat-add-workspace-root))
+           t)
+         (pb-wait "the added folder's file in chat/queryFiles" (lambda () (member file (pb-query-files "added-bee"))))
+         (pb-answering dir (with-current-buffer (pb-chat) (eca-chat-remove-workspace-root)) t)
+         (pb-wait "the removed folder's file gone from chat/queryFiles" (lambda () (not (member file (pb-query-files "added-bee"))))))))
+
 (pb-step "panels: providers, jobs, MCP details, workspaces, settings open without error"
   (let ((ok t))
     (dolist (cmd '(eca-providers eca-jobs eca-mcp-details eca-workspaces eca-settings))

@@ -12,6 +12,7 @@ import { heldBackMessage } from '../config/held-back.js';
 import { isTrustedFolder } from '../config/trust.js';
 import { trustHeldBack } from './trust.js';
 import { loadWorkspaceConfig, type WorkspaceConfig } from './workspace-config.js';
+import { planRootsChange, type RootsPlan, type RootsRequest } from './roots.js';
 import { ChatService } from '../core/chats.js';
 import { CommandRegistry } from '../core/commands.js';
 import type { ChatDeps } from '../core/deps.js';
@@ -36,6 +37,11 @@ import { doctorReport } from './doctor.js';
 import { safely } from '../util/guards.js';
 
 const log = logger('workspace');
+
+/** What `changeRoots` did: the plan, and the held-back messages of the added folders' config files. */
+export interface RootsChangeResult extends RootsPlan {
+  heldBack: string[];
+}
 
 /** What the front end can do; the runtime adapts to it. */
 export interface FrontEnd {
@@ -85,7 +91,8 @@ export interface StartupTask {
 const SERVERS_TASK_MAX_MS = 60_000;
 
 export class Workspace {
-  readonly roots: string[];
+  /** The workspace folders now; `changeRoots` replaces the list (never mutated in place). */
+  private currentRoots: string[];
   readonly home: string;
   config: Config;
   configErrors: ConfigError[];
@@ -98,7 +105,8 @@ export class Workspace {
   readonly commands = new CommandRegistry();
   readonly store: SqliteStore;
   readonly chats: ChatService;
-  readonly indexes: FileIndex[];
+  /** The @-mention file index of each root, by root. */
+  private readonly indexByRoot = new Map<string, FileIndex>();
   /** The peers, by name, in the order of src/peers/index.ts. */
   private readonly peers = new Map<string, Peer>();
   /** What tools see of the editor: its diagnostics merged with the peers' (language servers). */
@@ -117,8 +125,8 @@ export class Workspace {
     private readonly opts: WorkspaceOptions,
     makers: Array<{ name: string; make: (host: PeerHost<unknown>) => Peer }>,
   ) {
-    const loaded = opts.loaded ?? this.loadConfig();
-    this.roots = loaded.roots;
+    const loaded = opts.loaded ?? this.loadConfig(opts.roots);
+    this.currentRoots = loaded.roots;
     this.config = loaded.config;
     this.configErrors = loaded.errors;
     this.configSources = loaded.sources;
@@ -132,7 +140,7 @@ export class Workspace {
     this.store = SqliteStore.open(this.home);
     const recovered = this.store.recoverInterrupted();
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
-    this.indexes = this.roots.map((r) => new FileIndex(r));
+    for (const r of this.roots) this.indexByRoot.set(resolve(r), new FileIndex(r));
     this.editor = this.mergedEditor();
     const native = nativeTools({
       shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,
@@ -155,9 +163,100 @@ export class Workspace {
     this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() => this.task('models', 'Syncing models', () => this.refreshModels()));
   }
 
-  private loadConfig(): WorkspaceConfig {
-    const { roots, env, initializationOptions, configFile } = this.opts;
+  /** The workspace folders (absolute; the first is the default for relative paths). They change with `changeRoots`. */
+  get roots(): string[] {
+    return this.currentRoots;
+  }
+
+  /** The file index of each root, in the roots' order. */
+  get indexes(): FileIndex[] {
+    return this.roots.flatMap((r) => this.indexByRoot.get(resolve(r)) ?? []);
+  }
+
+  /** The config for `roots` (the folders of now, or at construction those of the options). */
+  private loadConfig(roots: string[] = this.roots): WorkspaceConfig {
+    const { env, initializationOptions, configFile } = this.opts;
     return loadWorkspaceConfig({ roots, env, initializationOptions, configFile });
+  }
+
+  private applyConfig(loaded: WorkspaceConfig): void {
+    this.config = loaded.config;
+    this.configErrors = loaded.errors;
+    this.configSources = loaded.sources;
+    this.workspaces = loaded.workspaces;
+  }
+
+  /**
+   * Workspace folders added and removed at run time. Entries that make no sense (a folder not
+   * open, one already open, one that does not exist, the last one) are skipped with a warning;
+   * the rest follows: containment and contexts at once, file indexes, the folders' own config
+   * files (trust rules as at start), then the peers (language servers, OpenCtx, MCP roots).
+   */
+  changeRoots(req: RootsRequest): Promise<RootsChangeResult> {
+    // One change at a time, in arrival order: each is planned against the folders the last one left.
+    const next = this.rootsChanging.then(() => this.applyRoots(req));
+    this.rootsChanging = next.catch(() => undefined);
+    return next;
+  }
+
+  private rootsChanging: Promise<unknown> = Promise.resolve();
+
+  private async applyRoots(req: RootsRequest): Promise<RootsChangeResult> {
+    if (this.disposed) return { roots: this.roots, added: [], removed: [], warnings: [], heldBack: [] };
+    const plan = planRootsChange(this.roots, req);
+    for (const w of plan.warnings) log.warn(w);
+    if (!plan.added.length && !plan.removed.length) return { ...plan, heldBack: [] };
+    this.currentRoots = plan.roots;
+    for (const r of plan.removed) {
+      this.indexByRoot.get(r)?.dispose();
+      this.indexByRoot.delete(r);
+    }
+    for (const r of plan.added) {
+      const ix = new FileIndex(r);
+      this.indexByRoot.set(r, ix);
+      void ix.warm().catch((e: unknown) => log.warn(`indexing ${r}: ${errorMessage(e)}`));
+    }
+    // The folders' config first: peers then decide with it (which language servers an untrusted folder allows).
+    await this.reloadConfig();
+    const change = { added: plan.added, removed: plan.removed };
+    await Promise.all(
+      this.all().map((p) =>
+        Promise.resolve()
+          .then(() => p.rootsChanged?.(change))
+          .catch((e: unknown) => log.warn(`workspace folders: ${errorMessage(e)}`)),
+      ),
+    );
+    const held = heldBack({ workspaces: this.workspaces.filter((w) => plan.added.includes(resolve(w.root))) }).map(heldBackMessage);
+    for (const m of held) log.warn(m);
+    // Logged once everything has followed: the change is complete.
+    log.info(`workspace folders: ${this.roots.join(', ')}${plan.added.length ? ` (added ${plan.added.join(', ')})` : ''}${plan.removed.length ? ` (removed ${plan.removed.join(', ')})` : ''}`);
+    return { ...plan, heldBack: held };
+  }
+
+  /**
+   * Loads the config again (the user's file, the workspace folders' files, trust) and takes up
+   * live what can be: peers reconfigure (new MCP servers start), models are listed again when
+   * providers changed. Returns the config paths the peers applied.
+   */
+  async reloadConfig(): Promise<string[][]> {
+    const before = this.config.providers;
+    const known = new Set(this.configErrors.map(formatConfigError));
+    const loaded = this.loadConfig();
+    this.applyConfig(loaded);
+    // Problems already reported at start or at the last reload are not logged again.
+    for (const e of loaded.errors.map(formatConfigError)) if (!known.has(e)) log.warn(e);
+    const applied = this.all().flatMap((p) => safely(() => p.reconfigure?.()) ?? []);
+    const after = this.config.providers;
+    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
+    if (changed.length) await this.providersChanged(changed);
+    return applied;
+  }
+
+  /** Clients were built with the old URL and key: the next turn builds new ones; models are listed again. */
+  private async providersChanged(providers: string[]): Promise<void> {
+    for (const id of [...this.clients.keys()]) if (providers.some((p) => id.startsWith(`${p}/`))) this.clients.delete(id);
+    await this.refreshModels();
+    this.opts.onModelsChanged?.(this);
   }
 
   private all(): Peer[] {
@@ -170,7 +269,7 @@ export class Workspace {
     return {
       // Read anew each time: `/trust` may replace the config.
       config: () => Object.fromEntries(keys.map((k) => [k, (this.config as Record<string, unknown>)[k]])),
-      roots: this.roots,
+      roots: () => this.roots,
       home: this.home,
       env: this.opts.env,
       log: logger(name),
@@ -379,19 +478,9 @@ export class Workspace {
       home: this.home,
       workspaces: this.workspaces,
       reload: () => this.loadConfig(),
-      apply: (loaded) => {
-        this.config = loaded.config;
-        this.configErrors = loaded.errors;
-        this.configSources = loaded.sources;
-        this.workspaces = loaded.workspaces;
-      },
+      apply: (loaded) => this.applyConfig(loaded),
       reconfigurePeers: () => this.all().flatMap((p) => p.reconfigure?.() ?? []),
-      modelsChanged: async (providers) => {
-        // Clients were built with the old URL and key: the next turn builds new ones.
-        for (const id of [...this.clients.keys()]) if (providers.some((p) => id.startsWith(`${p}/`))) this.clients.delete(id);
-        await this.refreshModels();
-        this.opts.onModelsChanged?.(this);
-      },
+      modelsChanged: (providers) => this.providersChanged(providers),
     });
   }
 
@@ -453,7 +542,7 @@ export class Workspace {
 
   /** The store and the indexes. Idempotent. */
   private close(): void {
-    for (const ix of this.indexes) ix.dispose();
+    for (const ix of this.indexByRoot.values()) ix.dispose();
     try {
       this.store.close();
     } catch {

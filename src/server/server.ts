@@ -32,6 +32,7 @@ import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { Workspace } from '../runtime/workspace.js';
 import { loadWorkspaceConfig } from '../runtime/workspace-config.js';
+import { rootsRequest } from './eca-roots.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Config } from '../config/schema.js';
 import { isAlive } from '../util/pid.js';
@@ -227,6 +228,14 @@ export class EcaServer {
     this.request(ECA.chatClear, (p, s) => (s.chats.clear(p.chatId), {}));
     this.notification(ECA.chatPromptSteer, (p, s) => s.chats.steer(p.chatId, p.message));
     this.notification(ECA.chatPromptSteerRemove, (p, s) => s.chats.removeSteer(p.chatId));
+    // Folders added and removed at run time (eca-emacs); an added folder's held-back settings are said as at start.
+    this.notification(ECA.workspaceDidChangeWorkspaceFolders, (p, s) => {
+      const req = rootsRequest(p, (m) => log.warn(m));
+      void s.changeRoots(req).then(
+        (r) => r.heldBack.forEach((message) => this.showMessage({ type: 'warning', message })),
+        (e: unknown) => log.warn(`workspace/didChangeWorkspaceFolders: ${errorMessage(e)}`),
+      );
+    });
     this.notification(ECA.mcpStartServer, (p, s) => void this.toggleServer(s, p.name, true));
     this.notification(ECA.mcpStopServer, (p, s) => void this.toggleServer(s, p.name, false));
     this.request(ECA.chatList, (p, s) => ({ chats: s.chats.list(p) }));

@@ -39,7 +39,8 @@ export interface ToolServerStatus {
 export interface PeerHost<C> {
   /** This peer's slice of the merged config, validated by its schema. */
   config(): C;
-  roots: string[];
+  /** The workspace folders now (absolute; the first is the default for relative paths): read anew, they change at run time. */
+  roots(): string[];
   /** PATCHBAY_HOME: private state (tokens, addresses, caches). */
   home: string;
   env: NodeJS.ProcessEnv;
@@ -81,6 +82,12 @@ export interface PeerHost<C> {
   ask?: AskUser;
 }
 
+/** Workspace folders added and removed at run time (absolute paths). */
+export interface RootsChange {
+  added: string[];
+  removed: string[];
+}
+
 /** One section of the doctor report. */
 export interface DoctorSection {
   /** Lines as printed; a peer with nothing configured says so in one line. */
@@ -104,6 +111,11 @@ export interface Peer {
    * the config paths it applied (e.g. `['mcpServers', 'github']`); the rest applies after a restart.
    */
   reconfigure?(): string[][];
+  /**
+   * Workspace folders were added or removed (`host.roots()` already holds the new set): take up
+   * the new ones and let go of what belonged to the removed ones.
+   */
+  rootsChanged?(change: RootsChange): Promise<void> | void;
   /** Extra waiting `start` does for a one-shot run (`patchbay doctor`), so statuses are real. */
   settle?(signal: AbortSignal): Promise<void>;
   dispose(): Promise<void>;

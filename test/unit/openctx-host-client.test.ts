@@ -42,7 +42,7 @@ function fakeWorkspace() {
   }
   const reads: string[] = [];
   const deps = {
-    roots: [root],
+    roots: () => [root],
     query: (q: string) => [{ type: 'directory', path: 'src' }, ...Object.keys(files).map((p) => ({ type: 'file', path: p }))].filter((f) => f.path.toLowerCase().includes(q.toLowerCase())),
     read: async (path: string) => {
       reads.push(path);

@@ -46,7 +46,7 @@ export function createGatewayPeer(host: PeerHost<Config>): Peer {
   };
 
   const chats: GatewayChats = {
-    active: () => host.chats.active().map((c) => ({ id: c.id, label: c.title ?? 'New chat', cwd: host.roots[0] })),
+    active: () => host.chats.active().map((c) => ({ id: c.id, label: c.title ?? 'New chat', cwd: host.roots()[0] })),
     setTools: (chatId, provider, tools) => host.chats.setTools(chatId, `provider:${provider}`, tools),
     push: (e) => {
       host.events.queueEvent({ stream: e.stream, source: e.provider, chatId: e.chatId, level: e.level, text: e.text, metadata: e.metadata });

@@ -58,6 +58,11 @@ export class DiagnosticsStore {
     for (const l of [...this.listeners]) l(p.uri);
   }
 
+  /** Forgets the diagnostics of files `gone` says are gone (their workspace folder was removed). */
+  forget(gone: (uri: string) => boolean): void {
+    for (const uri of [...this.published.keys()]) if (gone(uri)) this.published.delete(uri);
+  }
+
   /** A pulled "unchanged" report: the items stand, now for this version. */
   confirm(uri: string, version: number): void {
     const p = this.published.get(uri);

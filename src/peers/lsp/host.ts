@@ -57,12 +57,16 @@ function unavailable(reason: string): FileDiagnostics {
 }
 
 export class LspHostImpl implements LspHost {
-  private readonly configs: Map<string, LanguageServerConfig>;
-  private readonly disabled: Map<string, LanguageServerConfig>;
-  private readonly problems: Array<{ name: string; command: string; error: string }>;
+  // Resolved against the folders: again when they change (an untrusted folder may refuse a built-in).
+  private configs = new Map<string, LanguageServerConfig>();
+  private disabled = new Map<string, LanguageServerConfig>();
+  private problems: Array<{ name: string; command: string; error: string }> = [];
   /** Built-ins not offered because only an untrusted workspace has them: name → why. */
-  private readonly untrusted: Map<string, string>;
-  private readonly processes = new Map<string, { name: string; root: string; proc: LanguageServerProcess }>();
+  private untrusted = new Map<string, string>();
+  /** One process per server and project root; `folder` is the workspace folder it was started for. */
+  private readonly processes = new Map<string, { name: string; root: string; folder: string; proc: LanguageServerProcess }>();
+  /** The workspace folders now (setRoots replaces them). */
+  private roots: string[];
   private readonly store = new DiagnosticsStore();
   private readonly log: Logger;
   private readonly restart: RestartPolicy;
@@ -70,14 +74,21 @@ export class LspHostImpl implements LspHost {
 
   constructor(private readonly opts: LspHostOptions) {
     this.log = opts.log ?? logger('lsp');
+    this.roots = opts.roots.map((r) => resolve(r));
     this.restart = { baseDelayMs: 1000, maxRestarts: 5, ...opts.restart };
-    const resolved = resolveServers(opts.servers, opts.roots, opts.env, { trustedFolder: opts.trustedFolder });
+    this.resolve(opts.servers);
+  }
+
+  /** Which servers may run for the folders of now; what is new is logged. */
+  private resolve(servers: Record<string, unknown>): void {
+    const before = { problems: new Set(this.problems.map((p) => p.error)), untrusted: new Map(this.untrusted) };
+    const resolved = resolveServers(servers, this.roots, this.opts.env, { trustedFolder: this.opts.trustedFolder });
     this.configs = resolved.servers;
     this.disabled = resolved.disabled;
     this.problems = resolved.problems;
     this.untrusted = resolved.untrusted;
-    for (const p of this.problems) this.log.warn(p.error);
-    for (const [name, note] of this.untrusted) this.log.info(`${name}: ${note}`);
+    for (const p of this.problems) if (!before.problems.has(p.error)) this.log.warn(p.error);
+    for (const [name, note] of this.untrusted) if (before.untrusted.get(name) !== note) this.log.info(`${name}: ${note}`);
   }
 
   tools(): Tool[] {
@@ -85,14 +96,15 @@ export class LspHostImpl implements LspHost {
   }
 
   /** The server process for a file (started lazily), or undefined when no server handles it. */
-  processFor(path: string): { name: string; root: string; proc: LanguageServerProcess } | undefined {
+  processFor(path: string): { name: string; root: string; folder: string; proc: LanguageServerProcess } | undefined {
     if (this.disposed) return undefined;
     const ext = extensionOf(path);
     const languageId = languageIdOf(path);
     for (const [name, config] of this.configs) {
       if (!config.extensions?.includes(ext) && !config.languageIds?.includes(languageId)) continue;
-      const root = this.rootFor(path, config.rootMarkers ?? []);
-      if (!root) return undefined;
+      const folder = this.folderOf(path);
+      if (!folder) return undefined;
+      const root = this.rootFor(path, folder, config.rootMarkers ?? []);
       const key = `${name}\0${root}`;
       let entry = this.processes.get(key);
       if (!entry) {
@@ -114,7 +126,7 @@ export class LspHostImpl implements LspHost {
             if (!this.disposed) this.opts.onStatusChange?.();
           },
         });
-        entry = { name, root, proc };
+        entry = { name, root, folder, proc };
         this.processes.set(key, entry);
       }
       return entry;
@@ -123,9 +135,7 @@ export class LspHostImpl implements LspHost {
   }
 
   /** The nearest ancestor with a root marker inside the workspace folder holding the file, else that folder. */
-  private rootFor(path: string, markers: string[]): string | undefined {
-    const folder = this.folderOf(path);
-    if (!folder) return undefined;
+  private rootFor(path: string, folder: string, markers: string[]): string {
     for (let dir = dirname(path); dir.startsWith(folder); dir = dirname(dir)) {
       if (markers.some((m) => existsSync(join(dir, m)))) return dir;
       if (dir === folder || dirname(dir) === dir) break;
@@ -134,19 +144,19 @@ export class LspHostImpl implements LspHost {
   }
 
   folderOf(path: string): string | undefined {
-    const inside = this.opts.roots.map((r) => resolve(r)).filter((r) => path === r || path.startsWith(r.endsWith(sep) ? r : r + sep));
+    const inside = this.roots.filter((r) => path === r || path.startsWith(r.endsWith(sep) ? r : r + sep));
     return inside.sort((a, b) => b.length - a.length)[0];
   }
 
   /** Absolute path for what the model gave (relative paths are against the first workspace folder). */
   absolute(path: string): string {
-    return isAbsolute(path) ? resolve(path) : resolve(this.opts.roots[0] ?? process.cwd(), path);
+    return isAbsolute(path) ? resolve(path) : resolve(this.roots[0] ?? process.cwd(), path);
   }
 
   /** Path as shown to the model: relative to its workspace folder when inside one. */
   display(path: string): string {
     const folder = this.folderOf(path);
-    return folder && this.opts.roots.length === 1 ? relative(folder, path) || path : path;
+    return folder && this.roots.length === 1 ? relative(folder, path) || path : path;
   }
 
   /**
@@ -309,7 +319,26 @@ export class LspHostImpl implements LspHost {
   }
 
   rootsList(): string[] {
-    return this.opts.roots.map((r) => resolve(r));
+    return [...this.roots];
+  }
+
+  /**
+   * The workspace folders changed. Each process serves the one folder it was initialized with
+   * (its `workspaceFolders`), so nothing is sent to running servers: files of an added folder start
+   * their own servers when touched, and the servers of a removed folder are stopped, their
+   * diagnostics forgotten. Which servers may start is decided again for the new folders and
+   * `servers` (the config now): an added untrusted folder refuses what it would refuse at start.
+   */
+  async setRoots(roots: string[], removed: string[], servers: Record<string, unknown> = this.opts.servers): Promise<void> {
+    this.roots = roots.map((r) => resolve(r));
+    this.resolve(servers);
+    const gone = new Set(removed.map((r) => resolve(r)));
+    const stopping = [...this.processes].filter(([, e]) => gone.has(e.folder));
+    for (const [key] of stopping) this.processes.delete(key);
+    const under = (uri: string) => [...gone].some((r) => uri === pathToFileURL(r).href || uri.startsWith(pathToFileURL(r + sep).href));
+    this.store.forget(under);
+    await Promise.all(stopping.map(([, e]) => e.proc.dispose().catch((err) => this.log.warn(`${e.name}: ${errorMessage(err)}`))));
+    if (stopping.length && !this.disposed) this.opts.onStatusChange?.();
   }
 
   configured(): Map<string, LanguageServerConfig> {

@@ -19,7 +19,7 @@ export function createLspPeer(host: PeerHost<Config>): Peer {
   const reported = new Map<string, string>();
   const lsp: LspHostImpl = new LspHostImpl({
     servers: host.config().languageServers,
-    roots: host.roots,
+    roots: host.roots(),
     env: host.env,
     xcache: new SqliteXCache(host.db),
     // Language servers start lazily: the front end hears when one changed status.
@@ -58,6 +58,7 @@ export function createLspPeer(host: PeerHost<Config>): Peer {
   return {
     wrapTool,
     fileTouched: (path) => lsp.fileRead(path),
+    rootsChanged: (change) => lsp.setRoots(host.roots(), change.removed, host.config().languageServers),
     diagnostics: (path) => lsp.diagnostics(path),
     // Language servers for the workspace's languages too: a server that cannot run says why.
     settle: (signal) => lsp.probe(signal),

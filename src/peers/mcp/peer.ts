@@ -12,7 +12,7 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     servers: config.mcpServers,
     timeoutSeconds: config.mcpTimeoutSeconds,
     logLevel: host.logLevel(),
-    roots: host.roots,
+    roots: host.roots(),
     env: host.env,
     tools: host.tools,
     commands: host.commands,
@@ -50,6 +50,8 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     startServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.start(name) : undefined),
     stopServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.stop(name) : undefined),
     // Servers with a new name are added and started; a changed existing one needs a restart.
+    // Running servers are told (`notifications/roots/list_changed`) and ask `roots/list` again.
+    rootsChanged: () => mcp.setRoots(host.roots()),
     reconfigure: () => mcp.add(host.config().mcpServers).map((name) => ['mcpServers', name]),
     dispose: () => mcp.dispose(),
     serverNames: () => Object.keys(host.config().mcpServers),

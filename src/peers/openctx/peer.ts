@@ -30,10 +30,10 @@ export function createOpenCtxPeer(host: PeerHost<Config>): Peer {
    * the user's own config file (an untrusted clone must not shadow their modules).
    */
   const moduleBase = (): string => {
-    const root = host.roots[0];
+    const root = host.roots()[0];
     return root && host.trustedFolder(root) ? root : host.userConfigDir();
   };
-  const client = new OpenCtxClient({ config: host.config().openctx, roots: host.roots, moduleBase: moduleBase(), log: logger('openctx') });
+  const client = new OpenCtxClient({ config: host.config().openctx, roots: host.roots(), moduleBase: moduleBase(), log: logger('openctx') });
   let served: OpenCtxHost | undefined;
 
   /** Annotations of a file, as text beside its content ('' when none). */
@@ -89,7 +89,7 @@ export function createOpenCtxPeer(host: PeerHost<Config>): Peer {
     const cfg = host.config().openctx.host;
     if (!cfg.enabled) return;
     const providers: Record<string, OpenCtxProviderImpl> = {
-      files: workspaceFiles({ query: (q) => host.queryFiles(q).map((path) => ({ type: 'file', path })), roots: host.roots }),
+      files: workspaceFiles({ query: (q) => host.queryFiles(q).map((path) => ({ type: 'file', path })), roots: () => host.roots() }),
       diagnostics: diagnosticsProvider({ get: async (uri) => (await host.editorDiagnostics(uri)).map((d) => ({ ...d, source: d.source ?? undefined })) }),
       'mcp-resources': mcpResources({ list: () => host.resources(), read: (server, uri) => host.readResource({ server, uri }, AbortSignal.timeout(30_000)) }),
       'event-streams': eventStreams({ streams: () => host.events.streams(), query: (f) => host.events.queryEvents(f) }),
@@ -125,6 +125,8 @@ export function createOpenCtxPeer(host: PeerHost<Config>): Peer {
     readContext: (ctx, signal) => (ctx.server.startsWith('openctx:') ? client.itemsForMention(ctx, signal) : undefined),
     messageContext: (message, signal) => client.itemsForMessage(message, signal),
     annotate,
+    // Providers' selectors match paths relative to the new folders; the files provider reads host.roots() itself.
+    rootsChanged: () => client.setRoots(host.roots()),
     async dispose() {
       try {
         client.dispose();

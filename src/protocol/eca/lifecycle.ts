@@ -24,6 +24,17 @@ export const initializeParamsSchema = z.object({
 });
 export type InitializeParams = z.infer<typeof initializeParamsSchema>;
 
+/**
+ * LSP's `workspace/didChangeWorkspaceFolders` (specs/lsp-3.0.md; ECA src/eca/server.clj and
+ * `workspace-did-change-folders` in src/eca/handlers.clj), as eca-emacs sends it when a folder is
+ * added or removed (eca-util.el `eca--session-add-workspace-folder`/`-remove-workspace-folder`):
+ * `{event: {added: [{uri, name}], removed: [...]}}`, the other list empty.
+ */
+export const didChangeWorkspaceFoldersParamsSchema = z.object({
+  event: z.object({ added: z.array(workspaceFolderSchema).default([]), removed: z.array(workspaceFolderSchema).default([]) }),
+});
+export type DidChangeWorkspaceFoldersParams = z.infer<typeof didChangeWorkspaceFoldersParamsSchema>;
+
 export const initializeResultSchema = z.object({
   chatWelcomeMessage: z.string().optional(),
   /** Older ECA plugins read the agents (then called behaviors) from here. */

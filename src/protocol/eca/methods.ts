@@ -43,6 +43,7 @@ import { chatForkParamsSchema, chatHistoryParamsSchema, chatHistoryResultSchema 
 import { chatRollbackParamsSchema, chatRollbackResultSchema } from './rollback.js';
 import {
   configUpdatedSchema,
+  didChangeWorkspaceFoldersParamsSchema,
   getDiagnosticsParamsSchema,
   getDiagnosticsResultSchema,
   initializeParamsSchema,
@@ -92,6 +93,7 @@ export const ECA = {
   initialized: notification('initialized', toServer, ignoredParamsSchema),
   shutdown: request('shutdown', toServer, ignoredParamsSchema, z.null()),
   exit: notification('exit', toServer, ignoredParamsSchema),
+  workspaceDidChangeWorkspaceFolders: notification('workspace/didChangeWorkspaceFolders', toServer, didChangeWorkspaceFoldersParamsSchema),
 
   // Chat, editor → patchbay ("Code Assistant Features").
   chatPrompt: request('chat/prompt', toServer, chatPromptParamsSchema, chatPromptResultSchema),

@@ -104,7 +104,7 @@ const MAX_REMEMBERED_MENTIONS = 5000;
 
 export class OpenCtxClient {
   readonly config: OpenCtxConfig;
-  private readonly roots: string[];
+  private roots: string[];
   private readonly moduleBase: string;
   private readonly log: Logger;
   private readonly providers: ProviderState[];
@@ -113,6 +113,11 @@ export class OpenCtxClient {
   private disposed = false;
   /** autoInclude entries already reported as naming no provider. */
   private readonly unmatchedWarned = new Set<string>();
+
+  /** The workspace folders changed: selectors match paths relative to the new ones. */
+  setRoots(roots: string[]): void {
+    this.roots = [...roots];
+  }
 
   constructor(options: OpenCtxClientOptions) {
     this.config = openCtxConfigSchema.parse(options.config);

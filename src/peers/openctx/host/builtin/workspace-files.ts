@@ -18,22 +18,22 @@ export interface WorkspaceFilesDeps {
   read?(path: string): Promise<string>;
   /** Whether a listed file really lies inside the roots, symlinks followed. Default: the same check. */
   inside?(path: string): Promise<boolean>;
-  /** Absolute workspace roots; files are only listed and served when they really lie inside them. */
-  roots: string[];
+  /** The workspace roots now (absolute; they change at run time); files are only listed and served when they really lie inside them. */
+  roots: () => string[];
   /** Max mentions per answer; default 50. */
   limit?: number;
 }
 
 export function workspaceFiles(deps: WorkspaceFilesDeps): OpenCtxProviderImpl {
-  const roots = deps.roots.map((r) => resolve(r));
+  const roots = (): string[] => deps.roots().map((r) => resolve(r));
   const limit = deps.limit ?? DEFAULT_MENTION_LIMIT;
   // A path inside a root may still lead out through a symlink: what is served is checked on the
   // file actually opened, as the file tools do (issue 14.4).
-  const read = deps.read ?? ((abs: string) => readContainedText(abs, { roots }));
-  const inside = deps.inside ?? ((abs: string) => isContained(abs, { roots }));
+  const read = deps.read ?? ((abs: string) => readContainedText(abs, { roots: roots() }));
+  const inside = deps.inside ?? ((abs: string) => isContained(abs, { roots: roots() }));
 
-  const absolute = (p: string): string => (isAbsolute(p) ? resolve(p) : resolve(roots[0] ?? process.cwd(), p));
-  const rootOf = (abs: string): string | undefined => roots.find((r) => abs === r || abs.startsWith(r.endsWith(sep) ? r : r + sep));
+  const absolute = (p: string): string => (isAbsolute(p) ? resolve(p) : resolve(roots()[0] ?? process.cwd(), p));
+  const rootOf = (abs: string): string | undefined => roots().find((r) => abs === r || abs.startsWith(r.endsWith(sep) ? r : r + sep));
   const title = (abs: string): string => {
     const root = rootOf(abs);
     const rel = root ? relative(root, abs) : abs;

@@ -1,0 +1,188 @@
+// Workspace folders changing at run time, piece by piece: which requested changes apply
+// (runtime/roots.ts), the language-server peer stopping a removed folder's server and starting
+// one for an added folder's files, and the OpenCtx files provider serving the folders of now.
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Workspace } from '../../src/runtime/workspace.js';
+import { planRootsChange } from '../../src/runtime/roots.js';
+import { LspHostImpl } from '../../src/peers/lsp/host.js';
+import { RUST_ANALYZER_NOTE } from '../../src/peers/lsp/untrusted.js';
+import { workspaceFiles } from '../../src/peers/openctx/host/builtin/workspace-files.js';
+import { isAlive } from '../../src/util/pid.js';
+import { isZombie } from '../../src/util/process-tree.js';
+
+const dir = (prefix: string) => realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+
+describe('planRootsChange', () => {
+  const exists = (p: string) => !p.includes('missing');
+
+  it('removes first, then appends the added folders in order (as ECA does)', () => {
+    const plan = planRootsChange(['/a', '/b'], { added: ['/c', '/d/'], removed: ['/a'] }, exists);
+    expect(plan).toEqual({ roots: ['/b', '/c', '/d'], added: ['/c', '/d'], removed: ['/a'], warnings: [] });
+  });
+
+  it('skips, with a warning each, an unknown folder, one already open, one that does not exist, and the last one', () => {
+    const plan = planRootsChange(['/a'], { added: ['/a/../a', '/missing'], removed: ['/x'] }, exists);
+    expect(plan).toEqual({
+      roots: ['/a'],
+      added: [],
+      removed: [],
+      warnings: [
+        'cannot remove workspace folder /x: it is not one of the workspace folders (/a)',
+        'workspace folder /a is already open; added once only',
+        'cannot add workspace folder /missing: no such directory',
+      ],
+    });
+    expect(planRootsChange(['/a'], { added: [], removed: ['/a'] }, exists)).toEqual({ roots: ['/a'], added: [], removed: [], warnings: ['cannot remove workspace folder /a: it is the last one'] });
+  });
+
+  it('the last folder may go when another comes in the same change; one removed and added back stays', () => {
+    expect(planRootsChange(['/a'], { added: ['/b'], removed: ['/a'] }, exists)).toMatchObject({ roots: ['/b'], added: ['/b'], removed: ['/a'] });
+    expect(planRootsChange(['/a', '/b'], { added: ['/a'], removed: ['/a'] }, exists)).toMatchObject({ roots: ['/b', '/a'], added: [], removed: [], warnings: [] });
+  });
+
+  it('a path that is a file is no folder', () => {
+    const root = dir('pb-roots-');
+    writeFileSync(join(root, 'f'), '');
+    expect(planRootsChange([root], { added: [join(root, 'f')], removed: [] }).warnings).toEqual([`cannot add workspace folder ${join(root, 'f')}: no such directory`]);
+  });
+});
+
+const FAKE = join(import.meta.dirname, '../fixtures/lsp/fake-ls.mjs');
+const quiet = { error() {}, warn() {}, info() {}, debug() {} };
+const hosts: LspHostImpl[] = [];
+afterEach(async () => {
+  await Promise.all(hosts.splice(0).map((h) => h.dispose()));
+});
+
+async function until(cond: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('the language-server peer follows the folders', () => {
+  it('an added folder’s file gets a server; a removed folder’s server stops and its diagnostics go', { timeout: 30_000 }, async () => {
+    const first = dir('pb-lsp-first-');
+    const second = dir('pb-lsp-second-');
+    const pidfile = join(first, 'pids.txt');
+    let statusChanges = 0;
+    const host = new LspHostImpl({
+      servers: { fake: { command: process.execPath, args: [FAKE], extensions: ['fake'], env: { FAKE_LS_MODE: 'normal', FAKE_LS_PIDFILE: pidfile } } },
+      roots: [first],
+      env: { PATH: '/nonexistent' },
+      log: quiet,
+      diagnosticsWaitMs: 2000,
+      onStatusChange: () => statusChanges++,
+    });
+    hosts.push(host);
+    const file = join(second, 'b.fake');
+    writeFileSync(file, 'ERROR\n');
+    // Outside every folder: no server takes it.
+    expect(host.processFor(file)).toBeUndefined();
+
+    await host.setRoots([first, second], []);
+    expect(host.processFor(file)).toMatchObject({ name: 'fake', root: second, folder: second });
+    const r = await host.afterFileChange(file, new AbortController().signal);
+    expect(r.kind).toBe('errors');
+    expect(host.diagnostics(file)).toHaveLength(1);
+    const pids = readFileSync(pidfile, 'utf8').trim().split('\n').map(Number);
+    expect(pids).toHaveLength(1);
+
+    const before = statusChanges;
+    await host.setRoots([first], [second]);
+    expect(pids.filter((p) => isAlive(p) && !isZombie(p))).toEqual([]);
+    expect(host.diagnostics(file)).toEqual([]);
+    expect(host.diagnostics()).toEqual([]);
+    expect(host.servers()).toEqual([expect.objectContaining({ name: 'fake', status: 'stopped', roots: [] })]);
+    expect(statusChanges).toBeGreaterThan(before);
+    expect(host.processFor(file)).toBeUndefined();
+  });
+});
+
+describe('an added untrusted folder refuses what it would refuse at start', () => {
+  it('rust-analyzer (it runs the project’s build scripts) is no longer offered once an untrusted folder joins, and is again once it leaves', async () => {
+    const first = dir('pb-lsp-trusted-');
+    const second = dir('pb-lsp-untrusted-');
+    const bin = dir('pb-lsp-bin-');
+    writeFileSync(join(bin, 'rust-analyzer'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const host = new LspHostImpl({ servers: {}, roots: [first], env: { PATH: bin }, log: quiet, trustedFolder: (r) => r === first });
+    hosts.push(host);
+    const rust = () => host.servers().find((s) => s.name === 'rust-analyzer');
+    expect(rust()).toMatchObject({ status: 'stopped' });
+
+    await host.setRoots([first, second], []);
+    expect(rust()).toMatchObject({ status: 'disabled', note: RUST_ANALYZER_NOTE });
+    expect(host.processFor(join(second, 'main.rs'))).toBeUndefined();
+
+    await host.setRoots([first], [second]);
+    expect(rust()).toMatchObject({ status: 'stopped' });
+  });
+});
+
+describe('the OpenCtx files provider follows the folders', () => {
+  it('serves a file of a folder added after it was made, and refuses it once the folder is gone', async () => {
+    const first = dir('pb-octx-first-');
+    const second = dir('pb-octx-second-');
+    writeFileSync(join(second, 'b.md'), 'bee\n');
+    let roots = [first];
+    const provider = workspaceFiles({ roots: () => roots, query: () => [{ type: 'file', path: join(second, 'b.md') }] });
+    const mention = { title: 'b.md', uri: pathToFileURL(join(second, 'b.md')).href };
+    await expect(provider.items!({ mention }, {})).rejects.toThrow(/outside the workspace roots/);
+    expect(await provider.mentions!({ query: 'b' }, {})).toEqual([]);
+
+    roots = [first, second];
+    expect(await provider.items!({ mention }, {})).toEqual([expect.objectContaining({ ai: { content: 'bee\n' } })]);
+    expect(await provider.mentions!({ query: 'b' }, {})).toEqual([{ title: 'b.md', uri: mention.uri }]);
+
+    roots = [first];
+    await expect(provider.items!({ mention }, {})).rejects.toThrow(/outside the workspace roots/);
+  });
+});
+
+describe('Workspace.changeRoots', () => {
+  it('indexes an added folder and loads its config (held back where it needs trust); a removed one’s index is disposed and its config gone', { timeout: 30_000 }, async () => {
+    const home = dir('pb-ws-home-');
+    const first = dir('pb-ws-first-');
+    const second = dir('pb-ws-second-');
+    mkdirSync(join(second, '.patchbay'));
+    writeFileSync(join(second, '.patchbay', 'config.json'), JSON.stringify({ toolCall: { approval: { deny: { grep: {} } } }, mcpServers: { evil: { command: 'true' } } }));
+    const quietEvents = { event() {}, opened() {}, cleared() {}, deleted() {}, showMessage() {} };
+    const ws = await Workspace.create({
+      roots: [first],
+      env: { HOME: home, PATCHBAY_HOME: join(home, '.patchbay'), XDG_CONFIG_HOME: join(home, '.config'), PATCHBAY_LOCAL_MODEL: 'off' },
+      frontEnd: { canAsk: false, canShowDiffs: false },
+      events: quietEvents,
+      logLevel: 'error',
+    });
+    try {
+      const added = await ws.changeRoots({ added: [second], removed: [] });
+      expect(added).toMatchObject({ roots: [first, second], added: [second], removed: [], warnings: [] });
+      expect(added.heldBack).toEqual([expect.stringContaining('mcpServers.evil')]);
+      expect(ws.roots).toEqual([first, second]);
+      expect(ws.indexes.map((ix) => ix.root)).toEqual([first, second]);
+      expect(ws.config.toolCall.approval.deny).toHaveProperty('grep');
+      expect(ws.config.mcpServers).not.toHaveProperty('evil');
+      expect(ws.configSources.some((src) => src.startsWith(join(second, '.patchbay')))).toBe(true);
+
+      const index = ws.indexes[1];
+      const disposed = vi.spyOn(index, 'dispose');
+      // Two changes at once run one after the other: the second sees what the first left.
+      const [removed, again] = await Promise.all([ws.changeRoots({ added: [], removed: [second] }), ws.changeRoots({ added: [], removed: [second] })]);
+      expect(removed).toMatchObject({ roots: [first], removed: [second], warnings: [] });
+      expect(again.removed).toEqual([]);
+      expect(again.warnings).toEqual([expect.stringContaining('cannot remove workspace folder')]);
+      expect(disposed).toHaveBeenCalledOnce();
+      expect(ws.indexes.map((ix) => ix.root)).toEqual([first]);
+      expect(ws.config.toolCall.approval.deny ?? {}).not.toHaveProperty('grep');
+      expect(ws.configSources.some((src) => src.startsWith(second))).toBe(false);
+    } finally {
+      await ws.dispose();
+    }
+  });
+});
