@@ -27,6 +27,7 @@ import { chatHistory, forkChat } from './eca-history.js';
 import { addFlag, removeFlag } from './eca-flags.js';
 import { rollbackChat } from './eca-rollback.js';
 import { providerStatuses } from './eca-providers.js';
+import { completeInline, startRewrite } from './eca-assist.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
@@ -242,6 +243,9 @@ export class EcaServer {
     this.request(ECA.jobsList, () => ({ jobs: [] }));
     this.request(ECA.jobsKill, () => ({ killed: false }));
     this.request(ECA.jobsReadOutput, () => ({ lines: [], status: null, exitCode: null }));
+    // Inline completion and rewrite (./eca-assist.ts), once models are known.
+    this.request(ECA.completionInline, async (p, s) => (await s.modelsReady, completeInline(s, p)));
+    this.request(ECA.rewritePrompt, async (p, s) => (await s.modelsReady, startRewrite(s, p, (c) => this.notify(ECA.rewriteContentReceived, c))));
 
     // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
     c.onRequest((method: string) => {
