@@ -42,6 +42,15 @@ describe('completion/inline', () => {
     expect(llm().requests.some((r) => r.path === '/v1/chat/completions')).toBe(false);
   }, 30_000);
 
+  it("eca-emacs's params as it puts them on the wire (kebab-case doc-text and doc-version, recorded from a real run): answered like camelCase ones", async () => {
+    llm().script([{ text: 'and more notes' }]);
+    const p = await started(fimConfig('openai-chat'));
+    // scripts/eca-emacs/run.sh, wire.jsonl: `M-x eca-complete` at the end of notes.txt.
+    const res = await p.request(ECA.completionInline, { 'doc-text': 'hello from the workspace\n', 'doc-version': 0, path: '/ws/notes.txt', position: { line: 2, character: 1 } });
+    expect(res.result).toEqual({ items: [{ text: 'and more notes', docVersion: 0, range: { start: { line: 2, character: 1 }, end: { line: 2, character: 1 } } }] });
+    expect(llm().requests.find((r) => r.path === '/v1/completions')?.body).toMatchObject({ prompt: 'hello from the workspace\n', suffix: '' });
+  }, 30_000);
+
   it('FIM (Ollama /api/generate with suffix)', async () => {
     llm().script([{ text: 'a + b;' }]);
     const p = await started(fimConfig('ollama'));

@@ -10,14 +10,28 @@ const positionSchema = z.object({ line: z.number().int().nonnegative(), characte
 const rangeSchema = z.object({ start: positionSchema, end: positionSchema });
 export type EcaRange = z.infer<typeof rangeSchema>;
 
-export const completionInlineParamsSchema = z.object({
-  docText: z.string(),
-  /** The editor's version of the document, echoed in each item so a stale answer can be dropped. */
-  docVersion: z.number().int(),
-  position: positionSchema,
-  /** eca-emacs sends the file's path; not in ECA's docs. */
-  path: z.string().optional(),
-});
+/**
+ * eca-emacs sends `doc-text` and `doc-version` (eca-completion.el): ECA's JSON-RPC library turns
+ * every key into a kebab-case keyword, so ECA reads `docText` and `doc-text` alike; so do we.
+ */
+function camelKeys(raw: unknown): unknown {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(raw)) out[k.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] ??= v;
+  return out;
+}
+
+export const completionInlineParamsSchema = z.preprocess(
+  camelKeys,
+  z.object({
+    docText: z.string(),
+    /** The editor's version of the document, echoed in each item so a stale answer can be dropped. */
+    docVersion: z.number().int(),
+    position: positionSchema,
+    /** eca-emacs sends the file's path; not in ECA's docs. */
+    path: z.string().optional(),
+  }),
+);
 export type CompletionInlineParams = z.infer<typeof completionInlineParamsSchema>;
 
 export const completionInlineResultSchema = z.object({
