@@ -3,7 +3,7 @@
  * params to core's requests (core/assist/), core's answers and events to ECA's shapes, and its
  * local errors to JSON-RPC errors.
  */
-import { ResponseError } from 'vscode-jsonrpc';
+import { ResponseError, type CancellationToken } from 'vscode-jsonrpc';
 import { RequestCancelled, RequestFailed } from '../rpc/errors.js';
 import { AssistError } from '../core/assist/index.js';
 import type { Workspace } from '../runtime/workspace.js';
@@ -12,18 +12,22 @@ import type { CompletionInlineParams, CompletionInlineResult, RewriteContentRece
 /**
  * One completion at the cursor; an empty answer is no item. A request a newer one replaced fails
  * −32800 (what ECA's JSON-RPC library answers a cancelled request; the plugins drop stale answers
- * by `docVersion` anyway).
+ * by `docVersion` anyway), and so does one the editor cancelled with `$/cancelRequest`.
  */
-export async function completeInline(s: Workspace, p: CompletionInlineParams): Promise<CompletionInlineResult> {
+export async function completeInline(s: Workspace, p: CompletionInlineParams, token?: CancellationToken): Promise<CompletionInlineResult> {
   const { line, character } = p.position;
+  const cancelled = new AbortController();
+  const sub = token?.onCancellationRequested(() => cancelled.abort());
   try {
     // ECA's completion positions are 1-based in both coordinates (completion.clj `insert-completion-tag`).
-    const { text } = await s.completer.complete({ text: p.docText, line: Math.max(0, line - 1), character: Math.max(0, character - 1), ...(p.path ? { path: p.path } : {}) });
+    const { text } = await s.completer.complete({ text: p.docText, line: Math.max(0, line - 1), character: Math.max(0, character - 1), ...(p.path ? { path: p.path } : {}) }, cancelled.signal);
     if (!text) return { items: [] };
     // The text is inserted at the cursor: an empty range there, as ECA's items have.
     return { items: [{ text, docVersion: p.docVersion, range: { start: { line, character }, end: { line, character } } }] };
   } catch (e) {
     throw wireError(e);
+  } finally {
+    sub?.dispose();
   }
 }
 
@@ -44,6 +48,6 @@ export function startRewrite(s: Workspace, p: RewritePromptParams, send: (params
  */
 function wireError(e: unknown): unknown {
   if (!(e instanceof AssistError)) return e;
-  if (e.code === 'superseded') return new ResponseError(RequestCancelled, e.message);
+  if (e.code === 'superseded' || e.code === 'cancelled') return new ResponseError(RequestCancelled, e.message);
   return new ResponseError(RequestFailed, e.message, { type: e.code === 'noModel' ? 'error' : 'warning' });
 }

@@ -85,13 +85,26 @@ describe('completion/inline', () => {
     await expect.poll(() => llm().fimAborted, { timeout: 15_000 }).toBe(1);
   }, 30_000);
 
+  it("the editor's $/cancelRequest aborts the provider call and the request answers -32800", async () => {
+    llm().script([{ stall: 'forever' }]);
+    const p = await started(fimConfig('openai-chat'));
+    // An id of our own, to name it in $/cancelRequest (LSP "Cancellation Support", which ECA's JSON-RPC library follows).
+    const id = 9001;
+    p.send({ id, method: ECA.completionInline.method, params: params(1) });
+    await expect.poll(() => llm().requests.filter((r) => r.path === '/v1/completions').length, { timeout: 15_000 }).toBe(1);
+    p.notify('$/cancelRequest', { id });
+    const res = await p.waitFor((m) => m.id === id && m.method === undefined, 'the cancelled answer');
+    expect(res.error).toMatchObject({ code: RequestCancelled, message: 'Cancelled by the editor' });
+    await expect.poll(() => llm().fimAborted, { timeout: 15_000 }).toBe(1);
+  }, 30_000);
+
   it('an LLM error is a clear JSON-RPC error (type warning) and the server goes on answering', async () => {
     llm().script({ status: 400, body: { error: { message: 'bad suffix', type: 'invalid_request_error' } } }, [{ text: 'ok now' }]);
     const p = await started(fimConfig('openai-chat'));
     const res = await p.request(ECA.completionInline, params(1));
     expect(res.error).toMatchObject({ code: RequestFailed, data: { type: 'warning' } });
-    expect(res.error.message).toMatch(/^Completion failed: .*HTTP 400.*bad suffix/);
-    expect(res.error.message).not.toContain('test-key');
+    expect(res.error?.message).toMatch(/^Completion failed: .*HTTP 400.*bad suffix/);
+    expect(res.error?.message).not.toContain('test-key');
     const again = await p.request(ECA.completionInline, params(2));
     expect(again.result.items[0].text).toBe('ok now');
   }, 30_000);

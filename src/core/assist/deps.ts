@@ -10,11 +10,11 @@ export type AssistDeps = Pick<ChatDeps, 'config' | 'models' | 'defaultModel' | '
 /**
  * Local errors of the two features (never serialized; the façade maps them to its wire errors):
  * `noModel` none configured or the configured one is unknown, `superseded` a newer completion
- * replaced this one, `timeout` the model took too long, `llm` the provider failed.
+ * replaced this one, `cancelled` the front end withdrew the request, `timeout` the model took too long, `llm` the provider failed.
  */
 export class AssistError extends Error {
   constructor(
-    readonly code: 'noModel' | 'superseded' | 'timeout' | 'llm',
+    readonly code: 'noModel' | 'superseded' | 'cancelled' | 'timeout' | 'llm',
     message: string,
   ) {
     super(message);

@@ -30,12 +30,18 @@ export class InlineCompleter {
 
   constructor(private readonly deps: AssistDeps) {}
 
-  /** The text to insert at the cursor ('' when the model has nothing). Throws AssistError. */
-  async complete(req: InlineRequest): Promise<{ text: string; model: string }> {
+  /**
+   * The text to insert at the cursor ('' when the model has nothing). Throws AssistError. `cancel`
+   * is the front end withdrawing the request.
+   */
+  async complete(req: InlineRequest, cancel?: AbortSignal): Promise<{ text: string; model: string }> {
     const entry = assistModel(this.deps, this.deps.config().completion.model, 'completion');
     this.current?.abort(new AssistError('superseded', 'Cancelled: a newer completion request replaced this one'));
     const ac = new AbortController();
     this.current = ac;
+    const onCancel = (): void => ac.abort(new AssistError('cancelled', 'Cancelled by the editor'));
+    if (cancel?.aborted) onCancel();
+    cancel?.addEventListener('abort', onCancel, { once: true });
     const timer = setTimeout(() => ac.abort(new AssistError('timeout', 'Timeout waiting for completion')), COMPLETION_TIMEOUT_MS);
     try {
       const { prefix, suffix } = splitAt(req.text, req.line, req.character);
@@ -50,6 +56,7 @@ export class InlineCompleter {
       throw new AssistError('llm', `Completion failed: ${errorMessage(e)}`);
     } finally {
       clearTimeout(timer);
+      cancel?.removeEventListener('abort', onCancel);
       if (this.current === ac) this.current = undefined;
     }
   }
