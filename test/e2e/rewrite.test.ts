@@ -70,7 +70,7 @@ describe('rewrite/prompt', () => {
     expect(got[3]).toEqual({ type: 'replace', text: 'const y = 2;' });
   }, 30_000);
 
-  it('the rewrite model from config (rewrite.model) answers, not the default; a large file is cut to rewrite.fullFileMaxLines around the selection', async () => {
+  it('the rewrite model from config (rewrite.model) answers, not the default; a large file (a path relative to the workspace) is cut to rewrite.fullFileMaxLines around the selection', async () => {
     llm().script([{ text: 'ok' }]);
     const cfg = fakeProviderConfig(llm().url);
     const fake = (cfg.providers as Record<string, Record<string, unknown>>).fake;
@@ -78,7 +78,7 @@ describe('rewrite/prompt', () => {
     const file = join(root, 'big.txt');
     writeFileSync(file, Array.from({ length: 100 }, (_, i) => `row ${i + 1}`).join('\n'));
     const p = await started({ ...cfg, providers: { fake: { ...fake, models: { m1: {}, m2: {} } } }, rewrite: { model: 'fake/m2', fullFileMaxLines: 10 } }, root);
-    const res = await p.request(ECA.rewritePrompt, { id: 'rw-3', text: 'row 50', prompt: 'x', path: file, range: { start: { line: 50, character: 0 }, end: { line: 50, character: 6 } } });
+    const res = await p.request(ECA.rewritePrompt, { id: 'rw-3', text: 'row 50', prompt: 'x', path: 'big.txt', range: { start: { line: 50, character: 0 }, end: { line: 50, character: 6 } } });
     expect(res.result).toEqual({ status: 'prompting', model: 'fake/m2' });
     await ended(p, 'rw-3');
     const body = llm().requests.find((r) => r.path === '/v1/chat/completions')?.body;

@@ -5,7 +5,7 @@
 import type { ChatDeps } from '../deps.js';
 import type { ModelEntry } from '../../shapes/llm.js';
 
-export type AssistDeps = Pick<ChatDeps, 'config' | 'models' | 'defaultModel' | 'clientFor' | 'stream'>;
+export type AssistDeps = Pick<ChatDeps, 'config' | 'roots' | 'models' | 'defaultModel' | 'clientFor' | 'stream'>;
 
 /**
  * Local errors of the two features (never serialized; the façade maps them to its wire errors):

@@ -5,6 +5,8 @@
  * event, `reasoning` when it starts thinking, `text` pieces, then `replace` (only when the answer
  * had Markdown fences around the code) and `finished`; or `error` instead of the end.
  */
+import { isAbsolute, resolve } from 'node:path';
+import type { ModelEntry } from '../../shapes/llm.js';
 import { readBounded } from '../../util/small-file.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { assistModel, type AssistDeps } from './deps.js';
@@ -42,7 +44,7 @@ export class Rewriter {
     const ac = new AbortController();
     this.running.add(ac);
     setImmediate(() => {
-      void this.run(entry.id, input, emit, ac.signal).finally(() => this.running.delete(ac));
+      void this.run(entry, input, emit, ac.signal).finally(() => this.running.delete(ac));
     });
     return { model: entry.id };
   }
@@ -53,14 +55,14 @@ export class Rewriter {
     this.running.clear();
   }
 
-  private async run(model: string, input: RewriteInput, emit: (e: RewriteEvent) => void, signal: AbortSignal): Promise<void> {
+  private async run(entry: ModelEntry, input: RewriteInput, emit: (e: RewriteEvent) => void, signal: AbortSignal): Promise<void> {
     const began = Date.now();
     const cfg = this.deps.config();
     let answer = '';
     let started = false;
     try {
-      const entry = this.deps.models().find((m) => m.id === model) ?? assistModel(this.deps, cfg.rewrite.model, 'rewrite');
-      const fileText = input.path ? await readFileText(input.path) : undefined;
+      // A relative path (an editor that sends one) is taken from the first workspace folder.
+      const fileText = input.path ? await readFileText(isAbsolute(input.path) ? input.path : resolve(this.deps.roots()[0] ?? '.', input.path)) : undefined;
       const system = rewriteInstructions(
         { ...input, ...(fileText !== undefined ? { fileText: fileWindow(fileText, input.range.startLine, cfg.rewrite.fullFileMaxLines) } : {}) },
         cfg.rewrite.systemPrompt,
