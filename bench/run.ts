@@ -20,6 +20,8 @@
  *                 typescript-language-server directly (bench/lsp.ts)
  *   framing       a request right after an ignored 10 MB / 40 MB notification: ms per MB at
  *                 each size (linear reading keeps them alike) (bench/framing.ts)
+ *   inline        `completion/inline` through the server vs. the same provider call made directly
+ *                 (fake LLM): added latency p50/p95, FIM and chat paths (bench/inline.ts)
  *   local         the tiny GGUF test model through patchbay's built-in local provider vs.
  *                 node-llama-cpp driven directly with the same prompt: cold and warm time to
  *                 the first token, tokens/s (bench/local.ts)
@@ -30,6 +32,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runFraming } from './framing.js';
+import { INLINE_TARGET_MS, runInline } from './inline.js';
 import { FLOOD_TARGET, runFlood } from './flood.js';
 import { GATEWAY_TARGETS, runGatewayCalls, runGatewayRss } from './gateway.js';
 import { runLocal, type LocalRun } from './local.js';
@@ -493,6 +496,37 @@ async function lsp(): Promise<void> {
   }
 }
 
+// ---------------------------------------------------------------- inline completion
+
+async function inline(): Promise<void> {
+  try {
+    const r = await runInline(log);
+    for (const [path, x] of [
+      ['FIM', r.fim],
+      ['chat', r.chat],
+    ] as const) {
+      row({
+        bench: `inline completion (${path}) added p50`,
+        figure: `+${ms(x.addedP50, 3)}`,
+        reference: `patchbay ${ms(x.patchbay.p50, 3)} vs direct ${ms(x.direct.p50, 3)}`,
+        ratio: ratio(x.patchbay.p50 / x.direct.p50),
+        target: `≤ ${INLINE_TARGET_MS} ms`,
+        pass: x.addedP50 <= INLINE_TARGET_MS,
+      });
+      row({
+        bench: `inline completion (${path}) added p95`,
+        figure: `+${ms(x.addedP95, 3)}`,
+        reference: `patchbay ${ms(x.patchbay.p95, 3)} vs direct ${ms(x.direct.p95, 3)}`,
+        ratio: ratio(x.patchbay.p95 / x.direct.p95),
+        target: '(info)',
+        pass: undefined,
+      });
+    }
+  } catch (e) {
+    failed('inline completion', e);
+  }
+}
+
 // ---------------------------------------------------------------- local
 
 async function local(): Promise<void> {
@@ -544,7 +578,7 @@ function table(): void {
   for (const c of all.slice(1)) log(line(c));
 }
 
-const ALL = ['relay', 'framing', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'openctx', 'lsp', 'local'];
+const ALL = ['relay', 'framing', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'openctx', 'lsp', 'inline', 'local'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).map((a) => a.toLowerCase());
@@ -564,6 +598,7 @@ async function main(): Promise<void> {
   if (want('flood')) await flood();
   if (want('openctx')) await openctx();
   if (want('lsp')) await lsp();
+  if (want('inline')) await inline();
   if (want('local')) await local();
   table();
   log(`\n(${((now() - t0) / 1000).toFixed(1)} s; figures only — this always exits 0)`);

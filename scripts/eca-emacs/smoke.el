@@ -287,15 +287,27 @@
      (advice-remove 'eca-warn #'pb-record-shown)
      (pb-log "GAP %s: Emacs showed %S" ,name (reverse pb-shown))))
 
-(pb-gap "rewrite (eca-rewrite → rewrite/prompt)"
+(pb-step "rewrite (eca-rewrite → rewrite/prompt): the rewritten text streams into the overlay and finishes"
+  (pb-script [(:text "hello, ") (:delay 100) (:text "workspace")])
   (with-current-buffer (find-file-noselect (expand-file-name "notes.txt" pb-ws))
     (goto-char (point-min))
-    (eca-rewrite "make it shorter")))
+    (eca-rewrite "make it shorter")
+    (let ((ov (pb-wait "rewrite finished"
+                       (lambda () (cl-find-if (lambda (o) (overlay-get o 'eca-rewrite--total-time-ms))
+                                              (overlays-in (point-min) (point-max)))))))
+      (when ov (pb-log "  overlay text: %S" (overlay-get ov 'eca-rewrite--new-text)))
+      (prog1 (and ov (equal (overlay-get ov 'eca-rewrite--new-text) "hello, workspace"))
+        (when ov (eca-rewrite--reject (list ov)))))))
 
-(pb-gap "inline completion (eca-complete → completion/inline)"
+(pb-step "inline completion (eca-complete → completion/inline): the completion shows at point"
+  (pb-script [(:text "and more notes")])
   (with-current-buffer (find-file-noselect (expand-file-name "notes.txt" pb-ws))
     (goto-char (point-max))
-    (eca-complete)))
+    (eca-complete)
+    (prog1 (pb-wait "completion overlay"
+                    (lambda () (and (eca-completion--overlay-visible)
+                                    (equal (overlay-get eca-completion--overlay 'completion) "and more notes"))))
+      (eca-completion--clear-overlay))))
 
 (defvar pb-first-chat (buffer-local-value 'eca-chat--id (pb-chat)))
 

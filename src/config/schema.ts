@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { PEERS } from '../peers/index.js';
 import { agentSchema } from '../shapes/agent.js';
+import { completionConfigSchema, rewriteConfigSchema } from './assist.js';
 
 export { providerSchema } from '../peers/llm/config.js';
 import { providerSchema } from '../peers/llm/config.js';
@@ -67,6 +68,9 @@ export const configSchema = z
         repoMapMaxEntries: z.number().int().positive().default(2_000),
       })
       .default({ webMaxChars: 100_000, repoMapMaxEntries: 2_000 }),
+    /** Inline completion and rewrite (./assist.ts). */
+    completion: completionConfigSchema.default({}),
+    rewrite: rewriteConfigSchema.default({ fullFileMaxLines: 2000 }),
     // Each peer's own keys (mcpServers, languageServers, openctx, gateway, …): src/peers/index.ts.
     ...peerConfigShape(),
     logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),

@@ -4,6 +4,7 @@
  * the chats, and the peers (src/peers/index.ts). Built from plain options; nothing here knows a
  * wire protocol. Disposing it stops every turn and peer and closes the store.
  */
+import { InlineCompleter, Rewriter } from '../core/assist/index.js';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
@@ -107,6 +108,9 @@ export class Workspace {
   readonly chats: ChatService;
   /** The @-mention file index of each root, by root. */
   private readonly indexByRoot = new Map<string, FileIndex>();
+  /** Inline completion and rewrite (core/assist/): one-shot LLM calls outside any chat. */
+  readonly completer: InlineCompleter;
+  readonly rewriter: Rewriter;
   /** The peers, by name, in the order of src/peers/index.ts. */
   private readonly peers = new Map<string, Peer>();
   /** What tools see of the editor: its diagnostics merged with the peers' (language servers). */
@@ -154,6 +158,8 @@ export class Workspace {
     this.tools.set('native', native);
     this.commands.set('native', nativeCommands({ doctor: () => this.doctor(), repoMap: (signal) => this.repoMap(signal), trust: () => this.trust() }));
     this.chats = new ChatService(this.deps(), this.commands);
+    this.completer = new InlineCompleter(this.deps());
+    this.rewriter = new Rewriter(this.deps());
     for (const { name, make } of makers) this.peers.set(name, make(this.peerHost(name)));
     this.tools.set(
       'native',
@@ -511,6 +517,8 @@ export class Workspace {
   /** Stops every turn and peer, then closes indexes and the store. Safe to call more than once. */
   dispose(): Promise<void> {
     this.stopping.abort();
+    this.completer.dispose();
+    this.rewriter.dispose();
     this.disposed ??= (async () => {
       // Turns wind down (up to 2 s) while the peers stop: a peer's clean stop never waits behind
       // them, and a turn waiting on a tool call ends as soon as its peer is gone.

@@ -6,7 +6,7 @@
  * Lifecycle: awaitingInitialize ─initialize─► running ─shutdown─► shuttingDown ─exit─► (process ends)
  */
 import type { Readable, Writable } from 'node:stream';
-import { ResponseError, type MessageConnection } from 'vscode-jsonrpc';
+import { ResponseError, type CancellationToken, type MessageConnection } from 'vscode-jsonrpc';
 import type { z } from 'zod';
 import { createConnection } from '../rpc/connection.js';
 import { InvalidParams, InvalidRequest, MethodNotFound, ServerNotInitialized } from '../rpc/errors.js';
@@ -27,6 +27,7 @@ import { chatHistory, forkChat } from './eca-history.js';
 import { addFlag, removeFlag } from './eca-flags.js';
 import { rollbackChat } from './eca-rollback.js';
 import { providerStatuses } from './eca-providers.js';
+import { completeInline, startRewrite } from './eca-assist.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
@@ -99,13 +100,14 @@ export class EcaServer {
    * A request handler for a method of the ECA table, its params validated against the table's
    * schema (−32602 names the bad field); the handler's answer must fit the table's result type.
    */
-  private request<E extends ClientRequest>(entry: E, fn: (p: z.output<E['params']>, session: Workspace) => z.input<E['result']> | Promise<z.input<E['result']>>): void {
+  private request<E extends ClientRequest>(entry: E, fn: (p: z.output<E['params']>, session: Workspace, token: CancellationToken) => z.input<E['result']> | Promise<z.input<E['result']>>): void {
     const { method, params: schema } = entry;
-    this.conn.onRequest(method, async (raw: unknown) => {
+    // `token` is cancelled by the editor's `$/cancelRequest` for this request.
+    this.conn.onRequest(method, async (raw: unknown, token: CancellationToken) => {
       const session = this.session();
       // `schema` is E['params']: its output type is what `fn` takes (TS cannot follow the index).
       const params = parse(method, schema, raw) as z.output<E['params']>;
-      return fn(params, await session);
+      return fn(params, await session, token);
     });
   }
 
@@ -251,6 +253,9 @@ export class EcaServer {
     this.request(ECA.jobsList, () => ({ jobs: [] }));
     this.request(ECA.jobsKill, () => ({ killed: false }));
     this.request(ECA.jobsReadOutput, () => ({ lines: [], status: null, exitCode: null }));
+    // Inline completion and rewrite (./eca-assist.ts), once models are known.
+    this.request(ECA.completionInline, async (p, s, token) => (await s.modelsReady, completeInline(s, p, token)));
+    this.request(ECA.rewritePrompt, async (p, s) => (await s.modelsReady, startRewrite(s, p, (c) => this.notify(ECA.rewriteContentReceived, c))));
 
     // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
     c.onRequest((method: string) => {

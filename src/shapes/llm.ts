@@ -102,10 +102,25 @@ export class LlmError extends Error {
   }
 }
 
+/**
+ * A fill-in-the-middle request: the text before and after the cursor, for a model trained to fill
+ * the gap (OpenAI-compatible `/completions` with `suffix`, Ollama `/api/generate` with `suffix`).
+ */
+export interface FimRequest {
+  model: string;
+  prompt: string;
+  suffix: string;
+  maxOutputTokens: number;
+  signal: AbortSignal;
+  payload?: Record<string, unknown>;
+}
+
 export interface LlmClient {
   readonly api: LlmApi;
   /** Streams one model turn. Throws LlmError; ends early (without throwing) only via `finish`. */
   stream(req: LlmRequest): AsyncIterable<LlmEvent>;
+  /** The text that fills the gap; only APIs that have a FIM endpoint implement it. Throws LlmError. */
+  fillInMiddle?(req: FimRequest): Promise<string>;
   /** The chat ended: drop what is held for it (a local model's context). */
   release?(chatId: string): void;
   /** The server is stopping: free what the client holds (a loaded local model). */
@@ -139,6 +154,8 @@ export interface ModelEntry {
   variants?: Record<string, Record<string, unknown>>;
   /** Fields added to every request of this model (ECA's `extraPayload`). */
   extraPayload?: Record<string, unknown>;
+  /** The model fills in the middle (config `fim`): inline completion uses the API's FIM endpoint. */
+  fim?: boolean;
   /** Local models (`providers.local.models.<name>`): where the GGUF file comes from and how to run it. */
   local?: {
     /** `hf:<user>/<repo>/<file.gguf>`, an https URL, or a file path. */

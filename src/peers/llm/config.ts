@@ -34,6 +34,12 @@ export const modelSchema = z.object({
   variants: z.record(z.string().min(1), payloadSchema).optional(),
   /** Fields added to every request of this model (ECA's `extraPayload`); a variant's win over them. */
   extraPayload: payloadSchema.optional(),
+  /**
+   * The model is trained for fill-in-the-middle (Codestral, Qwen2.5-Coder, DeepSeek-Coder…): inline
+   * completion sends prefix and suffix to the API's FIM endpoint (`openai-chat`: `/completions`,
+   * `ollama`: `/api/generate`) instead of a chat prompt. A patchbay key: ECA always uses the chat API.
+   */
+  fim: z.boolean().optional(),
 });
 
 export const providerSchema = z.object({

@@ -143,6 +143,7 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
     const variants = effectiveVariants(id, api, name, m.variants);
     if (variants) entry.variants = variants;
     if (m.extraPayload && Object.keys(m.extraPayload).length) entry.extraPayload = m.extraPayload;
+    if (m.fim && (api === 'openai-chat' || api === 'ollama')) entry.fim = true;
     if (api === 'local') {
       if (!m.model) {
         log.warn(`local model "${id}/${name}" has no "model" (an hf: URI, https URL or file path); skipped`);

@@ -8,10 +8,11 @@
 import { abortError, httpError, isAbortError, toLlmError } from './errors.js';
 import { lineTooLong, MAX_LINE_CHARS } from './line-cap.js';
 import { type AdapterOptions, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
-import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { type FimRequest, type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { fitImages } from './image-limits.js';
 import { toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
 import { mergePayload } from '../../util/merge-payload.js';
+import { ollamaFim } from './fim.js';
 
 interface OllamaToolCall {
   id?: string;
@@ -94,6 +95,11 @@ export class OllamaClient implements LlmClient {
     else if (last.done_reason === 'length') reason = 'length';
     out.push({ type: 'finish', reason });
     yield* out;
+  }
+
+  /** Only called for models configured with `fim` (./fim.ts). */
+  fillInMiddle(req: FimRequest): Promise<string> {
+    return ollamaFim({ ...this.opts, provider: this.provider }, req);
   }
 
   private async post(req: LlmRequest): Promise<Response> {

@@ -10,10 +10,11 @@
 import OpenAI from 'openai';
 import { type AdapterOptions, finishFromOpenAi, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
-import { type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
+import { type FimRequest, type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { fitImages, OPENAI_IMAGE_LIMITS } from './image-limits.js';
 import { dataUrl, toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
 import { mergePayload } from '../../util/merge-payload.js';
+import { openAiFim } from './fim.js';
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
 type ChatParams = OpenAI.Chat.ChatCompletionCreateParamsStreaming;
@@ -114,6 +115,11 @@ export class OpenAiChatClient implements LlmClient {
     // Some compatible servers say `stop` even when they called tools.
     out.push({ type: 'finish', reason: calls.size > 0 && finish === 'stop' ? 'tool_calls' : finishFromOpenAi(finish) });
     yield* out;
+  }
+
+  /** Only called for models configured with `fim` (./fim.ts). */
+  fillInMiddle(req: FimRequest): Promise<string> {
+    return openAiFim({ ...this.opts, provider: this.provider }, req);
   }
 
   private body(req: LlmRequest): ChatParams {

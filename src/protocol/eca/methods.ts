@@ -35,6 +35,7 @@ import {
   toolCallRejectParamsSchema,
 } from './chat.js';
 import { askQuestionParamsSchema, askQuestionResultSchema } from './ask.js';
+import { completionInlineParamsSchema, completionInlineResultSchema, rewriteContentReceivedSchema, rewritePromptParamsSchema, rewritePromptResultSchema } from './assist.js';
 import { contentReceivedSchema } from './content.js';
 import { queryContextResultSchema } from './context.js';
 import { chatAddFlagParamsSchema, chatRemoveFlagParamsSchema } from './flags.js';
@@ -126,10 +127,14 @@ export const ECA = {
   jobsList: request('jobs/list', toServer, jobsListParamsSchema, jobsListResultSchema),
   jobsKill: request('jobs/kill', toServer, jobParamsSchema, jobsKillResultSchema),
   jobsReadOutput: request('jobs/readOutput', toServer, jobParamsSchema, jobsReadOutputResultSchema),
+  // Inline completion and rewrite (./assist.ts).
+  completionInline: request('completion/inline', toServer, completionInlineParamsSchema, completionInlineResultSchema),
+  rewritePrompt: request('rewrite/prompt', toServer, rewritePromptParamsSchema, rewritePromptResultSchema),
 
   // patchbay → editor.
   chatContentReceived: notification('chat/contentReceived', toClient, contentReceivedSchema),
   chatStatusChanged: notification('chat/statusChanged', toClient, chatStatusChangedSchema),
+  rewriteContentReceived: notification('rewrite/contentReceived', toClient, rewriteContentReceivedSchema),
   chatOpened: notification('chat/opened', toClient, chatOpenedSchema),
   chatCleared: notification('chat/cleared', toClient, chatClearedSchema),
   chatDeleted: notification('chat/deleted', toClient, chatDeletedSchema),
