@@ -7,7 +7,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
-import { formatConfigError, heldBack, patchbayHome, userConfigPath, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
+import { formatConfigError, heldBack, patchbayHome, userConfigPath, workspaceConfigPath, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
 import { heldBackMessage } from '../config/held-back.js';
 import { isTrustedFolder } from '../config/trust.js';
 import { trustHeldBack } from './trust.js';
@@ -33,6 +33,9 @@ import { killDescendantsNow } from '../util/process-tree.js';
 import { resolvePath } from '../util/paths.js';
 import { ensurePrivateDir } from '../util/private-dir.js';
 import { doctorReport } from './doctor.js';
+import { ConfigWatcher } from './config-watch.js';
+import { configFingerprint, reloadConfig, type ConfigReload } from './config-reload.js';
+import { McpManager } from './mcp-manage.js';
 import { safely } from '../util/guards.js';
 
 const log = logger('workspace');
@@ -64,8 +67,10 @@ export interface WorkspaceOptions {
   events: ChatEvents;
   /** A tool server (MCP server, language server, gateway provider) changed status or tools. */
   onToolServer?: (status: ToolServerStatus) => void;
-  /** Models changed after start (a trusted workspace's providers). */
+  /** Models changed after start (a trusted workspace's providers, an edited config file). */
   onModelsChanged?: (workspace: Workspace) => void;
+  /** A tool server is no longer configured (its entry was removed) and has stopped. */
+  onToolServerRemoved?: (name: string) => void;
   /** A start-up task began or ended (a front end may show them; each `started` gets one `finished`). */
   onTask?: (task: StartupTask) => void;
 }
@@ -106,6 +111,8 @@ export class Workspace {
   private readonly clients = new Map<string, Promise<LlmClient>>();
   /** Resolves once models are known (Ollama discovery may take a moment). */
   modelsReady: Promise<void>;
+  /** `mcp/addServer` and the rest: edits the entry's config file, then reloadConfig() (./mcp-manage.ts). */
+  readonly mcpServers: McpManager;
 
   /** Builds a workspace: loads the peers' code, then starts nothing but what is lazy. */
   static async create(opts: WorkspaceOptions): Promise<Workspace> {
@@ -151,13 +158,104 @@ export class Workspace {
       'native',
       native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, t)),
     );
+    this.mcpServers = new McpManager({
+      home: this.home,
+      roots: () => this.roots,
+      servers: () => (this.config as { mcpServers?: Record<string, unknown> }).mcpServers ?? {},
+      workspaces: () => this.workspaces,
+      userConfigFile: () => this.userConfigFile(),
+      reload: () => this.reloadConfig(),
+      status: (name) => this.all().reduce<ToolServerStatus | undefined>((found, p) => found ?? p.serverStatus?.(name), undefined),
+      restart: async (name) => {
+        await this.toggleServer(name, false);
+        await this.toggleServer(name, true);
+      },
+      forget: async (name) => void (await Promise.all(this.all().map((p) => p.forgetServer?.(name)))),
+    });
     // Off the front end's handshake: discovery loads the HTTP stack and may probe Ollama.
     this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() => this.task('models', 'Syncing models', () => this.refreshModels()));
   }
 
   private loadConfig(): WorkspaceConfig {
-    const { roots, env, initializationOptions, configFile } = this.opts;
-    return loadWorkspaceConfig({ roots, env, initializationOptions, configFile });
+    const { env, initializationOptions, configFile } = this.opts;
+    // The roots as they are now (they may change while running).
+    return loadWorkspaceConfig({ roots: this.roots ?? this.opts.roots, env, initializationOptions, configFile });
+  }
+
+  /** The user config file: `--config-file` when given. */
+  private userConfigFile(): string {
+    return this.opts.configFile ? resolve(this.opts.configFile) : userConfigPath(this.opts.env);
+  }
+
+  /** Every config file this workspace reads (what the watcher watches and a reload compares). */
+  private configFiles(): string[] {
+    return [this.userConfigFile(), ...this.roots.map(workspaceConfigPath)];
+  }
+
+  private reloading: Promise<ConfigReload> = Promise.resolve({ applied: false });
+  /** The config files' contents as last reloaded, to tell a real change from a spurious event. */
+  private readonly lastFiles: { fingerprint?: string } = {};
+  private watcher: ConfigWatcher | undefined;
+
+  /**
+   * Reads the config files again and takes up what changed, live: MCP servers whose entry changed
+   * restart, removed ones stop (`onToolServerRemoved`), new ones start; models are listed again
+   * when providers changed (`onModelsChanged`); new problems are reported (`events.showMessage`).
+   * A file that is not JSON keeps the last good config (and is reported). Calls are serialized,
+   * and a call that finds every file as it was does nothing, so calling it after an own write and
+   * again from the watcher restarts nothing twice. Call it after changing `roots` too.
+   */
+  reloadConfig(): Promise<ConfigReload> {
+    const run = async (): Promise<ConfigReload> => {
+      if (this.disposed) return { applied: false };
+      return reloadConfig(
+        {
+          files: () => this.configFiles(),
+          current: () => ({ config: this.config, errors: this.configErrors, held: this.heldBackMessages() }),
+          load: () => this.loadConfig(),
+          apply: (loaded) => this.applyConfig(loaded),
+          reconfigurePeers: async () => {
+            for (const p of this.all()) p.reconfigure?.();
+            await Promise.all(this.all().map((p) => p.reconfigured?.()));
+          },
+          modelsChanged: (providers) => this.modelsChanged(providers),
+          report: (message) => {
+            log.warn(message);
+            this.opts.events.showMessage('warning', message);
+          },
+        },
+        this.lastFiles,
+      );
+    };
+    const next = this.reloading.then(run, run);
+    this.reloading = next.catch(() => ({ applied: false }));
+    return next;
+  }
+
+  /** Watches the config files and reloads on a change (stops on dispose; never keeps the process alive). */
+  watchConfig(): void {
+    if (this.watcher || this.disposed) return;
+    // What was loaded at start is the baseline: the first event that changes nothing does nothing.
+    this.lastFiles.fingerprint ??= configFingerprint(this.configFiles());
+    this.watcher = new ConfigWatcher(
+      () => this.configFiles(),
+      () => void this.reloadConfig().catch((e: unknown) => log.warn(`reloading the config: ${errorMessage(e)}`)),
+    );
+    this.watcher.arm();
+  }
+
+  private applyConfig(loaded: WorkspaceConfig): void {
+    this.config = loaded.config;
+    this.configErrors = loaded.errors;
+    this.configSources = loaded.sources;
+    this.workspaces = loaded.workspaces;
+  }
+
+  /** Providers' settings changed: their clients are rebuilt on the next turn, models listed again, the front end told. */
+  private async modelsChanged(providers: string[]): Promise<void> {
+    for (const id of [...this.clients.keys()]) if (providers.some((p) => id.startsWith(`${p}/`))) this.clients.delete(id);
+    await this.refreshModels();
+    this.opts.onModelsChanged?.(this);
   }
 
   private all(): Peer[] {
@@ -182,6 +280,7 @@ export class Workspace {
       trustedFolder: (root) => isTrustedFolder(this.home, root),
       userConfigDir: () => dirname(this.opts.configFile ? resolve(this.opts.configFile) : userConfigPath(this.opts.env)),
       toolServer: (status) => this.opts.onToolServer?.(status),
+      toolServerRemoved: (name) => this.opts.onToolServerRemoved?.(name),
       chats: {
         active: () => this.chats.active(),
         setTools: (chatId, source, tools) => {
@@ -379,19 +478,10 @@ export class Workspace {
       home: this.home,
       workspaces: this.workspaces,
       reload: () => this.loadConfig(),
-      apply: (loaded) => {
-        this.config = loaded.config;
-        this.configErrors = loaded.errors;
-        this.configSources = loaded.sources;
-        this.workspaces = loaded.workspaces;
-      },
+      apply: (loaded) => this.applyConfig(loaded),
       reconfigurePeers: () => this.all().flatMap((p) => p.reconfigure?.() ?? []),
-      modelsChanged: async (providers) => {
-        // Clients were built with the old URL and key: the next turn builds new ones.
-        for (const id of [...this.clients.keys()]) if (providers.some((p) => id.startsWith(`${p}/`))) this.clients.delete(id);
-        await this.refreshModels();
-        this.opts.onModelsChanged?.(this);
-      },
+      // Clients were built with the old URL and key: the next turn builds new ones.
+      modelsChanged: (providers) => this.modelsChanged(providers),
     });
   }
 
@@ -422,6 +512,7 @@ export class Workspace {
   /** Stops every turn and peer, then closes indexes and the store. Safe to call more than once. */
   dispose(): Promise<void> {
     this.stopping.abort();
+    this.watcher?.dispose();
     this.disposed ??= (async () => {
       // Turns wind down (up to 2 s) while the peers stop: a peer's clean stop never waits behind
       // them, and a turn waiting on a tool call ends as soon as its peer is gone.

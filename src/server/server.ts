@@ -27,6 +27,7 @@ import { chatHistory, forkChat } from './eca-history.js';
 import { addFlag, removeFlag } from './eca-flags.js';
 import { rollbackChat } from './eca-rollback.js';
 import { providerStatuses } from './eca-providers.js';
+import { addServer, removeServer, setServerDisabled, updateServer } from './eca-mcp-manage.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
@@ -145,6 +146,7 @@ export class EcaServer {
             events: this.events(),
             onToolServer: (status) => this.sendToolServer(status),
             onModelsChanged: (s) => this.sendConfig(s),
+            onToolServerRemoved: (name) => this.notify(ECA.toolServerRemoved, { name }),
             onTask: (t) => this.tasks.report(t),
           }),
         );
@@ -193,6 +195,8 @@ export class EcaServer {
           setImmediate(startMcp);
         });
         for (const ix of session.indexes) void ix.warm();
+        // Config files edited while we run apply live (Workspace.reloadConfig).
+        session.watchConfig();
       });
     });
     c.onRequest(ECA.shutdown.method, async (): Promise<z.input<typeof ECA.shutdown.result>> => {
@@ -229,6 +233,16 @@ export class EcaServer {
     this.notification(ECA.chatPromptSteerRemove, (p, s) => s.chats.removeSteer(p.chatId));
     this.notification(ECA.mcpStartServer, (p, s) => void this.toggleServer(s, p.name, true));
     this.notification(ECA.mcpStopServer, (p, s) => void this.toggleServer(s, p.name, false));
+    // The MCP panel's management (./eca-mcp-manage.ts): persisted to the entry's config file.
+    this.request(ECA.mcpAddServer, (p, s) => addServer(s, p));
+    this.request(ECA.mcpUpdateServer, (p, s) => updateServer(s, p));
+    this.request(ECA.mcpRemoveServer, (p, s) => removeServer(s, p.name));
+    for (const [entry, disabled] of [
+      [ECA.mcpEnableServer, false],
+      [ECA.mcpDisableServer, true],
+    ] as const) {
+      this.notification(entry, (p, s) => void setServerDisabled(s, p.name, disabled).then((refused) => refused && this.showMessage({ type: 'warning', message: refused })));
+    }
     this.request(ECA.chatList, (p, s) => ({ chats: s.chats.list(p) }));
     // After model discovery, like a prompt: the chat's model is only restored if it is known.
     this.request(ECA.chatOpen, async (p, s) => (await s.modelsReady, openChat(s.chats, p.chatId, (c) => this.notify(ECA.configUpdated, c), windowOf(p))));

@@ -1,0 +1,91 @@
+/**
+ * Applying a config that changed while patchbay runs (a file edited by the user or by
+ * `mcp/addServer` & co., workspace folders added or removed): the config is loaded again and
+ * what changed is taken up live — peers reconcile (MCP servers start, restart or stop), models
+ * are listed again when providers changed, new problems are reported. A file that stopped being
+ * JSON changes nothing: the last good config stays and the error is reported once.
+ */
+import { readFileSync } from 'node:fs';
+import { formatConfigError, heldBack, type ConfigError } from '../config/load.js';
+import { heldBackMessage } from '../config/held-back.js';
+import { parseJsonc } from '../config/jsonc.js';
+import type { Config } from '../config/schema.js';
+import type { WorkspaceConfig } from './workspace-config.js';
+
+/** What one reload did. */
+export interface ConfigReload {
+  /** False when no file changed since the last reload (or one is not JSON: see `error`). */
+  applied: boolean;
+  /** A file that is not JSON: the last good config was kept. */
+  error?: string;
+}
+
+/** What a reload needs from the workspace. */
+export interface ReloadTarget {
+  /** The config files as they are named now (user file or `--config-file`, each root's). */
+  files(): string[];
+  current(): { config: Config; errors: ConfigError[]; held: string[] };
+  load(): WorkspaceConfig;
+  apply(loaded: WorkspaceConfig): void;
+  /** Peers take up the new config; resolves once their stops and starts are under way. */
+  reconfigurePeers(): Promise<void>;
+  /** Providers whose settings changed: clients rebuilt, models listed again, the front end told. */
+  modelsChanged(providers: string[]): Promise<void>;
+  report(message: string): void;
+}
+
+/** Reloads, or does nothing when the files read the same as last time (`last` is updated in place). */
+export async function reloadConfig(t: ReloadTarget, last: { fingerprint?: string }): Promise<ConfigReload> {
+  const texts = readAll(t.files());
+  const fingerprint = JSON.stringify(texts);
+  if (fingerprint === last.fingerprint) return { applied: false };
+  last.fingerprint = fingerprint;
+
+  for (const { file, text } of texts) {
+    if (text === null || text.trim() === '') continue;
+    const parsed = parseJsonc(text);
+    if (parsed.ok) continue;
+    const error = `Invalid config in ${file}: ${parsed.message}; patchbay keeps the config it had until the file is fixed`;
+    t.report(error);
+    return { applied: false, error };
+  }
+
+  const before = t.current();
+  const loaded = t.load();
+  t.apply(loaded);
+  // Only what is new is said: the editor heard the rest at start or on an earlier reload.
+  const said = new Set([...before.errors.map(formatConfigError), ...before.held]);
+  for (const e of loaded.errors) {
+    const text = formatConfigError(e);
+    if (e.severity !== 'warning' && !said.has(text)) t.report(text);
+  }
+  for (const m of heldBack(loaded).map(heldBackMessage)) if (!said.has(m)) t.report(m);
+
+  await t.reconfigurePeers();
+  const providers = changedKeys(before.config.providers, loaded.config.providers);
+  if (providers.length || before.config.defaultModel !== loaded.config.defaultModel) await t.modelsChanged(providers);
+  return { applied: true };
+}
+
+/** The files' contents now (null: absent or unreadable), as a reload compares them. */
+export function configFingerprint(files: string[]): string {
+  return JSON.stringify(readAll(files));
+}
+
+function readAll(files: string[]): Array<{ file: string; text: string | null }> {
+  return files.map((file) => ({ file, text: readOrNull(file) }));
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** Keys whose value differs between two records (added and removed ones too). */
+function changedKeys(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+}
