@@ -5,12 +5,11 @@
  * are listed again when providers changed, new problems are reported. A file that stopped being
  * JSON changes nothing: the last good config stays and the error is reported once.
  */
-import { readFileSync } from 'node:fs';
 import { formatConfigError, heldBack, type ConfigError } from '../config/load.js';
 import { heldBackMessage } from '../config/held-back.js';
 import { parseJsonc } from '../config/jsonc.js';
 import type { Config } from '../config/schema.js';
-import type { WorkspaceConfig } from './workspace-config.js';
+import { configFingerprint, type WorkspaceConfig } from './workspace-config.js';
 
 /** What one reload did. */
 export interface ConfigReload {
@@ -36,12 +35,12 @@ export interface ReloadTarget {
 
 /** Reloads, or does nothing when the files read the same as last time (`last` is updated in place). */
 export async function reloadConfig(t: ReloadTarget, last: { fingerprint?: string }): Promise<ConfigReload> {
-  const texts = readAll(t.files());
-  const fingerprint = JSON.stringify(texts);
+  const files = t.files();
+  const fingerprint = configFingerprint(files);
   if (fingerprint === last.fingerprint) return { applied: false };
   last.fingerprint = fingerprint;
 
-  for (const { file, text } of texts) {
+  for (const { file, text } of JSON.parse(fingerprint) as Array<{ file: string; text: string | null }>) {
     if (text === null || text.trim() === '') continue;
     const parsed = parseJsonc(text);
     if (parsed.ok) continue;
@@ -65,23 +64,6 @@ export async function reloadConfig(t: ReloadTarget, last: { fingerprint?: string
   const providers = changedKeys(before.config.providers, loaded.config.providers);
   if (providers.length || before.config.defaultModel !== loaded.config.defaultModel) await t.modelsChanged(providers);
   return { applied: true };
-}
-
-/** The files' contents now (null: absent or unreadable), as a reload compares them. */
-export function configFingerprint(files: string[]): string {
-  return JSON.stringify(readAll(files));
-}
-
-function readAll(files: string[]): Array<{ file: string; text: string | null }> {
-  return files.map((file) => ({ file, text: readOrNull(file) }));
-}
-
-function readOrNull(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
 }
 
 /** Keys whose value differs between two records (added and removed ones too). */

@@ -11,7 +11,7 @@ import { formatConfigError, heldBack, patchbayHome, userConfigPath, workspaceCon
 import { heldBackMessage } from '../config/held-back.js';
 import { isTrustedFolder } from '../config/trust.js';
 import { trustHeldBack } from './trust.js';
-import { loadWorkspaceConfig, type WorkspaceConfig } from './workspace-config.js';
+import { configFiles, loadWorkspaceConfig, type WorkspaceConfig } from './workspace-config.js';
 import { ChatService } from '../core/chats.js';
 import { CommandRegistry } from '../core/commands.js';
 import type { ChatDeps } from '../core/deps.js';
@@ -34,7 +34,7 @@ import { resolvePath } from '../util/paths.js';
 import { ensurePrivateDir } from '../util/private-dir.js';
 import { doctorReport } from './doctor.js';
 import { ConfigWatcher } from './config-watch.js';
-import { configFingerprint, reloadConfig, type ConfigReload } from './config-reload.js';
+import { reloadConfig, type ConfigReload } from './config-reload.js';
 import { McpManager } from './mcp-manage.js';
 import { safely } from '../util/guards.js';
 
@@ -158,6 +158,8 @@ export class Workspace {
       'native',
       native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, t)),
     );
+    // The files as loaded: the baseline a reload compares with (what changed since is applied).
+    this.lastFiles.fingerprint = loaded.fingerprint;
     this.mcpServers = new McpManager({
       home: this.home,
       roots: () => this.roots,
@@ -189,7 +191,7 @@ export class Workspace {
 
   /** Every config file this workspace reads (what the watcher watches and a reload compares). */
   private configFiles(): string[] {
-    return [this.userConfigFile(), ...this.roots.map(workspaceConfigPath)];
+    return configFiles({ roots: this.roots, env: this.opts.env, configFile: this.opts.configFile });
   }
 
   private reloading: Promise<ConfigReload> = Promise.resolve({ applied: false });
@@ -235,13 +237,11 @@ export class Workspace {
   /** Watches the config files and reloads on a change (stops on dispose; never keeps the process alive). */
   watchConfig(): void {
     if (this.watcher || this.disposed) return;
-    // What was loaded at start is the baseline: the first event that changes nothing does nothing.
-    this.lastFiles.fingerprint ??= configFingerprint(this.configFiles());
-    this.watcher = new ConfigWatcher(
-      () => this.configFiles(),
-      () => void this.reloadConfig().catch((e: unknown) => log.warn(`reloading the config: ${errorMessage(e)}`)),
-    );
+    const reload = () => void this.reloadConfig().catch((e: unknown) => log.warn(`reloading the config: ${errorMessage(e)}`));
+    this.watcher = new ConfigWatcher(() => this.configFiles(), reload);
     this.watcher.arm();
+    // A save between the start-up load and now had no watch to see it: compare once.
+    reload();
   }
 
   private applyConfig(loaded: WorkspaceConfig): void {

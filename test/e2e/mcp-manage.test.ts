@@ -9,10 +9,10 @@
  * `update-server!`, `remove-server!`, `disable-server!`, `enable-server!`).
  */
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ECA, EcaProc, tempDir, useEcaProcs, workspace, type Msg } from './harness.js';
+import { ECA, EcaProc, runPatchbay, tempDir, useEcaProcs, workspace, type Msg } from './harness.js';
 import { parseJsonc } from '../../src/config/jsonc.js';
 
 const NOTES = resolve(import.meta.dirname, '../fixtures/mcp-notes.mjs');
@@ -76,7 +76,7 @@ describe('mcp/addServer, updateServer, disable/enable, removeServer', () => {
     // 4-space indentation, as the file has it; `keep` stays on its one line.
     expect(text).toContain(`${HEAD},\n        "extra": {\n            "command"`);
     // The mode stays (the temp file + rename kept it).
-    expect((await import('node:fs')).statSync(file).mode & 0o777).toBe(0o640);
+    expect(statSync(file).mode & 0o777).toBe(0o640);
 
     // eca-webview MCPsTab: updateServer({ name, command, args }) → restarted with the new args.
     mark = p.messages.length;
@@ -206,5 +206,137 @@ describe('mcp/addServer, updateServer, disable/enable, removeServer', () => {
     // Started servers are reported once the `servers` task ran: by then `two` would have shown.
     await second.p.waitFor((m) => m.method === ECA.progress.method && m.params.taskId === 'mcp-servers' && m.params.type === 'finish', 'servers task');
     expect(updates(second.p, 'two')).toEqual([]);
+  });
+});
+
+/**
+ * The config files edited on disk while patchbay runs, as a user (or `git pull`) does: ECA reloads
+ * its config on each read (`config/all` is memoized and cleared on change) and its MCP panel shows
+ * `tool/serverUpdated` / `tool/serverRemoved` (docs/protocol.md "Tool server removed"); models go
+ * out again in `config/updated` as after `/trust` (handlers.clj `notify-chat-config-state!`).
+ */
+describe('config files watched and reconciled live', () => {
+  /** Saves as editors do: a new file renamed over the old one. */
+  const save = (file: string, value: unknown) => {
+    writeFileSync(`${file}.tmp`, typeof value === 'string' ? value : JSON.stringify(value, null, 2));
+    renameSync(`${file}.tmp`, file);
+  };
+
+  it('servers added, changed and removed in the file start, restart and stop; broken JSON keeps the last good config', async () => {
+    const home = tempDir();
+    const file = join(tempDir(), 'my-config.jsonc');
+    writeFileSync(file, JSON.stringify({ mcpServers: { a: serverEntry() } }));
+    // --config-file: the file given replaces the user config, and is the one watched.
+    const { p, ready } = boot(home, undefined, { args: ['--config-file', file] });
+    await ready;
+    await status(p, 'a', 'running');
+
+    let mark = p.messages.length;
+    save(file, { mcpServers: { a: serverEntry(), b: serverEntry() } });
+    await status(p, 'b', 'running', mark);
+    expect(statuses(p, 'a', mark)).toEqual([]);
+
+    mark = p.messages.length;
+    save(file, { mcpServers: { a: serverEntry(['--delay-ms', '1']), b: serverEntry() } });
+    await status(p, 'a', 'running', mark);
+    expect(statuses(p, 'a', mark)).toEqual(['stopped', 'starting', 'running']);
+    expect(statuses(p, 'b', mark)).toEqual([]);
+
+    mark = p.messages.length;
+    save(file, { mcpServers: { a: serverEntry(['--delay-ms', '1']) } });
+    await removed(p, 'b', mark);
+    expect(statuses(p, 'b', mark)).toEqual(['stopped']);
+
+    // Half-saved or mistyped: the error is reported, nothing stops.
+    mark = p.messages.length;
+    save(file, '{ "mcpServers": { ');
+    const bad = await p.waitFor((m) => m.method === ECA.showMessage.method && m.params.message.includes(file), 'invalid JSON reported', 15_000, mark);
+    expect(bad.params.message).toMatch(/Invalid config in .*my-config\.jsonc: Invalid JSON at line 1.*keeps the config it had/);
+    // A models change in the same save is not applied either; the fix brings everything at once.
+    save(file, { mcpServers: {}, providers: { other: { api: 'openai-chat', url: 'http://127.0.0.1:9/v1', key: 'k', models: { m9: {} } } } });
+    await removed(p, 'a', mark);
+    const models = await p.waitFor((m) => m.method === ECA.configUpdated.method && m.params.chat?.models?.includes('other/m9'), 'models re-listed', 15_000, mark);
+    expect(models.params.chat.models).toContain('other/m9');
+    expect(p.messages.slice(mark).filter((m) => m.method === ECA.showMessage.method)).toHaveLength(1);
+  });
+
+  it('a new config problem in an edited file is reported once', async () => {
+    const home = tempDir();
+    const { p, ready } = boot(home);
+    await ready;
+    const mark = p.messages.length;
+    mkdirSync(join(home, '.config', 'patchbay'), { recursive: true });
+    // The folder did not exist when patchbay started: its parent is watched until it appears.
+    save(userConfig(home), { mcpServers: { 'bad name': serverEntry() } });
+    const told = await p.waitFor((m) => m.method === ECA.showMessage.method && /bad name/.test(m.params.message), 'config problem', 15_000, mark);
+    expect(told.params.type).toBe('warning');
+    save(userConfig(home), { mcpServers: { 'bad name': serverEntry() }, logLevel: 'info' });
+    await new Promise((r) => setTimeout(r, 800));
+    expect(p.messages.slice(mark).filter((m) => m.method === ECA.showMessage.method && /bad name/.test(m.params.message))).toHaveLength(1);
+  });
+});
+
+/**
+ * Workspace trust and `scope: "workspace"` (eca-emacs `eca-mcp--submit-add-server` sends the first
+ * folder's URI). ECA has no trust; patchbay holds back an untrusted folder's `mcpServers`
+ * (config/held-back.ts). Adding from the editor is the user's own act: that entry runs, the
+ * others stay held back; a trusted folder stays trusted after the write.
+ */
+describe('mcp/addServer into a workspace config and workspace trust', () => {
+  const heldBack = (p: EcaProc, from = 0) => p.messages.slice(from).filter((m) => m.method === ECA.showMessage.method && /held back/.test(m.params.message));
+
+  it('in an untrusted folder only the added entry runs, as written; the file’s own servers stay held back', async () => {
+    const home = tempDir();
+    const root = workspace({ '.patchbay/config.json': JSON.stringify({ mcpServers: { repo: serverEntry() } }, null, 2) });
+    const file = join(root, '.patchbay', 'config.json');
+    const first = boot(home, root);
+    await first.ready;
+    await first.p.waitFor((m) => heldBack(first.p).includes(m), 'held back');
+    const add = await first.p.request(ECA.mcpAddServer, { name: 'mine', ...serverEntry(), scope: 'workspace', workspaceUri: pathToFileURL(root).href });
+    expect(add.result.server).toMatchObject({ name: 'mine', status: 'starting' });
+    await status(first.p, 'mine', 'running');
+    expect(Object.keys(servers(file))).toEqual(['repo', 'mine']);
+    expect(updates(first.p, 'repo')).toEqual([]);
+    await first.p.stop();
+
+    // After a restart: the same.
+    const second = boot(home, root);
+    await second.ready;
+    await status(second.p, 'mine', 'running');
+    const held = await second.p.waitFor((m) => heldBack(second.p).includes(m), 'held back');
+    expect(held.params.message).toMatch(/mcpServers\.repo/);
+    expect(held.params.message).not.toMatch(/mcpServers\.mine/);
+    expect(updates(second.p, 'repo')).toEqual([]);
+
+    // The approval is for the entry as the user wrote it: changed by someone else, it is held back too.
+    const mark = second.p.messages.length;
+    const text = readFileSync(file, 'utf8');
+    const at = text.lastIndexOf(`"${NOTES}"`) + NOTES.length + 2;
+    writeFileSync(file, `${text.slice(0, at)}, "--delay-ms", "1"${text.slice(at)}`);
+    await removed(second.p, 'mine', mark);
+    const again = await second.p.waitFor((m) => heldBack(second.p, mark).includes(m), 'held back again', 15_000, mark);
+    expect(again.params.message).toMatch(/mcpServers\.mine/);
+    expect(updates(second.p, 'repo')).toEqual([]);
+  });
+
+  it('a trusted folder stays trusted after the editor writes to its config', async () => {
+    const home = tempDir();
+    const root = workspace({ '.patchbay/config.json': JSON.stringify({ mcpServers: { repo: serverEntry() } }, null, 2) });
+    const trust = await runPatchbay(['trust', root, '--yes'], { home });
+    expect(trust.code).toBe(0);
+    const first = boot(home, root);
+    await first.ready;
+    await status(first.p, 'repo', 'running');
+    await first.p.request(ECA.mcpAddServer, { name: 'mine', ...serverEntry(), scope: 'workspace', workspaceUri: pathToFileURL(root).href });
+    await status(first.p, 'mine', 'running');
+    // Nothing was held back by our own write: `repo` kept running.
+    expect(statuses(first.p, 'repo')).toEqual(['starting', 'running']);
+    await first.p.stop();
+
+    const second = boot(home, root);
+    await second.ready;
+    await status(second.p, 'repo', 'running');
+    await status(second.p, 'mine', 'running');
+    expect(heldBack(second.p)).toEqual([]);
   });
 });
