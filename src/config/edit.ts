@@ -5,7 +5,7 @@
  */
 import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { applyEdits, format, modify, type FormattingOptions } from 'jsonc-parser';
+import { applyEdits, format, modify, type Edit, type FormattingOptions } from 'jsonc-parser';
 import { parseJsonc } from './jsonc.js';
 
 /** One key to set (`value`) or delete (`value: undefined`). */
@@ -46,9 +46,11 @@ export function editText(text: string, edits: KeyEdit[]): string {
     // modify's own formatting reformats the whole lines an insertion touches (a neighbour written
     // on one line would be spread over several): we format only the text we put in.
     for (const edit of modify(out, e.path, e.value, {})) {
-      out = applyEdits(out, [edit]);
-      if (!edit.content) continue;
-      out = applyEdits(out, format(out, { offset: edit.offset, length: edit.content.length }, { ...formattingOptions, keepLines: false }));
+      const split = afterLineComment(out, edit, formattingOptions.eol ?? '\n');
+      out = applyEdits(out, split ? split.edits : [edit]);
+      const added = split ? split.added : edit;
+      if (!added.content) continue;
+      out = applyEdits(out, format(out, { offset: added.offset, length: added.content.length }, { ...formattingOptions, keepLines: false }));
     }
   }
   // A file we create ends with a newline, as editors save them.
@@ -81,6 +83,29 @@ export function writeAtomically(path: string, text: string): void {
   // writeFileSync's mode is filtered by the umask: set it exactly.
   if (mode !== undefined) chmodSync(tmp, mode);
   renameSync(tmp, path);
+}
+
+/**
+ * A property inserted after one whose line ends with a `// comment` would go between the value and
+ * its comment (the comment would then seem to speak of the new property): the comma stays there,
+ * and the property goes on a line of its own after the comment, indented like its neighbour.
+ * Returns the edits and where the property lands in the edited text; undefined for any other edit.
+ */
+function afterLineComment(text: string, edit: Edit, eol: string): { edits: Edit[]; added: Edit } | undefined {
+  if (edit.length !== 0 || !edit.content.startsWith(',')) return undefined;
+  const lineEnd = text.indexOf('\n', edit.offset);
+  if (lineEnd < 0 || !/^[ \t]*\/\/[^\n]*$/.test(text.slice(edit.offset, lineEnd))) return undefined;
+  const lineStart = text.lastIndexOf('\n', edit.offset - 1) + 1;
+  const indent = /^[ \t]*/.exec(text.slice(lineStart))?.[0] ?? '';
+  const content = `${indent}${edit.content.slice(1)}${eol}`;
+  return {
+    edits: [
+      { offset: edit.offset, length: 0, content: ',' },
+      { offset: lineEnd + 1, length: 0, content },
+    ],
+    // After the comma: one character further on.
+    added: { offset: lineEnd + 2, length: 0, content },
+  };
 }
 
 /** The indentation and line ending the file already uses (2 spaces and \n for a new file). */
