@@ -9,7 +9,11 @@ import { formatConfigError, heldBack, type ConfigError } from '../config/load.js
 import { heldBackMessage } from '../config/held-back.js';
 import { parseJsonc } from '../config/jsonc.js';
 import type { Config } from '../config/schema.js';
+import { errorMessage, logger } from '../util/log.js';
+import { ConfigWatcher } from './config-watch.js';
 import { configFingerprint, type WorkspaceConfig } from './workspace-config.js';
+
+const log = logger('config');
 
 /** What one reload did. */
 export interface ConfigReload {
@@ -31,6 +35,51 @@ export interface ReloadTarget {
   /** Providers whose settings changed: clients rebuilt, models listed again, the front end told. */
   modelsChanged(providers: string[]): Promise<void>;
   report(message: string): void;
+}
+
+/**
+ * One workspace's live config: reloads serialized, the last files seen (so an event that changed
+ * nothing, or our own write seen again by the watcher, does nothing), and the watcher.
+ */
+export class LiveConfig {
+  private reloading: Promise<ConfigReload> = Promise.resolve({ applied: false });
+  private readonly last: { fingerprint?: string };
+  private watcher: ConfigWatcher | undefined;
+  private disposed = false;
+
+  /** `fingerprint`: the files as they were read for the config in use (workspace-config.ts). */
+  constructor(
+    private readonly t: ReloadTarget,
+    fingerprint: string | undefined,
+  ) {
+    this.last = { fingerprint };
+  }
+
+  reload(): Promise<ConfigReload> {
+    const run = async (): Promise<ConfigReload> => {
+      if (this.disposed) return { applied: false };
+      // The roots may have changed: watch their files too.
+      this.watcher?.arm();
+      return reloadConfig(this.t, this.last);
+    };
+    const next = this.reloading.then(run, run);
+    this.reloading = next.catch(() => ({ applied: false }));
+    return next;
+  }
+
+  watch(): void {
+    if (this.watcher || this.disposed) return;
+    const reload = () => void this.reload().catch((e: unknown) => log.warn(`reloading the config: ${errorMessage(e)}`));
+    this.watcher = new ConfigWatcher(() => this.t.files(), reload);
+    this.watcher.arm();
+    // A save between the start-up load and now had no watch to see it: compare once.
+    reload();
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.watcher?.dispose();
+  }
 }
 
 /** Reloads, or does nothing when the files read the same as last time (`last` is updated in place). */

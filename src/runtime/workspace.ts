@@ -7,7 +7,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
-import { formatConfigError, heldBack, patchbayHome, userConfigPath, workspaceConfigPath, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
+import { formatConfigError, heldBack, patchbayHome, userConfigPath, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
 import { heldBackMessage } from '../config/held-back.js';
 import { isTrustedFolder } from '../config/trust.js';
 import { trustHeldBack } from './trust.js';
@@ -33,8 +33,7 @@ import { killDescendantsNow } from '../util/process-tree.js';
 import { resolvePath } from '../util/paths.js';
 import { ensurePrivateDir } from '../util/private-dir.js';
 import { doctorReport } from './doctor.js';
-import { ConfigWatcher } from './config-watch.js';
-import { reloadConfig, type ConfigReload } from './config-reload.js';
+import { LiveConfig, type ConfigReload } from './config-reload.js';
 import { McpManager } from './mcp-manage.js';
 import { safely } from '../util/guards.js';
 
@@ -158,8 +157,25 @@ export class Workspace {
       'native',
       native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, t)),
     );
-    // The files as loaded: the baseline a reload compares with (what changed since is applied).
-    this.lastFiles.fingerprint = loaded.fingerprint;
+    this.live = new LiveConfig(
+      {
+        files: () => this.configFiles(),
+        current: () => ({ config: this.config, errors: this.configErrors, held: this.heldBackMessages() }),
+        load: () => this.loadConfig(),
+        apply: (loaded) => this.applyConfig(loaded),
+        reconfigurePeers: async () => {
+          for (const p of this.all()) p.reconfigure?.();
+          await Promise.all(this.all().map((p) => p.reconfigured?.()));
+        },
+        modelsChanged: (providers) => this.modelsChanged(providers),
+        report: (message) => {
+          log.warn(message);
+          this.opts.events.showMessage('warning', message);
+        },
+      },
+      // The files as loaded: the baseline a reload compares with (what changed since is applied).
+      loaded.fingerprint,
+    );
     this.mcpServers = new McpManager({
       home: this.home,
       roots: () => this.roots,
@@ -194,10 +210,8 @@ export class Workspace {
     return configFiles({ roots: this.roots, env: this.opts.env, configFile: this.opts.configFile });
   }
 
-  private reloading: Promise<ConfigReload> = Promise.resolve({ applied: false });
-  /** The config files' contents as last reloaded, to tell a real change from a spurious event. */
-  private readonly lastFiles: { fingerprint?: string } = {};
-  private watcher: ConfigWatcher | undefined;
+  /** The config files watched and reloaded (./config-reload.ts). */
+  private readonly live: LiveConfig;
 
   /**
    * Reads the config files again and takes up what changed, live: MCP servers whose entry changed
@@ -208,40 +222,12 @@ export class Workspace {
    * again from the watcher restarts nothing twice. Call it after changing `roots` too.
    */
   reloadConfig(): Promise<ConfigReload> {
-    const run = async (): Promise<ConfigReload> => {
-      if (this.disposed) return { applied: false };
-      return reloadConfig(
-        {
-          files: () => this.configFiles(),
-          current: () => ({ config: this.config, errors: this.configErrors, held: this.heldBackMessages() }),
-          load: () => this.loadConfig(),
-          apply: (loaded) => this.applyConfig(loaded),
-          reconfigurePeers: async () => {
-            for (const p of this.all()) p.reconfigure?.();
-            await Promise.all(this.all().map((p) => p.reconfigured?.()));
-          },
-          modelsChanged: (providers) => this.modelsChanged(providers),
-          report: (message) => {
-            log.warn(message);
-            this.opts.events.showMessage('warning', message);
-          },
-        },
-        this.lastFiles,
-      );
-    };
-    const next = this.reloading.then(run, run);
-    this.reloading = next.catch(() => ({ applied: false }));
-    return next;
+    return this.live.reload();
   }
 
   /** Watches the config files and reloads on a change (stops on dispose; never keeps the process alive). */
   watchConfig(): void {
-    if (this.watcher || this.disposed) return;
-    const reload = () => void this.reloadConfig().catch((e: unknown) => log.warn(`reloading the config: ${errorMessage(e)}`));
-    this.watcher = new ConfigWatcher(() => this.configFiles(), reload);
-    this.watcher.arm();
-    // A save between the start-up load and now had no watch to see it: compare once.
-    reload();
+    this.live.watch();
   }
 
   private applyConfig(loaded: WorkspaceConfig): void {
@@ -512,7 +498,7 @@ export class Workspace {
   /** Stops every turn and peer, then closes indexes and the store. Safe to call more than once. */
   dispose(): Promise<void> {
     this.stopping.abort();
-    this.watcher?.dispose();
+    this.live.dispose();
     this.disposed ??= (async () => {
       // Turns wind down (up to 2 s) while the peers stop: a peer's clean stop never waits behind
       // them, and a turn waiting on a tool call ends as soon as its peer is gone.
