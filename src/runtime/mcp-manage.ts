@@ -111,8 +111,8 @@ export class McpManager {
         await this.t.restart(name);
         return { ok: true, value: {} };
       }
-      // Switching transport drops the other one's keys (ECA `update-server!`).
-      const stripped = fields.url !== undefined ? ['command', 'args', 'env', 'cwd'] : fields.command !== undefined || fields.args !== undefined ? ['url', 'headers'] : [];
+      // Switching transport drops the other one's keys (ECA `update-server!`), and `type`, which names one.
+      const stripped = fields.url !== undefined ? ['command', 'args', 'env', 'cwd', 'type'] : fields.command !== undefined || fields.args !== undefined ? ['url', 'headers', 'type'] : [];
       const next: Record<string, unknown> = { ...entry };
       for (const k of stripped) delete next[k];
       Object.assign(next, Object.fromEntries(given));

@@ -135,6 +135,14 @@ describe('mcp/addServer, updateServer, disable/enable, removeServer', () => {
     const file = join(root, '.patchbay', 'config.json');
     expect(servers(file)).toEqual({ remote: { url, headers: { 'X-Team': 'a' }, disabled: true } });
     expect(existsSync(userConfig(home))).toBe(false);
+    // eca-webview MCPsTab: a remote server edited into a local one (`updateServer({ name, command, args })`):
+    // the URL and headers go, as in ECA's update-server!; it stays disabled.
+    const mark = p.messages.length;
+    expect((await p.request(ECA.mcpUpdateServer, { name: 'remote', ...serverEntry() })).result).toEqual({});
+    expect(servers(file)).toEqual({ remote: { disabled: true, ...serverEntry() } });
+    const now = await status(p, 'remote', 'disabled', mark);
+    expect(now.params).toMatchObject({ command: process.execPath, args: [NOTES] });
+    expect(now.params).not.toHaveProperty('url');
   });
 
   it('bad entries and unknown names: ECA’s error result with a clear message, nothing written, nothing started', async () => {
