@@ -123,6 +123,7 @@ describe('mcp/addServer, updateServer, disable/enable, removeServer', () => {
     expect(statuses(p, 'extra', mark)).toEqual(['stopped']);
   });
 
+  // ECA mcp.clj `resolve-target-config-file` (:workspace → that root's config) and `add-server!` with `:disabled true`.
   it('a remote server added with scope workspace goes to that root’s .patchbay/config.json, created on demand', async () => {
     const home = tempDir();
     const root = workspace({ 'a.txt': 'a' });
@@ -145,6 +146,8 @@ describe('mcp/addServer, updateServer, disable/enable, removeServer', () => {
     expect(now.params).not.toHaveProperty('url');
   });
 
+  // ECA mcp.clj `add-server!` (blank name, duplicate, both or neither of command/url), `resolve-target-config-file`
+  // (workspaceUri missing or not a root), `remove-server!` (unknown name); handlers.clj wraps each as `{error: {code: "invalid_request"}}`.
   it('bad entries and unknown names: ECA’s error result with a clear message, nothing written, nothing started', async () => {
     const home = tempDir();
     const file = userConfig(home);
@@ -194,6 +197,7 @@ describe('mcp/addServer, updateServer, disable/enable, removeServer', () => {
     expect(p.messages.some((m) => m.method === ECA.toolServerRemoved.method)).toBe(false);
   });
 
+  // ECA mcp.clj `disable-server!` / `remove-server!` persist through `update-config-file!`: the next start reads them.
   it('a change survives a restart: a disabled server comes back disabled, a removed one does not come back', async () => {
     const home = tempDir();
     const root = workspace();
