@@ -25,7 +25,7 @@ import { parseJson } from './json.js';
 import { parseJsonc } from './jsonc.js';
 import { compileFullMatch } from './regex.js';
 import { holdBack, type HeldSetting } from './held-back.js';
-import { contentHash, trustState, type TrustState } from './trust.js';
+import { approvedEntries, contentHash, entryHash, trustState, type TrustState } from './trust.js';
 import { findUnknownKeys } from './unknown-keys.js';
 import { refuseRequestFields } from './payload-fields.js';
 
@@ -303,6 +303,25 @@ function readConfigFile(path: string, mustExist: boolean, errors: ConfigError[])
   return { value: parsed.value, text };
 }
 
+/**
+ * An `mcpServers` entry the user added or changed from the editor in a folder not trusted as a
+ * whole (trust.ts `approveEntry`) runs while it is as they wrote it; the rest stays held back.
+ */
+function keepApproved(layer: Obj, r: { kept: Obj; held: HeldSetting[] }, approved: Record<string, string>): { kept: Obj; held: HeldSetting[] } {
+  const servers = layer.mcpServers;
+  if (!Object.keys(approved).length || !isPlainObject(servers)) return r;
+  const back: Obj = {};
+  const held = r.held.filter((h) => {
+    const [top, name, ...rest] = h.path;
+    const ok = top === 'mcpServers' && name !== undefined && !rest.length && Object.hasOwn(servers, name) && approved[name] === entryHash(servers[name]);
+    if (ok) back[name] = servers[name];
+    return !ok;
+  });
+  if (!Object.keys(back).length) return r;
+  const kept = { ...r.kept, mcpServers: { ...(isPlainObject(r.kept.mcpServers) ? r.kept.mcpServers : {}), ...back } };
+  return { kept, held };
+}
+
 /** Load and merge every layer. Never throws. */
 export function loadConfig(opts: LoadConfigOptions): LoadConfigResult {
   const errors: ConfigError[] = [];
@@ -362,7 +381,8 @@ export function loadConfig(opts: LoadConfigOptions): LoadConfigResult {
       // Only a workspace file can be untrusted: every other layer is the user's own.
       const sha256 = contentHash(layer.text ?? '');
       const state = trustState(home, layer.root, sha256);
-      const { kept, held } = holdBack(value, merged);
+      const all = holdBack(value, merged);
+      const { kept, held } = state === 'trusted' ? all : keepApproved(value, all, approvedEntries(home, layer.root));
       workspaces.push({ root: layer.root, file: source, sha256, state, settings: held });
       if (state !== 'trusted') value = kept;
     }

@@ -17,7 +17,16 @@ import { z } from 'zod';
 export type TrustState = 'trusted' | 'untrusted' | 'changed';
 
 const entrySchema = z.object({ sha256: z.string(), trustedAt: z.string() });
-const storeSchema = z.object({ version: z.literal(1), folders: z.record(z.string(), entrySchema) });
+const storeSchema = z.object({
+  version: z.literal(1),
+  folders: z.record(z.string(), entrySchema),
+  /**
+   * Single `mcpServers` entries the user added or changed from the editor (`mcp/addServer` …) in a
+   * folder not trusted as a whole: folder key → server name → sha256 of the entry as written.
+   * The entry runs; the rest of the file stays held back.
+   */
+  entries: z.record(z.string(), z.record(z.string(), z.string())).optional(),
+});
 type Store = z.infer<typeof storeSchema>;
 export type TrustEntry = z.infer<typeof entrySchema>;
 
@@ -80,14 +89,54 @@ export function recordTrust(home: string, root: string, sha256: string): void {
   writeTrustStore(home, store);
 }
 
+/** The hash an approved entry is remembered by: its JSON with keys sorted (formatting does not matter). */
+export function entryHash(entry: unknown): string {
+  return contentHash(stableJson(entry));
+}
+
+function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** The `mcpServers` entries of this folder the user approved one by one (name → entry hash). */
+export function approvedEntries(home: string, root: string): Record<string, string> {
+  return readTrustStore(home).entries?.[folderKey(root)] ?? {};
+}
+
+/** Approves one `mcpServers` entry as written (`entry` undefined: forgets the approval). */
+export function approveEntry(home: string, root: string, name: string, entry: unknown): void {
+  const store = readTrustStore(home);
+  const key = folderKey(root);
+  const entries = { ...(store.entries ?? {}) };
+  const folder = { ...(entries[key] ?? {}) };
+  if (entry === undefined) delete folder[name];
+  else folder[name] = entryHash(entry);
+  if (Object.keys(folder).length) entries[key] = folder;
+  else delete entries[key];
+  store.entries = entries;
+  writeTrustStore(home, store);
+}
+
 /** Forgets a folder; false when it was not trusted. */
 export function revokeTrust(home: string, root: string): boolean {
   const store = readTrustStore(home);
   const key = folderKey(root);
-  if (!store.folders[key]) return false;
+  const had = Boolean(store.folders[key]);
+  const hadEntries = Boolean(store.entries?.[key]);
+  if (!had && !hadEntries) return false;
   delete store.folders[key];
+  // Revoking takes back the entries approved one by one too.
+  if (store.entries) delete store.entries[key];
   writeTrustStore(home, store);
-  return true;
+  return had;
 }
 
 export function listTrust(home: string): Array<{ folder: string } & TrustEntry> {

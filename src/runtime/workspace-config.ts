@@ -3,11 +3,15 @@
  * Kept apart from workspace.ts so answering `initialize` does not load the store, tools and
  * LLM layers; those load right after the answer (start-up time counts).
  */
-import { loadConfig, type LoadConfigResult } from '../config/load.js';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadConfig, userConfigPath, workspaceConfigPath, type LoadConfigResult } from '../config/load.js';
 import { PEERS } from '../peers/index.js';
 
 export interface WorkspaceConfig extends LoadConfigResult {
   roots: string[];
+  /** The config files' contents read just before loading (configFingerprint): what a reload compares with. */
+  fingerprint?: string;
 }
 
 export interface WorkspaceConfigOptions {
@@ -21,6 +25,8 @@ export interface WorkspaceConfigOptions {
 
 export function loadWorkspaceConfig(o: WorkspaceConfigOptions): WorkspaceConfig {
   const roots = o.roots.length ? o.roots : [process.cwd()];
+  // Read before the load: a save in between is then seen as a change by the next reload.
+  const fingerprint = configFingerprint(configFiles({ ...o, roots }));
   const loaded = loadConfig({ initializationOptions: o.initializationOptions ?? undefined, roots, env: o.env, configFile: o.configFile });
   // Problems a peer finds in its merged settings (e.g. an MCP server name that would make tool
   // names ambiguous): the front end hears them with the other config problems.
@@ -28,5 +34,23 @@ export function loadWorkspaceConfig(o: WorkspaceConfigOptions): WorkspaceConfig 
   for (const peer of PEERS) {
     for (const p of peer.checkConfig?.(config) ?? []) loaded.errors.push({ source: 'the merged config', key: p.key, message: p.message });
   }
-  return { roots, ...loaded };
+  return { roots, fingerprint, ...loaded };
+}
+
+/** Every config file a workspace reads: the user file (or `--config-file`), then each root's. */
+export function configFiles(o: Pick<WorkspaceConfigOptions, 'roots' | 'env' | 'configFile'>): string[] {
+  return [o.configFile ? resolve(o.configFile) : userConfigPath(o.env), ...o.roots.map(workspaceConfigPath)];
+}
+
+/** The files' contents now (null: absent or unreadable), as a reload compares them. */
+export function configFingerprint(files: string[]): string {
+  return JSON.stringify(files.map((file) => ({ file, text: readOrNull(file) })));
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
 }

@@ -12,7 +12,7 @@ import { formatConfigError, heldBack, patchbayHome, userConfigPath, type ConfigE
 import { heldBackMessage } from '../config/held-back.js';
 import { isTrustedFolder } from '../config/trust.js';
 import { trustHeldBack } from './trust.js';
-import { loadWorkspaceConfig, type WorkspaceConfig } from './workspace-config.js';
+import { configFiles, loadWorkspaceConfig, type WorkspaceConfig } from './workspace-config.js';
 import { planRootsChange, type RootsPlan, type RootsRequest } from './roots.js';
 import { ChatService } from '../core/chats.js';
 import { CommandRegistry } from '../core/commands.js';
@@ -35,6 +35,8 @@ import { killDescendantsNow } from '../util/process-tree.js';
 import { resolvePath } from '../util/paths.js';
 import { ensurePrivateDir } from '../util/private-dir.js';
 import { doctorReport } from './doctor.js';
+import { LiveConfig, type ConfigReload } from './config-reload.js';
+import { McpManager } from './mcp-manage.js';
 import { safely } from '../util/guards.js';
 
 const log = logger('workspace');
@@ -71,8 +73,10 @@ export interface WorkspaceOptions {
   events: ChatEvents;
   /** A tool server (MCP server, language server, gateway provider) changed status or tools. */
   onToolServer?: (status: ToolServerStatus) => void;
-  /** Models changed after start (a trusted workspace's providers). */
+  /** Models changed after start (a trusted workspace's providers, an edited config file). */
   onModelsChanged?: (workspace: Workspace) => void;
+  /** A tool server is no longer configured (its entry was removed) and has stopped. */
+  onToolServerRemoved?: (name: string) => void;
   /** A start-up task began or ended (a front end may show them; each `started` gets one `finished`). */
   onTask?: (task: StartupTask) => void;
 }
@@ -118,6 +122,8 @@ export class Workspace {
   private readonly clients = new Map<string, Promise<LlmClient>>();
   /** Resolves once models are known (Ollama discovery may take a moment). */
   modelsReady: Promise<void>;
+  /** `mcp/addServer` and the rest: edits the entry's config file, then reloadConfig() (./mcp-manage.ts). */
+  readonly mcpServers: McpManager;
 
   /** Builds a workspace: loads the peers' code, then starts nothing but what is lazy. */
   static async create(opts: WorkspaceOptions): Promise<Workspace> {
@@ -165,6 +171,39 @@ export class Workspace {
       'native',
       native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, t)),
     );
+    this.live = new LiveConfig(
+      {
+        files: () => this.configFiles(),
+        current: () => ({ config: this.config, errors: this.configErrors, held: this.heldBackMessages() }),
+        load: () => this.loadConfig(),
+        apply: (loaded) => this.applyConfig(loaded),
+        reconfigurePeers: async () => {
+          for (const p of this.all()) p.reconfigure?.();
+          await Promise.all(this.all().map((p) => p.reconfigured?.()));
+        },
+        modelsChanged: (providers) => this.providersChanged(providers),
+        report: (message) => {
+          log.warn(message);
+          this.opts.events.showMessage('warning', message);
+        },
+      },
+      // The files as loaded: the baseline a reload compares with (what changed since is applied).
+      loaded.fingerprint,
+    );
+    this.mcpServers = new McpManager({
+      home: this.home,
+      roots: () => this.roots,
+      servers: () => (this.config as { mcpServers?: Record<string, unknown> }).mcpServers ?? {},
+      workspaces: () => this.workspaces,
+      userConfigFile: () => this.userConfigFile(),
+      reload: () => this.reloadConfig(),
+      status: (name) => this.all().reduce<ToolServerStatus | undefined>((found, p) => found ?? p.serverStatus?.(name), undefined),
+      restart: async (name) => {
+        await this.toggleServer(name, false);
+        await this.toggleServer(name, true);
+      },
+      forget: async (name) => void (await Promise.all(this.all().map((p) => p.forgetServer?.(name)))),
+    });
     // Off the front end's handshake: discovery loads the HTTP stack and may probe Ollama.
     this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() => this.task('models', 'Syncing models', () => this.refreshModels()));
   }
@@ -183,6 +222,36 @@ export class Workspace {
   private loadConfig(roots: string[] = this.roots): WorkspaceConfig {
     const { env, initializationOptions, configFile } = this.opts;
     return loadWorkspaceConfig({ roots, env, initializationOptions, configFile });
+  }
+
+  /** The user config file: `--config-file` when given. */
+  private userConfigFile(): string {
+    return this.opts.configFile ? resolve(this.opts.configFile) : userConfigPath(this.opts.env);
+  }
+
+  /** Every config file this workspace reads (what the watcher watches and a reload compares). */
+  private configFiles(): string[] {
+    return configFiles({ roots: this.roots, env: this.opts.env, configFile: this.opts.configFile });
+  }
+
+  /** The config files watched and reloaded (./config-reload.ts). */
+  private readonly live: LiveConfig;
+
+  /**
+   * Reads the config files again and takes up what changed, live: MCP servers whose entry changed
+   * restart, removed ones stop (`onToolServerRemoved`), new ones start; models are listed again
+   * when providers changed (`onModelsChanged`); new problems are reported (`events.showMessage`).
+   * A file that is not JSON keeps the last good config (and is reported). Calls are serialized,
+   * and a call that finds every file as it was does nothing, so calling it after an own write and
+   * again from the watcher restarts nothing twice. Call it after changing `roots` too.
+   */
+  reloadConfig(): Promise<ConfigReload> {
+    return this.live.reload();
+  }
+
+  /** Watches the config files and reloads on a change (stops on dispose; never keeps the process alive). */
+  watchConfig(): void {
+    this.live.watch();
   }
 
   private applyConfig(loaded: WorkspaceConfig): void {
@@ -239,25 +308,6 @@ export class Workspace {
     return { ...plan, heldBack: held };
   }
 
-  /**
-   * Loads the config again (the user's file, the workspace folders' files, trust) and takes up
-   * live what can be: peers reconfigure (new MCP servers start), models are listed again when
-   * providers changed. Returns the config paths the peers applied.
-   */
-  async reloadConfig(): Promise<string[][]> {
-    const before = this.config.providers;
-    const known = new Set(this.configErrors.map(formatConfigError));
-    const loaded = this.loadConfig();
-    this.applyConfig(loaded);
-    // Problems already reported at start or at the last reload are not logged again.
-    for (const e of loaded.errors.map(formatConfigError)) if (!known.has(e)) log.warn(e);
-    const applied = this.all().flatMap((p) => safely(() => p.reconfigure?.()) ?? []);
-    const after = this.config.providers;
-    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
-    if (changed.length) await this.providersChanged(changed);
-    return applied;
-  }
-
   /** Clients were built with the old URL and key: the next turn builds new ones; models are listed again. */
   private async providersChanged(providers: string[]): Promise<void> {
     for (const id of [...this.clients.keys()]) if (providers.some((p) => id.startsWith(`${p}/`))) this.clients.delete(id);
@@ -287,6 +337,7 @@ export class Workspace {
       trustedFolder: (root) => isTrustedFolder(this.home, root),
       userConfigDir: () => dirname(this.opts.configFile ? resolve(this.opts.configFile) : userConfigPath(this.opts.env)),
       toolServer: (status) => this.opts.onToolServer?.(status),
+      toolServerRemoved: (name) => this.opts.onToolServerRemoved?.(name),
       chats: {
         active: () => this.chats.active(),
         setTools: (chatId, source, tools) => {
@@ -519,6 +570,7 @@ export class Workspace {
     this.stopping.abort();
     this.completer.dispose();
     this.rewriter.dispose();
+    this.live.dispose();
     this.disposed ??= (async () => {
       // Turns wind down (up to 2 s) while the peers stop: a peer's clean stop never waits behind
       // them, and a turn waiting on a tool call ends as soon as its peer is gone.

@@ -28,6 +28,7 @@ import { addFlag, removeFlag } from './eca-flags.js';
 import { rollbackChat } from './eca-rollback.js';
 import { providerStatuses } from './eca-providers.js';
 import { completeInline, startRewrite } from './eca-assist.js';
+import { addServer, removeServer, setServerDisabled, updateServer } from './eca-mcp-manage.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
@@ -148,6 +149,7 @@ export class EcaServer {
             events: this.events(),
             onToolServer: (status) => this.sendToolServer(status),
             onModelsChanged: (s) => this.sendConfig(s),
+            onToolServerRemoved: (name) => this.notify(ECA.toolServerRemoved, { name }),
             onTask: (t) => this.tasks.report(t),
           }),
         );
@@ -196,6 +198,8 @@ export class EcaServer {
           setImmediate(startMcp);
         });
         for (const ix of session.indexes) void ix.warm();
+        // Config files edited while we run apply live (Workspace.reloadConfig).
+        session.watchConfig();
       });
     });
     c.onRequest(ECA.shutdown.method, async (): Promise<z.input<typeof ECA.shutdown.result>> => {
@@ -240,6 +244,16 @@ export class EcaServer {
     });
     this.notification(ECA.mcpStartServer, (p, s) => void this.toggleServer(s, p.name, true));
     this.notification(ECA.mcpStopServer, (p, s) => void this.toggleServer(s, p.name, false));
+    // The MCP panel's management (./eca-mcp-manage.ts): persisted to the entry's config file.
+    this.request(ECA.mcpAddServer, (p, s) => addServer(s, p));
+    this.request(ECA.mcpUpdateServer, (p, s) => updateServer(s, p));
+    this.request(ECA.mcpRemoveServer, (p, s) => removeServer(s, p.name));
+    for (const [entry, disabled] of [
+      [ECA.mcpEnableServer, false],
+      [ECA.mcpDisableServer, true],
+    ] as const) {
+      this.notification(entry, (p, s) => void setServerDisabled(s, p.name, disabled).then((refused) => refused && this.showMessage({ type: 'warning', message: refused })));
+    }
     this.request(ECA.chatList, (p, s) => ({ chats: s.chats.list(p) }));
     // After model discovery, like a prompt: the chat's model is only restored if it is known.
     this.request(ECA.chatOpen, async (p, s) => (await s.modelsReady, openChat(s.chats, p.chatId, (c) => this.notify(ECA.configUpdated, c), windowOf(p))));

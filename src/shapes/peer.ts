@@ -59,6 +59,8 @@ export interface PeerHost<C> {
   userConfigDir(): string;
   /** A tool server changed status or tools. */
   toolServer(status: ToolServerStatus): void;
+  /** A tool server is no longer configured (its entry was removed) and has stopped. */
+  toolServerRemoved?(name: string): void;
   /** The chats of the workspace, for peers that bind to a chat (gateway providers). */
   chats: {
     active(): Array<{ id: string; title?: string }>;
@@ -107,7 +109,7 @@ export interface Peer {
   startServer?(name: string): Promise<void> | undefined;
   stopServer?(name: string): Promise<void> | undefined;
   /**
-   * The config was reloaded (a folder was trusted): take up what can be taken up live. Returns
+   * The config was reloaded (a file changed, a folder was trusted): take up what can be taken up live. Returns
    * the config paths it applied (e.g. `['mcpServers', 'github']`); the rest applies after a restart.
    */
   reconfigure?(): string[][];
@@ -116,6 +118,12 @@ export interface Peer {
    * the new ones and let go of what belonged to the removed ones.
    */
   rootsChanged?(change: RootsChange): Promise<void> | void;
+  /** Settles once what the last `reconfigure` began is done (servers stopped, starts begun). */
+  reconfigured?(): Promise<void>;
+  /** One of this peer's servers as front ends show it; undefined when it has none by that name. */
+  serverStatus?(name: string): ToolServerStatus | undefined;
+  /** The user removed this server: forget what is stored for it (OAuth credentials); undefined when not this peer's. */
+  forgetServer?(name: string): Promise<void> | undefined;
   /** Extra waiting `start` does for a one-shot run (`patchbay doctor`), so statuses are real. */
   settle?(signal: AbortSignal): Promise<void>;
   dispose(): Promise<void>;

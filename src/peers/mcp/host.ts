@@ -32,6 +32,10 @@ export interface McpHostOptions {
 
 export class McpHostImpl implements McpHost {
   private readonly handles = new Map<string, McpServerHandle>();
+  /** Each handle's config entry as it was built from (JSON), to tell a changed entry on reload. */
+  private readonly entries = new Map<McpServerHandle, string>();
+  /** The stops and starts of the last reconcile(). */
+  private reconciling: Promise<void> = Promise.resolve();
   private roots: string[];
   private disposed = false;
 
@@ -45,7 +49,7 @@ export class McpHostImpl implements McpHost {
 
   private newHandle(name: string, raw: unknown): McpServerHandle {
     const opts = this.opts;
-    return new McpServerHandle(name, raw, {
+    const h = new McpServerHandle(name, raw, {
       env: opts.env,
       roots: () => this.roots,
       timeoutSeconds: opts.timeoutSeconds,
@@ -63,20 +67,76 @@ export class McpHostImpl implements McpHost {
         }
       },
     });
+    this.entries.set(h, JSON.stringify(raw) ?? '');
+    return h;
   }
 
-  add(servers: Record<string, unknown>): string[] {
-    if (this.disposed) return [];
-    const added: string[] = [];
+  /** Starts a handle configured to start; reports the others (disabled, invalid) as they are. */
+  private launch(h: McpServerHandle): void {
+    if (this.disposed || this.handles.get(h.name) !== h) return;
+    if (!h.autoStart) h.report();
+    else void h.start().catch((e: unknown) => log.error(`${h.name}: ${errorMessage(e)}`));
+  }
+
+  /** Stops a handle that is being replaced or removed: a live one reports `stopped`, the others go quietly. */
+  private async retire(h: McpServerHandle): Promise<void> {
+    this.entries.delete(h);
+    const live = h.status === 'running' || h.status === 'starting';
+    await (live ? h.stop() : h.dispose()).catch((e: unknown) => log.warn(`${h.name}: ${errorMessage(e)}`));
+  }
+
+  /**
+   * The config was reloaded (a file changed, an editor's mcp/addServer…, a folder trusted): servers
+   * whose entry is new start, those whose entry changed restart with it, those no longer configured
+   * stop and are reported removed. An unchanged entry is left as it is (a server the user stopped
+   * stays stopped). Returns at once with the names; `reconciled()` settles once the stops are done
+   * and the starts have begun.
+   */
+  reconcile(servers: Record<string, unknown>): { added: string[]; changed: string[]; removed: string[] } {
+    const out = { added: [] as string[], changed: [] as string[], removed: [] as string[] };
+    if (this.disposed) return out;
+    const work: Array<Promise<void>> = [];
+    for (const [name, old] of [...this.handles]) {
+      if (!Object.hasOwn(servers, name)) {
+        out.removed.push(name);
+        this.handles.delete(name);
+        work.push(
+          this.retire(old).then(() => {
+            if (!this.disposed) this.opts.events.serverRemoved?.(name);
+          }),
+        );
+      } else if (this.entries.get(old) !== (JSON.stringify(servers[name]) ?? '')) {
+        out.changed.push(name);
+        const next = this.newHandle(name, servers[name]);
+        this.handles.set(name, next);
+        // The old process is gone before the new one starts: they may hold the same resources.
+        work.push(this.retire(old).then(() => this.launch(next)));
+      }
+    }
     for (const [name, raw] of Object.entries(servers)) {
       if (this.handles.has(name)) continue;
+      out.added.push(name);
       const h = this.newHandle(name, raw);
       this.handles.set(name, h);
-      added.push(name);
-      if (!h.autoStart) h.report();
-      else void h.start().catch((e: unknown) => log.error(`${h.name}: ${errorMessage(e)}`));
+      this.launch(h);
     }
-    return added;
+    const before = this.reconciling;
+    this.reconciling = Promise.all([before, ...work]).then(() => {});
+    return out;
+  }
+
+  /** Settles once the last reconcile()'s stops are done and its starts have begun. */
+  reconciled(): Promise<void> {
+    return this.reconciling;
+  }
+
+  /**
+   * A server the user removed (`mcp/removeServer`): ECA also clears its stored OAuth credentials
+   * (`remove-server!`). patchbay stores none yet; MCP OAuth fills this in.
+   */
+  forgetServerCredentials(name: string): Promise<void> {
+    log.debug(`${name}: no stored credentials to forget`);
+    return Promise.resolve();
   }
 
   startAll(): void {
@@ -87,8 +147,7 @@ export class McpHostImpl implements McpHost {
       const h = queue.shift();
       if (!h || this.disposed) return;
       // Invalid and disabled entries are reported once, as they are.
-      if (!h.autoStart) h.report();
-      else void h.start().catch((e: unknown) => log.error(`${h.name}: ${errorMessage(e)}`));
+      this.launch(h);
       if (queue.length) setImmediate(next);
     };
     next();

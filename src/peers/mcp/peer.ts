@@ -1,8 +1,9 @@
 /** The MCP peer as the runtime sees it: servers' tools, prompts (commands), resources (contexts), instructions. */
-import type { Peer, PeerConfig, PeerHost } from '../../shapes/peer.js';
+import type { Peer, PeerConfig, PeerHost, ToolServerStatus } from '../../shapes/peer.js';
 import type { mcpConfig } from './settings.js';
 import { McpHostImpl } from './host.js';
 import { waitForMcpStarts } from './start-wait.js';
+import type { McpServerInfo } from './types.js';
 
 type Config = PeerConfig<typeof mcpConfig>;
 
@@ -18,21 +19,8 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     commands: host.commands,
     ...(host.ask ? { ask: host.ask } : {}),
     events: {
-      serverUpdated: (info) =>
-        host.toolServer({
-          type: 'mcp',
-          name: info.name,
-          // A remote server shows its URL where a local one shows its command line (as ECA does).
-          ...(info.url ? { url: info.url } : { command: info.command, args: info.args }),
-          status: info.status,
-          tools: info.tools,
-          prompts: info.prompts,
-          resources: info.resources,
-          disabled: info.disabled,
-          // patchbay signs in to no MCP server (remote ones take configured headers): never a token.
-          authorized: false,
-          ...(info.lastError ? { error: info.lastError } : {}),
-        }),
+      serverUpdated: (info) => host.toolServer(toStatus(info)),
+      serverRemoved: (name) => host.toolServerRemoved?.(name),
     },
   });
   return {
@@ -49,10 +37,19 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     },
     startServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.start(name) : undefined),
     stopServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.stop(name) : undefined),
-    // Servers with a new name are added and started; a changed existing one needs a restart.
     // Running servers are told (`notifications/roots/list_changed`) and ask `roots/list` again.
     rootsChanged: () => mcp.setRoots(host.roots()),
-    reconfigure: () => mcp.add(host.config().mcpServers).map((name) => ['mcpServers', name]),
+    // New entries start, changed ones restart, removed ones stop (host.ts reconcile).
+    reconfigure: () => {
+      const { added, changed } = mcp.reconcile(host.config().mcpServers);
+      return [...added, ...changed].map((name) => ['mcpServers', name]);
+    },
+    reconfigured: () => mcp.reconciled(),
+    serverStatus: (name) => {
+      const info = mcp.servers().find((s) => s.name === name);
+      return info ? toStatus(info) : undefined;
+    },
+    forgetServer: (name) => mcp.forgetServerCredentials(name),
     dispose: () => mcp.dispose(),
     serverNames: () => Object.keys(host.config().mcpServers),
     instructions: () => mcp.instructions(),
@@ -70,5 +67,23 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
         ],
       };
     },
+  };
+}
+
+/** One server as front ends show it (ECA `tool/serverUpdated`). */
+function toStatus(info: McpServerInfo): ToolServerStatus {
+  return {
+    type: 'mcp',
+    name: info.name,
+    // A remote server shows its URL where a local one shows its command line (as ECA does).
+    ...(info.url ? { url: info.url } : { command: info.command, args: info.args }),
+    status: info.status,
+    tools: info.tools,
+    prompts: info.prompts,
+    resources: info.resources,
+    disabled: info.disabled,
+    // patchbay signs in to no MCP server (remote ones take configured headers): never a token.
+    authorized: false,
+    ...(info.lastError ? { error: info.lastError } : {}),
   };
 }

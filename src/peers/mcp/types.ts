@@ -30,16 +30,18 @@ export interface McpServerInfo {
 export interface McpHostEvents {
   /** Every status or tool-list change of a server. */
   serverUpdated(info: McpServerInfo): void;
+  /** A server is no longer configured (its entry was removed) and has stopped. */
+  serverRemoved?(name: string): void;
 }
 
 export interface McpHost {
   /** Starts every enabled server in parallel; returns at once. */
   startAll(): void;
   /**
-   * Servers that became configured while running (a workspace was trusted): the ones with a
-   * new name are added and started; returns their names (a changed existing one needs a restart).
+   * The configured servers changed (a file was edited, a workspace trusted): new ones start,
+   * changed ones restart, removed ones stop. Returns the names of each.
    */
-  add(servers: Record<string, unknown>): string[];
+  reconcile(servers: Record<string, unknown>): { added: string[]; changed: string[]; removed: string[] };
   /** `mcp/startServer`: (re)start a stopped, failed or disabled server. */
   start(name: string): Promise<void>;
   /** `mcp/stopServer`: stop it and keep it stopped. */

@@ -40,6 +40,15 @@ import { contentReceivedSchema } from './content.js';
 import { queryContextResultSchema } from './context.js';
 import { chatAddFlagParamsSchema, chatRemoveFlagParamsSchema } from './flags.js';
 import { jobParamsSchema, jobsKillResultSchema, jobsListParamsSchema, jobsListResultSchema, jobsReadOutputResultSchema, providersListParamsSchema, providersListResultSchema } from './settings.js';
+import {
+  mcpAddServerParamsSchema,
+  mcpAddServerResultSchema,
+  mcpRemoveServerParamsSchema,
+  mcpRemoveServerResultSchema,
+  mcpUpdateServerParamsSchema,
+  mcpUpdateServerResultSchema,
+  toolServerRemovedSchema,
+} from './mcp-manage.js';
 import { chatForkParamsSchema, chatHistoryParamsSchema, chatHistoryResultSchema } from './history.js';
 import { chatRollbackParamsSchema, chatRollbackResultSchema } from './rollback.js';
 import {
@@ -122,6 +131,12 @@ export const ECA = {
   chatRollback: request('chat/rollback', toServer, chatRollbackParamsSchema, chatRollbackResultSchema),
   mcpStartServer: notification('mcp/startServer', toServer, mcpServerParamsSchema),
   mcpStopServer: notification('mcp/stopServer', toServer, mcpServerParamsSchema),
+  // The MCP panel's management (./mcp-manage.ts).
+  mcpAddServer: request('mcp/addServer', toServer, mcpAddServerParamsSchema, mcpAddServerResultSchema),
+  mcpUpdateServer: request('mcp/updateServer', toServer, mcpUpdateServerParamsSchema, mcpUpdateServerResultSchema),
+  mcpRemoveServer: request('mcp/removeServer', toServer, mcpRemoveServerParamsSchema, mcpRemoveServerResultSchema),
+  mcpEnableServer: notification('mcp/enableServer', toServer, mcpServerParamsSchema),
+  mcpDisableServer: notification('mcp/disableServer', toServer, mcpServerParamsSchema),
   // The settings panels (./settings.ts).
   providersList: request('providers/list', toServer, providersListParamsSchema, providersListResultSchema),
   jobsList: request('jobs/list', toServer, jobsListParamsSchema, jobsListResultSchema),
@@ -140,6 +155,7 @@ export const ECA = {
   chatDeleted: notification('chat/deleted', toClient, chatDeletedSchema),
   configUpdated: notification('config/updated', toClient, configUpdatedSchema),
   toolServerUpdated: notification('tool/serverUpdated', toClient, toolServerUpdatedSchema),
+  toolServerRemoved: notification('tool/serverRemoved', toClient, toolServerRemovedSchema),
   showMessage: notification('$/showMessage', toClient, showMessageSchema),
   progress: notification('$/progress', toClient, progressSchema),
   editorGetDiagnostics: request('editor/getDiagnostics', toClient, getDiagnosticsParamsSchema, getDiagnosticsResultSchema),
