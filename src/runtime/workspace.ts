@@ -26,7 +26,10 @@ import type { LlmClient, ModelEntry } from '../shapes/llm.js';
 import type { Context, OfferedContext, ResourceContext } from '../shapes/context.js';
 import type { Peer, PeerHost, ToolServerStatus } from '../shapes/peer.js';
 import { PEERS } from '../peers/index.js';
-import { computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
+import { BUILTIN_PROVIDER_IDS, keySource, providerKeyEnv, computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
+import { ProviderLogins } from './provider-logins.js';
+import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
+import { openSecretStore } from '../util/secrets.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { errorMessage, logToFile, logger, setLogLevel } from '../util/log.js';
 import { killDescendantsNow } from '../util/process-tree.js';
@@ -68,6 +71,10 @@ export interface WorkspaceOptions {
   onModelsChanged?: (workspace: Workspace) => void;
   /** A start-up task began or ended (a front end may show them; each `started` gets one `finished`). */
   onTask?: (task: StartupTask) => void;
+  /** A provider's login changed (login, logout, token refresh, a failed login); `models`: they were re-resolved. */
+  onProviderChanged?: (workspace: Workspace, provider: string, models: boolean) => void;
+  /** Something to tell the user outside any chat (a browser login that failed). */
+  onNotice?: (type: 'info' | 'warning' | 'error', message: string) => void;
 }
 
 /**
@@ -106,6 +113,8 @@ export class Workspace {
   private readonly clients = new Map<string, Promise<LlmClient>>();
   /** Resolves once models are known (Ollama discovery may take a moment). */
   modelsReady: Promise<void>;
+  /** Logins to providers from the editor (./provider-logins.ts); their keys feed model resolution. */
+  readonly logins: ProviderLogins;
 
   /** Builds a workspace: loads the peers' code, then starts nothing but what is lazy. */
   static async create(opts: WorkspaceOptions): Promise<Workspace> {
@@ -151,8 +160,24 @@ export class Workspace {
       'native',
       native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, t)),
     );
+    this.logins = new ProviderLogins({
+      store: openSecretStore({ env: opts.env, home: this.home }),
+      providers: () => this.config.providers,
+      known: () => this.providerIds(),
+      overriddenBy: (id) => {
+        const source = keySource(id, this.config.providers[id], this.opts.env);
+        return source === 'config' ? 'a "key" in the config' : source === 'env' ? `the ${providerKeyEnv(id, this.config.providers[id])} environment variable` : undefined;
+      },
+      changed: (id, models) => this.providerChanged(id, models),
+      notice: (type, message) => this.opts.onNotice?.(type, message),
+    });
     // Off the front end's handshake: discovery loads the HTTP stack and may probe Ollama.
-    this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() => this.task('models', 'Syncing models', () => this.refreshModels()));
+    this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() =>
+      this.task('models', 'Syncing models', async () => {
+        await this.logins.load();
+        await this.refreshModels();
+      }),
+    );
   }
 
   private loadConfig(): WorkspaceConfig {
@@ -340,7 +365,7 @@ export class Workspace {
 
   async refreshModels(): Promise<void> {
     try {
-      this.models = await resolveModels(this.config, this.opts.env);
+      this.models = await resolveModels(this.config, this.opts.env, { loginKeys: this.logins.keys() });
     } catch (e) {
       log.error(`resolving models failed: ${(e as Error).message}`);
       this.models = [];
@@ -349,6 +374,25 @@ export class Workspace {
     if (this.config.defaultModel && this.defaultModel?.id !== this.config.defaultModel) {
       log.warn(`defaultModel "${this.config.defaultModel}" is not among the available models`);
     }
+  }
+
+  /** Every provider patchbay can talk to: the built-in ones and the configured ones. */
+  providerIds(): string[] {
+    return [...new Set([...BUILTIN_PROVIDER_IDS, ...Object.keys(this.config.providers)])];
+  }
+
+  /** How a provider is authenticated now (./provider-status.ts). */
+  providerAuth(id: string): ProviderAuth {
+    return providerAuth(id, this.config.providers[id], this.models, this.opts.env, this.logins.credential(id));
+  }
+
+  /** A login changed a provider's key: its clients are rebuilt and its models re-resolved. */
+  private async providerChanged(id: string, models: boolean): Promise<void> {
+    if (models) {
+      for (const key of [...this.clients.keys()]) if (key.startsWith(`${id}/`)) this.clients.delete(key);
+      await this.refreshModels();
+    }
+    this.opts.onProviderChanged?.(this, id, models);
   }
 
   private clientFor(entry: ModelEntry): Promise<LlmClient> {
@@ -411,6 +455,7 @@ export class Workspace {
       models: this.models,
       defaultModel: this.defaultModel,
       tools: this.tools.all(),
+      providers: [`Provider auth (secrets in ${this.logins.storeKind}):`, ...this.providerIds().map((id) => providerAuthLine(id, this.providerAuth(id)))],
       peers: sections.flatMap((s) => s?.lines ?? []),
     });
   }
@@ -422,6 +467,7 @@ export class Workspace {
   /** Stops every turn and peer, then closes indexes and the store. Safe to call more than once. */
   dispose(): Promise<void> {
     this.stopping.abort();
+    this.logins.dispose();
     this.disposed ??= (async () => {
       // Turns wind down (up to 2 s) while the peers stop: a peer's clean stop never waits behind
       // them, and a turn waiting on a tool call ends as soon as its peer is gone.

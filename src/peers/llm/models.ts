@@ -92,6 +92,28 @@ export interface ResolveOptions {
   signal?: AbortSignal;
   /** For tests; defaults to the global fetch. */
   fetch?: typeof fetch;
+  /**
+   * Keys (API keys or OAuth access tokens) from editor logins, by provider. As in ECA
+   * (`llm-util/provider-api-key`), a `key` in the config wins over a login, and a login over the
+   * environment.
+   */
+  loginKeys?: Readonly<Record<string, string>>;
+}
+
+/** The providers patchbay knows without any config. */
+export const BUILTIN_PROVIDER_IDS: readonly string[] = Object.keys(BUILTINS);
+
+/** The environment variable a provider's key is read from, if any (`keyEnv`, else the built-in one). */
+export function providerKeyEnv(id: string, user: ProviderConfig | undefined): string | undefined {
+  return user?.keyEnv ?? BUILTINS[id]?.keyEnv;
+}
+
+/** Where a provider's key comes from, in ECA's order of precedence: config, login, env. */
+export function keySource(id: string, user: ProviderConfig | undefined, env: NodeJS.ProcessEnv, loginKeys?: Readonly<Record<string, string>>): 'config' | 'login' | 'env' | undefined {
+  if (nonEmpty(user?.key)) return 'config';
+  if (nonEmpty(loginKeys?.[id])) return 'login';
+  const envVar = providerKeyEnv(id, user);
+  return envVar && nonEmpty(env[envVar]) ? 'env' : undefined;
 }
 
 export async function resolveModels(config: { providers?: Record<string, ProviderConfig> }, env: NodeJS.ProcessEnv, opts: ResolveOptions = {}): Promise<ModelEntry[]> {
@@ -110,7 +132,8 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
     log.warn(`provider "${id}" has no url; its models are skipped`);
     return [];
   }
-  const key = nonEmpty(user?.key) ?? (user?.keyEnv ? nonEmpty(env[user.keyEnv]) : undefined) ?? (builtin?.keyEnv ? nonEmpty(env[builtin.keyEnv]) : undefined);
+  const key =
+    nonEmpty(user?.key) ?? nonEmpty(opts.loginKeys?.[id]) ?? (user?.keyEnv ? nonEmpty(env[user.keyEnv]) : undefined) ?? (builtin?.keyEnv ? nonEmpty(env[builtin.keyEnv]) : undefined);
   if (builtin?.needsKey && !key) {
     if (user) log.warn(`provider "${id}" has no API key (set ${user.keyEnv ?? builtin.keyEnv}); its models are skipped`);
     else log.debug(`provider "${id}": no ${builtin.keyEnv}; skipped`);
