@@ -363,13 +363,20 @@ export class Workspace {
     return false;
   }
 
+  /** Counts model resolutions: one that finishes after a newer one started is dropped (its keys may be stale). */
+  private modelsGeneration = 0;
+
   async refreshModels(): Promise<void> {
+    const generation = ++this.modelsGeneration;
+    let models: ModelEntry[];
     try {
-      this.models = await resolveModels(this.config, this.opts.env, { loginKeys: this.logins.keys() });
+      models = await resolveModels(this.config, this.opts.env, { loginKeys: this.logins.keys() });
     } catch (e) {
       log.error(`resolving models failed: ${(e as Error).message}`);
-      this.models = [];
+      models = [];
     }
+    if (generation !== this.modelsGeneration) return;
+    this.models = models;
     this.defaultModel = pickDefaultModel(this.models, this.config.defaultModel);
     if (this.config.defaultModel && this.defaultModel?.id !== this.config.defaultModel) {
       log.warn(`defaultModel "${this.config.defaultModel}" is not among the available models`);
@@ -389,8 +396,9 @@ export class Workspace {
   /** A login changed a provider's key: its clients are rebuilt and its models re-resolved. */
   private async providerChanged(id: string, models: boolean): Promise<void> {
     if (models) {
-      for (const key of [...this.clients.keys()]) if (key.startsWith(`${id}/`)) this.clients.delete(key);
       await this.refreshModels();
+      // Clients hold the key they were built with: the next turn builds them with the new one.
+      for (const key of [...this.clients.keys()]) if (key.startsWith(`${id}/`)) this.clients.delete(key);
     }
     this.opts.onProviderChanged?.(this, id, models);
   }
