@@ -9,7 +9,9 @@
  * One login at a time per provider: a new login or a logout cancels the running one (its loopback
  * listener closes, its device polling stops). Protocol-free: the façade maps `LoginStep`s.
  */
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { ProviderConfig, ProviderLoginConfig } from '../peers/llm/index.js';
+import { PRIVATE_FILE_MODE } from '../util/private-dir.js';
 import { errorMessage, logger, rememberSecret } from '../util/log.js';
 import { authorizeUrl, exchangeCode, OAuthError, pkce, pollDeviceToken, randomState, refreshTokens, startDeviceAuthorization, type Tokens } from '../util/oauth.js';
 import { listenForRedirect } from '../util/oauth-loopback.js';
@@ -55,6 +57,11 @@ export class LoginFailedError extends Error {}
 
 export interface ProviderLoginsOptions {
   store: SecretStore;
+  /**
+   * A file naming the providers with a stored login (names only, no secret): start-up looks
+   * only those up, so a keychain is not asked once per provider at every start.
+   */
+  indexFile: string;
   /** The configured providers, read anew each time (the config may be reloaded). */
   providers: () => Record<string, ProviderConfig>;
   /** Every provider id patchbay can talk to (configured and built in). */
@@ -89,7 +96,8 @@ export class ProviderLogins {
 
   /** Reads every known provider's stored login. A store that cannot be read is said once, not fatal. */
   async load(): Promise<void> {
-    for (const id of this.o.known()) {
+    const stored = this.readIndex();
+    for (const id of this.o.known().filter((k) => stored.has(k))) {
       try {
         const raw = await this.o.store.get(secretKey(id));
         const cred = raw ? parseCredential(raw) : undefined;
@@ -175,6 +183,7 @@ export class ProviderLogins {
     this.clearRefresh(id);
     const had = this.creds.delete(id);
     await this.o.store.delete(secretKey(id));
+    this.writeIndex();
     await this.o.changed(id, had);
   }
 
@@ -235,7 +244,15 @@ export class ProviderLogins {
       if (this.pending.get(id) === p) this.pending.delete(id);
       throw new LoginFailedError(`Login to ${id} failed: cannot listen for the browser's redirect on 127.0.0.1: ${errorMessage(e)}`);
     }
-    const url = authorizeUrl({ authorizationUrl: login.authorizationUrl!, clientId: login.clientId, redirectUri: redirect.redirectUri, state, pkce: codes, scopes: login.scopes, extra: login.authorizationParams });
+    const url = authorizeUrl({
+      authorizationUrl: login.authorizationUrl!,
+      clientId: login.clientId,
+      redirectUri: redirect.redirectUri,
+      state,
+      pkce: codes,
+      scopes: login.scopes,
+      extra: login.authorizationParams,
+    });
     const tokens = redirect.code.then((code) =>
       exchangeCode({ tokenUrl: login.tokenUrl!, clientId: login.clientId, code, redirectUri: redirect.redirectUri, verifier: codes.verifier, signal: p.abort.signal }),
     );
@@ -306,8 +323,30 @@ export class ProviderLogins {
   private async save(id: string, cred: Credential): Promise<void> {
     await this.o.store.set(secretKey(id), JSON.stringify(cred));
     this.creds.set(id, cred);
+    this.writeIndex();
     this.scheduleRefresh(id);
     await this.o.changed(id, true);
+  }
+
+  private readIndex(): Set<string> {
+    try {
+      if (!existsSync(this.o.indexFile)) return new Set();
+      const parsed = JSON.parse(readFileSync(this.o.indexFile, 'utf8')) as { providers?: unknown };
+      return new Set(Array.isArray(parsed.providers) ? parsed.providers.filter((x): x is string => typeof x === 'string') : []);
+    } catch (e) {
+      log.warn(`Cannot read ${this.o.indexFile} (${errorMessage(e)}); stored logins are not loaded`);
+      return new Set();
+    }
+  }
+
+  private writeIndex(): void {
+    const ids = [...this.creds.keys()].sort();
+    try {
+      if (ids.length) writeFileSync(this.o.indexFile, JSON.stringify({ providers: ids }) + '\n', { mode: PRIVATE_FILE_MODE });
+      else rmSync(this.o.indexFile, { force: true });
+    } catch (e) {
+      log.warn(`Cannot write ${this.o.indexFile}: ${errorMessage(e)}`);
+    }
   }
 
   private clearRefresh(id: string): void {

@@ -22,13 +22,7 @@ export interface ProviderAuth {
 const LOCAL_APIS = new Set(['ollama', 'local']);
 const EXPIRING_WITHIN_S = 86_400;
 
-export function providerAuth(
-  id: string,
-  config: ProviderConfig | undefined,
-  models: readonly ModelEntry[],
-  env: NodeJS.ProcessEnv,
-  login: Credential | undefined,
-): ProviderAuth {
+export function providerAuth(id: string, config: ProviderConfig | undefined, models: readonly ModelEntry[], env: NodeJS.ProcessEnv, login: Credential | undefined): ProviderAuth {
   const own = models.filter((m) => m.provider === id);
   const api = config?.api ?? own[0]?.api ?? (LOCAL_APIS.has(id) ? id : undefined);
   if (api && LOCAL_APIS.has(api)) return { status: own.length ? 'local' : 'not-running' };

@@ -162,6 +162,7 @@ export class Workspace {
     );
     this.logins = new ProviderLogins({
       store: openSecretStore({ env: opts.env, home: this.home }),
+      indexFile: join(this.home, 'logins.json'),
       providers: () => this.config.providers,
       known: () => this.providerIds(),
       overriddenBy: (id) => {
@@ -365,9 +366,21 @@ export class Workspace {
 
   /** Counts model resolutions: one that finishes after a newer one started is dropped (its keys may be stale). */
   private modelsGeneration = 0;
+  private modelsRun: Promise<void> | undefined;
 
+  /** Re-resolves the models; when it returns, the models reflect every key known when it was called. */
   async refreshModels(): Promise<void> {
-    const generation = ++this.modelsGeneration;
+    let run = this.resolveModelsOnce(++this.modelsGeneration);
+    this.modelsRun = run;
+    await run;
+    // A newer resolution started meanwhile (a login, then its refresh): its models are the current ones.
+    while (this.modelsRun !== run) {
+      run = this.modelsRun;
+      await run;
+    }
+  }
+
+  private async resolveModelsOnce(generation: number): Promise<void> {
     let models: ModelEntry[];
     try {
       models = await resolveModels(this.config, this.opts.env, { loginKeys: this.logins.keys() });

@@ -163,7 +163,13 @@ export interface DeviceAuthorization {
 }
 
 /** RFC 8628 §3.1–3.2: asks for a device code and the code the user types. */
-export async function startDeviceAuthorization(o: { deviceAuthorizationUrl: string; clientId: string; scopes?: readonly string[]; signal?: AbortSignal; fetch?: typeof fetch }): Promise<DeviceAuthorization> {
+export async function startDeviceAuthorization(o: {
+  deviceAuthorizationUrl: string;
+  clientId: string;
+  scopes?: readonly string[];
+  signal?: AbortSignal;
+  fetch?: typeof fetch;
+}): Promise<DeviceAuthorization> {
   const form: Record<string, string> = { client_id: o.clientId };
   if (o.scopes?.length) form.scope = o.scopes.join(' ');
   const b = await post(o.deviceAuthorizationUrl, form, o, 'device authorization endpoint');

@@ -33,7 +33,15 @@ export interface Booted {
 }
 
 /** A server whose provider `acme` logs in at `auth` (login settings over `login`); secrets in the 0600 file. */
-export async function bootLogin(o: { llm: FakeLlm; auth: FakeAuthServer; track: (p: EcaProc) => EcaProc; scratch: (d: string) => string; login?: Record<string, unknown>; home?: string; key?: string }): Promise<Booted> {
+export async function bootLogin(o: {
+  llm: FakeLlm;
+  auth: FakeAuthServer;
+  track: (p: EcaProc) => EcaProc;
+  scratch: (d: string) => string;
+  login?: Record<string, unknown>;
+  home?: string;
+  key?: string;
+}): Promise<Booted> {
   const home = o.home ?? o.scratch(tempDir('pb-login-'));
   const config = {
     logLevel: 'debug',

@@ -132,8 +132,7 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
     log.warn(`provider "${id}" has no url; its models are skipped`);
     return [];
   }
-  const key =
-    nonEmpty(user?.key) ?? nonEmpty(opts.loginKeys?.[id]) ?? (user?.keyEnv ? nonEmpty(env[user.keyEnv]) : undefined) ?? (builtin?.keyEnv ? nonEmpty(env[builtin.keyEnv]) : undefined);
+  const key = nonEmpty(user?.key) ?? nonEmpty(opts.loginKeys?.[id]) ?? (user?.keyEnv ? nonEmpty(env[user.keyEnv]) : undefined) ?? (builtin?.keyEnv ? nonEmpty(env[builtin.keyEnv]) : undefined);
   if (builtin?.needsKey && !key) {
     if (user) log.warn(`provider "${id}" has no API key (set ${user.keyEnv ?? builtin.keyEnv}); its models are skipped`);
     else log.debug(`provider "${id}": no ${builtin.keyEnv}; skipped`);
