@@ -21,9 +21,8 @@ export interface Pkce {
   method: 'S256';
 }
 
-/** RFC 7636 §4.1: 32 random bytes as base64url is a 43-character verifier. */
-export function pkce(): Pkce {
-  const verifier = randomBytes(32).toString('base64url');
+/** RFC 7636 §4.1: 32 random bytes as base64url is a 43-character verifier (a given one: for tests). */
+export function pkce(verifier = randomBytes(32).toString('base64url')): Pkce {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url'), method: 'S256' };
 }
 

@@ -163,6 +163,24 @@ describe('loopback logins that fail, are cancelled or time out: nothing stays li
   });
 });
 
+describe('a refresh the authorization server refuses', () => {
+  it('invalid_grant: a warning to log in again, providers/updated; the old token stays until it expires', async () => {
+    auth().expiresIns = [30];
+    // The code exchange succeeds; the refresh that follows at once is refused.
+    auth().tokenModes = ['ok', 'invalid_grant'];
+    const { p } = await boot();
+    const from = p.messages.length;
+    const res = await p.request(ECA.providersLogin, { provider: 'acme', method: 'browser' });
+    await fetch(res.result.url);
+    const msg = await shown(p, /Refreshing the login to acme failed: The token endpoint refused: invalid_grant.*Log in again/, from);
+    expect(msg.params.type).toBe('warning');
+    const upd = await providerUpdated(p, 'acme', (s) => s.auth.type === 'oauth', p.messages.indexOf(msg) - 1);
+    // 30 s left: "expiring" (ECA's one-day window); it turns "expired" at expiresAt.
+    expect(upd.params.auth.status).toBe('expiring');
+    expect(auth().tokenRequests.map((r) => r.grantType)).toEqual(['authorization_code', 'refresh_token']);
+  });
+});
+
 describe('device logins that fail', () => {
   for (const [outcome, message] of [
     ['access_denied', /The login was denied/],
