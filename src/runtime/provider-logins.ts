@@ -324,6 +324,8 @@ export class ProviderLogins {
     await this.o.store.set(secretKey(id), JSON.stringify(cred));
     this.creds.set(id, cred);
     this.writeIndex();
+    // A refresh that lands during shutdown is kept (the server may have rotated the refresh token), not announced.
+    if (this.disposed) return;
     this.scheduleRefresh(id);
     await this.o.changed(id, true);
   }
@@ -372,6 +374,20 @@ export class ProviderLogins {
     if (c?.type !== 'oauth' || !c.refreshToken) return;
     if (!login?.tokenUrl) {
       log.warn(`The login to "${id}" cannot be refreshed: its config has no login.tokenUrl`);
+      return;
+    }
+    // Another patchbay sharing the store may have refreshed it already (and its refresh token
+    // may have been rotated, leaving ours spent): take that one instead.
+    const theirs = await this.o.store.get(secretKey(id)).then(
+      (raw) => (raw ? parseCredential(raw) : undefined),
+      () => undefined,
+    );
+    if (theirs?.type === 'oauth' && theirs.accessToken !== c.accessToken && (theirs.expiresAt ?? Infinity) > (c.expiresAt ?? 0)) {
+      if (this.creds.get(id) !== c) return;
+      log.info(`the login to "${id}" was refreshed by another patchbay; using its token`);
+      this.creds.set(id, theirs);
+      this.scheduleRefresh(id);
+      await this.o.changed(id, true);
       return;
     }
     try {
