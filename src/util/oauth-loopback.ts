@@ -5,7 +5,7 @@
  * It also closes on a deadline and when the caller's signal aborts (a newer login, a logout):
  * nothing is left listening whatever happens.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isLoopbackHostHeader } from './loopback.js';
 import { OAuthError } from './oauth.js';
@@ -25,6 +25,8 @@ export interface LoopbackOptions {
   /** How long the user has to finish in the browser. */
   timeoutMs: number;
   path?: string;
+  /** A fixed port (a client registered with one redirect URI); default: any free one. */
+  port?: number;
   signal?: AbortSignal;
 }
 
@@ -42,10 +44,10 @@ export async function listenForRedirect(o: LoopbackOptions): Promise<LoopbackRed
     if (!isLoopbackHostHeader(req.headers.host, port)) return page(res, 400, 'Bad Host header.');
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (req.method !== 'GET' || url.pathname !== path || done) return page(res, 404, 'Not found.');
-    finish(req, res, url.searchParams);
+    finish(res, url.searchParams);
   });
 
-  const finish = (_req: IncomingMessage, res: ServerResponse, q: URLSearchParams): void => {
+  const finish = (res: ServerResponse, q: URLSearchParams): void => {
     const error = q.get('error');
     if (q.get('state') !== o.state) {
       page(res, 400, 'This login link does not match the login patchbay started. Start the login again.');
@@ -84,7 +86,7 @@ export async function listenForRedirect(o: LoopbackOptions): Promise<LoopbackRed
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(o.port ?? 0, '127.0.0.1', () => resolve());
   });
   port = (server.address() as AddressInfo).port;
   if (o.signal?.aborted) onAbort();

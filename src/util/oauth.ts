@@ -80,6 +80,8 @@ export function authorizeUrl(p: AuthorizeUrlParams): string {
 export interface TokenRequestOptions {
   tokenUrl: string;
   clientId: string;
+  /** A pre-registered confidential client's secret, sent as `client_secret` (RFC 6749 §2.3.1, client_secret_post). */
+  clientSecret?: string;
   signal?: AbortSignal;
   fetch?: typeof fetch;
 }
@@ -96,7 +98,7 @@ export async function refreshTokens(o: TokenRequestOptions & { refreshToken: str
 }
 
 async function tokenRequest(o: TokenRequestOptions, form: Record<string, string>): Promise<Tokens> {
-  const body = await post(o.tokenUrl, { ...form, client_id: o.clientId }, o, 'token endpoint');
+  const body = await post(o.tokenUrl, { ...form, client_id: o.clientId, ...(o.clientSecret ? { client_secret: rememberSecret(o.clientSecret) } : {}) }, o, 'token endpoint');
   return tokensFrom(body);
 }
 

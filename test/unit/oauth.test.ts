@@ -2,9 +2,10 @@
  * The OAuth client pieces on their own (src/util/oauth.ts, src/util/oauth-loopback.ts): PKCE
  * against RFC 7636 Appendix B's example, and the loopback listener against real HTTP requests.
  */
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { authorizeUrl, OAuthError, pkce } from '../../src/util/oauth.js';
+import { authorizeUrl, exchangeCode, OAuthError, pkce } from '../../src/util/oauth.js';
 import { listenForRedirect } from '../../src/util/oauth-loopback.js';
 
 function get(url: string, host?: string): Promise<number> {
@@ -75,5 +76,46 @@ describe('the loopback redirect listener', () => {
     ac.abort(new Error('cancelled: a new login started'));
     await expect(r.code).rejects.toThrow(/a new login started/);
     await expect(get(r.redirectUri)).rejects.toThrow(/ECONNREFUSED/);
+  });
+});
+
+describe('the token endpoint', () => {
+  it('posts the form (client_secret for a confidential client) and reads the tokens; garbage is a clear error', async () => {
+    const forms: Array<Record<string, string>> = [];
+    let reply = JSON.stringify({ access_token: 'at-0123456789', token_type: 'bearer', expires_in: 60, refresh_token: 'rt-0123456789' });
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        forms.push(Object.fromEntries(new URLSearchParams(body)));
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(reply);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const tokenUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/token`;
+      const o = { tokenUrl, clientId: 'c', clientSecret: 's3cret-0123456789', code: 'k', redirectUri: 'http://127.0.0.1:1/cb', verifier: 'v' };
+      const t = await exchangeCode(o);
+      expect(t).toMatchObject({ accessToken: 'at-0123456789', refreshToken: 'rt-0123456789', expiresAt: expect.any(Number) });
+      expect(forms[0]).toEqual({ grant_type: 'authorization_code', code: 'k', redirect_uri: 'http://127.0.0.1:1/cb', code_verifier: 'v', client_id: 'c', client_secret: 's3cret-0123456789' });
+      reply = 'not json at-0123456789';
+      const err = await exchangeCode(o).catch((e: unknown) => e as Error);
+      expect(err).toBeInstanceOf(OAuthError);
+      expect((err as Error).message).toBe('The token endpoint answered HTTP 200 with something that is not JSON');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('the loopback listener takes a fixed port when asked', async () => {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const r = await listenForRedirect({ state: 'st', timeoutMs: 10_000, port });
+    expect(r.redirectUri).toBe(`http://127.0.0.1:${port}/callback`);
+    r.close();
+    await expect(r.code).rejects.toThrow(/cancelled/);
   });
 });
