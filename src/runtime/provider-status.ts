@@ -1,11 +1,11 @@
 /**
  * How each provider is authenticated, for the editor's Providers panel and for doctor: where its
  * key comes from (config, login, environment), an OAuth login's expiry, or that it runs locally.
- * The order and the "expiring" window follow ECA's `resolve-auth-info`
- * (src/eca/features/providers.clj): a config key wins, then a login, then the environment; a
- * token that ends within a day is "expiring". Never a key itself.
+ * The order is the LLM layer's (`findKey`, as ECA's `llm-util/provider-api-key`) and the
+ * "expiring" window ECA's `resolve-auth-info` (src/eca/features/providers.clj): a token that ends
+ * within a day is "expiring". Never a key itself.
  */
-import { keySource, providerKeyEnv, type ModelEntry, type ProviderConfig } from '../peers/llm/index.js';
+import { findKey, type ModelEntry, type ProviderConfig } from '../peers/llm/index.js';
 import type { Credential } from './provider-logins.js';
 
 export interface ProviderAuth {
@@ -26,13 +26,11 @@ export function providerAuth(id: string, config: ProviderConfig | undefined, mod
   const own = models.filter((m) => m.provider === id);
   const api = config?.api ?? own[0]?.api ?? (LOCAL_APIS.has(id) ? id : undefined);
   if (api && LOCAL_APIS.has(api)) return { status: own.length ? 'local' : 'not-running' };
-  const source = keySource(id, config, env, login ? { [id]: login.type === 'api-key' ? login.key : login.accessToken } : undefined);
-  if (!source) return { status: 'unauthenticated' };
-  if (source === 'config') return { status: 'authenticated', type: 'api-key', source };
-  if (source === 'env') {
-    const envVar = providerKeyEnv(id, config);
-    return { status: 'authenticated', type: 'api-key', source, ...(envVar ? { envVar } : {}) };
-  }
+  const found = findKey(id, config, env, login ? { [id]: login.type === 'api-key' ? login.key : login.accessToken } : undefined);
+  if (!found) return { status: 'unauthenticated' };
+  if (found.source === 'config') return { status: 'authenticated', type: 'api-key', source: 'config' };
+  if (found.source === 'env') return { status: 'authenticated', type: 'api-key', source: 'env', ...(found.envVar ? { envVar: found.envVar } : {}) };
+  const source = 'login';
   if (login?.type !== 'oauth') return { status: 'authenticated', type: 'api-key', source };
   const now = Date.now() / 1000;
   const exp = login.expiresAt;

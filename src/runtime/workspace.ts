@@ -26,7 +26,7 @@ import type { LlmClient, ModelEntry } from '../shapes/llm.js';
 import type { Context, OfferedContext, ResourceContext } from '../shapes/context.js';
 import type { Peer, PeerHost, ToolServerStatus } from '../shapes/peer.js';
 import { PEERS } from '../peers/index.js';
-import { BUILTIN_PROVIDER_IDS, keySource, providerKeyEnv, computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
+import { BUILTIN_PROVIDER_IDS, keyOverridingLogin, computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
 import { ProviderLogins } from './provider-logins.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
@@ -166,8 +166,8 @@ export class Workspace {
       providers: () => this.config.providers,
       known: () => this.providerIds(),
       overriddenBy: (id) => {
-        const source = keySource(id, this.config.providers[id], this.opts.env);
-        return source === 'config' ? 'a "key" in the config' : source === 'env' ? `the ${providerKeyEnv(id, this.config.providers[id])} environment variable` : undefined;
+        const winner = keyOverridingLogin(id, this.config.providers[id], this.opts.env);
+        return winner?.envVar ? `the ${winner.envVar} environment variable` : winner ? 'a "key" in the config' : undefined;
       },
       changed: (id, models) => this.providerChanged(id, models),
       notice: (type, message) => this.opts.onNotice?.(type, message),
