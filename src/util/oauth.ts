@@ -12,6 +12,8 @@ import { rememberSecret } from './log.js';
 
 /** How long one call to an authorization server may take. */
 const HTTP_TIMEOUT_MS = 30_000;
+/** A token response is a few hundred bytes; more than this is not one. */
+const MAX_BODY_BYTES = 256 * 1024;
 /** An error description longer than this is cut: it goes into a message to the user. */
 const MAX_DESCRIPTION = 200;
 
@@ -135,7 +137,7 @@ async function post(url: string, form: Record<string, string>, o: { signal?: Abo
     if (o.signal?.aborted) throw o.signal.reason;
     throw new OAuthError(`Cannot reach the ${what} (${new URL(url).origin}): ${e instanceof Error ? e.message : String(e)}`);
   }
-  const text = await res.text();
+  const text = await boundedText(res, what);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -150,6 +152,25 @@ async function post(url: string, form: Record<string, string>, o: { signal?: Abo
   }
   if (!res.ok) throw new OAuthError(`The ${what} answered HTTP ${res.status}`);
   return b;
+}
+
+/** The body as text, refused past MAX_BODY_BYTES (a server that streams forever must not fill our memory). */
+async function boundedText(res: Response, what: string): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      throw new OAuthError(`The ${what} answered with more than ${MAX_BODY_BYTES / 1024} KiB: not a token response`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export interface DeviceAuthorization {

@@ -103,6 +103,8 @@ describe('the token endpoint', () => {
       const err = await exchangeCode(o).catch((e: unknown) => e as Error);
       expect(err).toBeInstanceOf(OAuthError);
       expect((err as Error).message).toBe('The token endpoint answered HTTP 200 with something that is not JSON');
+      reply = 'x'.repeat(300 * 1024);
+      await expect(exchangeCode(o)).rejects.toThrow('The token endpoint answered with more than 256 KiB: not a token response');
     } finally {
       server.close();
     }
