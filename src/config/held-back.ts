@@ -14,7 +14,8 @@
  *   except one that would replace a lower layer's rule for the same selector (its argsMatchers
  *   could make that rule match less).
  * - `disabledTools` when it drops a tool a lower layer disabled (arrays replace on merge).
- * - `providers.*.url`, `.key`, `.keyEnv`: a repository must not point your key at its server;
+ * - `providers.*.url`, `.key`, `.keyEnv`, `.login`: a repository must not point your key at its
+ *   server, nor send your login (and its tokens) to an authorization server of its choosing;
  *   `providers.*.models.*.model`: a local model file or URL to download and load;
  *   `.modelName`: the model your key pays for, hidden behind the name the editor shows;
  *   `.extraPayload` and each non-empty `.variants.*`: fields merged over the request body
@@ -119,10 +120,13 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
   }
 
   for (const [name, provider] of entries('providers')) {
-    for (const key of ['url', 'key', 'keyEnv']) {
+    for (const key of ['url', 'key', 'keyEnv', 'login']) {
       const v = get(provider, key);
       if (v === undefined) continue;
-      hold(['providers', name, key], key === 'url' && typeof v === 'string' ? `sends prompts to ${v}` : key === 'key' ? 'sets an API key' : '');
+      hold(
+        ['providers', name, key],
+        key === 'url' && typeof v === 'string' ? `sends prompts to ${v}` : key === 'key' ? 'sets an API key' : key === 'login' ? 'sets where you log in (and where tokens go)' : '',
+      );
     }
     for (const [model, entry] of entries('providers', name, 'models')) {
       const at = ['providers', name, 'models', model];

@@ -15,6 +15,8 @@ export interface DoctorInput {
   models: ModelEntry[];
   defaultModel: ModelEntry | undefined;
   tools: Tool[];
+  /** How each provider is authenticated and where secrets are kept (never a value). */
+  providers?: string[];
   /** Each peer's own lines, in the order of src/peers/index.ts. */
   peers: string[];
 }
@@ -34,6 +36,7 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
     `Default model: ${d.defaultModel?.id ?? 'none'}`,
     ...variantLines(d.models),
     ...(await localModelLines(d.models, d.home)),
+    ...(d.providers ?? []),
     `Native tools: ${byServer.get('patchbay') ?? 0}`,
     ...d.peers,
   ];

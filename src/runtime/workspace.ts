@@ -28,7 +28,10 @@ import type { LlmClient, ModelEntry } from '../shapes/llm.js';
 import type { Context, OfferedContext, ResourceContext } from '../shapes/context.js';
 import type { Peer, PeerHost, ToolServerStatus } from '../shapes/peer.js';
 import { PEERS } from '../peers/index.js';
-import { computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
+import { BUILTIN_PROVIDER_IDS, keyOverridingLogin, computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
+import { ProviderLogins } from './provider-logins.js';
+import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
+import { openSecretStore } from '../util/secrets.js';
 import { SqliteStore } from '../store/sqlite.js';
 import { errorMessage, logToFile, logger, setLogLevel } from '../util/log.js';
 import { killDescendantsNow } from '../util/process-tree.js';
@@ -79,6 +82,10 @@ export interface WorkspaceOptions {
   onToolServerRemoved?: (name: string) => void;
   /** A start-up task began or ended (a front end may show them; each `started` gets one `finished`). */
   onTask?: (task: StartupTask) => void;
+  /** A provider's login changed (login, logout, token refresh, a failed login); `models`: they were re-resolved. */
+  onProviderChanged?: (workspace: Workspace, provider: string, models: boolean) => void;
+  /** Something to tell the user outside any chat (a browser login that failed). */
+  onNotice?: (type: 'info' | 'warning' | 'error', message: string) => void;
 }
 
 /**
@@ -124,6 +131,8 @@ export class Workspace {
   modelsReady: Promise<void>;
   /** `mcp/addServer` and the rest: edits the entry's config file, then reloadConfig() (./mcp-manage.ts). */
   readonly mcpServers: McpManager;
+  /** Logins to providers from the editor (./provider-logins.ts); their keys feed model resolution. */
+  readonly logins: ProviderLogins;
 
   /** Builds a workspace: loads the peers' code, then starts nothing but what is lazy. */
   static async create(opts: WorkspaceOptions): Promise<Workspace> {
@@ -204,8 +213,25 @@ export class Workspace {
       },
       forget: async (name) => void (await Promise.all(this.all().map((p) => p.forgetServer?.(name)))),
     });
+    this.logins = new ProviderLogins({
+      store: openSecretStore({ env: opts.env, home: this.home }),
+      indexFile: join(this.home, 'logins.json'),
+      providers: () => this.config.providers,
+      known: () => this.providerIds(),
+      overriddenBy: (id) => {
+        const winner = keyOverridingLogin(id, this.config.providers[id], this.opts.env);
+        return winner?.envVar ? `the ${winner.envVar} environment variable` : winner ? 'a "key" in the config' : undefined;
+      },
+      changed: (id, models) => this.providerChanged(id, models),
+      notice: (type, message) => this.opts.onNotice?.(type, message),
+    });
     // Off the front end's handshake: discovery loads the HTTP stack and may probe Ollama.
-    this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() => this.task('models', 'Syncing models', () => this.refreshModels()));
+    this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() =>
+      this.task('models', 'Syncing models', async () => {
+        await this.logins.load();
+        await this.refreshModels();
+      }),
+    );
   }
 
   /** The workspace folders (absolute; the first is the default for relative paths). They change with `changeRoots`. */
@@ -494,17 +520,56 @@ export class Workspace {
     return false;
   }
 
+  /** Counts model resolutions: one that finishes after a newer one started is dropped (its keys may be stale). */
+  private modelsGeneration = 0;
+  private modelsRun: Promise<void> | undefined;
+
+  /** Re-resolves the models; when it returns, the models reflect every key known when it was called. */
   async refreshModels(): Promise<void> {
+    let run = this.resolveModelsOnce(++this.modelsGeneration);
+    this.modelsRun = run;
+    await run;
+    // A newer resolution started meanwhile (a login, then its refresh): its models are the current ones.
+    while (this.modelsRun !== run) {
+      run = this.modelsRun;
+      await run;
+    }
+  }
+
+  private async resolveModelsOnce(generation: number): Promise<void> {
+    let models: ModelEntry[];
     try {
-      this.models = await resolveModels(this.config, this.opts.env);
+      models = await resolveModels(this.config, this.opts.env, { loginKeys: this.logins.keys() });
     } catch (e) {
       log.error(`resolving models failed: ${(e as Error).message}`);
-      this.models = [];
+      models = [];
     }
+    if (generation !== this.modelsGeneration) return;
+    this.models = models;
     this.defaultModel = pickDefaultModel(this.models, this.config.defaultModel);
     if (this.config.defaultModel && this.defaultModel?.id !== this.config.defaultModel) {
       log.warn(`defaultModel "${this.config.defaultModel}" is not among the available models`);
     }
+  }
+
+  /** Every provider patchbay can talk to: the built-in ones and the configured ones. */
+  providerIds(): string[] {
+    return [...new Set([...BUILTIN_PROVIDER_IDS, ...Object.keys(this.config.providers)])];
+  }
+
+  /** How a provider is authenticated now (./provider-status.ts). */
+  providerAuth(id: string): ProviderAuth {
+    return providerAuth(id, this.config.providers[id], this.models, this.opts.env, this.logins.credential(id));
+  }
+
+  /** A login changed a provider's key: its clients are rebuilt and its models re-resolved. */
+  private async providerChanged(id: string, models: boolean): Promise<void> {
+    if (models) {
+      await this.refreshModels();
+      // Clients hold the key they were built with: the next turn builds them with the new one.
+      for (const key of [...this.clients.keys()]) if (key.startsWith(`${id}/`)) this.clients.delete(key);
+    }
+    this.opts.onProviderChanged?.(this, id, models);
   }
 
   private clientFor(entry: ModelEntry): Promise<LlmClient> {
@@ -557,6 +622,7 @@ export class Workspace {
       models: this.models,
       defaultModel: this.defaultModel,
       tools: this.tools.all(),
+      providers: [`Provider auth (secrets in ${this.logins.storeKind}):`, ...this.providerIds().map((id) => providerAuthLine(id, this.providerAuth(id)))],
       peers: sections.flatMap((s) => s?.lines ?? []),
     });
   }
@@ -571,6 +637,7 @@ export class Workspace {
     this.completer.dispose();
     this.rewriter.dispose();
     this.live.dispose();
+    this.logins.dispose();
     this.disposed ??= (async () => {
       // Turns wind down (up to 2 s) while the peers stop: a peer's clean stop never waits behind
       // them, and a turn waiting on a tool call ends as soon as its peer is gone.

@@ -1,51 +1,80 @@
 /**
- * `providers/list` (ECA docs/protocol.md "List Providers"; ECA's features/providers.clj
- * `build-provider-status`): every provider the config names or whose models are usable, with how
- * its key was found and its models. patchbay has no login flow, so no `login` methods are offered;
- * the key itself never leaves the server.
+ * The Providers panel (ECA docs/protocol.md "Provider Management"; ECA's features/providers.clj
+ * `build-provider-status`, `provider-login`, `provider-login-input`, `provider-logout`):
+ * `providers/list` (every built-in and configured provider with how it is authenticated, its
+ * login methods and models), the login steps as ECA's action descriptors, and the
+ * `providers/updated` status. Keys never leave the server; URLs are masked.
  */
-import type { ProviderStatus } from '../protocol/eca/settings.js';
-import type { ModelEntry } from '../peers/llm/index.js';
-import type { ProviderConfig } from '../peers/llm/config.js';
+import { ResponseError } from 'vscode-jsonrpc';
+import type { ProvidersLoginResult, ProviderStatus } from '../protocol/eca/settings.js';
+import type { ProviderConfig } from '../peers/llm/index.js';
+import type { Workspace } from '../runtime/workspace.js';
+import { LoginFailedError, LoginInputError, type LoginStep } from '../runtime/provider-logins.js';
+import { InvalidParams, RequestFailed } from '../rpc/errors.js';
 import { maskedUrl } from '../util/url.js';
 
-/** Providers that run on this machine: no key, "local" once they have models (ECA: else "not-running"). */
-const LOCAL_APIS = new Set(['ollama', 'local']);
+/** ECA's labels for the providers patchbay also knows (features/providers.clj `provider-labels`). */
+const LABELS: Record<string, string> = { anthropic: 'Anthropic', openai: 'OpenAI', ollama: 'Ollama', local: 'Local (in-process)' };
 
-export function providerStatuses(configured: Record<string, ProviderConfig>, models: readonly ModelEntry[]): ProviderStatus[] {
-  const ids = [...new Set([...Object.keys(configured), ...models.map((m) => m.provider)])];
-  return ids.map((id) => {
-    const config = configured[id];
-    const own = models.filter((m) => m.provider === id);
-    const api = config?.api ?? own[0]?.api;
-    return {
-      id,
-      configured: config !== undefined,
-      auth: auth(config, own, api),
-      models: own.map((m) => ({
-        id: m.id.slice(id.length + 1),
-        // patchbay does not know a model's reasoning, vision or web search; every model gets tools.
-        capabilities: { reason: false, vision: false, tools: true, webSearch: false },
-        ...(m.cost ? { cost: { input: m.cost.input, output: m.cost.output } } : {}),
-      })),
-      ...(config ? { settings: settings(config) } : {}),
-    };
-  });
+/** Every provider: built in or configured; the built-in `local` only while it has a model. */
+export function providerStatuses(s: Workspace): ProviderStatus[] {
+  const ids = s.providerIds().filter((id) => id !== 'local' || s.config.providers.local || s.models.some((m) => m.provider === 'local'));
+  return ids.map((id) => providerStatus(s, id));
 }
 
-function auth(config: ProviderConfig | undefined, models: readonly ModelEntry[], api: string | undefined): ProviderStatus['auth'] {
-  if (api && LOCAL_APIS.has(api)) return { status: models.length ? 'local' : 'not-running' };
-  // Models are only resolved once their provider has a key: a provider with models has one.
-  if (!models.some((m) => m.key)) return { status: 'unauthenticated' };
-  if (config?.key) return { status: 'authenticated', type: 'api-key', source: 'config' };
-  return { status: 'authenticated', type: 'api-key', source: 'env', ...(config?.keyEnv ? { envVar: config.keyEnv } : {}) };
+export function providerStatus(s: Workspace, id: string): ProviderStatus {
+  const config = s.config.providers[id];
+  const methods = s.logins.methods(id);
+  return {
+    id,
+    ...(LABELS[id] ? { label: LABELS[id] } : {}),
+    configured: config !== undefined,
+    auth: s.providerAuth(id),
+    ...(methods.length ? { login: { methods } } : {}),
+    models: s.models
+      .filter((m) => m.provider === id)
+      .map((m) => ({
+        id: m.id.slice(id.length + 1),
+        // patchbay does not know a model's reasoning, vision or web search; every model gets tools.
+        capabilities: { reason: false, vision: m.imageInput === true, tools: true, webSearch: false },
+        ...(m.cost ? { cost: { input: m.cost.input, output: m.cost.output } } : {}),
+      })),
+    ...(config ? { settings: settings(config) } : {}),
+  };
+}
+
+/** A login step as ECA's action descriptor. */
+export function toEcaLoginAction(step: LoginStep): ProvidersLoginResult {
+  switch (step.kind) {
+    case 'choose':
+      return { action: 'choose-method', methods: step.methods };
+    case 'authorize':
+      return { action: 'authorize', url: step.url, message: step.message, ...(step.fields ? { fields: step.fields } : {}) };
+    case 'deviceCode':
+      return { action: 'device-code', url: step.url, code: step.code, message: step.message };
+    case 'input':
+      return { action: 'input', fields: step.fields };
+    case 'done':
+      return { action: 'done' };
+  }
+}
+
+/** Login errors on the wire: bad input −32602, a login that failed −32803, each with its message. */
+export async function loginErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    if (e instanceof LoginInputError) throw new ResponseError(InvalidParams, e.message);
+    if (e instanceof LoginFailedError) throw new ResponseError(RequestFailed, e.message);
+    throw e;
+  }
 }
 
 /**
- * The provider's settings as ECA shows them: everything but the key and the model table, and the
- * URL without what may be a secret (`user:password@`, `?api-key=` values).
+ * The provider's settings as ECA shows them: everything but the key, the model table and the
+ * login's client config, and the URL without what may be a secret (`user:password@`, `?api-key=`).
  */
 function settings(config: ProviderConfig): Record<string, unknown> {
-  const { key: _key, models: _models, url, ...rest } = config;
+  const { key: _key, models: _models, login: _login, url, ...rest } = config;
   return Object.fromEntries(Object.entries({ ...rest, ...(url !== undefined ? { url: maskedUrl(url) } : {}) }).filter(([, v]) => v !== undefined));
 }

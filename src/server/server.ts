@@ -26,7 +26,7 @@ import { openChat } from './eca-open.js';
 import { chatHistory, forkChat } from './eca-history.js';
 import { addFlag, removeFlag } from './eca-flags.js';
 import { rollbackChat } from './eca-rollback.js';
-import { providerStatuses } from './eca-providers.js';
+import { loginErrors, providerStatus, providerStatuses, toEcaLoginAction } from './eca-providers.js';
 import { completeInline, startRewrite } from './eca-assist.js';
 import { addServer, removeServer, setServerDisabled, updateServer } from './eca-mcp-manage.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
@@ -150,6 +150,12 @@ export class EcaServer {
             onToolServer: (status) => this.sendToolServer(status),
             onModelsChanged: (s) => this.sendConfig(s),
             onToolServerRemoved: (name) => this.notify(ECA.toolServerRemoved, { name }),
+            // As ECA's `sync-and-notify!`: the models first (when they may have changed), then the provider.
+            onProviderChanged: (s, id, models) => {
+              if (models) this.sendConfig(s);
+              this.notify(ECA.providersUpdated, providerStatus(s, id));
+            },
+            onNotice: (type, message) => this.showMessage({ type, message }),
             onTask: (t) => this.tasks.report(t),
           }),
         );
@@ -263,7 +269,11 @@ export class EcaServer {
     this.request(ECA.chatRemoveFlag, (p, s) => removeFlag(s.chats, p));
     this.request(ECA.chatRollback, (p, s) => rollbackChat(s.chats, p));
     // The settings panels (eca-emacs `eca-settings`): providers after model discovery; no background jobs.
-    this.request(ECA.providersList, async (_p, s) => (await s.modelsReady, { providers: providerStatuses(s.config.providers, s.models) }));
+    this.request(ECA.providersList, async (_p, s) => (await s.modelsReady, { providers: providerStatuses(s) }));
+    // Logins wait for model discovery too: it loads the stored logins they replace.
+    this.request(ECA.providersLogin, (p, s) => loginErrors(async () => (await s.modelsReady, toEcaLoginAction(await s.logins.login(p.provider, p.method)))));
+    this.request(ECA.providersLoginInput, (p, s) => loginErrors(async () => (await s.modelsReady, await s.logins.input(p.provider, p.data), { action: 'done' as const })));
+    this.request(ECA.providersLogout, (p, s) => loginErrors(async () => (await s.modelsReady, await s.logins.logout(p.provider), {})));
     this.request(ECA.jobsList, () => ({ jobs: [] }));
     this.request(ECA.jobsKill, () => ({ killed: false }));
     this.request(ECA.jobsReadOutput, () => ({ lines: [], status: null, exitCode: null }));

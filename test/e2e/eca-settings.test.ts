@@ -35,17 +35,22 @@ describe('settings panels: providers/list and jobs/*', () => {
     const p = await boot();
     const res = await p.request(ECA.providersList, {});
     expect(res.error).toBeUndefined();
-    const byId = Object.fromEntries((res.result.providers as Array<{ id: string }>).map((x) => [x.id, x]));
+    const byId = Object.fromEntries((res.result.providers as Array<{ id: string }>).map((x) => [x.id, x as any]));
     expect(byId.fake).toEqual({
       id: 'fake',
       configured: true,
       auth: { status: 'authenticated', type: 'api-key', source: 'config' },
+      // Every provider that needs a key can take one from the panel (ECA's `login.methods`).
+      login: { methods: [{ key: 'api-key', label: 'Enter API key' }] },
       models: [{ id: 'm1', capabilities: { reason: false, vision: false, tools: true, webSearch: false }, cost: { input: 1, output: 2 } }],
       settings: { api: 'openai-chat', url: `${llm().url}/v1` },
     });
     expect(byId.fromenv).toMatchObject({ configured: true, auth: { status: 'authenticated', source: 'env', envVar: 'PB_SETTINGS_TEST_KEY' }, models: [{ id: 'e1' }] });
     expect(byId.nokey).toMatchObject({ configured: true, auth: { status: 'unauthenticated' } });
     expect(byId.here).toMatchObject({ configured: true, auth: { status: 'local' }, models: [{ id: 'llama3.2:latest' }] });
+    expect(byId.here.login).toBeUndefined();
+    // The built-in providers are listed too, configured or not.
+    expect(byId.anthropic).toMatchObject({ label: 'Anthropic', configured: false, auth: { status: 'unauthenticated' }, models: [] });
     const wire = JSON.stringify(res);
     expect(wire).not.toContain('test-key');
     expect(wire).not.toContain('env-secret');

@@ -58,4 +58,54 @@ console.log(JSON.stringify(out));
       });
     expect(ours).toEqual([]);
   });
+
+  it('a provider login (API key) goes to the keychain, is found by the next start, and a logout clears it', () => {
+    const home = scratch(tempDir('pb-keyring-login-'));
+    const pbHome = join(home, '.patchbay');
+    const script = join(home, 'login.mjs');
+    writeFileSync(
+      script,
+      `import { openSecretStore } from ${JSON.stringify(join(ROOT, 'dist/util/secrets.js'))};
+import { ProviderLogins } from ${JSON.stringify(join(ROOT, 'dist/runtime/provider-logins.js'))};
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+mkdirSync(process.env.PATCHBAY_HOME, { recursive: true });
+const make = () => new ProviderLogins({
+  store: openSecretStore({ env: process.env, home: process.env.PATCHBAY_HOME }),
+  indexFile: process.env.PATCHBAY_HOME + '/logins.json',
+  providers: () => ({ acme: { api: 'openai-chat', url: 'http://127.0.0.1:9/v1' } }),
+  known: () => ['openai', 'acme'],
+  overriddenBy: () => undefined,
+  changed: async () => {},
+  notice: () => {},
+});
+const first = make();
+await first.load();
+const out = { step: await first.input('acme', { 'api-key': 'acme-keyring-key-0123456789' }) };
+out.viaTool = execFileSync('secret-tool', ['lookup', 'service', 'patchbay', 'account', 'provider/acme'], { encoding: 'utf8' });
+const second = make();
+await second.load();
+out.keys = second.keys();
+out.kind = second.storeKind;
+await second.logout('acme');
+const third = make();
+await third.load();
+out.afterLogout = third.keys();
+console.log(JSON.stringify(out));
+`,
+    );
+    const r = spawnSync('dbus-run-session', ['--', 'sh', '-c', `printf pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec "${process.execPath}" "${script}"`], {
+      env: { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: join(home, 'data'), PATCHBAY_HOME: pbHome },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    expect(out.step).toEqual({ kind: 'done' });
+    expect(JSON.parse(out.viaTool as string)).toEqual({ type: 'api-key', key: 'acme-keyring-key-0123456789' });
+    expect(out.keys).toEqual({ acme: 'acme-keyring-key-0123456789' });
+    expect(out.kind).toMatch(/^keychain \(/);
+    expect(out.afterLogout).toEqual({});
+    expect(existsSync(join(pbHome, 'secrets.json'))).toBe(false);
+  });
 });

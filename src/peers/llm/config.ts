@@ -42,6 +42,28 @@ export const modelSchema = z.object({
   fim: z.boolean().optional(),
 });
 
+/**
+ * How a user logs in to a provider from the editor (`providers/login`), beyond pasting a key:
+ * an OAuth 2.0 public client (no secret) with the authorization server's endpoints. Which
+ * methods are offered follows from what is set: `authorizationUrl` + `tokenUrl` → `browser`
+ * (loopback redirect), with `redirectUri` also → `paste` (the server shows the code, the user
+ * pastes it), `deviceAuthorizationUrl` + `tokenUrl` → `device` (RFC 8628).
+ */
+const loginSchema = z.object({
+  clientId: z.string().min(1),
+  authorizationUrl: z.url().optional(),
+  tokenUrl: z.url().optional(),
+  deviceAuthorizationUrl: z.url().optional(),
+  /** A redirect page that shows the code to paste (the `paste` method). */
+  redirectUri: z.url().optional(),
+  scopes: z.array(z.string()).optional(),
+  /** Extra query parameters for the authorization request. */
+  authorizationParams: z.record(z.string(), z.string()).optional(),
+  /** How long a browser or device login may wait for the user (default 300). */
+  timeoutSeconds: z.number().positive().optional(),
+});
+export type ProviderLoginConfig = z.infer<typeof loginSchema>;
+
 export const providerSchema = z.object({
   api: z.enum(['openai-chat', 'openai-responses', 'anthropic', 'ollama', 'local']).optional(),
   url: z.string().optional(),
@@ -49,6 +71,7 @@ export const providerSchema = z.object({
   /** Name of an env var holding the key (ECA's `keyEnv`). */
   keyEnv: z.string().optional(),
   models: z.record(z.string(), modelSchema).optional(),
+  login: loginSchema.optional(),
 });
 
 export type ProviderConfig = z.infer<typeof providerSchema>;

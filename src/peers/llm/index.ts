@@ -7,7 +7,8 @@ export type { AssistantPart, LlmApi, LlmClient, LlmEvent, LlmMessage, LlmRequest
 export { streamWithRetry, backoffDelay } from './guard.js';
 export type { RetryOptions } from './guard.js';
 export { toLlmError, httpError, retryAfterMs, isRetryableStatus, abortError, isAbortError } from './errors.js';
-export { resolveModels, pickDefaultModel, createClient, computeCost } from './models.js';
-export type { ResolveOptions, TokenUsage } from './models.js';
+export { resolveModels, pickDefaultModel, createClient, computeCost, BUILTIN_PROVIDER_IDS, findKey, keyOverridingLogin } from './models.js';
+export type { FoundKey, ResolveOptions, TokenUsage } from './models.js';
+export type { ProviderConfig, ProviderLoginConfig } from './config.js';
 export type { AdapterOptions } from './stream-util.js';
 export { parseArgs } from './stream-util.js';

@@ -92,6 +92,52 @@ export interface ResolveOptions {
   signal?: AbortSignal;
   /** For tests; defaults to the global fetch. */
   fetch?: typeof fetch;
+  /**
+   * Keys (API keys or OAuth access tokens) from editor logins, by provider. As in ECA
+   * (`llm-util/provider-api-key`), a `key` in the config wins over a login, and a login over the
+   * environment.
+   */
+  loginKeys?: Readonly<Record<string, string>>;
+}
+
+/** The providers patchbay knows without any config. */
+export const BUILTIN_PROVIDER_IDS: readonly string[] = Object.keys(BUILTINS);
+
+/** A provider's key and where it was found (never logged, never sent to an editor). */
+export interface FoundKey {
+  source: 'config' | 'login' | 'env';
+  key: string;
+  envVar?: string;
+}
+
+/**
+ * A provider's key in ECA's order (`llm-util/provider-api-key`): the config's `key`; then, for a
+ * built-in provider, its standard variable (OPENAI_API_KEY…: ECA's default config has
+ * `key: "${env:OPENAI_API_KEY}"`, so it counts as config there) unless `keyEnv` replaces it; then a
+ * login from the editor; then `keyEnv` (ECA's legacy, after login); then the standard variable as
+ * the last fallback.
+ */
+export function findKey(id: string, user: ProviderConfig | undefined, env: NodeJS.ProcessEnv, loginKeys?: Readonly<Record<string, string>>): FoundKey | undefined {
+  const standard = BUILTINS[id]?.keyEnv;
+  const fromEnv = (name: string | undefined): FoundKey | undefined => {
+    const v = name ? nonEmpty(env[name]) : undefined;
+    return v && name ? { source: 'env', key: v, envVar: name } : undefined;
+  };
+  const config = nonEmpty(user?.key);
+  const login = nonEmpty(loginKeys?.[id]);
+  return (
+    (config ? { source: 'config' as const, key: config } : undefined) ??
+    (user?.keyEnv ? undefined : fromEnv(standard)) ??
+    (login ? { source: 'login' as const, key: login } : undefined) ??
+    fromEnv(user?.keyEnv) ??
+    fromEnv(standard)
+  );
+}
+
+/** The key that would win over a login for this provider, if any (for ECA's `key-auth-override-warning`). */
+export function keyOverridingLogin(id: string, user: ProviderConfig | undefined, env: NodeJS.ProcessEnv): FoundKey | undefined {
+  const found = findKey(id, user, env, { [id]: 'a login' });
+  return found?.source === 'login' ? undefined : found;
 }
 
 export async function resolveModels(config: { providers?: Record<string, ProviderConfig> }, env: NodeJS.ProcessEnv, opts: ResolveOptions = {}): Promise<ModelEntry[]> {
@@ -110,7 +156,7 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
     log.warn(`provider "${id}" has no url; its models are skipped`);
     return [];
   }
-  const key = nonEmpty(user?.key) ?? (user?.keyEnv ? nonEmpty(env[user.keyEnv]) : undefined) ?? (builtin?.keyEnv ? nonEmpty(env[builtin.keyEnv]) : undefined);
+  const key = findKey(id, user, env, opts.loginKeys)?.key;
   if (builtin?.needsKey && !key) {
     if (user) log.warn(`provider "${id}" has no API key (set ${user.keyEnv ?? builtin.keyEnv}); its models are skipped`);
     else log.debug(`provider "${id}": no ${builtin.keyEnv}; skipped`);

@@ -39,7 +39,22 @@ import { completionInlineParamsSchema, completionInlineResultSchema, rewriteCont
 import { contentReceivedSchema } from './content.js';
 import { queryContextResultSchema } from './context.js';
 import { chatAddFlagParamsSchema, chatRemoveFlagParamsSchema } from './flags.js';
-import { jobParamsSchema, jobsKillResultSchema, jobsListParamsSchema, jobsListResultSchema, jobsReadOutputResultSchema, providersListParamsSchema, providersListResultSchema } from './settings.js';
+import {
+  jobParamsSchema,
+  jobsKillResultSchema,
+  jobsListParamsSchema,
+  jobsListResultSchema,
+  jobsReadOutputResultSchema,
+  providersListParamsSchema,
+  providersListResultSchema,
+  providersLoginInputParamsSchema,
+  providersLoginInputResultSchema,
+  providersLoginParamsSchema,
+  providersLoginResultSchema,
+  providersLogoutParamsSchema,
+  providersLogoutResultSchema,
+  providerStatusSchema,
+} from './settings.js';
 import {
   mcpAddServerParamsSchema,
   mcpAddServerResultSchema,
@@ -139,6 +154,9 @@ export const ECA = {
   mcpDisableServer: notification('mcp/disableServer', toServer, mcpServerParamsSchema),
   // The settings panels (./settings.ts).
   providersList: request('providers/list', toServer, providersListParamsSchema, providersListResultSchema),
+  providersLogin: request('providers/login', toServer, providersLoginParamsSchema, providersLoginResultSchema),
+  providersLoginInput: request('providers/loginInput', toServer, providersLoginInputParamsSchema, providersLoginInputResultSchema),
+  providersLogout: request('providers/logout', toServer, providersLogoutParamsSchema, providersLogoutResultSchema),
   jobsList: request('jobs/list', toServer, jobsListParamsSchema, jobsListResultSchema),
   jobsKill: request('jobs/kill', toServer, jobParamsSchema, jobsKillResultSchema),
   jobsReadOutput: request('jobs/readOutput', toServer, jobParamsSchema, jobsReadOutputResultSchema),
@@ -154,6 +172,7 @@ export const ECA = {
   chatCleared: notification('chat/cleared', toClient, chatClearedSchema),
   chatDeleted: notification('chat/deleted', toClient, chatDeletedSchema),
   configUpdated: notification('config/updated', toClient, configUpdatedSchema),
+  providersUpdated: notification('providers/updated', toClient, providerStatusSchema),
   toolServerUpdated: notification('tool/serverUpdated', toClient, toolServerUpdatedSchema),
   toolServerRemoved: notification('tool/serverRemoved', toClient, toolServerRemovedSchema),
   showMessage: notification('$/showMessage', toClient, showMessageSchema),

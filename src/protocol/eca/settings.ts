@@ -12,7 +12,14 @@ const providerAuthSchema = z.object({
   type: z.enum(['oauth', 'api-key']).optional(),
   source: z.enum(['config', 'login', 'env']).optional(),
   envVar: z.string().optional(),
+  /** Epoch seconds. */
+  expiresAt: z.number().optional(),
+  /** The login method used. */
+  mode: z.string().optional(),
 });
+
+const loginMethodSchema = z.object({ key: z.string(), label: z.string() });
+const inputFieldSchema = z.object({ key: z.string(), label: z.string(), type: z.enum(['secret', 'text']) });
 
 const providerModelSchema = z.object({
   /** The model's name without the provider prefix. */
@@ -23,8 +30,10 @@ const providerModelSchema = z.object({
 
 export const providerStatusSchema = z.object({
   id: z.string(),
+  label: z.string().optional(),
   configured: z.boolean(),
   auth: providerAuthSchema,
+  login: z.object({ methods: z.array(loginMethodSchema) }).optional(),
   models: z.array(providerModelSchema),
   /** The provider's config without its key (ECA's `config-settings`). */
   settings: z.record(z.string(), z.unknown()).optional(),
@@ -32,6 +41,26 @@ export const providerStatusSchema = z.object({
 export type ProviderStatus = z.infer<typeof providerStatusSchema>;
 
 export const providersListResultSchema = z.object({ providers: z.array(providerStatusSchema) });
+
+/** ECA docs/protocol.md "Login Provider": without `method`, the methods to choose from. */
+export const providersLoginParamsSchema = z.object({ provider: z.string().min(1), method: z.string().min(1).optional() });
+export const providersLoginResultSchema = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('choose-method'), methods: z.array(loginMethodSchema) }),
+  /** Without `fields` the server takes the redirect itself; completion comes as `providers/updated`. */
+  z.object({ action: z.literal('authorize'), url: z.string(), message: z.string(), fields: z.array(inputFieldSchema).optional() }),
+  z.object({ action: z.literal('device-code'), url: z.string(), code: z.string(), message: z.string() }),
+  z.object({ action: z.literal('input'), fields: z.array(inputFieldSchema) }),
+  z.object({ action: z.literal('done') }),
+]);
+export type ProvidersLoginResult = z.infer<typeof providersLoginResultSchema>;
+/** "Login Provider Input": the fields' values by key (`api-key`, `code`). */
+export const providersLoginInputParamsSchema = z.object({
+  provider: z.string().min(1),
+  data: z.record(z.string(), z.string({ error: 'each field value must be a string' })),
+});
+export const providersLoginInputResultSchema = z.object({ action: z.literal('done') });
+export const providersLogoutParamsSchema = z.object({ provider: z.string().min(1) });
+export const providersLogoutResultSchema = z.object({});
 
 export const jobsListParamsSchema = z.unknown();
 /** patchbay runs no background jobs (its shell tool stops what a command leaves running), so the list is always empty. */
