@@ -19,6 +19,7 @@ import type { ChatEvents } from '../core/events.js';
 import { nativeCommands } from '../core/native-commands.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { nativeTools, storedTaskLists } from '../core/tools/native/index.js';
+import { JobRegistry } from '../core/jobs/index.js';
 import { FileIndex, queryContexts, renderContexts, buildRepoMap } from '../core/context/index.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { AskUser } from '../shapes/ask.js';
@@ -68,6 +69,8 @@ export interface WorkspaceOptions {
   onModelsChanged?: (workspace: Workspace) => void;
   /** A start-up task began or ended (a front end may show them; each `started` gets one `finished`). */
   onTask?: (task: StartupTask) => void;
+  /** The background jobs changed (one started, ended, was killed or evicted): read `jobs.list()`. */
+  onJobsChanged?: () => void;
 }
 
 /**
@@ -99,6 +102,8 @@ export class Workspace {
   readonly store: SqliteStore;
   readonly chats: ChatService;
   readonly indexes: FileIndex[];
+  /** Background jobs (`shell_command` `background`), stopped with their process trees on dispose. */
+  readonly jobs: JobRegistry;
   /** The peers, by name, in the order of src/peers/index.ts. */
   private readonly peers = new Map<string, Peer>();
   /** What tools see of the editor: its diagnostics merged with the peers' (language servers). */
@@ -134,6 +139,7 @@ export class Workspace {
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
     this.indexes = this.roots.map((r) => new FileIndex(r));
     this.editor = this.mergedEditor();
+    this.jobs = new JobRegistry({ onChange: () => this.opts.onJobsChanged?.() });
     const native = nativeTools({
       shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,
       maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars,
@@ -141,6 +147,7 @@ export class Workspace {
       ask: this.opts.frontEnd.ask,
       // The chat's messages in memory: no store read per task call.
       taskLists: storedTaskLists((chatId) => this.chats.messages(chatId)),
+      jobs: this.jobs,
     });
     // Native tools come first in every list the model sees; peers may wrap them (below).
     this.tools.set('native', native);
@@ -427,6 +434,7 @@ export class Workspace {
       // them, and a turn waiting on a tool call ends as soon as its peer is gone.
       await Promise.all([
         this.chats.dispose().catch((e: unknown) => log.error(`stopping chats: ${errorMessage(e)}`)),
+        this.jobs.dispose().catch((e: unknown) => log.error(`stopping background jobs: ${errorMessage(e)}`)),
         ...[...this.peers].map(([name, p]) => p.dispose().catch((e: unknown) => log.error(`stopping ${name}: ${errorMessage(e)}`))),
         ...[...this.clients.values()].map((c) => c.then((client) => client.dispose?.()).catch(() => {})),
       ]);
@@ -440,6 +448,8 @@ export class Workspace {
    * every process patchbay started and close the store now, so nothing outlives us or is left open.
    */
   forceClose(): void {
+    // Jobs first: their process groups may hold processes no longer our descendants (their parent exited).
+    this.jobs.forceClose();
     killDescendantsNow();
     for (const p of this.all()) {
       try {

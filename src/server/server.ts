@@ -27,6 +27,7 @@ import { chatHistory, forkChat } from './eca-history.js';
 import { addFlag, removeFlag } from './eca-flags.js';
 import { rollbackChat } from './eca-rollback.js';
 import { providerStatuses } from './eca-providers.js';
+import { ecaJobOutput, ecaJobs } from './eca-jobs.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
@@ -146,6 +147,7 @@ export class EcaServer {
             onToolServer: (status) => this.sendToolServer(status),
             onModelsChanged: (s) => this.sendConfig(s),
             onTask: (t) => this.tasks.report(t),
+            onJobsChanged: () => void session.then((s) => this.notify(ECA.jobsUpdated, jobsOf(s))),
           }),
         );
       session.then(
@@ -237,11 +239,12 @@ export class EcaServer {
     this.request(ECA.chatAddFlag, (p, s) => addFlag(s.chats, p));
     this.request(ECA.chatRemoveFlag, (p, s) => removeFlag(s.chats, p));
     this.request(ECA.chatRollback, (p, s) => rollbackChat(s.chats, p));
-    // The settings panels (eca-emacs `eca-settings`): providers after model discovery; no background jobs.
+    // The settings panels (eca-emacs `eca-settings`): providers after model discovery; background jobs (./eca-jobs.ts).
     this.request(ECA.providersList, async (_p, s) => (await s.modelsReady, { providers: providerStatuses(s.config.providers, s.models) }));
-    this.request(ECA.jobsList, () => ({ jobs: [] }));
-    this.request(ECA.jobsKill, () => ({ killed: false }));
-    this.request(ECA.jobsReadOutput, () => ({ lines: [], status: null, exitCode: null }));
+    this.request(ECA.jobsList, (_p, s) => jobsOf(s));
+    // A kill that happened is announced by the registry (`jobs/updated`), as ECA's `jobs-kill`.
+    this.request(ECA.jobsKill, (p, s) => ({ killed: s.jobs.kill(p.jobId) }));
+    this.request(ECA.jobsReadOutput, (p, s) => ecaJobOutput(s.jobs, p.jobId));
 
     // Anything else: −32002 before initialize, −32601 after (unknown notifications are ignored).
     c.onRequest((method: string) => {
@@ -479,6 +482,11 @@ function normalizeDiagnostic(d: unknown): EditorDiagnostic | undefined {
     ...(typeof x.source === 'string' ? { source: x.source } : {}),
     ...(x.code !== undefined && x.code !== null ? { code: String(x.code) } : {}),
   };
+}
+
+/** The jobs list of `jobs/list` and `jobs/updated`, each labelled with its chat's title. */
+function jobsOf(s: Workspace): ReturnType<typeof ecaJobs> {
+  return ecaJobs(s.jobs, (chatId) => s.chats.active().find((c) => c.id === chatId)?.title);
 }
 
 /** ECA windows `chat/open` only when one of `limit`/`before`/`after` is given. */

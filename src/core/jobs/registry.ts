@@ -1,0 +1,299 @@
+/**
+ * Background jobs: shell commands the model started with `shell_command` `background` and that
+ * outlive the tool call (ECA `src/eca/features/background_tasks.clj`). Protocol-free: a façade
+ * reads `list()` and is told of every change through `onChange` (ECA sends `jobs/updated` after
+ * a job is created, completes, fails, is killed or is evicted).
+ *
+ * Invariants:
+ * - each job runs in its own process group; kill and dispose stop the group and every descendant
+ *   found before the signal (a grandchild that left the group is caught too): SIGTERM, then
+ *   SIGKILL after `graceMs`;
+ * - when a job's shell exits, what it left running in its group is stopped the same way (a job no
+ *   longer `running` must not hide live processes);
+ * - output is an `OutputRing`: a line count, a character budget and a cap on each line;
+ * - a killed job stays `killed` (its exit does not turn it into `failed`), as ECA's
+ *   `update-job-on-exit`;
+ * - a finished job is evicted `keepFinishedMs` after it ended (ECA `max-finished-age-ms`).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { cappedLines } from '../../util/capped-lines.js';
+import { descendants } from '../../util/process-tree.js';
+import { errorMessage, logger } from '../../util/log.js';
+import { groupAlive, KILL_GRACE_MS, killGroup, spawnShell } from '../tools/native/shell.js';
+import { OutputRing, type OutputLine, type OutputStream } from './output-ring.js';
+
+const log = logger('jobs');
+
+export type JobStatus = 'running' | 'completed' | 'failed' | 'killed';
+
+/** What a front end shows of a job. */
+export interface JobInfo {
+  /** `job-1`, `job-2`, … (ECA's ids). */
+  id: string;
+  type: 'shell';
+  status: JobStatus;
+  /** The command line. */
+  label: string;
+  /** What the model said the job is for (`dev-server`), or null. */
+  summary: string | null;
+  startedAt: Date;
+  endedAt: Date | null;
+  /** null while running, when killed, or when the process ended by a signal or never started. */
+  exitCode: number | null;
+  chatId: string;
+  toolCallId?: string;
+  cwd: string;
+}
+
+export interface JobOutput {
+  lines: OutputLine[];
+  status: JobStatus;
+  exitCode: number | null;
+}
+
+export interface JobRegistryOptions {
+  /** Called after every change of the list (create, end, kill, evict). */
+  onChange?: () => void;
+  /** Jobs running at once (ECA `max-jobs`). */
+  maxRunning?: number;
+  maxLines?: number;
+  maxChars?: number;
+  /** Characters kept of one line; the rest is dropped and the line marked "…". */
+  maxLineChars?: number;
+  keepFinishedMs?: number;
+  graceMs?: number;
+}
+
+export const DEFAULT_MAX_RUNNING_JOBS = 10;
+export const DEFAULT_JOB_MAX_LINES = 2000;
+export const DEFAULT_JOB_MAX_CHARS = 1_000_000;
+export const DEFAULT_JOB_MAX_LINE_CHARS = 8_192;
+const KEEP_FINISHED_MS = 30 * 60 * 1000;
+
+interface Job {
+  info: JobInfo;
+  child: ChildProcess;
+  ring: OutputRing;
+  /** The model's read cursor (`bg_job` `read_output`); the editor's snapshot never moves it. */
+  cursor: number;
+  /** Resolves when the process has exited and its output is read (or it failed to start). */
+  ended: Promise<void>;
+  evictTimer?: NodeJS.Timeout;
+}
+
+export type StartJob = { ok: true; job: JobInfo } | { ok: false; message: string };
+
+export class JobRegistry {
+  private readonly jobs = new Map<string, Job>();
+  private nextId = 1;
+  private disposed = false;
+  private readonly o: Required<Omit<JobRegistryOptions, 'onChange'>>;
+
+  constructor(private readonly opts: JobRegistryOptions = {}) {
+    this.o = {
+      maxRunning: opts.maxRunning ?? DEFAULT_MAX_RUNNING_JOBS,
+      maxLines: opts.maxLines ?? DEFAULT_JOB_MAX_LINES,
+      maxChars: opts.maxChars ?? DEFAULT_JOB_MAX_CHARS,
+      maxLineChars: opts.maxLineChars ?? DEFAULT_JOB_MAX_LINE_CHARS,
+      keepFinishedMs: opts.keepFinishedMs ?? KEEP_FINISHED_MS,
+      graceMs: opts.graceMs ?? KILL_GRACE_MS,
+    };
+  }
+
+  /** Starts `command` under the shell in `cwd`; refused past the running-jobs limit or after dispose. */
+  start(spec: { command: string; cwd: string; summary?: string; chatId: string; toolCallId?: string }): StartJob {
+    if (this.disposed) return { ok: false, message: 'The server is shutting down: no background job was started.' };
+    if (this.running().length >= this.o.maxRunning) {
+      return { ok: false, message: `Maximum number of background jobs reached (${this.o.maxRunning}). Kill an existing job first.` };
+    }
+    const id = `job-${this.nextId++}`;
+    const child = spawnShell(spec.command, spec.cwd);
+    const info: JobInfo = {
+      id,
+      type: 'shell',
+      status: 'running',
+      label: spec.command,
+      summary: spec.summary?.trim() || null,
+      startedAt: new Date(),
+      endedAt: null,
+      exitCode: null,
+      chatId: spec.chatId,
+      ...(spec.toolCallId ? { toolCallId: spec.toolCallId } : {}),
+      cwd: spec.cwd,
+    };
+    const ring = new OutputRing({ maxLines: this.o.maxLines, maxChars: this.o.maxChars });
+    const capture = (stream: OutputStream) => {
+      const s = child[stream];
+      if (!s) return;
+      s.on('error', () => {});
+      void cappedLines(s, this.o.maxLineChars, (text) => ring.push({ text, stream }));
+    };
+    capture('stdout');
+    capture('stderr');
+    const ended = new Promise<void>((resolve) => {
+      child.once('error', (e) => {
+        ring.push({ text: `Could not start the shell: ${e.message}`, stream: 'stderr' });
+        this.ended(job, null);
+        resolve();
+      });
+      child.once('exit', (code) => this.ended(job, code));
+      // After the exit, once its output is read to the end (strays holding it open are stopped on exit).
+      child.once('close', () => resolve());
+    });
+    const job: Job = { info, child, ring, cursor: 0, ended };
+    this.jobs.set(id, job);
+    log.info(`started background job ${id} (pid ${child.pid ?? '?'})`);
+    this.changed();
+    return { ok: true, job: { ...info } };
+  }
+
+  /** Every job not yet evicted, oldest first. */
+  list(): JobInfo[] {
+    return [...this.jobs.values()].map((j) => ({ ...j.info }));
+  }
+
+  get(id: string): JobInfo | undefined {
+    const j = this.jobs.get(id);
+    return j && { ...j.info };
+  }
+
+  /** The model's read: lines since its last read (how many it missed), moving its cursor. */
+  read(id: string): (JobOutput & { dropped: number }) | undefined {
+    const j = this.jobs.get(id);
+    if (!j) return undefined;
+    const { lines, dropped, next } = j.ring.since(j.cursor);
+    j.cursor = next;
+    return { lines, dropped, status: j.info.status, exitCode: j.info.exitCode };
+  }
+
+  /** The editor's read: every kept line; the model's cursor stays where it is. */
+  peek(id: string): JobOutput | undefined {
+    const j = this.jobs.get(id);
+    return j && { lines: j.ring.lines(), status: j.info.status, exitCode: j.info.exitCode };
+  }
+
+  /** Resolves when the job has ended, after `ms`, or on `signal`, whichever comes first. */
+  async settle(id: string, ms: number, signal?: AbortSignal): Promise<void> {
+    const j = this.jobs.get(id);
+    if (!j || signal?.aborted) return;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    await Promise.race([
+      j.ended,
+      new Promise<void>((r) => {
+        timer = setTimeout(r, ms);
+        onAbort = r;
+        signal?.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+  }
+
+  /** Stops a running job and its whole process tree. false for a job unknown or not running (ECA `kill-job!`). */
+  kill(id: string): boolean {
+    const j = this.jobs.get(id);
+    if (!j || j.info.status !== 'running') return false;
+    // Marked before the signal, so its exit cannot race ahead and call it failed.
+    j.info.status = 'killed';
+    j.info.endedAt = new Date();
+    this.scheduleEviction(j);
+    stopTree(j.child, this.o.graceMs);
+    log.info(`killed background job ${id}`);
+    this.changed();
+    return true;
+  }
+
+  /** Stops every job's tree; resolves once they are gone (SIGKILL after the grace for the stubborn). */
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    const live = [...this.jobs.values()].filter((j) => j.info.status === 'running' || groupOf(j) !== undefined);
+    const trees = live.map((j) => {
+      if (j.info.status === 'running') {
+        j.info.status = 'killed';
+        j.info.endedAt = new Date();
+      }
+      return { job: j, pids: signalTree(j.child, 'SIGTERM') };
+    });
+    for (const j of this.jobs.values()) clearTimeout(j.evictTimer);
+    if (!trees.length) return;
+    await Promise.race([Promise.all(trees.map((t) => t.job.ended)), new Promise((r) => setTimeout(r, this.o.graceMs).unref())]);
+    // The shell may be gone while its group lives on: SIGKILL whatever is left, now, before we exit.
+    for (const t of trees) signalTree(t.job.child, 'SIGKILL', t.pids);
+  }
+
+  /** At once: SIGKILL to every job's tree (a shutdown past its deadline). */
+  forceClose(): void {
+    this.disposed = true;
+    for (const j of this.jobs.values()) {
+      clearTimeout(j.evictTimer);
+      if (j.info.status === 'running' || groupOf(j) !== undefined) signalTree(j.child, 'SIGKILL');
+    }
+  }
+
+  private running(): Job[] {
+    return [...this.jobs.values()].filter((j) => j.info.status === 'running');
+  }
+
+  private ended(job: Job, code: number | null): void {
+    if (job.info.status === 'running') {
+      job.info.status = code === 0 ? 'completed' : 'failed';
+      job.info.exitCode = code;
+      job.info.endedAt = new Date();
+      this.scheduleEviction(job);
+      log.info(`background job ${job.info.id} exited (${code ?? 'no exit code'})`);
+      if (!this.disposed) this.changed();
+    }
+    // What the shell left running in its group would be invisible now: stop it.
+    if (groupOf(job) !== undefined) stopTree(job.child, this.o.graceMs);
+  }
+
+  private scheduleEviction(job: Job): void {
+    job.evictTimer = setTimeout(() => {
+      if (this.jobs.get(job.info.id) !== job) return;
+      this.jobs.delete(job.info.id);
+      this.changed();
+    }, this.o.keepFinishedMs);
+    job.evictTimer.unref();
+  }
+
+  private changed(): void {
+    try {
+      this.opts.onChange?.();
+    } catch (e) {
+      log.warn(`jobs change listener: ${errorMessage(e)}`);
+    }
+  }
+}
+
+/** The job's process group id while the group has a live member (POSIX only). */
+function groupOf(j: Job): number | undefined {
+  const pid = j.child.pid;
+  return pid && process.platform !== 'win32' && groupAlive(pid) ? pid : undefined;
+}
+
+/** SIGTERM to the tree now, SIGKILL to what is left after the grace. */
+function stopTree(child: ChildProcess, graceMs: number): void {
+  const pids = signalTree(child, 'SIGTERM');
+  setTimeout(() => signalTree(child, 'SIGKILL', pids), graceMs).unref();
+}
+
+/**
+ * Signals the process group and each descendant (found now, or the ones given): a grandchild
+ * that made its own session is no longer in the group but still in the tree. Returns the pids.
+ */
+function signalTree(child: ChildProcess, signal: NodeJS.Signals, known?: number[]): number[] {
+  const pid = child.pid;
+  if (!pid) return [];
+  const pids = known ?? (child.exitCode === null && child.signalCode === null ? descendants(pid) : []);
+  killGroup(child, signal);
+  if (process.platform === 'win32') return pids;
+  for (const target of pids) {
+    try {
+      process.kill(target, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+  return pids;
+}
