@@ -87,7 +87,7 @@ async function pidsOf(root: string): Promise<{ job: number; inGroup: number; own
 }
 
 async function until(ok: () => boolean, what: string, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; !ok(); ) {
+  for (const end = Date.now() + ms; !ok();) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -143,7 +143,7 @@ describe('background jobs', () => {
     expect((await p.request(ECA.jobsReadOutput, { jobId: 'job-1' })).result.lines[0]).toEqual(snap.lines[0]);
     // Snapshots until one holds a tick the model has not read yet: its read below must still get it.
     const next = (initialTicks.at(-1) ?? 0) + 1;
-    for (let seen = false; !seen; ) {
+    for (let seen = false; !seen;) {
       const lines = (await p.request(ECA.jobsReadOutput, { jobId: 'job-1' })).result.lines as Array<{ text: string }>;
       seen = lines.some((l) => l.text === `tick ${next}`);
       if (!seen) await new Promise((r) => setTimeout(r, 50));
