@@ -19,7 +19,7 @@ import type { ChatEvents } from '../core/events.js';
 import { nativeCommands } from '../core/native-commands.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { nativeTools, storedTaskLists } from '../core/tools/native/index.js';
-import { JobRegistry } from '../core/jobs/index.js';
+import { JobRegistry, jobEndedText } from '../core/jobs/index.js';
 import { FileIndex, queryContexts, renderContexts, buildRepoMap } from '../core/context/index.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { AskUser } from '../shapes/ask.js';
@@ -139,7 +139,12 @@ export class Workspace {
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
     this.indexes = this.roots.map((r) => new FileIndex(r));
     this.editor = this.mergedEditor();
-    this.jobs = new JobRegistry({ onChange: () => this.opts.onJobsChanged?.() });
+    this.jobs = new JobRegistry({
+      onChange: () => this.opts.onJobsChanged?.(),
+      // The model learns of it at its chat's next model step, or its next prompt when idle (ECA chat.clj
+      // `consume-pending-job-notifications!`); an idle chat gets no turn of its own for it.
+      onEnded: (job, tail) => this.chats.inject(job.chatId, jobEndedText(job, tail), false),
+    });
     const native = nativeTools({
       shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,
       maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars,

@@ -209,6 +209,17 @@ describe('background jobs', () => {
     expect(last[2]).toMatchObject({ status: 'failed', exitCode: 3, summary: 'doomed' });
   });
 
+  it('the model is told when a job of its chat ends, with the end of its output, at its next prompt (ECA chat.clj consume-pending-job-notifications!)', async () => {
+    const { p } = await boot();
+    const chatId = await startJob(p, 'sleep 4; echo one; echo two >&2; exit 5', 'late');
+    await p.waitFor((m) => m.method === ECA.jobsUpdated.method && m.params.jobs[0]?.status === 'failed', 'the job to end', 20_000);
+    llm().script([{ text: 'noted' }]);
+    await p.request(ECA.chatPrompt, { chatId, message: 'anything new?' });
+    await p.turnDone(chatId, 2);
+    const sent = JSON.stringify(llm().requests.at(-1)!.body.messages);
+    expect(sent).toContain(JSON.stringify('Background job job-1 (`sleep 4; echo one; echo two >&2; exit 5`) failed with exit code 5.\nLast 2 lines of output:\none\n[stderr] two').slice(1, -1));
+  });
+
   it('a flood (one 40 MB line, then 300 000 lines) is kept within 2000 lines and the character budget', async () => {
     const { p } = await boot();
     const flood = `node -e "const s='x'.repeat(1<<20); for (let i=0;i<40;i++) process.stdout.write(s); process.stdout.write('\\n'); for (let i=0;i<300000;i++) console.log('line '+i)"`;

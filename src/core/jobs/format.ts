@@ -19,3 +19,12 @@ export function lineText(l: OutputLine): string {
 export function jobName(job: Pick<JobInfo, 'id' | 'summary'>): string {
   return job.summary ? `"${job.summary}" (${job.id})` : job.id;
 }
+
+/**
+ * What the model is told when a job of its chat ends (ECA chat.clj
+ * `consume-pending-job-notifications!`): status, exit code and the last lines of output.
+ */
+export function jobEndedText(job: Pick<JobInfo, 'id' | 'label' | 'status' | 'exitCode'>, tail: OutputLine[]): string {
+  const head = `Background job ${job.id} (\`${job.label}\`) ${job.status} with exit code ${job.exitCode ?? 'none'}.`;
+  return tail.length ? `${head}\nLast ${tail.length} lines of output:\n${tail.map(lineText).join('\n')}` : head;
+}

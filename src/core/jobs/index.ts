@@ -11,5 +11,5 @@ export {
   type JobStatus,
   type StartJob,
 } from './registry.js';
-export { elapsedText, jobName, lineText } from './format.js';
+export { elapsedText, jobEndedText, jobName, lineText } from './format.js';
 export { OutputRing, type OutputLine, type OutputStream, type RingLimits } from './output-ring.js';

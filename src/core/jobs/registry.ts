@@ -54,6 +54,8 @@ export interface JobOutput {
 export interface JobRegistryOptions {
   /** Called after every change of the list (create, end, kill, evict). */
   onChange?: () => void;
+  /** A job ended on its own (completed or failed; not killed), once its output is read to the end. */
+  onEnded?: (job: JobInfo, tail: OutputLine[]) => void;
   /** Jobs running at once (ECA `max-jobs`). */
   maxRunning?: number;
   maxLines?: number;
@@ -69,6 +71,8 @@ export const DEFAULT_JOB_MAX_LINES = 2000;
 export const DEFAULT_JOB_MAX_CHARS = 1_000_000;
 export const DEFAULT_JOB_MAX_LINE_CHARS = 8_192;
 const KEEP_FINISHED_MS = 30 * 60 * 1000;
+/** Lines of a finished job's output the model is told (ECA shell.clj `on-exit`: the last 20). */
+const TAIL_LINES = 20;
 
 interface Job {
   info: JobInfo;
@@ -87,7 +91,7 @@ export class JobRegistry {
   private readonly jobs = new Map<string, Job>();
   private nextId = 1;
   private disposed = false;
-  private readonly o: Required<Omit<JobRegistryOptions, 'onChange'>>;
+  private readonly o: Required<Omit<JobRegistryOptions, 'onChange' | 'onEnded'>>;
 
   constructor(private readonly opts: JobRegistryOptions = {}) {
     this.o = {
@@ -243,6 +247,14 @@ export class JobRegistry {
       this.scheduleEviction(job);
       log.info(`background job ${job.info.id} exited (${code ?? 'no exit code'})`);
       if (!this.disposed) this.changed();
+      void job.ended.then(() => {
+        if (this.disposed || !this.opts.onEnded) return;
+        try {
+          this.opts.onEnded({ ...job.info }, job.ring.lines().slice(-TAIL_LINES));
+        } catch (e) {
+          log.warn(`jobs end listener: ${errorMessage(e)}`);
+        }
+      });
     }
     // What the shell left running in its group would be invisible now: stop it.
     if (groupOf(job) !== undefined) stopTree(job.child, this.o.graceMs);
