@@ -25,6 +25,13 @@ export const shellCommandSchema = z.object({
     .describe("Set to a brief description to run this command in the background (e.g., 'dev-server', 'file-watcher'). Use patchbay__bg_job to read output or kill the process later."),
 });
 
+/** ECA `resources/prompts/tools/shell_command.md` "Background execution", with patchbay's names. */
+const BACKGROUND_USAGE = `
+
+Background execution:
+- Set \`background\` to a brief description for long-running commands that don't terminate on their own (e.g., \`"dev-server"\`, \`"file-watcher"\`): the call returns after about 2 seconds with the job ID and the output so far; the command keeps running (no timeout), in the same working directory and environment.
+- Use \`patchbay__bg_job\` with action \`read_output\` to check its output, or \`kill\` to stop it and every process it started.`;
+
 /** How long a background call waits for the job's first output (ECA `initial-output-wait-ms`). */
 export const INITIAL_OUTPUT_WAIT_MS = 2_000;
 
@@ -47,12 +54,8 @@ Usage:
 - Optional: \`working_directory\` (default: the first workspace root) and \`timeout\` in seconds (default ${defaultTimeout}).
 - On timeout the command and every process it started are killed.
 - Output over ${maxOutputChars} characters keeps its beginning and end; a notice says how much was cut.
-- Processes left running in the background when the command exits are stopped: do not use it to start servers.
-- Prefer grep, read_file and directory_tree over grep, cat and ls.
-
-Background execution:
-- Set \`background\` to a brief description for long-running commands that don't terminate on their own (e.g., \`"dev-server"\`, \`"file-watcher"\`): the call returns after about 2 seconds with the job ID and the output so far; the command keeps running (no timeout), in the same working directory and environment.
-- Use \`patchbay__bg_job\` with action \`read_output\` to check its output, or \`kill\` to stop it and every process it started.${opts.jobs ? '' : '\n- Background jobs are not available here.'}`,
+- Processes a foreground command leaves running when it exits are stopped: start servers and watchers with \`background\`.
+- Prefer grep, read_file and directory_tree over grep, cat and ls.${opts.jobs ? BACKGROUND_USAGE : ''}`,
     schema: shellCommandSchema,
     readOnly: false,
     mutates: true,
