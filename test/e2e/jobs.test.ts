@@ -101,7 +101,8 @@ function jobsUpdated(p: EcaProc, from = 0): Msg[] {
 
 describe('background jobs', () => {
   it('asks as a background job, starts it, lists it and announces it; the tool reads new output, jobs/readOutput a snapshot; jobs/kill stops the whole tree', async () => {
-    const { p, root } = await boot({});
+    // shell_command asks (the default); reading a job's output is allowed as a user would allow it.
+    const { p, root } = await boot({ allow: { bg_job: { argsMatchers: { action: ['read_output'] } } } });
     llm().script([{ toolCall: { id: 'start', name: 'patchbay__shell_command', args: { command: 'node job.cjs', background: 'ticker' } } }], [{ text: 'started' }]);
     const chatId = (await p.request(ECA.chatPrompt, { message: 'start it' })).result.chatId;
     const run = await p.waitFor((m) => m.params?.content?.type === 'toolCallRun' && m.params.content.id === 'start', 'toolCallRun');
@@ -157,6 +158,7 @@ describe('background jobs', () => {
     );
     await p.request(ECA.chatPrompt, { chatId, message: 'how is it going?' });
     await p.turnDone(chatId, 2);
+    expect(content(p, chatId, 'toolCallRun').find((c) => c.id === 'r1')).toMatchObject({ manualApproval: false, summary: 'Reading output of "ticker" (job-1)' });
     const r1 = called(p, chatId, 'r1').text;
     expect(r1).toMatch(/^Job "ticker" \(job-1\) — running\n\n/);
     expect(r1).not.toContain('ready');

@@ -32,8 +32,9 @@ Usage notes:
 - Use \`list\` to discover running jobs if you don't remember the ID.
 - All background jobs are stopped when patchbay exits.`,
     schema: bgJobSchema,
-    // Reading and stopping what the model itself started needs no approval; starting one does (shell_command).
-    readOnly: true,
+    // Asks by default, as ECA (its default `toolCall.approval.allow` has no `bg_job`): `kill` stops
+    // processes. `{"allow": {"bg_job": {"argsMatchers": {"action": ["list", "read_output"]}}}}` lets reads run.
+    readOnly: false,
     mutates: true,
     pathArgs: [],
     summary: (a) => {
