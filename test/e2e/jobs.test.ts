@@ -167,9 +167,12 @@ describe('background jobs', () => {
     const r2 = called(p, chatId, 'r2').text;
     for (const m of r2.matchAll(/tick (\d+)/g)) expect(r1Ticks.has(m[1])).toBe(false);
 
-    // jobs/kill: the job, its grandchild in the group and the one in its own session all go.
+    // eca-emacs's spelling (eca-jobs.el: `(list :job-id job-id)` is sent as "job-id").
+    expect((await p.request(ECA.jobsReadOutput, { 'job-id': 'job-1' })).result).toMatchObject({ status: 'running', lines: expect.arrayContaining([{ text: 'ready', stream: 'stdout' }]) });
+
+    // jobs/kill (as eca-emacs sends it): the job, its grandchild in the group and the one in its own session all go.
     const before = p.messages.length;
-    expect((await p.request(ECA.jobsKill, { jobId: 'job-1' })).result).toEqual({ killed: true });
+    expect((await p.request(ECA.jobsKill, { 'job-id': 'job-1' })).result).toEqual({ killed: true });
     const killed = await p.waitFor((m) => m.method === ECA.jobsUpdated.method, 'jobs/updated after kill', 5_000, before);
     expect(killed.params.jobs[0]).toMatchObject({ id: 'job-1', status: 'killed', exitCode: null });
     await until(gone(pids), 'the job tree to be gone');

@@ -58,7 +58,15 @@ export type JobSummary = z.infer<typeof jobSummarySchema>;
 
 /** `jobs/list` result and `jobs/updated` params: every job not yet evicted. */
 export const jobsListResultSchema = z.object({ jobs: z.array(jobSummarySchema) });
-export const jobParamsSchema = z.object({ jobId: z.string() });
+/**
+ * eca-emacs sends `(list :job-id id)`, which its JSON encoder writes as `"job-id"` (eca-jobs.el
+ * `eca-jobs--kill-at-point`, `eca-jobs--view-output-by-id`); ECA's server reads both spellings
+ * (its JSON-RPC layer turns keys into kebab-case keywords). So does patchbay.
+ */
+export const jobParamsSchema = z.preprocess(
+  (raw) => (raw && typeof raw === 'object' && !('jobId' in raw) && 'job-id' in raw ? { ...raw, jobId: (raw as Record<string, unknown>)['job-id'] } : raw),
+  z.object({ jobId: z.string() }),
+);
 /** false for a job unknown or not running (ECA `kill-job!`). */
 export const jobsKillResultSchema = z.object({ killed: z.boolean() });
 /** A snapshot of the kept lines; for a job it does not know, ECA answers no lines, no status, no exit code. */
