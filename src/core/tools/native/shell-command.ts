@@ -107,6 +107,7 @@ async function startJob(jobs: JobRegistry | undefined, command: string, cwd: str
   await jobs.settle(id, INITIAL_OUTPUT_WAIT_MS, ctx.signal);
   const out = jobs.read(id);
   const initial = (out?.lines ?? []).map(lineText).join('\n');
+  if (out?.status === 'killed') return textResult(`Background job ${id} was killed before it had run 2 seconds.\nOutput:\n${initial}`, true);
   if (out && out.status !== 'running' && out.status !== 'completed') {
     const code = out.exitCode !== null ? `exit code ${out.exitCode}` : out.status;
     return textResult(`Background job ${id} failed immediately (${code}).\nOutput:\n${initial}`, true);
