@@ -74,11 +74,16 @@ describe('JobRegistry', () => {
     expect(jobs.peek(job.id)).toBeUndefined();
   });
 
-  it('a line longer than maxLineChars is cut and marked; a working directory that does not exist fails the job', async () => {
+  it('a line longer than maxLineChars is cut and marked, at once when it has no end yet; a working directory that does not exist fails the job', async () => {
     const { cwd, jobs } = await setup({ maxLineChars: 10 });
     const long = started(jobs.start({ command: 'printf "%0100d\\n" 0; echo short', cwd, chatId: 'c' }));
     await jobs.settle(long.id, 10_000);
     expect(jobs.peek(long.id)!.lines.map((l) => l.text)).toEqual(['0000000000…', 'short']);
+    // A line that never ends shows its start while the job runs.
+    const endless = started(jobs.start({ command: 'printf "%0100d" 0; printf "%0100d" 0; sleep 30', cwd, chatId: 'c' }));
+    await until(() => (jobs.peek(endless.id)?.lines.length ?? 0) > 0, 'the endless line to show');
+    expect(jobs.peek(endless.id)!.lines).toEqual([{ text: '0000000000…', stream: 'stdout' }]);
+    expect(jobs.kill(endless.id)).toBe(true);
     const bad = started(jobs.start({ command: 'true', cwd: join(cwd, 'nope'), chatId: 'c' }));
     await jobs.settle(bad.id, 10_000);
     expect(jobs.get(bad.id)).toMatchObject({ status: 'failed', exitCode: null });

@@ -16,11 +16,11 @@
  * - a finished job is evicted `keepFinishedMs` after it ended (ECA `max-finished-age-ms`).
  */
 import type { ChildProcess } from 'node:child_process';
-import { cappedLines } from '../../util/capped-lines.js';
 import { descendants } from '../../util/process-tree.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { groupAlive, KILL_GRACE_MS, killGroup, spawnShell } from '../tools/native/shell.js';
 import { OutputRing, type OutputLine, type OutputStream } from './output-ring.js';
+import { readLines } from './lines.js';
 
 const log = logger('jobs');
 
@@ -130,7 +130,7 @@ export class JobRegistry {
       const s = child[stream];
       if (!s) return;
       s.on('error', () => {});
-      void cappedLines(s, this.o.maxLineChars, (text) => ring.push({ text, stream }));
+      readLines(s, this.o.maxLineChars, (text) => ring.push({ text, stream }));
     };
     capture('stdout');
     capture('stderr');
