@@ -18,6 +18,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { descendants } from '../../util/process-tree.js';
 import { errorMessage, logger } from '../../util/log.js';
+import { isAlive } from '../../util/pid.js';
 import { groupAlive, KILL_GRACE_MS, killGroup, spawnShell } from '../tools/native/shell.js';
 import { OutputRing, type OutputLine, type OutputStream } from './output-ring.js';
 import { readLines } from './lines.js';
@@ -83,6 +84,16 @@ interface Job {
   /** Resolves when the process has exited and its output is read (or it failed to start). */
   ended: Promise<void>;
   evictTimer?: NodeJS.Timeout;
+  /**
+   * Descendants found when the job was stopped, until its SIGKILL after the grace: a dispose in
+   * that window signals them too (one may ignore SIGTERM). Emptied then: pids are reused.
+   */
+  tree: number[];
+  /**
+   * The group was seen empty, or got its SIGKILL: never signalled again, since its id (the
+   * shell's pid) may be reused by an unrelated group later.
+   */
+  reaped: boolean;
 }
 
 export type StartJob = { ok: true; job: JobInfo } | { ok: false; message: string };
@@ -144,7 +155,7 @@ export class JobRegistry {
       // After the exit, once its output is read to the end (strays holding it open are stopped on exit).
       child.once('close', () => resolve());
     });
-    const job: Job = { info, child, ring, cursor: 0, ended };
+    const job: Job = { info, child, ring, cursor: 0, ended, tree: [], reaped: false };
     this.jobs.set(id, job);
     log.info(`started background job ${id} (pid ${child.pid ?? '?'})`);
     this.changed();
@@ -202,7 +213,7 @@ export class JobRegistry {
     j.info.status = 'killed';
     j.info.endedAt = new Date();
     this.scheduleEviction(j);
-    stopTree(j.child, this.o.graceMs);
+    this.stopTree(j);
     log.info(`killed background job ${id}`);
     this.changed();
     return true;
@@ -211,19 +222,24 @@ export class JobRegistry {
   /** Stops every job's tree; resolves once they are gone (SIGKILL after the grace for the stubborn). */
   async dispose(): Promise<void> {
     this.disposed = true;
-    const live = [...this.jobs.values()].filter((j) => j.info.status === 'running' || groupOf(j) !== undefined);
+    const live = [...this.jobs.values()].filter((j) => j.info.status === 'running' || groupOf(j) !== undefined || j.tree.some(isAlive));
     const trees = live.map((j) => {
       if (j.info.status === 'running') {
         j.info.status = 'killed';
         j.info.endedAt = new Date();
       }
-      return { job: j, pids: signalTree(j.child, 'SIGTERM') };
+      const pids = [...new Set([...treeOf(j.child), ...j.tree])];
+      signalTree(j.child, 'SIGTERM', pids);
+      return { job: j, pids };
     });
     for (const j of this.jobs.values()) clearTimeout(j.evictTimer);
     if (!trees.length) return;
     await Promise.race([Promise.all(trees.map((t) => t.job.ended)), new Promise((r) => setTimeout(r, this.o.graceMs).unref())]);
     // The shell may be gone while its group lives on: SIGKILL whatever is left, now, before we exit.
-    for (const t of trees) signalTree(t.job.child, 'SIGKILL', t.pids);
+    for (const t of trees) {
+      signalTree(t.job.child, 'SIGKILL', t.pids.filter(isAlive));
+      t.job.reaped = true;
+    }
   }
 
   /** At once: SIGKILL to every job's tree (a shutdown past its deadline). */
@@ -231,7 +247,7 @@ export class JobRegistry {
     this.disposed = true;
     for (const j of this.jobs.values()) {
       clearTimeout(j.evictTimer);
-      if (j.info.status === 'running' || groupOf(j) !== undefined) signalTree(j.child, 'SIGKILL');
+      if (j.info.status === 'running' || groupOf(j) !== undefined || j.tree.some(isAlive)) signalTree(j.child, 'SIGKILL', [...treeOf(j.child), ...j.tree]);
     }
   }
 
@@ -257,7 +273,20 @@ export class JobRegistry {
       });
     }
     // What the shell left running in its group would be invisible now: stop it.
-    if (groupOf(job) !== undefined) stopTree(job.child, this.o.graceMs);
+    if (groupOf(job) !== undefined) this.stopTree(job);
+    else job.reaped = true;
+  }
+
+  /** SIGTERM to the job's tree now, SIGKILL to what is left after the grace. */
+  private stopTree(job: Job): void {
+    const pids = treeOf(job.child);
+    job.tree = [...new Set([...job.tree, ...pids])];
+    signalTree(job.child, 'SIGTERM', pids);
+    setTimeout(() => {
+      signalTree(job.child, 'SIGKILL', job.tree.filter(isAlive), !job.reaped);
+      job.tree = [];
+      job.reaped = true;
+    }, this.o.graceMs).unref();
   }
 
   private scheduleEviction(job: Job): void {
@@ -281,25 +310,21 @@ export class JobRegistry {
 /** The job's process group id while the group has a live member (POSIX only). */
 function groupOf(j: Job): number | undefined {
   const pid = j.child.pid;
-  return pid && process.platform !== 'win32' && groupAlive(pid) ? pid : undefined;
+  return pid && !j.reaped && process.platform !== 'win32' && groupAlive(pid) ? pid : undefined;
 }
 
-/** SIGTERM to the tree now, SIGKILL to what is left after the grace. */
-function stopTree(child: ChildProcess, graceMs: number): void {
-  const pids = signalTree(child, 'SIGTERM');
-  setTimeout(() => signalTree(child, 'SIGKILL', pids), graceMs).unref();
+/** The job's descendants while its shell runs (after, they are re-parented and only its group finds them). */
+function treeOf(child: ChildProcess): number[] {
+  return child.pid && child.exitCode === null && child.signalCode === null ? descendants(child.pid) : [];
 }
 
 /**
- * Signals the process group and each descendant (found now, or the ones given): a grandchild
- * that made its own session is no longer in the group but still in the tree. Returns the pids.
+ * Signals the job's process group and the given descendants: a grandchild that made its own
+ * session is no longer in the group but still in the tree.
  */
-function signalTree(child: ChildProcess, signal: NodeJS.Signals, known?: number[]): number[] {
-  const pid = child.pid;
-  if (!pid) return [];
-  const pids = known ?? (child.exitCode === null && child.signalCode === null ? descendants(pid) : []);
-  killGroup(child, signal);
-  if (process.platform === 'win32') return pids;
+function signalTree(child: ChildProcess, signal: NodeJS.Signals, pids: number[], group = true): void {
+  if (group) killGroup(child, signal);
+  if (process.platform === 'win32') return;
   for (const target of pids) {
     try {
       process.kill(target, signal);
@@ -307,5 +332,4 @@ function signalTree(child: ChildProcess, signal: NodeJS.Signals, known?: number[
       // Already gone.
     }
   }
-  return pids;
 }
