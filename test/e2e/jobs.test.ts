@@ -174,6 +174,9 @@ describe('background jobs', () => {
     const before = p.messages.length;
     expect((await p.request(ECA.jobsKill, { 'job-id': 'job-1' })).result).toEqual({ killed: true });
     const killed = await p.waitFor((m) => m.method === ECA.jobsUpdated.method, 'jobs/updated after kill', 5_000, before);
+    // ECA handlers.clj `jobs-kill` sends jobs/updated, then answers.
+    const answerAt = p.messages.findIndex((m, i) => i >= before && m.result?.killed === true);
+    expect(p.messages.indexOf(killed)).toBeLessThan(answerAt);
     expect(killed.params.jobs[0]).toMatchObject({ id: 'job-1', status: 'killed', exitCode: null });
     await until(gone(pids), 'the job tree to be gone');
     expect((await p.request(ECA.jobsReadOutput, { jobId: 'job-1' })).result).toMatchObject({ status: 'killed', exitCode: null });
