@@ -22,6 +22,8 @@
  *                 each size (linear reading keeps them alike) (bench/framing.ts)
  *   inline        `completion/inline` through the server vs. the same provider call made directly
  *                 (fake LLM): added latency p50/p95, FIM and chat paths (bench/inline.ts)
+ *   jobs          server VmRSS while two background jobs flood it (short lines, one endless
+ *                 line) vs. the same server idle (bench/jobs.ts)
  *   local         the tiny GGUF test model through patchbay's built-in local provider vs.
  *                 node-llama-cpp driven directly with the same prompt: cold and warm time to
  *                 the first token, tokens/s (bench/local.ts)
@@ -41,6 +43,7 @@ import { MCP_SLOW, runMcpCalls, runMcpStart } from './mcp.js';
 import { OPENCTX_SLACK_MS, runOpenCtx } from './openctx.js';
 import { runRelay } from './relay.js';
 import { runRss } from './rss.js';
+import { JOBS_TARGET_MB, runJobsFlood } from './jobs.js';
 import { runStartup } from './startup.js';
 import { cleanupTemps, mb, ms, now, pct, procMemKb, rate, ratio, ROOT, Server, sleep, summarize, tempDir } from './util.js';
 
@@ -356,6 +359,25 @@ async function flood(): Promise<void> {
   }
 }
 
+// ---------------------------------------------------------------- jobs
+
+async function jobs(): Promise<void> {
+  try {
+    const r = await runJobsFlood(log);
+    log(`  server VmRSS idle ${mb(r.idleKb)}, peak under the flood ${mb(r.peakKb)}; kept: ${r.held.map((h) => `${h.lines} lines / ${h.chars} chars`).join(', ')}`);
+    row({
+      bench: 'RSS with 2 flooding background jobs',
+      figure: `+${mb(r.growthKb)}`,
+      reference: `idle server ${mb(r.idleKb)}`,
+      ratio: ratio(r.peakKb / r.idleKb),
+      target: `≤ +${JOBS_TARGET_MB} MB`,
+      pass: r.growthKb <= JOBS_TARGET_MB * 1024,
+    });
+  } catch (e) {
+    failed('jobs flood', e);
+  }
+}
+
 // ---------------------------------------------------------------- gateway
 
 async function gateway(): Promise<void> {
@@ -578,7 +600,7 @@ function table(): void {
   for (const c of all.slice(1)) log(line(c));
 }
 
-const ALL = ['relay', 'framing', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'openctx', 'lsp', 'inline', 'local'];
+const ALL = ['relay', 'framing', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'jobs', 'openctx', 'lsp', 'inline', 'local'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).map((a) => a.toLowerCase());
@@ -596,6 +618,7 @@ async function main(): Promise<void> {
   if (want('mcp')) await mcp();
   if (want('gateway')) await gateway();
   if (want('flood')) await flood();
+  if (want('jobs')) await jobs();
   if (want('openctx')) await openctx();
   if (want('lsp')) await lsp();
   if (want('inline')) await inline();

@@ -21,6 +21,7 @@ import type { ChatEvents } from '../core/events.js';
 import { nativeCommands } from '../core/native-commands.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { nativeTools, storedTaskLists } from '../core/tools/native/index.js';
+import { JobRegistry, jobEndedText } from '../core/jobs/index.js';
 import { FileIndex, queryContexts, renderContexts, buildRepoMap } from '../core/context/index.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { AskUser } from '../shapes/ask.js';
@@ -86,6 +87,8 @@ export interface WorkspaceOptions {
   onProviderChanged?: (workspace: Workspace, provider: string, models: boolean) => void;
   /** Something to tell the user outside any chat (a browser login that failed). */
   onNotice?: (type: 'info' | 'warning' | 'error', message: string) => void;
+  /** The background jobs changed (one started, ended, was killed or evicted): read `jobs.list()`. */
+  onJobsChanged?: () => void;
 }
 
 /**
@@ -122,6 +125,8 @@ export class Workspace {
   /** Inline completion and rewrite (core/assist/): one-shot LLM calls outside any chat. */
   readonly completer: InlineCompleter;
   readonly rewriter: Rewriter;
+  /** Background jobs (`shell_command` `background`), stopped with their process trees on dispose. */
+  readonly jobs: JobRegistry;
   /** The peers, by name, in the order of src/peers/index.ts. */
   private readonly peers = new Map<string, Peer>();
   /** What tools see of the editor: its diagnostics merged with the peers' (language servers). */
@@ -161,6 +166,12 @@ export class Workspace {
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
     for (const r of this.roots) this.indexByRoot.set(resolve(r), new FileIndex(r));
     this.editor = this.mergedEditor();
+    this.jobs = new JobRegistry({
+      onChange: () => this.opts.onJobsChanged?.(),
+      // The model learns of it at its chat's next model step, or its next prompt when idle (ECA chat.clj
+      // `consume-pending-job-notifications!`); an idle chat gets no turn of its own for it.
+      onEnded: (job, tail) => this.chats.inject(job.chatId, jobEndedText(job, tail), false),
+    });
     const native = nativeTools({
       shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,
       maxOutputChars: this.config.toolCall.shellCommand?.maxOutputChars,
@@ -168,6 +179,7 @@ export class Workspace {
       ask: this.opts.frontEnd.ask,
       // The chat's messages in memory: no store read per task call.
       taskLists: storedTaskLists((chatId) => this.chats.messages(chatId)),
+      jobs: this.jobs,
     });
     // Native tools come first in every list the model sees; peers may wrap them (below).
     this.tools.set('native', native);
@@ -643,6 +655,7 @@ export class Workspace {
       // them, and a turn waiting on a tool call ends as soon as its peer is gone.
       await Promise.all([
         this.chats.dispose().catch((e: unknown) => log.error(`stopping chats: ${errorMessage(e)}`)),
+        this.jobs.dispose().catch((e: unknown) => log.error(`stopping background jobs: ${errorMessage(e)}`)),
         ...[...this.peers].map(([name, p]) => p.dispose().catch((e: unknown) => log.error(`stopping ${name}: ${errorMessage(e)}`))),
         ...[...this.clients.values()].map((c) => c.then((client) => client.dispose?.()).catch(() => {})),
       ]);
@@ -656,6 +669,8 @@ export class Workspace {
    * every process patchbay started and close the store now, so nothing outlives us or is left open.
    */
   forceClose(): void {
+    // Jobs first: their process groups may hold processes no longer our descendants (their parent exited).
+    this.jobs.forceClose();
     killDescendantsNow();
     for (const p of this.all()) {
       try {

@@ -29,6 +29,7 @@ import { rollbackChat } from './eca-rollback.js';
 import { loginErrors, providerStatus, providerStatuses, toEcaLoginAction } from './eca-providers.js';
 import { completeInline, startRewrite } from './eca-assist.js';
 import { addServer, removeServer, setServerDisabled, updateServer } from './eca-mcp-manage.js';
+import { ecaJobOutput, ecaJobs } from './eca-jobs.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
@@ -157,6 +158,7 @@ export class EcaServer {
             },
             onNotice: (type, message) => this.showMessage({ type, message }),
             onTask: (t) => this.tasks.report(t),
+            onJobsChanged: () => void session.then((s) => this.notify(ECA.jobsUpdated, jobsOf(s))),
           }),
         );
       session.then(
@@ -268,15 +270,16 @@ export class EcaServer {
     this.request(ECA.chatAddFlag, (p, s) => addFlag(s.chats, p));
     this.request(ECA.chatRemoveFlag, (p, s) => removeFlag(s.chats, p));
     this.request(ECA.chatRollback, (p, s) => rollbackChat(s.chats, p));
-    // The settings panels (eca-emacs `eca-settings`): providers after model discovery; no background jobs.
+    // The settings panels (eca-emacs `eca-settings`): providers after model discovery.
     this.request(ECA.providersList, async (_p, s) => (await s.modelsReady, { providers: providerStatuses(s) }));
     // Logins wait for model discovery too: it loads the stored logins they replace.
     this.request(ECA.providersLogin, (p, s) => loginErrors(async () => (await s.modelsReady, toEcaLoginAction(await s.logins.login(p.provider, p.method)))));
     this.request(ECA.providersLoginInput, (p, s) => loginErrors(async () => (await s.modelsReady, await s.logins.input(p.provider, p.data), { action: 'done' as const })));
     this.request(ECA.providersLogout, (p, s) => loginErrors(async () => (await s.modelsReady, await s.logins.logout(p.provider), {})));
-    this.request(ECA.jobsList, () => ({ jobs: [] }));
-    this.request(ECA.jobsKill, () => ({ killed: false }));
-    this.request(ECA.jobsReadOutput, () => ({ lines: [], status: null, exitCode: null }));
+    // Background jobs (./eca-jobs.ts). A kill that happened is announced by the registry (`jobs/updated`), as ECA's `jobs-kill`.
+    this.request(ECA.jobsList, (_p, s) => jobsOf(s));
+    this.request(ECA.jobsKill, (p, s) => ({ killed: s.jobs.kill(p.jobId) }));
+    this.request(ECA.jobsReadOutput, (p, s) => ecaJobOutput(s.jobs, p.jobId));
     // Inline completion and rewrite (./eca-assist.ts), once models are known.
     this.request(ECA.completionInline, async (p, s, token) => (await s.modelsReady, completeInline(s, p, token)));
     this.request(ECA.rewritePrompt, async (p, s) => (await s.modelsReady, startRewrite(s, p, (c) => this.notify(ECA.rewriteContentReceived, c))));
@@ -534,6 +537,11 @@ function normalizeDiagnostic(d: unknown): EditorDiagnostic | undefined {
     ...(typeof x.source === 'string' ? { source: x.source } : {}),
     ...(x.code !== undefined && x.code !== null ? { code: String(x.code) } : {}),
   };
+}
+
+/** The jobs list of `jobs/list` and `jobs/updated`, each labelled with its chat's title. */
+function jobsOf(s: Workspace): ReturnType<typeof ecaJobs> {
+  return ecaJobs(s.jobs, (chatId) => s.chats.active().find((c) => c.id === chatId)?.title);
 }
 
 /** ECA windows `chat/open` only when one of `limit`/`before`/`after` is given. */

@@ -179,6 +179,7 @@ export const ECA = {
   progress: notification('$/progress', toClient, progressSchema),
   editorGetDiagnostics: request('editor/getDiagnostics', toClient, getDiagnosticsParamsSchema, getDiagnosticsResultSchema),
   chatAskQuestion: request('chat/askQuestion', toClient, askQuestionParamsSchema, askQuestionResultSchema),
+  jobsUpdated: notification('jobs/updated', toClient, jobsListResultSchema),
 } as const satisfies Record<string, EcaMethodType>;
 
 type Table = typeof ECA;

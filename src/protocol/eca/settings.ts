@@ -63,13 +63,44 @@ export const providersLogoutParamsSchema = z.object({ provider: z.string().min(1
 export const providersLogoutResultSchema = z.object({});
 
 export const jobsListParamsSchema = z.unknown();
-/** patchbay runs no background jobs (its shell tool stops what a command leaves running), so the list is always empty. */
-export const jobsListResultSchema = z.object({ jobs: z.array(z.never()) });
-export const jobParamsSchema = z.object({ jobId: z.string() });
+
+const jobStatusSchema = z.enum(['running', 'completed', 'failed', 'killed']);
+
+/** ECA docs/protocol.md "List Jobs" `JobSummary` (and `background_tasks.clj` `jobs-summary`, which adds `toolCallId`). */
+export const jobSummarySchema = z.object({
+  id: z.string(),
+  type: z.string(),
+  status: jobStatusSchema,
+  /** The command line. */
+  label: z.string(),
+  summary: z.string().nullable(),
+  startedAt: z.string(),
+  /** `5m23s`. */
+  elapsed: z.string(),
+  exitCode: z.number().int().nullable(),
+  chatId: z.string(),
+  /** The chat's title, else its id. */
+  chatLabel: z.string(),
+  toolCallId: z.string().optional(),
+});
+export type JobSummary = z.infer<typeof jobSummarySchema>;
+
+/** `jobs/list` result and `jobs/updated` params: every job not yet evicted. */
+export const jobsListResultSchema = z.object({ jobs: z.array(jobSummarySchema) });
+/**
+ * eca-emacs sends `(list :job-id id)`, which its JSON encoder writes as `"job-id"` (eca-jobs.el
+ * `eca-jobs--kill-at-point`, `eca-jobs--view-output-by-id`); ECA's server reads both spellings
+ * (its JSON-RPC layer turns keys into kebab-case keywords). So does patchbay.
+ */
+export const jobParamsSchema = z.preprocess(
+  (raw) => (raw && typeof raw === 'object' && !('jobId' in raw) && 'job-id' in raw ? { ...raw, jobId: (raw as Record<string, unknown>)['job-id'] } : raw),
+  z.object({ jobId: z.string() }),
+);
+/** false for a job unknown or not running (ECA `kill-job!`). */
 export const jobsKillResultSchema = z.object({ killed: z.boolean() });
-/** ECA's answer for a job it does not know: no lines, no status, no exit code. */
+/** A snapshot of the kept lines; for a job it does not know, ECA answers no lines, no status, no exit code. */
 export const jobsReadOutputResultSchema = z.object({
   lines: z.array(z.object({ text: z.string(), stream: z.enum(['stdout', 'stderr']) })),
-  status: z.enum(['running', 'completed', 'failed', 'killed']).nullable(),
+  status: jobStatusSchema.nullable(),
   exitCode: z.number().int().nullable(),
 });

@@ -14,6 +14,8 @@ import type { TaskLists } from './task-lists.js';
 import type { EventStreamStore } from '../../../shapes/event-stream.js';
 import type { AskUser } from '../../../shapes/ask.js';
 import { askUserTool } from './ask-user.js';
+import { bgJobTool } from './bg-job.js';
+import type { JobRegistry } from '../../jobs/registry.js';
 
 export interface NativeToolsOptions {
   /** Default `shell_command` timeout in seconds (the model may pass its own). */
@@ -26,6 +28,8 @@ export interface NativeToolsOptions {
   ask?: AskUser;
   /** Where `task` keeps each chat's list; in memory without it. */
   taskLists?: TaskLists;
+  /** Where background jobs live; without it `shell_command` refuses `background` and `bg_job` is not offered. */
+  jobs?: JobRegistry;
 }
 
 export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
@@ -36,11 +40,12 @@ export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
     writeFileTool(),
     editFileTool(),
     moveFileTool(),
-    shellCommandTool({ shellTimeoutSeconds: opts.shellTimeoutSeconds, maxOutputChars: opts.maxOutputChars }),
+    shellCommandTool({ shellTimeoutSeconds: opts.shellTimeoutSeconds, maxOutputChars: opts.maxOutputChars, jobs: opts.jobs }),
     editorDiagnosticsTool(),
     taskTool(opts.taskLists),
     ...(opts.events ? [readEventStreamTool(opts.events)] : []),
     ...(opts.ask ? [askUserTool(opts.ask)] : []),
+    ...(opts.jobs ? [bgJobTool(opts.jobs)] : []),
   ];
 }
 
@@ -51,10 +56,11 @@ export { editorDiagnosticsTool, editorDiagnosticsSchema, formatDiagnostic } from
 export { grepTool, grepSchema, DEFAULT_GREP_RESULTS, MAX_GREP_FILE_BYTES } from './grep.js';
 export { moveFileTool, moveFileSchema } from './move-file.js';
 export { readFileTool, readFileSchema, DEFAULT_READ_LINES, MAX_READ_CHARS } from './read-file.js';
-export { shellCommandTool, shellCommandSchema, type ShellCommandOptions, DEFAULT_SHELL_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS } from './shell-command.js';
-export { runShell, OutputBuffer, KILL_GRACE_MS, type ShellRun, type ShellRunOptions } from './shell.js';
+export { shellCommandTool, shellCommandSchema, type ShellCommandOptions, DEFAULT_SHELL_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, INITIAL_OUTPUT_WAIT_MS } from './shell-command.js';
+export { runShell, spawnShell, OutputBuffer, KILL_GRACE_MS, type ShellRun, type ShellRunOptions } from './shell.js';
 export { writeFileTool, writeFileSchema } from './write-file.js';
 export { readEventStreamTool, readEventStreamSchema } from './read-event-stream.js';
 export { askUserTool, askUserSchema } from './ask-user.js';
+export { bgJobTool, bgJobSchema } from './bg-job.js';
 export { taskTool, taskSchema } from './task.js';
 export { clearsAtNextPrompt, memoryTaskLists, storedTaskLists, type TaskLists } from './task-lists.js';

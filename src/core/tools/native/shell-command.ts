@@ -1,12 +1,14 @@
 /** `shell_command`: run a command through the system shell. */
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Tool } from '../../../shapes/tool.js';
+import type { Tool, ToolContext, ToolResult } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
 import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { fsErrorText, notice } from '../../../util/fs-util.js';
 import { runShell } from './shell.js';
+import type { JobRegistry } from '../../jobs/registry.js';
+import { lineText } from '../../jobs/format.js';
 
 export const DEFAULT_SHELL_TIMEOUT_SECONDS = 60;
 export const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
@@ -16,11 +18,28 @@ export const shellCommandSchema = z.object({
   command: z.string().min(1).describe('The command line, run by /bin/sh -c (cmd /c on Windows).'),
   working_directory: z.string().min(1).optional().describe('Directory to run in. Default: the first workspace root.'),
   timeout: z.number().positive().max(MAX_TIMEOUT_SECONDS).optional().describe('Seconds before the command is killed.'),
+  // ECA's `background` is a string, the job's description; `true` is accepted for a job without one.
+  background: z
+    .union([z.string(), z.boolean()])
+    .optional()
+    .describe("Set to a brief description to run this command in the background (e.g., 'dev-server', 'file-watcher'). Use patchbay__bg_job to read output or kill the process later."),
 });
+
+/** ECA `resources/prompts/tools/shell_command.md` "Background execution", with patchbay's names. */
+const BACKGROUND_USAGE = `
+
+Background execution:
+- Set \`background\` to a brief description for long-running commands that don't terminate on their own (e.g., \`"dev-server"\`, \`"file-watcher"\`): the call returns after about 2 seconds with the job ID and the output so far; the command keeps running (no timeout), in the same working directory and environment.
+- Use \`patchbay__bg_job\` with action \`read_output\` to check its output, or \`kill\` to stop it and every process it started.`;
+
+/** How long a background call waits for the job's first output (ECA `initial-output-wait-ms`). */
+export const INITIAL_OUTPUT_WAIT_MS = 2_000;
 
 export interface ShellCommandOptions {
   shellTimeoutSeconds?: number;
   maxOutputChars?: number;
+  /** Where background jobs are kept; without it `background` is refused. */
+  jobs?: JobRegistry;
 }
 
 export function shellCommandTool(opts: ShellCommandOptions = {}): Tool {
@@ -35,13 +54,20 @@ Usage:
 - Optional: \`working_directory\` (default: the first workspace root) and \`timeout\` in seconds (default ${defaultTimeout}).
 - On timeout the command and every process it started are killed.
 - Output over ${maxOutputChars} characters keeps its beginning and end; a notice says how much was cut.
-- Processes left running in the background when the command exits are stopped: do not use it to start servers.
-- Prefer grep, read_file and directory_tree over grep, cat and ls.`,
+- Processes a foreground command leaves running when it exits are stopped: start servers and watchers with \`background\`.
+- Prefer grep, read_file and directory_tree over grep, cat and ls.${opts.jobs ? BACKGROUND_USAGE : ''}`,
     schema: shellCommandSchema,
     readOnly: false,
     mutates: true,
     pathArgs: ['working_directory'],
-    summary: (a) => (a.command ? `Running "${shorten(a.command)}"` : 'Running command'),
+    summary: (a) => {
+      // The approval shows this: a background call must say it leaves a process running.
+      if (a.background !== undefined && a.background !== false) {
+        const what = typeof a.background === 'string' && a.background.trim() ? ` "${shorten(a.background)}"` : '';
+        return a.command ? `Starting background job${what}: ${shorten(a.command)}` : 'Starting background job';
+      }
+      return a.command ? `Running "${shorten(a.command)}"` : 'Running command';
+    },
     async run(args, ctx) {
       const cwd = args.working_directory ? resolvePath(args.working_directory, ctx.roots) : (ctx.roots[0] ?? process.cwd());
       try {
@@ -49,6 +75,7 @@ Usage:
       } catch (err) {
         return textResult(`Bad working_directory: ${fsErrorText(err, cwd)}`, true);
       }
+      if (args.background !== undefined && args.background !== false) return startJob(opts.jobs, args.command, cwd, args.background, ctx);
       const timeout = args.timeout ?? defaultTimeout;
       const r = await runShell(args.command, { cwd, timeoutMs: timeout * 1000, signal: ctx.signal, maxOutputChars });
       if (r.spawnError) return textResult(`Could not start the shell: ${r.spawnError}`, true);
@@ -66,6 +93,31 @@ Usage:
       return textResult(`${body}\n\n${status}`, error);
     },
   });
+}
+
+/**
+ * ECA `background-shell-command`: start the job, wait up to 2 s for its first output (less if it
+ * ends or the call is stopped), and say how to follow it; a job that already failed is an error.
+ */
+async function startJob(jobs: JobRegistry | undefined, command: string, cwd: string, background: string | true, ctx: ToolContext): Promise<ToolResult> {
+  if (!jobs) return textResult('Background jobs are not available here: run the command without `background`.', true);
+  const started = jobs.start({ command, cwd, chatId: ctx.chatId, ...(typeof background === 'string' ? { summary: background } : {}), ...(ctx.toolCallId ? { toolCallId: ctx.toolCallId } : {}) });
+  if (!started.ok) return textResult(started.message, true);
+  const id = started.job.id;
+  await jobs.settle(id, INITIAL_OUTPUT_WAIT_MS, ctx.signal);
+  const out = jobs.read(id);
+  const initial = (out?.lines ?? []).map(lineText).join('\n');
+  if (out?.status === 'killed') return textResult(`Background job ${id} was killed before it had run 2 seconds.\nOutput:\n${initial}`, true);
+  if (out && out.status !== 'running' && out.status !== 'completed') {
+    const code = out.exitCode !== null ? `exit code ${out.exitCode}` : out.status;
+    return textResult(`Background job ${id} failed immediately (${code}).\nOutput:\n${initial}`, true);
+  }
+  return textResult(
+    `Background job ${id} started.\nCommand: ${command}\nWorking directory: ${cwd}\n` +
+      `Use patchbay__bg_job with action "read_output" and job_id "${id}" to check output.\n` +
+      `Use patchbay__bg_job with action "kill" and job_id "${id}" to stop it.` +
+      (initial ? `\n\nInitial output:\n${initial}` : ''),
+  );
 }
 
 /** One line of at most 80 characters, for the chat's summary of the call. */

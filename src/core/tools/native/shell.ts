@@ -38,14 +38,7 @@ const isWindows = process.platform === 'win32';
 export function runShell(command: string, opts: ShellRunOptions): Promise<ShellRun> {
   return new Promise((settle) => {
     const out = new OutputBuffer(opts.maxOutputChars);
-    const child: ChildProcess = isWindows
-      ? spawn(process.env.ComSpec ?? 'cmd.exe', ['/d', '/s', '/c', `"${command}"`], {
-          cwd: opts.cwd,
-          stdio: ['ignore', 'pipe', 'pipe'],
-          windowsVerbatimArguments: true,
-          windowsHide: true,
-        })
-      : spawn('/bin/sh', ['-c', command], { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawnShell(command, opts.cwd);
 
     let timedOut = false;
     let aborted = false;
@@ -114,7 +107,23 @@ export function runShell(command: string, opts: ShellRunOptions): Promise<ShellR
   });
 }
 
-function groupAlive(pid: number): boolean {
+/**
+ * The command under the system shell, in its own process group (not on Windows), with no input
+ * and its output piped: the one way a foreground call and a background job start a command, so
+ * both get the same shell, environment and working directory.
+ */
+export function spawnShell(command: string, cwd: string): ChildProcess {
+  return isWindows
+    ? spawn(process.env.ComSpec ?? 'cmd.exe', ['/d', '/s', '/c', `"${command}"`], {
+        cwd,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        windowsVerbatimArguments: true,
+        windowsHide: true,
+      })
+    : spawn('/bin/sh', ['-c', command], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+}
+
+export function groupAlive(pid: number): boolean {
   try {
     process.kill(-pid, 0);
     return true;
@@ -123,7 +132,7 @@ function groupAlive(pid: number): boolean {
   }
 }
 
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+export function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (!child.pid) return;
   if (isWindows) {
     // taskkill /T walks the process tree, the nearest Windows has to a process group.

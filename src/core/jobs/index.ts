@@ -1,0 +1,15 @@
+/** Background jobs: the registry core keeps and the output ring each job's lines live in. */
+export {
+  JobRegistry,
+  DEFAULT_JOB_MAX_CHARS,
+  DEFAULT_JOB_MAX_LINE_CHARS,
+  DEFAULT_JOB_MAX_LINES,
+  DEFAULT_MAX_RUNNING_JOBS,
+  type JobInfo,
+  type JobOutput,
+  type JobRegistryOptions,
+  type JobStatus,
+  type StartJob,
+} from './registry.js';
+export { elapsedText, jobEndedText, jobName, lineText } from './format.js';
+export { OutputRing, type OutputLine, type OutputStream, type RingLimits } from './output-ring.js';

@@ -1,0 +1,335 @@
+/**
+ * Background jobs: shell commands the model started with `shell_command` `background` and that
+ * outlive the tool call (ECA `src/eca/features/background_tasks.clj`). Protocol-free: a façade
+ * reads `list()` and is told of every change through `onChange` (ECA sends `jobs/updated` after
+ * a job is created, completes, fails, is killed or is evicted).
+ *
+ * Invariants:
+ * - each job runs in its own process group; kill and dispose stop the group and every descendant
+ *   found before the signal (a grandchild that left the group is caught too): SIGTERM, then
+ *   SIGKILL after `graceMs`;
+ * - when a job's shell exits, what it left running in its group is stopped the same way (a job no
+ *   longer `running` must not hide live processes);
+ * - output is an `OutputRing`: a line count, a character budget and a cap on each line;
+ * - a killed job stays `killed` (its exit does not turn it into `failed`), as ECA's
+ *   `update-job-on-exit`;
+ * - a finished job is evicted `keepFinishedMs` after it ended (ECA `max-finished-age-ms`).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { descendants } from '../../util/process-tree.js';
+import { errorMessage, logger } from '../../util/log.js';
+import { isAlive } from '../../util/pid.js';
+import { groupAlive, KILL_GRACE_MS, killGroup, spawnShell } from '../tools/native/shell.js';
+import { OutputRing, type OutputLine, type OutputStream } from './output-ring.js';
+import { readLines } from './lines.js';
+
+const log = logger('jobs');
+
+export type JobStatus = 'running' | 'completed' | 'failed' | 'killed';
+
+/** What a front end shows of a job. */
+export interface JobInfo {
+  /** `job-1`, `job-2`, … (ECA's ids). */
+  id: string;
+  type: 'shell';
+  status: JobStatus;
+  /** The command line. */
+  label: string;
+  /** What the model said the job is for (`dev-server`), or null. */
+  summary: string | null;
+  startedAt: Date;
+  endedAt: Date | null;
+  /** null while running, when killed, or when the process ended by a signal or never started. */
+  exitCode: number | null;
+  chatId: string;
+  toolCallId?: string;
+  cwd: string;
+}
+
+export interface JobOutput {
+  lines: OutputLine[];
+  status: JobStatus;
+  exitCode: number | null;
+}
+
+export interface JobRegistryOptions {
+  /** Called after every change of the list (create, end, kill, evict). */
+  onChange?: () => void;
+  /** A job ended on its own (completed or failed; not killed), once its output is read to the end. */
+  onEnded?: (job: JobInfo, tail: OutputLine[]) => void;
+  /** Jobs running at once (ECA `max-jobs`). */
+  maxRunning?: number;
+  maxLines?: number;
+  maxChars?: number;
+  /** Characters kept of one line; the rest is dropped and the line marked "…". */
+  maxLineChars?: number;
+  keepFinishedMs?: number;
+  graceMs?: number;
+}
+
+export const DEFAULT_MAX_RUNNING_JOBS = 10;
+export const DEFAULT_JOB_MAX_LINES = 2000;
+export const DEFAULT_JOB_MAX_CHARS = 1_000_000;
+export const DEFAULT_JOB_MAX_LINE_CHARS = 8_192;
+const KEEP_FINISHED_MS = 30 * 60 * 1000;
+/** Lines of a finished job's output the model is told (ECA shell.clj `on-exit`: the last 20). */
+const TAIL_LINES = 20;
+
+interface Job {
+  info: JobInfo;
+  child: ChildProcess;
+  ring: OutputRing;
+  /** The model's read cursor (`bg_job` `read_output`); the editor's snapshot never moves it. */
+  cursor: number;
+  /** Resolves when the process has exited and its output is read (or it failed to start). */
+  ended: Promise<void>;
+  evictTimer?: NodeJS.Timeout;
+  /**
+   * Descendants found when the job was stopped, until its SIGKILL after the grace: a dispose in
+   * that window signals them too (one may ignore SIGTERM). Emptied then: pids are reused.
+   */
+  tree: number[];
+  /**
+   * The group was seen empty, or got its SIGKILL: never signalled again, since its id (the
+   * shell's pid) may be reused by an unrelated group later.
+   */
+  reaped: boolean;
+}
+
+export type StartJob = { ok: true; job: JobInfo } | { ok: false; message: string };
+
+export class JobRegistry {
+  private readonly jobs = new Map<string, Job>();
+  private nextId = 1;
+  private disposed = false;
+  private readonly o: Required<Omit<JobRegistryOptions, 'onChange' | 'onEnded'>>;
+
+  constructor(private readonly opts: JobRegistryOptions = {}) {
+    this.o = {
+      maxRunning: opts.maxRunning ?? DEFAULT_MAX_RUNNING_JOBS,
+      maxLines: opts.maxLines ?? DEFAULT_JOB_MAX_LINES,
+      maxChars: opts.maxChars ?? DEFAULT_JOB_MAX_CHARS,
+      maxLineChars: opts.maxLineChars ?? DEFAULT_JOB_MAX_LINE_CHARS,
+      keepFinishedMs: opts.keepFinishedMs ?? KEEP_FINISHED_MS,
+      graceMs: opts.graceMs ?? KILL_GRACE_MS,
+    };
+  }
+
+  /** Starts `command` under the shell in `cwd`; refused past the running-jobs limit or after dispose. */
+  start(spec: { command: string; cwd: string; summary?: string; chatId: string; toolCallId?: string }): StartJob {
+    if (this.disposed) return { ok: false, message: 'The server is shutting down: no background job was started.' };
+    if (this.running().length >= this.o.maxRunning) {
+      return { ok: false, message: `Maximum number of background jobs reached (${this.o.maxRunning}). Kill an existing job first.` };
+    }
+    const id = `job-${this.nextId++}`;
+    const child = spawnShell(spec.command, spec.cwd);
+    const info: JobInfo = {
+      id,
+      type: 'shell',
+      status: 'running',
+      label: spec.command,
+      summary: spec.summary?.trim() || null,
+      startedAt: new Date(),
+      endedAt: null,
+      exitCode: null,
+      chatId: spec.chatId,
+      ...(spec.toolCallId ? { toolCallId: spec.toolCallId } : {}),
+      cwd: spec.cwd,
+    };
+    const ring = new OutputRing({ maxLines: this.o.maxLines, maxChars: this.o.maxChars });
+    const capture = (stream: OutputStream) => {
+      const s = child[stream];
+      if (!s) return;
+      s.on('error', () => {});
+      readLines(s, this.o.maxLineChars, (text) => ring.push({ text, stream }));
+    };
+    capture('stdout');
+    capture('stderr');
+    const ended = new Promise<void>((resolve) => {
+      child.once('error', (e) => {
+        ring.push({ text: `Could not start the shell: ${e.message}`, stream: 'stderr' });
+        this.ended(job, null);
+        resolve();
+      });
+      child.once('exit', (code) => this.ended(job, code));
+      // After the exit, once its output is read to the end (strays holding it open are stopped on exit).
+      child.once('close', () => resolve());
+    });
+    const job: Job = { info, child, ring, cursor: 0, ended, tree: [], reaped: false };
+    this.jobs.set(id, job);
+    log.info(`started background job ${id} (pid ${child.pid ?? '?'})`);
+    this.changed();
+    return { ok: true, job: { ...info } };
+  }
+
+  /** Every job not yet evicted, oldest first. */
+  list(): JobInfo[] {
+    return [...this.jobs.values()].map((j) => ({ ...j.info }));
+  }
+
+  get(id: string): JobInfo | undefined {
+    const j = this.jobs.get(id);
+    return j && { ...j.info };
+  }
+
+  /** The model's read: lines since its last read (how many it missed), moving its cursor. */
+  read(id: string): (JobOutput & { dropped: number }) | undefined {
+    const j = this.jobs.get(id);
+    if (!j) return undefined;
+    const { lines, dropped, next } = j.ring.since(j.cursor);
+    j.cursor = next;
+    return { lines, dropped, status: j.info.status, exitCode: j.info.exitCode };
+  }
+
+  /** The editor's read: every kept line; the model's cursor stays where it is. */
+  peek(id: string): JobOutput | undefined {
+    const j = this.jobs.get(id);
+    return j && { lines: j.ring.lines(), status: j.info.status, exitCode: j.info.exitCode };
+  }
+
+  /** Resolves when the job has ended, after `ms`, or on `signal`, whichever comes first. */
+  async settle(id: string, ms: number, signal?: AbortSignal): Promise<void> {
+    const j = this.jobs.get(id);
+    if (!j || signal?.aborted) return;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    await Promise.race([
+      j.ended,
+      new Promise<void>((r) => {
+        timer = setTimeout(r, ms);
+        onAbort = r;
+        signal?.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+  }
+
+  /** Stops a running job and its whole process tree. false for a job unknown or not running (ECA `kill-job!`). */
+  kill(id: string): boolean {
+    const j = this.jobs.get(id);
+    if (!j || j.info.status !== 'running') return false;
+    // Marked before the signal, so its exit cannot race ahead and call it failed.
+    j.info.status = 'killed';
+    j.info.endedAt = new Date();
+    this.scheduleEviction(j);
+    this.stopTree(j);
+    log.info(`killed background job ${id}`);
+    this.changed();
+    return true;
+  }
+
+  /** Stops every job's tree; resolves once they are gone (SIGKILL after the grace for the stubborn). */
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    const live = [...this.jobs.values()].filter((j) => j.info.status === 'running' || groupOf(j) !== undefined || j.tree.some(isAlive));
+    const trees = live.map((j) => {
+      if (j.info.status === 'running') {
+        j.info.status = 'killed';
+        j.info.endedAt = new Date();
+      }
+      const pids = [...new Set([...treeOf(j.child), ...j.tree])];
+      signalTree(j.child, 'SIGTERM', pids);
+      return { job: j, pids };
+    });
+    for (const j of this.jobs.values()) clearTimeout(j.evictTimer);
+    if (!trees.length) return;
+    await Promise.race([Promise.all(trees.map((t) => t.job.ended)), new Promise((r) => setTimeout(r, this.o.graceMs).unref())]);
+    // The shell may be gone while its group lives on: SIGKILL whatever is left, now, before we exit.
+    for (const t of trees) {
+      signalTree(t.job.child, 'SIGKILL', t.pids.filter(isAlive));
+      t.job.reaped = true;
+    }
+  }
+
+  /** At once: SIGKILL to every job's tree (a shutdown past its deadline). */
+  forceClose(): void {
+    this.disposed = true;
+    for (const j of this.jobs.values()) {
+      clearTimeout(j.evictTimer);
+      if (j.info.status === 'running' || groupOf(j) !== undefined || j.tree.some(isAlive)) signalTree(j.child, 'SIGKILL', [...treeOf(j.child), ...j.tree]);
+    }
+  }
+
+  private running(): Job[] {
+    return [...this.jobs.values()].filter((j) => j.info.status === 'running');
+  }
+
+  private ended(job: Job, code: number | null): void {
+    if (job.info.status === 'running') {
+      job.info.status = code === 0 ? 'completed' : 'failed';
+      job.info.exitCode = code;
+      job.info.endedAt = new Date();
+      this.scheduleEviction(job);
+      log.info(`background job ${job.info.id} exited (${code ?? 'no exit code'})`);
+      if (!this.disposed) this.changed();
+      void job.ended.then(() => {
+        if (this.disposed || !this.opts.onEnded) return;
+        try {
+          this.opts.onEnded({ ...job.info }, job.ring.lines().slice(-TAIL_LINES));
+        } catch (e) {
+          log.warn(`jobs end listener: ${errorMessage(e)}`);
+        }
+      });
+    }
+    // What the shell left running in its group would be invisible now: stop it.
+    if (groupOf(job) !== undefined) this.stopTree(job);
+    else job.reaped = true;
+  }
+
+  /** SIGTERM to the job's tree now, SIGKILL to what is left after the grace. */
+  private stopTree(job: Job): void {
+    const pids = treeOf(job.child);
+    job.tree = [...new Set([...job.tree, ...pids])];
+    signalTree(job.child, 'SIGTERM', pids);
+    setTimeout(() => {
+      signalTree(job.child, 'SIGKILL', job.tree.filter(isAlive), !job.reaped);
+      job.tree = [];
+      job.reaped = true;
+    }, this.o.graceMs).unref();
+  }
+
+  private scheduleEviction(job: Job): void {
+    job.evictTimer = setTimeout(() => {
+      if (this.jobs.get(job.info.id) !== job) return;
+      this.jobs.delete(job.info.id);
+      this.changed();
+    }, this.o.keepFinishedMs);
+    job.evictTimer.unref();
+  }
+
+  private changed(): void {
+    try {
+      this.opts.onChange?.();
+    } catch (e) {
+      log.warn(`jobs change listener: ${errorMessage(e)}`);
+    }
+  }
+}
+
+/** The job's process group id while the group has a live member (POSIX only). */
+function groupOf(j: Job): number | undefined {
+  const pid = j.child.pid;
+  return pid && !j.reaped && process.platform !== 'win32' && groupAlive(pid) ? pid : undefined;
+}
+
+/** The job's descendants while its shell runs (after, they are re-parented and only its group finds them). */
+function treeOf(child: ChildProcess): number[] {
+  return child.pid && child.exitCode === null && child.signalCode === null ? descendants(child.pid) : [];
+}
+
+/**
+ * Signals the job's process group and the given descendants: a grandchild that made its own
+ * session is no longer in the group but still in the tree.
+ */
+function signalTree(child: ChildProcess, signal: NodeJS.Signals, pids: number[], group = true): void {
+  if (group) killGroup(child, signal);
+  if (process.platform === 'win32') return;
+  for (const target of pids) {
+    try {
+      process.kill(target, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}

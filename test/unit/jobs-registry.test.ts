@@ -1,0 +1,103 @@
+/**
+ * The job registry with real processes (src/core/jobs/registry.ts): ECA's running-jobs limit
+ * (`background_tasks.clj` `register-shell-job!`, `max-jobs`), eviction of finished jobs
+ * (`evict-stale-jobs!`), a killed job staying killed (`update-job-on-exit`), and what patchbay
+ * adds: what a job's shell leaves running is stopped when it exits, and dispose stops every tree.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { JobRegistry } from '../../src/core/jobs/index.js';
+import { isAlive } from '../../src/util/pid.js';
+import { removeDir, tempDir } from './tools-helpers.js';
+
+const dirs: string[] = [];
+const registries: JobRegistry[] = [];
+afterEach(async () => {
+  await Promise.all(registries.splice(0).map((r) => r.dispose()));
+  await Promise.all(dirs.splice(0).map(removeDir));
+});
+
+async function setup(opts: ConstructorParameters<typeof JobRegistry>[0] = {}) {
+  const cwd = await tempDir('pb-jobs-');
+  dirs.push(cwd);
+  let changes = 0;
+  const jobs = new JobRegistry({ ...opts, onChange: () => changes++ });
+  registries.push(jobs);
+  return { cwd, jobs, changes: () => changes };
+}
+
+async function until(ok: () => boolean, what: string, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !ok();) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+function started(r: ReturnType<JobRegistry['start']>) {
+  if (!r.ok) throw new Error(r.message);
+  return r.job;
+}
+
+describe('JobRegistry', () => {
+  it('stops what the shell left running when it exits, and calls the job completed', async () => {
+    const { cwd, jobs } = await setup({ graceMs: 200 });
+    const job = started(jobs.start({ command: 'sleep 30 & echo $! > stray.pid; echo started', cwd, chatId: 'c' }));
+    await jobs.settle(job.id, 10_000);
+    expect(jobs.get(job.id)).toMatchObject({ status: 'completed', exitCode: 0 });
+    expect(jobs.peek(job.id)!.lines).toEqual([{ text: 'started', stream: 'stdout' }]);
+    await until(() => existsSync(join(cwd, 'stray.pid')), 'stray.pid');
+    const stray = Number(readFileSync(join(cwd, 'stray.pid'), 'utf8'));
+    await until(() => !isAlive(stray), 'the stray sleep to be stopped');
+  });
+
+  it('refuses a job past the running limit; a killed job stays killed after its exit; kill of a finished job is false', async () => {
+    const { cwd, jobs, changes } = await setup({ maxRunning: 1 });
+    const a = started(jobs.start({ command: 'sleep 30', cwd, chatId: 'c' }));
+    expect(jobs.start({ command: 'true', cwd, chatId: 'c' })).toEqual({ ok: false, message: 'Maximum number of background jobs reached (1). Kill an existing job first.' });
+    expect(jobs.kill(a.id)).toBe(true);
+    await jobs.settle(a.id, 10_000);
+    expect(jobs.get(a.id)).toMatchObject({ status: 'killed', exitCode: null });
+    expect(jobs.kill(a.id)).toBe(false);
+    expect(jobs.kill('job-404')).toBe(false);
+    // start, kill; the refused one and the exit after the kill change nothing.
+    expect(changes()).toBe(2);
+  });
+
+  it('evicts a finished job after keepFinishedMs and says so', async () => {
+    const { cwd, jobs, changes } = await setup({ keepFinishedMs: 100 });
+    const job = started(jobs.start({ command: 'exit 2', cwd, chatId: 'c' }));
+    await jobs.settle(job.id, 10_000);
+    expect(jobs.get(job.id)).toMatchObject({ status: 'failed', exitCode: 2 });
+    await until(() => jobs.list().length === 0, 'eviction');
+    expect(changes()).toBe(3); // start, fail, evict
+    expect(jobs.peek(job.id)).toBeUndefined();
+  });
+
+  it('a line longer than maxLineChars is cut and marked, at once when it has no end yet; a working directory that does not exist fails the job', async () => {
+    const { cwd, jobs } = await setup({ maxLineChars: 10 });
+    const long = started(jobs.start({ command: 'printf "%0100d\\n" 0; echo short', cwd, chatId: 'c' }));
+    await jobs.settle(long.id, 10_000);
+    expect(jobs.peek(long.id)!.lines.map((l) => l.text)).toEqual(['0000000000…', 'short']);
+    // A line that never ends shows its start while the job runs.
+    const endless = started(jobs.start({ command: 'printf "%0100d" 0; printf "%0100d" 0; sleep 30', cwd, chatId: 'c' }));
+    await until(() => (jobs.peek(endless.id)?.lines.length ?? 0) > 0, 'the endless line to show');
+    expect(jobs.peek(endless.id)!.lines).toEqual([{ text: '0000000000…', stream: 'stdout' }]);
+    expect(jobs.kill(endless.id)).toBe(true);
+    const bad = started(jobs.start({ command: 'true', cwd: join(cwd, 'nope'), chatId: 'c' }));
+    await jobs.settle(bad.id, 10_000);
+    expect(jobs.get(bad.id)).toMatchObject({ status: 'failed', exitCode: null });
+    expect(jobs.peek(bad.id)!.lines[0].text).toContain('Could not start the shell');
+  });
+
+  it('dispose stops every job, one that ignores SIGTERM too, and starts no more', async () => {
+    const { cwd, jobs } = await setup({ graceMs: 200 });
+    const job = started(jobs.start({ command: `trap '' TERM; echo $$ > sh.pid; while true; do sleep 0.1; done`, cwd, chatId: 'c' }));
+    await until(() => existsSync(join(cwd, 'sh.pid')), 'sh.pid');
+    const pid = Number(readFileSync(join(cwd, 'sh.pid'), 'utf8'));
+    await jobs.dispose();
+    await until(() => !isAlive(pid), 'the stubborn shell to be gone');
+    expect(jobs.get(job.id)!.status).toBe('killed');
+    expect(jobs.start({ command: 'true', cwd, chatId: 'c' }).ok).toBe(false);
+  });
+});
