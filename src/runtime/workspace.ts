@@ -338,6 +338,18 @@ export class Workspace {
     return false;
   }
 
+  /** Signs in to a tool server (OAuth), or out of it; false when no peer has one by that name. */
+  async serverSignIn(name: string, what: 'connect' | 'logout'): Promise<boolean> {
+    for (const p of this.all()) {
+      const done = what === 'connect' ? p.connectServer?.(name) : p.logoutServer?.(name);
+      if (done) {
+        await done;
+        return true;
+      }
+    }
+    return false;
+  }
+
   async refreshModels(): Promise<void> {
     try {
       this.models = await resolveModels(this.config, this.opts.env);

@@ -27,6 +27,16 @@ export const remoteServerSchema = z.object({
   type: z.enum(['http', 'streamable-http', 'streamableHttp', 'sse']).optional(),
   url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
   headers: z.record(z.string(), z.string()).default({}),
+  /** OAuth (ECA's keys): a client registered with the server's authorization server beforehand. */
+  clientId: z.string().min(1).optional(),
+  /** Its secret, for confidential clients; kept out of every log. */
+  clientSecret: z.string().min(1).optional(),
+  /** `client_name` for dynamic registration (some servers accept only names they know). */
+  clientName: z.string().min(1).optional(),
+  /** The loopback port the sign-in redirect comes back to (a client registered for a fixed redirect). */
+  oauthPort: z.number().int().min(1).max(65535).optional(),
+  /** An https URL serving patchbay's OAuth client ID metadata document (SEP-991), used where the server supports it. */
+  clientMetadataUrl: z.url({ protocol: /^https$/, error: 'must be an https URL' }).optional(),
   ...common,
 });
 

@@ -10,6 +10,8 @@ import type { ResourceContext as McpResourceContext } from '../../shapes/context
 import { errorMessage, logger, type LogLevel } from '../../util/log.js';
 import { McpServerHandle, type RestartPolicy } from './server.js';
 import type { McpHost, McpHostEvents, McpServerInfo } from './types.js';
+import type { OAuthUser } from './oauth-provider.js';
+import type { SecretStore } from '../../util/secrets.js';
 
 const log = logger('mcp');
 
@@ -28,6 +30,12 @@ export interface McpHostOptions {
   ask?: AskUser;
   /** Defaults: 1 s, doubling, at most 5 restarts. */
   restart?: Partial<RestartPolicy>;
+  /** Where remote servers' OAuth credentials are kept; without it, remote servers get no OAuth. */
+  secrets?: SecretStore;
+  /** Someone always there to sign in (the conformance driver); else the browser on signIn(). */
+  oauthUser?: (server: string) => OAuthUser;
+  /** A sign-in page was opened (or could not be): the front end may show its URL. */
+  signInOpened?(server: string, url: string, browserStarted: boolean): void;
 }
 
 export class McpHostImpl implements McpHost {
@@ -54,6 +62,9 @@ export class McpHostImpl implements McpHost {
       commands: opts.commands,
       restart: opts.restart,
       ...(opts.ask ? { ask: opts.ask } : {}),
+      ...(opts.secrets ? { secrets: opts.secrets } : {}),
+      ...(opts.oauthUser ? { oauthUser: opts.oauthUser } : {}),
+      ...(opts.signInOpened ? { signInOpened: opts.signInOpened } : {}),
       changed: (info) => {
         if (this.disposed) return;
         try {
@@ -101,6 +112,21 @@ export class McpHostImpl implements McpHost {
 
   async stop(name: string): Promise<void> {
     await this.handle(name).stop();
+  }
+
+  async signIn(name: string): Promise<void> {
+    if (this.disposed) throw new Error('MCP host is shut down');
+    await this.handle(name).signIn();
+  }
+
+  async logout(name: string): Promise<void> {
+    if (this.disposed) throw new Error('MCP host is shut down');
+    await this.handle(name).logout();
+  }
+
+  /** For `mcp/removeServer`: the server's tokens and registration go with it. */
+  async forgetServerCredentials(name: string): Promise<void> {
+    await this.handles.get(name)?.forgetCredentials();
   }
 
   servers(): McpServerInfo[] {

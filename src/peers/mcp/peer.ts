@@ -3,6 +3,7 @@ import type { Peer, PeerConfig, PeerHost } from '../../shapes/peer.js';
 import type { mcpConfig } from './settings.js';
 import { McpHostImpl } from './host.js';
 import { waitForMcpStarts } from './start-wait.js';
+import { openSecretStore } from '../../util/secrets.js';
 
 type Config = PeerConfig<typeof mcpConfig>;
 
@@ -17,6 +18,9 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     tools: host.tools,
     commands: host.commands,
     ...(host.ask ? { ask: host.ask } : {}),
+    secrets: openSecretStore({ env: host.env, home: host.home }),
+    signInOpened: (server, url, started) =>
+      host.log[started ? 'info' : 'warn'](`MCP server ${server}: ${started ? 'sign in in the browser just opened, or at' : 'no browser could be opened; sign in at'} ${url}`),
     events: {
       serverUpdated: (info) =>
         host.toolServer({
@@ -29,8 +33,7 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
           prompts: info.prompts,
           resources: info.resources,
           disabled: info.disabled,
-          // patchbay signs in to no MCP server (remote ones take configured headers): never a token.
-          authorized: false,
+          authorized: info.hasAuth,
           ...(info.lastError ? { error: info.lastError } : {}),
         }),
     },
@@ -49,6 +52,8 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     },
     startServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.start(name) : undefined),
     stopServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.stop(name) : undefined),
+    connectServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.signIn(name) : undefined),
+    logoutServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.logout(name) : undefined),
     // Servers with a new name are added and started; a changed existing one needs a restart.
     reconfigure: () => mcp.add(host.config().mcpServers).map((name) => ['mcpServers', name]),
     dispose: () => mcp.dispose(),

@@ -9,13 +9,17 @@ import type { Readable } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { DEFAULT_INHERITED_ENV_VARS, getDefaultEnvironment, StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { cappedLines } from '../../util/capped-lines.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from './config.js';
 import { FastReadBuffer } from './fast-parse.js';
+import { AuthorizationRequired, type McpOAuthProvider } from './oauth-provider.js';
 import type { StderrTail } from './stderr-tail.js';
 
 /** A stderr line longer than this is cut: a child writing megabytes without a newline must not grow patchbay's memory. */
@@ -43,6 +47,8 @@ export interface ConnectOptions {
   onStderr: (line: string) => void;
   /** Where a stdio child's last stderr lines are kept; a failed start reports them. */
   stderrTail?: StderrTail;
+  /** A remote server's OAuth client (remote servers without a configured Authorization header). */
+  oauth?: McpOAuthProvider;
 }
 
 export async function connect(config: ServerConfig, opts: ConnectOptions): Promise<Connection> {
@@ -130,12 +136,51 @@ async function connectStdio(config: StdioServerConfig, opts: ConnectOptions): Pr
   };
 }
 
+/**
+ * Streamable HTTP whose requests survive a sign-in: when the SDK's own 401 / 403
+ * `insufficient_scope` handling (auth()) had to send the user to the authorization page, the
+ * SDK throws UnauthorizedError and expects the app to come back with the code (`finishAuth`).
+ * Here that happens inside send(), so the request that met the challenge is sent again with the
+ * new token instead of failing (initialize at first connection, any call on scope step-up). The
+ * SDK itself stops a second step-up for the same challenge; MAX_SIGN_INS bounds the rest.
+ */
+class SigningInTransport extends StreamableHTTPClientTransport {
+  constructor(
+    url: URL,
+    opts: StreamableHTTPClientTransportOptions,
+    private readonly oauth: McpOAuthProvider,
+  ) {
+    super(url, { ...opts, authProvider: oauth });
+  }
+
+  override async send(message: JSONRPCMessage | JSONRPCMessage[], options?: TransportSendOptions): Promise<void> {
+    for (let round = 0; ; round++) {
+      try {
+        return await super.send(message, options);
+      } catch (e) {
+        const code = e instanceof UnauthorizedError && round < MAX_SIGN_INS ? this.oauth.takeCode() : undefined;
+        if (!code) throw e;
+        await this.finishAuth(await code);
+      }
+    }
+  }
+}
+
+/** Sign-ins one request may go through (first sign-in, then a scope step-up). */
+const MAX_SIGN_INS = 2;
+
+/** The server wants a sign-in: trying SSE instead would only meet the same answer. */
+export function isAuthError(e: unknown): boolean {
+  return e instanceof AuthorizationRequired || e instanceof UnauthorizedError || (e instanceof Error && e.cause instanceof AuthorizationRequired);
+}
+
 async function connectRemote(config: RemoteServerConfig, opts: ConnectOptions): Promise<Connection> {
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: config.headers };
+  await opts.oauth?.load();
   let streamableError: string | undefined;
   if (config.type !== 'sse') {
-    const transport = new StreamableHTTPClientTransport(url, { requestInit });
+    const transport = opts.oauth ? new SigningInTransport(url, { requestInit }, opts.oauth) : new StreamableHTTPClientTransport(url, { requestInit });
     const client = opts.makeClient();
     try {
       await connectOrAbort(client, transport, opts);
@@ -150,16 +195,17 @@ async function connectRemote(config: RemoteServerConfig, opts: ConnectOptions): 
       };
     } catch (e) {
       await client.close().catch(() => {});
-      if (opts.signal.aborted) throw e;
+      if (opts.signal.aborted || isAuthError(e)) throw e;
       streamableError = oneLine(errorMessage(e));
       opts.log.info(`Streamable HTTP failed (${streamableError}); trying SSE`);
     }
   }
   const client = opts.makeClient();
   try {
-    await connectOrAbort(client, new SSEClientTransport(url, { requestInit }), opts);
+    await connectOrAbort(client, new SSEClientTransport(url, { requestInit, ...(opts.oauth ? { authProvider: opts.oauth } : {}) }), opts);
   } catch (e) {
     await client.close().catch(() => {});
+    if (isAuthError(e)) throw e;
     throw new Error(streamableError ? `Streamable HTTP: ${streamableError}; SSE: ${oneLine(errorMessage(e))}` : errorMessage(e));
   }
   return { client, transport: 'sse', close: () => client.close().catch(() => {}) };

@@ -119,6 +119,8 @@ export const ECA = {
   chatRollback: request('chat/rollback', toServer, chatRollbackParamsSchema, chatRollbackResultSchema),
   mcpStartServer: notification('mcp/startServer', toServer, mcpServerParamsSchema),
   mcpStopServer: notification('mcp/stopServer', toServer, mcpServerParamsSchema),
+  mcpConnectServer: notification('mcp/connectServer', toServer, mcpServerParamsSchema),
+  mcpLogoutServer: notification('mcp/logoutServer', toServer, mcpServerParamsSchema),
   // The settings panels (./settings.ts).
   providersList: request('providers/list', toServer, providersListParamsSchema, providersListResultSchema),
   jobsList: request('jobs/list', toServer, jobsListParamsSchema, jobsListResultSchema),
