@@ -84,18 +84,31 @@ function scenarioContext(): Record<string, unknown> {
   return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
 }
 
-/** What our config entry for the scenario's server holds besides its URL. */
-function serverEntry(url: string): Record<string, unknown> {
+/**
+ * Our config entry for the scenario's server: its URL, and what the scenario's context says a
+ * user would have configured (a pre-registered client, client credentials, an enterprise IdP).
+ */
+function serverEntry(url: string, scenario: string | undefined): Record<string, unknown> {
   const ctx = scenarioContext();
-  const str = (k: string) => (typeof ctx[k] === 'string' ? { [k]: ctx[k] } : {});
-  const { client_id, client_secret } = { ...str('client_id'), ...str('client_secret') };
-  return {
+  const str = (k: string): string | undefined => (typeof ctx[k] === 'string' ? ctx[k] : undefined);
+  const entry: Record<string, unknown> = {
     url,
-    ...(client_id ? { clientId: client_id } : {}),
-    ...(client_secret ? { clientSecret: client_secret } : {}),
     // The document the suite's authorization server pretends to fetch (basic-cimd.ts CIMD_CLIENT_METADATA_URL).
     clientMetadataUrl: 'https://conformance-test.local/client-metadata.json',
   };
+  const set = (key: string, value: string | undefined) => value !== undefined && (entry[key] = value);
+  set('clientId', str('client_id'));
+  set('clientSecret', str('client_secret'));
+  if (scenario?.startsWith('auth/client-credentials-')) {
+    entry.grantType = 'client_credentials';
+    set('clientPrivateKey', str('private_key_pem'));
+    set('clientSigningAlgorithm', str('signing_algorithm') ?? (str('private_key_pem') ? 'ES256' : undefined));
+  }
+  if (scenario === 'auth/cross-app-access-complete-flow') {
+    entry.grantType = 'id-jag';
+    entry.idp = { tokenEndpoint: str('idp_token_endpoint'), clientId: str('idp_client_id'), idToken: str('idp_id_token') };
+  }
+  return entry;
 }
 
 /** The auth scenarios' server has one tool, `test-tool` (helpers/createServer.ts). */
@@ -144,12 +157,12 @@ function parseArgs(args: string[]): { url?: string; scenario?: string; error?: s
   return { url, scenario };
 }
 
-async function connect(url: string, secretsHome: string): Promise<Connected> {
+async function connect(url: string, scenario: string | undefined, secretsHome: string): Promise<Connected> {
   const tools = new ToolRegistry();
   let settle: (info: McpServerInfo) => void = () => {};
   const settled = new Promise<McpServerInfo>((r) => (settle = r));
   const host = new McpHostImpl({
-    servers: { [SERVER]: serverEntry(url) },
+    servers: { [SERVER]: serverEntry(url, scenario) },
     timeoutSeconds: CALL_TIMEOUT_MS / 1000,
     logLevel: 'info',
     roots: [process.cwd()],
@@ -211,7 +224,7 @@ export async function runMcpConformanceClient(args: string[]): Promise<void> {
   let connected: Connected | undefined;
   const secretsHome = mkdtempSync(join(tmpdir(), 'pb-conformance-secrets-'));
   try {
-    connected = await connect(url, secretsHome);
+    connected = await connect(url, scenario, secretsHome);
     process.stderr.write(`mcp-conformance-client: connected; tools: ${connected.info.tools.map((t) => t.name).join(', ') || 'none'}\n`);
     await (step ?? (async () => {}))(connected);
     process.stderr.write(`mcp-conformance-client: scenario ${scenario ?? '(none)'} done\n`);

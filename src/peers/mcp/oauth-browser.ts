@@ -105,13 +105,7 @@ export async function browserUser(o: BrowserUserOptions): Promise<BrowserUser> {
 /** Starts the user's browser on `url`; false when no opener could be started. */
 function openBrowser(url: string, env: NodeJS.ProcessEnv, log: Logger): boolean {
   const custom = env.BROWSER?.trim();
-  const [cmd, ...args] = custom
-    ? [...custom.split(/\s+/), url]
-    : process.platform === 'darwin'
-      ? ['open', url]
-      : process.platform === 'win32'
-        ? ['cmd', '/c', 'start', '""', url]
-        : ['xdg-open', url];
+  const [cmd, ...args] = custom ? [...custom.split(/\s+/), url] : process.platform === 'darwin' ? ['open', url] : process.platform === 'win32' ? ['cmd', '/c', 'start', '""', url] : ['xdg-open', url];
   try {
     const child = spawn(cmd, args, { detached: true, stdio: 'ignore', env });
     child.on('error', (e) => log.warn(`could not open a browser (${cmd}): ${errorMessage(e)}; open the sign-in URL above yourself`));

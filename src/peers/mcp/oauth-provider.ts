@@ -36,6 +36,22 @@ export interface OAuthUser {
   code(): Promise<string>;
 }
 
+/** What the MCP peer needs of any OAuth client of a server (this file's, or oauth-machine.ts's). */
+export interface McpOAuthClient extends OAuthClientProvider {
+  /** Who plays the user now (browser flows only). */
+  user: OAuthUser | undefined;
+  /** Reads stored credentials, once. */
+  load(): Promise<void>;
+  /** An access token is held. */
+  readonly authorized: boolean;
+  /** The code the user brings back from the sign-in the SDK just started; undefined when it started none. */
+  takeCode(): Promise<string> | undefined;
+  /** The loopback port of a stored registration's redirect. */
+  registeredPort(): number | undefined;
+  /** Deletes every credential held for the server. */
+  forget(): Promise<void>;
+}
+
 export interface McpOAuthOptions {
   server: string;
   /** The MCP server's URL: stored credentials are only used for this one. */
@@ -60,7 +76,7 @@ interface Stored<T> {
 
 type Kind = 'tokens' | 'client' | 'verifier';
 
-export class McpOAuthProvider implements OAuthClientProvider {
+export class McpOAuthProvider implements McpOAuthClient {
   /** Who plays the user now; undefined while the server runs unattended. */
   user: OAuthUser | undefined;
   private tokensValue: OAuthTokens | undefined;
@@ -130,7 +146,8 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   clientInformation(): OAuthClientInformationMixed | undefined {
-    if (this.o.clientId) return this.clientValue?.client_id === this.o.clientId ? this.clientValue : { client_id: this.o.clientId, ...(this.o.clientSecret ? { client_secret: this.o.clientSecret } : {}) };
+    if (this.o.clientId)
+      return this.clientValue?.client_id === this.o.clientId ? this.clientValue : { client_id: this.o.clientId, ...(this.o.clientSecret ? { client_secret: this.o.clientSecret } : {}) };
     // Unattended, a registration would be made for a redirect nobody listens on: wait for the user.
     if (!this.clientValue && !this.tokensValue && !this.user) throw new AuthorizationRequired(this.o.server);
     return this.clientValue;

@@ -20,7 +20,8 @@ import { toCommand, toResourceContext, toServerPrompt, toServerResource, toServe
 import { displayCommand, parseServerEntry, type ParsedEntry } from './config.js';
 import { McpSession } from './session.js';
 import { isAuthError, oneLine } from './transport.js';
-import { AuthorizationRequired, McpOAuthProvider, type OAuthUser } from './oauth-provider.js';
+import { AuthorizationRequired, McpOAuthProvider, type McpOAuthClient, type OAuthUser } from './oauth-provider.js';
+import { clientCredentialsClient, idJagClient } from './oauth-machine.js';
 import { browserUser } from './oauth-browser.js';
 import type { SecretStore } from '../../util/secrets.js';
 import { maskedUrl, scrubUrls } from '../../util/url.js';
@@ -81,7 +82,7 @@ export class McpServerHandle {
   private firstStartOver = false;
   private endFirstStart!: () => void;
   /** A remote server's OAuth client (none for stdio servers and for a configured Authorization header). */
-  private readonly oauth: McpOAuthProvider | undefined;
+  private readonly oauth: McpOAuthClient | undefined;
   /** A sign-in (signIn()) is under way: the connection attempt waits for the user. */
   private signingIn = false;
 
@@ -172,11 +173,14 @@ export class McpServerHandle {
    */
   async signIn(): Promise<void> {
     const oauth = this.oauth;
-    if (!oauth) throw new Error(`MCP server "${this.name}" does not sign in with OAuth (${this.entry.ok && this.entry.config.kind === 'remote' ? 'it has an Authorization header' : 'not a remote server'})`);
+    if (!oauth)
+      throw new Error(`MCP server "${this.name}" does not sign in with OAuth (${this.entry.ok && this.entry.config.kind === 'remote' ? 'it has an Authorization header' : 'not a remote server'})`);
     if (this.state.kind === 'running') return;
     await this.halt(false);
     await oauth.load();
     const config = this.entry.ok && this.entry.config.kind === 'remote' ? this.entry.config : undefined;
+    // Machine grants need nobody: connecting is signing in.
+    if (config?.grantType && config.grantType !== 'authorization_code') return this.start();
     const port = config?.oauthPort ?? oauth.registeredPort() ?? 0;
     let user: Awaited<ReturnType<typeof browserUser>>;
     const userOpts = {
@@ -190,7 +194,7 @@ export class McpServerHandle {
     } catch (e) {
       if (config?.oauthPort || !port) throw new Error(`MCP server "${this.name}": cannot listen for the sign-in redirect on 127.0.0.1:${port}: ${errorMessage(e)}`);
       // The port of an earlier registration is taken: register again with a free one.
-      await oauth.invalidateCredentials('client');
+      await oauth.invalidateCredentials?.('client');
       user = await browserUser({ ...userOpts, port: 0 });
     }
     oauth.user = user;
@@ -216,11 +220,33 @@ export class McpServerHandle {
     await this.oauth?.forget();
   }
 
-  private makeOAuth(): McpOAuthProvider | undefined {
+  private makeOAuth(): McpOAuthClient | undefined {
     const c = this.entry.ok ? this.entry.config : undefined;
-    if (!c || c.kind !== 'remote' || !this.deps.secrets) return undefined;
+    if (!c || c.kind !== 'remote') return undefined;
     // A configured Authorization header is the user's own way in; OAuth would only get in its way (as ECA).
     if (Object.keys(c.headers).some((h) => h.toLowerCase() === 'authorization')) return undefined;
+    const name = c.clientName ? { clientName: c.clientName } : {};
+    // parseServerEntry checked that each grant has what it needs.
+    if (c.grantType === 'client_credentials' && c.clientId) {
+      return clientCredentialsClient({
+        clientId: c.clientId,
+        ...(c.clientSecret ? { clientSecret: c.clientSecret } : {}),
+        ...(c.clientPrivateKey ? { privateKey: c.clientPrivateKey } : {}),
+        ...(c.clientSigningAlgorithm ? { algorithm: c.clientSigningAlgorithm } : {}),
+        ...name,
+      });
+    }
+    if (c.grantType === 'id-jag' && c.clientId && c.idp) {
+      return idJagClient({
+        clientId: c.clientId,
+        ...(c.clientSecret ? { clientSecret: c.clientSecret } : {}),
+        idpTokenEndpoint: c.idp.tokenEndpoint,
+        idpClientId: c.idp.clientId,
+        idToken: c.idp.idToken,
+        ...name,
+      });
+    }
+    if (!this.deps.secrets) return undefined;
     const oauth = new McpOAuthProvider({
       server: this.name,
       url: c.url,

@@ -36,7 +36,7 @@ import { renderResource, toToolResult } from './adapt.js';
 import type { ServerConfig } from './config.js';
 import { callToolResultSchema, parseCallToolResult } from './fast-parse.js';
 import { connect, oneLine, type Connection } from './transport.js';
-import type { McpOAuthProvider } from './oauth-provider.js';
+import type { McpOAuthClient } from './oauth-provider.js';
 import { RunningCalls, type RunningCall } from './running-calls.js';
 import { StderrTail } from './stderr-tail.js';
 import { LogBudget } from '../../util/log-budget.js';
@@ -62,7 +62,7 @@ export interface SessionOptions {
   /** The front end's way to ask the user; without it, elicitation is not declared. */
   ask?: AskUser;
   /** A remote server's OAuth client. */
-  oauth?: McpOAuthProvider;
+  oauth?: McpOAuthClient;
 }
 
 /** patchbay level → MCP level (https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging). */

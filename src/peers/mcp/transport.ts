@@ -19,7 +19,7 @@ import { cappedLines } from '../../util/capped-lines.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from './config.js';
 import { FastReadBuffer } from './fast-parse.js';
-import { AuthorizationRequired, type McpOAuthProvider } from './oauth-provider.js';
+import { AuthorizationRequired, type McpOAuthClient } from './oauth-provider.js';
 import type { StderrTail } from './stderr-tail.js';
 
 /** A stderr line longer than this is cut: a child writing megabytes without a newline must not grow patchbay's memory. */
@@ -48,7 +48,7 @@ export interface ConnectOptions {
   /** Where a stdio child's last stderr lines are kept; a failed start reports them. */
   stderrTail?: StderrTail;
   /** A remote server's OAuth client (remote servers without a configured Authorization header). */
-  oauth?: McpOAuthProvider;
+  oauth?: McpOAuthClient;
 }
 
 export async function connect(config: ServerConfig, opts: ConnectOptions): Promise<Connection> {
@@ -148,7 +148,7 @@ class SigningInTransport extends StreamableHTTPClientTransport {
   constructor(
     url: URL,
     opts: StreamableHTTPClientTransportOptions,
-    private readonly oauth: McpOAuthProvider,
+    private readonly oauth: McpOAuthClient,
   ) {
     super(url, { ...opts, authProvider: oauth });
   }
