@@ -84,7 +84,6 @@ export async function browserUser(o: BrowserUserOptions): Promise<BrowserUser> {
       timer = setTimeout(() => settle((w) => w.reject(new Error(`no sign-in within ${Math.round(o.timeoutMs / 1000)} s`))), o.timeoutMs);
       timer.unref();
       const href = url.toString();
-      o.log.info(`sign in at ${href}`);
       const started = openBrowser(href, o.env, o.log);
       o.opened?.(href, started);
       return Promise.resolve();

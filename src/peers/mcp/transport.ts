@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { DEFAULT_INHERITED_ENV_VARS, getDefaultEnvironment, StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError, type StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -145,12 +145,20 @@ async function connectStdio(config: StdioServerConfig, opts: ConnectOptions): Pr
  * SDK itself stops a second step-up for the same challenge; MAX_SIGN_INS bounds the rest.
  */
 class SigningInTransport extends StreamableHTTPClientTransport {
+  /** The server answered 401 or 403 at least once: it speaks Streamable HTTP and wants OAuth. */
+  challenged = false;
+
   constructor(
     url: URL,
     opts: StreamableHTTPClientTransportOptions,
     private readonly oauth: McpOAuthClient,
   ) {
-    super(url, { ...opts, authProvider: oauth });
+    const noted: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (res.status === 401 || res.status === 403) this.challenged = true;
+      return res;
+    };
+    super(url, { ...opts, authProvider: oauth, fetch: noted });
   }
 
   override async send(message: JSONRPCMessage | JSONRPCMessage[], options?: TransportSendOptions): Promise<void> {
@@ -160,7 +168,14 @@ class SigningInTransport extends StreamableHTTPClientTransport {
       } catch (e) {
         const code = e instanceof UnauthorizedError && round < MAX_SIGN_INS ? this.oauth.takeCode() : undefined;
         if (!code) throw e;
-        await this.finishAuth(await code);
+        try {
+          await this.finishAuth(await code);
+        } catch (why) {
+          throw new Error(`sign-in failed: ${errorMessage(why)}`, { cause: why });
+        } finally {
+          // A PKCE verifier serves one exchange, whatever its outcome.
+          await this.oauth.invalidateCredentials?.('verifier');
+        }
       }
     }
   }
@@ -172,6 +187,11 @@ const MAX_SIGN_INS = 2;
 /** The server wants a sign-in: trying SSE instead would only meet the same answer. */
 export function isAuthError(e: unknown): boolean {
   return e instanceof AuthorizationRequired || e instanceof UnauthorizedError || (e instanceof Error && e.cause instanceof AuthorizationRequired);
+}
+
+/** The answers an SSE-only server gives a Streamable HTTP POST (spec "Backwards Compatibility"). */
+function isTransportMismatch(e: unknown): boolean {
+  return e instanceof StreamableHTTPError && (e.code === 400 || e.code === 404 || e.code === 405);
 }
 
 async function connectRemote(config: RemoteServerConfig, opts: ConnectOptions): Promise<Connection> {
@@ -195,7 +215,7 @@ async function connectRemote(config: RemoteServerConfig, opts: ConnectOptions): 
       };
     } catch (e) {
       await client.close().catch(() => {});
-      if (opts.signal.aborted || isAuthError(e)) throw e;
+      if (opts.signal.aborted || isAuthError(e) || (transport instanceof SigningInTransport && transport.challenged && !isTransportMismatch(e))) throw e;
       streamableError = oneLine(errorMessage(e));
       opts.log.info(`Streamable HTTP failed (${streamableError}); trying SSE`);
     }
