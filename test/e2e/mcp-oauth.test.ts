@@ -45,12 +45,12 @@ async function startFixture(...args: string[]): Promise<Fixture> {
 
 const get = async <T>(f: Fixture, path: string): Promise<T> => (await (await fetch(`${f.base}${path}`)).json()) as T;
 
-function server(home: string, f: Fixture, browserLog: string): EcaProc {
+function server(home: string, f: Fixture, browserLog: string, env: Record<string, string> = {}): EcaProc {
   return track(
     new EcaProc({
       home,
       config: { mcpServers: { secure: { url: f.url } } },
-      env: { BROWSER: `${process.execPath} ${fixture('oauth-browser.mjs')}`, OAUTH_BROWSER_LOG: browserLog, PATCHBAY_SECRET_STORE: 'file' },
+      env: { BROWSER: `${process.execPath} ${fixture('oauth-browser.mjs')}`, OAUTH_BROWSER_LOG: browserLog, PATCHBAY_SECRET_STORE: 'file', ...env },
     }),
   );
 }
@@ -179,6 +179,36 @@ describe('MCP OAuth from the editor (mcp/connectServer, mcp/logoutServer)', () =
     const list = await p.request(ECA.chatList, {});
     expect(list.error).toBeUndefined();
     expect(p.stderr).toMatch(/\[mcp:secure\] failed to start: sign-in failed/);
+  });
+
+  it('a sign-in the user never finishes ends with stopServer: stopped, the loopback listener closed, nothing stored but the registration', async () => {
+    const f = await startFixture();
+    const home = scratch(tempDir());
+    const browserLog = join(home, 'browser.log');
+    const p = server(home, f, browserLog, { OAUTH_BROWSER_STALL: '1' });
+    await p.initialize(scratch(workspace()));
+    await p.waitFor(secure('requires-auth'), 'secure requires-auth', 20_000);
+    const from = p.messages.length;
+    p.notify(ECA.mcpConnectServer, { name: 'secure' });
+    await p.waitFor(secure('starting'), 'secure starting', 10_000, from);
+    await expect.poll(() => existsSync(browserLog), { timeout: 10_000 }).toBe(true);
+    const redirect = new URL(new URL(readFileSync(browserLog, 'utf8').trim()).searchParams.get('redirect_uri')!);
+    // The listener answers while the sign-in is under way (a stray call with no state is refused).
+    expect((await fetch(redirect)).status).toBe(400);
+
+    p.notify(ECA.mcpStopServer, { name: 'secure' });
+    await p.waitFor(secure('stopped'), 'secure stopped', 10_000, from);
+    await expect
+      .poll(
+        async () =>
+          fetch(redirect).then(
+            () => 'open',
+            () => 'closed',
+          ),
+        { timeout: 10_000 },
+      )
+      .toBe('closed');
+    expect(Object.keys(secrets(home))).toEqual(['mcp/secure/client']);
   });
 
   it('connectServer for a server without OAuth (stdio) or an unknown name changes nothing and is logged', async () => {
