@@ -69,7 +69,10 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
       return {
         lines: [
           'MCP servers:',
-          ...servers.map((s) => `  - ${s.name}: ${s.status}, ${s.tools.length} tools${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}`),
+          ...servers.map(
+            (s) =>
+              `  - ${s.name}: ${s.status}${s.status === 'requires-auth' ? ' (connect it from the editor to sign in)' : ''}${s.hasAuth ? ', signed in (OAuth)' : ''}, ${s.tools.length} tools${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}`,
+          ),
         ],
       };
     },
