@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixture } from '../support/mcp-helpers.js';
-import { ECA, EcaProc, tempDir, useEcaProcs, useTempDirs, workspace, type Msg } from './harness.js';
+import { ECA, EcaProc, cliConfig, runPatchbay, tempDir, useEcaProcs, useTempDirs, workspace, type Msg } from './harness.js';
 
 const scratch = useTempDirs();
 const track = useEcaProcs();
@@ -137,6 +137,9 @@ describe('MCP OAuth from the editor (mcp/connectServer, mcp/logoutServer)', () =
     expect(running.params.hasAuth).toBe(true);
     expect(second.messages.some(secure('requires-auth'))).toBe(false);
     expect(readFileSync(browserLog, 'utf8').trim().split('\n')).toHaveLength(1);
+    const doctor = await runPatchbay(['doctor'], { home, env: { PATCHBAY_SECRET_STORE: 'file', PATCHBAY_CONFIG: cliConfig({ mcpServers: { secure: { url: f.url } } }) }, timeoutMs: 60_000 });
+    expect(doctor.stdout).toMatch(/- secure: running, signed in \(OAuth\), 1 tools/);
+    // doctor's own start used the refreshed token as stored: no further token request.
     expect((await get<Array<{ what: string; grant?: string }>>(f, '/_log')).filter((e) => e.what === 'token').map((e) => e.grant)).toEqual(['authorization_code', 'refresh_token']);
     await second.stop();
     for (const t of await get<string[]>(f, '/_issued')) expect(everythingButSecrets(home) + second.stderr).not.toContain(t);
@@ -157,6 +160,8 @@ describe('MCP OAuth from the editor (mcp/connectServer, mcp/logoutServer)', () =
     const out = await p.waitFor(secure('requires-auth'), 'secure requires-auth after logout', 20_000, from);
     expect(out.params.hasAuth).toBe(false);
     expect(Object.keys(secrets(home)).filter((k) => k.startsWith('mcp/secure/'))).toEqual([]);
+    const doctor = await runPatchbay(['doctor'], { home, env: { PATCHBAY_SECRET_STORE: 'file', PATCHBAY_CONFIG: cliConfig({ mcpServers: { secure: { url: f.url } } }) }, timeoutMs: 60_000 });
+    expect(doctor.stdout).toMatch(/- secure: requires-auth \(connect it from the editor to sign in\), 0 tools/);
   });
 
   it('an authorization server answering garbage: failed with a clear error, no token stored, the server keeps answering', async () => {
