@@ -213,7 +213,8 @@ describe('MCP OAuth from the editor (mcp/connectServer, mcp/logoutServer)', () =
         { timeout: 10_000 },
       )
       .toBe('closed');
-    expect(Object.keys(secrets(home))).toEqual(['mcp/secure/client']);
+    // The sign-in's PKCE verifier goes once the attempt is over.
+    await expect.poll(() => Object.keys(secrets(home)), { timeout: 10_000 }).toEqual(['mcp/secure/client']);
   });
 
   it('connectServer for a server without OAuth (stdio) or an unknown name changes nothing and is logged', async () => {

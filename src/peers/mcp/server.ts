@@ -205,6 +205,8 @@ export class McpServerHandle {
       this.signingIn = false;
       if (oauth.user === user) oauth.user = this.deps.oauthUser?.(this.name);
       await user.close();
+      // However the sign-in ended, its PKCE verifier is spent.
+      await oauth.invalidateCredentials?.('verifier');
     }
   }
 
