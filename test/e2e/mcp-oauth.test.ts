@@ -96,7 +96,7 @@ describe('MCP OAuth from the editor (mcp/connectServer, mcp/logoutServer)', () =
     await p.waitFor(secure('starting'), 'secure starting', 10_000, from);
     const running = await p.waitFor(secure('running'), 'secure running', 30_000, from);
     expect(running.params.hasAuth).toBe(true);
-    expect(running.params.tools.map((t: { name: string }) => t.name)).toEqual(['whoami']);
+    expect(running.params.tools.map((t: { name: string }) => t.name)).toEqual(['whoami', 'admin']);
 
     // The browser was sent to the authorization server once; PKCE S256 and the resource indicator went with it.
     const opened = readFileSync(browserLog, 'utf8').trim().split('\n');
@@ -138,7 +138,7 @@ describe('MCP OAuth from the editor (mcp/connectServer, mcp/logoutServer)', () =
     expect(second.messages.some(secure('requires-auth'))).toBe(false);
     expect(readFileSync(browserLog, 'utf8').trim().split('\n')).toHaveLength(1);
     const doctor = await runPatchbay(['doctor'], { home, env: { PATCHBAY_SECRET_STORE: 'file', PATCHBAY_CONFIG: cliConfig({ mcpServers: { secure: { url: f.url } } }) }, timeoutMs: 60_000 });
-    expect(doctor.stdout).toMatch(/- secure: running, signed in \(OAuth\), 1 tools/);
+    expect(doctor.stdout).toMatch(/- secure: running, signed in \(OAuth\), 2 tools/);
     // doctor's own start used the refreshed token as stored: no further token request.
     expect((await get<Array<{ what: string; grant?: string }>>(f, '/_log')).filter((e) => e.what === 'token').map((e) => e.grant)).toEqual(['authorization_code', 'refresh_token']);
     await second.stop();

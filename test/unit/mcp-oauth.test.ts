@@ -71,6 +71,42 @@ describe('MCP OAuth in the host', () => {
     for (const k of ['tokens', 'client', 'verifier']) expect(await store.get(`mcp/secure/${k}`)).toBeUndefined();
   });
 
+  it('scope step-up with a refresh token held: the SDK refreshes (same scope) and meets the same 403; patchbay signs in again for the wider scope', async () => {
+    const { url, base } = await protectedServer();
+    const user = approvingUser();
+    const t = host({ secure: { url } }, { secrets: fileStore(), oauthUser: () => user, restart: { maxRestarts: 0 } });
+    await t.host.start('secure');
+    const r = await t.tools.get('secure__admin')!.call({}, ctx());
+    expect(text(r)).toBe('admin done');
+    expect(user.opened).toBe(2);
+    const log = (await (await fetch(`${base}/_log`)).json()) as Array<{ what: string; scope?: string; grant?: string }>;
+    expect(log.filter((e) => e.what === 'authorize').map((e) => e.scope)).toEqual(['mcp', 'mcp admin']);
+    expect(log.filter((e) => e.what === 'token').map((e) => e.grant)).toEqual(['authorization_code', 'refresh_token', 'authorization_code']);
+  });
+
+  it('scope step-up with nobody there: the call fails saying so, the server goes requires-auth, and the next sign-in (browser) asks for the wider scope', async () => {
+    const { url, base } = await protectedServer();
+    const dir = tempDir();
+    dirs.push(dir);
+    const env = { ...process.env, BROWSER: `${process.execPath} ${fixture('oauth-browser.mjs')}` };
+    const t = host({ secure: { url } }, { secrets: fileStore(), env, restart: { maxRestarts: 0 } });
+    await t.host.start('secure');
+    expect(t.host.servers()[0].status).toBe('requires-auth');
+    await t.host.signIn('secure');
+    expect(t.host.servers()[0]).toMatchObject({ status: 'running', hasAuth: true });
+
+    const denied = await t.tools.get('secure__admin')!.call({}, ctx());
+    expect(denied.error).toBe(true);
+    expect(text(denied)).toMatch(/requires authorization: connect it from the editor/);
+    await waitFor(() => t.host.servers()[0].status === 'requires-auth', 'requires-auth after the step-up');
+
+    await t.host.signIn('secure');
+    expect(t.host.servers()[0].status).toBe('running');
+    expect(text(await t.tools.get('secure__admin')!.call({}, ctx()))).toBe('admin done');
+    const log = (await (await fetch(`${base}/_log`)).json()) as Array<{ what: string; scope?: string }>;
+    expect(log.filter((e) => e.what === 'authorize').map((e) => e.scope)).toEqual(['mcp', 'mcp admin']);
+  });
+
   it('with nobody to sign in: requires-auth, no registration made, nothing stored, no retries', async () => {
     const { url, base } = await protectedServer();
     const store = fileStore();

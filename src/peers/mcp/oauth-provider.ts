@@ -13,7 +13,8 @@
  * Credentials are bound to the server's URL: a config entry pointed elsewhere never gets them.
  */
 import { randomBytes } from 'node:crypto';
-import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { errorMessage, rememberSecret, type Logger } from '../../util/log.js';
 import type { SecretStore } from '../../util/secrets.js';
@@ -50,6 +51,8 @@ export interface McpOAuthClient extends OAuthClientProvider {
   registeredPort(): number | undefined;
   /** Deletes every credential held for the server. */
   forget(): Promise<void>;
+  /** Signs in again for a wider scope though a token is held (403 insufficient_scope); browser flows only. */
+  stepUp?(serverUrl: string, scope: string, fetchFn?: FetchLike): Promise<void>;
 }
 
 export interface McpOAuthOptions {
@@ -67,6 +70,8 @@ export interface McpOAuthOptions {
   clientMetadataUrl?: string;
   /** Scope to ask for when neither the server's challenge nor its metadata names one (config `scope`). */
   scope?: string;
+  /** The server wants a sign-in and nobody is there (e.g. a scope step-up during a tool call). */
+  unattended?(): void;
 }
 
 interface Stored<T> {
@@ -170,10 +175,49 @@ export class McpOAuthProvider implements McpOAuthClient {
     await this.write('tokens', tokens);
   }
 
+  /**
+   * The scope of the last sign-in nobody was there for: a step-up (403 insufficient_scope) the
+   * next signIn() must ask for, since the token held still opens the connection.
+   */
+  wantedScope: string | undefined;
+
   async redirectToAuthorization(url: URL): Promise<void> {
-    if (!this.user) throw new AuthorizationRequired(this.o.server);
+    if (!this.user) {
+      // Only a step-up needs remembering: a first sign-in starts from the server's own 401 again.
+      this.wantedScope = this.tokensValue ? (url.searchParams.get('scope') ?? undefined) : undefined;
+      this.o.unattended?.();
+      throw new AuthorizationRequired(this.o.server);
+    }
+    this.wantedScope = undefined;
     await this.user.authorize(url, url.searchParams.get('state') ?? this.lastState ?? '');
     this.redirected = true;
+  }
+
+  /**
+   * A scope step-up through the SDK's auth(). The SDK answers a 403 `insufficient_scope` by
+   * refreshing when a refresh token is held, which never widens the scope; so the tokens are set
+   * aside for the call, and auth() starts a new authorization for `scope`. They come back when it fails.
+   */
+  async stepUp(serverUrl: string, scope: string, fetchFn?: FetchLike): Promise<void> {
+    if (!this.user) {
+      this.wantedScope = scope;
+      this.o.unattended?.();
+      throw new AuthorizationRequired(this.o.server);
+    }
+    const held = this.tokensValue;
+    this.tokensValue = undefined;
+    try {
+      const opts = { serverUrl, scope, ...(fetchFn ? { fetchFn } : {}) };
+      if ((await auth(this, opts)) === 'AUTHORIZED') return;
+      const code = this.takeCode();
+      if (!code) throw new Error('the authorization server did not send the user to sign in');
+      await auth(this, { ...opts, authorizationCode: await code });
+    } catch (e) {
+      this.tokensValue ??= held;
+      throw new Error(`sign-in failed: ${errorMessage(e)}`, { cause: e });
+    } finally {
+      await this.invalidateCredentials('verifier');
+    }
   }
 
   /** The code the user brings back from the sign-in the SDK just started; undefined when it started none. */

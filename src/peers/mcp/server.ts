@@ -175,7 +175,8 @@ export class McpServerHandle {
     const oauth = this.oauth;
     if (!oauth)
       throw new Error(`MCP server "${this.name}" does not sign in with OAuth (${this.entry.ok && this.entry.config.kind === 'remote' ? 'it has an Authorization header' : 'not a remote server'})`);
-    if (this.state.kind === 'running') return;
+    const stepUp = oauth instanceof McpOAuthProvider && oauth.wantedScope !== undefined;
+    if (this.state.kind === 'running' && !stepUp) return;
     await this.halt(false);
     await oauth.load();
     const config = this.entry.ok && this.entry.config.kind === 'remote' ? this.entry.config : undefined;
@@ -258,9 +259,21 @@ export class McpServerHandle {
       ...(c.clientSecret ? { clientSecret: c.clientSecret } : {}),
       ...(c.clientName ? { clientName: c.clientName } : {}),
       ...(c.clientMetadataUrl ? { clientMetadataUrl: c.clientMetadataUrl } : {}),
+      // Called inside a request of the session: the state changes once that request has failed.
+      unattended: () => setImmediate(() => this.authLost()),
     });
     oauth.user = this.deps.oauthUser?.(this.name);
     return oauth;
+  }
+
+  /** A running server wants a sign-in nobody can do now (a scope step-up): it waits for signIn(). */
+  private authLost(): void {
+    if (this.state.kind !== 'running') return;
+    this.log.info('requires authorization again (more scope): connect it from the editor');
+    const session = this.state.session;
+    this.gen++;
+    this.setState({ kind: 'requires-auth' });
+    void session.close().catch(() => {});
   }
 
   /** Stops without reporting: patchbay is shutting down. */
@@ -306,6 +319,11 @@ export class McpServerHandle {
     const abort = new AbortController();
     this.setState({ kind: 'starting', gen, abort });
     try {
+      // A step-up: the token held still opens the connection, so the SDK is asked for the wider scope first.
+      const oauth = this.oauth;
+      if (this.signingIn && oauth instanceof McpOAuthProvider && oauth.wantedScope && this.entry.config.kind === 'remote') {
+        await oauth.stepUp(this.entry.config.url, oauth.wantedScope);
+      }
       const session = await McpSession.open({
         signal: abort.signal,
         name: this.name,

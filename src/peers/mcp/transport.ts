@@ -10,7 +10,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { DEFAULT_INHERITED_ENV_VARS, getDefaultEnvironment, StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError, type StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { extractWWWAuthenticateParams, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js';
@@ -145,20 +145,29 @@ async function connectStdio(config: StdioServerConfig, opts: ConnectOptions): Pr
  * SDK itself stops a second step-up for the same challenge; MAX_SIGN_INS bounds the rest.
  */
 class SigningInTransport extends StreamableHTTPClientTransport {
+  private readonly url: URL;
   /** The server answered 401 or 403 at least once: it speaks Streamable HTTP and wants OAuth. */
   challenged = false;
+  /** The scope the last 403 `insufficient_scope` asked for. */
+  private wantedScope: string | undefined;
 
   constructor(
     url: URL,
     opts: StreamableHTTPClientTransportOptions,
     private readonly oauth: McpOAuthClient,
   ) {
+    // The same fetch for MCP requests and the SDK's discovery and token calls.
     const noted: typeof fetch = async (input, init) => {
       const res = await fetch(input, init);
       if (res.status === 401 || res.status === 403) this.challenged = true;
+      if (res.status === 403) {
+        const challenge = extractWWWAuthenticateParams(res);
+        this.wantedScope = challenge.error === 'insufficient_scope' ? challenge.scope : undefined;
+      }
       return res;
     };
     super(url, { ...opts, authProvider: oauth, fetch: noted });
+    this.url = url;
   }
 
   override async send(message: JSONRPCMessage | JSONRPCMessage[], options?: TransportSendOptions): Promise<void> {
@@ -166,6 +175,13 @@ class SigningInTransport extends StreamableHTTPClientTransport {
       try {
         return await super.send(message, options);
       } catch (e) {
+        // The SDK's own step-up refreshed the token (same scope) and met the same 403: sign in again for the scope.
+        const scope = e instanceof StreamableHTTPError && e.code === 403 ? this.wantedScope : undefined;
+        if (scope && this.oauth.stepUp && round < MAX_SIGN_INS) {
+          this.wantedScope = undefined;
+          await this.oauth.stepUp(this.url.href, scope);
+          continue;
+        }
         const code = e instanceof UnauthorizedError && round < MAX_SIGN_INS ? this.oauth.takeCode() : undefined;
         if (!code) throw e;
         try {
