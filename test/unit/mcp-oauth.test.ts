@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OAuthUser } from '../../src/peers/mcp/oauth-provider.js';
 import { McpOAuthProvider } from '../../src/peers/mcp/oauth-provider.js';
+import { clientCredentialsClient } from '../../src/peers/mcp/oauth-machine.js';
 import { FileSecretStore } from '../../src/util/secrets.js';
 import { logger } from '../../src/util/log.js';
 import { ctx, fixture, tempDir, text, useHosts, waitFor } from '../support/mcp-helpers.js';
@@ -141,5 +142,15 @@ describe('MCP OAuth in the host', () => {
     const p = new McpOAuthProvider({ server: 's', url: 'http://127.0.0.1:1/mcp', store, log: logger('test') });
     await p.load();
     expect(p.tokens()).toBeUndefined();
+  });
+
+  it('a client_credentials client shows hasAuth only while it holds a token, and forgets it', async () => {
+    const c = clientCredentialsClient({ clientId: 'machine', clientSecret: 'machine-secret-value' });
+    expect(c.authorized).toBe(false);
+    await c.saveTokens({ access_token: 'at-machine', token_type: 'Bearer' });
+    expect(c.authorized).toBe(true);
+    await c.forget();
+    expect(c.authorized).toBe(false);
+    expect(c.redirectUrl).toBeUndefined();
   });
 });

@@ -21,12 +21,9 @@ import type { McpOAuthClient } from './oauth-provider.js';
 /** The signed-in state every machine client shares: tokens in memory, no code, nothing stored. */
 function machine<P extends OAuthClientProvider>(p: P): P & McpOAuthClient {
   const saveTokens = p.saveTokens.bind(p);
-  return Object.assign(p, {
+  const extra = {
     user: undefined,
     load: () => Promise.resolve(),
-    get authorized() {
-      return !!(p.tokens() as OAuthTokens | undefined)?.access_token;
-    },
     takeCode: () => undefined,
     registeredPort: () => undefined,
     saveTokens(tokens: OAuthTokens) {
@@ -36,7 +33,11 @@ function machine<P extends OAuthClientProvider>(p: P): P & McpOAuthClient {
     forget() {
       return Promise.resolve(saveTokens(undefined as unknown as OAuthTokens));
     },
-  });
+  };
+  const out = Object.assign(p, extra);
+  // A getter (Object.assign would copy its value once): hasAuth follows the tokens.
+  Object.defineProperty(out, 'authorized', { get: () => !!(p.tokens() as OAuthTokens | undefined)?.access_token });
+  return out as P & McpOAuthClient;
 }
 
 export interface ClientCredentialsOptions {

@@ -19,7 +19,8 @@ import { errorMessage, logger, type Logger, type LogLevel } from '../../util/log
 import { toCommand, toResourceContext, toServerPrompt, toServerResource, toServerTool, toTool } from './adapt.js';
 import { displayCommand, parseServerEntry, type ParsedEntry } from './config.js';
 import { McpSession } from './session.js';
-import { isAuthError, oneLine } from './transport.js';
+import { oneLine } from './transport.js';
+import { isAuthError } from './oauth-transport.js';
 import { AuthorizationRequired, McpOAuthProvider, type McpOAuthClient, type OAuthUser } from './oauth-provider.js';
 import { clientCredentialsClient, idJagClient } from './oauth-machine.js';
 import { browserUser } from './oauth-browser.js';
