@@ -180,6 +180,10 @@ describe('MCP OAuth from the editor (mcp/connectServer, mcp/logoutServer)', () =
     expect(failed.params.error.length).toBeLessThan(1200);
     // The registration is kept for the next try; no token, and no PKCE verifier (one use only).
     expect(Object.keys(secrets(home))).toEqual(['mcp/secure/client']);
+    // Retried unattended: requires-auth again (nothing more stored), the reason still shown, for another connect.
+    const again = await p.waitFor(secure('requires-auth'), 'secure requires-auth after the failed sign-in', 20_000, p.messages.indexOf(failed));
+    expect(again.params.error).toMatch(/sign-in failed/);
+    expect(Object.keys(secrets(home))).toEqual(['mcp/secure/client']);
     // Still serving the editor.
     const list = await p.request(ECA.chatList, {});
     expect(list.error).toBeUndefined();

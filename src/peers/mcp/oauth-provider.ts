@@ -230,7 +230,8 @@ export class McpOAuthProvider implements McpOAuthClient {
   async saveCodeVerifier(verifier: string): Promise<void> {
     this.verifier = verifier;
     rememberSecret(verifier);
-    await this.write('verifier', verifier);
+    // Unattended, the authorization is never started (redirectToAuthorization refuses): nothing to keep.
+    if (this.user) await this.write('verifier', verifier);
   }
 
   codeVerifier(): string {

@@ -353,8 +353,8 @@ export class McpServerHandle {
     } catch (e) {
       if (this.gen !== gen) return;
       if (isAuthError(e) && isUnattended(e)) {
+        // lastError stays: after a failed sign-in it says why the next one is needed.
         this.log.info('requires authorization (connect it from the editor)');
-        this.lastError = undefined;
         this.setState({ kind: 'requires-auth' });
         return;
       }
