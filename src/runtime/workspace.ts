@@ -532,6 +532,18 @@ export class Workspace {
     return false;
   }
 
+  /** Signs in to a tool server (OAuth), or out of it; false when no peer has one by that name. */
+  async serverSignIn(name: string, what: 'connect' | 'logout'): Promise<boolean> {
+    for (const p of this.all()) {
+      const done = what === 'connect' ? p.connectServer?.(name) : p.logoutServer?.(name);
+      if (done) {
+        await done;
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Counts model resolutions: one that finishes after a newer one started is dropped (its keys may be stale). */
   private modelsGeneration = 0;
   private modelsRun: Promise<void> | undefined;

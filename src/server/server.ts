@@ -262,6 +262,8 @@ export class EcaServer {
     ] as const) {
       this.notification(entry, (p, s) => void setServerDisabled(s, p.name, disabled).then((refused) => refused && this.showMessage({ type: 'warning', message: refused })));
     }
+    this.notification(ECA.mcpConnectServer, (p, s) => void this.signIn(s, p.name, 'connect'));
+    this.notification(ECA.mcpLogoutServer, (p, s) => void this.signIn(s, p.name, 'logout'));
     this.request(ECA.chatList, (p, s) => ({ chats: s.chats.list(p) }));
     // After model discovery, like a prompt: the chat's model is only restored if it is known.
     this.request(ECA.chatOpen, async (p, s) => (await s.modelsReady, openChat(s.chats, p.chatId, (c) => this.notify(ECA.configUpdated, c), windowOf(p))));
@@ -299,6 +301,15 @@ export class EcaServer {
       if (!(await s.toggleServer(name, on))) log.warn(`${on ? 'start' : 'stop'}: no server named "${name}"`);
     } catch (e) {
       log.warn(errorMessage(e));
+    }
+  }
+
+  /** `mcp/connectServer` / `mcp/logoutServer`: the outcome reaches the editor as `tool/serverUpdated`. */
+  private async signIn(s: Workspace, name: string, what: 'connect' | 'logout'): Promise<void> {
+    try {
+      if (!(await s.serverSignIn(name, what))) log.warn(`${what}: no server named "${name}"`);
+    } catch (e) {
+      log.warn(`${what} ${name}: ${errorMessage(e)}`);
     }
   }
 

@@ -18,7 +18,7 @@ import type Database from 'better-sqlite3';
 export interface ToolServerStatus {
   type: 'mcp' | 'lsp' | 'provider' | 'native';
   name: string;
-  status: 'starting' | 'running' | 'stopped' | 'failed' | 'disabled';
+  status: 'starting' | 'running' | 'stopped' | 'failed' | 'disabled' | 'requires-auth';
   command?: string;
   args?: string[];
   /** A remote server's address, in place of `command`. */
@@ -108,6 +108,9 @@ export interface Peer {
   /** Start or stop one of this peer's servers by name; undefined when it has none by that name. */
   startServer?(name: string): Promise<void> | undefined;
   stopServer?(name: string): Promise<void> | undefined;
+  /** Sign in to one of this peer's servers (OAuth in the browser), or forget its sign-in and restart it. */
+  connectServer?(name: string): Promise<void> | undefined;
+  logoutServer?(name: string): Promise<void> | undefined;
   /**
    * The config was reloaded (a file changed, a folder was trusted): take up what can be taken up live. Returns
    * the config paths it applied (e.g. `['mcpServers', 'github']`); the rest applies after a restart.

@@ -1,8 +1,12 @@
 /**
  * The official MCP conformance suite (@modelcontextprotocol/conformance) against patchbay's MCP
- * client: for every non-OAuth client scenario the suite starts its scripted server, runs our
- * driver (`patchbay mcp-conformance-client <url>`, scenario in MCP_CONFORMANCE_SCENARIO) and
- * judges the traffic. A scenario passes when the suite exits 0: no FAILURE or WARNING check, the
+ * client: for every client scenario, OAuth (`auth/*`) included, the suite starts its scripted
+ * server (and authorization server), runs our driver (`patchbay mcp-conformance-client <url>`,
+ * scenario in MCP_CONFORMANCE_SCENARIO, extra data in MCP_CONFORMANCE_CONTEXT) and judges the
+ * traffic. The driver plays the user as the suite's example client does
+ * (examples/clients/typescript/helpers/ConformanceOAuthProvider.ts). The suite needs Node 22: it
+ * runs on the one scripts/ensure-node22.mjs installs (test/conformance/node22), our driver on
+ * this Node (20). A scenario passes when the suite exits 0: no FAILURE or WARNING check, the
  * client exited 0 and did not time out. test/conformance/expected-failures.json lists the
  * scenarios we know fail, with the reason; the test fails when one of them starts passing (remove
  * it) or when any other scenario fails. Build first (`npm run build`).
@@ -14,7 +18,9 @@ import { describe, expect, it } from 'vitest';
 import { BIN, tempDir } from './harness.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const SUITE = join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+const SUITE_DIR = join(ROOT, 'node_modules/@modelcontextprotocol/conformance');
+const SUITE = join(SUITE_DIR, 'dist/index.js');
+const NODE22 = join(ROOT, 'test/conformance/node22/node_modules/.bin/node');
 const WRAPPER = join(ROOT, 'test/conformance/client.mjs');
 const EXPECTED_FAILURES = join(ROOT, 'test/conformance/expected-failures.json');
 /** The suite kills the client after this long; the test allows the suite a bit more. */
@@ -36,19 +42,24 @@ interface Outcome {
   clientStderr: string;
 }
 
+if (!existsSync(NODE22)) throw new Error(`No Node 22 for the conformance suite at ${NODE22}: run \`node scripts/ensure-node22.mjs\` (npm test does)`);
+const suiteVersion = (JSON.parse(readFileSync(join(SUITE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+const wantedVersion = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['@modelcontextprotocol/conformance'].replace(
+  /^[\^~]/,
+  '',
+);
+
 const expectedFailures = JSON.parse(readFileSync(EXPECTED_FAILURES, 'utf8')) as Record<string, string>;
 
 /** Every client scenario the installed suite knows (`conformance list --client`). */
 function clientScenarios(): string[] {
-  const r = spawnSync(process.execPath, [SUITE, 'list', '--client'], { encoding: 'utf8' });
+  const r = spawnSync(NODE22, [SUITE, 'list', '--client'], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`conformance list failed: ${r.stderr}`);
   return r.stdout
     .split('\n')
     .map((l) => /^\s+-\s+(\S+)/.exec(l)?.[1])
     .filter((s): s is string => !!s);
 }
-
-const isOAuth = (s: string): boolean => s.startsWith('auth/');
 
 /**
  * The command the suite runs (it splits on spaces and appends the URL). `patchbay
@@ -73,7 +84,7 @@ function runScenario(command: string, scenario: string): Promise<Outcome> {
   };
   const args = [SUITE, 'client', '--command', command, '--scenario', scenario, '--timeout', String(CLIENT_TIMEOUT_MS), '-o', out];
   return new Promise((done, fail) => {
-    const p = spawn(process.execPath, args, { cwd: home, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(NODE22, args, { cwd: home, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     p.stdout.on('data', (d: Buffer) => (output += d.toString()));
     p.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -106,12 +117,17 @@ function explain(o: Outcome): string {
   ].join('\n');
 }
 
-const all = clientScenarios();
-const scenarios = all.filter((s) => !isOAuth(s));
+const scenarios = clientScenarios();
 
-describe('MCP conformance suite, client scenarios (non-OAuth)', () => {
-  it('the suite lists client scenarios, and every expected failure names one of them', () => {
+describe(`MCP conformance suite ${suiteVersion}, every client scenario`, () => {
+  it('the installed suite is the version package.json asks for, on Node 22', () => {
+    expect(suiteVersion, 'node_modules holds another conformance version than package.json: npm ci').toBe(wantedVersion);
+    expect(spawnSync(NODE22, ['--version'], { encoding: 'utf8' }).stdout).toMatch(/^v22\./);
+  });
+
+  it('the suite lists client scenarios, OAuth ones included, and every expected failure names one of them', () => {
     expect(scenarios.length).toBeGreaterThan(0);
+    expect(scenarios.filter((s) => s.startsWith('auth/')).length).toBeGreaterThan(0);
     const unknown = Object.keys(expectedFailures).filter((s) => !scenarios.includes(s));
     expect(unknown, 'expected-failures.json names scenarios the suite does not run (remove them)').toEqual([]);
     for (const [s, reason] of Object.entries(expectedFailures)) expect(reason.trim(), `reason for ${s}`).not.toBe('');

@@ -66,10 +66,11 @@ describe('hosting configured entries', () => {
         prompts: [],
         resources: [],
         disabled: false,
+        hasAuth: false,
         lastError: 'mcpServers.bad: command: Invalid input: expected string, received number',
         restarts: 0,
       },
-      { name: 'off', command: process.execPath, args: [fixture('mcp-paged.mjs')], status: 'disabled', tools: [], prompts: [], resources: [], disabled: true, restarts: 0 },
+      { name: 'off', command: process.execPath, args: [fixture('mcp-paged.mjs')], status: 'disabled', tools: [], prompts: [], resources: [], disabled: true, hasAuth: false, restarts: 0 },
     ]);
     // A manual start of the bad one fails again with the same message, and is not retried.
     await t.host.start('bad');

@@ -27,6 +27,28 @@ export const remoteServerSchema = z.object({
   type: z.enum(['http', 'streamable-http', 'streamableHttp', 'sse']).optional(),
   url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
   headers: z.record(z.string(), z.string()).default({}),
+  /** OAuth (ECA's keys): a client registered with the server's authorization server beforehand. */
+  clientId: z.string().min(1).optional(),
+  /** Its secret, for confidential clients; kept out of every log. */
+  clientSecret: z.string().min(1).optional(),
+  /** `client_name` for dynamic registration (some servers accept only names they know). */
+  clientName: z.string().min(1).optional(),
+  /** The loopback port the sign-in redirect comes back to (a client registered for a fixed redirect). */
+  oauthPort: z.number().int().min(1).max(65535).optional(),
+  /**
+   * How patchbay gets its token: a user signs in (`authorization_code`, the default), patchbay signs
+   * in as itself (`client_credentials`, with `clientSecret` or `clientPrivateKey`), or with an
+   * enterprise IdP's ID token (`id-jag`, SEP-990, with `idp`).
+   */
+  grantType: z.enum(['authorization_code', 'client_credentials', 'id-jag']).optional(),
+  /** PEM (PKCS#8) private key for `private_key_jwt` client authentication (`client_credentials`). */
+  clientPrivateKey: z.string().min(1).optional(),
+  /** Its JWS algorithm (default RS256). */
+  clientSigningAlgorithm: z.string().min(1).optional(),
+  /** The enterprise IdP for `grantType: "id-jag"`: its token endpoint, patchbay's client ID there, the user's ID token from it. */
+  idp: z.object({ tokenEndpoint: z.url({ protocol: /^https?$/ }), clientId: z.string().min(1), idToken: z.string().min(1) }).optional(),
+  /** An https URL serving patchbay's OAuth client ID metadata document (SEP-991), used where the server supports it. */
+  clientMetadataUrl: z.url({ protocol: /^https$/, error: 'must be an https URL' }).optional(),
   ...common,
 });
 
@@ -57,7 +79,17 @@ export function parseServerEntry(name: string, raw: unknown): ParsedEntry {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'entry'}: ${i.message}`);
     return { ok: false, error: `mcpServers.${name}: ${issues.join('; ')}`, ...shown };
   }
+  const grantProblem = remote ? oauthGrantProblem(parsed.data as z.infer<typeof remoteServerSchema>) : undefined;
+  if (grantProblem) return { ok: false, error: `mcpServers.${name}: ${grantProblem}`, ...shown };
   return { ok: true, config: remote ? { ...(parsed.data as z.infer<typeof remoteServerSchema>), kind: 'remote' } : { ...(parsed.data as z.infer<typeof stdioServerSchema>), kind: 'stdio' } };
+}
+
+/** What a `grantType` needs besides itself. */
+function oauthGrantProblem(c: z.infer<typeof remoteServerSchema>): string | undefined {
+  if (c.grantType === 'client_credentials' && (!c.clientId || !(c.clientSecret || c.clientPrivateKey)))
+    return 'grantType "client_credentials" needs "clientId" and "clientSecret" or "clientPrivateKey"';
+  if (c.grantType === 'id-jag' && (!c.clientId || !c.idp)) return 'grantType "id-jag" needs "clientId" and "idp" ({tokenEndpoint, clientId, idToken})';
+  return undefined;
 }
 
 /** What `tool/serverUpdated` shows as the server's command line; a URL without its secrets (url.ts maskedUrl). */

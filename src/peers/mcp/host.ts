@@ -10,6 +10,8 @@ import type { ResourceContext as McpResourceContext } from '../../shapes/context
 import { errorMessage, logger, type LogLevel } from '../../util/log.js';
 import { McpServerHandle, type RestartPolicy } from './server.js';
 import type { McpHost, McpHostEvents, McpServerInfo } from './types.js';
+import { storedCredentialKeys, type OAuthUser } from './oauth-provider.js';
+import type { SecretStore } from '../../util/secrets.js';
 
 const log = logger('mcp');
 
@@ -28,6 +30,12 @@ export interface McpHostOptions {
   ask?: AskUser;
   /** Defaults: 1 s, doubling, at most 5 restarts. */
   restart?: Partial<RestartPolicy>;
+  /** Where remote servers' OAuth credentials are kept; without it, remote servers get no OAuth. */
+  secrets?: SecretStore;
+  /** Someone always there to sign in (the conformance driver); else the browser on signIn(). */
+  oauthUser?: (server: string) => OAuthUser;
+  /** A sign-in page was opened (or could not be): the front end may show its URL. */
+  signInOpened?(server: string, url: string, browserStarted: boolean): void;
 }
 
 export class McpHostImpl implements McpHost {
@@ -58,6 +66,9 @@ export class McpHostImpl implements McpHost {
       commands: opts.commands,
       restart: opts.restart,
       ...(opts.ask ? { ask: opts.ask } : {}),
+      ...(opts.secrets ? { secrets: opts.secrets } : {}),
+      ...(opts.oauthUser ? { oauthUser: opts.oauthUser } : {}),
+      ...(opts.signInOpened ? { signInOpened: opts.signInOpened } : {}),
       changed: (info) => {
         if (this.disposed) return;
         try {
@@ -130,15 +141,6 @@ export class McpHostImpl implements McpHost {
     return this.reconciling;
   }
 
-  /**
-   * A server the user removed (`mcp/removeServer`): ECA also clears its stored OAuth credentials
-   * (`remove-server!`). patchbay stores none yet; MCP OAuth fills this in.
-   */
-  forgetServerCredentials(name: string): Promise<void> {
-    log.debug(`${name}: no stored credentials to forget`);
-    return Promise.resolve();
-  }
-
   startAll(): void {
     // One server per event-loop turn: spawning and building a client take ~10 ms each, and a
     // burst of them would hold up whatever else is due (e.g. config/updated to the editor).
@@ -160,6 +162,26 @@ export class McpHostImpl implements McpHost {
 
   async stop(name: string): Promise<void> {
     await this.handle(name).stop();
+  }
+
+  async signIn(name: string): Promise<void> {
+    if (this.disposed) throw new Error('MCP host is shut down');
+    await this.handle(name).signIn();
+  }
+
+  async logout(name: string): Promise<void> {
+    if (this.disposed) throw new Error('MCP host is shut down');
+    await this.handle(name).logout();
+  }
+
+  /**
+   * For `mcp/removeServer` (ECA `remove-server!`): the server's tokens and registration go with it.
+   * By then the reconcile has usually dropped its handle, so the stored entries go by name too.
+   */
+  async forgetServerCredentials(name: string): Promise<void> {
+    await this.handles.get(name)?.forgetCredentials();
+    const store = this.opts.secrets;
+    if (store) for (const key of storedCredentialKeys(name)) await store.delete(key);
   }
 
   servers(): McpServerInfo[] {

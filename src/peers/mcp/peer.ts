@@ -4,6 +4,7 @@ import type { mcpConfig } from './settings.js';
 import { McpHostImpl } from './host.js';
 import { waitForMcpStarts } from './start-wait.js';
 import type { McpServerInfo } from './types.js';
+import { openSecretStore } from '../../util/secrets.js';
 
 type Config = PeerConfig<typeof mcpConfig>;
 
@@ -18,6 +19,9 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     tools: host.tools,
     commands: host.commands,
     ...(host.ask ? { ask: host.ask } : {}),
+    secrets: openSecretStore({ env: host.env, home: host.home }),
+    signInOpened: (server, url, started) =>
+      host.log[started ? 'info' : 'warn'](`MCP server ${server}: ${started ? 'sign in in the browser just opened, or at' : 'no browser could be opened; sign in at'} ${url}`),
     events: {
       serverUpdated: (info) => host.toolServer(toStatus(info)),
       serverRemoved: (name) => host.toolServerRemoved?.(name),
@@ -50,6 +54,8 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
       return info ? toStatus(info) : undefined;
     },
     forgetServer: (name) => mcp.forgetServerCredentials(name),
+    connectServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.signIn(name) : undefined),
+    logoutServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.logout(name) : undefined),
     dispose: () => mcp.dispose(),
     serverNames: () => Object.keys(host.config().mcpServers),
     instructions: () => mcp.instructions(),
@@ -63,7 +69,10 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
       return {
         lines: [
           'MCP servers:',
-          ...servers.map((s) => `  - ${s.name}: ${s.status}, ${s.tools.length} tools${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}`),
+          ...servers.map(
+            (s) =>
+              `  - ${s.name}: ${s.status}${s.status === 'requires-auth' ? ' (connect it from the editor to sign in)' : ''}${s.hasAuth ? ', signed in (OAuth)' : ''}, ${s.tools.length} tools${s.restarts ? `, ${s.restarts} restarts` : ''}${s.lastError ? ` — last error: ${s.lastError}` : ''}`,
+          ),
         ],
       };
     },
@@ -82,8 +91,7 @@ function toStatus(info: McpServerInfo): ToolServerStatus {
     prompts: info.prompts,
     resources: info.resources,
     disabled: info.disabled,
-    // patchbay signs in to no MCP server (remote ones take configured headers): never a token.
-    authorized: false,
+    authorized: info.hasAuth,
     ...(info.lastError ? { error: info.lastError } : {}),
   };
 }

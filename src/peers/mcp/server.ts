@@ -4,6 +4,7 @@
  *   disabled ──start()──► starting ──ok──► running ──died──► failed ──backoff──► starting …
  *   stopped  ──start()──┘     └──error──► failed (retried 1 s, 2 s, 4 s … up to maxRestarts)
  *   any ──stop()──► stopped
+ *   starting ──the server wants a sign-in, nobody there──► requires-auth ──signIn()──► starting …
  *
  * Each connection attempt has a generation number; events from an older attempt are ignored,
  * so a stop() during a slow start, or a crash report after a restart, cannot corrupt the state.
@@ -19,6 +20,11 @@ import { toCommand, toResourceContext, toServerPrompt, toServerResource, toServe
 import { displayCommand, parseServerEntry, type ParsedEntry } from './config.js';
 import { McpSession } from './session.js';
 import { oneLine } from './transport.js';
+import { isAuthError } from './oauth-transport.js';
+import { AuthorizationRequired, McpOAuthProvider, type McpOAuthClient, type OAuthUser } from './oauth-provider.js';
+import { clientCredentialsClient, idJagClient } from './oauth-machine.js';
+import { browserUser } from './oauth-browser.js';
+import type { SecretStore } from '../../util/secrets.js';
 import { maskedUrl, scrubUrls } from '../../util/url.js';
 import type { McpServerInfo } from './types.js';
 
@@ -27,7 +33,9 @@ export type ServerState =
   | { kind: 'stopped' }
   | { kind: 'starting'; gen: number; abort: AbortController }
   | { kind: 'running'; gen: number; session: McpSession }
-  | { kind: 'failed'; error: string; retry?: NodeJS.Timeout };
+  | { kind: 'failed'; error: string; retry?: NodeJS.Timeout }
+  /** A remote server answered 401 and no credential of ours works: waits for signIn(). */
+  | { kind: 'requires-auth' };
 
 export interface RestartPolicy {
   /** First delay; doubles on each further restart. */
@@ -47,7 +55,16 @@ export interface ServerDeps {
   ask?: AskUser;
   /** Every status or list change. */
   changed(info: McpServerInfo): void;
+  /** Where OAuth credentials of remote servers are kept; without it, no OAuth. */
+  secrets?: SecretStore;
+  /** Someone always there to sign in (the conformance driver's script); else the browser on signIn(). */
+  oauthUser?: (server: string) => OAuthUser;
+  /** The sign-in page was opened (or could not be): the front end may show its URL. */
+  signInOpened?(server: string, url: string, browserStarted: boolean): void;
 }
+
+/** How long the user has to finish signing in after `mcp/connectServer`. */
+const SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
 export class McpServerHandle {
   private state: ServerState;
@@ -65,6 +82,10 @@ export class McpServerHandle {
   readonly firstStart: Promise<void>;
   private firstStartOver = false;
   private endFirstStart!: () => void;
+  /** A remote server's OAuth client (none for stdio servers and for a configured Authorization header). */
+  private readonly oauth: McpOAuthClient | undefined;
+  /** A sign-in (signIn()) is under way: the connection attempt waits for the user. */
+  private signingIn = false;
 
   constructor(
     readonly name: string,
@@ -80,6 +101,7 @@ export class McpServerHandle {
       this.lastError = this.entry.error;
       this.log.error(this.entry.error);
     }
+    this.oauth = this.makeOAuth();
     this.firstStart = new Promise<void>((r) => (this.endFirstStart = r));
     if (!this.autoStart) this.firstStartDone();
   }
@@ -120,6 +142,7 @@ export class McpServerHandle {
       prompts: this.session?.prompts.map(toServerPrompt) ?? [],
       resources: this.session?.resources.map(toServerResource) ?? [],
       disabled: this.entry.ok && this.entry.config.disabled,
+      hasAuth: this.oauth?.authorized ?? false,
       ...(this.lastError ? { lastError: this.lastError } : {}),
       restarts: this.restarts,
     };
@@ -143,6 +166,115 @@ export class McpServerHandle {
 
   async stop(): Promise<void> {
     await this.halt(true);
+  }
+
+  /**
+   * `mcp/connectServer`: sign in through the browser (a loopback listener for the redirect), then
+   * connect. Resolves once running or failed; the state goes starting → running | failed.
+   */
+  async signIn(): Promise<void> {
+    const oauth = this.oauth;
+    if (!oauth)
+      throw new Error(`MCP server "${this.name}" does not sign in with OAuth (${this.entry.ok && this.entry.config.kind === 'remote' ? 'it has an Authorization header' : 'not a remote server'})`);
+    const stepUp = oauth instanceof McpOAuthProvider && oauth.wantedScope !== undefined;
+    if (this.state.kind === 'running' && !stepUp) return;
+    await this.halt(false);
+    await oauth.load();
+    const config = this.entry.ok && this.entry.config.kind === 'remote' ? this.entry.config : undefined;
+    // Machine grants need nobody: connecting is signing in.
+    if (config?.grantType && config.grantType !== 'authorization_code') return this.start();
+    const port = config?.oauthPort ?? oauth.registeredPort() ?? 0;
+    let user: Awaited<ReturnType<typeof browserUser>>;
+    const userOpts = {
+      env: this.deps.env,
+      log: this.log,
+      timeoutMs: SIGN_IN_TIMEOUT_MS,
+      opened: (url: string, started: boolean) => this.deps.signInOpened?.(this.name, url, started),
+    };
+    try {
+      user = await browserUser({ ...userOpts, port });
+    } catch (e) {
+      if (config?.oauthPort || !port) throw new Error(`MCP server "${this.name}": cannot listen for the sign-in redirect on 127.0.0.1:${port}: ${errorMessage(e)}`);
+      // The port of an earlier registration is taken: register again with a free one.
+      await oauth.invalidateCredentials?.('client');
+      user = await browserUser({ ...userOpts, port: 0 });
+    }
+    oauth.user = user;
+    this.signingIn = true;
+    try {
+      await this.start();
+    } finally {
+      this.signingIn = false;
+      if (oauth.user === user) oauth.user = this.deps.oauthUser?.(this.name);
+      await user.close();
+      // However the sign-in ended, its PKCE verifier is spent.
+      await oauth.invalidateCredentials?.('verifier');
+    }
+  }
+
+  /** `mcp/logoutServer`: forget the server's credentials and start it again (it then asks for a sign-in). */
+  async logout(): Promise<void> {
+    await this.halt(false);
+    await this.forgetCredentials();
+    await this.start();
+  }
+
+  /** Deletes every stored OAuth credential of this server (logout; a removed server). */
+  async forgetCredentials(): Promise<void> {
+    await this.oauth?.forget();
+  }
+
+  private makeOAuth(): McpOAuthClient | undefined {
+    const c = this.entry.ok ? this.entry.config : undefined;
+    if (!c || c.kind !== 'remote') return undefined;
+    // A configured Authorization header is the user's own way in; OAuth would only get in its way (as ECA).
+    if (Object.keys(c.headers).some((h) => h.toLowerCase() === 'authorization')) return undefined;
+    const name = c.clientName ? { clientName: c.clientName } : {};
+    // parseServerEntry checked that each grant has what it needs.
+    if (c.grantType === 'client_credentials' && c.clientId) {
+      return clientCredentialsClient({
+        clientId: c.clientId,
+        ...(c.clientSecret ? { clientSecret: c.clientSecret } : {}),
+        ...(c.clientPrivateKey ? { privateKey: c.clientPrivateKey } : {}),
+        ...(c.clientSigningAlgorithm ? { algorithm: c.clientSigningAlgorithm } : {}),
+        ...name,
+      });
+    }
+    if (c.grantType === 'id-jag' && c.clientId && c.idp) {
+      return idJagClient({
+        clientId: c.clientId,
+        ...(c.clientSecret ? { clientSecret: c.clientSecret } : {}),
+        idpTokenEndpoint: c.idp.tokenEndpoint,
+        idpClientId: c.idp.clientId,
+        idToken: c.idp.idToken,
+        ...name,
+      });
+    }
+    if (!this.deps.secrets) return undefined;
+    const oauth = new McpOAuthProvider({
+      server: this.name,
+      url: c.url,
+      store: this.deps.secrets,
+      log: this.log,
+      ...(c.clientId ? { clientId: c.clientId } : {}),
+      ...(c.clientSecret ? { clientSecret: c.clientSecret } : {}),
+      ...(c.clientName ? { clientName: c.clientName } : {}),
+      ...(c.clientMetadataUrl ? { clientMetadataUrl: c.clientMetadataUrl } : {}),
+      // Called inside a request of the session: the state changes once that request has failed.
+      unattended: () => setImmediate(() => this.authLost()),
+    });
+    oauth.user = this.deps.oauthUser?.(this.name);
+    return oauth;
+  }
+
+  /** A running server wants a sign-in nobody can do now (a scope step-up): it waits for signIn(). */
+  private authLost(): void {
+    if (this.state.kind !== 'running') return;
+    this.log.info('requires authorization again (more scope): connect it from the editor');
+    const session = this.state.session;
+    this.gen++;
+    this.setState({ kind: 'requires-auth' });
+    void session.close().catch(() => {});
   }
 
   /** Stops without reporting: patchbay is shutting down. */
@@ -188,6 +320,11 @@ export class McpServerHandle {
     const abort = new AbortController();
     this.setState({ kind: 'starting', gen, abort });
     try {
+      // A step-up: the token held still opens the connection, so the SDK is asked for the wider scope first.
+      const oauth = this.oauth;
+      if (this.signingIn && oauth instanceof McpOAuthProvider && oauth.wantedScope && this.entry.config.kind === 'remote') {
+        await oauth.stepUp(this.entry.config.url, oauth.wantedScope);
+      }
       const session = await McpSession.open({
         signal: abort.signal,
         name: this.name,
@@ -195,6 +332,9 @@ export class McpServerHandle {
         env: this.deps.env,
         roots: this.deps.roots,
         timeoutMs: this.deps.timeoutSeconds * 1000,
+        // The first request waits while the user signs in.
+        ...(this.signingIn ? { connectTimeoutMs: this.deps.timeoutSeconds * 1000 + SIGN_IN_TIMEOUT_MS } : {}),
+        ...(this.oauth ? { oauth: this.oauth } : {}),
         logLevel: this.deps.logLevel,
         log: this.log,
         onClosed: (reason) => this.died(gen, reason),
@@ -212,6 +352,12 @@ export class McpServerHandle {
       this.setState({ kind: 'running', gen, session });
     } catch (e) {
       if (this.gen !== gen) return;
+      if (isAuthError(e) && isUnattended(e)) {
+        // lastError stays: after a failed sign-in it says why the next one is needed.
+        this.log.info('requires authorization (connect it from the editor)');
+        this.setState({ kind: 'requires-auth' });
+        return;
+      }
       // Room for the stderr tail (at most 600 characters) after the error itself.
       this.fail(`failed to start: ${oneLine(errorMessage(e), 1000)}`);
     }
@@ -293,4 +439,9 @@ export class McpServerHandle {
     if (!s) return Promise.resolve(textResult(`${this.name}__${tool}: the MCP server "${this.name}" is ${this.state.kind}${this.lastError ? ` (${this.lastError})` : ''}`, true));
     return s.callTool(tool, args, ctx);
   }
+}
+
+/** The server wants a sign-in and nobody was there to do it (not a sign-in that went wrong). */
+function isUnattended(e: unknown): boolean {
+  return e instanceof AuthorizationRequired || (e instanceof Error && e.cause instanceof AuthorizationRequired);
 }

@@ -36,6 +36,7 @@ import { renderResource, toToolResult } from './adapt.js';
 import type { ServerConfig } from './config.js';
 import { callToolResultSchema, parseCallToolResult } from './fast-parse.js';
 import { connect, oneLine, type Connection } from './transport.js';
+import type { McpOAuthClient } from './oauth-provider.js';
 import { RunningCalls, type RunningCall } from './running-calls.js';
 import { StderrTail } from './stderr-tail.js';
 import { LogBudget } from '../../util/log-budget.js';
@@ -48,6 +49,8 @@ export interface SessionOptions {
   env: NodeJS.ProcessEnv;
   roots: () => string[];
   timeoutMs: number;
+  /** For connecting only, when longer than timeoutMs (a sign-in is under way). */
+  connectTimeoutMs?: number;
   logLevel: LogLevel;
   log: Logger;
   /** Aborts the attempt to connect (stop() during start). */
@@ -58,6 +61,8 @@ export interface SessionOptions {
   onListChanged(kind: ListKind): void;
   /** The front end's way to ask the user; without it, elicitation is not declared. */
   ask?: AskUser;
+  /** A remote server's OAuth client. */
+  oauth?: McpOAuthClient;
 }
 
 /** patchbay level → MCP level (https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging). */
@@ -145,13 +150,14 @@ export class McpSession {
       makeClient: () => s.makeClient(),
       env: opts.env,
       cwd: opts.roots()[0],
-      timeoutMs: opts.timeoutMs,
+      timeoutMs: opts.connectTimeoutMs ?? opts.timeoutMs,
       signal: opts.signal,
       log: opts.log,
       onStderr: (line) => {
         if (line.trim()) s.stderrLogs.log('info', () => `stderr: ${s.stderr.scrub(line)}`);
       },
       stderrTail: s.stderr,
+      ...(opts.oauth ? { oauth: opts.oauth } : {}),
     });
     s.instructions = s.conn.client.getInstructions();
     // callDirect's answers are taken before the SDK sees them; everything else is the SDK's.

@@ -16,6 +16,8 @@ import { cappedLines } from '../../util/capped-lines.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from './config.js';
 import { FastReadBuffer } from './fast-parse.js';
+import type { McpOAuthClient } from './oauth-provider.js';
+import { isAuthError, isTransportMismatch, SigningInTransport } from './oauth-transport.js';
 import type { StderrTail } from './stderr-tail.js';
 
 /** A stderr line longer than this is cut: a child writing megabytes without a newline must not grow patchbay's memory. */
@@ -43,6 +45,8 @@ export interface ConnectOptions {
   onStderr: (line: string) => void;
   /** Where a stdio child's last stderr lines are kept; a failed start reports them. */
   stderrTail?: StderrTail;
+  /** A remote server's OAuth client (remote servers without a configured Authorization header). */
+  oauth?: McpOAuthClient;
 }
 
 export async function connect(config: ServerConfig, opts: ConnectOptions): Promise<Connection> {
@@ -133,9 +137,10 @@ async function connectStdio(config: StdioServerConfig, opts: ConnectOptions): Pr
 async function connectRemote(config: RemoteServerConfig, opts: ConnectOptions): Promise<Connection> {
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: config.headers };
+  await opts.oauth?.load();
   let streamableError: string | undefined;
   if (config.type !== 'sse') {
-    const transport = new StreamableHTTPClientTransport(url, { requestInit });
+    const transport = opts.oauth ? new SigningInTransport(url, { requestInit }, opts.oauth) : new StreamableHTTPClientTransport(url, { requestInit });
     const client = opts.makeClient();
     try {
       await connectOrAbort(client, transport, opts);
@@ -150,16 +155,17 @@ async function connectRemote(config: RemoteServerConfig, opts: ConnectOptions): 
       };
     } catch (e) {
       await client.close().catch(() => {});
-      if (opts.signal.aborted) throw e;
+      if (opts.signal.aborted || isAuthError(e) || (transport instanceof SigningInTransport && transport.challenged && !isTransportMismatch(e))) throw e;
       streamableError = oneLine(errorMessage(e));
       opts.log.info(`Streamable HTTP failed (${streamableError}); trying SSE`);
     }
   }
   const client = opts.makeClient();
   try {
-    await connectOrAbort(client, new SSEClientTransport(url, { requestInit }), opts);
+    await connectOrAbort(client, new SSEClientTransport(url, { requestInit, ...(opts.oauth ? { authProvider: opts.oauth } : {}) }), opts);
   } catch (e) {
     await client.close().catch(() => {});
+    if (isAuthError(e)) throw e;
     throw new Error(streamableError ? `Streamable HTTP: ${streamableError}; SSE: ${oneLine(errorMessage(e))}` : errorMessage(e));
   }
   return { client, transport: 'sse', close: () => client.close().catch(() => {}) };

@@ -5,7 +5,7 @@
  */
 import type { ResourceContext as McpResourceContext } from '../../shapes/context.js';
 
-export type McpStatus = 'starting' | 'running' | 'stopped' | 'failed' | 'disabled';
+export type McpStatus = 'starting' | 'running' | 'stopped' | 'failed' | 'disabled' | 'requires-auth';
 
 /** What `tool/serverUpdated` and `patchbay doctor` show for one server. */
 export interface McpServerInfo {
@@ -22,6 +22,8 @@ export interface McpServerInfo {
   resources: Array<{ uri: string; name: string; description: string; mimeType: string }>;
   /** `disabled: true` in its config entry. */
   disabled: boolean;
+  /** An OAuth access token is held for it. */
+  hasAuth: boolean;
   lastError?: string;
   /** Restarts after failures since the last manual start. */
   restarts: number;
@@ -46,6 +48,12 @@ export interface McpHost {
   start(name: string): Promise<void>;
   /** `mcp/stopServer`: stop it and keep it stopped. */
   stop(name: string): Promise<void>;
+  /** `mcp/connectServer`: sign in to a remote server through the browser, then connect. */
+  signIn(name: string): Promise<void>;
+  /** `mcp/logoutServer`: forget its OAuth credentials and restart it. */
+  logout(name: string): Promise<void>;
+  /** Deletes the server's stored OAuth credentials (the server is being removed). */
+  forgetServerCredentials(name: string): Promise<void>;
   servers(): McpServerInfo[];
   /** Servers configured to start whose first attempt is not over yet (not running, not failed). */
   starting(): string[];

@@ -152,6 +152,8 @@ export const ECA = {
   mcpRemoveServer: request('mcp/removeServer', toServer, mcpRemoveServerParamsSchema, mcpRemoveServerResultSchema),
   mcpEnableServer: notification('mcp/enableServer', toServer, mcpServerParamsSchema),
   mcpDisableServer: notification('mcp/disableServer', toServer, mcpServerParamsSchema),
+  mcpConnectServer: notification('mcp/connectServer', toServer, mcpServerParamsSchema),
+  mcpLogoutServer: notification('mcp/logoutServer', toServer, mcpServerParamsSchema),
   // The settings panels (./settings.ts).
   providersList: request('providers/list', toServer, providersListParamsSchema, providersListResultSchema),
   providersLogin: request('providers/login', toServer, providersLoginParamsSchema, providersLoginResultSchema),

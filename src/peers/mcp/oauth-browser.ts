@@ -1,0 +1,127 @@
+/**
+ * The user's part of an MCP sign-in (`mcp/connectServer`), as ECA does it
+ * (`src/eca/features/tools/mcp.clj` `connect-server!`, `src/eca/oauth.clj`): a loopback listener on
+ * 127.0.0.1 for the redirect (RFC 8252 §7.3; port `oauthPort` or any free one), and the
+ * authorization URL opened in the browser (`$BROWSER` when set, else `open` / `xdg-open` /
+ * `start`), and logged in case no browser can be opened here.
+ */
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { errorMessage, type Logger } from '../../util/log.js';
+import type { OAuthUser } from './oauth-provider.js';
+
+const CALLBACK_PATH = '/callback';
+/** Error texts from the authorization server are quoted into logs and `tool/serverUpdated`: kept short. */
+const MAX_ERROR_TEXT = 200;
+
+export interface BrowserUserOptions {
+  /** 0: any free port. */
+  port: number;
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+  /** How long the user has to come back. */
+  timeoutMs: number;
+  /** Told the authorization URL (the editor may show it). */
+  opened?(url: string, browserStarted: boolean): void;
+}
+
+export interface BrowserUser extends OAuthUser {
+  /** Stops listening; a pending `code()` is rejected. */
+  close(): Promise<void>;
+}
+
+export async function browserUser(o: BrowserUserOptions): Promise<BrowserUser> {
+  let waiting: { state: string; resolve(code: string): void; reject(e: Error): void } | undefined;
+  let pending: Promise<string> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const settle = (fn: (w: NonNullable<typeof waiting>) => void) => {
+    const w = waiting;
+    waiting = undefined;
+    clearTimeout(timer);
+    if (w) fn(w);
+  };
+
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
+      return;
+    }
+    const q = url.searchParams;
+    // A stray or forged redirect (wrong state) must not end the sign-in the user is doing.
+    if (!waiting || q.get('state') !== waiting.state) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('This sign-in is not the one patchbay is waiting for.');
+      return;
+    }
+    const code = q.get('code');
+    const error = q.get('error');
+    if (code) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page('Signed in', 'You can close this tab and return to your editor.'));
+      settle((w) => w.resolve(code));
+      return;
+    }
+    const why = short(`${error ?? 'no code'}${q.get('error_description') ? `: ${q.get('error_description')}` : ''}`);
+    res.writeHead(400, { 'content-type': 'text/html; charset=utf-8' }).end(page('Sign-in failed', why));
+    settle((w) => w.reject(new Error(`the authorization server answered ${why}`)));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    redirectUrl: `http://127.0.0.1:${port}${CALLBACK_PATH}`,
+    authorize(url, state) {
+      settle((w) => w.reject(new Error('a newer sign-in started')));
+      pending = new Promise<string>((resolve, reject) => (waiting = { state, resolve, reject }));
+      // Whoever awaits code() sees the rejection; this keeps an unawaited one from crashing.
+      pending.catch(() => {});
+      timer = setTimeout(() => settle((w) => w.reject(new Error(`no sign-in within ${Math.round(o.timeoutMs / 1000)} s`))), o.timeoutMs);
+      timer.unref();
+      const href = url.toString();
+      const started = openBrowser(href, o.env, o.log);
+      o.opened?.(href, started);
+      return Promise.resolve();
+    },
+    code() {
+      return pending ?? Promise.reject(new Error('no sign-in was started'));
+    },
+    close() {
+      settle((w) => w.reject(new Error('sign-in cancelled')));
+      return new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** Starts the user's browser on `url`; false when no opener could be started. */
+function openBrowser(url: string, env: NodeJS.ProcessEnv, log: Logger): boolean {
+  const custom = env.BROWSER?.trim();
+  const [cmd, ...args] = custom ? [...custom.split(/\s+/), url] : process.platform === 'darwin' ? ['open', url] : process.platform === 'win32' ? ['cmd', '/c', 'start', '""', url] : ['xdg-open', url];
+  try {
+    const child = spawn(cmd, args, { detached: true, stdio: 'ignore', env });
+    child.on('error', (e) => log.warn(`could not open a browser (${cmd}): ${errorMessage(e)}; open the sign-in URL above yourself`));
+    child.unref();
+    return true;
+  } catch (e) {
+    log.warn(`could not open a browser (${cmd}): ${errorMessage(e)}`);
+    return false;
+  }
+}
+
+function short(s: string): string {
+  const line = s.replace(/\s+/g, ' ').trim();
+  return line.length > MAX_ERROR_TEXT ? `${line.slice(0, MAX_ERROR_TEXT)}…` : line;
+}
+
+function page(title: string, text: string): string {
+  const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<!doctype html><meta charset="utf-8"><title>${esc(title)}</title><h1>${esc(title)}</h1><p>${esc(text)}</p>`;
+}

@@ -1,0 +1,303 @@
+/**
+ * The SDK's `OAuthClientProvider` for one remote MCP server
+ * (https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization). The SDK's `auth()`
+ * does the protocol: protected-resource and authorization-server discovery, client ID metadata
+ * documents, dynamic client registration, scope selection and step-up, PKCE, `resource`, refresh.
+ * This class only keeps what it produces, in the secret store (`mcp/<server>/tokens`, `/client`,
+ * `/verifier`), and hands the authorization URL to whoever plays the user:
+ *
+ * - nobody (a server started in the background): `redirectToAuthorization` throws
+ *   AuthorizationRequired, and the server shows `requires-auth` until the editor asks to connect;
+ * - the browser (`mcp/connectServer`, oauth-browser.ts) or a script (the conformance driver).
+ *
+ * Credentials are bound to the server's URL: a config entry pointed elsewhere never gets them.
+ */
+import { randomBytes } from 'node:crypto';
+import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { errorMessage, rememberSecret, type Logger } from '../../util/log.js';
+import type { SecretStore } from '../../util/secrets.js';
+
+/** The server needs the user to sign in, and nobody is there to do it now. */
+export class AuthorizationRequired extends Error {
+  constructor(server: string) {
+    super(`MCP server "${server}" requires authorization: connect it from the editor (mcp/connectServer)`);
+    this.name = 'AuthorizationRequired';
+  }
+}
+
+/** Whoever takes the user through the authorization page. */
+export interface OAuthUser {
+  /** Where the authorization server sends the user agent back to. */
+  readonly redirectUrl: string;
+  /** Takes the user to the authorization URL; the code comes back through `code()`. */
+  authorize(url: URL, state: string): Promise<void>;
+  /** The authorization code of the last `authorize`, once the user is back. */
+  code(): Promise<string>;
+}
+
+/** What the MCP peer needs of any OAuth client of a server (this file's, or oauth-machine.ts's). */
+export interface McpOAuthClient extends OAuthClientProvider {
+  /** Who plays the user now (browser flows only). */
+  user: OAuthUser | undefined;
+  /** Reads stored credentials, once. */
+  load(): Promise<void>;
+  /** An access token is held. */
+  readonly authorized: boolean;
+  /** The code the user brings back from the sign-in the SDK just started; undefined when it started none. */
+  takeCode(): Promise<string> | undefined;
+  /** The loopback port of a stored registration's redirect. */
+  registeredPort(): number | undefined;
+  /** Deletes every credential held for the server. */
+  forget(): Promise<void>;
+  /** Signs in again for a wider scope though a token is held (403 insufficient_scope); browser flows only. */
+  stepUp?(serverUrl: string, scope: string, fetchFn?: FetchLike): Promise<void>;
+}
+
+export interface McpOAuthOptions {
+  server: string;
+  /** The MCP server's URL: stored credentials are only used for this one. */
+  url: string;
+  store: SecretStore;
+  log: Logger;
+  /** A client registered with the authorization server beforehand (config `clientId`/`clientSecret`). */
+  clientId?: string;
+  clientSecret?: string;
+  /** `client_name` in registrations (config `clientName`); some servers accept only known names. */
+  clientName?: string;
+  /** An https URL serving our client ID metadata document (SEP-991), used where the server supports it. */
+  clientMetadataUrl?: string;
+  /** Scope to ask for when neither the server's challenge nor its metadata names one (config `scope`). */
+  scope?: string;
+  /** The server wants a sign-in and nobody is there (e.g. a scope step-up during a tool call). */
+  unattended?(): void;
+}
+
+interface Stored<T> {
+  url: string;
+  value: T;
+}
+
+type Kind = 'tokens' | 'client' | 'verifier';
+const KINDS: readonly Kind[] = ['tokens', 'client', 'verifier'];
+
+/** Every secret-store key a server's OAuth may have written (for forgetting a removed server's). */
+export function storedCredentialKeys(server: string): string[] {
+  return KINDS.map((k) => `mcp/${server}/${k}`);
+}
+
+export class McpOAuthProvider implements McpOAuthClient {
+  /** Who plays the user now; undefined while the server runs unattended. */
+  user: OAuthUser | undefined;
+  private tokensValue: OAuthTokens | undefined;
+  private clientValue: OAuthClientInformationMixed | undefined;
+  private verifier: string | undefined;
+  private discovery: OAuthDiscoveryState | undefined;
+  private lastState: string | undefined;
+  /** The SDK sent the user to the authorization page since the last takeCode(). */
+  private redirected = false;
+  private loaded: Promise<void> | undefined;
+
+  constructor(private readonly o: McpOAuthOptions) {
+    if (o.clientSecret) rememberSecret(o.clientSecret);
+  }
+
+  /** Reads what the store holds (once); call before the first connection. */
+  load(): Promise<void> {
+    this.loaded ??= (async () => {
+      this.tokensValue = await this.read<OAuthTokens>('tokens');
+      this.clientValue = await this.read<OAuthClientInformationMixed>('client');
+      this.verifier = await this.read<string>('verifier');
+      this.remember();
+    })();
+    return this.loaded;
+  }
+
+  /** An access token is held (`hasAuth` in `tool/serverUpdated`). */
+  get authorized(): boolean {
+    return !!this.tokensValue?.access_token;
+  }
+
+  /** The port of the loopback redirect a stored registration was made with, so a new sign-in can reuse it. */
+  registeredPort(): number | undefined {
+    const c = this.clientValue;
+    const uri = c && 'redirect_uris' in c ? c.redirect_uris?.[0] : undefined;
+    if (!uri) return undefined;
+    try {
+      const u = new URL(uri);
+      return u.hostname === '127.0.0.1' && u.port ? Number(u.port) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  get redirectUrl(): string {
+    return this.user?.redirectUrl ?? 'http://127.0.0.1/callback';
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.o.clientMetadataUrl;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: this.o.clientName ?? 'patchbay',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: this.o.clientSecret ? 'client_secret_basic' : 'none',
+      ...(this.o.scope ? { scope: this.o.scope } : {}),
+    };
+  }
+
+  state(): string {
+    this.lastState = randomBytes(24).toString('base64url');
+    return this.lastState;
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    if (this.o.clientId)
+      return this.clientValue?.client_id === this.o.clientId ? this.clientValue : { client_id: this.o.clientId, ...(this.o.clientSecret ? { client_secret: this.o.clientSecret } : {}) };
+    // Unattended, a registration would be made for a redirect nobody listens on: wait for the user.
+    if (!this.clientValue && !this.tokensValue && !this.user) throw new AuthorizationRequired(this.o.server);
+    return this.clientValue;
+  }
+
+  async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
+    this.clientValue = info;
+    this.remember();
+    await this.write('client', info);
+  }
+
+  tokens(): OAuthTokens | undefined {
+    return this.tokensValue;
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    this.tokensValue = tokens;
+    this.remember();
+    this.o.log.info(`signed in${tokens.scope ? ` (scope: ${tokens.scope})` : ''}${tokens.refresh_token ? ', with a refresh token' : ''}`);
+    await this.write('tokens', tokens);
+  }
+
+  /**
+   * The scope of the last sign-in nobody was there for: a step-up (403 insufficient_scope) the
+   * next signIn() must ask for, since the token held still opens the connection.
+   */
+  wantedScope: string | undefined;
+
+  async redirectToAuthorization(url: URL): Promise<void> {
+    if (!this.user) {
+      // Only a step-up needs remembering: a first sign-in starts from the server's own 401 again.
+      this.wantedScope = this.tokensValue ? (url.searchParams.get('scope') ?? undefined) : undefined;
+      this.o.unattended?.();
+      throw new AuthorizationRequired(this.o.server);
+    }
+    this.wantedScope = undefined;
+    await this.user.authorize(url, url.searchParams.get('state') ?? this.lastState ?? '');
+    this.redirected = true;
+  }
+
+  /**
+   * A scope step-up through the SDK's auth(). The SDK answers a 403 `insufficient_scope` by
+   * refreshing when a refresh token is held, which never widens the scope; so the tokens are set
+   * aside for the call, and auth() starts a new authorization for `scope`. They come back when it fails.
+   */
+  async stepUp(serverUrl: string, scope: string, fetchFn?: FetchLike): Promise<void> {
+    if (!this.user) {
+      this.wantedScope = scope;
+      this.o.unattended?.();
+      throw new AuthorizationRequired(this.o.server);
+    }
+    const held = this.tokensValue;
+    this.tokensValue = undefined;
+    try {
+      const opts = { serverUrl, scope, ...(fetchFn ? { fetchFn } : {}) };
+      if ((await auth(this, opts)) === 'AUTHORIZED') return;
+      const code = this.takeCode();
+      if (!code) throw new Error('the authorization server did not send the user to sign in');
+      await auth(this, { ...opts, authorizationCode: await code });
+    } catch (e) {
+      this.tokensValue ??= held;
+      throw new Error(`sign-in failed: ${errorMessage(e)}`, { cause: e });
+    } finally {
+      await this.invalidateCredentials('verifier');
+    }
+  }
+
+  /** The code the user brings back from the sign-in the SDK just started; undefined when it started none. */
+  takeCode(): Promise<string> | undefined {
+    if (!this.redirected || !this.user) return undefined;
+    this.redirected = false;
+    return this.user.code();
+  }
+
+  async saveCodeVerifier(verifier: string): Promise<void> {
+    this.verifier = verifier;
+    rememberSecret(verifier);
+    // Unattended, the authorization is never started (redirectToAuthorization refuses): nothing to keep.
+    if (this.user) await this.write('verifier', verifier);
+  }
+
+  codeVerifier(): string {
+    if (!this.verifier) throw new Error(`MCP server "${this.o.server}": no PKCE code verifier saved`);
+    return this.verifier;
+  }
+
+  // Discovery results live as long as the process: cheap to redo, and an authorization server that
+  // moved is then found again.
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.discovery = state;
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.discovery;
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    if (scope === 'all' || scope === 'discovery') this.discovery = undefined;
+    const kinds: Kind[] = scope === 'all' ? ['tokens', 'client', 'verifier'] : scope === 'discovery' ? [] : [scope];
+    for (const k of kinds) {
+      if (k === 'tokens') this.tokensValue = undefined;
+      if (k === 'client') this.clientValue = undefined;
+      if (k === 'verifier') this.verifier = undefined;
+      await this.o.store.delete(this.key(k)).catch((e: unknown) => this.o.log.warn(`forgetting ${k}: ${errorMessage(e)}`));
+    }
+  }
+
+  /** Logout: every stored credential of this server is deleted. */
+  async forget(): Promise<void> {
+    await this.invalidateCredentials('all');
+  }
+
+  private key(kind: Kind): string {
+    return storedCredentialKeys(this.o.server)[KINDS.indexOf(kind)];
+  }
+
+  /** Tokens and secrets the SDK's errors might quote are redacted from every log line. */
+  private remember(): void {
+    for (const v of [this.tokensValue?.access_token, this.tokensValue?.refresh_token, this.tokensValue?.id_token, this.clientValue?.client_secret, this.verifier]) {
+      if (v) rememberSecret(v);
+    }
+  }
+
+  private async read<T>(kind: Kind): Promise<T | undefined> {
+    try {
+      const raw = await this.o.store.get(this.key(kind));
+      if (!raw) return undefined;
+      const parsed = JSON.parse(raw) as Partial<Stored<T>>;
+      if (parsed.url !== this.o.url || parsed.value === undefined) return undefined;
+      return parsed.value;
+    } catch (e) {
+      // A damaged entry is as good as none: the user signs in again.
+      this.o.log.warn(`stored ${kind} unreadable: ${errorMessage(e)}`);
+      return undefined;
+    }
+  }
+
+  private async write(kind: Kind, value: unknown): Promise<void> {
+    const stored: Stored<unknown> = { url: this.o.url, value };
+    await this.o.store.set(this.key(kind), JSON.stringify(stored));
+  }
+}
