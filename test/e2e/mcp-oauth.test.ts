@@ -11,7 +11,7 @@
  * `tool/serverUpdated` (eca-webview `src/protocol.ts` `MCPServerUpdatedParams`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -162,6 +162,37 @@ describe('MCP OAuth from the editor (mcp/connectServer, mcp/logoutServer)', () =
     expect(Object.keys(secrets(home)).filter((k) => k.startsWith('mcp/secure/'))).toEqual([]);
     const doctor = await runPatchbay(['doctor'], { home, env: { PATCHBAY_SECRET_STORE: 'file', PATCHBAY_CONFIG: cliConfig({ mcpServers: { secure: { url: f.url } } }) }, timeoutMs: 60_000 });
     expect(doctor.stdout).toMatch(/- secure: requires-auth \(connect it from the editor to sign in\), 0 tools/);
+  });
+
+  // ECA `remove-server!` (src/eca/features/tools/mcp.clj): removing a server from the MCP panel
+  // (eca-emacs `eca-mcp--submit-remove-server`) also clears its stored OAuth credentials.
+  it('removeServer of a signed-in server deletes its stored tokens and registration', async () => {
+    const f = await startFixture();
+    const home = scratch(tempDir());
+    const configFile = join(home, 'config.json');
+    writeFileSync(configFile, JSON.stringify({ mcpServers: { secure: { url: f.url } } }, null, 2));
+    const p = track(
+      new EcaProc({
+        home,
+        args: ['--config-file', configFile],
+        env: { BROWSER: `${process.execPath} ${fixture('oauth-browser.mjs')}`, OAUTH_BROWSER_LOG: join(home, 'browser.log'), PATCHBAY_SECRET_STORE: 'file' },
+      }),
+    );
+    await p.initialize(scratch(workspace()));
+    await p.waitFor(secure('requires-auth'), 'secure requires-auth', 20_000);
+    p.notify(ECA.mcpConnectServer, { name: 'secure' });
+    await p.waitFor(secure('running'), 'secure running', 30_000);
+    expect(
+      Object.keys(secrets(home))
+        .filter((k) => k.startsWith('mcp/secure/'))
+        .sort(),
+    ).toEqual(['mcp/secure/client', 'mcp/secure/tokens']);
+
+    const res = await p.request(ECA.mcpRemoveServer, { name: 'secure' });
+    expect(res.result).toEqual({ name: 'secure', removed: true });
+    await p.waitFor((m) => m.method === ECA.toolServerRemoved.method && m.params.name === 'secure', 'tool/serverRemoved');
+    expect(Object.keys(secrets(home)).filter((k) => k.startsWith('mcp/secure/'))).toEqual([]);
+    expect(JSON.parse(readFileSync(configFile, 'utf8'))).toEqual({ mcpServers: {} });
   });
 
   it('an authorization server answering garbage: failed with a clear error, no token stored, the server keeps answering', async () => {
