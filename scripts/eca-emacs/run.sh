@@ -32,7 +32,7 @@ url=$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(proces
 printf 'hello from the workspace\n' > "$tmp/ws/notes.txt"
 export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config" PATCHBAY_HOME="$tmp/home/.patchbay" PATCHBAY_LOCAL_MODEL=off
 export PATCHBAY_CONFIG="{\"gateway\":{\"port\":0},\"providers\":{\"fake\":{\"api\":\"openai-chat\",\"url\":\"$url/v1\",\"key\":\"x\",\"models\":{\"m1\":{\"imageInput\":true,\"variants\":{\"terse\":{\"max_tokens\":77}}},\"m2\":{}}}},\"defaultModel\":\"fake/m1\",\"chat\":{\"generateTitles\":false,\"maxRetries\":0},\"mcpServers\":{\"elicit\":{\"command\":\"node\",\"args\":[\"$repo/test/fixtures/mcp-elicit.mjs\"]}},\"toolCall\":{\"approval\":{\"allow\":{\"elicit\":{}}}}}"
-export PB_FAKE_URL="$url" PB_WORKSPACE="$tmp/ws" PB_OUT="$out"
+export PB_FAKE_URL="$url" PB_WORKSPACE="$tmp/ws" PB_OUT="$out" PB_REPO="$repo"
 export PB_SERVER_COMMAND="node $repo/scripts/eca-emacs/tee.mjs $out/wire.jsonl $repo/bin/patchbay server"
 : > "$out/wire.jsonl"
 status=0

@@ -341,6 +341,71 @@ as a user does on a block or button."
 
 (defun pb-request-has (s) (string-match-p (regexp-quote s) (format "%S" (plist-get (pb-last-request) :body))))
 
+(defun pb-trusted-turn-here (prompt answer &rest replies)
+  "Send PROMPT in the current chat with trust on and wait for ANSWER; REPLIES script the model."
+  (let ((chat (pb-chat)))
+    (with-current-buffer chat (eca-chat-toggle-trust))
+    (apply #'pb-script replies)
+    (pb-say prompt)
+    (prog1 (pb-wait "answer" (lambda () (and (pb-has answer) (pb-idle-p))))
+      (with-current-buffer chat (eca-chat-toggle-trust)))))
+
+;; The panels' actions, as their buttons call them (eca-providers.el, eca-mcp.el, eca-jobs.el).
+(defun pb-provider (id) (cl-find-if (lambda (p) (equal (plist-get p :id) id)) (eca--session-providers (pb-session))))
+(defun pb-tool-server (name) (cdr (assoc name (eca--session-tool-servers (pb-session)))))
+
+(pb-step "providers: Add Key (eca-providers--do-login → providers/login, the key typed in read-passwd → providers/loginInput), providers/updated shows it logged in; Logout"
+  (cl-letf (((symbol-function 'read-passwd) (lambda (&rest _) "sk-emacs-typed-0123456789"))
+            ((symbol-function 'completing-read)
+             (lambda (_p coll &rest _)
+               (let ((cands (all-completions "" coll)))
+                 (pb-log "  login methods offered: %S" cands)
+                 (or (cl-find-if (lambda (c) (string-match-p "key" (downcase c))) cands) (car cands))))))
+    (eca-providers--do-login (pb-session) "openai" nil)
+    (and (pb-wait "openai logged in"
+                  (lambda () (equal (plist-get (plist-get (pb-provider "openai") :auth) :source) "login")))
+         (progn (pb-log "  openai auth: %S" (plist-get (pb-provider "openai") :auth)) t)
+         (progn (eca-api-request-async (pb-session) :method "providers/logout" :params (list :provider "openai")
+                                       :success-callback (lambda (_) nil))
+                (pb-wait "openai logged out"
+                         (lambda () (equal (plist-get (plist-get (pb-provider "openai") :auth) :status) "unauthenticated"))))
+         ;; The key reached no log line Emacs saw and no message on the wire but the one Emacs sent.
+         (not (string-match-p "sk-emacs-typed" (with-temp-buffer (insert-file-contents (expand-file-name "logs/server.log" (getenv "PATCHBAY_HOME"))) (buffer-string)))))))
+
+(pb-step "MCP panel: add a server (eca-mcp--submit-add-server → mcp/addServer, global scope), it runs; disable, enable, remove (tool/serverRemoved)"
+  (with-temp-buffer
+    (setq-local eca-mcp--add-form-state
+                (list :name "notes" :transport "stdio" :scope "global"
+                      :command "node" :args (expand-file-name "test/fixtures/mcp-notes.mjs" (getenv "PB_REPO"))))
+    (eca-mcp--submit-add-server (pb-session)))
+  (and (pb-wait "notes running" (lambda () (equal (plist-get (pb-tool-server "notes") :status) "running")) 30)
+       (let ((cfg (expand-file-name "patchbay/config.json" (getenv "XDG_CONFIG_HOME"))))
+         (pb-log "  %s: %s" cfg (with-temp-buffer (insert-file-contents cfg) (string-trim (buffer-string))))
+         t)
+       (progn (eca-api-notify (pb-session) :method "mcp/disableServer" :params (list :name "notes"))
+              (pb-wait "notes disabled" (lambda () (equal (plist-get (pb-tool-server "notes") :status) "disabled"))))
+       (progn (eca-api-notify (pb-session) :method "mcp/enableServer" :params (list :name "notes"))
+              (pb-wait "notes running again" (lambda () (equal (plist-get (pb-tool-server "notes") :status) "running")) 30))
+       (progn (eca-mcp--submit-remove-server (pb-session) "notes")
+              (pb-wait "notes removed" (lambda () (null (pb-tool-server "notes")))))))
+
+(pb-step "background job: the model starts one (shell_command background), the Jobs panel lists it (jobs/updated), its output is read (jobs/readOutput), it is killed (jobs/kill)"
+  (pb-trusted-turn-here "start the watcher" "Started it."
+                   [(:toolCall (:name "patchbay__shell_command" :args (:command "echo watching; sleep 600" :background "watcher")))]
+                   [(:text "Started it.")])
+  (let ((job (pb-wait "job listed" (lambda () (cl-find-if (lambda (j) (equal (plist-get j :status) "running")) (eca--session-jobs (pb-session)))))))
+    (and job
+         (progn (pb-log "  job: %S" job) t)
+         (let ((id (plist-get job :id)))
+           (eca-jobs--view-output-by-id (pb-session) id)
+           (and (pb-wait "job output buffer"
+                         (lambda () (let ((b (get-buffer (format "*eca-job-output: %s*" id))))
+                                      (and b (string-match-p "watching" (with-current-buffer b (buffer-string)))))))
+                (progn (eca-api-request-async (pb-session) :method "jobs/kill" :params (list :job-id id) :success-callback (lambda (_) nil))
+                       (pb-wait "job killed"
+                                (lambda () (cl-find-if (lambda (j) (and (equal (plist-get j :id) id) (equal (plist-get j :status) "killed")))
+                                                       (eca--session-jobs (pb-session)))))))))))
+
 (pb-step "variant: model changed to one with variants (config/updated lists them), eca-chat-select-variant, the request carries its payload"
   ;; eca-chat.el `eca-chat-select-model' sends chat/selectedModelChanged; ECA handlers.clj answers with
   ;; config/updated {chatId, chat: {variants, selectVariant}}, which sets `eca-chat--available-variants'.
