@@ -7,7 +7,8 @@
  * leave the folders, the added ones are appended, and everything that reads the folders (tools,
  * contexts) sees the new set.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -83,6 +84,25 @@ function folderWithConfig(): { root: string; note: string; marker: string } {
   return { root, note: join(root, 'notes-bee.md'), marker };
 }
 
+/**
+ * A git repo whose own `.git/config` names a `core.fsmonitor` program (git runs it for `ls-files`),
+ * which writes `marker`: a folder that would run its code when patchbay lists its files.
+ */
+function repoWithFsmonitor(name: string): { root: string; marker: string } {
+  const root = workspace({ [`${name}-file.txt`]: 'tracked\n' }, 'pb-fsmonitor-');
+  const marker = join(tempDir('pb-marker-'), 'ran');
+  const hook = join(tempDir('pb-hook-'), 'fsmonitor.sh');
+  writeFileSync(hook, `#!/bin/sh\ntouch ${JSON.stringify(marker)}\n`);
+  chmodSync(hook, 0o755);
+  for (const args of [
+    ['init', '-q'],
+    ['config', 'core.fsmonitor', hook],
+  ]) {
+    expect(spawnSync('git', args, { cwd: root }).status).toBe(0);
+  }
+  return { root, marker };
+}
+
 const evilRunning = (m: Msg) => m.method === ECA.toolServerUpdated.method && m.params.name === 'evil' && m.params.status === 'running';
 
 describe('workspace/didChangeWorkspaceFolders', () => {
@@ -126,6 +146,20 @@ describe('workspace/didChangeWorkspaceFolders', () => {
     expect(removed.tools).toContain('patchbay__grep');
     // The first folder was never touched.
     expect(await filePaths(p, 'a.txt')).toContain(join(first, 'a.txt'));
+  });
+
+  // Follows eca-emacs `eca--session-add-workspace-folder` (a folder given to the server at once)
+  // and ECA's `workspace-did-change-folders`: listing a folder's files must run none of its code.
+  it('a git folder’s own core.fsmonitor program never runs, whether the folder is given at start or added', { timeout: 60_000 }, async () => {
+    const atStart = repoWithFsmonitor('start');
+    const added = repoWithFsmonitor('added');
+    const p = await boot(atStart.root);
+    await until(async () => (await filePaths(p, 'start-file')).includes(join(atStart.root, 'start-file.txt')), 'the first folder to be listed');
+    await changeFolders(p, [added.root], []);
+    await until(async () => (await filePaths(p, 'added-file')).includes(join(added.root, 'added-file.txt')), 'the added folder to be listed');
+    // (Without `-c core.fsmonitor=false` both markers appear: git lists these folders, not a walk.)
+    expect(existsSync(atStart.marker)).toBe(false);
+    expect(existsSync(added.marker)).toBe(false);
   });
 
   it('a trusted folder’s config applies in full when added: its MCP server starts', { timeout: 60_000 }, async () => {
