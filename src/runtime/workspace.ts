@@ -14,6 +14,8 @@ import { isTrustedFolder } from '../config/trust.js';
 import { trustHeldBack } from './trust.js';
 import { configFiles, loadWorkspaceConfig, type WorkspaceConfig } from './workspace-config.js';
 import { planRootsChange, type RootsPlan, type RootsRequest } from './roots.js';
+import { RootsNotifier } from './roots-notify.js';
+import { within } from '../util/deadline.js';
 import { ChatService } from '../core/chats.js';
 import { CommandRegistry } from '../core/commands.js';
 import type { ChatDeps } from '../core/deps.js';
@@ -26,7 +28,7 @@ import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { AskUser } from '../shapes/ask.js';
 import type { LlmClient, ModelEntry } from '../shapes/llm.js';
 import type { Context, OfferedContext, ResourceContext } from '../shapes/context.js';
-import type { Peer, PeerHost, ToolServerStatus } from '../shapes/peer.js';
+import type { Peer, PeerHost, RootsChange, ToolServerStatus } from '../shapes/peer.js';
 import { PEERS } from '../peers/index.js';
 import { computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -94,6 +96,8 @@ export interface StartupTask {
 
 /** How long the `servers` task waits for servers still starting (they go on; their status is reported on its own). */
 const SERVERS_TASK_MAX_MS = 60_000;
+/** How long shutdown waits for a workspace folder change in progress (its config reload). */
+const ROOTS_CHANGE_DISPOSE_MS = 2_000;
 
 export class Workspace {
   /** The workspace folders now; `changeRoots` replaces the list (never mutated in place). */
@@ -275,6 +279,7 @@ export class Workspace {
   }
 
   private rootsChanging: Promise<unknown> = Promise.resolve();
+  private readonly rootsNotifier = new RootsNotifier({ warn: (m) => log.warn(m), stopped: () => this.disposed !== undefined });
 
   private async applyRoots(req: RootsRequest): Promise<RootsChangeResult> {
     if (this.disposed) return { roots: this.roots, added: [], removed: [], warnings: [], heldBack: [] };
@@ -293,17 +298,15 @@ export class Workspace {
     }
     // The folders' config first: peers then decide with it (which language servers an untrusted folder allows).
     await this.reloadConfig();
-    const change = { added: plan.added, removed: plan.removed };
-    await Promise.all(
-      this.all().map((p) =>
-        Promise.resolve()
-          .then(() => p.rootsChanged?.(change))
-          .catch((e: unknown) => log.warn(`workspace folders: ${errorMessage(e)}`)),
-      ),
+    if (this.disposed) return { ...plan, heldBack: [] };
+    // Peers follow in the background, each bounded: a peer that hangs holds back no later change.
+    this.rootsNotifier.tell(
+      [...this.peers].map(([name, p]) => ({ name, rootsChanged: p.rootsChanged && ((c: RootsChange) => p.rootsChanged!(c)) })),
+      { added: plan.added, removed: plan.removed },
     );
     const held = heldBack({ workspaces: this.workspaces.filter((w) => plan.added.includes(resolve(w.root))) }).map(heldBackMessage);
     for (const m of held) log.warn(m);
-    // Logged once everything has followed: the change is complete.
+    // Logged once the change is applied (peers follow on their own): tests wait for this line.
     log.info(`workspace folders: ${this.roots.join(', ')}${plan.added.length ? ` (added ${plan.added.join(', ')})` : ''}${plan.removed.length ? ` (removed ${plan.removed.join(', ')})` : ''}`);
     return { ...plan, heldBack: held };
   }
@@ -572,6 +575,8 @@ export class Workspace {
     this.rewriter.dispose();
     this.live.dispose();
     this.disposed ??= (async () => {
+      // A folder change in progress ends first (it checks `disposed` after each wait), bounded.
+      await within(this.rootsChanging, ROOTS_CHANGE_DISPOSE_MS, () => log.warn('a workspace folder change was still in progress at shutdown'));
       // Turns wind down (up to 2 s) while the peers stop: a peer's clean stop never waits behind
       // them, and a turn waiting on a tool call ends as soon as its peer is gone.
       await Promise.all([

@@ -70,6 +70,8 @@ export class EcaServer {
   private readonly send: (method: string, params: unknown) => void;
   private parentWatch: NodeJS.Timeout | undefined;
   private exited = false;
+  /** The held-back settings `initialized` told the editor of (a folder change does not say them again). */
+  private heldBackSaid = new Set<string>();
   /** Start-up tasks as `$/progress`, held until `initialized`. */
   private readonly tasks = new EarlyTasks((p) => this.notify(ECA.progress, p));
   /** Config errors, said once in the first chat that has an event (then cleared). */
@@ -182,7 +184,8 @@ export class EcaServer {
         for (const message of invalid) this.showMessage({ type: 'warning', message });
         // VS Code and the desktop app never show $/showMessage: the first chat says it too.
         if (invalid.length) this.configNotice = invalid.join('\n');
-        for (const message of session.heldBackMessages()) this.showMessage({ type: 'warning', message });
+        this.heldBackSaid = new Set(session.heldBackMessages());
+        for (const message of this.heldBackSaid) this.showMessage({ type: 'warning', message });
         // MCP servers start once config/updated is out (spawning them is CPU work that would
         // delay it), or after 250 ms if model discovery is slow; they never wait for each other.
         let startMcp!: () => void;
@@ -236,9 +239,16 @@ export class EcaServer {
     this.notification(ECA.chatPromptSteerRemove, (p, s) => s.chats.removeSteer(p.chatId));
     // Folders added and removed at run time (eca-emacs); an added folder's held-back settings are said as at start.
     this.notification(ECA.workspaceDidChangeWorkspaceFolders, (p, s) => {
-      const req = rootsRequest(p, (m) => log.warn(m));
+      const warn = (message: string) => (log.warn(message), this.showMessage({ type: 'warning', message }));
+      const req = rootsRequest(p, warn);
       void s.changeRoots(req).then(
-        (r) => r.heldBack.forEach((message) => this.showMessage({ type: 'warning', message })),
+        (r) => {
+          r.warnings.forEach((message) => this.showMessage({ type: 'warning', message }));
+          // Before `initialized` the editor hears of none: `initialized` says every held-back setting
+          // of the folders then, this change's included; what it said is not said twice.
+          if (this.state.kind !== 'running' || !this.state.initialized) return;
+          for (const message of r.heldBack) if (!this.heldBackSaid.delete(message)) this.showMessage({ type: 'warning', message });
+        },
         (e: unknown) => log.warn(`workspace/didChangeWorkspaceFolders: ${errorMessage(e)}`),
       );
     });

@@ -31,7 +31,8 @@ async function until(pred: () => boolean | Promise<boolean>, what: string, ms = 
   }
 }
 
-const done = (p: EcaProc) => p.stderr.split('workspace folders: ').length - 1;
+/** Changes the server logged as applied: the INFO line only, never a warning that mentions the folders. */
+const done = (p: EcaProc) => (p.stderr.match(/ INFO \[workspace\] workspace folders: \//g) ?? []).length;
 
 /** Sends what eca-emacs sends and waits until the server logged the change as complete. */
 async function changeFolders(p: EcaProc, added: string[], removed: string[]): Promise<void> {

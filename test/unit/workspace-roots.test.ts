@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Workspace } from '../../src/runtime/workspace.js';
+import { RootsNotifier } from '../../src/runtime/roots-notify.js';
+import type { Peer, RootsChange } from '../../src/shapes/peer.js';
 import { planRootsChange } from '../../src/runtime/roots.js';
 import { LspHostImpl } from '../../src/peers/lsp/host.js';
 import { RUST_ANALYZER_NOTE } from '../../src/peers/lsp/untrusted.js';
@@ -184,5 +186,74 @@ describe('Workspace.changeRoots', () => {
     } finally {
       await ws.dispose();
     }
+  });
+
+  it('a peer that never follows a change holds back no later change, and shutdown does not wait on it', { timeout: 30_000 }, async () => {
+    const home = dir('pb-ws-home-');
+    const first = dir('pb-ws-first-');
+    const second = dir('pb-ws-second-');
+    const ws = await Workspace.create({
+      roots: [first],
+      env: { HOME: home, PATCHBAY_HOME: join(home, '.patchbay'), XDG_CONFIG_HOME: join(home, '.config'), PATCHBAY_LOCAL_MODEL: 'off' },
+      frontEnd: { canAsk: false, canShowDiffs: false },
+      events: { event() {}, opened() {}, cleared() {}, deleted() {}, showMessage() {} },
+      logLevel: 'error',
+    });
+    // The MCP peer hangs as one whose HTTP server never answers `notifications/roots/list_changed`.
+    const mcp = (ws as unknown as { peers: Map<string, Peer> }).peers.get('mcp')!;
+    const heard: RootsChange[] = [];
+    mcp.rootsChanged = (change) => {
+      heard.push(change);
+      return new Promise<void>(() => {});
+    };
+    try {
+      await ws.changeRoots({ added: [second], removed: [] });
+      // Without the fix this removal waits on the hung peer for ever (the test times out).
+      const removed = await ws.changeRoots({ added: [], removed: [second] });
+      expect(removed.removed).toEqual([second]);
+      expect(ws.roots).toEqual([first]);
+      expect(heard).toEqual([{ added: [second], removed: [] }]);
+    } finally {
+      await ws.dispose();
+    }
+  });
+});
+
+describe('RootsNotifier', () => {
+  it('tells each peer of the changes in order, one at a time; a peer past its limit is warned about and the next change goes on', async () => {
+    const warnings: string[] = [];
+    let stopped = false;
+    const n = new RootsNotifier({ warn: (m) => warnings.push(m), stopped: () => stopped, limitMs: 50 });
+    const slowSeen: string[] = [];
+    let release!: () => void;
+    const slow = {
+      name: 'slow',
+      rootsChanged: (c: RootsChange) => {
+        slowSeen.push(c.added[0]);
+        return c.added[0] === '/a' ? new Promise<void>((r) => (release = r)) : undefined;
+      },
+    };
+    const fastSeen: string[] = [];
+    const fast = { name: 'fast', rootsChanged: (c: RootsChange) => void fastSeen.push(c.added[0]) };
+    const failing = { name: 'failing', rootsChanged: () => Promise.reject(new Error('boom')) };
+    n.tell([slow, fast, failing], { added: ['/a'], removed: [] });
+    n.tell([slow, fast, failing], { added: ['/b'], removed: [] });
+    // The second change waits for the first only at the slow peer, and only up to its limit.
+    expect(slowSeen).toEqual([]);
+    await until(() => fastSeen.length === 2);
+    expect(fastSeen).toEqual(['/a', '/b']);
+    await n.idle();
+    expect(slowSeen).toEqual(['/a', '/b']);
+    expect(warnings).toEqual([
+      'failing could not follow the workspace folder change: boom',
+      'failing could not follow the workspace folder change: boom',
+      'slow has not followed the workspace folder change after 0.05 s; going on without waiting for it',
+    ]);
+    release();
+    // Once stopped (the workspace is disposed), peers are told nothing more.
+    stopped = true;
+    n.tell([fast], { added: ['/c'], removed: [] });
+    await n.idle();
+    expect(fastSeen).toEqual(['/a', '/b']);
   });
 });
