@@ -497,13 +497,22 @@ export class Workspace {
     return false;
   }
 
+  /** Counts `refreshModels` runs: a run that a later one overtook keeps its result to itself. */
+  private modelsGeneration = 0;
+
   async refreshModels(): Promise<void> {
+    const generation = ++this.modelsGeneration;
+    let models: ModelEntry[];
     try {
-      this.models = await resolveModels(this.config, this.opts.env);
+      models = await resolveModels(this.config, this.opts.env);
     } catch (e) {
+      if (generation !== this.modelsGeneration) return;
       log.error(`resolving models failed: ${(e as Error).message}`);
-      this.models = [];
+      models = [];
     }
+    // The start-up listing may finish after the one a provider change began: the older is stale.
+    if (generation !== this.modelsGeneration) return;
+    this.models = models;
     this.defaultModel = pickDefaultModel(this.models, this.config.defaultModel);
     if (this.config.defaultModel && this.defaultModel?.id !== this.config.defaultModel) {
       log.warn(`defaultModel "${this.config.defaultModel}" is not among the available models`);
