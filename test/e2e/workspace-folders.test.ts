@@ -163,6 +163,32 @@ describe('workspace/didChangeWorkspaceFolders', () => {
     expect(existsSync(added.marker)).toBe(false);
   });
 
+  // The approval round follows eca-emacs `eca-chat--tool-call-approve` (chat/toolCallApprove for
+  // the call's id); the removal follows `eca--session-remove-workspace-folder`.
+  it('a folder removed while a call into it waits for approval: approving it asks again, now as outside', { timeout: 60_000 }, async () => {
+    const first = workspace({ 'a.txt': 'a\n' });
+    const second = workspace({ 'b.txt': 'b\n' }, 'pb-removed-');
+    const target = join(second, 'new.txt');
+    const p = await boot(first, { toolCall: { approval: { byDefault: 'ask' } } });
+    await changeFolders(p, [second], []);
+    llm().script([{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: target, content: 'written\n' } } }], [{ text: 'ok' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'write it' })).result.chatId;
+    const isRun = (m: Msg) => m.params?.content?.type === 'toolCallRun' && m.params.content.id === 'w1';
+    const first1 = await p.waitFor(isRun, 'the call to ask');
+    expect(first1.params.content.manualApproval).toBe(true);
+
+    await changeFolders(p, [], [second]);
+    const from = p.messages.length;
+    p.notify(ECA.chatToolCallApprove, { chatId, toolCallId: 'w1' });
+    // Approved as a call inside the workspace; the folder is gone now, so it is asked about again.
+    const again = await p.waitFor(isRun, 'the call to ask again', 15_000, from);
+    expect(again.params.content.manualApproval).toBe(true);
+    p.notify(ECA.chatToolCallReject, { chatId, toolCallId: 'w1' });
+    await p.turnDone(chatId);
+    expect(p.contents(chatId).some((c) => c.content.type === 'toolCallRejected' && c.content.id === 'w1')).toBe(true);
+    expect(existsSync(target)).toBe(false);
+  });
+
   it('a trusted folder’s config applies in full when added: its MCP server starts', { timeout: 60_000 }, async () => {
     const home = tempDir('pb-home-');
     const added = folderWithConfig();
