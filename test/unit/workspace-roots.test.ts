@@ -107,6 +107,62 @@ describe('the language-server peer follows the folders', () => {
   });
 });
 
+describe('a removed folder’s diagnostics stay gone, and its servers are waited for', () => {
+  const fakeHost = (roots: string[], env: Record<string, string>) => {
+    const host = new LspHostImpl({
+      servers: { fake: { command: process.execPath, args: [FAKE], extensions: ['fake'], env: { FAKE_LS_MODE: 'normal', ...env } } },
+      roots,
+      env: { PATH: '/nonexistent' },
+      log: quiet,
+      diagnosticsWaitMs: 2000,
+    });
+    hosts.push(host);
+    return host;
+  };
+
+  it('what a stopping server publishes after its folder was removed is not recorded', { timeout: 30_000 }, async () => {
+    const first = dir('pb-lsp-first-');
+    const second = dir('pb-lsp-second-');
+    const file = join(second, 'b.fake');
+    writeFileSync(file, 'ERROR\n');
+    const host = fakeHost([first, second], { FAKE_LS_PUBLISH_ON_SHUTDOWN: '1' });
+    expect((await host.afterFileChange(file, new AbortController().signal)).kind).toBe('errors');
+    // The server publishes the file's diagnostics once more while it is told to shut down.
+    await host.setRoots([first], [second]);
+    expect(host.diagnostics(file)).toEqual([]);
+    expect(host.diagnostics()).toEqual([]);
+  });
+
+  it('removing a folder keeps the diagnostics of a folder nested in it that stays', { timeout: 30_000 }, async () => {
+    const outer = dir('pb-lsp-outer-');
+    const inner = join(outer, 'sub');
+    mkdirSync(inner);
+    const file = join(inner, 'c.fake');
+    writeFileSync(file, 'ERROR\n');
+    const host = fakeHost([outer, inner], {});
+    expect((await host.afterFileChange(file, new AbortController().signal)).kind).toBe('errors');
+    await host.setRoots([inner], [outer]);
+    expect(host.diagnostics(file)).toHaveLength(1);
+  });
+
+  it('dispose waits for, and kills, a removed folder’s server that is still stopping', { timeout: 30_000 }, async () => {
+    const first = dir('pb-lsp-first-');
+    const second = dir('pb-lsp-second-');
+    const pidfile = join(first, 'pids.txt');
+    const file = join(second, 'b.fake');
+    writeFileSync(file, 'ERROR\n');
+    // Ignores `exit` and SIGTERM: only a kill stops it.
+    const host = fakeHost([first, second], { FAKE_LS_MODE: 'stubborn', FAKE_LS_PIDFILE: pidfile });
+    await host.afterFileChange(file, new AbortController().signal);
+    const pids = readFileSync(pidfile, 'utf8').trim().split('\n').map(Number);
+    expect(pids).toHaveLength(1);
+    const removing = host.setRoots([first], [second]);
+    await host.dispose();
+    expect(pids.filter((p) => isAlive(p) && !isZombie(p))).toEqual([]);
+    await removing;
+  });
+});
+
 describe('an added untrusted folder refuses what it would refuse at start', () => {
   it('rust-analyzer (it runs the project’s build scripts) is no longer offered once an untrusted folder joins, and is again once it leaves', async () => {
     const first = dir('pb-lsp-trusted-');
