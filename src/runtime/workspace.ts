@@ -452,6 +452,7 @@ export class Workspace {
    */
   startServers(after: Promise<void> = Promise.resolve()): Promise<void> {
     return this.task('servers', 'Initializing MCP servers', async () => {
+      for (const p of this.all()) p.serversTaskBegan?.();
       await after;
       if (this.disposed) return;
       const running = this.all().filter((p) => p.startServers);
