@@ -305,7 +305,6 @@ export class Workspace {
       { added: plan.added, removed: plan.removed },
     );
     const held = heldBack({ workspaces: this.workspaces.filter((w) => plan.added.includes(resolve(w.root))) }).map(heldBackMessage);
-    for (const m of held) log.warn(m);
     // Logged once the change is applied (peers follow on their own): tests wait for this line.
     log.info(`workspace folders: ${this.roots.join(', ')}${plan.added.length ? ` (added ${plan.added.join(', ')})` : ''}${plan.removed.length ? ` (removed ${plan.removed.join(', ')})` : ''}`);
     return { ...plan, heldBack: held };

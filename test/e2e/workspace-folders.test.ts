@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { ECA } from '../../src/protocol/eca/methods.js';
 import { cliConfig, cliEnv, EcaProc, fakeProviderConfig, runPatchbay, tempDir, useFakeLlmSuite, workspace, type Msg } from './harness.js';
 import { fixture } from '../support/mcp-helpers.js';
+import { initializeParams } from '../support/framed.js';
 
 const { llm, track } = useFakeLlmSuite();
 
@@ -137,6 +138,8 @@ describe('workspace/didChangeWorkspaceFolders', () => {
     expect(existsSync(added.marker)).toBe(false);
     expect(p.messages.some(evilRunning)).toBe(false);
     await until(() => rootsChanged() === 1, 'the MCP server to hear of the added folder');
+    // Said once (by the config reload), not again when the change completes.
+    expect(p.messages.filter((m) => m.method === '$/showMessage' && /held back/.test(m.params.message))).toHaveLength(1);
 
     await changeFolders(p, [], [added.root]);
     await until(() => rootsChanged() === 2, 'the MCP server to hear of the removed folder');
@@ -187,6 +190,34 @@ describe('workspace/didChangeWorkspaceFolders', () => {
     await p.turnDone(chatId);
     expect(p.contents(chatId).some((c) => c.content.type === 'toolCallRejected' && c.content.id === 'w1')).toBe(true);
     expect(existsSync(target)).toBe(false);
+  });
+
+  // eca-emacs sends `workspace/didChangeWorkspaceFolders` whenever a folder is added
+  // (`eca--session-add-workspace-folder`), which may be before ECA's `initialized`
+  // (handlers.clj `initialized` starts the MCP servers): nothing starts before it, and the editor
+  // hears of held-back settings once, after it.
+  it('changes before initialized: no MCP server starts early or after its folder went; held-back settings said once, after initialized', { timeout: 60_000 }, async () => {
+    const home = tempDir('pb-home-');
+    const untrusted = folderWithConfig();
+    const trusted = folderWithConfig();
+    expect(
+      (await runPatchbay(['trust', '--yes', trusted.root], { home, cwd: tempDir(), env: cliEnv(home, { PATCHBAY_CONFIG: cliConfig(fakeProviderConfig(llm().url)) }), timeoutMs: 30_000 })).code,
+    ).toBe(0);
+    const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url, 'openai-chat') }));
+    await p.request(ECA.initialize, initializeParams(workspace({ 'a.txt': 'a\n' }), 'test'));
+    await changeFolders(p, [untrusted.root, trusted.root], []);
+    await changeFolders(p, [], [trusted.root]);
+    expect(p.messages.some((m) => m.method === '$/showMessage' && /held back/.test(m.params.message))).toBe(false);
+
+    p.notify(ECA.initialized, {});
+    await p.waitFor((m) => m.method === ECA.progress.method && m.params.taskId === 'mcp-servers' && m.params.type === 'finish', 'the servers task to finish', 20_000);
+    const held = p.messages.filter((m) => m.method === '$/showMessage' && /held back/.test(m.params.message));
+    expect(held).toHaveLength(1);
+    expect(held[0].params.message).toContain(untrusted.root);
+    // The trusted folder's server was configured only while the folder was open, before `initialized`.
+    expect(p.messages.some(evilRunning)).toBe(false);
+    expect(existsSync(trusted.marker)).toBe(false);
+    expect(existsSync(untrusted.marker)).toBe(false);
   });
 
   it('a trusted folder’s config applies in full when added: its MCP server starts', { timeout: 60_000 }, async () => {
