@@ -275,6 +275,43 @@ describe('Workspace.changeRoots', () => {
   });
 });
 
+describe('Workspace.dispose during a folder change', () => {
+  it('waits for the change in progress, and the change tells no peer once shutdown began', { timeout: 30_000 }, async () => {
+    const home = dir('pb-ws-home-');
+    const first = dir('pb-ws-first-');
+    const second = dir('pb-ws-second-');
+    const ws = await Workspace.create({
+      roots: [first],
+      env: { HOME: home, PATCHBAY_HOME: join(home, '.patchbay'), XDG_CONFIG_HOME: join(home, '.config'), PATCHBAY_LOCAL_MODEL: 'off' },
+      frontEnd: { canAsk: false, canShowDiffs: false },
+      events: { event() {}, opened() {}, cleared() {}, deleted() {}, showMessage() {} },
+      logLevel: 'error',
+    });
+    const peers = (ws as unknown as { peers: Map<string, Peer> }).peers;
+    const told: string[] = [];
+    for (const [name, p] of peers) if (p.rootsChanged) p.rootsChanged = () => void told.push(name);
+    // The change's config reload is held until shutdown has begun.
+    let release!: () => void;
+    const reloading = new Promise<void>((r) => (release = r));
+    const reload = ws.reloadConfig.bind(ws);
+    let reloadStarted = false;
+    vi.spyOn(ws, 'reloadConfig').mockImplementation(async () => {
+      reloadStarted = true;
+      await reloading;
+      return reload();
+    });
+    let changed = false;
+    const change = ws.changeRoots({ added: [second], removed: [] }).then((r) => ((changed = true), r));
+    await until(() => reloadStarted);
+    const disposed = ws.dispose();
+    release();
+    await disposed;
+    expect(changed).toBe(true);
+    expect(told).toEqual([]);
+    await change;
+  });
+});
+
 describe('RootsNotifier', () => {
   it('tells each peer of the changes in order, one at a time; a peer past its limit is warned about and the next change goes on', async () => {
     const warnings: string[] = [];
