@@ -79,6 +79,11 @@ export interface ToolCallEnv {
   showDiffs?: boolean;
   /** Overrides STOP_GRACE_MS (tests). */
   stopGraceMs?: number;
+  /**
+   * The workspace folders of now (they change while a call waits for approval): read when the
+   * call starts running; `ctx.roots` are those of when it was made.
+   */
+  roots?: () => string[];
 }
 
 export class ToolCall {
@@ -152,7 +157,7 @@ export class ToolCall {
     }
     // Not stored: deciding lasts microseconds; the row is written once the call waits or runs.
     this.transition({ kind: 'deciding' }, false);
-    const decision = await this.decide(tool);
+    let decision = await this.decide(tool);
     if (decision.kind === 'deny') {
       this.transition({ kind: 'rejected', reason: 'denied', why: decision.why }, false);
       return this.finish().message;
@@ -160,18 +165,20 @@ export class ToolCall {
     if (tool.preview && this.env.showDiffs !== false && !this.env.ctx.signal.aborted) {
       this.details = await tool.preview(this.args, this.env.ctx).catch(() => undefined);
     }
-    const announced: ToolCallEvent = { ...this.base(), state: 'announced', needsApproval: decision.kind === 'ask' };
+    let announced: ToolCallEvent = { ...this.base(), state: 'announced', needsApproval: decision.kind === 'ask' };
     if (decision.kind === 'ask') {
-      // Asked before it is announced: an answer given while the announcement is handled counts.
-      const asked = this.env.askUser(this.id);
-      this.emit(announced);
-      this.transition({ kind: 'waitingApproval' });
-      const answer = await asked;
-      if (!answer.approved) {
-        this.transition({ kind: 'rejected', reason: answer.reason, why: rejectionText(answer.reason) }, false);
-        return this.finish().message;
-      }
-      if (answer.saveForSession) this.env.sessionApproved.add(this.llmName);
+      const answer = await this.ask(announced, false);
+      if (answer) return answer;
+    }
+    // A folder may have been removed while the call waited: its paths are judged again with the
+    // folders of now, and a call now outside them is asked about (again, if it was asked before).
+    const roots = this.env.roots?.() ?? this.env.ctx.roots;
+    if (!sameRoots(roots, this.env.ctx.roots) && !this.judgedOutside && !this.env.ctx.signal.aborted && (await this.touchesOutside(tool, roots))) {
+      const asked = decision.kind === 'ask';
+      decision = { kind: 'ask' };
+      announced = { ...this.base(), state: 'announced', needsApproval: true };
+      const answer = await this.ask(announced, asked);
+      if (answer) return answer;
     }
     if (this.env.ctx.signal.aborted) {
       if (decision.kind !== 'ask') this.emit(announced);
@@ -192,9 +199,8 @@ export class ToolCall {
     const confined = !(decision.kind === 'ask' && this.judgedOutside);
     // Judged not protected: a write that really lands on a protected path (a symlink changed
     // since) is refused. Asked about one and approved: the user said yes to it.
-    const roots = this.env.ctx.roots;
     const guardProtected = this.mustAsk ? undefined : (real: string) => protectedPath(real, roots);
-    const ctx: ToolContext = { ...this.env.ctx, toolCallId: this.id, confined, guardProtected, recordChange: (c) => this.recordChange(c) };
+    const ctx: ToolContext = { ...this.env.ctx, roots, toolCallId: this.id, confined, guardProtected, recordChange: (c) => this.recordChange(c) };
     const call = (async (): Promise<ToolResult> => {
       try {
         return checkToolImages(await tool.call(this.args, ctx));
@@ -213,6 +219,24 @@ export class ToolCall {
       return message.message;
     }
     return this.called(result, startedAt).message;
+  }
+
+  /**
+   * Asks the user (`again`: the call already waits in `waitingApproval`); the rejected call's
+   * message when the answer is no, undefined when approved.
+   */
+  private async ask(announced: ToolCallEvent, again: boolean): Promise<StoredMessage | undefined> {
+    // Asked before it is announced: an answer given while the announcement is handled counts.
+    const asked = this.env.askUser(this.id);
+    this.emit(announced);
+    if (!again) this.transition({ kind: 'waitingApproval' });
+    const answer = await asked;
+    if (!answer.approved) {
+      this.transition({ kind: 'rejected', reason: answer.reason, why: rejectionText(answer.reason) }, false);
+      return this.finish().message;
+    }
+    if (answer.saveForSession) this.env.sessionApproved.add(this.llmName);
+    return undefined;
   }
 
   /** A file change the tool made, kept for `chat/rollback`; the change stands even when it cannot be kept. */
@@ -346,6 +370,10 @@ function outlast(call: Promise<ToolResult>, signal: AbortSignal, graceMs: number
       resolve(r);
     });
   });
+}
+
+function sameRoots(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((r, i) => r === b[i]);
 }
 
 function rejectionText(reason: RejectReason): string {

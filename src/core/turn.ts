@@ -271,6 +271,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         showDiffs: deps.frontEnd?.canShowDiffs !== false,
         trusted: () => chat.trust,
         stopGraceMs: deps.stopGraceMs,
+        roots: deps.roots,
       });
       await tc.run();
       // A tool's images reach only a model that reads images; the user is told when they do not.

@@ -14,6 +14,8 @@ import { isTrustedFolder } from '../config/trust.js';
 import { trustHeldBack } from './trust.js';
 import { configFiles, loadWorkspaceConfig, type WorkspaceConfig } from './workspace-config.js';
 import { planRootsChange, type RootsPlan, type RootsRequest } from './roots.js';
+import { RootsNotifier } from './roots-notify.js';
+import { within } from '../util/deadline.js';
 import { ChatService } from '../core/chats.js';
 import { CommandRegistry } from '../core/commands.js';
 import type { ChatDeps } from '../core/deps.js';
@@ -27,7 +29,7 @@ import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { AskUser } from '../shapes/ask.js';
 import type { LlmClient, ModelEntry } from '../shapes/llm.js';
 import type { Context, OfferedContext, ResourceContext } from '../shapes/context.js';
-import type { Peer, PeerHost, ToolServerStatus } from '../shapes/peer.js';
+import type { Peer, PeerHost, RootsChange, ToolServerStatus } from '../shapes/peer.js';
 import { PEERS } from '../peers/index.js';
 import { BUILTIN_PROVIDER_IDS, keyOverridingLogin, computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
 import { ProviderLogins } from './provider-logins.js';
@@ -104,6 +106,8 @@ export interface StartupTask {
 
 /** How long the `servers` task waits for servers still starting (they go on; their status is reported on its own). */
 const SERVERS_TASK_MAX_MS = 60_000;
+/** How long shutdown waits for a workspace folder change in progress (its config reload). */
+const ROOTS_CHANGE_DISPOSE_MS = 2_000;
 
 export class Workspace {
   /** The workspace folders now; `changeRoots` replaces the list (never mutated in place). */
@@ -313,6 +317,7 @@ export class Workspace {
   }
 
   private rootsChanging: Promise<unknown> = Promise.resolve();
+  private readonly rootsNotifier = new RootsNotifier({ warn: (m) => log.warn(m), stopped: () => this.disposed !== undefined });
 
   private async applyRoots(req: RootsRequest): Promise<RootsChangeResult> {
     if (this.disposed) return { roots: this.roots, added: [], removed: [], warnings: [], heldBack: [] };
@@ -331,17 +336,14 @@ export class Workspace {
     }
     // The folders' config first: peers then decide with it (which language servers an untrusted folder allows).
     await this.reloadConfig();
-    const change = { added: plan.added, removed: plan.removed };
-    await Promise.all(
-      this.all().map((p) =>
-        Promise.resolve()
-          .then(() => p.rootsChanged?.(change))
-          .catch((e: unknown) => log.warn(`workspace folders: ${errorMessage(e)}`)),
-      ),
+    if (this.disposed) return { ...plan, heldBack: [] };
+    // Peers follow in the background, each bounded: a peer that hangs holds back no later change.
+    this.rootsNotifier.tell(
+      [...this.peers].map(([name, p]) => ({ name, rootsChanged: p.rootsChanged && ((c: RootsChange) => p.rootsChanged!(c)) })),
+      { added: plan.added, removed: plan.removed },
     );
     const held = heldBack({ workspaces: this.workspaces.filter((w) => plan.added.includes(resolve(w.root))) }).map(heldBackMessage);
-    for (const m of held) log.warn(m);
-    // Logged once everything has followed: the change is complete.
+    // Logged once the change is applied (peers follow on their own): tests wait for this line.
     log.info(`workspace folders: ${this.roots.join(', ')}${plan.added.length ? ` (added ${plan.added.join(', ')})` : ''}${plan.removed.length ? ` (removed ${plan.removed.join(', ')})` : ''}`);
     return { ...plan, heldBack: held };
   }
@@ -487,6 +489,7 @@ export class Workspace {
    */
   startServers(after: Promise<void> = Promise.resolve()): Promise<void> {
     return this.task('servers', 'Initializing MCP servers', async () => {
+      for (const p of this.all()) p.serversTaskBegan?.();
       await after;
       if (this.disposed) return;
       const running = this.all().filter((p) => p.startServers);
@@ -565,6 +568,7 @@ export class Workspace {
     try {
       models = await resolveModels(this.config, this.opts.env, { loginKeys: this.logins.keys() });
     } catch (e) {
+      if (generation !== this.modelsGeneration) return;
       log.error(`resolving models failed: ${(e as Error).message}`);
       models = [];
     }
@@ -663,6 +667,8 @@ export class Workspace {
     this.live.dispose();
     this.logins.dispose();
     this.disposed ??= (async () => {
+      // A folder change in progress ends first (it checks `disposed` after each wait), bounded.
+      await within(this.rootsChanging, ROOTS_CHANGE_DISPOSE_MS, () => log.warn('a workspace folder change was still in progress at shutdown'));
       // Turns wind down (up to 2 s) while the peers stop: a peer's clean stop never waits behind
       // them, and a turn waiting on a tool call ends as soon as its peer is gone.
       await Promise.all([

@@ -9,6 +9,16 @@ import type { DidChangeWorkspaceFoldersParams } from '../protocol/eca/lifecycle.
 import type { RootsRequest } from '../runtime/roots.js';
 import { errorMessage } from '../util/log.js';
 
+/**
+ * eca-emacs builds a folder's URI as `file://` + the path, not percent-encoded (eca-util.el
+ * `eca--path-to-uri`): a `#` or `?` in it is part of the path, not a fragment or query, and the
+ * rest of the string is taken as it is. Other URIs are read as URLs (`%20` is a space).
+ */
+function folderPath(uri: string): string {
+  const raw = /^file:\/\/(?:localhost)?(\/[^#?]*[#?].*)$/i.exec(uri);
+  return raw ? raw[1] : fileURLToPath(uri);
+}
+
 export function rootsRequest(p: DidChangeWorkspaceFoldersParams, warn: (message: string) => void): RootsRequest {
   const paths = (folders: Array<{ uri: string }>, what: string): string[] =>
     folders.flatMap(({ uri }) => {
@@ -17,7 +27,7 @@ export function rootsRequest(p: DidChangeWorkspaceFoldersParams, warn: (message:
         return [];
       }
       try {
-        return [fileURLToPath(uri)];
+        return [folderPath(uri)];
       } catch (e) {
         warn(`workspace/didChangeWorkspaceFolders: cannot ${what} ${JSON.stringify(uri)}: ${errorMessage(e)}; ignored`);
         return [];

@@ -71,6 +71,8 @@ export class EcaServer {
   private readonly send: (method: string, params: unknown) => void;
   private parentWatch: NodeJS.Timeout | undefined;
   private exited = false;
+  /** The runtime's messages to the user before `initialized`, said then (undefined once said). */
+  private early: ShowMessage[] | undefined = [];
   /** Start-up tasks as `$/progress`, held until `initialized`. */
   private readonly tasks = new EarlyTasks((p) => this.notify(ECA.progress, p));
   /** Config errors, said once in the first chat that has an event (then cleared). */
@@ -190,7 +192,12 @@ export class EcaServer {
         for (const message of invalid) this.showMessage({ type: 'warning', message });
         // VS Code and the desktop app never show $/showMessage: the first chat says it too.
         if (invalid.length) this.configNotice = invalid.join('\n');
-        for (const message of session.heldBackMessages()) this.showMessage({ type: 'warning', message });
+        const held = session.heldBackMessages();
+        for (const message of held) this.showMessage({ type: 'warning', message });
+        // What the runtime said before (a folder change's reload): once, and not what was just said.
+        const early = (this.early ?? []).filter((m) => !held.includes(m.message) && !invalid.includes(m.message));
+        this.early = undefined;
+        for (const m of early) this.showMessage(m);
         // MCP servers start once config/updated is out (spawning them is CPU work that would
         // delay it), or after 250 ms if model discovery is slow; they never wait for each other.
         let startMcp!: () => void;
@@ -244,9 +251,11 @@ export class EcaServer {
     this.notification(ECA.chatPromptSteerRemove, (p, s) => s.chats.removeSteer(p.chatId));
     // Folders added and removed at run time (eca-emacs); an added folder's held-back settings are said as at start.
     this.notification(ECA.workspaceDidChangeWorkspaceFolders, (p, s) => {
-      const req = rootsRequest(p, (m) => log.warn(m));
+      const warn = (message: string) => (log.warn(message), this.showMessage({ type: 'warning', message }));
+      const req = rootsRequest(p, warn);
       void s.changeRoots(req).then(
-        (r) => r.heldBack.forEach((message) => this.showMessage({ type: 'warning', message })),
+        // The added folders' held-back settings were said by the config reload (Workspace.reloadConfig).
+        (r) => r.warnings.forEach((message) => this.showMessage({ type: 'warning', message })),
         (e: unknown) => log.warn(`workspace/didChangeWorkspaceFolders: ${errorMessage(e)}`),
       );
     });
@@ -327,7 +336,11 @@ export class EcaServer {
       opened: (chatId, title) => this.notify(ECA.chatOpened, { chatId, ...(title ? { title } : {}) }),
       cleared: (chatId) => this.notify(ECA.chatCleared, { chatId, messages: true }),
       deleted: (chatId) => this.notify(ECA.chatDeleted, { chatId }),
-      showMessage: (type, message) => this.showMessage({ type, message }),
+      showMessage: (type, message) => {
+        // Before `initialized` (a folder change's config reload) they wait: `initialized` says them.
+        if (this.early) this.early.push({ type, message });
+        else this.showMessage({ type, message });
+      },
       together: (fn) => {
         const out = this.opts.output;
         out.cork();

@@ -105,6 +105,11 @@ export interface Peer {
    * spawning them is CPU work that would delay it.
    */
   startServers?(): void;
+  /**
+   * The front end is ready and startServers will follow: servers a reload adds from now on may
+   * start at once. Before it they are only registered (startServers starts those still configured).
+   */
+  serversTaskBegan?(): void;
   /** Start or stop one of this peer's servers by name; undefined when it has none by that name. */
   startServer?(name: string): Promise<void> | undefined;
   stopServer?(name: string): Promise<void> | undefined;

@@ -7,13 +7,15 @@
  * leave the folders, the added ones are appended, and everything that reads the folders (tools,
  * contexts) sees the new set.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ECA } from '../../src/protocol/eca/methods.js';
 import { cliConfig, cliEnv, EcaProc, fakeProviderConfig, runPatchbay, tempDir, useFakeLlmSuite, workspace, type Msg } from './harness.js';
 import { fixture } from '../support/mcp-helpers.js';
+import { initializeParams } from '../support/framed.js';
 
 const { llm, track } = useFakeLlmSuite();
 
@@ -30,7 +32,8 @@ async function until(pred: () => boolean | Promise<boolean>, what: string, ms = 
   }
 }
 
-const done = (p: EcaProc) => p.stderr.split('workspace folders: ').length - 1;
+/** Changes the server logged as applied: the INFO line only, never a warning that mentions the folders. */
+const done = (p: EcaProc) => (p.stderr.match(/ INFO \[workspace\] workspace folders: \//g) ?? []).length;
 
 /** Sends what eca-emacs sends and waits until the server logged the change as complete. */
 async function changeFolders(p: EcaProc, added: string[], removed: string[]): Promise<void> {
@@ -83,6 +86,25 @@ function folderWithConfig(): { root: string; note: string; marker: string } {
   return { root, note: join(root, 'notes-bee.md'), marker };
 }
 
+/**
+ * A git repo whose own `.git/config` names a `core.fsmonitor` program (git runs it for `ls-files`),
+ * which writes `marker`: a folder that would run its code when patchbay lists its files.
+ */
+function repoWithFsmonitor(name: string): { root: string; marker: string } {
+  const root = workspace({ [`${name}-file.txt`]: 'tracked\n' }, 'pb-fsmonitor-');
+  const marker = join(tempDir('pb-marker-'), 'ran');
+  const hook = join(tempDir('pb-hook-'), 'fsmonitor.sh');
+  writeFileSync(hook, `#!/bin/sh\ntouch ${JSON.stringify(marker)}\n`);
+  chmodSync(hook, 0o755);
+  for (const args of [
+    ['init', '-q'],
+    ['config', 'core.fsmonitor', hook],
+  ]) {
+    expect(spawnSync('git', args, { cwd: root }).status).toBe(0);
+  }
+  return { root, marker };
+}
+
 const evilRunning = (m: Msg) => m.method === ECA.toolServerUpdated.method && m.params.name === 'evil' && m.params.status === 'running';
 
 describe('workspace/didChangeWorkspaceFolders', () => {
@@ -116,6 +138,8 @@ describe('workspace/didChangeWorkspaceFolders', () => {
     expect(existsSync(added.marker)).toBe(false);
     expect(p.messages.some(evilRunning)).toBe(false);
     await until(() => rootsChanged() === 1, 'the MCP server to hear of the added folder');
+    // Said once (by the config reload), not again when the change completes.
+    expect(p.messages.filter((m) => m.method === '$/showMessage' && /held back/.test(m.params.message))).toHaveLength(1);
 
     await changeFolders(p, [], [added.root]);
     await until(() => rootsChanged() === 2, 'the MCP server to hear of the removed folder');
@@ -126,6 +150,74 @@ describe('workspace/didChangeWorkspaceFolders', () => {
     expect(removed.tools).toContain('patchbay__grep');
     // The first folder was never touched.
     expect(await filePaths(p, 'a.txt')).toContain(join(first, 'a.txt'));
+  });
+
+  // Follows eca-emacs `eca--session-add-workspace-folder` (a folder given to the server at once)
+  // and ECA's `workspace-did-change-folders`: listing a folder's files must run none of its code.
+  it('a git folder’s own core.fsmonitor program never runs, whether the folder is given at start or added', { timeout: 60_000 }, async () => {
+    const atStart = repoWithFsmonitor('start');
+    const added = repoWithFsmonitor('added');
+    const p = await boot(atStart.root);
+    await until(async () => (await filePaths(p, 'start-file')).includes(join(atStart.root, 'start-file.txt')), 'the first folder to be listed');
+    await changeFolders(p, [added.root], []);
+    await until(async () => (await filePaths(p, 'added-file')).includes(join(added.root, 'added-file.txt')), 'the added folder to be listed');
+    // (Without `-c core.fsmonitor=false` both markers appear: git lists these folders, not a walk.)
+    expect(existsSync(atStart.marker)).toBe(false);
+    expect(existsSync(added.marker)).toBe(false);
+  });
+
+  // The approval round follows eca-emacs `eca-chat--tool-call-approve` (chat/toolCallApprove for
+  // the call's id); the removal follows `eca--session-remove-workspace-folder`.
+  it('a folder removed while a call into it waits for approval: approving it asks again, now as outside', { timeout: 60_000 }, async () => {
+    const first = workspace({ 'a.txt': 'a\n' });
+    const second = workspace({ 'b.txt': 'b\n' }, 'pb-removed-');
+    const target = join(second, 'new.txt');
+    const p = await boot(first, { toolCall: { approval: { byDefault: 'ask' } } });
+    await changeFolders(p, [second], []);
+    llm().script([{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: target, content: 'written\n' } } }], [{ text: 'ok' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'write it' })).result.chatId;
+    const isRun = (m: Msg) => m.params?.content?.type === 'toolCallRun' && m.params.content.id === 'w1';
+    const first1 = await p.waitFor(isRun, 'the call to ask');
+    expect(first1.params.content.manualApproval).toBe(true);
+
+    await changeFolders(p, [], [second]);
+    const from = p.messages.length;
+    p.notify(ECA.chatToolCallApprove, { chatId, toolCallId: 'w1' });
+    // Approved as a call inside the workspace; the folder is gone now, so it is asked about again.
+    const again = await p.waitFor(isRun, 'the call to ask again', 15_000, from);
+    expect(again.params.content.manualApproval).toBe(true);
+    p.notify(ECA.chatToolCallReject, { chatId, toolCallId: 'w1' });
+    await p.turnDone(chatId);
+    expect(p.contents(chatId).some((c) => c.content.type === 'toolCallRejected' && c.content.id === 'w1')).toBe(true);
+    expect(existsSync(target)).toBe(false);
+  });
+
+  // eca-emacs sends `workspace/didChangeWorkspaceFolders` whenever a folder is added
+  // (`eca--session-add-workspace-folder`), which may be before ECA's `initialized`
+  // (handlers.clj `initialized` starts the MCP servers): nothing starts before it, and the editor
+  // hears of held-back settings once, after it.
+  it('changes before initialized: no MCP server starts early or after its folder went; held-back settings said once, after initialized', { timeout: 60_000 }, async () => {
+    const home = tempDir('pb-home-');
+    const untrusted = folderWithConfig();
+    const trusted = folderWithConfig();
+    expect(
+      (await runPatchbay(['trust', '--yes', trusted.root], { home, cwd: tempDir(), env: cliEnv(home, { PATCHBAY_CONFIG: cliConfig(fakeProviderConfig(llm().url)) }), timeoutMs: 30_000 })).code,
+    ).toBe(0);
+    const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url, 'openai-chat') }));
+    await p.request(ECA.initialize, initializeParams(workspace({ 'a.txt': 'a\n' }), 'test'));
+    await changeFolders(p, [untrusted.root, trusted.root], []);
+    await changeFolders(p, [], [trusted.root]);
+    expect(p.messages.some((m) => m.method === '$/showMessage' && /held back/.test(m.params.message))).toBe(false);
+
+    p.notify(ECA.initialized, {});
+    await p.waitFor((m) => m.method === ECA.progress.method && m.params.taskId === 'mcp-servers' && m.params.type === 'finish', 'the servers task to finish', 20_000);
+    const held = p.messages.filter((m) => m.method === '$/showMessage' && /held back/.test(m.params.message));
+    expect(held).toHaveLength(1);
+    expect(held[0].params.message).toContain(untrusted.root);
+    // The trusted folder's server was configured only while the folder was open, before `initialized`.
+    expect(p.messages.some(evilRunning)).toBe(false);
+    expect(existsSync(trusted.marker)).toBe(false);
+    expect(existsSync(untrusted.marker)).toBe(false);
   });
 
   it('a trusted folder’s config applies in full when added: its MCP server starts', { timeout: 60_000 }, async () => {

@@ -57,4 +57,23 @@ describe('McpHostImpl.reconcile', () => {
     expect(h.host.servers()[0].args).toEqual([fixture('mcp-notes.mjs'), '--delay-ms', '2']);
     expect(h.host.servers()).toHaveLength(1);
   });
+
+  it('before startAll, a reload only registers: nothing starts early, a removed entry never starts, startAll starts what is configured then', async () => {
+    const h = makeHost({ first: notes() });
+    // A folder added before the editor's `initialized` brings `added`; one removed takes `first` away.
+    expect(h.host.reconcile({ first: notes(), added: notes() })).toEqual({ added: ['added'], changed: [], removed: [] });
+    await h.host.reconciled();
+    expect(h.host.servers().map((s) => [s.name, s.status])).toEqual([
+      ['first', 'stopped'],
+      ['added', 'stopped'],
+    ]);
+    expect(h.host.pid('added')).toBeUndefined();
+    h.host.reconcile({ added: notes() });
+    await h.host.reconciled();
+    h.host.startAll();
+    await waitFor(() => h.host.servers().every((s) => s.status === 'running'), 'added running');
+    expect(h.host.servers().map((s) => s.name)).toEqual(['added']);
+    expect(h.statuses('first')).toEqual([]);
+    expect(h.statuses('added')).toEqual(['starting', 'running']);
+  });
 });

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Workspace } from '../../src/runtime/workspace.js';
+import { RootsNotifier } from '../../src/runtime/roots-notify.js';
+import type { Peer, RootsChange } from '../../src/shapes/peer.js';
 import { planRootsChange } from '../../src/runtime/roots.js';
 import { LspHostImpl } from '../../src/peers/lsp/host.js';
 import { RUST_ANALYZER_NOTE } from '../../src/peers/lsp/untrusted.js';
@@ -105,6 +107,62 @@ describe('the language-server peer follows the folders', () => {
   });
 });
 
+describe('a removed folder’s diagnostics stay gone, and its servers are waited for', () => {
+  const fakeHost = (roots: string[], env: Record<string, string>) => {
+    const host = new LspHostImpl({
+      servers: { fake: { command: process.execPath, args: [FAKE], extensions: ['fake'], env: { FAKE_LS_MODE: 'normal', ...env } } },
+      roots,
+      env: { PATH: '/nonexistent' },
+      log: quiet,
+      diagnosticsWaitMs: 2000,
+    });
+    hosts.push(host);
+    return host;
+  };
+
+  it('what a stopping server publishes after its folder was removed is not recorded', { timeout: 30_000 }, async () => {
+    const first = dir('pb-lsp-first-');
+    const second = dir('pb-lsp-second-');
+    const file = join(second, 'b.fake');
+    writeFileSync(file, 'ERROR\n');
+    const host = fakeHost([first, second], { FAKE_LS_PUBLISH_ON_SHUTDOWN: '1' });
+    expect((await host.afterFileChange(file, new AbortController().signal)).kind).toBe('errors');
+    // The server publishes the file's diagnostics once more while it is told to shut down.
+    await host.setRoots([first], [second]);
+    expect(host.diagnostics(file)).toEqual([]);
+    expect(host.diagnostics()).toEqual([]);
+  });
+
+  it('removing a folder keeps the diagnostics of a folder nested in it that stays', { timeout: 30_000 }, async () => {
+    const outer = dir('pb-lsp-outer-');
+    const inner = join(outer, 'sub');
+    mkdirSync(inner);
+    const file = join(inner, 'c.fake');
+    writeFileSync(file, 'ERROR\n');
+    const host = fakeHost([outer, inner], {});
+    expect((await host.afterFileChange(file, new AbortController().signal)).kind).toBe('errors');
+    await host.setRoots([inner], [outer]);
+    expect(host.diagnostics(file)).toHaveLength(1);
+  });
+
+  it('dispose waits for, and kills, a removed folder’s server that is still stopping', { timeout: 30_000 }, async () => {
+    const first = dir('pb-lsp-first-');
+    const second = dir('pb-lsp-second-');
+    const pidfile = join(first, 'pids.txt');
+    const file = join(second, 'b.fake');
+    writeFileSync(file, 'ERROR\n');
+    // Ignores `exit` and SIGTERM: only a kill stops it.
+    const host = fakeHost([first, second], { FAKE_LS_MODE: 'stubborn', FAKE_LS_PIDFILE: pidfile });
+    await host.afterFileChange(file, new AbortController().signal);
+    const pids = readFileSync(pidfile, 'utf8').trim().split('\n').map(Number);
+    expect(pids).toHaveLength(1);
+    const removing = host.setRoots([first], [second]);
+    await host.dispose();
+    expect(pids.filter((p) => isAlive(p) && !isZombie(p))).toEqual([]);
+    await removing;
+  });
+});
+
 describe('an added untrusted folder refuses what it would refuse at start', () => {
   it('rust-analyzer (it runs the project’s build scripts) is no longer offered once an untrusted folder joins, and is again once it leaves', async () => {
     const first = dir('pb-lsp-trusted-');
@@ -184,5 +242,111 @@ describe('Workspace.changeRoots', () => {
     } finally {
       await ws.dispose();
     }
+  });
+
+  it('a peer that never follows a change holds back no later change, and shutdown does not wait on it', { timeout: 30_000 }, async () => {
+    const home = dir('pb-ws-home-');
+    const first = dir('pb-ws-first-');
+    const second = dir('pb-ws-second-');
+    const ws = await Workspace.create({
+      roots: [first],
+      env: { HOME: home, PATCHBAY_HOME: join(home, '.patchbay'), XDG_CONFIG_HOME: join(home, '.config'), PATCHBAY_LOCAL_MODEL: 'off' },
+      frontEnd: { canAsk: false, canShowDiffs: false },
+      events: { event() {}, opened() {}, cleared() {}, deleted() {}, showMessage() {} },
+      logLevel: 'error',
+    });
+    // The MCP peer hangs as one whose HTTP server never answers `notifications/roots/list_changed`.
+    const mcp = (ws as unknown as { peers: Map<string, Peer> }).peers.get('mcp')!;
+    const heard: RootsChange[] = [];
+    mcp.rootsChanged = (change) => {
+      heard.push(change);
+      return new Promise<void>(() => {});
+    };
+    try {
+      await ws.changeRoots({ added: [second], removed: [] });
+      // Without the fix this removal waits on the hung peer for ever (the test times out).
+      const removed = await ws.changeRoots({ added: [], removed: [second] });
+      expect(removed.removed).toEqual([second]);
+      expect(ws.roots).toEqual([first]);
+      expect(heard).toEqual([{ added: [second], removed: [] }]);
+    } finally {
+      await ws.dispose();
+    }
+  });
+});
+
+describe('Workspace.dispose during a folder change', () => {
+  it('waits for the change in progress, and the change tells no peer once shutdown began', { timeout: 30_000 }, async () => {
+    const home = dir('pb-ws-home-');
+    const first = dir('pb-ws-first-');
+    const second = dir('pb-ws-second-');
+    const ws = await Workspace.create({
+      roots: [first],
+      env: { HOME: home, PATCHBAY_HOME: join(home, '.patchbay'), XDG_CONFIG_HOME: join(home, '.config'), PATCHBAY_LOCAL_MODEL: 'off' },
+      frontEnd: { canAsk: false, canShowDiffs: false },
+      events: { event() {}, opened() {}, cleared() {}, deleted() {}, showMessage() {} },
+      logLevel: 'error',
+    });
+    const peers = (ws as unknown as { peers: Map<string, Peer> }).peers;
+    const told: string[] = [];
+    for (const [name, p] of peers) if (p.rootsChanged) p.rootsChanged = () => void told.push(name);
+    // The change's config reload is held until shutdown has begun.
+    let release!: () => void;
+    const reloading = new Promise<void>((r) => (release = r));
+    const reload = ws.reloadConfig.bind(ws);
+    let reloadStarted = false;
+    vi.spyOn(ws, 'reloadConfig').mockImplementation(async () => {
+      reloadStarted = true;
+      await reloading;
+      return reload();
+    });
+    let changed = false;
+    const change = ws.changeRoots({ added: [second], removed: [] }).then((r) => ((changed = true), r));
+    await until(() => reloadStarted);
+    const disposed = ws.dispose();
+    release();
+    await disposed;
+    expect(changed).toBe(true);
+    expect(told).toEqual([]);
+    await change;
+  });
+});
+
+describe('RootsNotifier', () => {
+  it('tells each peer of the changes in order, one at a time; a peer past its limit is warned about and the next change goes on', async () => {
+    const warnings: string[] = [];
+    let stopped = false;
+    const n = new RootsNotifier({ warn: (m) => warnings.push(m), stopped: () => stopped, limitMs: 50 });
+    const slowSeen: string[] = [];
+    let release!: () => void;
+    const slow = {
+      name: 'slow',
+      rootsChanged: (c: RootsChange) => {
+        slowSeen.push(c.added[0]);
+        return c.added[0] === '/a' ? new Promise<void>((r) => (release = r)) : undefined;
+      },
+    };
+    const fastSeen: string[] = [];
+    const fast = { name: 'fast', rootsChanged: (c: RootsChange) => void fastSeen.push(c.added[0]) };
+    const failing = { name: 'failing', rootsChanged: () => Promise.reject(new Error('boom')) };
+    n.tell([slow, fast, failing], { added: ['/a'], removed: [] });
+    n.tell([slow, fast, failing], { added: ['/b'], removed: [] });
+    // The second change waits for the first only at the slow peer, and only up to its limit.
+    expect(slowSeen).toEqual([]);
+    await until(() => fastSeen.length === 2);
+    expect(fastSeen).toEqual(['/a', '/b']);
+    await n.idle();
+    expect(slowSeen).toEqual(['/a', '/b']);
+    expect(warnings).toEqual([
+      'failing could not follow the workspace folder change: boom',
+      'failing could not follow the workspace folder change: boom',
+      'slow has not followed the workspace folder change after 0.05 s; going on without waiting for it',
+    ]);
+    release();
+    // Once stopped (the workspace is disposed), peers are told nothing more.
+    stopped = true;
+    n.tell([fast], { added: ['/c'], removed: [] });
+    await n.idle();
+    expect(fastSeen).toEqual(['/a', '/b']);
   });
 });

@@ -5,8 +5,15 @@
  */
 import { spawn, spawnSync, type SpawnSyncOptionsWithBufferEncoding } from 'node:child_process';
 
-const LS_FILES = ['-c', 'core.quotepath=off', 'ls-files', '--cached', '--others', '--exclude-standard', '-z'];
-const LS_DELETED = ['-c', 'core.quotepath=off', 'ls-files', '--deleted', '-z'];
+/**
+ * A workspace folder is not trusted code: its own `.git/config` may name programs git runs.
+ * `core.fsmonitor` is run by `ls-files` (a hook that lists changed files), so it is switched off
+ * here, before anyone has trusted the folder. Nothing else `ls-files` reads from config runs a
+ * program (`diff.external`, textconv and hooks belong to other commands).
+ */
+const SAFE = ['-c', 'core.fsmonitor=false', '-c', 'core.quotepath=off'];
+const LS_FILES = [...SAFE, 'ls-files', '--cached', '--others', '--exclude-standard', '-z'];
+const LS_DELETED = [...SAFE, 'ls-files', '--deleted', '-z'];
 const TIMEOUT_MS = 30_000;
 /** Read-only calls must never take the index lock away from the user's own git commands. */
 const env = { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' };

@@ -6,7 +6,7 @@ import type { XCache } from './sourcegraph.js';
 import { readdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Tool } from '../../shapes/tool.js';
 import { errorMessage, logger, type Logger } from '../../util/log.js';
 import { ServerCancelled } from '../../rpc/errors.js';
@@ -65,6 +65,8 @@ export class LspHostImpl implements LspHost {
   private untrusted = new Map<string, string>();
   /** One process per server and project root; `folder` is the workspace folder it was started for. */
   private readonly processes = new Map<string, { name: string; root: string; folder: string; proc: LanguageServerProcess }>();
+  /** The stops of removed folders' processes still under way: dispose waits for them too (each kills its process if it must). */
+  private readonly stopping = new Set<Promise<void>>();
   /** The workspace folders now (setRoots replaces them). */
   private roots: string[];
   private readonly store = new DiagnosticsStore();
@@ -108,7 +110,7 @@ export class LspHostImpl implements LspHost {
       const key = `${name}\0${root}`;
       let entry = this.processes.get(key);
       if (!entry) {
-        const proc = new LanguageServerProcess({
+        const proc: LanguageServerProcess = new LanguageServerProcess({
           name,
           config,
           root,
@@ -118,7 +120,7 @@ export class LspHostImpl implements LspHost {
           requestTimeoutMs: config.requestTimeoutSeconds !== undefined ? config.requestTimeoutSeconds * 1000 : (this.opts.requestTimeoutMs ?? 10_000),
           initializeTimeoutMs: this.opts.initializeTimeoutMs ?? 30_000,
           onDiagnostics: (p) => {
-            if (!this.disposed) this.store.record(p);
+            if (!this.disposed && this.keeps(proc, p.uri)) this.store.record(p);
           },
           xcache: this.opts.xcache,
           needs: BUILTIN_NEEDS[name],
@@ -141,6 +143,25 @@ export class LspHostImpl implements LspHost {
       if (dir === folder || dirname(dir) === dir) break;
     }
     return folder;
+  }
+
+  /**
+   * Diagnostics are kept only from a process still serving a folder (one being stopped after a
+   * removal may still publish) and only for a file under a folder of now.
+   */
+  private keeps(proc: LanguageServerProcess, uri: string): boolean {
+    return [...this.processes.values()].some((e) => e.proc === proc) && this.covered(uri);
+  }
+
+  /** Is `uri` a file under one of the folders now? Compared as paths: URIs spell the same path in several ways. */
+  private covered(uri: string): boolean {
+    let path: string;
+    try {
+      path = fileURLToPath(uri);
+    } catch {
+      return false;
+    }
+    return this.folderOf(resolve(path)) !== undefined;
   }
 
   folderOf(path: string): string | undefined {
@@ -253,6 +274,7 @@ export class LspHostImpl implements LspHost {
     for (;;) {
       try {
         const report = documentDiagnosticReportSchema.parse(await proc.request('textDocument/diagnostic', { textDocument: { uri } }, signal, Math.max(1, deadline - Date.now())));
+        if (!this.keeps(proc, uri)) return 'failed';
         if (report.kind === 'full') this.store.record({ uri, version, diagnostics: report.items });
         else this.store.confirm(uri, version);
         return 'ok';
@@ -335,9 +357,17 @@ export class LspHostImpl implements LspHost {
     const gone = new Set(removed.map((r) => resolve(r)));
     const stopping = [...this.processes].filter(([, e]) => gone.has(e.folder));
     for (const [key] of stopping) this.processes.delete(key);
-    const under = (uri: string) => [...gone].some((r) => uri === pathToFileURL(r).href || uri.startsWith(pathToFileURL(r + sep).href));
-    this.store.forget(under);
-    await Promise.all(stopping.map(([, e]) => e.proc.dispose().catch((err) => this.log.warn(`${e.name}: ${errorMessage(err)}`))));
+    // What is under no folder now goes; a nested folder that stays (`/p/sub` when `/p` goes) keeps its own.
+    const forget = () => this.store.forget((uri) => !this.covered(uri));
+    forget();
+    const stops = stopping.map(([, e]) => {
+      const stop = e.proc.dispose().catch((err) => this.log.warn(`${e.name}: ${errorMessage(err)}`));
+      this.stopping.add(stop);
+      return stop.finally(() => this.stopping.delete(stop));
+    });
+    await Promise.all(stops);
+    // Anything recorded while they stopped (a pull answered late) goes too.
+    forget();
     if (stopping.length && !this.disposed) this.opts.onStatusChange?.();
   }
 
@@ -374,6 +404,10 @@ export class LspHostImpl implements LspHost {
 
   async dispose(): Promise<void> {
     this.disposed = true;
-    await Promise.all([...this.processes.values()].map((e) => e.proc.dispose().catch((err) => this.log.warn(`${e.name}: ${errorMessage(err)}`))));
+    await Promise.all([
+      ...[...this.processes.values()].map((e) => e.proc.dispose().catch((err) => this.log.warn(`${e.name}: ${errorMessage(err)}`))),
+      // Servers of removed folders still stopping: their stop ends (killing them if need be) before we do.
+      ...this.stopping,
+    ]);
   }
 }

@@ -46,6 +46,14 @@ export class McpHostImpl implements McpHost {
   private reconciling: Promise<void> = Promise.resolve();
   private roots: string[];
   private disposed = false;
+  /**
+   * Set once the servers task began (the front end is ready: ECA `initialized`; allowStarts) or by
+   * startAll. Before it, an entry a reload adds or changes is only registered: startAll starts the
+   * entries configured by then, so no server starts early, nor after its entry (its folder) went.
+   */
+  private startsAllowed = false;
+  /** Handles started (or reported) once starts were allowed: startAll does not do them again. */
+  private readonly launched = new WeakSet<McpServerHandle>();
 
   private readonly opts: McpHostOptions & { restart: RestartPolicy };
 
@@ -85,6 +93,13 @@ export class McpHostImpl implements McpHost {
   /** Starts a handle configured to start; reports the others (disabled, invalid) as they are. */
   private launch(h: McpServerHandle): void {
     if (this.disposed || this.handles.get(h.name) !== h) return;
+    if (!this.startsAllowed) {
+      // Registered only; a disabled or invalid entry is shown as it is.
+      if (!h.autoStart) h.report();
+      return;
+    }
+    if (this.launched.has(h)) return;
+    this.launched.add(h);
     if (!h.autoStart) h.report();
     else void h.start().catch((e: unknown) => log.error(`${h.name}: ${errorMessage(e)}`));
   }
@@ -141,14 +156,21 @@ export class McpHostImpl implements McpHost {
     return this.reconciling;
   }
 
+  /** The servers task began: entries added or changed from now on start at once (startAll does the rest). */
+  allowStarts(): void {
+    this.startsAllowed = true;
+  }
+
   startAll(): void {
+    this.startsAllowed = true;
     // One server per event-loop turn: spawning and building a client take ~10 ms each, and a
     // burst of them would hold up whatever else is due (e.g. config/updated to the editor).
     const queue = [...this.handles.values()];
     const next = () => {
       const h = queue.shift();
       if (!h || this.disposed) return;
-      // Invalid and disabled entries are reported once, as they are.
+      // Invalid and disabled entries are reported once, as they are. An entry removed or
+      // replaced since the queue was taken is skipped (launch checks it is still the current one).
       this.launch(h);
       if (queue.length) setImmediate(next);
     };

@@ -29,6 +29,7 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
   });
   return {
     mcp,
+    serversTaskBegan: () => mcp.allowStarts(),
     startServers: () => mcp.startAll(),
     async settle(signal) {
       // Until each server's first start is over (running or failed; a failed one is then restarted

@@ -3,6 +3,7 @@
  * its notifications, and the calls the rest of patchbay makes through it. A session never
  * reconnects; server.ts replaces it with a new one.
  */
+import { within } from '../../util/deadline.js';
 import { basename } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -472,7 +473,9 @@ export class McpSession {
 
   /** `notifications/roots/list_changed`, after the workspace folders changed. */
   rootsChanged(): Promise<void> {
-    return this.client.sendRootsListChanged().catch((e: unknown) => this.opts.log.debug(`roots/list_changed: ${errorMessage(e)}`));
+    // Over HTTP a notification is a POST the server may never answer: wait for it no longer than a request.
+    const sent = this.client.sendRootsListChanged().catch((e: unknown) => this.opts.log.debug(`roots/list_changed: ${errorMessage(e)}`));
+    return within(sent, this.opts.timeoutMs, () => this.opts.log.warn(`roots/list_changed: no answer after ${this.opts.timeoutMs} ms; going on`));
   }
 
   async close(): Promise<void> {
