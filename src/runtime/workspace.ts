@@ -215,7 +215,6 @@ export class Workspace {
       home: this.home,
       roots: () => this.roots,
       servers: () => (this.config as { mcpServers?: Record<string, unknown> }).mcpServers ?? {},
-      workspaces: () => this.workspaces,
       userConfigFile: () => this.userConfigFile(),
       reload: () => this.reloadConfig(),
       status: (name) => this.all().reduce<ToolServerStatus | undefined>((found, p) => found ?? p.serverStatus?.(name), undefined),
