@@ -60,6 +60,8 @@ export interface ManageTarget {
   servers(): Record<string, unknown>;
   /** The user config file (or `--config-file`). */
   userConfigFile(): string;
+  /** `pureConfig: true` in initializationOptions: no config file is read. */
+  pureConfig?(): boolean;
   /** Workspace.reloadConfig: applies the edited file; `error` when a config file is not JSON. */
   reload(): Promise<{ applied: boolean; error?: string }>;
   status(name: string): ToolServerStatus | undefined;
@@ -103,6 +105,8 @@ export class McpManager {
     return this.serial(async () => {
       const { name, entry } = s;
       if (!name.trim()) return fail('The MCP server name must not be blank');
+      if (this.t.pureConfig?.())
+        return fail('The editor set pureConfig: true, so patchbay reads no config file and a server added to one would not run: add it to the editor’s own MCP settings instead');
       // A config file cannot hold these names: JSON parsing drops them.
       if (['__proto__', 'constructor', 'prototype'].includes(name)) return fail(`The server name "${name}" is reserved; choose another`);
       const badName = serverNameProblem(name);

@@ -22,7 +22,7 @@ const read = (file: string): any => {
   return r.value;
 };
 
-function setup(user: unknown, opts: { servers?: Record<string, unknown>; reloadError?: string; status?: ToolServerStatus['status'] } = {}) {
+function setup(user: unknown, opts: { servers?: Record<string, unknown>; reloadError?: string; status?: ToolServerStatus['status']; pure?: boolean } = {}) {
   const home = dir('pb-mm-home-');
   const root = dir('pb-mm-root-');
   const userFile = join(home, 'config.json');
@@ -35,6 +35,7 @@ function setup(user: unknown, opts: { servers?: Record<string, unknown>; reloadE
     roots: () => [root],
     servers: () => servers,
     userConfigFile: () => userFile,
+    pureConfig: () => opts.pure === true,
     reload: async () => ({ applied: !opts.reloadError, ...(opts.reloadError ? { error: opts.reloadError } : {}) }),
     status: (name) => (Object.hasOwn(servers, name) ? ({ name, status: opts.status ?? 'running' } as ToolServerStatus) : undefined),
     restart: async (name) => void calls.push(`restart ${name}`),
@@ -140,6 +141,13 @@ describe('enable, reload errors, names, folders', () => {
     const off = setup({ mcpServers: { s: { command: 'a', disabled: true } } }, { status: 'disabled' });
     await off.m.update('s', {});
     expect(off.calls).toEqual([]);
+  });
+
+  it('with pureConfig no file is read: add is refused up front, nothing written', async () => {
+    const { m, userFile } = setup({ mcpServers: {} }, { pure: true });
+    const r = await m.add({ name: 'x', entry: { command: 'x' }, scope: 'global' });
+    expect(r).toMatchObject({ ok: false, error: { message: expect.stringMatching(/pureConfig: true/) } });
+    expect(read(userFile)).toEqual({ mcpServers: {} });
   });
 
   it('refuses names a config file cannot hold, and a workspace folder whose .patchbay leads outside it', async () => {
