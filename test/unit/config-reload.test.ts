@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config/load.js';
 
 function target(file: string) {
   const applied: unknown[] = [];
-  const load = (): WorkspaceConfig => ({ roots: [], ...loadConfig({ configFile: file, env: {} }) });
+  const load = (): WorkspaceConfig => ({ roots: [], ...loadConfig({ roots: [], configFile: file, env: {} }) });
   const t: ReloadTarget = {
     files: () => [file],
     current: () => ({ config: load().config, errors: [], held: [] }),
