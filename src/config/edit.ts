@@ -148,7 +148,8 @@ function deletion(text: string, path: string[]): Edit[] | undefined {
   if (isLast) {
     const prev = siblings[i - 1]!;
     const comma = text.indexOf(',', prev.offset + prev.length);
-    if (comma < 0 || comma >= start) return undefined;
+    // A comma inside a comment between the two is not the separator: modify does it then.
+    if (comma < 0 || comma >= start || text.slice(prev.offset + prev.length, comma).trim() !== '') return undefined;
     edits.unshift({ offset: comma, length: 1, content: '' });
   }
   return edits;

@@ -123,6 +123,32 @@ describe('mcp/addServer, updateServer, disable/enable, removeServer', () => {
     expect(statuses(p, 'keep')).toEqual(['starting', 'running']);
   });
 
+  // ECA mcp.clj `enable-server!` always starts the server (`start-server!`), whatever stopped it;
+  // `remove-server!` answers `{name, removed}` only once the server is gone.
+  it('enable starts a server that was only stopped; a change the reload refuses answers an error, and applies once the file is fixed', async () => {
+    const home = tempDir();
+    mkdirSync(join(home, '.config', 'patchbay'), { recursive: true });
+    writeFileSync(userConfig(home), JSON.stringify({ mcpServers: { s: serverEntry() } }, null, 2));
+    const root = workspace({ '.patchbay/config.json': '{ "mcpServers": ' });
+    const { p, ready } = boot(home, root);
+    await ready;
+    await status(p, 's', 'running');
+    let mark = p.messages.length;
+    p.notify(ECA.mcpStopServer, { name: 's' });
+    await status(p, 's', 'stopped', mark);
+    mark = p.messages.length;
+    p.notify(ECA.mcpEnableServer, { name: 's' });
+    await status(p, 's', 'running', mark);
+
+    // The workspace file is not JSON: patchbay keeps its config, so the removal is not done yet.
+    mark = p.messages.length;
+    const rm = await p.request(ECA.mcpRemoveServer, { name: 's' });
+    expect(rm.result.error?.message).toMatch(/was changed, but patchbay keeps the config it had: Invalid config in .*\.patchbay\/config\.json/);
+    expect(statuses(p, 's', mark)).toEqual([]);
+    writeFileSync(join(root, '.patchbay', 'config.json'), '{}');
+    await removed(p, 's', mark);
+  });
+
   // ECA mcp.clj `resolve-target-config-file` (:workspace → that root's config) and `add-server!` with `:disabled true`.
   it('a remote server added with scope workspace goes to that root’s .patchbay/config.json, created on demand', async () => {
     const home = tempDir();
