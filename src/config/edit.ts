@@ -3,9 +3,9 @@
  * line endings. jsonc-parser's `modify` computes the smallest text edits for one key (the way VS
  * Code edits settings.json); we apply them one key at a time and write the result atomically.
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { applyEdits, format, modify, type Edit, type FormattingOptions } from 'jsonc-parser';
+import { applyEdits, findNodeAtLocation, format, modify, parseTree, type Edit, type FormattingOptions } from 'jsonc-parser';
 import { parseJsonc } from './jsonc.js';
 
 /** One key to set (`value`) or delete (`value: undefined`). */
@@ -43,6 +43,13 @@ export function editText(text: string, edits: KeyEdit[]): string {
   const formattingOptions = formattingOf(text);
   let out = text;
   for (const e of edits) {
+    if (e.value === undefined) {
+      const removal = deletion(out, e.path);
+      if (removal) {
+        out = applyEdits(out, removal);
+        continue;
+      }
+    }
     // modify's own formatting reformats the whole lines an insertion touches (a neighbour written
     // on one line would be spread over several): we format only the text we put in.
     for (const edit of modify(out, e.path, e.value, {})) {
@@ -68,21 +75,84 @@ export function editConfigFile(path: string, edits: KeyEdit[]): FileEdit {
 
 /**
  * Written aside and renamed over the file: a reader (ours, the editor's, a crash) never sees half
- * a file. The file keeps its mode (a config holding keys may be 0600).
+ * a file. The file keeps its mode (a config holding keys may be 0600); a new one is 0600 in a
+ * 0700 folder, as it may hold headers or a client secret. A symlinked config stays a symlink: its
+ * target is what gets replaced. A file without write permission is refused, not replaced.
  */
 export function writeAtomically(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  let mode: number | undefined;
+  let target = path;
+  let mode = 0o600;
   try {
-    mode = statSync(path).mode & 0o7777;
-  } catch {
-    /* a new file: the umask decides */
+    target = realpathSync(path);
+    const st = statSync(target);
+    if ((st.mode & 0o222) === 0) throw new Error(`${path} is read-only (mode ${(st.mode & 0o777).toString(8)}): patchbay does not change it; make it writable first`);
+    mode = st.mode & 0o7777;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   }
-  const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
-  writeFileSync(tmp, text, mode === undefined ? {} : { mode });
-  // writeFileSync's mode is filtered by the umask: set it exactly.
-  if (mode !== undefined) chmodSync(tmp, mode);
-  renameSync(tmp, path);
+  const tmp = `${target}.${process.pid}.${Date.now()}.tmp`;
+  let renamed = false;
+  try {
+    // wx: never through a file (or link) someone put there.
+    const fd = openSync(tmp, 'wx', mode);
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    // The mode given to open is filtered by the umask: set it exactly.
+    chmodSync(tmp, mode);
+    renameSync(tmp, target);
+    renamed = true;
+  } finally {
+    if (!renamed) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        /* never created */
+      }
+    }
+  }
+}
+
+/**
+ * Deleting a property as a person would: jsonc-parser's `modify` removes only the property and
+ * leaves its line comment to the property that comes next (or takes the neighbour's). Here a
+ * property written on lines of its own goes with those lines: the `//` comment lines right above
+ * it, and its own trailing `// comment`. The last property takes the comma before it instead (the
+ * line that comma is on keeps its comment). Returns undefined for any other layout: `modify` then.
+ */
+function deletion(text: string, path: string[]): Edit[] | undefined {
+  const tree = parseTree(text);
+  const prop = tree ? findNodeAtLocation(tree, path)?.parent : undefined;
+  const siblings = prop?.parent?.children;
+  if (!prop || prop.type !== 'property' || !siblings || siblings.length < 2) return undefined;
+  const i = siblings.indexOf(prop);
+  const end = prop.offset + prop.length;
+  let start = text.lastIndexOf('\n', prop.offset - 1) + 1;
+  if (text.slice(start, prop.offset).trim() !== '') return undefined;
+  // Its own trailing separator (a last property may have one in JSONC) and line comment.
+  const tail = /^[ \t]*,?[ \t]*(\/\/[^\n]*)?\r?(\n|$)/.exec(text.slice(end));
+  if (!tail) return undefined;
+  const isLast = i === siblings.length - 1;
+  if (!isLast && !tail[0].trimStart().startsWith(',')) return undefined;
+  // The comment lines right above it speak of it.
+  for (;;) {
+    const prevStart = text.lastIndexOf('\n', start - 2) + 1;
+    if (start === 0 || !/^[ \t]*\/\/[^\n]*\n$/.test(text.slice(prevStart, start))) break;
+    start = prevStart;
+  }
+  const edits: Edit[] = [{ offset: start, length: end + tail[0].length - start, content: '' }];
+  if (isLast) {
+    const prev = siblings[i - 1]!;
+    const comma = text.indexOf(',', prev.offset + prev.length);
+    // A comma inside a comment between the two is not the separator: modify does it then.
+    if (comma < 0 || comma >= start || text.slice(prev.offset + prev.length, comma).trim() !== '') return undefined;
+    edits.unshift({ offset: comma, length: 1, content: '' });
+  }
+  return edits;
 }
 
 /**
@@ -94,9 +164,17 @@ export function writeAtomically(path: string, text: string): void {
 function afterLineComment(text: string, edit: Edit, eol: string): { edits: Edit[]; added: Edit } | undefined {
   if (edit.length !== 0 || !edit.content.startsWith(',')) return undefined;
   const lineEnd = text.indexOf('\n', edit.offset);
-  if (lineEnd < 0 || !/^[ \t]*\/\/[^\n]*$/.test(text.slice(edit.offset, lineEnd))) return undefined;
+  if (lineEnd < 0) return undefined;
+  const rest = text.slice(edit.offset, lineEnd);
   const lineStart = text.lastIndexOf('\n', edit.offset - 1) + 1;
   const indent = /^[ \t]*/.exec(text.slice(lineStart))?.[0] ?? '';
+  // The neighbour already ends with a (JSONC trailing) comma: the new property, on the next line,
+  // keeps that style and ends with one too.
+  if (/^[ \t]*,[ \t]*(\/\/[^\n]*)?\r?$/.test(rest)) {
+    const content = `${indent}${edit.content.slice(1)},${eol}`;
+    return { edits: [{ offset: lineEnd + 1, length: 0, content }], added: { offset: lineEnd + 1, length: 0, content } };
+  }
+  if (!/^[ \t]*\/\/[^\n]*$/.test(rest)) return undefined;
   const content = `${indent}${edit.content.slice(1)}${eol}`;
   return {
     edits: [

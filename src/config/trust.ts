@@ -125,7 +125,7 @@ export function approveEntry(home: string, root: string, name: string, entry: un
   writeTrustStore(home, store);
 }
 
-/** Forgets a folder; false when it was not trusted. */
+/** Forgets a folder and the entries approved one by one in it; false when there was neither. */
 export function revokeTrust(home: string, root: string): boolean {
   const store = readTrustStore(home);
   const key = folderKey(root);
@@ -136,7 +136,7 @@ export function revokeTrust(home: string, root: string): boolean {
   // Revoking takes back the entries approved one by one too.
   if (store.entries) delete store.entries[key];
   writeTrustStore(home, store);
-  return had;
+  return true;
 }
 
 export function listTrust(home: string): Array<{ folder: string } & TrustEntry> {

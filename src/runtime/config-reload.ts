@@ -83,13 +83,20 @@ export class LiveConfig {
 }
 
 /** Reloads, or does nothing when the files read the same as last time (`last` is updated in place). */
-export async function reloadConfig(t: ReloadTarget, last: { fingerprint?: string }): Promise<ConfigReload> {
-  const files = t.files();
-  const fingerprint = configFingerprint(files);
+export async function reloadConfig(t: ReloadTarget, last: { fingerprint?: string }, settleMs = SETTLE_MS): Promise<ConfigReload> {
+  let fingerprint = configFingerprint(t.files());
   if (fingerprint === last.fingerprint) return { applied: false };
+  // A save in place truncates the file, then writes it: seen in between (after the watcher's
+  // debounce), every server in it would stop and start again. A file that became empty or went
+  // away is looked at again once the save has had time to finish.
+  if (emptied(last.fingerprint, fingerprint)) {
+    await new Promise((r) => setTimeout(r, settleMs));
+    fingerprint = configFingerprint(t.files());
+    if (fingerprint === last.fingerprint) return { applied: false };
+  }
   last.fingerprint = fingerprint;
 
-  for (const { file, text } of JSON.parse(fingerprint) as Array<{ file: string; text: string | null }>) {
+  for (const { file, text } of JSON.parse(fingerprint) as Seen) {
     if (text === null || text.trim() === '') continue;
     const parsed = parseJsonc(text);
     if (parsed.ok) continue;
@@ -113,6 +120,18 @@ export async function reloadConfig(t: ReloadTarget, last: { fingerprint?: string
   const providers = changedKeys(before.config.providers, loaded.config.providers);
   if (providers.length || before.config.defaultModel !== loaded.config.defaultModel) await t.modelsChanged(providers);
   return { applied: true };
+}
+
+/** How long a file that became empty or vanished is given to come back (a save in place). */
+const SETTLE_MS = 300;
+
+type Seen = Array<{ file: string; text: string | null }>;
+
+/** Did a file that had content have none now (empty or gone)? */
+function emptied(before: string | undefined, now: string): boolean {
+  if (before === undefined) return false;
+  const had = new Map((JSON.parse(before) as Seen).map((f) => [f.file, f.text]));
+  return (JSON.parse(now) as Seen).some((f) => (f.text ?? '').trim() === '' && (had.get(f.file) ?? '').trim() !== '');
 }
 
 /** Keys whose value differs between two records (added and removed ones too). */

@@ -43,7 +43,7 @@ import { ensurePrivateDir } from '../util/private-dir.js';
 import { doctorReport } from './doctor.js';
 import { LiveConfig, type ConfigReload } from './config-reload.js';
 import { McpManager } from './mcp-manage.js';
-import { safely } from '../util/guards.js';
+import { isRecord, safely } from '../util/guards.js';
 
 const log = logger('workspace');
 
@@ -203,8 +203,15 @@ export class Workspace {
         load: () => this.loadConfig(),
         apply: (loaded) => this.applyConfig(loaded),
         reconfigurePeers: async () => {
-          for (const p of this.all()) p.reconfigure?.();
-          await Promise.all(this.all().map((p) => p.reconfigured?.()));
+          // One peer that throws must not leave the others unreconciled (the fingerprint has moved on).
+          for (const p of this.all()) {
+            try {
+              p.reconfigure?.();
+            } catch (e) {
+              log.warn(`reconfiguring a peer: ${errorMessage(e)}`);
+            }
+          }
+          await Promise.all(this.all().map((p) => p.reconfigured?.().catch((e: unknown) => log.warn(`reconfiguring: ${errorMessage(e)}`))));
         },
         modelsChanged: (providers) => this.providersChanged(providers),
         report: (message) => {
@@ -219,8 +226,8 @@ export class Workspace {
       home: this.home,
       roots: () => this.roots,
       servers: () => (this.config as { mcpServers?: Record<string, unknown> }).mcpServers ?? {},
-      workspaces: () => this.workspaces,
       userConfigFile: () => this.userConfigFile(),
+      pureConfig: () => isRecord(this.opts.initializationOptions) && this.opts.initializationOptions.pureConfig === true,
       reload: () => this.reloadConfig(),
       status: (name) => this.all().reduce<ToolServerStatus | undefined>((found, p) => found ?? p.serverStatus?.(name), undefined),
       restart: async (name) => {

@@ -83,6 +83,8 @@ describe('mcp/addServer, updateServer, disable/enable, removeServer', () => {
     const upd = await p.request(ECA.mcpUpdateServer, { name: 'extra', command: process.execPath, args: [NOTES, '--delay-ms', '1'] });
     expect(upd.result).toEqual({});
     await status(p, 'extra', 'running', mark);
+    // Our own write is applied once: the watcher (150 ms debounce), seeing the same file, restarts nothing more.
+    await new Promise((r) => setTimeout(r, 600));
     expect(statuses(p, 'extra', mark)).toEqual(['stopped', 'starting', 'running']);
     expect(updates(p, 'extra', mark).at(-1)!.params.args).toEqual([NOTES, '--delay-ms', '1']);
     text = readFileSync(file, 'utf8');
@@ -95,6 +97,7 @@ describe('mcp/addServer, updateServer, disable/enable, removeServer', () => {
     p.notify(ECA.mcpDisableServer, { name: 'extra' });
     const disabled = await status(p, 'extra', 'disabled', mark);
     expect(disabled.params.disabled).toBe(true);
+    await new Promise((r) => setTimeout(r, 600));
     expect(statuses(p, 'extra', mark)).toEqual(['stopped', 'disabled']);
     expect(servers(file).extra.disabled).toBe(true);
     expect(readFileSync(file, 'utf8').startsWith(HEAD)).toBe(true);
@@ -118,9 +121,32 @@ describe('mcp/addServer, updateServer, disable/enable, removeServer', () => {
 
     // Through all of it, `keep` started once and was never touched.
     expect(statuses(p, 'keep')).toEqual(['starting', 'running']);
-    // Our own writes were applied once: the watcher, seeing the same files, restarted nothing more.
-    await new Promise((r) => setTimeout(r, 600));
-    expect(statuses(p, 'extra', mark)).toEqual(['stopped']);
+  });
+
+  // ECA mcp.clj `enable-server!` always starts the server (`start-server!`), whatever stopped it;
+  // `remove-server!` answers `{name, removed}` only once the server is gone.
+  it('enable starts a server that was only stopped; a change the reload refuses answers an error, and applies once the file is fixed', async () => {
+    const home = tempDir();
+    mkdirSync(join(home, '.config', 'patchbay'), { recursive: true });
+    writeFileSync(userConfig(home), JSON.stringify({ mcpServers: { s: serverEntry() } }, null, 2));
+    const root = workspace({ '.patchbay/config.json': '{ "mcpServers": ' });
+    const { p, ready } = boot(home, root);
+    await ready;
+    await status(p, 's', 'running');
+    let mark = p.messages.length;
+    p.notify(ECA.mcpStopServer, { name: 's' });
+    await status(p, 's', 'stopped', mark);
+    mark = p.messages.length;
+    p.notify(ECA.mcpEnableServer, { name: 's' });
+    await status(p, 's', 'running', mark);
+
+    // The workspace file is not JSON: patchbay keeps its config, so the removal is not done yet.
+    mark = p.messages.length;
+    const rm = await p.request(ECA.mcpRemoveServer, { name: 's' });
+    expect(rm.result.error?.message).toMatch(/was changed, but patchbay keeps the config it had: Invalid config in .*\.patchbay\/config\.json/);
+    expect(statuses(p, 's', mark)).toEqual([]);
+    writeFileSync(join(root, '.patchbay', 'config.json'), '{}');
+    await removed(p, 's', mark);
   });
 
   // ECA mcp.clj `resolve-target-config-file` (:workspace → that root's config) and `add-server!` with `:disabled true`.
@@ -141,7 +167,13 @@ describe('mcp/addServer, updateServer, disable/enable, removeServer', () => {
     const mark = p.messages.length;
     expect((await p.request(ECA.mcpUpdateServer, { name: 'remote', ...serverEntry() })).result).toEqual({});
     expect(servers(file)).toEqual({ remote: { disabled: true, ...serverEntry() } });
-    const now = await status(p, 'remote', 'disabled', mark);
+    // The add's own `disabled` status may come after the answer: wait for the one of the new entry.
+    const now = await p.waitFor(
+      (m) => m.method === ECA.toolServerUpdated.method && m.params.name === 'remote' && m.params.status === 'disabled' && m.params.command === process.execPath,
+      'remote disabled, local',
+      20_000,
+      mark,
+    );
     expect(now.params).toMatchObject({ command: process.execPath, args: [NOTES] });
     expect(now.params).not.toHaveProperty('url');
   });
@@ -329,6 +361,42 @@ describe('mcp/addServer into a workspace config and workspace trust', () => {
     const again = await second.p.waitFor((m) => heldBack(second.p, mark).includes(m), 'held back again', 15_000, mark);
     expect(again.params.message).toMatch(/mcpServers\.mine/);
     expect(updates(second.p, 'repo')).toEqual([]);
+  });
+
+  // ECA mcp.clj `disable-server!` / `enable-server!` / `update-server!` act on a server by name;
+  // patchbay picks the file the named entry is changed in from the files as they are now.
+  it('a same-named entry a pull brings into an untrusted folder never runs, whatever the panel does with the user’s entry', async () => {
+    const home = tempDir();
+    mkdirSync(join(home, '.config', 'patchbay'), { recursive: true });
+    writeFileSync(userConfig(home), JSON.stringify({ mcpServers: { gh: serverEntry() } }, null, 2));
+    const root = workspace({ 'a.txt': 'a' });
+    const { p, ready } = boot(home, root);
+    await ready;
+    await status(p, 'gh', 'running');
+    // The `git pull`, and the panel click right after it, before the watcher has seen the file.
+    const marker = join(tempDir(), 'ran');
+    const evil = { command: process.execPath, args: ['-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`] };
+    const wsFile = join(root, '.patchbay', 'config.json');
+    mkdirSync(join(root, '.patchbay'));
+    writeFileSync(wsFile, JSON.stringify({ mcpServers: { gh: evil } }, null, 2));
+    let mark = p.messages.length;
+    p.notify(ECA.mcpDisableServer, { name: 'gh' });
+    await status(p, 'gh', 'disabled', mark);
+    expect(servers(userConfig(home)).gh.disabled).toBe(true);
+    mark = p.messages.length;
+    p.notify(ECA.mcpEnableServer, { name: 'gh' });
+    const on = await status(p, 'gh', 'running', mark);
+    expect(on.params.args).toEqual([NOTES]);
+    mark = p.messages.length;
+    const upd = await p.request(ECA.mcpUpdateServer, { name: 'gh', args: [NOTES, '--delay-ms', '1'] });
+    expect(upd.result).toEqual({});
+    expect((await status(p, 'gh', 'running', mark)).params.args).toEqual([NOTES, '--delay-ms', '1']);
+    // The repository's entry is as it came, held back, approved by nothing, and never ran.
+    expect(servers(wsFile).gh).toEqual(evil);
+    expect(servers(userConfig(home)).gh).toEqual(serverEntry(['--delay-ms', '1']));
+    const trustFile = join(home, '.patchbay', 'trust.json');
+    expect(existsSync(trustFile) ? (JSON.parse(readFileSync(trustFile, 'utf8')).entries ?? {}) : {}).toEqual({});
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('a trusted folder stays trusted after the editor writes to its config', async () => {

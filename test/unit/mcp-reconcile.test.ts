@@ -15,7 +15,9 @@ describe('McpHostImpl.reconcile', () => {
     const gonePid = h.host.pid('goes')!;
     const samePid = h.host.pid('same');
 
-    const r = h.host.reconcile({ same: notes(), changes: notes('--delay-ms', '1'), added: notes() });
+    // `same` saved with its keys in another order and an explicit `disabled: false`: the same server.
+    const { command, args } = notes();
+    const r = h.host.reconcile({ same: { args, command, disabled: false }, changes: notes('--delay-ms', '1'), added: notes() });
     expect(r).toEqual({ added: ['added'], changed: ['changes'], removed: ['goes'] });
     await h.host.reconciled();
     expect(isAlive(oldPid)).toBe(false);

@@ -86,7 +86,7 @@ export class McpHostImpl implements McpHost {
         }
       },
     });
-    this.entries.set(h, JSON.stringify(raw) ?? '');
+    this.entries.set(h, entryKey(raw));
     return h;
   }
 
@@ -131,7 +131,7 @@ export class McpHostImpl implements McpHost {
             if (!this.disposed) this.opts.events.serverRemoved?.(name);
           }),
         );
-      } else if (this.entries.get(old) !== (JSON.stringify(servers[name]) ?? '')) {
+      } else if (this.entries.get(old) !== entryKey(servers[name])) {
         out.changed.push(name);
         const next = this.newHandle(name, servers[name]);
         this.handles.set(name, next);
@@ -268,4 +268,27 @@ export class McpHostImpl implements McpHost {
     if (!h) throw new Error(`No MCP server named "${name}" is configured`);
     return h;
   }
+}
+
+/**
+ * What an entry is compared by in reconcile: its JSON with keys sorted (a file saved with its keys
+ * in another order is the same server) and `disabled: false` as if absent (what enable may write).
+ */
+function entryKey(raw: unknown): string {
+  const stable = (v: unknown): string => {
+    if (Array.isArray(v)) return `[${v.map(stable).join(',')}]`;
+    if (v !== null && typeof v === 'object') {
+      const o = v as Record<string, unknown>;
+      return `{${Object.keys(o)
+        .sort()
+        .map((k) => `${JSON.stringify(k)}:${stable(o[k])}`)
+        .join(',')}}`;
+    }
+    return JSON.stringify(v) ?? 'undefined';
+  };
+  if (raw !== null && typeof raw === 'object' && !Array.isArray(raw) && (raw as Record<string, unknown>).disabled === false) {
+    const { disabled: _off, ...rest } = raw as Record<string, unknown>;
+    return stable(rest);
+  }
+  return stable(raw);
 }
