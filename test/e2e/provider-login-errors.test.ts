@@ -11,7 +11,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ECA, type EcaProc, type Msg, useFakeLlmSuite, useTempDirs } from './harness.js';
-import { bootLogin, listeningPorts, portOf, providerUpdated, refused, storedSecrets, useFakeAuth } from './login-support.js';
+import { bearerSeen, bootLogin, listeningPorts, portOf, providerUpdated, refused, storedSecrets, useFakeAuth } from './login-support.js';
 
 const scratch = useTempDirs();
 const { llm, track } = useFakeLlmSuite();
@@ -166,12 +166,15 @@ describe('loopback logins that fail, are cancelled or time out: nothing stays li
 describe('a refresh the authorization server refuses', () => {
   it('invalid_grant: a warning to log in again, providers/updated; the old token stays until it expires', async () => {
     auth().expiresIns = [30];
-    // The code exchange succeeds; the refresh that follows at once is refused.
+    // The code exchange succeeds; the refresh before the next prompt (30 s left) is refused.
     auth().tokenModes = ['ok', 'invalid_grant'];
     const { p } = await boot();
     const from = p.messages.length;
     const res = await p.request(ECA.providersLogin, { provider: 'acme', method: 'browser' });
     await fetch(res.result.url);
+    await providerUpdated(p, 'acme', (s) => s.auth.type === 'oauth', from);
+    // The prompt still goes out, with the old token.
+    expect(await bearerSeen(p, llm())).toBe(`Bearer ${auth().issued[0]}`);
     const msg = await shown(p, /Refreshing the login to acme failed: The token endpoint refused: invalid_grant.*Log in again/, from);
     expect(msg.params.type).toBe('warning');
     const upd = await providerUpdated(p, 'acme', (s) => s.auth.type === 'oauth', p.messages.indexOf(msg) - 1);

@@ -120,19 +120,25 @@ describe('OAuth: authorization code with PKCE on a loopback redirect (ECA openai
     expect(auth().tokenRequests.map((r) => r.grantType)).toEqual(['authorization_code']);
   });
 
-  it('refreshes the token before it expires and uses the new one (providers/updated each time)', async () => {
+  // ECA chat.clj `prompt` → login.clj `maybe-renew-auth-token!`: a token about to expire is renewed before the prompt is sent.
+  it('a prompt with the token inside the refresh margin refreshes it first and uses the new one (providers/updated each time)', async () => {
     auth().expiresIns = [30, 7200];
     const { p } = await boot();
     const from = p.messages.length;
     const res = await p.request(ECA.providersLogin, { provider: 'acme', method: 'browser' });
     await fetch(res.result.url);
-    // 30 s left is inside the refresh margin: the refresh runs at once, and the status then
-    // carries the new token's expiry (2 hours: "expiring" by ECA's one-day rule).
-    const refreshed = await providerUpdated(p, 'acme', (s) => s.auth.type === 'oauth' && s.auth.expiresAt > Date.now() / 1000 + 3600, from);
-    expect(refreshed.params.auth.status).toBe('expiring');
+    await providerUpdated(p, 'acme', (s) => s.auth.type === 'oauth', from);
+    // A just-issued 30 s token is not refreshed by its timer at once (that looped: a refresh per millisecond).
+    expect(auth().tokenRequests.map((r) => r.grantType)).toEqual(['authorization_code']);
+    const before = p.messages.length;
+    // 30 s left is inside the margin: the prompt waits for the refresh and is sent with the new token.
+    expect(await bearerSeen(p, llm())).toBe(`Bearer ${auth().issued[2]}`);
     const refreshReq = auth().tokenRequests.find((r) => r.grantType === 'refresh_token');
     expect(refreshReq?.form.refresh_token).toBe(auth().issued[1]);
-    expect(await bearerSeen(p, llm())).toBe(`Bearer ${auth().issued[2]}`);
+    // The status carries the new token's expiry (2 hours: "expiring" by ECA's one-day rule).
+    const refreshed = await providerUpdated(p, 'acme', (s) => s.auth.type === 'oauth' && s.auth.expiresAt > Date.now() / 1000 + 3600, before);
+    expect(refreshed.params.auth.status).toBe('expiring');
+    expect(auth().tokenRequests.map((r) => r.grantType)).toEqual(['authorization_code', 'refresh_token']);
   });
 });
 
