@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ProviderLoginConfig } from '../../src/peers/llm/index.js';
 import { ProviderLogins, type Credential } from '../../src/runtime/provider-logins.js';
 import { FileSecretStore, type SecretStore } from '../../src/util/secrets.js';
 import { FakeAuthServer } from '../fixtures/fake-oauth.js';
@@ -40,7 +41,7 @@ function window(dir: string, o: { known?: string[]; store?: SecretStore } = {}) 
   const logins = new ProviderLogins({
     store: o.store ?? new FileSecretStore(join(dir, 'secrets.json')),
     indexFile: join(dir, 'logins.json'),
-    providers: () => ({ acme: { api: 'openai-chat', login: auth.loginConfig() } }),
+    providers: () => ({ acme: { api: 'openai-chat', login: auth.loginConfig() as ProviderLoginConfig } }),
     known: () => o.known ?? ['openai', 'acme'],
     overriddenBy: () => undefined,
     changed: async (id) => void changes.push(id),
