@@ -19,6 +19,8 @@ type Params = Anthropic.MessageCreateParamsStreaming;
 type Block = Anthropic.ContentBlockParam;
 
 const DEFAULT_MAX_TOKENS = 8192;
+/** The beta Anthropic's API requires for OAuth access tokens. */
+const OAUTH_BETA = 'oauth-2025-04-20';
 /** Anthropic's minimum thinking budget. */
 const MIN_BUDGET = 1024;
 
@@ -42,10 +44,12 @@ export class AnthropicClient implements LlmClient {
   private client(): { key?: string; client: Anthropic } {
     const { key, bearer = false } = currentAuth(this.opts);
     if (!this.sdk || this.sdk.key !== key || this.sdk.bearer !== bearer) {
-      // An OAuth access token goes in `Authorization: Bearer`; `x-api-key` would be refused (401).
+      // An OAuth access token is a bearer token (never `x-api-key`) and needs Anthropic's OAuth beta,
+      // as ECA's llm_providers/anthropic.clj sends it.
       const client = new Anthropic({
         apiKey: bearer ? null : (key ?? 'no-key'),
         authToken: bearer ? (key ?? null) : null,
+        ...(bearer ? { defaultHeaders: { 'anthropic-beta': OAUTH_BETA } } : {}),
         baseURL: this.opts.url,
         maxRetries: 0,
         ...(this.opts.fetch ? { fetch: this.opts.fetch } : {}),
