@@ -142,6 +142,26 @@ describe('OAuth: authorization code with PKCE on a loopback redirect (ECA openai
   });
 });
 
+describe('OAuth tokens of an Anthropic-API provider', () => {
+  // ECA llm_providers/anthropic.clj: an OAuth token goes as `Authorization: Bearer` with the `oauth-2025-04-20` beta, never as `x-api-key`.
+  it('are sent as a bearer token with the OAuth beta header', async () => {
+    const { p } = await bootLogin({ llm: llm(), auth: auth(), track, scratch, api: 'anthropic' });
+    const from = p.messages.length;
+    const res = await p.request(ECA.providersLogin, { provider: 'acme', method: 'browser' });
+    await fetch(res.result.url);
+    await providerUpdated(p, 'acme', (s) => s.auth.type === 'oauth', from);
+    const before = llm().requests.length;
+    const r = await p.request(ECA.chatPrompt, { message: 'hi', model: 'acme/m1' });
+    await p.turnDone(r.result.chatId);
+    const sent = llm()
+      .requests.slice(before)
+      .find((x) => x.path.includes('/v1/messages'));
+    expect(sent?.headers.authorization).toBe(`Bearer ${auth().issued[0]}`);
+    expect(sent?.headers['x-api-key']).toBeUndefined();
+    expect(sent?.headers['anthropic-beta']).toBe('oauth-2025-04-20');
+  });
+});
+
 describe('OAuth: authorization code with the code pasted back (ECA anthropic.clj "max")', () => {
   it('authorize with a code field, then providers/loginInput {code} → done', async () => {
     const { p } = await boot();
