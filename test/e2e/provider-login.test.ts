@@ -13,10 +13,10 @@
  * `start-login!` methods (llm_providers/openai.clj "pro": loopback; anthropic.clj "max": code paste;
  * copilot.clj "device": device flow).
  */
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ECA, useFakeLlmSuite, useTempDirs } from './harness.js';
+import { ECA, EcaProc, useFakeLlmSuite, useTempDirs, workspace } from './harness.js';
 import { bearerSeen, bootLogin, portOf, providerUpdated, refused, storedSecrets, useFakeAuth } from './login-support.js';
 
 const scratch = useTempDirs();
@@ -74,6 +74,23 @@ describe('API key', () => {
     await providerUpdated(again.p, 'acme', (s) => s.auth.status === 'unauthenticated', before);
     expect(storedSecrets(pbHome)).not.toContain(key);
     expect(await bearerSeen(again.p, llm())).not.toBe(`Bearer ${key}`);
+  });
+
+  // ECA features/providers.clj `build-provider-status`: every provider with stored auth is listed, so it can be logged out of.
+  it("a login to a provider missing from this window's config is listed, can be logged out of, and is not dropped from the shared index meanwhile", async () => {
+    const { p, home, pbHome } = await boot();
+    await p.request(ECA.providersLogin, { provider: 'acme', method: 'api-key' });
+    await p.request(ECA.providersLoginInput, { provider: 'acme', data: { 'api-key': 'acme-key-0123456789abcdef' } });
+    await p.stop();
+    // Another window whose config has no "acme".
+    const other = track(new EcaProc({ home, config: { chat: { generateTitles: false, maxRetries: 0 } }, env: { PATCHBAY_SECRET_STORE: 'file' } }));
+    await other.initialize(scratch(workspace()));
+    const listed = (await other.request(ECA.providersList, {})).result.providers.find((x: { id: string }) => x.id === 'acme');
+    expect(listed?.auth).toEqual({ status: 'authenticated', type: 'api-key', source: 'login' });
+    expect(JSON.parse(readFileSync(join(pbHome, 'logins.json'), 'utf8'))).toEqual({ providers: ['acme'] });
+    expect((await other.request(ECA.providersLogout, { provider: 'acme' })).result).toEqual({});
+    expect(storedSecrets(pbHome)).not.toContain('acme-key-0123456789abcdef');
+    expect((await other.request(ECA.providersList, {})).result.providers.some((x: { id: string }) => x.id === 'acme')).toBe(false);
   });
 
   it('a key in the config wins over a login, with a warning at login (ECA `key-auth-override-warning`, `resolve-auth-info`)', async () => {
