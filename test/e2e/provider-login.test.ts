@@ -53,7 +53,7 @@ describe('API key', () => {
     const from = p.messages.length;
     expect((await p.request(ECA.providersLoginInput, { provider: 'acme', data: { 'api-key': key } })).result).toEqual({ action: 'done' });
     const upd = await providerUpdated(p, 'acme', (s) => s.auth.status === 'authenticated', from);
-    expect(upd.params.auth).toEqual({ status: 'authenticated', type: 'api-key', source: 'login' });
+    expect(upd.params.auth).toEqual({ status: 'authenticated', type: 'api-key', source: 'login', mode: 'manual' });
     const cfg = p.messages.findIndex((m, i) => i >= from && m.method === ECA.configUpdated.method);
     expect(cfg).toBeGreaterThanOrEqual(0);
     expect(cfg).toBeLessThan(p.messages.indexOf(upd));
@@ -66,7 +66,7 @@ describe('API key', () => {
     await p.stop();
     const again = await boot(undefined, home);
     const listed = (await again.p.request(ECA.providersList, {})).result.providers.find((x: { id: string }) => x.id === 'acme');
-    expect(listed.auth).toEqual({ status: 'authenticated', type: 'api-key', source: 'login' });
+    expect(listed.auth).toEqual({ status: 'authenticated', type: 'api-key', source: 'login', mode: 'manual' });
     expect(await bearerSeen(again.p, llm())).toBe(`Bearer ${key}`);
 
     const before = again.p.messages.length;
@@ -86,7 +86,7 @@ describe('API key', () => {
     const other = track(new EcaProc({ home, config: { chat: { generateTitles: false, maxRetries: 0 } }, env: { PATCHBAY_SECRET_STORE: 'file' } }));
     await other.initialize(scratch(workspace()));
     const listed = (await other.request(ECA.providersList, {})).result.providers.find((x: { id: string }) => x.id === 'acme');
-    expect(listed?.auth).toEqual({ status: 'authenticated', type: 'api-key', source: 'login' });
+    expect(listed?.auth).toEqual({ status: 'authenticated', type: 'api-key', source: 'login', mode: 'manual' });
     expect(JSON.parse(readFileSync(join(pbHome, 'logins.json'), 'utf8'))).toEqual({ providers: ['acme'] });
     expect((await other.request(ECA.providersLogout, { provider: 'acme' })).result).toEqual({});
     expect(storedSecrets(pbHome)).not.toContain('acme-key-0123456789abcdef');
