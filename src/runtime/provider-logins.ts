@@ -126,6 +126,8 @@ export class ProviderLogins {
   private readonly creds = new Map<string, Credential>();
   private readonly pending = new Map<string, Pending>();
   private readonly refreshTimers = new Map<string, NodeJS.Timeout>();
+  /** When an OAuth token runs out: the status turns "expired", and the editor is told. */
+  private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
   private readonly gens = new Map<string, number>();
   /** The tail of each provider's queue of store writes. */
   private readonly writes = new Map<string, Promise<unknown>>();
@@ -151,6 +153,7 @@ export class ProviderLogins {
         if (cred) {
           this.creds.set(id, cred);
           this.scheduleRefresh(id);
+          this.scheduleExpiry(id);
         }
       } catch (e) {
         log.warn(`Cannot read the stored login for provider "${id}": ${errorMessage(e)}`);
@@ -255,6 +258,7 @@ export class ProviderLogins {
     this.disposed = true;
     for (const id of [...this.pending.keys()]) this.cancel(id, 'patchbay is shutting down');
     for (const id of [...this.refreshTimers.keys()]) this.clearRefresh(id);
+    for (const t of this.expiryTimers.values()) clearTimeout(t);
   }
 
   private knownMethods(id: string): LoginMethod[] {
@@ -432,6 +436,7 @@ export class ProviderLogins {
     this.failures.delete(id);
     // A refresh that lands during shutdown is kept (the server may have rotated the refresh token), not scheduled.
     this.scheduleRefresh(id, issuedLifetimeS);
+    this.scheduleExpiry(id);
   }
 
   private async announce(id: string, modelsMayChange: boolean): Promise<void> {
@@ -454,6 +459,22 @@ export class ProviderLogins {
   private clearRefresh(id: string): void {
     clearTimeout(this.refreshTimers.get(id));
     this.refreshTimers.delete(id);
+  }
+
+  /** A token that runs out unrefreshed (refresh failed, or none possible) is announced as expired. */
+  private scheduleExpiry(id: string): void {
+    clearTimeout(this.expiryTimers.get(id));
+    this.expiryTimers.delete(id);
+    const c = this.creds.get(id);
+    if (this.disposed || c?.type !== 'oauth' || c.expiresAt === undefined) return;
+    const ms = c.expiresAt * 1000 - Date.now();
+    if (ms <= 0 || ms > 2 ** 31 - 1) return;
+    const t = setTimeout(() => {
+      this.expiryTimers.delete(id);
+      if (this.creds.get(id) === c) void this.announce(id, false);
+    }, ms);
+    t.unref();
+    this.expiryTimers.set(id, t);
   }
 
   /** An OAuth login with a refresh token and an expiry is refreshed before it ends (./login-refresh-timing.ts). */

@@ -4,7 +4,7 @@
  * refresh that fails is retried only when the failure is temporary, and the user hears of it once
  * per streak. Real file store, the fake authorization server over real HTTP.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -139,4 +139,25 @@ describe('a refresh that fails', () => {
       expect((o.logins as unknown as { refreshTimers: Map<string, unknown> }).refreshTimers.has('acme')).toBe(false);
     });
   }
+});
+
+describe('logout and expiry', () => {
+  it('a logout the store cannot carry out is an error, and the login stays as it was', async () => {
+    const o = setup((file) => ({ kind: 'file', where: file.where, get: (k) => file.get(k), set: (k, v) => file.set(k, v), delete: () => Promise.reject(new Error('keychain locked')) }));
+    await o.logins.input('acme', { 'api-key': 'kept-key-0123456789' });
+    await expect(o.logins.logout('acme')).rejects.toThrow(/keychain locked/);
+    expect(o.logins.keys()).toEqual({ acme: 'kept-key-0123456789' });
+    expect(JSON.parse(readFileSync(join(o.dir, 'logins.json'), 'utf8'))).toEqual({ providers: ['acme'] });
+  });
+
+  it('a token that runs out without a refresh is announced (the status turns "expired")', async () => {
+    const o = setup();
+    await o.file.set('provider/acme', JSON.stringify({ type: 'oauth', mode: 'browser', accessToken: 'short-lived-0123456789', expiresAt: now() + 2 }));
+    writeFileSync(join(o.dir, 'logins.json'), JSON.stringify({ providers: ['acme'] }));
+    await o.logins.load();
+    expect(o.changes).toEqual([]);
+    const until = Date.now() + 10_000;
+    while (!o.changes.length && Date.now() < until) await sleep(100);
+    expect(o.changes).toEqual(['acme']);
+  });
 });
