@@ -37,6 +37,7 @@ import { listenForRedirect } from '../util/oauth-loopback.js';
 import { withFileLock } from '../util/file-lock.js';
 import type { SecretStore } from '../util/secrets.js';
 import { readLoginIndex, updateLoginIndex } from './login-index.js';
+import { type Credential, type LoginMethodKey, oauthCredential, parseCredential, sameCredential } from './login-credential.js';
 import { backoffMs, refreshDelayMs, refreshDue } from './login-refresh-timing.js';
 
 const log = logger('login');
@@ -50,7 +51,7 @@ const LOCK_WAIT_MS = 75_000;
 /** Providers that run on this machine: nothing to log in to. */
 const LOCAL_APIS = new Set(['ollama', 'local']);
 
-export type LoginMethodKey = 'api-key' | 'browser' | 'paste' | 'device';
+export type { LoginMethodKey } from './login-credential.js';
 export interface LoginMethod {
   key: LoginMethodKey;
   label: string;
@@ -70,19 +71,7 @@ export type LoginStep =
   | { kind: 'input'; fields: LoginField[] }
   | { kind: 'done' };
 
-/** What is stored under `provider/<id>` (JSON). */
-export type Credential =
-  | { type: 'api-key'; key: string }
-  | {
-      type: 'oauth';
-      mode: LoginMethodKey;
-      accessToken: string;
-      refreshToken?: string;
-      expiresAt?: number;
-      /** Where the tokens came from: refreshed there even if the config changes meanwhile. */
-      tokenUrl?: string;
-      clientId?: string;
-    };
+export type { Credential } from './login-credential.js';
 
 /** Bad input from the front end (unknown provider or method, no login waiting for a code). */
 export class LoginInputError extends Error {}
@@ -582,39 +571,6 @@ export class ProviderLogins {
   }
 }
 
-function sameCredential(a: Credential | undefined, b: Credential): boolean {
-  if (!a || a.type !== b.type) return false;
-  if (a.type === 'api-key') return b.type === 'api-key' && a.key === b.key;
-  return b.type === 'oauth' && a.accessToken === b.accessToken && a.refreshToken === b.refreshToken;
-}
-
 function timeoutMs(login: ProviderLoginConfig): number {
   return Math.min(login.timeoutSeconds ?? DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S) * 1000;
-}
-
-function oauthCredential(mode: LoginMethodKey, t: Tokens, from: { tokenUrl?: string; clientId: string }): Credential {
-  return {
-    type: 'oauth',
-    mode,
-    accessToken: t.accessToken,
-    ...(t.refreshToken ? { refreshToken: t.refreshToken } : {}),
-    ...(t.expiresAt !== undefined ? { expiresAt: t.expiresAt } : {}),
-    ...(from.tokenUrl ? { tokenUrl: from.tokenUrl } : {}),
-    clientId: from.clientId,
-  };
-}
-
-function parseCredential(raw: string): Credential | undefined {
-  try {
-    const c = JSON.parse(raw) as Partial<Record<string, unknown>>;
-    if (c.type === 'api-key' && typeof c.key === 'string') return { type: 'api-key', key: rememberSecret(c.key) };
-    if (c.type === 'oauth' && typeof c.accessToken === 'string') {
-      rememberSecret(c.accessToken);
-      if (typeof c.refreshToken === 'string') rememberSecret(c.refreshToken);
-      return c as Credential;
-    }
-  } catch {
-    /* not JSON: reported by the caller */
-  }
-  return undefined;
 }
