@@ -64,6 +64,14 @@ describe('device polling interval and login timeout', () => {
     expect(auth.tokenRequests.length).toBe(1);
   });
 
+  it('a 503 while polling (no OAuth error) is waited out with backoff, not the end of the login', async () => {
+    auth.device.unavailable = 1;
+    const device = await startDeviceAuthorization({ deviceAuthorizationUrl: `${auth.url}/device`, clientId: auth.clientId });
+    const tokens = await pollDeviceToken({ tokenUrl: `${auth.url}/token`, clientId: auth.clientId, device });
+    expect(tokens.accessToken).toBe(auth.issued.at(-2));
+    expect(auth.tokenRequests).toHaveLength(2);
+  });
+
   it('login.timeoutSeconds is capped at an hour', () => {
     expect(login({ timeoutSeconds: 3600 }).success).toBe(true);
     expect(login({ timeoutSeconds: 1e9 }).success).toBe(false);
