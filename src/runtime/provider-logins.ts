@@ -7,27 +7,51 @@
  * OAuth tokens are refreshed before they expire.
  *
  * One login at a time per provider: a new login or a logout cancels the running one (its loopback
- * listener closes, its device polling stops). Protocol-free: the façade maps `LoginStep`s.
+ * listener closes, its device polling stops). Each login, key entry and logout bumps the provider's
+ * generation; whatever started under an older generation stores nothing (checked after every wait),
+ * and writes to the store are queued per provider so the newest always lands last.
+ *
+ * Several patchbay processes may share one store (two editor windows): a refresh runs under a lock
+ * file, re-reads the store first and takes what another process stored (a newer token, or nothing
+ * after a logout there), as ECA's `login.clj` `renew-auth!` does (ECA #462). Refreshes are also
+ * done on demand before a model is used (ECA's `maybe-renew-auth-token!`): timers do not run while
+ * a laptop sleeps. Protocol-free: the façade maps `LoginStep`s.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { ProviderConfig, ProviderLoginConfig } from '../peers/llm/index.js';
-import { PRIVATE_FILE_MODE } from '../util/private-dir.js';
 import { errorMessage, logger, rememberSecret } from '../util/log.js';
-import { authorizeUrl, exchangeCode, OAuthError, pkce, pollDeviceToken, randomState, refreshTokens, startDeviceAuthorization, type Tokens } from '../util/oauth.js';
+import {
+  authorizeUrl,
+  exchangeCode,
+  isPermanentOAuthFailure,
+  OAuthError,
+  isTemporaryOAuthFailure,
+  pkce,
+  pollDeviceToken,
+  randomState,
+  refreshTokens,
+  startDeviceAuthorization,
+  type Tokens,
+} from '../util/oauth.js';
 import { listenForRedirect } from '../util/oauth-loopback.js';
+import { withFileLock } from '../util/file-lock.js';
 import type { SecretStore } from '../util/secrets.js';
+import { readLoginIndex, updateLoginIndex } from './login-index.js';
+import { type Credential, type LoginMethodKey, oauthCredential, parseCredential, sameCredential } from './login-credential.js';
+import { backoffMs, refreshDelayMs, refreshDue } from './login-refresh-timing.js';
 
 const log = logger('login');
 
 const DEFAULT_TIMEOUT_S = 300;
-/** Refresh this long before the access token expires. */
-const REFRESH_MARGIN_S = 60;
-/** setTimeout's ceiling (about 24.8 days). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The config schema's ceiling too (src/peers/llm/config.ts); kept here for logins built in code. */
+const MAX_TIMEOUT_S = 3600;
+/** A refresh lock older than this belongs to a patchbay that died mid-refresh (a token request times out after 30 s). */
+const LOCK_STALE_MS = 60_000;
+const LOCK_WAIT_MS = 75_000;
 /** Providers that run on this machine: nothing to log in to. */
 const LOCAL_APIS = new Set(['ollama', 'local']);
 
-export type LoginMethodKey = 'api-key' | 'browser' | 'paste' | 'device';
+export type { LoginMethodKey } from './login-credential.js';
 export interface LoginMethod {
   key: LoginMethodKey;
   label: string;
@@ -47,8 +71,7 @@ export type LoginStep =
   | { kind: 'input'; fields: LoginField[] }
   | { kind: 'done' };
 
-/** What is stored under `provider/<id>` (JSON). */
-export type Credential = { type: 'api-key'; key: string } | { type: 'oauth'; mode: LoginMethodKey; accessToken: string; refreshToken?: string; expiresAt?: number };
+export type { Credential } from './login-credential.js';
 
 /** Bad input from the front end (unknown provider or method, no login waiting for a code). */
 export class LoginInputError extends Error {}
@@ -80,8 +103,10 @@ export interface ProviderLoginsOptions {
 interface Pending {
   method: LoginMethodKey;
   abort: AbortController;
-  /** `paste`: what the code exchange needs. */
-  paste?: { verifier: string; state: string; redirectUri: string; login: ProviderLoginConfig; deadline: NodeJS.Timeout };
+  /** The provider's generation this login started in. */
+  gen: number;
+  /** `paste`: what the code exchange needs; `exchanging` once a code is being traded. */
+  paste?: { verifier: string; state: string; redirectUri: string; login: ProviderLoginConfig; deadline: NodeJS.Timeout; exchanging?: boolean };
 }
 
 const secretKey = (id: string): string => `provider/${id}`;
@@ -90,14 +115,26 @@ export class ProviderLogins {
   private readonly creds = new Map<string, Credential>();
   private readonly pending = new Map<string, Pending>();
   private readonly refreshTimers = new Map<string, NodeJS.Timeout>();
+  /** When an OAuth token runs out: the status turns "expired", and the editor is told. */
+  private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
+  private readonly gens = new Map<string, number>();
+  /** The tail of each provider's queue of store writes. */
+  private readonly writes = new Map<string, Promise<unknown>>();
+  private readonly refreshing = new Map<string, Promise<void>>();
+  private readonly lastAttempt = new Map<string, number>();
+  /** Failed refreshes in a row, by provider: the user hears of the first only. */
+  private readonly failures = new Map<string, number>();
+  /** Credentials whose refresh token the server refused for good: not tried again. */
+  private readonly spent = new WeakSet<Credential>();
   private disposed = false;
 
   constructor(private readonly o: ProviderLoginsOptions) {}
 
-  /** Reads every known provider's stored login. A store that cannot be read is said once, not fatal. */
+  /** Reads the stored login of every provider the index names. A store that cannot be read is said, not fatal. */
   async load(): Promise<void> {
-    const stored = this.readIndex();
-    for (const id of this.o.known().filter((k) => stored.has(k))) {
+    // Every id the index names, configured now or not: a login of a provider that is missing from
+    // this window's config is kept (and listed), not dropped from the shared index.
+    for (const id of readLoginIndex(this.o.indexFile)) {
       try {
         const raw = await this.o.store.get(secretKey(id));
         const cred = raw ? parseCredential(raw) : undefined;
@@ -105,6 +142,7 @@ export class ProviderLogins {
         if (cred) {
           this.creds.set(id, cred);
           this.scheduleRefresh(id);
+          this.scheduleExpiry(id);
         }
       } catch (e) {
         log.warn(`Cannot read the stored login for provider "${id}": ${errorMessage(e)}`);
@@ -121,8 +159,25 @@ export class ProviderLogins {
     return this.creds.get(id);
   }
 
+  /** The providers with a login, configured or not (ECA lists every provider with stored auth). */
+  storedIds(): string[] {
+    return [...this.creds.keys()];
+  }
+
   get storeKind(): string {
     return `${this.o.store.kind} (${this.o.store.where})`;
+  }
+
+  /**
+   * Before a model of `id` is used: a token inside the refresh margin (or past it, after a sleep)
+   * is refreshed now, and the caller waits for it. At most one attempt per MIN_GAP_MS.
+   */
+  async ensureFresh(id: string): Promise<void> {
+    const c = this.creds.get(id);
+    const running = this.refreshing.get(id);
+    if (running) return running;
+    if (c?.type !== 'oauth' || !c.refreshToken || c.expiresAt === undefined || this.spent.has(c)) return;
+    if (refreshDue({ expiresAt: c.expiresAt, nowMs: Date.now(), lastAttemptMs: this.lastAttempt.get(id) })) await this.refresh(id);
   }
 
   /** The methods a provider offers: none for what runs locally; the OAuth ones its `login` config allows. */
@@ -172,25 +227,27 @@ export class ProviderLogins {
     const key = data['api-key']?.trim();
     if (!key) throw new LoginInputError(`providers/loginInput for '${id}' needs "api-key" (or "code" after a browser login)`);
     this.cancel(id, 'an API key was entered');
-    await this.save(id, { type: 'api-key', key: rememberSecret(key) });
+    await this.commit(id, this.bump(id), { type: 'api-key', key: rememberSecret(key) });
+    await this.announce(id, true);
     return { kind: 'done' };
   }
 
-  /** `providers/logout`: forgets the stored login (and cancels one running). */
+  /** `providers/logout`: forgets the stored login (and cancels one running). Any provider with a stored login may be logged out of. */
   async logout(id: string): Promise<void> {
-    this.knownMethods(id);
+    if (!this.creds.has(id) && !readLoginIndex(this.o.indexFile).has(id)) this.knownMethods(id);
     this.cancel(id, 'logged out');
     this.clearRefresh(id);
-    const had = this.creds.delete(id);
-    await this.o.store.delete(secretKey(id));
-    this.writeIndex();
-    await this.o.changed(id, had);
+    const had = this.creds.has(id);
+    // The store first: if it cannot delete, the error is the answer and memory stays as it was.
+    await this.commit(id, this.bump(id), undefined);
+    await this.announce(id, had);
   }
 
   dispose(): void {
     this.disposed = true;
     for (const id of [...this.pending.keys()]) this.cancel(id, 'patchbay is shutting down');
     for (const id of [...this.refreshTimers.keys()]) this.clearRefresh(id);
+    for (const t of this.expiryTimers.values()) clearTimeout(t);
   }
 
   private knownMethods(id: string): LoginMethod[] {
@@ -198,6 +255,16 @@ export class ProviderLogins {
     const methods = this.methods(id);
     if (!methods.length) throw new LoginInputError(`Provider '${id}' runs on this machine and needs no login`);
     return methods;
+  }
+
+  private bump(id: string): number {
+    const g = (this.gens.get(id) ?? 0) + 1;
+    this.gens.set(id, g);
+    return g;
+  }
+
+  private isCurrent(id: string, gen: number): boolean {
+    return (this.gens.get(id) ?? 0) === gen;
   }
 
   private cancel(id: string, why: string): void {
@@ -210,26 +277,30 @@ export class ProviderLogins {
   }
 
   private begin(id: string, method: LoginMethodKey): Pending {
-    const p: Pending = { method, abort: new AbortController() };
+    const p: Pending = { method, abort: new AbortController(), gen: this.bump(id) };
     this.pending.set(id, p);
     return p;
   }
 
   /** Ends a background login: tokens stored and announced, or the failure said and announced. */
-  private async settle(id: string, p: Pending, work: Promise<Tokens>): Promise<void> {
+  private async settle(id: string, p: Pending, login: ProviderLoginConfig, work: Promise<Tokens>): Promise<void> {
+    // Whether the tokens came and only storing them failed: then nobody else will say so.
+    let saving = false;
     try {
       const tokens = await work;
-      if (this.pending.get(id) !== p) return;
-      this.pending.delete(id);
-      await this.save(id, oauthCredential(p.method, tokens));
+      if (!this.isCurrent(id, p.gen)) return;
+      saving = true;
+      const stored = await this.commit(id, p.gen, oauthCredential(p.method, tokens, login));
+      if (this.pending.get(id) === p) this.pending.delete(id);
+      if (stored) await this.announce(id, true);
     } catch (e) {
+      if (this.pending.get(id) === p) this.pending.delete(id);
       // Cancelled by a newer login or a logout: that one speaks for itself.
-      if (p.abort.signal.aborted || this.pending.get(id) !== p) return;
-      this.pending.delete(id);
-      const message = `Login to ${id} failed: ${errorMessage(e)}`;
+      if (!saving && (p.abort.signal.aborted || !this.isCurrent(id, p.gen))) return;
+      const message = saving ? `Login to ${id} succeeded, but storing it failed: ${errorMessage(e)}` : `Login to ${id} failed: ${errorMessage(e)}`;
       log.warn(message);
       this.o.notice('error', message);
-      await this.o.changed(id, false);
+      await this.announce(id, false);
     }
   }
 
@@ -256,7 +327,7 @@ export class ProviderLogins {
     const tokens = redirect.code.then((code) =>
       exchangeCode({ tokenUrl: login.tokenUrl!, clientId: login.clientId, code, redirectUri: redirect.redirectUri, verifier: codes.verifier, signal: p.abort.signal }),
     );
-    void this.settle(id, p, tokens);
+    void this.settle(id, p, login, tokens);
     return { kind: 'authorize', url, message: 'Complete the login in your browser; patchbay finishes it automatically.' };
   }
 
@@ -284,7 +355,7 @@ export class ProviderLogins {
 
   private async finishPaste(id: string, pasted: string): Promise<LoginStep> {
     const p = this.pending.get(id);
-    if (!p?.paste) throw new LoginInputError(`No browser login is waiting for a code for '${id}': start one with providers/login`);
+    if (!p?.paste || p.paste.exchanging) throw new LoginInputError(`No browser login is waiting for a code for '${id}': start one with providers/login`);
     // Some servers show `code#state`: the state must be ours.
     const [code, state] = pasted.trim().split('#', 2);
     if (!code) throw new LoginInputError('The authorization code is empty');
@@ -294,14 +365,20 @@ export class ProviderLogins {
     }
     const { login, redirectUri, verifier, deadline } = p.paste;
     clearTimeout(deadline);
-    this.pending.delete(id);
-    let tokens: Tokens;
+    // Still pending while the code is traded: a logout or a new login meanwhile aborts the exchange.
+    p.paste.exchanging = true;
     try {
-      tokens = await exchangeCode({ tokenUrl: login.tokenUrl!, clientId: login.clientId, code: rememberSecret(code), redirectUri, verifier, signal: p.abort.signal });
+      const tokens = await exchangeCode({ tokenUrl: login.tokenUrl!, clientId: login.clientId, code: rememberSecret(code), redirectUri, verifier, signal: p.abort.signal });
+      if (!this.isCurrent(id, p.gen) || !(await this.commit(id, p.gen, oauthCredential('paste', tokens, login)))) {
+        throw new LoginFailedError(`Login to ${id} was cancelled (a logout or another login came first); nothing was stored`);
+      }
     } catch (e) {
+      if (e instanceof LoginFailedError) throw e;
       throw new LoginFailedError(`Login to ${id} failed: ${errorMessage(e)}; nothing was stored`);
+    } finally {
+      if (this.pending.get(id) === p) this.pending.delete(id);
     }
-    await this.save(id, oauthCredential('paste', tokens));
+    await this.announce(id, true);
     return { kind: 'done' };
   }
 
@@ -316,39 +393,56 @@ export class ProviderLogins {
     }
     // Our own deadline too: a server whose code lives for hours must not keep us polling.
     const ours = Math.min(device.expiresAtMs, Date.now() + timeoutMs(login));
-    void this.settle(id, p, pollDeviceToken({ tokenUrl: login.tokenUrl!, clientId: login.clientId, device: { ...device, expiresAtMs: ours }, signal: p.abort.signal }));
+    void this.settle(id, p, login, pollDeviceToken({ tokenUrl: login.tokenUrl!, clientId: login.clientId, device: { ...device, expiresAtMs: ours }, signal: p.abort.signal }));
     return { kind: 'deviceCode', url: device.verificationUriComplete ?? device.verificationUri, code: device.userCode, message: 'Enter this code at the URL above to finish the login.' };
   }
 
-  private async save(id: string, cred: Credential): Promise<void> {
-    await this.o.store.set(secretKey(id), JSON.stringify(cred));
-    this.creds.set(id, cred);
-    this.writeIndex();
-    // A refresh that lands during shutdown is kept (the server may have rotated the refresh token), not announced.
-    if (this.disposed) return;
-    this.scheduleRefresh(id);
-    await this.o.changed(id, true);
+  /**
+   * Stores `cred` (or deletes the login) unless a newer login or logout took over first, then
+   * takes it in memory and in the index. Queued per provider: a newer action's write, queued
+   * after, always lands last. False when it was superseded and nothing was written.
+   */
+  private commit(id: string, gen: number, cred: Credential | undefined): Promise<boolean> {
+    const run = (this.writes.get(id) ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(async () => {
+        if (!this.isCurrent(id, gen)) return false;
+        if (cred) await this.o.store.set(secretKey(id), JSON.stringify(cred));
+        else await this.o.store.delete(secretKey(id));
+        // Tokens committed are just issued: how long they live bounds the next refresh.
+        this.adopt(id, cred, cred?.type === 'oauth' && cred.expiresAt !== undefined ? cred.expiresAt - Math.floor(Date.now() / 1000) : undefined);
+        await this.updateIndex(id, cred !== undefined);
+        return true;
+      });
+    this.writes.set(id, run);
+    return run;
   }
 
-  private readIndex(): Set<string> {
+  /** Takes `cred` (what the store holds now) as the provider's login in memory. */
+  private adopt(id: string, cred: Credential | undefined, issuedLifetimeS?: number): void {
+    if (cred) this.creds.set(id, cred);
+    else this.creds.delete(id);
+    this.failures.delete(id);
+    // A refresh that lands during shutdown is kept (the server may have rotated the refresh token), not scheduled.
+    this.scheduleRefresh(id, issuedLifetimeS);
+    this.scheduleExpiry(id);
+  }
+
+  private async announce(id: string, modelsMayChange: boolean): Promise<void> {
+    if (!this.disposed) await this.o.changed(id, modelsMayChange);
+  }
+
+  /** The index is shared by every patchbay on this PATCHBAY_HOME: changed one id at a time, under a lock. */
+  private async updateIndex(id: string, present: boolean): Promise<void> {
     try {
-      if (!existsSync(this.o.indexFile)) return new Set();
-      const parsed = JSON.parse(readFileSync(this.o.indexFile, 'utf8')) as { providers?: unknown };
-      return new Set(Array.isArray(parsed.providers) ? parsed.providers.filter((x): x is string => typeof x === 'string') : []);
+      await withFileLock(this.lockFile('index'), { staleMs: 10_000, waitMs: 15_000 }, async () => updateLoginIndex(this.o.indexFile, id, present));
     } catch (e) {
-      log.warn(`Cannot read ${this.o.indexFile} (${errorMessage(e)}); stored logins are not loaded`);
-      return new Set();
+      log.warn(`Cannot update ${this.o.indexFile}: ${errorMessage(e)}`);
     }
   }
 
-  private writeIndex(): void {
-    const ids = [...this.creds.keys()].sort();
-    try {
-      if (ids.length) writeFileSync(this.o.indexFile, JSON.stringify({ providers: ids }) + '\n', { mode: PRIVATE_FILE_MODE });
-      else rmSync(this.o.indexFile, { force: true });
-    } catch (e) {
-      log.warn(`Cannot write ${this.o.indexFile}: ${errorMessage(e)}`);
-    }
+  private lockFile(name: string): string {
+    return join(dirname(this.o.indexFile), 'locks', `login-${encodeURIComponent(name)}.lock`);
   }
 
   private clearRefresh(id: string): void {
@@ -356,80 +450,127 @@ export class ProviderLogins {
     this.refreshTimers.delete(id);
   }
 
-  /** An OAuth login with a refresh token and an expiry is refreshed REFRESH_MARGIN_S before it ends. */
-  private scheduleRefresh(id: string): void {
+  /** A token that runs out unrefreshed (refresh failed, or none possible) is announced as expired. */
+  private scheduleExpiry(id: string): void {
+    clearTimeout(this.expiryTimers.get(id));
+    this.expiryTimers.delete(id);
+    const c = this.creds.get(id);
+    if (this.disposed || c?.type !== 'oauth' || c.expiresAt === undefined) return;
+    const ms = c.expiresAt * 1000 - Date.now();
+    if (ms <= 0 || ms > 2 ** 31 - 1) return;
+    const t = setTimeout(() => {
+      this.expiryTimers.delete(id);
+      if (this.creds.get(id) === c) void this.announce(id, false);
+    }, ms);
+    t.unref();
+    this.expiryTimers.set(id, t);
+  }
+
+  /** An OAuth login with a refresh token and an expiry is refreshed before it ends (./login-refresh-timing.ts). */
+  private scheduleRefresh(id: string, issuedLifetimeS?: number, retryInMs?: number): void {
     this.clearRefresh(id);
     const c = this.creds.get(id);
-    if (this.disposed || c?.type !== 'oauth' || !c.refreshToken || c.expiresAt === undefined) return;
-    const ms = Math.min(MAX_TIMER_MS, Math.max(0, (c.expiresAt - REFRESH_MARGIN_S) * 1000 - Date.now()));
+    if (this.disposed || c?.type !== 'oauth' || !c.refreshToken || c.expiresAt === undefined || this.spent.has(c)) return;
+    const ms = retryInMs ?? refreshDelayMs({ expiresAt: c.expiresAt, nowMs: Date.now(), lastAttemptMs: this.lastAttempt.get(id), issuedLifetimeS });
     const t = setTimeout(() => void this.refresh(id), ms);
     t.unref();
     this.refreshTimers.set(id, t);
   }
 
-  private async refresh(id: string): Promise<void> {
-    this.refreshTimers.delete(id);
+  /** One refresh at a time per provider: a timer and a prompt asking together share it. */
+  private refresh(id: string): Promise<void> {
+    let r = this.refreshing.get(id);
+    if (!r) {
+      r = this.refreshOnce(id).finally(() => this.refreshing.delete(id));
+      this.refreshing.set(id, r);
+    }
+    return r;
+  }
+
+  private async refreshOnce(id: string): Promise<void> {
+    this.clearRefresh(id);
     const c = this.creds.get(id);
+    const gen = this.gens.get(id) ?? 0;
+    if (c?.type !== 'oauth' || !c.refreshToken || this.spent.has(c)) return;
     const login = this.o.providers()[id]?.login;
-    if (c?.type !== 'oauth' || !c.refreshToken) return;
-    if (!login?.tokenUrl) {
+    const tokenUrl = c.tokenUrl ?? login?.tokenUrl;
+    const clientId = c.clientId ?? login?.clientId;
+    if (!tokenUrl || !clientId) {
       log.warn(`The login to "${id}" cannot be refreshed: its config has no login.tokenUrl`);
       return;
     }
-    // Another patchbay sharing the store may have refreshed it already (and its refresh token
-    // may have been rotated, leaving ours spent): take that one instead.
-    const theirs = await this.o.store.get(secretKey(id)).then(
-      (raw) => (raw ? parseCredential(raw) : undefined),
-      () => undefined,
-    );
-    if (theirs?.type === 'oauth' && theirs.accessToken !== c.accessToken && (theirs.expiresAt ?? Infinity) > (c.expiresAt ?? 0)) {
-      if (this.creds.get(id) !== c) return;
-      log.info(`the login to "${id}" was refreshed by another patchbay; using its token`);
-      this.creds.set(id, theirs);
-      this.scheduleRefresh(id);
-      await this.o.changed(id, true);
-      return;
-    }
+    const refreshToken = c.refreshToken;
+    this.lastAttempt.set(id, Date.now());
+    const superseded = () => !this.isCurrent(id, gen) || this.creds.get(id) !== c;
     try {
-      const tokens = await refreshTokens({ tokenUrl: login.tokenUrl, clientId: login.clientId, refreshToken: c.refreshToken });
-      // Logged out (or in anew) while the refresh ran: that one wins.
-      if (this.creds.get(id) !== c) return;
-      log.info(`refreshed the login to "${id}"`);
-      await this.save(id, oauthCredential(c.mode, tokens));
+      // Another patchbay sharing the store refreshes under the same lock: one at a time, and each
+      // looks at the store first (its refresh token may have been rotated, leaving ours spent).
+      const outcome = await withFileLock(this.lockFile(id), { staleMs: LOCK_STALE_MS, waitMs: LOCK_WAIT_MS }, async () => {
+        if (superseded()) return 'superseded';
+        const theirs = await this.readStored(id);
+        if (superseded()) return 'superseded';
+        if (!sameCredential(theirs, c)) return this.takeTheirs(id, theirs);
+        try {
+          const tokens = await refreshTokens({ tokenUrl, clientId, refreshToken });
+          if (superseded()) return 'superseded';
+          await this.commit(id, gen, oauthCredential(c.mode, tokens, { tokenUrl, clientId }));
+          return 'refreshed';
+        } catch (e) {
+          if (!isPermanentOAuthFailure(e)) throw e;
+          // A patchbay not using our lock may have refreshed with the same refresh token: take its credential.
+          const now = await this.readStored(id).catch(() => c);
+          if (!superseded() && !sameCredential(now, c)) return this.takeTheirs(id, now);
+          throw e;
+        }
+      });
+      if (outcome === 'superseded') return;
+      if (outcome === 'refreshed') log.info(`refreshed the login to "${id}"`);
+      await this.announce(id, true);
     } catch (e) {
-      if (this.creds.get(id) !== c) return;
-      const message = `Refreshing the login to ${id} failed: ${errorMessage(e)}. ${e instanceof OAuthError && e.code === 'invalid_grant' ? 'Log in again.' : 'patchbay tries again in a minute.'}`;
-      log.warn(message);
-      this.o.notice('warning', message);
-      if (!(e instanceof OAuthError && e.code === 'invalid_grant') && !this.disposed) {
-        const t = setTimeout(() => void this.refresh(id), 60_000);
-        t.unref();
-        this.refreshTimers.set(id, t);
-      }
-      await this.o.changed(id, false);
+      if (superseded() || this.disposed) return;
+      this.refreshFailed(id, c, e);
     }
+  }
+
+  /** What another patchbay stored (a newer token, an API key, or nothing after its logout) becomes ours. */
+  private takeTheirs(id: string, theirs: Credential | undefined): 'adopted' {
+    log.info(`the login to "${id}" was ${theirs ? 'refreshed or replaced' : 'removed'} by another patchbay; taking that`);
+    this.adopt(id, theirs);
+    return 'adopted';
+  }
+
+  private async readStored(id: string): Promise<Credential | undefined> {
+    const raw = await this.o.store.get(secretKey(id));
+    return raw ? parseCredential(raw) : undefined;
+  }
+
+  /**
+   * Temporary failures (unreachable, timed out, 5xx, the lock or the store unavailable) are retried
+   * with growing waits; a refused grant or client is not (log in again). The user hears of the
+   * first failure of a streak only.
+   */
+  private refreshFailed(id: string, c: Credential, e: unknown): void {
+    const streak = (this.failures.get(id) ?? 0) + 1;
+    this.failures.set(id, streak);
+    // Not an answer from the server (the lock or the store was unavailable): worth another try too.
+    const temporary = isTemporaryOAuthFailure(e) || !(e instanceof OAuthError);
+    let next = '';
+    if (temporary) {
+      const wait = backoffMs(streak);
+      next = `patchbay tries again in ${wait >= 60_000 ? `${Math.round(wait / 60_000)} min` : `${Math.round(wait / 1000)} s`}.`;
+      this.scheduleRefresh(id, undefined, wait);
+    } else {
+      this.spent.add(c);
+      next = 'Log in again.';
+    }
+    const message = `Refreshing the login to ${id} failed: ${errorMessage(e)}. ${next}`;
+    log.warn(message);
+    if (streak > 1) return;
+    this.o.notice('warning', message);
+    void this.announce(id, false);
   }
 }
 
 function timeoutMs(login: ProviderLoginConfig): number {
-  return (login.timeoutSeconds ?? DEFAULT_TIMEOUT_S) * 1000;
-}
-
-function oauthCredential(mode: LoginMethodKey, t: Tokens): Credential {
-  return { type: 'oauth', mode, accessToken: t.accessToken, ...(t.refreshToken ? { refreshToken: t.refreshToken } : {}), ...(t.expiresAt !== undefined ? { expiresAt: t.expiresAt } : {}) };
-}
-
-function parseCredential(raw: string): Credential | undefined {
-  try {
-    const c = JSON.parse(raw) as Partial<Record<string, unknown>>;
-    if (c.type === 'api-key' && typeof c.key === 'string') return { type: 'api-key', key: rememberSecret(c.key) };
-    if (c.type === 'oauth' && typeof c.accessToken === 'string') {
-      rememberSecret(c.accessToken);
-      if (typeof c.refreshToken === 'string') rememberSecret(c.refreshToken);
-      return c as Credential;
-    }
-  } catch {
-    /* not JSON: reported by the caller */
-  }
-  return undefined;
+  return Math.min(login.timeoutSeconds ?? DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S) * 1000;
 }

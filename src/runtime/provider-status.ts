@@ -31,7 +31,8 @@ export function providerAuth(id: string, config: ProviderConfig | undefined, mod
   if (found.source === 'config') return { status: 'authenticated', type: 'api-key', source: 'config' };
   if (found.source === 'env') return { status: 'authenticated', type: 'api-key', source: 'env', ...(found.envVar ? { envVar: found.envVar } : {}) };
   const source = 'login';
-  if (login?.type !== 'oauth') return { status: 'authenticated', type: 'api-key', source };
+  // ECA features/providers.clj `provider-login-input` stores an entered key with `:mode :manual`.
+  if (login?.type !== 'oauth') return { status: 'authenticated', type: 'api-key', source, mode: 'manual' };
   const now = Date.now() / 1000;
   const exp = login.expiresAt;
   const status = exp === undefined ? 'authenticated' : exp <= now ? 'expired' : exp <= now + EXPIRING_WITHIN_S ? 'expiring' : 'authenticated';

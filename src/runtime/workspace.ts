@@ -31,7 +31,7 @@ import type { LlmClient, ModelEntry } from '../shapes/llm.js';
 import type { Context, OfferedContext, ResourceContext } from '../shapes/context.js';
 import type { Peer, PeerHost, RootsChange, ToolServerStatus } from '../shapes/peer.js';
 import { PEERS } from '../peers/index.js';
-import { BUILTIN_PROVIDER_IDS, keyOverridingLogin, computeCost, createClient, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
+import { BUILTIN_PROVIDER_IDS, keyOverridingLogin, computeCost, createClient, findKey, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
 import { ProviderLogins } from './provider-logins.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
@@ -597,6 +597,12 @@ export class Workspace {
     return providerAuth(id, this.config.providers[id], this.models, this.opts.env, this.logins.credential(id));
   }
 
+  /** The provider's key now, by the same precedence as model resolution; a login's OAuth token is a bearer token. */
+  private currentAuth(provider: string): { key?: string; bearer: boolean } {
+    const found = findKey(provider, this.config.providers[provider], this.opts.env, this.logins.keys());
+    return { key: found?.key, bearer: found?.source === 'login' && this.logins.credential(provider)?.type === 'oauth' };
+  }
+
   /** A login changed a provider's key: its clients are rebuilt and its models re-resolved. */
   private async providerChanged(id: string, models: boolean): Promise<void> {
     if (models) {
@@ -607,10 +613,12 @@ export class Workspace {
     this.opts.onProviderChanged?.(this, id, models);
   }
 
-  private clientFor(entry: ModelEntry): Promise<LlmClient> {
+  private async clientFor(entry: ModelEntry): Promise<LlmClient> {
+    // A login about to expire is refreshed first (ECA's `maybe-renew-auth-token!`): its timer does not run while the laptop sleeps.
+    await this.logins.ensureFresh(entry.provider);
     let c = this.clients.get(entry.id);
     if (!c) {
-      c = Promise.resolve(createClient(entry, { home: this.home }));
+      c = Promise.resolve(createClient(entry, { home: this.home }, () => this.currentAuth(entry.provider)));
       c.catch(() => this.clients.delete(entry.id));
       this.clients.set(entry.id, c);
     }

@@ -16,9 +16,13 @@ import { maskedUrl } from '../util/url.js';
 /** ECA's labels for the providers patchbay also knows (features/providers.clj `provider-labels`). */
 const LABELS: Record<string, string> = { anthropic: 'Anthropic', openai: 'OpenAI', ollama: 'Ollama', local: 'Local (in-process)' };
 
-/** Every provider: built in or configured; the built-in `local` only while it has a model. */
+/**
+ * Every provider: built in or configured, and any with a stored login (ECA lists every provider
+ * with stored auth, so it can be logged out of); the built-in `local` only while it has a model.
+ */
 export function providerStatuses(s: Workspace): ProviderStatus[] {
-  const ids = s.providerIds().filter((id) => id !== 'local' || s.config.providers.local || s.models.some((m) => m.provider === 'local'));
+  const all = [...new Set([...s.providerIds(), ...s.logins.storedIds()])];
+  const ids = all.filter((id) => id !== 'local' || s.config.providers.local || s.models.some((m) => m.provider === 'local'));
   return ids.map((id) => providerStatus(s, id));
 }
 

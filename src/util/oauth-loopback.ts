@@ -2,6 +2,8 @@
  * The redirect end of an OAuth authorization-code login on this machine (RFC 8252 §7.3): an
  * ephemeral HTTP listener on 127.0.0.1 (never a fixed port: two logins, or two patchbays, must
  * not collide) that takes exactly one callback, the one carrying our `state`, and then closes.
+ * A callback with another `state` is answered 400 and otherwise ignored: any web page can send
+ * the browser here, and must not be able to cancel the user's login.
  * It also closes on a deadline and when the caller's signal aborts (a newer login, a logout):
  * nothing is left listening whatever happens.
  */
@@ -49,13 +51,10 @@ export async function listenForRedirect(o: LoopbackOptions): Promise<LoopbackRed
 
   const finish = (res: ServerResponse, q: URLSearchParams): void => {
     const error = q.get('error');
-    if (q.get('state') !== o.state) {
-      page(res, 400, 'This login link does not match the login patchbay started. Start the login again.');
-      return end(new OAuthError('The authorization redirect carried the wrong state (not the login patchbay started); nothing was stored', 'invalid_state'));
-    }
+    if (q.get('state') !== o.state) return page(res, 400, 'This login link does not match the login patchbay started; patchbay keeps waiting for that one.');
     if (error) {
       const desc = q.get('error_description');
-      page(res, 400, `The login failed: ${error}.`);
+      page(res, 400, `The login failed: ${escapeHtml(error.slice(0, 60))}.`);
       return end(new OAuthError(`The authorization server refused: ${error.slice(0, 60)}${desc ? `: ${desc.slice(0, 200)}` : ''}`, error));
     }
     const c = q.get('code');
@@ -94,6 +93,11 @@ export async function listenForRedirect(o: LoopbackOptions): Promise<LoopbackRed
   return { redirectUri: `http://127.0.0.1:${port}${path}`, code, close: () => end(new Error('The login was cancelled')) };
 }
 
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** `text` is ours, or escaped by the caller. */
 function page(res: ServerResponse, status: number, text: string): void {
   const body = `<!doctype html><meta charset="utf-8"><title>patchbay login</title><p>${text}</p>\n`;
   res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });

@@ -16,6 +16,55 @@ const HTTP_TIMEOUT_MS = 30_000;
 const MAX_BODY_BYTES = 256 * 1024;
 /** An error description longer than this is cut: it goes into a message to the user. */
 const MAX_DESCRIPTION = 200;
+/**
+ * Device polling interval bounds (seconds): a server's 0.001 would poll every millisecond, its
+ * 1e9 would overflow setTimeout (which then fires after 1 ms).
+ */
+export const MIN_POLL_INTERVAL_S = 1;
+export const MAX_POLL_INTERVAL_S = 60;
+/** RFC 8628 §3.5: `slow_down` adds 5 seconds. */
+const SLOW_DOWN_S = 5;
+
+/**
+ * Whether a URL may be used for a login: `https:`, or `http:` only to this machine. Anything else
+ * (`http://evil.example`, `file:`, `javascript:`, `data:`) ends up in the editor's browse-url or
+ * receives a refresh token, so it is refused.
+ */
+export function isSafeLoginUrl(url: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (u.protocol === 'https:') return true;
+  return u.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+}
+
+export const SAFE_LOGIN_URL_RULE = 'must be https:// (or http:// to 127.0.0.1, localhost or [::1])';
+
+/**
+ * OAuth error codes after which retrying the same refresh cannot help (RFC 6749 §5.2): the grant
+ * or the client is gone or not allowed; the user has to log in again.
+ */
+const PERMANENT_CODES = new Set(['invalid_grant', 'invalid_client', 'unauthorized_client', 'invalid_scope', 'unsupported_grant_type']);
+/** RFC 6749 §4.1.2.1 codes a token endpoint may send too, meaning "later". */
+const TEMPORARY_CODES = new Set(['server_error', 'temporarily_unavailable']);
+
+/**
+ * A failure worth retrying later: the server could not be reached, timed out, failed (5xx) or said
+ * it is busy. Everything else (a refused grant or client, an unusable answer) fails the same way
+ * again, so it is not retried.
+ */
+export function isTemporaryOAuthFailure(e: unknown): boolean {
+  if (!(e instanceof OAuthError)) return false;
+  if (e.code !== undefined) return !PERMANENT_CODES.has(e.code) && (TEMPORARY_CODES.has(e.code) || (e.status ?? 0) >= 500);
+  return e.network || (e.status ?? 0) >= 500;
+}
+
+export function isPermanentOAuthFailure(e: unknown): boolean {
+  return e instanceof OAuthError && e.code !== undefined && PERMANENT_CODES.has(e.code);
+}
 
 export interface Pkce {
   verifier: string;
@@ -47,6 +96,10 @@ export class OAuthError extends Error {
     message: string,
     /** The RFC 6749 §5.2 / RFC 8628 §3.5 error code, when the server sent one. */
     readonly code?: string,
+    /** The HTTP status of the answer, when there was one. */
+    readonly status?: number,
+    /** The server could not be reached or did not answer in time. */
+    readonly network = false,
   ) {
     super(message);
     this.name = 'OAuthError';
@@ -135,22 +188,22 @@ async function post(url: string, form: Record<string, string>, o: { signal?: Abo
     });
   } catch (e) {
     if (o.signal?.aborted) throw o.signal.reason;
-    throw new OAuthError(`Cannot reach the ${what} (${new URL(url).origin}): ${e instanceof Error ? e.message : String(e)}`);
+    throw new OAuthError(`Cannot reach the ${what} (${new URL(url).origin}): ${e instanceof Error ? e.message : String(e)}`, undefined, undefined, true);
   }
   const text = await boundedText(res, what);
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    throw new OAuthError(`The ${what} answered HTTP ${res.status} with something that is not JSON`);
+    throw new OAuthError(`The ${what} answered HTTP ${res.status} with something that is not JSON`, undefined, res.status);
   }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new OAuthError(`The ${what} answered HTTP ${res.status} with JSON that is not an object`);
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new OAuthError(`The ${what} answered HTTP ${res.status} with JSON that is not an object`, undefined, res.status);
   const b = body as Record<string, unknown>;
   if (typeof b.error === 'string') {
     const desc = typeof b.error_description === 'string' ? `: ${b.error_description.slice(0, MAX_DESCRIPTION)}` : '';
-    throw new OAuthError(`The ${what} refused: ${b.error.slice(0, 60)}${desc}`, b.error);
+    throw new OAuthError(`The ${what} refused: ${b.error.slice(0, 60)}${desc}`, b.error, res.status);
   }
-  if (!res.ok) throw new OAuthError(`The ${what} answered HTTP ${res.status}`);
+  if (!res.ok) throw new OAuthError(`The ${what} answered HTTP ${res.status}`, undefined, res.status);
   return b;
 }
 
@@ -200,6 +253,11 @@ export async function startDeviceAuthorization(o: {
   const userCode = str('user_code');
   const verificationUri = str('verification_uri') ?? str('verification_url');
   if (!deviceCode || !userCode || !verificationUri) throw new OAuthError('The device authorization endpoint answered without device_code, user_code or verification_uri');
+  // Both reach the editor's browse-url: a server must not make it open file:, javascript: or a stranger's http page.
+  for (const k of ['verification_uri', 'verification_uri_complete'] as const) {
+    const v = k === 'verification_uri' ? verificationUri : str(k);
+    if (v !== undefined && !isSafeLoginUrl(v)) throw new OAuthError(`The device authorization endpoint sent a ${k} that is not allowed (it ${SAFE_LOGIN_URL_RULE})`);
+  }
   rememberSecret(deviceCode);
   const expiresIn = Number(b.expires_in);
   const interval = Number(b.interval);
@@ -209,7 +267,7 @@ export async function startDeviceAuthorization(o: {
     verificationUri,
     ...(str('verification_uri_complete') ? { verificationUriComplete: str('verification_uri_complete') } : {}),
     expiresAtMs: Date.now() + (Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 900) * 1000,
-    interval: Number.isFinite(interval) && interval > 0 ? interval : 5,
+    interval: Number.isFinite(interval) && interval > 0 ? clampInterval(interval) : 5,
   };
 }
 
@@ -219,17 +277,24 @@ export async function startDeviceAuthorization(o: {
  * signal aborts. `slow_down` adds 5 seconds to the interval for good.
  */
 export async function pollDeviceToken(o: TokenRequestOptions & { device: DeviceAuthorization }): Promise<Tokens> {
-  let interval = o.device.interval;
+  let interval = clampInterval(o.device.interval);
+  let failures = 0;
   for (;;) {
-    await sleep(interval * 1000, o.signal);
+    // A server that cannot be reached (or fails, 5xx) is waited for with backoff; the code's expiry still ends it.
+    await sleep(Math.min(interval * 2 ** failures, MAX_POLL_INTERVAL_S) * 1000, o.signal);
     if (Date.now() >= o.device.expiresAtMs) throw new OAuthError('The device code expired before the login was approved', 'expired_token');
     try {
       return await tokenRequest(o, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: o.device.deviceCode });
     } catch (e) {
       if (!(e instanceof OAuthError)) throw e;
+      if (e.code === undefined && isTemporaryOAuthFailure(e)) {
+        failures++;
+        continue;
+      }
+      failures = 0;
       if (e.code === 'authorization_pending') continue;
       if (e.code === 'slow_down') {
-        interval += 5;
+        interval = clampInterval(interval + SLOW_DOWN_S);
         continue;
       }
       if (e.code === 'access_denied') throw new OAuthError('The login was denied at the authorization server', e.code);
@@ -237,6 +302,10 @@ export async function pollDeviceToken(o: TokenRequestOptions & { device: DeviceA
       throw e;
     }
   }
+}
+
+function clampInterval(s: number): number {
+  return Math.min(MAX_POLL_INTERVAL_S, Math.max(MIN_POLL_INTERVAL_S, s));
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -15,6 +15,7 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'nod
 import { delimiter, join } from 'node:path';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from './private-dir.js';
 import { errorMessage, logger, rememberSecret } from './log.js';
+import { withFileLock } from './file-lock.js';
 
 const log = logger('secrets');
 
@@ -85,17 +86,26 @@ export class FileSecretStore implements SecretStore {
 
   async set(key: string, value: string): Promise<void> {
     rememberSecret(value);
-    const all = this.read();
-    all[key] = value;
-    this.write(all);
+    await this.locked(() => {
+      const all = this.read();
+      all[key] = value;
+      this.write(all);
+    });
   }
 
   async delete(key: string): Promise<void> {
-    const all = this.read();
-    if (!(key in all)) return;
-    delete all[key];
-    if (Object.keys(all).length) this.write(all);
-    else rmSync(this.where, { force: true });
+    await this.locked(() => {
+      const all = this.read();
+      if (!(key in all)) return;
+      delete all[key];
+      if (Object.keys(all).length) this.write(all);
+      else rmSync(this.where, { force: true });
+    });
+  }
+
+  /** Read-modify-write under a lock: two patchbays writing different secrets at once must not drop each other's. */
+  private locked(change: () => void): Promise<void> {
+    return withFileLock(`${this.where}.lock`, { staleMs: 10_000, waitMs: 15_000 }, async () => change());
   }
 }
 

@@ -41,11 +41,15 @@ export async function bootLogin(o: {
   login?: Record<string, unknown>;
   home?: string;
   key?: string;
+  /** The provider's wire format (default `openai-chat`). */
+  api?: 'openai-chat' | 'anthropic';
 }): Promise<Booted> {
   const home = o.home ?? o.scratch(tempDir('pb-login-'));
   const config = {
     logLevel: 'debug',
-    providers: { acme: { api: 'openai-chat', url: `${o.llm.url}/v1`, models: { m1: {} }, login: o.auth.loginConfig(o.login), ...(o.key ? { key: o.key } : {}) } },
+    providers: {
+      acme: { api: o.api ?? 'openai-chat', url: o.api === 'anthropic' ? o.llm.url : `${o.llm.url}/v1`, models: { m1: {} }, login: o.auth.loginConfig(o.login), ...(o.key ? { key: o.key } : {}) },
+    },
     defaultModel: 'acme/m1',
     chat: { generateTitles: false, maxRetries: 0 },
   };

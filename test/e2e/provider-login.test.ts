@@ -13,10 +13,10 @@
  * `start-login!` methods (llm_providers/openai.clj "pro": loopback; anthropic.clj "max": code paste;
  * copilot.clj "device": device flow).
  */
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ECA, useFakeLlmSuite, useTempDirs } from './harness.js';
+import { ECA, EcaProc, useFakeLlmSuite, useTempDirs, workspace } from './harness.js';
 import { bearerSeen, bootLogin, portOf, providerUpdated, refused, storedSecrets, useFakeAuth } from './login-support.js';
 
 const scratch = useTempDirs();
@@ -53,7 +53,7 @@ describe('API key', () => {
     const from = p.messages.length;
     expect((await p.request(ECA.providersLoginInput, { provider: 'acme', data: { 'api-key': key } })).result).toEqual({ action: 'done' });
     const upd = await providerUpdated(p, 'acme', (s) => s.auth.status === 'authenticated', from);
-    expect(upd.params.auth).toEqual({ status: 'authenticated', type: 'api-key', source: 'login' });
+    expect(upd.params.auth).toEqual({ status: 'authenticated', type: 'api-key', source: 'login', mode: 'manual' });
     const cfg = p.messages.findIndex((m, i) => i >= from && m.method === ECA.configUpdated.method);
     expect(cfg).toBeGreaterThanOrEqual(0);
     expect(cfg).toBeLessThan(p.messages.indexOf(upd));
@@ -66,7 +66,7 @@ describe('API key', () => {
     await p.stop();
     const again = await boot(undefined, home);
     const listed = (await again.p.request(ECA.providersList, {})).result.providers.find((x: { id: string }) => x.id === 'acme');
-    expect(listed.auth).toEqual({ status: 'authenticated', type: 'api-key', source: 'login' });
+    expect(listed.auth).toEqual({ status: 'authenticated', type: 'api-key', source: 'login', mode: 'manual' });
     expect(await bearerSeen(again.p, llm())).toBe(`Bearer ${key}`);
 
     const before = again.p.messages.length;
@@ -74,6 +74,23 @@ describe('API key', () => {
     await providerUpdated(again.p, 'acme', (s) => s.auth.status === 'unauthenticated', before);
     expect(storedSecrets(pbHome)).not.toContain(key);
     expect(await bearerSeen(again.p, llm())).not.toBe(`Bearer ${key}`);
+  });
+
+  // ECA features/providers.clj `build-provider-status`: every provider with stored auth is listed, so it can be logged out of.
+  it("a login to a provider missing from this window's config is listed, can be logged out of, and is not dropped from the shared index meanwhile", async () => {
+    const { p, home, pbHome } = await boot();
+    await p.request(ECA.providersLogin, { provider: 'acme', method: 'api-key' });
+    await p.request(ECA.providersLoginInput, { provider: 'acme', data: { 'api-key': 'acme-key-0123456789abcdef' } });
+    await p.stop();
+    // Another window whose config has no "acme".
+    const other = track(new EcaProc({ home, config: { chat: { generateTitles: false, maxRetries: 0 } }, env: { PATCHBAY_SECRET_STORE: 'file' } }));
+    await other.initialize(scratch(workspace()));
+    const listed = (await other.request(ECA.providersList, {})).result.providers.find((x: { id: string }) => x.id === 'acme');
+    expect(listed?.auth).toEqual({ status: 'authenticated', type: 'api-key', source: 'login', mode: 'manual' });
+    expect(JSON.parse(readFileSync(join(pbHome, 'logins.json'), 'utf8'))).toEqual({ providers: ['acme'] });
+    expect((await other.request(ECA.providersLogout, { provider: 'acme' })).result).toEqual({});
+    expect(storedSecrets(pbHome)).not.toContain('acme-key-0123456789abcdef');
+    expect((await other.request(ECA.providersList, {})).result.providers.some((x: { id: string }) => x.id === 'acme')).toBe(false);
   });
 
   it('a key in the config wins over a login, with a warning at login (ECA `key-auth-override-warning`, `resolve-auth-info`)', async () => {
@@ -120,19 +137,45 @@ describe('OAuth: authorization code with PKCE on a loopback redirect (ECA openai
     expect(auth().tokenRequests.map((r) => r.grantType)).toEqual(['authorization_code']);
   });
 
-  it('refreshes the token before it expires and uses the new one (providers/updated each time)', async () => {
+  // ECA chat.clj `prompt` → login.clj `maybe-renew-auth-token!`: a token about to expire is renewed before the prompt is sent.
+  it('a prompt with the token inside the refresh margin refreshes it first and uses the new one (providers/updated each time)', async () => {
     auth().expiresIns = [30, 7200];
     const { p } = await boot();
     const from = p.messages.length;
     const res = await p.request(ECA.providersLogin, { provider: 'acme', method: 'browser' });
     await fetch(res.result.url);
-    // 30 s left is inside the refresh margin: the refresh runs at once, and the status then
-    // carries the new token's expiry (2 hours: "expiring" by ECA's one-day rule).
-    const refreshed = await providerUpdated(p, 'acme', (s) => s.auth.type === 'oauth' && s.auth.expiresAt > Date.now() / 1000 + 3600, from);
-    expect(refreshed.params.auth.status).toBe('expiring');
+    await providerUpdated(p, 'acme', (s) => s.auth.type === 'oauth', from);
+    // A just-issued 30 s token is not refreshed by its timer at once (that looped: a refresh per millisecond).
+    expect(auth().tokenRequests.map((r) => r.grantType)).toEqual(['authorization_code']);
+    const before = p.messages.length;
+    // 30 s left is inside the margin: the prompt waits for the refresh and is sent with the new token.
+    expect(await bearerSeen(p, llm())).toBe(`Bearer ${auth().issued[2]}`);
     const refreshReq = auth().tokenRequests.find((r) => r.grantType === 'refresh_token');
     expect(refreshReq?.form.refresh_token).toBe(auth().issued[1]);
-    expect(await bearerSeen(p, llm())).toBe(`Bearer ${auth().issued[2]}`);
+    // The status carries the new token's expiry (2 hours: "expiring" by ECA's one-day rule).
+    const refreshed = await providerUpdated(p, 'acme', (s) => s.auth.type === 'oauth' && s.auth.expiresAt > Date.now() / 1000 + 3600, before);
+    expect(refreshed.params.auth.status).toBe('expiring');
+    expect(auth().tokenRequests.map((r) => r.grantType)).toEqual(['authorization_code', 'refresh_token']);
+  });
+});
+
+describe('OAuth tokens of an Anthropic-API provider', () => {
+  // ECA llm_providers/anthropic.clj: an OAuth token goes as `Authorization: Bearer` with the `oauth-2025-04-20` beta, never as `x-api-key`.
+  it('are sent as a bearer token with the OAuth beta header', async () => {
+    const { p } = await bootLogin({ llm: llm(), auth: auth(), track, scratch, api: 'anthropic' });
+    const from = p.messages.length;
+    const res = await p.request(ECA.providersLogin, { provider: 'acme', method: 'browser' });
+    await fetch(res.result.url);
+    await providerUpdated(p, 'acme', (s) => s.auth.type === 'oauth', from);
+    const before = llm().requests.length;
+    const r = await p.request(ECA.chatPrompt, { message: 'hi', model: 'acme/m1' });
+    await p.turnDone(r.result.chatId);
+    const sent = llm()
+      .requests.slice(before)
+      .find((x) => x.path.includes('/v1/messages'));
+    expect(sent?.headers.authorization).toBe(`Bearer ${auth().issued[0]}`);
+    expect(sent?.headers['x-api-key']).toBeUndefined();
+    expect(sent?.headers['anthropic-beta']).toBe('oauth-2025-04-20');
   });
 });
 

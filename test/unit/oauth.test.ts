@@ -60,11 +60,28 @@ describe('the loopback redirect listener', () => {
     await expect(get(`${r.redirectUri}?code=again&state=st`)).rejects.toThrow(/ECONNREFUSED/);
   });
 
-  it('a wrong state ends the login with a clear error and closes', async () => {
+  it('a wrong state (a web page sending the browser here) is answered 400 and ignored; the right callback still completes', async () => {
     const r = await listenForRedirect({ state: 'st', timeoutMs: 10_000 });
     expect(await get(`${r.redirectUri}?code=c&state=other`)).toBe(400);
-    await expect(r.code).rejects.toThrow(/wrong state/);
-    await expect(get(r.redirectUri)).rejects.toThrow(/ECONNREFUSED/);
+    expect(await get(`${r.redirectUri}?error=access_denied&state=other`)).toBe(400);
+    expect(await get(`${r.redirectUri}?code=good&state=st`)).toBe(200);
+    await expect(r.code).resolves.toBe('good');
+  });
+
+  it('escapes the error code it echoes into the page', async () => {
+    const r = await listenForRedirect({ state: 'st', timeoutMs: 10_000 });
+    const body = await new Promise<string>((resolve, reject) => {
+      request(`${r.redirectUri}?error=${encodeURIComponent('<script>x</script>')}&state=st`, (res) => {
+        let s = '';
+        res.on('data', (c: Buffer) => (s += c.toString()));
+        res.on('end', () => resolve(s));
+      })
+        .on('error', reject)
+        .end();
+    });
+    expect(body).not.toContain('<script>');
+    expect(body).toContain('&#60;script&#62;');
+    await expect(r.code).rejects.toThrow(/refused/);
   });
 
   it('times out, and an abort closes it at once', async () => {

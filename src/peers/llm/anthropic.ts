@@ -9,7 +9,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
-import { type AdapterOptions, parseArgs } from './stream-util.js';
+import { type AdapterOptions, currentAuth, parseArgs } from './stream-util.js';
 import { fitImages, type ImageLimits } from './image-limits.js';
 import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { isRecord } from '../../util/guards.js';
@@ -19,6 +19,8 @@ type Params = Anthropic.MessageCreateParamsStreaming;
 type Block = Anthropic.ContentBlockParam;
 
 const DEFAULT_MAX_TOKENS = 8192;
+/** The beta Anthropic's API requires for OAuth access tokens. */
+const OAUTH_BETA = 'oauth-2025-04-20';
 /** Anthropic's minimum thinking budget. */
 const MIN_BUDGET = 1024;
 
@@ -31,22 +33,35 @@ type OpenBlock =
 
 export class AnthropicClient implements LlmClient {
   readonly api = 'anthropic' as const;
-  private readonly client: Anthropic;
   private readonly provider: string;
+  /** The SDK client of the current credential, rebuilt when it changes (a refreshed login). */
+  private sdk?: { key?: string; bearer: boolean; client: Anthropic };
 
   constructor(private readonly opts: AdapterOptions) {
     this.provider = opts.provider ?? 'anthropic';
-    this.client = new Anthropic({
-      apiKey: opts.key ?? 'no-key',
-      authToken: null,
-      baseURL: opts.url,
-      maxRetries: 0,
-      ...(opts.fetch ? { fetch: opts.fetch } : {}),
-    });
+  }
+
+  private client(): { key?: string; client: Anthropic } {
+    const { key, bearer = false } = currentAuth(this.opts);
+    if (!this.sdk || this.sdk.key !== key || this.sdk.bearer !== bearer) {
+      // An OAuth access token is a bearer token (never `x-api-key`) and needs Anthropic's OAuth beta,
+      // as ECA's llm_providers/anthropic.clj sends it.
+      const client = new Anthropic({
+        apiKey: bearer ? null : (key ?? 'no-key'),
+        authToken: bearer ? (key ?? null) : null,
+        ...(bearer ? { defaultHeaders: { 'anthropic-beta': OAUTH_BETA } } : {}),
+        baseURL: this.opts.url,
+        maxRetries: 0,
+        ...(this.opts.fetch ? { fetch: this.opts.fetch } : {}),
+      });
+      this.sdk = { key, bearer, client };
+    }
+    return this.sdk;
   }
 
   async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
-    const body = await openStream(() => this.client.messages.create(mergePayload(this.body(req), req.payload), { signal: req.signal }).asResponse(), this.provider, this.opts.key, this.opts.url);
+    const { key, client } = this.client();
+    const body = await openStream(() => client.messages.create(mergePayload(this.body(req), req.payload), { signal: req.signal }).asResponse(), this.provider, key, this.opts.url);
 
     const blocks = new Map<number, OpenBlock>();
     let input = 0;
@@ -140,7 +155,7 @@ export class AnthropicClient implements LlmClient {
       }
       return false;
     };
-    yield* relaySse(body, { provider: this.provider, key: this.opts.key, url: this.opts.url, signal: req.signal }, handle);
+    yield* relaySse(body, { provider: this.provider, key, url: this.opts.url, signal: req.signal }, handle);
 
     const out: LlmEvent[] = [];
 

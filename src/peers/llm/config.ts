@@ -1,5 +1,11 @@
 /** What the LLM layer reads of the config: providers and their models (ECA's `providers`). */
 import { z } from 'zod';
+import { isSafeLoginUrl, SAFE_LOGIN_URL_RULE } from '../../util/oauth.js';
+
+/** A login endpoint: it reaches the editor's browser or receives tokens, so only https (or this machine). */
+const loginUrl = z.url().refine(isSafeLoginUrl, { error: `a login URL ${SAFE_LOGIN_URL_RULE}` });
+/** The longest a browser or device login may wait for the user (an hour; setTimeout overflows past ~24 days). */
+export const MAX_LOGIN_TIMEOUT_S = 3600;
 
 /** A payload merged into the model's requests: a JSON object of wire fields. */
 const payloadSchema = z.record(z.string(), z.unknown(), { error: 'expected an object of request fields, e.g. {"reasoning_effort": "high"}' });
@@ -51,16 +57,16 @@ export const modelSchema = z.object({
  */
 const loginSchema = z.object({
   clientId: z.string().min(1),
-  authorizationUrl: z.url().optional(),
-  tokenUrl: z.url().optional(),
-  deviceAuthorizationUrl: z.url().optional(),
+  authorizationUrl: loginUrl.optional(),
+  tokenUrl: loginUrl.optional(),
+  deviceAuthorizationUrl: loginUrl.optional(),
   /** A redirect page that shows the code to paste (the `paste` method). */
-  redirectUri: z.url().optional(),
+  redirectUri: loginUrl.optional(),
   scopes: z.array(z.string()).optional(),
   /** Extra query parameters for the authorization request. */
   authorizationParams: z.record(z.string(), z.string()).optional(),
-  /** How long a browser or device login may wait for the user (default 300). */
-  timeoutSeconds: z.number().positive().optional(),
+  /** How long a browser or device login may wait for the user (default 300, at most 3600). */
+  timeoutSeconds: z.number().positive().max(MAX_LOGIN_TIMEOUT_S).optional(),
 });
 export type ProviderLoginConfig = z.infer<typeof loginSchema>;
 

@@ -7,6 +7,7 @@ import type { ProviderConfig } from './config.js';
 import { effectiveVariants } from './variants.js';
 import { errorMessage, logger } from '../../util/log.js';
 import type { LlmApi, LlmClient, ModelCost, ModelEntry } from '../../shapes/llm.js';
+import type { AdapterAuth } from './stream-util.js';
 
 const log = logger('llm');
 
@@ -261,8 +262,9 @@ export function pickDefaultModel(models: ModelEntry[], configured?: string): Mod
 }
 
 /** The adapter for a model. Loads the provider's SDK on first use (startup stays fast). */
-export async function createClient(entry: ModelEntry, env: { home: string }): Promise<LlmClient> {
-  const opts = { url: entry.url, key: entry.key, provider: entry.provider };
+/** `auth`: the provider's credential as of each request (a login refreshed meanwhile), over `entry.key`. */
+export async function createClient(entry: ModelEntry, env: { home: string }, auth?: () => AdapterAuth): Promise<LlmClient> {
+  const opts = { url: entry.url, key: entry.key, provider: entry.provider, ...(auth ? { auth } : {}) };
   switch (entry.api) {
     case 'local':
       if (!entry.local) throw new Error(`model ${entry.id} has no local model file configured`);

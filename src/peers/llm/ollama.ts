@@ -7,7 +7,7 @@
  */
 import { abortError, httpError, isAbortError, toLlmError } from './errors.js';
 import { lineTooLong, MAX_LINE_CHARS } from './line-cap.js';
-import { type AdapterOptions, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
+import { type AdapterOptions, currentAuth, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
 import { type FimRequest, type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { fitImages } from './image-limits.js';
 import { toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
@@ -99,7 +99,7 @@ export class OllamaClient implements LlmClient {
 
   /** Only called for models configured with `fim` (./fim.ts). */
   fillInMiddle(req: FimRequest): Promise<string> {
-    return ollamaFim({ ...this.opts, provider: this.provider }, req);
+    return ollamaFim({ ...this.opts, key: currentAuth(this.opts).key, auth: undefined, provider: this.provider }, req);
   }
 
   private async post(req: LlmRequest): Promise<Response> {
@@ -114,18 +114,19 @@ export class OllamaClient implements LlmClient {
     if (req.maxOutputTokens) body.options = { num_predict: req.maxOutputTokens };
     const sent = mergePayload(body, req.payload);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
+    const { key } = currentAuth(this.opts);
     // Ollama itself takes no key; a proxy in front of it may.
-    if (this.opts.key) headers.authorization = `Bearer ${this.opts.key}`;
+    if (key) headers.authorization = `Bearer ${key}`;
     let res: Response;
     try {
       res = await this.fetch(`${trimSlash(this.opts.url)}/api/chat`, { method: 'POST', headers, body: JSON.stringify(sent), signal: req.signal });
     } catch (e) {
       if (req.signal.aborted || isAbortError(e)) throw abortError(req.signal.reason);
-      throw toLlmError(e, this.provider, this.opts.key, this.opts.url);
+      throw toLlmError(e, this.provider, key, this.opts.url);
     }
     if (!res.ok) {
       const text = await res.text().catch(() => '');
-      throw httpError(this.provider, res.status, res.headers, text, this.opts.key);
+      throw httpError(this.provider, res.status, res.headers, text, key);
     }
     if (!res.body) throw new LlmError(`${this.provider}: empty response body`, res.status, true);
     return res;
@@ -143,7 +144,7 @@ export class OllamaClient implements LlmClient {
           r = await reader.read();
         } catch (e) {
           if (signal.aborted || isAbortError(e)) return;
-          throw toLlmError(e, this.provider, this.opts.key, this.opts.url);
+          throw toLlmError(e, this.provider, currentAuth(this.opts).key, this.opts.url);
         }
         if (r.done) break;
         const text = decoder.decode(r.value, { stream: true });

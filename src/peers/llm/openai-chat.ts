@@ -8,7 +8,7 @@
  * Ollama's compat layer). All become reasoning events.
  */
 import OpenAI from 'openai';
-import { type AdapterOptions, finishFromOpenAi, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
+import { type AdapterOptions, currentAuth, finishFromOpenAi, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type FimRequest, type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { fitImages, OPENAI_IMAGE_LIMITS } from './image-limits.js';
@@ -27,29 +27,28 @@ interface CompatDelta {
 
 export class OpenAiChatClient implements LlmClient {
   readonly api = 'openai-chat' as const;
-  private readonly client: OpenAI;
   private readonly provider: string;
+  /** The SDK client of the current key, rebuilt when it changes (a refreshed login). */
+  private sdk?: { key?: string; client: OpenAI };
 
   constructor(private readonly opts: AdapterOptions) {
     this.provider = opts.provider ?? 'openai-chat';
-    this.client = new OpenAI({
+  }
+
+  private client(): { key?: string; client: OpenAI } {
+    const { key } = currentAuth(this.opts);
+    if (!this.sdk || this.sdk.key !== key) {
       // Local servers take no key, but the SDK insists on one.
-      apiKey: opts.key ?? 'no-key',
-      baseURL: opts.url,
-      maxRetries: 0,
-      ...(opts.fetch ? { fetch: opts.fetch } : {}),
-    });
+      this.sdk = { key, client: new OpenAI({ apiKey: key ?? 'no-key', baseURL: this.opts.url, maxRetries: 0, ...(this.opts.fetch ? { fetch: this.opts.fetch } : {}) }) };
+    }
+    return this.sdk;
   }
 
   async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
+    const { key, client } = this.client();
     // The SDK builds and sends the request and turns HTTP errors into typed errors; the body
     // is read by our batch SSE reader (see sse.ts for why).
-    const body = await openStream(
-      () => this.client.chat.completions.create(mergePayload(this.body(req), req.payload), { signal: req.signal }).asResponse(),
-      this.provider,
-      this.opts.key,
-      this.opts.url,
-    );
+    const body = await openStream(() => client.chat.completions.create(mergePayload(this.body(req), req.payload), { signal: req.signal }).asResponse(), this.provider, key, this.opts.url);
 
     const reasoning = new ReasoningTracker();
     const splitter = new ThinkTagSplitter(reasoning);
@@ -98,7 +97,7 @@ export class OpenAiChatClient implements LlmClient {
       if (choice.finish_reason) finish = choice.finish_reason;
       return false;
     };
-    yield* relaySse(body, { provider: this.provider, key: this.opts.key, url: this.opts.url, signal: req.signal, complete: () => !!finish }, handle);
+    yield* relaySse(body, { provider: this.provider, key, url: this.opts.url, signal: req.signal, complete: () => !!finish }, handle);
 
     const out: LlmEvent[] = [];
     splitter.flush(out);
@@ -119,7 +118,7 @@ export class OpenAiChatClient implements LlmClient {
 
   /** Only called for models configured with `fim` (./fim.ts). */
   fillInMiddle(req: FimRequest): Promise<string> {
-    return openAiFim({ ...this.opts, provider: this.provider }, req);
+    return openAiFim({ ...this.opts, key: currentAuth(this.opts).key, auth: undefined, provider: this.provider }, req);
   }
 
   private body(req: LlmRequest): ChatParams {

@@ -8,7 +8,7 @@
  */
 import OpenAI from 'openai';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
-import { type AdapterOptions, parseArgs, ReasoningTracker } from './stream-util.js';
+import { type AdapterOptions, currentAuth, parseArgs, ReasoningTracker } from './stream-util.js';
 import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { fitImages, OPENAI_IMAGE_LIMITS } from './image-limits.js';
 import { dataUrl, toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
@@ -23,16 +23,25 @@ const retryableCodes = new Set(['server_error', 'rate_limit_exceeded', 'overload
 
 export class OpenAiResponsesClient implements LlmClient {
   readonly api = 'openai-responses' as const;
-  private readonly client: OpenAI;
   private readonly provider: string;
+  /** The SDK client of the current key, rebuilt when it changes (a refreshed login). */
+  private sdk?: { key?: string; client: OpenAI };
 
   constructor(private readonly opts: AdapterOptions) {
     this.provider = opts.provider ?? 'openai';
-    this.client = new OpenAI({ apiKey: opts.key ?? 'no-key', baseURL: opts.url, maxRetries: 0, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+  }
+
+  private client(): { key?: string; client: OpenAI } {
+    const { key } = currentAuth(this.opts);
+    if (!this.sdk || this.sdk.key !== key) {
+      this.sdk = { key, client: new OpenAI({ apiKey: key ?? 'no-key', baseURL: this.opts.url, maxRetries: 0, ...(this.opts.fetch ? { fetch: this.opts.fetch } : {}) }) };
+    }
+    return this.sdk;
   }
 
   async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
-    const body = await openStream(() => this.client.responses.create(mergePayload(this.body(req), req.payload), { signal: req.signal }).asResponse(), this.provider, this.opts.key, this.opts.url);
+    const { key, client } = this.client();
+    const body = await openStream(() => client.responses.create(mergePayload(this.body(req), req.payload), { signal: req.signal }).asResponse(), this.provider, key, this.opts.url);
 
     const reasoning = new ReasoningTracker();
     /** Function-call items by item id: call_id, name, streamed args. */
@@ -114,7 +123,7 @@ export class OpenAiResponsesClient implements LlmClient {
       }
       return false;
     };
-    yield* relaySse(body, { provider: this.provider, key: this.opts.key, url: this.opts.url, signal: req.signal }, handle);
+    yield* relaySse(body, { provider: this.provider, key, url: this.opts.url, signal: req.signal }, handle);
   }
 
   private body(req: LlmRequest): Params {

@@ -150,8 +150,24 @@ export interface AdapterOptions {
   url: string;
   /** Never logged; scrubbed from error messages. */
   key?: string;
+  /**
+   * The credential as of now, asked before each request (wins over `key`): a login's token is
+   * refreshed while a client, and a turn holding it, lives. `bearer`: an OAuth access token, sent as
+   * `Authorization: Bearer` where the API takes keys in another header (Anthropic's `x-api-key`).
+   */
+  auth?: () => AdapterAuth;
   /** Provider id used in error messages (e.g. `openai`, `my-vllm`). */
   provider?: string;
   /** Custom fetch (tests, proxies). */
   fetch?: typeof fetch;
+}
+
+export interface AdapterAuth {
+  key?: string;
+  bearer?: boolean;
+}
+
+/** The credential for the request about to be sent. */
+export function currentAuth(o: AdapterOptions): AdapterAuth {
+  return o.auth?.() ?? (o.key !== undefined ? { key: o.key } : {});
 }
