@@ -17,6 +17,15 @@ describe('splitAt', () => {
     expect(splitAt('ab\ncd', 7, 0)).toEqual({ prefix: 'ab\ncd', suffix: '' });
     expect(splitAt('', 0, 3)).toEqual({ prefix: '', suffix: '' });
   });
+
+  it('counts characters as code points, as eca-emacs sends them: an emoji is one, and its surrogate pair is never split', () => {
+    // "😀" is two UTF-16 units; eca-emacs's column after it is 1.
+    expect(splitAt('a😀b\nx', 0, 2)).toEqual({ prefix: 'a😀', suffix: 'b\nx' });
+    expect(splitAt('x\n😀😀=1', 1, 1)).toEqual({ prefix: 'x\n😀', suffix: '😀=1' });
+    expect(splitAt('😀\n', 0, 5)).toEqual({ prefix: '😀', suffix: '\n' });
+    // A lone surrogate (broken text) counts as one character.
+    expect(splitAt('\ud83dab', 0, 1)).toEqual({ prefix: '\ud83d', suffix: 'ab' });
+  });
 });
 
 describe('codeOf', () => {
@@ -24,6 +33,33 @@ describe('codeOf', () => {
     expect(codeOf('```ts\nconst a = 1;\n```')).toBe('const a = 1;');
     expect(codeOf('  `x + 1`  ')).toBe('x + 1');
     expect(codeOf('Here it is:\n```\nfoo()\n```\nDone.')).toBe('foo()');
+  });
+
+  it('the first fenced block: the language line may hold anything, a lone CR ends no opener line, an unclosed block is no block', () => {
+    expect(codeOf('x ```py\r\nA\r\n``` y ```\nB\n```')).toBe('A');
+    expect(codeOf('x ```a\rb ```\nC\n``` y')).toBe('C');
+    expect(codeOf('see ```a```b\nbody\n``` z')).toBe('body');
+    expect(codeOf('x ```\nno end')).toBe('x ```\nno end');
+    expect(codeOf('x ``` no newline ```')).toBe('x ``` no newline ```');
+  });
+
+  it('agrees with the pattern it replaced on every short mix of fences, newlines and text', () => {
+    const OLD_FIRST = /```[^\r\n]*\r?\n([\s\S]*?)\r?\n?```/;
+    const parts = ['```', '`', '\n', '\r', 'a', ' '];
+    const all = (n: number): string[] => (n === 0 ? [''] : all(n - 1).flatMap((s) => parts.map((p) => s + p)));
+    // Prefixed with text so the whole-answer patterns do not take them first.
+    for (const tail of all(5)) {
+      const answer = `x${tail}`;
+      const m = OLD_FIRST.exec(answer);
+      const old = /^\s*```[^\r\n]*\r?\n([\s\S]*?)\r?\n?```\s*$/.exec(answer) ?? /^\s*`([\s\S]*?)`\s*$/.exec(answer) ?? m;
+      expect(codeOf(answer), JSON.stringify(answer)).toBe(old ? old[1].trim() : answer);
+    }
+  });
+
+  it('a 160 KB answer of "```a" repeated (quadratic for the old pattern) is scanned to the right answer', () => {
+    const answer = '```a'.repeat(40_000);
+    expect(codeOf(answer)).toBe(answer);
+    expect(codeOf(`${answer}\nthe code\n\`\`\``)).toBe('the code');
   });
 
   it('leaves an answer without fences as it is (whitespace included)', () => {
