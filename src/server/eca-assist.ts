@@ -17,6 +17,8 @@ import type { CompletionInlineParams, CompletionInlineResult, RewriteContentRece
 export async function completeInline(s: Workspace, p: CompletionInlineParams, token?: CancellationToken): Promise<CompletionInlineResult> {
   const { line, character } = p.position;
   const cancelled = new AbortController();
+  // Cancelled while it waited for the models: no call at all (a late listener would fire only after one began).
+  if (token?.isCancellationRequested) cancelled.abort();
   const sub = token?.onCancellationRequested(() => cancelled.abort());
   try {
     // ECA's completion positions are 1-based in both coordinates (completion.clj `insert-completion-tag`).

@@ -82,6 +82,7 @@ describe('completion/inline', () => {
     expect(second.result.items).toEqual([{ text: 'second', docVersion: 2, range: { start: POSITION, end: POSITION } }]);
     const older = await first;
     expect(older.error).toMatchObject({ code: RequestCancelled, message: expect.stringContaining('newer completion') });
+    expect(older.error).not.toHaveProperty('type');
     await expect.poll(() => llm().fimAborted, { timeout: 15_000 }).toBe(1);
   }, 30_000);
 
@@ -102,7 +103,8 @@ describe('completion/inline', () => {
     llm().script({ status: 400, body: { error: { message: 'bad suffix', type: 'invalid_request_error' } } }, [{ text: 'ok now' }]);
     const p = await started(fimConfig('openai-chat'));
     const res = await p.request(ECA.completionInline, params(1));
-    expect(res.error).toMatchObject({ code: RequestFailed, data: { type: 'warning' } });
+    // eca-emacs eca-completion.el `eca-completion--find-completion` error-callback: `(plist-get error :type)`, top level.
+    expect(res.error).toMatchObject({ code: RequestFailed, type: 'warning', data: { type: 'warning' } });
     expect(res.error?.message).toMatch(/^Completion failed: .*HTTP 400.*bad suffix/);
     expect(res.error?.message).not.toContain('test-key');
     const again = await p.request(ECA.completionInline, params(2));
@@ -112,7 +114,7 @@ describe('completion/inline', () => {
   it('a completion model that is not configured is refused with the reason', async () => {
     const p = await started(fakeProviderConfig(llm().url, 'openai-chat', { completion: { model: 'fake/nope' } }));
     const res = await p.request(ECA.completionInline, params(1));
-    expect(res.error).toMatchObject({ code: RequestFailed, message: expect.stringContaining('"fake/nope" is not among the available models') });
+    expect(res.error).toMatchObject({ code: RequestFailed, type: 'error', message: expect.stringContaining('"fake/nope" is not among the available models') });
   }, 30_000);
 
   it('malformed params: -32602 naming the field, and nothing reaches the provider', async () => {

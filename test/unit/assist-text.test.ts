@@ -4,7 +4,7 @@
  * eca src/eca/shared.clj), and the window of a long file.
  */
 import { describe, expect, it } from 'vitest';
-import { codeOf, fileWindow, splitAt } from '../../src/core/assist/text.js';
+import { codeOf, fileWindow, headOf, splitAt, tailOf } from '../../src/core/assist/text.js';
 
 describe('splitAt', () => {
   it('splits at a 0-based line and character', () => {
@@ -79,5 +79,33 @@ describe('fileWindow', () => {
     expect(fileWindow(file, 10, 4)).toBe('[file truncated: lines 8-11 of 20]\nl8\nl9\nl10\nl11');
     expect(fileWindow(file, 1, 4)).toBe('[file truncated: lines 1-4 of 20]\nl1\nl2\nl3\nl4');
     expect(fileWindow(file, 20, 4)).toBe('[file truncated: lines 17-20 of 20]\nl17\nl18\nl19\nl20');
+  });
+
+  it('bounds the window by characters too: a one-line minified file is cut around the selection, not sent whole', () => {
+    const min = `${'a'.repeat(50_000)}SELECTED${'b'.repeat(50_000)}`;
+    const w = fileWindow(min, 1, 2000, 1000, 50_000);
+    expect(w.startsWith('[file truncated: lines 1-1 of 1, 1000 of 100008 characters]\n')).toBe(true);
+    expect(w).toContain('SELECTED');
+    expect(w.length).toBeLessThan(1100);
+  });
+
+  it('a character cut inside the line window lands on line ends around the selection', () => {
+    const text = Array.from({ length: 1000 }, (_, i) => `line ${i + 1} ${'x'.repeat(40)}`).join('\n');
+    const w = fileWindow(text, 500, 2000, 500);
+    const [head, ...body] = w.split('\n');
+    expect(head).toMatch(/^\[file truncated: lines \d+-\d+ of 1000, \d+ of \d+ characters\]$/);
+    expect(body.every((l) => /^line \d+ x{40}$/.test(l))).toBe(true);
+    expect(body.some((l) => l.startsWith('line 500 '))).toBe(true);
+    expect(body.join('\n').length).toBeLessThanOrEqual(500);
+  });
+});
+
+describe('tailOf / headOf', () => {
+  it('keep whole lines when the cut falls inside the text, and never split a surrogate pair', () => {
+    expect(tailOf('aaa\nbb\ncc', 6)).toBe('bb\ncc');
+    expect(headOf('aa\nbb\nccc', 7)).toBe('aa\nbb\n');
+    expect(tailOf('😀😀😀', 3)).toBe('😀');
+    expect(headOf('😀😀😀', 3)).toBe('😀');
+    expect(tailOf('short', 10)).toBe('short');
   });
 });
