@@ -111,6 +111,43 @@ describe('completion/inline', () => {
     expect(again.result.items[0].text).toBe('ok now');
   }, 30_000);
 
+  it('no completion.model and a reasoning default model (gpt-5): the completion goes to gpt-4.1 of the same provider, as ECA defaults to', async () => {
+    // ECA src/eca/features/completion.clj: default model openai/gpt-4.1, `:reason? false`.
+    llm().script([{ text: 'a + b;' }]);
+    const cfg = {
+      providers: { fake: { api: 'openai-responses', url: `${llm().url}/v1`, key: 'test-key', models: { 'gpt-5': {}, 'gpt-4.1': {} } } },
+      defaultModel: 'fake/gpt-5',
+      chat: { generateTitles: false },
+    };
+    const p = await started(cfg);
+    const res = await p.request(ECA.completionInline, params(1));
+    expect(res.result.items[0].text).toBe('a + b;');
+    expect(llm().requests.find((r) => r.path === '/v1/responses')?.body.model).toBe('gpt-4.1');
+  }, 30_000);
+
+  it('a reasoning model that stays gets minimal effort; an empty answer cut at the output limit is a warning, not an empty list', async () => {
+    llm().script([{ reasoning: 'hmm' }, { finish: 'length' }]);
+    const cfg = { providers: { fake: { api: 'openai-responses', url: `${llm().url}/v1`, key: 'test-key', models: { 'gpt-5': {} } } }, defaultModel: 'fake/gpt-5', chat: { generateTitles: false } };
+    const p = await started(cfg);
+    const res = await p.request(ECA.completionInline, params(1));
+    expect(res.error).toMatchObject({ code: RequestFailed, type: 'warning', message: expect.stringContaining('output tokens without answering') });
+    expect(llm().requests.find((r) => r.path === '/v1/responses')?.body).toMatchObject({ model: 'gpt-5', reasoning: { effort: 'minimal' } });
+  }, 30_000);
+
+  it('a 1 MB document: only the 16 KB before the cursor and 4 KB after it, at line boundaries, reach the provider', async () => {
+    llm().script([{ text: 'x' }]);
+    const line = `${'y'.repeat(63)}\n`;
+    const doc = `${line.repeat(8192)}  return \n${line.repeat(8192)}`;
+    const cfg = fimConfig('openai-chat');
+    const fake = (cfg.providers as Record<string, Record<string, unknown>>).fake;
+    const p = await started({ ...cfg, providers: { fake: { ...fake, models: { m1: { fim: true } } } } });
+    const res = await p.request(ECA.completionInline, { docText: doc, docVersion: 1, position: { line: 8193, character: 10 } });
+    expect(res.result.items[0].text).toBe('x');
+    const body = llm().requests.find((r) => r.path === '/v1/completions')?.body;
+    expect(body.prompt).toBe(`${line.repeat(255)}  return `);
+    expect(body.suffix).toBe(`\n${line.repeat(63)}`);
+  }, 30_000);
+
   it('a completion model that is not configured is refused with the reason', async () => {
     const p = await started(fakeProviderConfig(llm().url, 'openai-chat', { completion: { model: 'fake/nope' } }));
     const res = await p.request(ECA.completionInline, params(1));
