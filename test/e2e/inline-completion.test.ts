@@ -4,6 +4,8 @@
  * `docText`, `docVersion`, `path`, a 1-based `position`), the answer what ECA gives
  * (src/eca/features/completion.clj `complete`: one item at the cursor with the request's docVersion).
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { RequestCancelled, RequestFailed } from '../../src/rpc/errors.js';
 import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
@@ -146,6 +148,26 @@ describe('completion/inline', () => {
     const body = llm().requests.find((r) => r.path === '/v1/completions')?.body;
     expect(body.prompt).toBe(`${line.repeat(255)}  return `);
     expect(body.suffix).toBe(`\n${line.repeat(63)}`);
+  }, 30_000);
+
+  it('a completion waiting for model discovery when shutdown arrives is cancelled (-32800) and never reaches the provider', async () => {
+    // An Ollama whose model list never comes: discovery (and so the request) waits until its timeout.
+    const hanging = http.createServer(() => {});
+    await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
+    try {
+      const cfg = fimConfig('openai-chat');
+      const slow = { api: 'ollama', url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}` };
+      const p = await started({ ...cfg, providers: { ...(cfg.providers as Record<string, unknown>), slow } });
+      const pending = p.request(ECA.completionInline, params(1));
+      const down = await p.request(ECA.shutdown, {});
+      expect(down.error).toBeUndefined();
+      const res = await pending;
+      expect(res.error).toMatchObject({ code: RequestCancelled });
+      expect(llm().requests.filter((r) => r.path === '/v1/completions')).toEqual([]);
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise((r) => hanging.close(r));
+    }
   }, 30_000);
 
   it('a completion model that is not configured is refused with the reason', async () => {
