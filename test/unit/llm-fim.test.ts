@@ -110,4 +110,14 @@ describe('fill-in-the-middle', () => {
       await s.close();
     }
   });
+
+  it("a model's extraPayload cannot make the FIM call streamed or chat-shaped: stream, messages and tools are dropped", async () => {
+    llm().script([{ text: '42' }]);
+    const payload = { stream: true, messages: [{ role: 'user', content: 'x' }], tools: [], temperature: 0.1 };
+    expect(await new OpenAiChatClient({ url: `${llm().url}/v1`, provider: 'p' }).fillInMiddle(fim({ payload }))).toBe('42');
+    const body = llm().requests[0].body as Record<string, unknown>;
+    expect(body).toMatchObject({ stream: false, temperature: 0.1 });
+    expect(body).not.toHaveProperty('messages');
+    expect(body).not.toHaveProperty('tools');
+  });
 });
