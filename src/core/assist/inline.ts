@@ -59,7 +59,6 @@ export class InlineCompleter {
     const ac = new AbortController();
     this.current = ac;
     const onCancel = (): void => ac.abort(new AssistError('cancelled', 'Cancelled by the editor'));
-    if (cancel?.aborted) onCancel();
     cancel?.addEventListener('abort', onCancel, { once: true });
     const timer = setTimeout(() => ac.abort(new AssistError('timeout', 'Timeout waiting for completion')), COMPLETION_TIMEOUT_MS);
     try {
