@@ -523,20 +523,17 @@ async function lsp(): Promise<void> {
 async function inline(): Promise<void> {
   try {
     const r = await runInline(log);
-    for (const [path, x] of [
-      ['FIM', r.fim],
-      ['chat', r.chat],
-    ] as const) {
+    for (const x of r.rows) {
       row({
-        bench: `inline completion (${path}) added p50`,
+        bench: `inline completion (${x.name}) added p50`,
         figure: `+${ms(x.addedP50, 3)}`,
-        reference: `patchbay ${ms(x.patchbay.p50, 3)} vs direct ${ms(x.direct.p50, 3)}`,
+        reference: `patchbay ${ms(x.patchbay.p50, 3)} vs direct ${ms(x.direct.p50, 3)}, ${x.calls} calls`,
         ratio: ratio(x.patchbay.p50 / x.direct.p50),
-        target: `≤ ${INLINE_TARGET_MS} ms`,
-        pass: x.addedP50 <= INLINE_TARGET_MS,
+        target: x.target ? `≤ ${INLINE_TARGET_MS} ms` : '(info)',
+        pass: x.target ? x.addedP50 <= INLINE_TARGET_MS : undefined,
       });
       row({
-        bench: `inline completion (${path}) added p95`,
+        bench: `inline completion (${x.name}) added p95`,
         figure: `+${ms(x.addedP95, 3)}`,
         reference: `patchbay ${ms(x.patchbay.p95, 3)} vs direct ${ms(x.direct.p95, 3)}`,
         ratio: ratio(x.patchbay.p95 / x.direct.p95),

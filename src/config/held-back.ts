@@ -25,6 +25,8 @@
  * - `openctx.providers.*` (JS modules run code; URLs receive content) and
  *   `openctx.host.providers.*` (modules run in patchbay), `openctx.host.enabled: true`.
  * - `gateway.host` (binding beyond loopback exposes your tools) and `gateway.enabled: true`.
+ * - `completion.systemPrompt` and `rewrite.systemPrompt`: inline completion and rewrite put the
+ *   model's answer straight into the user's files; a repository must not write their instructions.
  * - `hooks` and `customTools` (ECA keys that run commands; patchbay ignores them today, and an
  *   untrusted folder must not gain them the day it does not).
  * - Any other value that reads the environment (`${env:…}`): a file from a repository must not
@@ -144,6 +146,8 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
     }
   }
 
+  // The instructions of the two features whose answer lands straight in the user's files.
+  for (const feature of ['completion', 'rewrite']) if (get(layer, feature, 'systemPrompt') !== undefined) hold([feature, 'systemPrompt'], 'replaces the instructions of code written into your files');
   for (const key of ['hooks', 'customTools']) if (get(layer, key) !== undefined) hold([key]);
   for (const [path, name] of envReads(kept, [])) hold(path, `reads $${name}`);
   return { kept, held };

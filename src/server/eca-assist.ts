@@ -17,6 +17,8 @@ import type { CompletionInlineParams, CompletionInlineResult, RewriteContentRece
 export async function completeInline(s: Workspace, p: CompletionInlineParams, token?: CancellationToken): Promise<CompletionInlineResult> {
   const { line, character } = p.position;
   const cancelled = new AbortController();
+  // Cancelled while it waited for the models: no call at all (a late listener would fire only after one began).
+  if (token?.isCancellationRequested) cancelled.abort();
   const sub = token?.onCancellationRequested(() => cancelled.abort());
   try {
     // ECA's completion positions are 1-based in both coordinates (completion.clj `insert-completion-tag`).
@@ -43,11 +45,32 @@ export function startRewrite(s: Workspace, p: RewritePromptParams, send: (params
 }
 
 /**
- * ECA answers a failed completion with an error of `type` warning and the provider's message
- * (completion.clj); JSON-RPC errors carry a code, so the type goes in `data`.
+ * ECA answers a failed completion with an error object whose `type` (error, warning, info) sits
+ * next to its message (completion.clj), and eca-emacs reads it there: eca-completion.el's
+ * error-callback does `(plist-get error :type)` and shows nothing for any other shape. So the
+ * type goes at the top level of the JSON-RPC error (and in `data` too, for clients that look
+ * there). A superseded or cancelled request stays a plain −32800: nothing to show.
  */
 function wireError(e: unknown): unknown {
   if (!(e instanceof AssistError)) return e;
   if (e.code === 'superseded' || e.code === 'cancelled') return new ResponseError(RequestCancelled, e.message);
-  return new ResponseError(RequestFailed, e.message, { type: e.code === 'noModel' ? 'error' : 'warning' });
+  const type = e.code === 'noModel' ? 'error' : 'warning';
+  return new TypedResponseError(RequestFailed, e.message, type);
+}
+
+/** A JSON-RPC error with ECA's top-level `type`: vscode-jsonrpc builds the reply from `toJson()`. */
+class TypedResponseError extends ResponseError<{ type: string }> {
+  constructor(
+    code: number,
+    message: string,
+    readonly type: 'error' | 'warning' | 'info',
+  ) {
+    super(code, message, { type });
+    // ResponseError's constructor pins its own prototype; put ours back so toJson below is used.
+    Object.setPrototypeOf(this, TypedResponseError.prototype);
+  }
+
+  override toJson(): ReturnType<ResponseError<{ type: string }>['toJson']> & { type: string } {
+    return { ...super.toJson(), type: this.type };
+  }
 }

@@ -4,6 +4,8 @@
  * `docText`, `docVersion`, `path`, a 1-based `position`), the answer what ECA gives
  * (src/eca/features/completion.clj `complete`: one item at the cursor with the request's docVersion).
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { RequestCancelled, RequestFailed } from '../../src/rpc/errors.js';
 import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
@@ -82,6 +84,7 @@ describe('completion/inline', () => {
     expect(second.result.items).toEqual([{ text: 'second', docVersion: 2, range: { start: POSITION, end: POSITION } }]);
     const older = await first;
     expect(older.error).toMatchObject({ code: RequestCancelled, message: expect.stringContaining('newer completion') });
+    expect(older.error).not.toHaveProperty('type');
     await expect.poll(() => llm().fimAborted, { timeout: 15_000 }).toBe(1);
   }, 30_000);
 
@@ -102,17 +105,75 @@ describe('completion/inline', () => {
     llm().script({ status: 400, body: { error: { message: 'bad suffix', type: 'invalid_request_error' } } }, [{ text: 'ok now' }]);
     const p = await started(fimConfig('openai-chat'));
     const res = await p.request(ECA.completionInline, params(1));
-    expect(res.error).toMatchObject({ code: RequestFailed, data: { type: 'warning' } });
+    // eca-emacs eca-completion.el `eca-completion--find-completion` error-callback: `(plist-get error :type)`, top level.
+    expect(res.error).toMatchObject({ code: RequestFailed, type: 'warning', data: { type: 'warning' } });
     expect(res.error?.message).toMatch(/^Completion failed: .*HTTP 400.*bad suffix/);
     expect(res.error?.message).not.toContain('test-key');
     const again = await p.request(ECA.completionInline, params(2));
     expect(again.result.items[0].text).toBe('ok now');
   }, 30_000);
 
+  it('no completion.model and a reasoning default model (gpt-5): the completion goes to gpt-4.1 of the same provider, as ECA defaults to', async () => {
+    // ECA src/eca/features/completion.clj: default model openai/gpt-4.1, `:reason? false`.
+    llm().script([{ text: 'a + b;' }]);
+    const cfg = {
+      providers: { fake: { api: 'openai-responses', url: `${llm().url}/v1`, key: 'test-key', models: { 'gpt-5': {}, 'gpt-4.1': {} } } },
+      defaultModel: 'fake/gpt-5',
+      chat: { generateTitles: false },
+    };
+    const p = await started(cfg);
+    const res = await p.request(ECA.completionInline, params(1));
+    expect(res.result.items[0].text).toBe('a + b;');
+    expect(llm().requests.find((r) => r.path === '/v1/responses')?.body.model).toBe('gpt-4.1');
+  }, 30_000);
+
+  it('a reasoning model that stays gets minimal effort; an empty answer cut at the output limit is a warning, not an empty list', async () => {
+    llm().script([{ reasoning: 'hmm' }, { finish: 'length' }]);
+    const cfg = { providers: { fake: { api: 'openai-responses', url: `${llm().url}/v1`, key: 'test-key', models: { 'gpt-5': {} } } }, defaultModel: 'fake/gpt-5', chat: { generateTitles: false } };
+    const p = await started(cfg);
+    const res = await p.request(ECA.completionInline, params(1));
+    expect(res.error).toMatchObject({ code: RequestFailed, type: 'warning', message: expect.stringContaining('output tokens without answering') });
+    expect(llm().requests.find((r) => r.path === '/v1/responses')?.body).toMatchObject({ model: 'gpt-5', reasoning: { effort: 'minimal' } });
+  }, 30_000);
+
+  it('a 1 MB document: only the 16 KB before the cursor and 4 KB after it, at line boundaries, reach the provider', async () => {
+    llm().script([{ text: 'x' }]);
+    const line = `${'y'.repeat(63)}\n`;
+    const doc = `${line.repeat(8192)}  return \n${line.repeat(8192)}`;
+    const cfg = fimConfig('openai-chat');
+    const fake = (cfg.providers as Record<string, Record<string, unknown>>).fake;
+    const p = await started({ ...cfg, providers: { fake: { ...fake, models: { m1: { fim: true } } } } });
+    const res = await p.request(ECA.completionInline, { docText: doc, docVersion: 1, position: { line: 8193, character: 10 } });
+    expect(res.result.items[0].text).toBe('x');
+    const body = llm().requests.find((r) => r.path === '/v1/completions')?.body;
+    expect(body.prompt).toBe(`${line.repeat(255)}  return `);
+    expect(body.suffix).toBe(`\n${line.repeat(63)}`);
+  }, 30_000);
+
+  it('a completion waiting for model discovery when shutdown arrives is cancelled (-32800) and never reaches the provider', async () => {
+    // An Ollama whose model list never comes: discovery (and so the request) waits until its timeout.
+    const hanging = http.createServer(() => {});
+    await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
+    try {
+      const cfg = fimConfig('openai-chat');
+      const slow = { api: 'ollama', url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}` };
+      const p = await started({ ...cfg, providers: { ...(cfg.providers as Record<string, unknown>), slow } });
+      const pending = p.request(ECA.completionInline, params(1));
+      const down = await p.request(ECA.shutdown, {});
+      expect(down.error).toBeUndefined();
+      const res = await pending;
+      expect(res.error).toMatchObject({ code: RequestCancelled });
+      expect(llm().requests.filter((r) => r.path === '/v1/completions')).toEqual([]);
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise((r) => hanging.close(r));
+    }
+  }, 30_000);
+
   it('a completion model that is not configured is refused with the reason', async () => {
     const p = await started(fakeProviderConfig(llm().url, 'openai-chat', { completion: { model: 'fake/nope' } }));
     const res = await p.request(ECA.completionInline, params(1));
-    expect(res.error).toMatchObject({ code: RequestFailed, message: expect.stringContaining('"fake/nope" is not among the available models') });
+    expect(res.error).toMatchObject({ code: RequestFailed, type: 'error', message: expect.stringContaining('"fake/nope" is not among the available models') });
   }, 30_000);
 
   it('malformed params: -32602 naming the field, and nothing reaches the provider', async () => {

@@ -90,6 +90,23 @@ describe('rewrite/prompt', () => {
     expect(system).not.toContain('row 55');
   }, 30_000);
 
+  it('a file over 2 MB on one line (minified) is windowed around the selection by characters, not dropped nor sent whole', async () => {
+    // ECA's rewrite.clj sends the file (windowed by fullFileMaxLines); one line of megabytes passes
+    // that window whole, so patchbay also bounds it by characters.
+    llm().script([{ text: 'ok' }]);
+    const root = workspace();
+    writeFileSync(join(root, 'app.min.js'), `${'a'.repeat(1_500_000)}TARGET${'b'.repeat(1_500_000)}`);
+    const p = await started(fakeProviderConfig(llm().url), root);
+    const sel = { start: { line: 1, character: 1_500_000 }, end: { line: 1, character: 1_500_006 } };
+    await p.request(ECA.rewritePrompt, { id: 'rw-big', text: 'TARGET', prompt: 'x', path: 'app.min.js', range: sel });
+    await ended(p, 'rw-big');
+    expect(contents(p, 'rw-big').map((c) => c.type)).toEqual(['started', 'text', 'finished']);
+    const system = llm().requests.find((r) => r.path === '/v1/chat/completions')?.body.messages[0].content as string;
+    // The fake model's context is 1000 tokens: the window is its floor of 4096 characters.
+    expect(system).toMatch(/\[file truncated: lines 1-1 of 1, 4096 of 3000006 characters\]\na+TARGETb+\n/);
+    expect(system.length).toBeLessThan(10_000);
+  }, 30_000);
+
   it('an LLM error is an error content (no finished), and the server goes on', async () => {
     llm().script({ status: 400, body: { error: { message: 'context too long', type: 'invalid_request_error' } } }, [{ text: 'fine' }]);
     const p = await started(fakeProviderConfig(llm().url));

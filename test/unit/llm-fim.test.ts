@@ -82,4 +82,42 @@ describe('fill-in-the-middle', () => {
     await expect(call).rejects.toMatchObject({ name: 'AbortError' });
     await expect.poll(() => llm().fimAborted).toBe(1);
   });
+
+  it('a provider URL with user:password: they go as Authorization Basic, not in the URL fetch refuses (and would quote)', async () => {
+    llm().script([{ text: '42' }]);
+    const withUser = llm().url.replace('http://', 'http://me:pa%3Ass@');
+    expect(await new OpenAiChatClient({ url: `${withUser}/v1`, provider: 'p' }).fillInMiddle(fim())).toBe('42');
+    expect(llm().requests[0].path).toBe('/v1/completions');
+    expect(llm().requests[0].headers.authorization).toBe(`Basic ${Buffer.from('me:pa:ss').toString('base64')}`);
+  });
+
+  it('user:password in the URL and a key too: refused, the message names the URL without them', async () => {
+    const withUser = llm().url.replace('http://', 'http://me:hunter2@');
+    const err = (await new OpenAiChatClient({ url: `${withUser}/v1`, key: 'sekret-key', provider: 'p' }).fillInMiddle(fim()).catch((e: unknown) => e)) as LlmError;
+    expect(err).toBeInstanceOf(LlmError);
+    expect(err.message).toMatch(/^p: the provider URL http:\/\/127\.0\.0\.1:\d+\/v1 carries a user name and password/);
+    expect(err.message).not.toContain('hunter2');
+    expect(llm().requests).toEqual([]);
+  });
+
+  it("errors inside a 200 answer are scrubbed too: no key, no URL's user info or query", async () => {
+    const s = await answering('{"error":"key sekret-key refused by http://me:hunter2@up.example/x?token=t0ken"}');
+    try {
+      const err = (await new OllamaClient({ url: s.url, key: 'sekret-key', provider: 'o' }).fillInMiddle(fim()).catch((e: unknown) => e)) as LlmError;
+      expect(err.message).toContain('refused by http://up.example/x?…');
+      expect(err.message).not.toMatch(/sekret-key|hunter2|t0ken/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a model's extraPayload cannot make the FIM call streamed or chat-shaped: stream, messages and tools are dropped", async () => {
+    llm().script([{ text: '42' }]);
+    const payload = { stream: true, messages: [{ role: 'user', content: 'x' }], tools: [], temperature: 0.1 };
+    expect(await new OpenAiChatClient({ url: `${llm().url}/v1`, provider: 'p' }).fillInMiddle(fim({ payload }))).toBe('42');
+    const body = llm().requests[0].body as Record<string, unknown>;
+    expect(body).toMatchObject({ stream: false, temperature: 0.1 });
+    expect(body).not.toHaveProperty('messages');
+    expect(body).not.toHaveProperty('tools');
+  });
 });

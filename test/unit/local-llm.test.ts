@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Llama } from 'node-llama-cpp';
 import { writeTinyGguf } from '../../scripts/make-tiny-gguf.mjs';
 import { isAbortError } from '../../src/peers/llm/errors.js';
 import { LocalClient, LocalRuntime, toGbnfSchema, toHistory } from '../../src/peers/llm/local.js';
@@ -286,5 +287,34 @@ describe('mappings', () => {
       },
     });
     expect(toGbnfSchema({ type: 'object', description: 'anything' })).toEqual({ type: 'object', properties: {}, additionalProperties: true, description: 'anything' });
+  });
+});
+
+describe('LocalRuntime: a load outlives the request that started it', () => {
+  // Inline completion supersedes its request on every keystroke (src/core/assist/inline.ts): a
+  // load aborted with it would restart each time and never finish.
+  const own = new LocalRuntime();
+  afterAll(() => own.dispose());
+  const client = new LocalClient({ spec: { model: tiny.path, contextSize: 1024 }, home: dir, runtime: own });
+
+  it('a request aborted during the load leaves the load going; the next request uses it (one load, no request signal given to it)', async () => {
+    const calls: Array<Record<string, unknown>> = [];
+    const inner = own as unknown as { getLlama(): Promise<Llama> };
+    const getLlama = inner.getLlama.bind(own);
+    inner.getLlama = async () => {
+      const llama = await getLlama();
+      return new Proxy(llama, {
+        get: (t, k) => (k === 'loadModel' ? (opts: Record<string, unknown>) => (calls.push(opts), t.loadModel(opts as Parameters<Llama['loadModel']>[0])) : Reflect.get(t, k)),
+      });
+    };
+    const first = new AbortController();
+    const aborted = collect(client.stream(request('k1', 4, first.signal)), (ev) => {
+      if (ev.type === 'progress' && ev.text.startsWith('Loading local model')) first.abort();
+    });
+    expect(isAbortError((await aborted).error)).toBe(true);
+    const next = await collect(client.stream(request('k2', 4)));
+    expect(next.error).toBeUndefined();
+    expect(calls).toHaveLength(1);
+    expect(calls[0].loadSignal).toBeUndefined();
   });
 });

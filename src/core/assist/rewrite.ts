@@ -9,14 +9,24 @@ import { isAbsolute, resolve } from 'node:path';
 import type { ModelEntry } from '../../shapes/llm.js';
 import { readBounded } from '../../util/small-file.js';
 import { errorMessage, logger } from '../../util/log.js';
-import { assistModel, type AssistDeps } from './deps.js';
+import { AssistError, assistModel, type AssistDeps } from './deps.js';
 import { rewriteInstructions, type RewriteContext } from './prompts.js';
 import { codeOf, fileWindow } from './text.js';
 
 const log = logger('rewrite');
 
-/** A file bigger than this is left out of the prompt (the selection and path still go). */
-const MAX_FILE_BYTES = 2 * 1024 * 1024;
+/**
+ * How much of the file is read: a bigger one is read this far and windowed like any other (the
+ * selection and path always go). Past it a file is not source code anyone rewrites by selection.
+ */
+const MAX_FILE_BYTES = 32 * 1024 * 1024;
+/** The file window's characters at most, fewer when the model's context is smaller (~3 a token, half of it). */
+const MAX_WINDOW_CHARS = 256 * 1024;
+const CHARS_PER_TOKEN = 3;
+/** An answer longer than this is a model running away, not a rewrite of a selection: the call is stopped. */
+const MAX_ANSWER_CHARS = 4 * 1024 * 1024;
+/** A rewrite not done in this time is stopped with an error (a stream that trickles forever never stalls). */
+const REWRITE_DEADLINE_MS = 5 * 60_000;
 
 export type RewriteEvent =
   { type: 'started' } | { type: 'reasoning' } | { type: 'text'; text: string } | { type: 'replace'; text: string } | { type: 'finished'; totalTimeMs: number } | { type: 'error'; message: string };
@@ -32,6 +42,7 @@ export interface RewriteInput {
 
 export class Rewriter {
   private readonly running = new Set<AbortController>();
+  private disposed = false;
 
   constructor(private readonly deps: AssistDeps) {}
 
@@ -40,6 +51,8 @@ export class Rewriter {
    * the event loop, so the caller's answer goes out before the first event.
    */
   start(input: RewriteInput, emit: (e: RewriteEvent) => void): { model: string } {
+    // A request that waited for the models while the server was closing must not start a run.
+    if (this.disposed) throw new AssistError('cancelled', 'Cancelled: the server is shutting down');
     const entry = assistModel(this.deps, this.deps.config().rewrite.model, 'rewrite');
     const ac = new AbortController();
     this.running.add(ac);
@@ -51,12 +64,28 @@ export class Rewriter {
 
   /** The workspace is closing: every rewrite stops, saying nothing more. */
   dispose(): void {
+    this.disposed = true;
     for (const ac of this.running) ac.abort();
     this.running.clear();
   }
 
-  private async run(entry: ModelEntry, input: RewriteInput, emit: (e: RewriteEvent) => void, signal: AbortSignal): Promise<void> {
+  private async run(entry: ModelEntry, input: RewriteInput, emit: (e: RewriteEvent) => void, stop: AbortSignal): Promise<void> {
     const began = Date.now();
+    // The run's own controller: stopped by dispose (silently), the deadline or a runaway answer (with an error).
+    const ac = new AbortController();
+    const onStop = (): void => ac.abort();
+    stop.addEventListener('abort', onStop, { once: true });
+    const timer = setTimeout(() => ac.abort(new AssistError('timeout', `The rewrite took longer than ${REWRITE_DEADLINE_MS / 60_000} minutes; stopped`)), REWRITE_DEADLINE_MS);
+    try {
+      await this.runUntil(entry, input, emit, ac, stop, began);
+    } finally {
+      clearTimeout(timer);
+      stop.removeEventListener('abort', onStop);
+    }
+  }
+
+  private async runUntil(entry: ModelEntry, input: RewriteInput, emit: (e: RewriteEvent) => void, ac: AbortController, stop: AbortSignal, began: number): Promise<void> {
+    const signal = ac.signal;
     const cfg = this.deps.config();
     let answer = '';
     let started = false;
@@ -64,7 +93,7 @@ export class Rewriter {
       // A relative path (an editor that sends one) is taken from the first workspace folder.
       const fileText = input.path ? await readFileText(isAbsolute(input.path) ? input.path : resolve(this.deps.roots()[0] ?? '.', input.path)) : undefined;
       const system = rewriteInstructions(
-        { ...input, ...(fileText !== undefined ? { fileText: fileWindow(fileText, input.range.startLine, cfg.rewrite.fullFileMaxLines) } : {}) },
+        { ...input, ...(fileText !== undefined ? { fileText: fileWindow(fileText, input.range.startLine, cfg.rewrite.fullFileMaxLines, windowChars(entry), input.range.startCharacter) } : {}) },
         cfg.rewrite.systemPrompt,
       );
       const client = await this.deps.clientFor(entry);
@@ -82,7 +111,7 @@ export class Rewriter {
         { maxRetries: cfg.chat.maxRetries, stallMs: cfg.chat.stallTimeoutSeconds * 1000, onRetry: (n, ms, e) => log.info(`rewrite: retry ${n} in ${ms} ms after: ${errorMessage(e)}`) },
       );
       for await (const ev of events) {
-        if (signal.aborted) return;
+        if (signal.aborted) break;
         if (!started) {
           started = true;
           emit({ type: 'started' });
@@ -91,18 +120,25 @@ export class Rewriter {
         else if (ev.type === 'text') {
           answer += ev.text;
           emit({ type: 'text', text: ev.text });
+          if (answer.length > MAX_ANSWER_CHARS) ac.abort(new AssistError('llm', `The answer ran past ${MAX_ANSWER_CHARS / (1024 * 1024)} MB; stopped`));
         }
       }
-      if (signal.aborted) return;
+      if (signal.aborted) throw signal.reason;
       const code = codeOf(answer);
       if (code !== answer) emit({ type: 'replace', text: code });
       emit({ type: 'finished', totalTimeMs: Date.now() - began });
     } catch (e) {
-      if (signal.aborted) return;
-      log.warn(`rewrite failed: ${errorMessage(e)}`);
-      emit({ type: 'error', message: errorMessage(e) });
+      // dispose: nothing more is said; the deadline or the cap: the error says which.
+      if (stop.aborted) return;
+      const err = signal.aborted && signal.reason instanceof AssistError ? signal.reason : e;
+      log.warn(`rewrite failed: ${errorMessage(err)}`);
+      emit({ type: 'error', message: errorMessage(err) });
     }
   }
+}
+
+function windowChars(entry: ModelEntry): number {
+  return entry.limit ? Math.max(4096, Math.min(MAX_WINDOW_CHARS, Math.floor((entry.limit.context * CHARS_PER_TOKEN) / 2))) : MAX_WINDOW_CHARS;
 }
 
 /** The file's text, or nothing when it cannot be read as a text file of a sensible size. */

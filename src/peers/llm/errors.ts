@@ -4,6 +4,7 @@
  * provider's own message, never the API key.
  */
 import { redact } from '../../util/log.js';
+import { scrubUrls } from '../../util/url.js';
 import { connectionFailure, displayUrl } from './net-errors.js';
 import { LlmError } from '../../shapes/llm.js';
 
@@ -42,8 +43,9 @@ export function retryAfterMs(headers: HeaderBag | undefined | null): number | un
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
+/** A message safe to show: no key, no known secret, and URLs without user info or query values (fetch quotes URLs whole). */
 export function scrub(message: string, key: string | undefined): string {
-  let m = message;
+  let m = scrubUrls(message);
   if (key && key.length >= 4) m = m.split(key).join('[redacted]');
   return redact(m);
 }

@@ -62,6 +62,12 @@ export class LocalRuntime {
   private lib: Promise<NodeLlamaCpp> | undefined;
   private llama: Promise<Llama> | undefined;
   private loaded: { path: string; model: LlamaModel } | undefined;
+  /**
+   * The load under way. It belongs to no request: an inline completion superseded on the next
+   * keystroke (or its 30 s timeout) only stops waiting, and the next request waits for the same
+   * load; aborting it would restart a multi-second load on every keystroke and never finish.
+   */
+  private loading: { path: string; model: Promise<LlamaModel>; watchers: Set<(fraction: number) => void> } | undefined;
   private readonly slots = new Map<string, ChatSlot>();
   /** Generations holding the loaded model, from `acquire` to `done`. */
   private users = 0;
@@ -105,12 +111,30 @@ export class LocalRuntime {
           await this.nextDone(signal);
           continue;
         }
-        await this.unloadNow();
+        if (this.loading && this.loading.path !== req.path) {
+          // Another model is loading for a request that gave up: let it land, then swap.
+          await untilAborted(
+            this.loading.model.catch(() => {}),
+            signal,
+          );
+          continue;
+        }
         req.onLoad?.(0);
-        const llama = await this.getLlama();
-        const model = await llama.loadModel({ modelPath: req.path, gpuLayers: req.spec.gpuLayers ?? 'auto', loadSignal: signal, onLoadProgress: req.onLoad });
-        this.loaded = { path: req.path, model };
+        if (!this.loading) {
+          await this.unloadNow();
+          const watchers = new Set<(fraction: number) => void>();
+          this.loading = { path: req.path, model: this.load(req, watchers), watchers };
+        }
+        // Progress goes to the requests waiting now, not to one that gave up.
+        const { model, watchers } = this.loading;
+        if (req.onLoad) watchers.add(req.onLoad);
+        try {
+          await untilAborted(model, signal);
+        } finally {
+          if (req.onLoad) watchers.delete(req.onLoad);
+        }
         req.onLoad?.(1);
+        continue;
       }
       const model = this.loaded.model;
       const existing = req.chatId === undefined ? undefined : this.slots.get(req.chatId);
@@ -140,6 +164,23 @@ export class LocalRuntime {
       this.users++;
       return slot;
     }
+  }
+
+  /** Loads the model with no request's signal; on success it is the loaded one (unless shutdown came first). */
+  private load(req: { path: string; spec: LocalModelSpec }, watchers: Set<(fraction: number) => void>): Promise<LlamaModel> {
+    const onLoadProgress = (f: number): void => watchers.forEach((w) => w(f));
+    const model = this.getLlama().then((llama) => llama.loadModel({ modelPath: req.path, gpuLayers: req.spec.gpuLayers ?? 'auto', onLoadProgress }));
+    model.then(
+      (m) => {
+        if (this.loading?.model !== model) return void m.dispose().catch(() => {});
+        this.loading = undefined;
+        this.loaded = { path: req.path, model: m };
+      },
+      () => {
+        if (this.loading?.model === model) this.loading = undefined;
+      },
+    );
+    return model;
   }
 
   done(slot: ChatSlot): void {
@@ -200,6 +241,10 @@ export class LocalRuntime {
 
   /** Shutdown: waits (boundedly) for running generations, then frees everything. */
   async dispose(): Promise<void> {
+    // A load under way is let finish and then freed (a load cannot be cut short without its signal).
+    const loading = this.loading;
+    this.loading = undefined;
+    if (loading) await loading.model.catch(() => {}); // load() frees it: it is no longer `loading`
     const deadline = AbortSignal.timeout(UNLOAD_WAIT_MS);
     while (this.users > 0 && !deadline.aborted) await this.nextDone(deadline).catch(() => {});
     await Promise.race([this.queue, new Promise((r) => setTimeout(r, UNLOAD_WAIT_MS).unref())]);
@@ -209,6 +254,16 @@ export class LocalRuntime {
     this.llama = undefined;
     if (llama) await (await llama.catch(() => undefined))?.dispose();
   }
+}
+
+/** `p`, or an AbortError as soon as `signal` aborts (`p` itself goes on). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError(signal.reason));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortError(signal.reason));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /**
