@@ -72,7 +72,10 @@ const opened = (log: string): string[] => (existsSync(log) ? readFileSync(log, '
 describe('MCP OAuth: configured headers and 401s', () => {
   it('a configured API key goes to the MCP server, never to the metadata and authorization server on another origin', async () => {
     const f = await protectedServer('--metadata-elsewhere');
-    const t = host({ secure: { url: f.url, headers: { 'X-Api-Key': 'sekrit' } } }, { secrets: new FileSecretStore(join(scratch(), 's.json')), oauthUser: () => approvingUser(), restart: { maxRestarts: 0 } });
+    const t = host(
+      { secure: { url: f.url, headers: { 'X-Api-Key': 'sekrit' } } },
+      { secrets: new FileSecretStore(join(scratch(), 's.json')), oauthUser: () => approvingUser(), restart: { maxRestarts: 0 } },
+    );
     await t.host.start('secure');
     expect(t.host.servers()[0]).toMatchObject({ status: 'running', hasAuth: true });
     const requests = await get<Array<{ origin: string; path: string; apiKey: string | null }>>(f.base, '/_requests');
@@ -98,16 +101,23 @@ describe('MCP OAuth: configured headers and 401s', () => {
 });
 
 describe('MCP OAuth: one sign-in at a time, ended by a stop', () => {
-  it('connect twice while the user is at the authorization page: one page, one sign-in, running', async () => {
+  it('connect again while the user is at the authorization page: the same page opens again, and approving it signs in', async () => {
     const f = await protectedServer();
     const dir = scratch();
-    const env = browserEnv(dir);
+    const env = browserEnv(dir, { OAUTH_BROWSER_STALL: '1' });
     const t = host({ secure: { url: f.url } }, { secrets: new FileSecretStore(join(dir, 's.json')), env, restart: { maxRestarts: 0 } });
     await t.host.start('secure');
     expect(t.host.servers()[0].status).toBe('requires-auth');
-    await Promise.all([t.host.signIn('secure'), t.host.signIn('secure')]);
+    const first = t.host.signIn('secure');
+    await waitFor(() => opened(env.OAUTH_BROWSER_LOG).length === 1, 'the sign-in page opened');
+    // The user closed the tab and connects again; this time they approve.
+    delete env.OAUTH_BROWSER_STALL;
+    const second = t.host.signIn('secure');
+    await Promise.all([first, second]);
     expect(t.host.servers()[0]).toMatchObject({ status: 'running', hasAuth: true });
-    expect(opened(env.OAUTH_BROWSER_LOG)).toHaveLength(1);
+    const pages = opened(env.OAUTH_BROWSER_LOG);
+    expect(pages).toHaveLength(2);
+    expect(pages[1]).toBe(pages[0]);
     expect(text(await t.tools.get('secure__whoami')!.call({}, ctx()))).toBe('signed in with scope mcp');
   });
 
@@ -177,7 +187,7 @@ describe('MCP OAuth over the SSE transport', () => {
     expect(t.host.servers()[0].status).toBe('requires-auth');
     await t.host.signIn('secure');
     expect(t.host.servers()[0]).toMatchObject({ status: 'running', hasAuth: true });
-    expect(t.host.handle('secure').session?.transport).toBe('sse');
+    expect((await get<Array<{ what: string }>>(f.base, '/_log')).map((e) => e.what)).toContain('sse-open');
     expect(text(await t.tools.get('secure__whoami')!.call({}, ctx()))).toBe('signed in with scope mcp');
     expect(opened(env.OAUTH_BROWSER_LOG)).toHaveLength(1);
   });

@@ -34,12 +34,15 @@ export interface BrowserUserOptions {
 export interface BrowserUser extends OAuthUser {
   /** Stops listening; a pending `code()` is rejected. */
   close(): Promise<void>;
+  /** Opens the page of the sign-in still waiting for the user again (a second connect); false if none waits. */
+  reopen(): boolean;
 }
 
 export async function browserUser(o: BrowserUserOptions): Promise<BrowserUser> {
   let waiting: { state: string; resolve(code: string): void; reject(e: Error): void } | undefined;
   let pending: Promise<string> | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let lastHref: string | undefined;
   const settle = (fn: (w: NonNullable<typeof waiting>) => void) => {
     const w = waiting;
     waiting = undefined;
@@ -107,12 +110,18 @@ export async function browserUser(o: BrowserUserOptions): Promise<BrowserUser> {
       pending.catch(() => {});
       timer = setTimeout(() => settle((w) => w.reject(new Error(`no sign-in within ${Math.round(o.timeoutMs / 1000)} s`))), o.timeoutMs);
       timer.unref();
+      lastHref = href;
       const started = openBrowser(href, o.env, o.log);
       o.opened?.(href, started);
       return Promise.resolve();
     },
     code() {
       return pending ?? Promise.reject(new Error('no sign-in was started'));
+    },
+    reopen() {
+      if (!waiting || !lastHref) return false;
+      o.opened?.(lastHref, openBrowser(lastHref, o.env, o.log));
+      return true;
     },
     close() {
       settle((w) => w.reject(new Error('sign-in cancelled')));

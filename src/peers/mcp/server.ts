@@ -185,7 +185,11 @@ export class McpServerHandle {
    */
   async signIn(): Promise<void> {
     const current = this.signInNow;
-    if (current && !current.cancelled) return current.done;
+    if (current && !current.cancelled) {
+      // The user may have closed the tab: the same page (same state and PKCE verifier) opens again.
+      current.user?.reopen();
+      return current.done;
+    }
     if (current) await current.done.catch(() => {});
     if (this.signInNow && this.signInNow !== current) return this.signInNow.done;
     const run: SignInRun = { done: Promise.resolve(), cancelled: false };
