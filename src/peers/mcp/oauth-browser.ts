@@ -111,8 +111,7 @@ export async function browserUser(o: BrowserUserOptions): Promise<BrowserUser> {
       timer = setTimeout(() => settle((w) => w.reject(new Error(`no sign-in within ${Math.round(o.timeoutMs / 1000)} s`))), o.timeoutMs);
       timer.unref();
       lastHref = href;
-      const started = openBrowser(href, o.env, o.log);
-      o.opened?.(href, started);
+      void openBrowser(href, o.env, o.log).then((started) => o.opened?.(href, started));
       return Promise.resolve();
     },
     code() {
@@ -120,7 +119,8 @@ export async function browserUser(o: BrowserUserOptions): Promise<BrowserUser> {
     },
     reopen() {
       if (!waiting || !lastHref) return false;
-      o.opened?.(lastHref, openBrowser(lastHref, o.env, o.log));
+      const href = lastHref;
+      void openBrowser(href, o.env, o.log).then((started) => o.opened?.(href, started));
       return true;
     },
     close() {
@@ -162,17 +162,25 @@ export function browserCommand(url: string, env: NodeJS.ProcessEnv, platform: No
   return ['xdg-open', url];
 }
 
-/** Starts the user's browser on `url` (a browsableUrl); false when no opener could be started. */
-function openBrowser(url: string, env: NodeJS.ProcessEnv, log: Logger): boolean {
+/**
+ * Starts the user's browser on `url` (a browsableUrl); resolves false when no opener could be
+ * started (ENOENT comes as an 'error' event, after spawn() returned).
+ */
+function openBrowser(url: string, env: NodeJS.ProcessEnv, log: Logger): Promise<boolean> {
   const [cmd, ...args] = browserCommand(url, env, process.platform);
+  const failed = (e: unknown): boolean => {
+    log.warn(`could not open a browser (${cmd}): ${errorMessage(e)}; open the sign-in URL yourself`);
+    return false;
+  };
   try {
     const child = spawn(cmd, args, { detached: true, stdio: 'ignore', env, windowsHide: true });
-    child.on('error', (e) => log.warn(`could not open a browser (${cmd}): ${errorMessage(e)}; open the sign-in URL yourself`));
     child.unref();
-    return true;
+    return new Promise((resolve) => {
+      child.once('spawn', () => resolve(true));
+      child.once('error', (e) => resolve(failed(e)));
+    });
   } catch (e) {
-    log.warn(`could not open a browser (${cmd}): ${errorMessage(e)}`);
-    return false;
+    return Promise.resolve(failed(e));
   }
 }
 
