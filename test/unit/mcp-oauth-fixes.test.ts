@@ -236,4 +236,22 @@ describe('two patchbays sharing one secret store', () => {
     // And A still gets in with what is stored.
     expect(text(await a.tools.get('secure__whoami')!.call({}, ctx()))).toBe('signed in with scope mcp');
   });
+
+  it('rotating refresh tokens, both refreshing at once: the lock lets one refresh, the other adopts; both keep working', async () => {
+    const f = await protectedServer('--rotate');
+    const file = join(scratch(), 's.json');
+    const a = host({ secure: { url: f.url } }, { secrets: new FileSecretStore(file), oauthUser: () => approvingUser(), restart: { maxRestarts: 0 } });
+    await a.host.start('secure');
+    const b = host({ secure: { url: f.url } }, { secrets: new FileSecretStore(file), restart: { maxRestarts: 0 } });
+    await b.host.start('secure');
+    for (let round = 0; round < 3; round++) {
+      await fetch(`${f.base}/_revoke`, { method: 'POST' });
+      const [ra, rb] = await Promise.all([a.tools.get('secure__whoami')!.call({}, ctx()), b.tools.get('secure__whoami')!.call({}, ctx())]);
+      expect([text(ra), text(rb)]).toEqual(['signed in with scope mcp', 'signed in with scope mcp']);
+    }
+    expect(b.host.servers()[0].status).toBe('running');
+    expect(a.host.servers()[0].status).toBe('running');
+    // No lock file is left behind.
+    expect(existsSync(`${file}.mcp-secure.lock`)).toBe(false);
+  });
 });

@@ -24,6 +24,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { errorMessage, rememberSecret, type Logger } from '../../util/log.js';
 import type { SecretStore } from '../../util/secrets.js';
+import { acquireLock } from './oauth-lock.js';
 
 /** The server needs the user to sign in, and nobody is there to do it now. */
 export class AuthorizationRequired extends Error {
@@ -53,6 +54,8 @@ export interface McpOAuthClient extends OAuthClientProvider {
   adoptStored?(): Promise<boolean>;
   /** `mcp/logoutServer`: forgets the credentials and tells other processes sharing the store. */
   signOut?(): Promise<void>;
+  /** The request that met a 401 is over: the lock adoptStored() took is released. */
+  settle?(): void;
   /** An access token is held. */
   readonly authorized: boolean;
   /** The code the user brings back from the sign-in the SDK just started; undefined when it started none. */
@@ -82,6 +85,8 @@ export interface McpOAuthOptions {
   scope?: string;
   /** The server wants a sign-in and nobody is there (e.g. a scope step-up during a tool call). */
   unattended?(): void;
+  /** A lock file held from a 401 through re-read, refresh and write (oauth-lock.ts); none: no lock. */
+  lockPath?: string;
 }
 
 interface Stored<T> {
@@ -114,6 +119,8 @@ export class McpOAuthProvider implements McpOAuthClient {
   private readonly held: Partial<Record<Kind, string>> = {};
   /** The next saveTokens() is the user's code exchange (a sign-in), not a refresh. */
   private exchanging = false;
+  /** Releases the lock taken on a 401, while held. */
+  private unlock: (() => void) | undefined;
 
   constructor(private readonly o: McpOAuthOptions) {
     if (o.clientSecret) rememberSecret(o.clientSecret);
@@ -206,14 +213,19 @@ export class McpOAuthProvider implements McpOAuthClient {
         this.held.tokens = raw;
         this.tokensValue = undefined;
         this.o.log.info('signed out by another patchbay: the refreshed tokens are dropped');
+        this.settle();
         this.o.unattended?.();
         throw new AuthorizationRequired(this.o.server);
       }
     }
     this.tokensValue = tokens;
     this.remember();
+    try {
+      await this.write('tokens', tokens);
+    } finally {
+      this.settle();
+    }
     this.o.log.info(`signed in${tokens.scope ? ` (scope: ${tokens.scope})` : ''}${tokens.refresh_token ? ', with a refresh token' : ''}`);
-    await this.write('tokens', tokens);
   }
 
   /**
@@ -223,6 +235,8 @@ export class McpOAuthProvider implements McpOAuthClient {
   wantedScope: string | undefined;
 
   async redirectToAuthorization(url: URL): Promise<void> {
+    // No refresh is coming: other processes may go on.
+    this.settle();
     if (!this.user) {
       // Only a step-up needs remembering: a first sign-in starts from the server's own 401 again.
       this.wantedScope = this.tokensValue ? (url.searchParams.get('scope') ?? undefined) : undefined;
@@ -323,7 +337,16 @@ export class McpOAuthProvider implements McpOAuthClient {
 
   async adoptStored(): Promise<boolean> {
     await this.load();
+    if (this.o.lockPath && !this.unlock) {
+      this.unlock = await acquireLock(this.o.lockPath);
+      if (!this.unlock) this.o.log.warn('could not take the OAuth lock shared with other patchbays; refreshing without it');
+    }
     return this.adopt('tokens');
+  }
+
+  settle(): void {
+    this.unlock?.();
+    this.unlock = undefined;
   }
 
   /** Takes what the store holds for `kind` when it is not what this process last saw; true if it was adopted. */

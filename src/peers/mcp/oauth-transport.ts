@@ -52,6 +52,15 @@ export class SigningInTransport extends StreamableHTTPClientTransport {
   }
 
   override async send(message: JSONRPCMessage | JSONRPCMessage[], options?: TransportSendOptions): Promise<void> {
+    try {
+      return await this.sendSigningIn(message, options);
+    } finally {
+      // Whatever came of a 401 met on the way, the lock it took is released.
+      this.oauth.settle?.();
+    }
+  }
+
+  private async sendSigningIn(message: JSONRPCMessage | JSONRPCMessage[], options?: TransportSendOptions): Promise<void> {
     for (let round = 0; ; round++) {
       try {
         return await super.send(message, options);

@@ -24,6 +24,7 @@ import { isAuthError } from './oauth-transport.js';
 import { AuthorizationRequired, McpOAuthProvider, type McpOAuthClient, type OAuthUser } from './oauth-provider.js';
 import { clientCredentialsClient, idJagClient } from './oauth-machine.js';
 import { browserUser, type BrowserUser } from './oauth-browser.js';
+import { oauthLockPath } from './oauth-lock.js';
 import type { SecretStore } from '../../util/secrets.js';
 import { maskedUrl, scrubUrls } from '../../util/url.js';
 import type { McpServerInfo } from './types.js';
@@ -316,6 +317,7 @@ export class McpServerHandle {
       ...(c.clientSecret ? { clientSecret: c.clientSecret } : {}),
       ...(c.clientName ? { clientName: c.clientName } : {}),
       ...(c.clientMetadataUrl ? { clientMetadataUrl: c.clientMetadataUrl } : {}),
+      lockPath: oauthLockPath(this.deps.secrets, this.deps.env, this.name),
       // Called inside a request of the session: the state changes once that request has failed.
       unattended: () => setImmediate(() => this.authLost()),
     });

@@ -184,9 +184,11 @@ async function connectSse(url: URL, requestInit: RequestInit, headers: string[],
     const client = opts.makeClient();
     try {
       await connectOrAbort(client, transport, opts);
+      oauth?.settle?.();
       return { client, transport: 'sse', close: () => client.close().catch(() => {}) };
     } catch (e) {
       await client.close().catch(() => {});
+      oauth?.settle?.();
       const signedIn = e instanceof UnauthorizedError && opts.oauth && round < MAX_SIGN_INS && !opts.signal.aborted && (await finishSignIn(opts.oauth, (code) => transport.finishAuth(code)));
       if (!signedIn) throw e;
     }
