@@ -238,7 +238,7 @@ describe('two patchbays sharing one secret store', () => {
   });
 
   it('rotating refresh tokens, both refreshing at once: the lock lets one refresh, the other adopts; both keep working', async () => {
-    const f = await protectedServer('--rotate');
+    const f = await protectedServer('--rotate', '--slow-refresh');
     const file = join(scratch(), 's.json');
     const a = host({ secure: { url: f.url } }, { secrets: new FileSecretStore(file), oauthUser: () => approvingUser(), restart: { maxRestarts: 0 } });
     await a.host.start('secure');
