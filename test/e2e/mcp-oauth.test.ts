@@ -254,6 +254,20 @@ describe('MCP OAuth from the editor (mcp/connectServer, mcp/logoutServer)', () =
     await expect.poll(() => Object.keys(secrets(home)), { timeout: 10_000 }).toEqual(['mcp/secure/client']);
   });
 
+  // ECA `valid-auth-challenge?` (src/eca/oauth.clj): a 401 is an OAuth challenge only with a
+  // WWW-Authenticate header; otherwise the server shows failed (eca-webview `MCPServerUpdatedParams`
+  // status "failed" with its error), and the API key never leaves for another origin.
+  it('a refused API key (401 with no Bearer challenge) shows failed with the 401, not requires-auth', async () => {
+    const f = await startFixture('--plain-401');
+    const home = scratch(tempDir());
+    const p = track(new EcaProc({ home, config: { mcpServers: { secure: { url: f.url, headers: { 'X-Api-Key': 'wrong-key-value' } } } }, env: { PATCHBAY_SECRET_STORE: 'file' } }));
+    await p.initialize(scratch(workspace()));
+    const failed = await p.waitFor(secure('failed'), 'secure failed', 20_000);
+    expect(failed.params.error).toMatch(/HTTP 401 Unauthorized .*no OAuth \(Bearer\) challenge/);
+    expect(p.messages.some(secure('requires-auth'))).toBe(false);
+    expect(failed.params.error).not.toContain('wrong-key-value');
+  });
+
   it('connectServer for a server without OAuth (stdio) or an unknown name changes nothing and is logged', async () => {
     const home = scratch(tempDir());
     const p = track(new EcaProc({ home, config: { mcpServers: { local: { command: process.execPath, args: [fixture('mcp-notes.mjs')] } } } }));
