@@ -103,7 +103,7 @@ describe('MCP OAuth from the editor (mcp/connectServer, mcp/logoutServer)', () =
     expect(opened).toHaveLength(1);
     expect(opened[0]).toContain(`${f.base}/authorize?`);
     const log = await get<Array<Record<string, unknown>>>(f, '/_log');
-    expect(log.find((e) => e.what === 'register')?.redirect_uris).toEqual([expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/callback$/)]);
+    expect(log.find((e) => e.what === 'register')?.redirect_uris).toEqual([expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/auth\/callback$/)]);
     expect(log.find((e) => e.what === 'authorize')).toMatchObject({ resource: f.url, method: 'S256', scope: 'mcp' });
     expect(log.find((e) => e.what === 'token')).toMatchObject({ grant: 'authorization_code', resource: f.url });
 
@@ -159,7 +159,9 @@ describe('MCP OAuth from the editor (mcp/connectServer, mcp/logoutServer)', () =
     p.notify(ECA.mcpLogoutServer, { name: 'secure' });
     const out = await p.waitFor(secure('requires-auth'), 'secure requires-auth after logout', 20_000, from);
     expect(out.params.hasAuth).toBe(false);
-    expect(Object.keys(secrets(home)).filter((k) => k.startsWith('mcp/secure/'))).toEqual([]);
+    // What is left is the logout's marker (for other patchbays sharing the store), with no token in it.
+    expect(Object.keys(secrets(home)).filter((k) => k.startsWith('mcp/secure/'))).toEqual(['mcp/secure/tokens']);
+    expect(JSON.parse(secrets(home)['mcp/secure/tokens'])).toEqual({ url: f.url, loggedOut: expect.any(Number) });
     const doctor = await runPatchbay(['doctor'], { home, env: { PATCHBAY_SECRET_STORE: 'file', PATCHBAY_CONFIG: cliConfig({ mcpServers: { secure: { url: f.url } } }) }, timeoutMs: 60_000 });
     expect(doctor.stdout).toMatch(/- secure: requires-auth \(connect it from the editor to sign in\), 0 tools/);
   });
@@ -250,6 +252,20 @@ describe('MCP OAuth from the editor (mcp/connectServer, mcp/logoutServer)', () =
       .toBe('closed');
     // The sign-in's PKCE verifier goes once the attempt is over.
     await expect.poll(() => Object.keys(secrets(home)), { timeout: 10_000 }).toEqual(['mcp/secure/client']);
+  });
+
+  // ECA `valid-auth-challenge?` (src/eca/oauth.clj): a 401 is an OAuth challenge only with a
+  // WWW-Authenticate header; otherwise the server shows failed (eca-webview `MCPServerUpdatedParams`
+  // status "failed" with its error), and the API key never leaves for another origin.
+  it('a refused API key (401 with no Bearer challenge) shows failed with the 401, not requires-auth', async () => {
+    const f = await startFixture('--plain-401');
+    const home = scratch(tempDir());
+    const p = track(new EcaProc({ home, config: { mcpServers: { secure: { url: f.url, headers: { 'X-Api-Key': 'wrong-key-value' } } } }, env: { PATCHBAY_SECRET_STORE: 'file' } }));
+    await p.initialize(scratch(workspace()));
+    const failed = await p.waitFor(secure('failed'), 'secure failed', 20_000);
+    expect(failed.params.error).toMatch(/HTTP 401 Unauthorized .*no OAuth \(Bearer\) challenge/);
+    expect(p.messages.some(secure('requires-auth'))).toBe(false);
+    expect(failed.params.error).not.toContain('wrong-key-value');
   });
 
   it('connectServer for a server without OAuth (stdio) or an unknown name changes nothing and is logged', async () => {

@@ -35,6 +35,14 @@ export const remoteServerSchema = z.object({
   clientName: z.string().min(1).optional(),
   /** The loopback port the sign-in redirect comes back to (a client registered for a fixed redirect). */
   oauthPort: z.number().int().min(1).max(65535).optional(),
+  /** The exact redirect URI registered for the client (an http loopback URL with a port); wins over `oauthPort`. */
+  redirectUri: z
+    .string()
+    .superRefine((v, ctx) => {
+      const problem = redirectUriProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
   /**
    * How patchbay gets its token: a user signs in (`authorization_code`, the default), patchbay signs
    * in as itself (`client_credentials`, with `clientSecret` or `clientPrivateKey`), or with an
@@ -82,6 +90,25 @@ export function parseServerEntry(name: string, raw: unknown): ParsedEntry {
   const grantProblem = remote ? oauthGrantProblem(parsed.data as z.infer<typeof remoteServerSchema>) : undefined;
   if (grantProblem) return { ok: false, error: `mcpServers.${name}: ${grantProblem}`, ...shown };
   return { ok: true, config: remote ? { ...(parsed.data as z.infer<typeof remoteServerSchema>), kind: 'remote' } : { ...(parsed.data as z.infer<typeof stdioServerSchema>), kind: 'stdio' } };
+}
+
+/**
+ * A redirect patchbay can listen at: http on a loopback address with an explicit port (RFC 8252
+ * §7.3). ECA's https loopback redirect needs its bundled certificate, which patchbay does not have.
+ */
+function redirectUriProblem(v: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return 'must be a URL such as http://127.0.0.1:19284/auth/callback';
+  }
+  if (u.protocol === 'https:') return 'https loopback redirects are not supported (ECA serves them with a bundled certificate); register http://127.0.0.1:<port>/auth/callback instead';
+  if (u.protocol !== 'http:') return 'must be an http URL';
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) return 'must point at this machine (127.0.0.1, localhost or [::1])';
+  if (!u.port) return 'must name its port';
+  if (u.search || u.hash || u.username) return 'must have no query, fragment or user info';
+  return undefined;
 }
 
 /** What a `grantType` needs besides itself. */

@@ -132,9 +132,9 @@ class IdJagProvider implements OAuthClientProvider {
   }
 
   async prepareTokenRequest(scope?: string): Promise<URLSearchParams> {
-    const issuer = this.discovery?.authorizationServerMetadata?.issuer ?? this.discovery?.authorizationServerUrl;
+    const issuer = verifiedIssuer(this.discovery);
     const resource = this.discovery?.resourceMetadata?.resource;
-    if (!issuer || !resource) throw new Error("enterprise-managed authorization: the server's authorization server or resource is unknown (no metadata)");
+    if (!resource) throw new Error("enterprise-managed authorization: the server's resource is unknown (no protected-resource metadata)");
     const body = new URLSearchParams({
       grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
       requested_token_type: TOKEN_TYPE_ID_JAG,
@@ -156,6 +156,29 @@ class IdJagProvider implements OAuthClientProvider {
     }
     rememberSecret(parsed.access_token);
     return new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: parsed.access_token, ...(scope ? { scope } : {}) });
+  }
+}
+
+/**
+ * The ID-JAG's audience: the authorization server we found and will send it to. Its metadata's
+ * `issuer` must be that same URL (RFC 8414 §3.3): metadata naming another issuer could otherwise
+ * have the IdP mint a grant for a server of its choosing (a confused deputy).
+ */
+export function verifiedIssuer(d: OAuthDiscoveryState | undefined): string {
+  const url = d?.authorizationServerUrl;
+  if (!url) throw new Error("enterprise-managed authorization: the server's authorization server is unknown (no metadata)");
+  const issuer = d.authorizationServerMetadata?.issuer;
+  if (issuer === undefined) throw new Error(`enterprise-managed authorization: the authorization server ${url} publishes no metadata with an issuer`);
+  if (sameUrl(issuer, url)) return issuer;
+  throw new Error(`enterprise-managed authorization: the authorization server's metadata names issuer ${issuer}, not ${url} where it was found (RFC 8414 §3.3); refusing`);
+}
+
+/** Equal as URLs (`https://as.example` and `https://as.example/` are one issuer). */
+function sameUrl(a: string, b: string): boolean {
+  try {
+    return new URL(a).href === new URL(b).href;
+  } catch {
+    return false;
   }
 }
 

@@ -11,6 +11,12 @@
  * - the browser (`mcp/connectServer`, oauth-browser.ts) or a script (the conformance driver).
  *
  * Credentials are bound to the server's URL: a config entry pointed elsewhere never gets them.
+ *
+ * Several patchbay processes may share the store (two editors). Each remembers the stored text it
+ * last read or wrote; it re-reads the tokens when the server answers 401 and adopts what another
+ * process stored, deletes only the entry it holds (an `invalid_grant` after another process
+ * rotated the tokens adopts theirs instead), and a logout leaves a marker that a refresh by a
+ * process which had not seen it respects (it then asks for a sign-in instead of undoing the logout).
  */
 import { randomBytes } from 'node:crypto';
 import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -18,6 +24,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { errorMessage, rememberSecret, type Logger } from '../../util/log.js';
 import type { SecretStore } from '../../util/secrets.js';
+import { acquireLock } from './oauth-lock.js';
 
 /** The server needs the user to sign in, and nobody is there to do it now. */
 export class AuthorizationRequired extends Error {
@@ -43,6 +50,12 @@ export interface McpOAuthClient extends OAuthClientProvider {
   user: OAuthUser | undefined;
   /** Reads stored credentials, once. */
   load(): Promise<void>;
+  /** Re-reads the stored tokens (the server answered 401): another patchbay may have refreshed or logged out. */
+  adoptStored?(): Promise<boolean>;
+  /** `mcp/logoutServer`: forgets the credentials and tells other processes sharing the store. */
+  signOut?(): Promise<void>;
+  /** The request that met a 401 is over: the lock adoptStored() took is released. */
+  settle?(): void;
   /** An access token is held. */
   readonly authorized: boolean;
   /** The code the user brings back from the sign-in the SDK just started; undefined when it started none. */
@@ -72,11 +85,15 @@ export interface McpOAuthOptions {
   scope?: string;
   /** The server wants a sign-in and nobody is there (e.g. a scope step-up during a tool call). */
   unattended?(): void;
+  /** A lock file held from a 401 through re-read, refresh and write (oauth-lock.ts); none: no lock. */
+  lockPath?: string;
 }
 
 interface Stored<T> {
   url: string;
-  value: T;
+  value?: T;
+  /** A logout's marker (ms since the epoch), in place of tokens. */
+  loggedOut?: number;
 }
 
 type Kind = 'tokens' | 'client' | 'verifier';
@@ -98,6 +115,12 @@ export class McpOAuthProvider implements McpOAuthClient {
   /** The SDK sent the user to the authorization page since the last takeCode(). */
   private redirected = false;
   private loaded: Promise<void> | undefined;
+  /** The stored text of each entry as this process last read or wrote it (compare before write/delete). */
+  private readonly held: Partial<Record<Kind, string>> = {};
+  /** The next saveTokens() is the user's code exchange (a sign-in), not a refresh. */
+  private exchanging = false;
+  /** Releases the lock taken on a 401, while held. */
+  private unlock: (() => void) | undefined;
 
   constructor(private readonly o: McpOAuthOptions) {
     if (o.clientSecret) rememberSecret(o.clientSecret);
@@ -157,10 +180,16 @@ export class McpOAuthProvider implements McpOAuthClient {
   }
 
   clientInformation(): OAuthClientInformationMixed | undefined {
-    if (this.o.clientId)
-      return this.clientValue?.client_id === this.o.clientId ? this.clientValue : { client_id: this.o.clientId, ...(this.o.clientSecret ? { client_secret: this.o.clientSecret } : {}) };
+    if (this.o.clientId) {
+      const configured = { client_id: this.o.clientId, ...(this.o.clientSecret ? { client_secret: this.o.clientSecret } : {}) };
+      // The configured secret wins over a stored one (the user may have rotated it).
+      return this.clientValue?.client_id === this.o.clientId ? { ...this.clientValue, ...configured } : configured;
+    }
     // Unattended, a registration would be made for a redirect nobody listens on: wait for the user.
-    if (!this.clientValue && !this.tokensValue && !this.user) throw new AuthorizationRequired(this.o.server);
+    if (!this.clientValue && !this.user) throw new AuthorizationRequired(this.o.server);
+    // A registration for another redirect (another port or path) would be refused: register again.
+    const c = this.clientValue;
+    if (this.user && c && 'redirect_uris' in c && c.redirect_uris?.length && !c.redirect_uris.includes(this.user.redirectUrl)) return undefined;
     return this.clientValue;
   }
 
@@ -175,10 +204,28 @@ export class McpOAuthProvider implements McpOAuthClient {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
+    const exchange = this.exchanging;
+    this.exchanging = false;
+    if (!exchange) {
+      // A refresh: if another process logged out since we read the tokens, signing back in here would undo it.
+      const raw = await this.readRaw('tokens');
+      if (raw !== this.held.tokens && this.parse<OAuthTokens>('tokens', raw).loggedOut) {
+        this.held.tokens = raw;
+        this.tokensValue = undefined;
+        this.o.log.info('signed out by another patchbay: the refreshed tokens are dropped');
+        this.settle();
+        this.o.unattended?.();
+        throw new AuthorizationRequired(this.o.server);
+      }
+    }
     this.tokensValue = tokens;
     this.remember();
+    try {
+      await this.write('tokens', tokens);
+    } finally {
+      this.settle();
+    }
     this.o.log.info(`signed in${tokens.scope ? ` (scope: ${tokens.scope})` : ''}${tokens.refresh_token ? ', with a refresh token' : ''}`);
-    await this.write('tokens', tokens);
   }
 
   /**
@@ -188,6 +235,8 @@ export class McpOAuthProvider implements McpOAuthClient {
   wantedScope: string | undefined;
 
   async redirectToAuthorization(url: URL): Promise<void> {
+    // No refresh is coming: other processes may go on.
+    this.settle();
     if (!this.user) {
       // Only a step-up needs remembering: a first sign-in starts from the server's own 401 again.
       this.wantedScope = this.tokensValue ? (url.searchParams.get('scope') ?? undefined) : undefined;
@@ -230,6 +279,7 @@ export class McpOAuthProvider implements McpOAuthClient {
   takeCode(): Promise<string> | undefined {
     if (!this.redirected || !this.user) return undefined;
     this.redirected = false;
+    this.exchanging = true;
     return this.user.code();
   }
 
@@ -256,19 +306,66 @@ export class McpOAuthProvider implements McpOAuthClient {
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    // The exchange a verifier served is over, whatever its outcome.
+    if (scope === 'verifier') this.exchanging = false;
     if (scope === 'all' || scope === 'discovery') this.discovery = undefined;
     const kinds: Kind[] = scope === 'all' ? ['tokens', 'client', 'verifier'] : scope === 'discovery' ? [] : [scope];
     for (const k of kinds) {
-      if (k === 'tokens') this.tokensValue = undefined;
-      if (k === 'client') this.clientValue = undefined;
-      if (k === 'verifier') this.verifier = undefined;
+      // Only the entry this process holds: newer tokens or a registration another process stored are adopted instead.
+      if (k !== 'verifier' && (await this.adopt(k))) continue;
+      this.drop(k);
+      await this.o.store.delete(this.key(k)).catch((e: unknown) => this.o.log.warn(`forgetting ${k}: ${errorMessage(e)}`));
+      delete this.held[k];
+    }
+  }
+
+  /** A removed server: every stored credential is deleted. */
+  async forget(): Promise<void> {
+    this.discovery = undefined;
+    for (const k of KINDS) {
+      this.drop(k);
+      delete this.held[k];
       await this.o.store.delete(this.key(k)).catch((e: unknown) => this.o.log.warn(`forgetting ${k}: ${errorMessage(e)}`));
     }
   }
 
-  /** Logout: every stored credential of this server is deleted. */
-  async forget(): Promise<void> {
-    await this.invalidateCredentials('all');
+  /** Logout: the credentials go, and the tokens' entry says so to other processes sharing the store. */
+  async signOut(): Promise<void> {
+    await this.forget();
+    await this.write('tokens', { loggedOut: Date.now() });
+  }
+
+  async adoptStored(): Promise<boolean> {
+    await this.load();
+    if (this.o.lockPath && !this.unlock) {
+      this.unlock = await acquireLock(this.o.lockPath);
+      if (!this.unlock) this.o.log.warn('could not take the OAuth lock shared with other patchbays; refreshing without it');
+    }
+    return this.adopt('tokens');
+  }
+
+  settle(): void {
+    this.unlock?.();
+    this.unlock = undefined;
+  }
+
+  /** Takes what the store holds for `kind` when it is not what this process last saw; true if it was adopted. */
+  private async adopt(kind: 'tokens' | 'client'): Promise<boolean> {
+    const raw = await this.readRaw(kind);
+    if (raw === this.held[kind]) return false;
+    this.held[kind] = raw;
+    const stored = this.parse<never>(kind, raw).value;
+    if (kind === 'tokens') this.tokensValue = stored;
+    else this.clientValue = stored;
+    this.remember();
+    this.o.log.info(`another patchbay changed the stored ${kind === 'tokens' ? 'sign-in' : 'registration'}: ${stored ? 'using it' : 'it is gone'}`);
+    return true;
+  }
+
+  private drop(k: Kind): void {
+    if (k === 'tokens') this.tokensValue = undefined;
+    if (k === 'client') this.clientValue = undefined;
+    if (k === 'verifier') this.verifier = undefined;
   }
 
   private key(kind: Kind): string {
@@ -283,21 +380,41 @@ export class McpOAuthProvider implements McpOAuthClient {
   }
 
   private async read<T>(kind: Kind): Promise<T | undefined> {
+    const raw = await this.readRaw(kind);
+    this.held[kind] = raw;
+    return this.parse<T>(kind, raw).value;
+  }
+
+  private async readRaw(kind: Kind): Promise<string | undefined> {
     try {
-      const raw = await this.o.store.get(this.key(kind));
-      if (!raw) return undefined;
-      const parsed = JSON.parse(raw) as Partial<Stored<T>>;
-      if (parsed.url !== this.o.url || parsed.value === undefined) return undefined;
-      return parsed.value;
+      return await this.o.store.get(this.key(kind));
     } catch (e) {
-      // A damaged entry is as good as none: the user signs in again.
       this.o.log.warn(`stored ${kind} unreadable: ${errorMessage(e)}`);
       return undefined;
     }
   }
 
-  private async write(kind: Kind, value: unknown): Promise<void> {
-    const stored: Stored<unknown> = { url: this.o.url, value };
-    await this.o.store.set(this.key(kind), JSON.stringify(stored));
+  /** A stored entry for this server's URL; a damaged entry is as good as none (the user signs in again). */
+  private parse<T>(kind: Kind, raw: string | undefined): { value?: T; loggedOut?: number } {
+    if (!raw) return {};
+    try {
+      const parsed = JSON.parse(raw) as Partial<Stored<T>>;
+      if (parsed.url !== this.o.url) return {};
+      return { ...(parsed.value !== undefined ? { value: parsed.value } : {}), ...(typeof parsed.loggedOut === 'number' ? { loggedOut: parsed.loggedOut } : {}) };
+    } catch (e) {
+      this.o.log.warn(`stored ${kind} unreadable: ${errorMessage(e)}`);
+      return {};
+    }
   }
+
+  private async write(kind: Kind, value: unknown): Promise<void> {
+    const stored: Stored<unknown> = kind === 'tokens' && isMarker(value) ? { url: this.o.url, ...value } : { url: this.o.url, value };
+    const raw = JSON.stringify(stored);
+    await this.o.store.set(this.key(kind), raw);
+    this.held[kind] = raw;
+  }
+}
+
+function isMarker(v: unknown): v is { loggedOut: number } {
+  return typeof v === 'object' && v !== null && typeof (v as { loggedOut?: unknown }).loggedOut === 'number';
 }

@@ -4,9 +4,10 @@
  */
 import { extractWWWAuthenticateParams, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError, type StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage } from '../../util/log.js';
+import { guardedFetch, NotOAuthUnauthorized } from './oauth-fetch.js';
 import { AuthorizationRequired, type McpOAuthClient } from './oauth-provider.js';
 
 /**
@@ -19,6 +20,7 @@ import { AuthorizationRequired, type McpOAuthClient } from './oauth-provider.js'
  */
 export class SigningInTransport extends StreamableHTTPClientTransport {
   private readonly url: URL;
+  private readonly fetchFn: FetchLike;
   /** The server answered 401 or 403 at least once: it speaks Streamable HTTP and wants OAuth. */
   challenged = false;
   /** The scope the last 403 `insufficient_scope` asked for. */
@@ -26,24 +28,39 @@ export class SigningInTransport extends StreamableHTTPClientTransport {
 
   constructor(
     url: URL,
-    opts: StreamableHTTPClientTransportOptions,
+    opts: StreamableHTTPClientTransportOptions & { headers: readonly string[] },
     private readonly oauth: McpOAuthClient,
   ) {
-    // The same fetch for MCP requests and the SDK's discovery and token calls.
-    const noted: typeof fetch = async (input, init) => {
-      const res = await fetch(input, init);
-      if (res.status === 401 || res.status === 403) this.challenged = true;
-      if (res.status === 403) {
-        const challenge = extractWWWAuthenticateParams(res);
-        this.wantedScope = challenge.error === 'insufficient_scope' ? challenge.scope : undefined;
-      }
-      return res;
-    };
-    super(url, { ...opts, authProvider: oauth, fetch: noted });
+    const { headers, ...rest } = opts;
+    // The same fetch for MCP requests and the SDK's discovery and token calls; only the MCP
+    // server's own answers say whether it wants OAuth.
+    const fetchFn = guardedFetch({
+      url,
+      headers,
+      ...(oauth.adoptStored ? { onChallenge: () => oauth.adoptStored!() } : {}),
+      onMcpResponse: (res) => {
+        if (res.status === 401 || res.status === 403) this.challenged = true;
+        if (res.status === 403) {
+          const challenge = extractWWWAuthenticateParams(res);
+          this.wantedScope = challenge.error === 'insufficient_scope' ? challenge.scope : undefined;
+        }
+      },
+    });
+    super(url, { ...rest, authProvider: oauth, fetch: fetchFn });
     this.url = url;
+    this.fetchFn = fetchFn;
   }
 
   override async send(message: JSONRPCMessage | JSONRPCMessage[], options?: TransportSendOptions): Promise<void> {
+    try {
+      return await this.sendSigningIn(message, options);
+    } finally {
+      // Whatever came of a 401 met on the way, the lock it took is released.
+      this.oauth.settle?.();
+    }
+  }
+
+  private async sendSigningIn(message: JSONRPCMessage | JSONRPCMessage[], options?: TransportSendOptions): Promise<void> {
     for (let round = 0; ; round++) {
       try {
         return await super.send(message, options);
@@ -52,30 +69,45 @@ export class SigningInTransport extends StreamableHTTPClientTransport {
         const scope = e instanceof StreamableHTTPError && e.code === 403 ? this.wantedScope : undefined;
         if (scope && this.oauth.stepUp && round < MAX_SIGN_INS) {
           this.wantedScope = undefined;
-          await this.oauth.stepUp(this.url.href, scope);
+          await this.oauth.stepUp(this.url.href, scope, this.fetchFn);
           continue;
         }
-        const code = e instanceof UnauthorizedError && round < MAX_SIGN_INS ? this.oauth.takeCode() : undefined;
-        if (!code) throw e;
-        try {
-          await this.finishAuth(await code);
-        } catch (why) {
-          throw new Error(`sign-in failed: ${errorMessage(why)}`, { cause: why });
-        } finally {
-          // A PKCE verifier serves one exchange, whatever its outcome.
-          await this.oauth.invalidateCredentials?.('verifier');
-        }
+        if (!(e instanceof UnauthorizedError && round < MAX_SIGN_INS && (await finishSignIn(this.oauth, (code) => this.finishAuth(code))))) throw e;
       }
     }
   }
 }
 
 /** Sign-ins one request may go through (first sign-in, then a scope step-up). */
-const MAX_SIGN_INS = 2;
+export const MAX_SIGN_INS = 2;
+
+/**
+ * Ends a sign-in the SDK started (it threw UnauthorizedError after sending the user to the
+ * authorization page): waits for the user's code and exchanges it (`finishAuth`). False when no
+ * sign-in was started, so the caller rethrows.
+ */
+export async function finishSignIn(oauth: McpOAuthClient, finishAuth: (code: string) => Promise<void>): Promise<boolean> {
+  const code = oauth.takeCode();
+  if (!code) return false;
+  try {
+    await finishAuth(await code);
+  } catch (why) {
+    throw new Error(`sign-in failed: ${errorMessage(why)}`, { cause: why });
+  } finally {
+    // A PKCE verifier serves one exchange, whatever its outcome.
+    await oauth.invalidateCredentials?.('verifier');
+  }
+  return true;
+}
 
 /** The server wants a sign-in: trying SSE instead would only meet the same answer. */
 export function isAuthError(e: unknown): boolean {
   return e instanceof AuthorizationRequired || e instanceof UnauthorizedError || (e instanceof Error && e.cause instanceof AuthorizationRequired);
+}
+
+/** The server answered, and refused us: no other transport will do better. */
+export function isRefusal(e: unknown): boolean {
+  return e instanceof NotOAuthUnauthorized;
 }
 
 /** The answers an SSE-only server gives a Streamable HTTP POST (spec "Backwards Compatibility"). */

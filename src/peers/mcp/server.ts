@@ -15,15 +15,16 @@ import type { CommandSink } from '../../shapes/registry.js';
 import { textResult, type Tool, type ToolContext, type ToolResult } from '../../shapes/tool.js';
 import type { ToolSink } from '../../shapes/registry.js';
 import type { ResourceContext as McpResourceContext } from '../../shapes/context.js';
-import { errorMessage, logger, type Logger, type LogLevel } from '../../util/log.js';
+import { errorMessage, logger, redact, type Logger, type LogLevel } from '../../util/log.js';
 import { toCommand, toResourceContext, toServerPrompt, toServerResource, toServerTool, toTool } from './adapt.js';
-import { displayCommand, parseServerEntry, type ParsedEntry } from './config.js';
+import { displayCommand, parseServerEntry, type ParsedEntry, type RemoteServerConfig } from './config.js';
 import { McpSession } from './session.js';
 import { oneLine } from './transport.js';
 import { isAuthError } from './oauth-transport.js';
 import { AuthorizationRequired, McpOAuthProvider, type McpOAuthClient, type OAuthUser } from './oauth-provider.js';
 import { clientCredentialsClient, idJagClient } from './oauth-machine.js';
-import { browserUser } from './oauth-browser.js';
+import { browserUser, type BrowserUser } from './oauth-browser.js';
+import { oauthLockPath } from './oauth-lock.js';
 import type { SecretStore } from '../../util/secrets.js';
 import { maskedUrl, scrubUrls } from '../../util/url.js';
 import type { McpServerInfo } from './types.js';
@@ -63,6 +64,13 @@ export interface ServerDeps {
   signInOpened?(server: string, url: string, browserStarted: boolean): void;
 }
 
+/** One signIn(): its listener once open; cancelled by halt() (stop, disable, remove, logout). */
+interface SignInRun {
+  done: Promise<void>;
+  user?: BrowserUser;
+  cancelled: boolean;
+}
+
 /** How long the user has to finish signing in after `mcp/connectServer`. */
 const SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
@@ -86,6 +94,8 @@ export class McpServerHandle {
   private readonly oauth: McpOAuthClient | undefined;
   /** A sign-in (signIn()) is under way: the connection attempt waits for the user. */
   private signingIn = false;
+  /** The sign-in in progress (one per server); halt() cancels it. */
+  private signInNow: SignInRun | undefined;
 
   constructor(
     readonly name: string,
@@ -171,51 +181,98 @@ export class McpServerHandle {
   /**
    * `mcp/connectServer`: sign in through the browser (a loopback listener for the redirect), then
    * connect. Resolves once running or failed; the state goes starting → running | failed.
+   * One sign-in at a time: a second connect while the user is at the authorization page joins it
+   * (its PKCE verifier and listener stay the first's); after a stop it waits for the first to end.
    */
   async signIn(): Promise<void> {
+    const current = this.signInNow;
+    if (current && !current.cancelled) {
+      // The user may have closed the tab: the same page (same state and PKCE verifier) opens again.
+      current.user?.reopen();
+      return current.done;
+    }
+    if (current) await current.done.catch(() => {});
+    if (this.signInNow && this.signInNow !== current) return this.signInNow.done;
+    const run: SignInRun = { done: Promise.resolve(), cancelled: false };
+    run.done = this.signInOnce(run).finally(() => {
+      if (this.signInNow === run) this.signInNow = undefined;
+    });
+    this.signInNow = run;
+    return run.done;
+  }
+
+  private async signInOnce(run: SignInRun): Promise<void> {
     const oauth = this.oauth;
     if (!oauth)
       throw new Error(`MCP server "${this.name}" does not sign in with OAuth (${this.entry.ok && this.entry.config.kind === 'remote' ? 'it has an Authorization header' : 'not a remote server'})`);
     const stepUp = oauth instanceof McpOAuthProvider && oauth.wantedScope !== undefined;
     if (this.state.kind === 'running' && !stepUp) return;
-    await this.halt(false);
     await oauth.load();
     const config = this.entry.ok && this.entry.config.kind === 'remote' ? this.entry.config : undefined;
     // Machine grants need nobody: connecting is signing in.
-    if (config?.grantType && config.grantType !== 'authorization_code') return this.start();
-    const port = config?.oauthPort ?? oauth.registeredPort() ?? 0;
-    let user: Awaited<ReturnType<typeof browserUser>>;
-    const userOpts = {
-      env: this.deps.env,
-      log: this.log,
-      timeoutMs: SIGN_IN_TIMEOUT_MS,
-      opened: (url: string, started: boolean) => this.deps.signInOpened?.(this.name, url, started),
-    };
-    try {
-      user = await browserUser({ ...userOpts, port });
-    } catch (e) {
-      if (config?.oauthPort || !port) throw new Error(`MCP server "${this.name}": cannot listen for the sign-in redirect on 127.0.0.1:${port}: ${errorMessage(e)}`);
-      // The port of an earlier registration is taken: register again with a free one.
-      await oauth.invalidateCredentials?.('client');
-      user = await browserUser({ ...userOpts, port: 0 });
+    if (config?.grantType && config.grantType !== 'authorization_code') {
+      await this.halt(false);
+      return this.start();
     }
+    // The listener first: if it cannot listen, the server is left as it was and the editor is told why.
+    const user = await this.openListener(oauth, config);
+    if (!user) return;
+    await this.halt(false);
+    run.user = user;
     oauth.user = user;
     this.signingIn = true;
     try {
-      await this.start();
+      if (!run.cancelled) await this.start();
     } finally {
       this.signingIn = false;
       if (oauth.user === user) oauth.user = this.deps.oauthUser?.(this.name);
       await user.close();
-      // However the sign-in ended, its PKCE verifier is spent.
+      // However the sign-in ended, its PKCE verifier is spent; a later sign-in has not begun yet (signIn() waits).
       await oauth.invalidateCredentials?.('verifier');
+    }
+  }
+
+  /** The loopback listener for the redirect; undefined (and the failure reported) when it cannot listen. */
+  private async openListener(oauth: McpOAuthClient, config: RemoteServerConfig | undefined): Promise<BrowserUser | undefined> {
+    const fixedPort = config?.redirectUri ? Number(new URL(config.redirectUri).port) : config?.oauthPort;
+    const port = fixedPort ?? oauth.registeredPort() ?? 0;
+    const userOpts = {
+      env: this.deps.env,
+      log: this.log,
+      timeoutMs: SIGN_IN_TIMEOUT_MS,
+      ...(config?.redirectUri ? { redirectUri: config.redirectUri } : {}),
+      opened: (url: string, started: boolean) => this.deps.signInOpened?.(this.name, url, started),
+    };
+    try {
+      return await browserUser({ ...userOpts, port });
+    } catch (e) {
+      if (!fixedPort && port) {
+        // The port of an earlier registration is taken: register again with a free one.
+        await oauth.invalidateCredentials?.('client');
+        try {
+          return await browserUser({ ...userOpts, port: 0 });
+        } catch (again) {
+          e = again;
+        }
+      }
+      const error = `cannot listen for the sign-in redirect on ${config?.redirectUri ?? `127.0.0.1:${port}`}: ${errorMessage(e)}`;
+      this.log.error(error);
+      this.lastError = error;
+      // A running server (a step-up) keeps running; otherwise the sign-in failed, shown as such.
+      if (this.state.kind === 'running') this.report();
+      else {
+        await this.halt(false);
+        this.setState({ kind: 'failed', error });
+      }
+      return undefined;
     }
   }
 
   /** `mcp/logoutServer`: forget the server's credentials and start it again (it then asks for a sign-in). */
   async logout(): Promise<void> {
     await this.halt(false);
-    await this.forgetCredentials();
+    // Other patchbays sharing the store see the logout too (oauth-provider.ts).
+    await (this.oauth?.signOut ? this.oauth.signOut() : this.forgetCredentials());
     await this.start();
   }
 
@@ -260,6 +317,7 @@ export class McpServerHandle {
       ...(c.clientSecret ? { clientSecret: c.clientSecret } : {}),
       ...(c.clientName ? { clientName: c.clientName } : {}),
       ...(c.clientMetadataUrl ? { clientMetadataUrl: c.clientMetadataUrl } : {}),
+      lockPath: oauthLockPath(this.deps.secrets, this.deps.env, this.name),
       // Called inside a request of the session: the state changes once that request has failed.
       unattended: () => setImmediate(() => this.authLost()),
     });
@@ -285,6 +343,12 @@ export class McpServerHandle {
   /** Ends the session or the attempt in flight; resolves when the child is gone. */
   private async halt(report: boolean): Promise<void> {
     this.firstStartDone();
+    // A user at the authorization page: the listener closes and whoever waits for the code stops waiting.
+    const run = this.signInNow;
+    if (run?.user) {
+      run.cancelled = true;
+      await run.user.close();
+    }
     const session = this.session;
     if (this.state.kind === 'starting') this.state.abort.abort();
     this.gen++;
@@ -371,7 +435,7 @@ export class McpServerHandle {
   private fail(reason: string): void {
     // Transports quote the URL they could not reach, user info and query tokens included; this
     // text goes to logs, the editor (tool/serverUpdated `error`), doctor and the model.
-    const error = scrubUrls(reason);
+    const error = redact(scrubUrls(reason));
     const session = this.session;
     this.gen++;
     this.log.warn(error);

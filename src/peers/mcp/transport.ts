@@ -17,7 +17,9 @@ import { errorMessage, type Logger } from '../../util/log.js';
 import type { RemoteServerConfig, ServerConfig, StdioServerConfig } from './config.js';
 import { FastReadBuffer } from './fast-parse.js';
 import type { McpOAuthClient } from './oauth-provider.js';
-import { isAuthError, isTransportMismatch, SigningInTransport } from './oauth-transport.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { guardedFetch } from './oauth-fetch.js';
+import { finishSignIn, isAuthError, isRefusal, isTransportMismatch, MAX_SIGN_INS, SigningInTransport } from './oauth-transport.js';
 import type { StderrTail } from './stderr-tail.js';
 
 /** A stderr line longer than this is cut: a child writing megabytes without a newline must not grow patchbay's memory. */
@@ -137,10 +139,11 @@ async function connectStdio(config: StdioServerConfig, opts: ConnectOptions): Pr
 async function connectRemote(config: RemoteServerConfig, opts: ConnectOptions): Promise<Connection> {
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: config.headers };
+  const headers = Object.keys(config.headers);
   await opts.oauth?.load();
   let streamableError: string | undefined;
   if (config.type !== 'sse') {
-    const transport = opts.oauth ? new SigningInTransport(url, { requestInit }, opts.oauth) : new StreamableHTTPClientTransport(url, { requestInit });
+    const transport = opts.oauth ? new SigningInTransport(url, { requestInit, headers }, opts.oauth) : new StreamableHTTPClientTransport(url, { requestInit, fetch: guardedFetch({ url, headers }) });
     const client = opts.makeClient();
     try {
       await connectOrAbort(client, transport, opts);
@@ -155,20 +158,41 @@ async function connectRemote(config: RemoteServerConfig, opts: ConnectOptions): 
       };
     } catch (e) {
       await client.close().catch(() => {});
-      if (opts.signal.aborted || isAuthError(e) || (transport instanceof SigningInTransport && transport.challenged && !isTransportMismatch(e))) throw e;
+      if (opts.signal.aborted || isAuthError(e) || isRefusal(e) || (transport instanceof SigningInTransport && transport.challenged && !isTransportMismatch(e))) throw e;
       streamableError = oneLine(errorMessage(e));
       opts.log.info(`Streamable HTTP failed (${streamableError}); trying SSE`);
     }
   }
-  const client = opts.makeClient();
   try {
-    await connectOrAbort(client, new SSEClientTransport(url, { requestInit, ...(opts.oauth ? { authProvider: opts.oauth } : {}) }), opts);
+    return await connectSse(url, requestInit, headers, opts);
   } catch (e) {
-    await client.close().catch(() => {});
-    if (isAuthError(e)) throw e;
+    if (isAuthError(e) || opts.signal.aborted) throw e;
     throw new Error(streamableError ? `Streamable HTTP: ${streamableError}; SSE: ${oneLine(errorMessage(e))}` : errorMessage(e));
   }
-  return { client, transport: 'sse', close: () => client.close().catch(() => {}) };
+}
+
+/**
+ * The SSE transport, signing in as SigningInTransport does: the SDK's SSE transport meets the 401
+ * in start(), sends the user to the authorization page and throws UnauthorizedError; once the
+ * code is exchanged (`finishAuth`), a new transport connects with the token.
+ */
+async function connectSse(url: URL, requestInit: RequestInit, headers: string[], opts: ConnectOptions): Promise<Connection> {
+  for (let round = 0; ; round++) {
+    const oauth = opts.oauth;
+    const fetchFn = guardedFetch({ url, headers, ...(oauth?.adoptStored ? { onChallenge: () => oauth.adoptStored!() } : {}) });
+    const transport = new SSEClientTransport(url, { requestInit, fetch: fetchFn, ...(oauth ? { authProvider: oauth } : {}) });
+    const client = opts.makeClient();
+    try {
+      await connectOrAbort(client, transport, opts);
+      oauth?.settle?.();
+      return { client, transport: 'sse', close: () => client.close().catch(() => {}) };
+    } catch (e) {
+      await client.close().catch(() => {});
+      oauth?.settle?.();
+      const signedIn = e instanceof UnauthorizedError && opts.oauth && round < MAX_SIGN_INS && !opts.signal.aborted && (await finishSignIn(opts.oauth, (code) => transport.finishAuth(code)));
+      if (!signedIn) throw e;
+    }
+  }
 }
 
 /**
