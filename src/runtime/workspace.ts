@@ -170,7 +170,7 @@ export class Workspace {
       onChange: () => this.opts.onJobsChanged?.(),
       // The model learns of it at its chat's next model step, or its next prompt when idle (ECA chat.clj
       // `consume-pending-job-notifications!`); an idle chat gets no turn of its own for it.
-      onEnded: (job, tail) => this.chats.inject(job.chatId, jobEndedText(job, tail), false),
+      onEnded: (job, tail) => this.chats.notifyJob(job.chatId, jobEndedText(job, tail)),
     });
     const native = nativeTools({
       shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,

@@ -205,7 +205,11 @@ describe('background jobs', () => {
     expect(called(p, chatId, 'k')).toEqual({ error: false, text: 'Background job job-1 killed.' });
     await until(gone(pids), 'the job tree to be gone');
     expect(called(p, chatId, 'l').text).toMatch(/^- job-1 \[shell\] killed \| \d+s \| node job\.cjs$/m);
-    expect(called(p, chatId, 'ok').text).toContain('Background job job-2 started.');
+    // It ended within the 2 s wait: not "started" (what it left running is gone).
+    expect(called(p, chatId, 'ok')).toEqual({
+      error: false,
+      text: 'Background job job-2 already exited (exit 0); processes it left running were stopped; do not end a background command with `&`.\nOutput:\nfine',
+    });
     expect(called(p, chatId, 'bad')).toEqual({ error: true, text: 'Background job job-3 failed immediately (exit code 3).\nOutput:\n[stderr] oops' });
     expect(called(p, chatId, 'miss')).toEqual({ error: true, text: 'job_id is required for read_output action.' });
 
@@ -226,6 +230,30 @@ describe('background jobs', () => {
     await p.turnDone(chatId, 2);
     const sent = JSON.stringify(llm().requests.at(-1)!.body.messages);
     expect(sent).toContain(JSON.stringify('Background job job-1 (`sleep 4; echo one; echo two >&2; exit 5`) failed with exit code 5.\nLast 2 lines of output:\none\n[stderr] two').slice(1, -1));
+  });
+
+  it('a job ending after the last model step starts no turn; a stop keeps its notice; both reach the next prompt (ECA chat.clj pending-job-notifications, consumed at model steps only)', async () => {
+    const { p } = await boot();
+    // job-1 outlives the 2 s wait and ends while the turn's last answer streams.
+    llm().script([{ toolCall: { id: 'one', name: 'patchbay__shell_command', args: { command: 'sleep 2.5; exit 3', background: 'one' } } }], [{ delay: 2_500 }, { text: 'done' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'start it' })).result.chatId;
+    await p.turnDone(chatId);
+    expect(p.messages.some((m) => m.method === ECA.jobsUpdated.method && m.params.jobs[0]?.status === 'failed')).toBe(true);
+    // Before, the leftover notice became a prompt of its own as the turn ended.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(llm().requests.length).toBe(2);
+    // job-2 ends while the turn waits on the model; the user stops that turn.
+    llm().script([{ toolCall: { id: 'two', name: 'patchbay__shell_command', args: { command: 'sleep 2.5; exit 4', background: 'two' } } }], [{ stall: 'forever' }]);
+    await p.request(ECA.chatPrompt, { chatId, message: 'another' });
+    await p.waitFor((m) => m.method === ECA.jobsUpdated.method && m.params.jobs[1]?.status === 'failed', 'job-2 to end', 20_000);
+    p.notify('chat/promptStop', { chatId });
+    await p.turnDone(chatId, 2);
+    llm().script([{ text: 'noted' }]);
+    await p.request(ECA.chatPrompt, { chatId, message: 'anything new?' });
+    await p.turnDone(chatId, 3);
+    const sent = JSON.stringify(llm().requests.at(-1)!.body.messages);
+    expect(sent).toContain('Background job job-1 (`sleep 2.5; exit 3`) failed with exit code 3.');
+    expect(sent).toContain('Background job job-2 (`sleep 2.5; exit 4`) failed with exit code 4.');
   });
 
   it('a flood (one 40 MB line, then 300 000 lines) is kept within 2000 lines and the character budget', async () => {
