@@ -268,6 +268,17 @@ describe('background jobs', () => {
     expect(chars).toBeLessThanOrEqual(1_000_000);
   });
 
+  it('a SIGKILLed server leaves no job behind: its reaper stops the whole tree within about 2 s (patchbay chat SIGKILLs as a last resort)', async () => {
+    const { p, root } = await boot();
+    await startJob(p, 'node job.cjs');
+    const pids = await pidsOf(root);
+    // The grandchild in its own session is found by a scan on the job's first output.
+    await new Promise((r) => setTimeout(r, 500));
+    p.child.kill('SIGKILL');
+    await p.exited;
+    await until(gone(pids), 'the job tree to be gone', 3_000);
+  });
+
   for (const how of ['shutdown and exit', 'stdin closed', 'SIGTERM'] as const) {
     it(`the server's end (${how}) stops every job with its whole tree`, async () => {
       const { p, root } = await boot();

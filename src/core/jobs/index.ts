@@ -13,4 +13,5 @@ export {
   type StartJob,
 } from './registry.js';
 export { ENDED_TAIL_CHARS, elapsedText, jobEndedText, jobName, lineText, newestWithin } from './format.js';
+export { JobReaper } from './reaper.js';
 export { OutputRing, type OutputLine, type OutputStream, type RingLimits } from './output-ring.js';

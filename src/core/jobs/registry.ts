@@ -28,6 +28,7 @@ import { isAlive } from '../../util/pid.js';
 import { groupAlive, KILL_GRACE_MS, killGroup, spawnShell } from '../tools/native/shell.js';
 import { OutputRing, type OutputLine, type OutputStream } from './output-ring.js';
 import { readLines } from './lines.js';
+import type { JobReaper } from './reaper.js';
 
 const log = logger('jobs');
 
@@ -75,6 +76,8 @@ export interface JobRegistryOptions {
   graceMs?: number;
   /** How often a running job's descendants are looked up (besides on output). */
   scanMs?: number;
+  /** Told every job group and descendant, so they are stopped even if this process is SIGKILLed. */
+  reaper?: JobReaper;
 }
 
 export const DEFAULT_MAX_RUNNING_JOBS = 10;
@@ -120,7 +123,7 @@ export class JobRegistry {
   private readonly jobs = new Map<string, Job>();
   private nextId = 1;
   private disposed = false;
-  private readonly o: Required<Omit<JobRegistryOptions, 'onChange' | 'onEnded'>>;
+  private readonly o: Required<Omit<JobRegistryOptions, 'onChange' | 'onEnded' | 'reaper'>>;
 
   constructor(private readonly opts: JobRegistryOptions = {}) {
     this.o = {
@@ -163,7 +166,7 @@ export class JobRegistry {
       s.on('error', () => {});
       readLines(s, this.o.maxLineChars, (text) => {
         ring.push({ text, stream });
-        if (Date.now() - job.lastScan >= SCAN_ON_OUTPUT_MS) scan(job);
+        if (Date.now() - job.lastScan >= SCAN_ON_OUTPUT_MS) this.rescan(job);
       });
     };
     capture('stdout');
@@ -179,8 +182,9 @@ export class JobRegistry {
       child.once('close', () => resolve());
     });
     const job: Job = { info, child, ring, cursor: 0, ended, tree: [], reaped: false, seen: new Map(), lastScan: 0 };
-    job.scanTimer = setInterval(() => scan(job), this.o.scanMs).unref();
+    job.scanTimer = setInterval(() => this.rescan(job), this.o.scanMs).unref();
     this.jobs.set(id, job);
+    if (child.pid && process.platform !== 'win32') this.opts.reaper?.track(id, 'group', [{ pid: child.pid, start: startTime(child.pid) }]);
     log.info(`started background job ${id} (pid ${child.pid ?? '?'})`);
     this.changed();
     return { ok: true, job: { ...info } };
@@ -247,7 +251,7 @@ export class JobRegistry {
   async dispose(): Promise<void> {
     this.disposed = true;
     const parents = parentMap();
-    for (const j of this.jobs.values()) scan(j, parents);
+    for (const j of this.jobs.values()) this.rescan(j, parents);
     const live = [...this.jobs.values()].filter((j) => j.info.status === 'running' || groupOf(j) !== undefined || j.tree.some(isAlive) || strays(j).length);
     const trees = live.map((j) => {
       if (j.info.status === 'running') {
@@ -269,6 +273,7 @@ export class JobRegistry {
       signalTree(t.job.child, 'SIGKILL', t.pids.filter(isAlive), !t.job.reaped);
       t.job.reaped = true;
     }
+    this.opts.reaper?.close();
   }
 
   /** At once: SIGKILL to every job's tree (a shutdown past its deadline). */
@@ -281,6 +286,7 @@ export class JobRegistry {
       const pids = [...treeOf(j.child, parents), ...j.tree, ...strays(j)];
       if (j.info.status === 'running' || groupOf(j) !== undefined || pids.some(isAlive)) signalTree(j.child, 'SIGKILL', pids, !j.reaped);
     }
+    this.opts.reaper?.close();
   }
 
   private running(): Job[] {
@@ -299,7 +305,24 @@ export class JobRegistry {
     }
     // What the shell left running (in its group, or gone off on its own) would be invisible now: stop it.
     if (groupOf(job) !== undefined || strays(job).length) this.stopTree(job);
-    else job.reaped = true;
+    else this.reaped(job);
+  }
+
+  /** Nothing of the job is left to signal: its group id may be reused from now on. */
+  private reaped(job: Job): void {
+    job.reaped = true;
+    this.opts.reaper?.forget(job.info.id);
+  }
+
+  /** Looks up the running job's descendants; the reaper learns the new ones. */
+  private rescan(job: Job, parents?: Map<number, number>): void {
+    const found = scan(job, parents);
+    if (found.length)
+      this.opts.reaper?.track(
+        job.info.id,
+        'pid',
+        found.map((pid) => ({ pid, start: job.seen.get(pid) })),
+      );
   }
 
   /** A job just stopped running: it counts among the finished, and its end is told once its output is read. */
@@ -330,14 +353,14 @@ export class JobRegistry {
 
   /** SIGTERM to the job's tree now, SIGKILL to what is left after the grace. */
   private stopTree(job: Job): void {
-    scan(job);
+    this.rescan(job);
     const pids = [...treeOf(job.child), ...strays(job)];
     job.tree = [...new Set([...job.tree, ...pids])];
     signalTree(job.child, 'SIGTERM', pids, !job.reaped);
     setTimeout(() => {
       signalTree(job.child, 'SIGKILL', job.tree.filter(isAlive), !job.reaped);
       job.tree = [];
-      job.reaped = true;
+      this.reaped(job);
     }, this.o.graceMs).unref();
   }
 
@@ -370,12 +393,18 @@ function treeOf(child: ChildProcess, parents?: Map<number, number>): number[] {
   return child.pid && child.exitCode === null && child.signalCode === null ? descendants(child.pid, parents) : [];
 }
 
-/** Remembers the running job's descendants with their start times, and forgets the dead. */
-function scan(job: Job, parents?: Map<number, number>): void {
+/** Remembers the running job's descendants with their start times, and forgets the dead; returns the new ones. */
+function scan(job: Job, parents?: Map<number, number>): number[] {
   job.lastScan = Date.now();
-  if (process.platform === 'win32') return;
-  for (const pid of treeOf(job.child, parents)) if (!job.seen.has(pid)) job.seen.set(pid, startTime(pid));
+  if (process.platform === 'win32') return [];
+  const found: number[] = [];
+  for (const pid of treeOf(job.child, parents)) {
+    if (job.seen.has(pid)) continue;
+    job.seen.set(pid, startTime(pid));
+    found.push(pid);
+  }
   for (const pid of job.seen.keys()) if (!isAlive(pid)) job.seen.delete(pid);
+  return found;
 }
 
 /** Descendants once seen that still live as the same process (its start time unchanged). */
