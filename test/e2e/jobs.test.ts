@@ -113,6 +113,9 @@ describe('background jobs', () => {
 
     const start = called(p, chatId, 'start');
     expect(start.error).toBe(false);
+    // ECA shell.clj `tool-call-details-before-invocation` marks it `background`: eca-webview
+    // ChatToolCall.tsx (`isBackground`, linked to the job by toolCallId) and eca-emacs eca-chat.el (`bg?` → 🟡) read it.
+    expect(content(p, chatId, 'toolCalled').find((c) => c.id === 'start')!.details).toEqual({ type: 'shellCommand', commands: [], background: true });
     expect(start.text).toContain('Background job job-1 started.\nCommand: node job.cjs\n');
     expect(start.text).toContain('Use patchbay__bg_job with action "read_output" and job_id "job-1" to check output.');
     expect(start.text).toMatch(/Initial output:\n(.|\n)*ready/);

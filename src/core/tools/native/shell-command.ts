@@ -125,12 +125,14 @@ async function startJob(jobs: JobRegistry | undefined, command: string, cwd: str
       `Background job ${id} already exited (exit ${out.exitCode ?? 0}); processes it left running were stopped; do not end a background command with \`&\`.` + (initial ? `\nOutput:\n${initial}` : ''),
     );
   }
-  return textResult(
+  const result = textResult(
     `Background job ${id} started.\nCommand: ${command}\nWorking directory: ${cwd}\n` +
       `Use patchbay__bg_job with action "read_output" and job_id "${id}" to check output.\n` +
       `Use patchbay__bg_job with action "kill" and job_id "${id}" to stop it.` +
       (initial ? `\n\nInitial output:\n${initial}` : ''),
   );
+  // On the call's result, so the plugins show it as a running job and link it (by tool call id) to the Jobs panel.
+  return { ...result, details: { type: 'shellCommand', commands: [], background: true } };
 }
 
 function isBackground(b: string | boolean | null | undefined): b is string | true {
