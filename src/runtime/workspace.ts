@@ -172,7 +172,7 @@ export class Workspace {
       // `consume-pending-job-notifications!`); an idle chat gets no turn of its own for it.
       onEnded: (job, tail) => this.chats.notifyJob(job.chatId, jobEndedText(job, tail)),
       // Jobs run detached: if this server is SIGKILLed, the reaper still stops them.
-      reaper: new JobReaper(),
+      reaper: new JobReaper(join(this.home, 'jobs')),
     });
     const native = nativeTools({
       shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,

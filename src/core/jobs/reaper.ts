@@ -4,7 +4,8 @@
  * live job groups and escaped descendants (each with its start time, against pid reuse); when the
  * pipe reaches EOF — the kernel closes it however the server ends — it SIGTERMs what is still
  * there, SIGKILLs what is left a second later, and exits. A dispose that stopped everything
- * leaves it nothing to do.
+ * leaves it nothing to do. With a ledger directory, the same is also written to a file
+ * (`ledger.ts`) for a server that dies with its reaper.
  *
  * Protocol, one line each: `g <job> <pgid> <start>` (a process group), `p <job> <pid> <start>`
  * (one process), `d <job>` (forget the job). `<start>` is `-` where the system has no start time.
@@ -12,6 +13,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { errorMessage, logger } from '../../util/log.js';
+import { JobLedger, type GuardTarget } from './ledger.js';
 
 const log = logger('jobs');
 
@@ -69,22 +71,39 @@ process.stdin.on('error', reap);
 export class JobReaper {
   private child: ChildProcess | undefined;
   private closed = false;
+  private readonly ledger: JobLedger | undefined;
+  /** What the reaper was told, by job (the ledger's copy). */
+  private readonly targets = new Map<string, GuardTarget[]>();
+
+  /** `ledgerDir`: where records are kept; what dead servers left there is stopped now. */
+  constructor(ledgerDir?: string) {
+    if (!ledgerDir || process.platform === 'win32') return;
+    JobLedger.sweep(ledgerDir);
+    this.ledger = new JobLedger(ledgerDir);
+  }
 
   /** Watch a job's process group (`pgid`, the job shell's pid) or some of its processes. */
   track(job: string, kind: 'group' | 'pid', pids: Array<{ pid: number; start: string | undefined }>): void {
-    if (!pids.length) return;
+    if (!pids.length || this.closed) return;
     this.send(pids.map((p) => `${kind === 'group' ? 'g' : 'p'} ${job} ${p.pid} ${p.start ?? '-'}\n`).join(''));
+    const list = this.targets.get(job) ?? [];
+    list.push(...pids.map((p) => ({ job, kind, pid: p.pid, ...(p.start ? { start: p.start } : {}) })));
+    this.targets.set(job, list);
+    this.ledger?.write([...this.targets.values()].flat());
   }
 
   /** The job's processes are gone: nothing to do for it at EOF. */
   forget(job: string): void {
-    if (this.child) this.send(`d ${job}\n`);
+    if (!this.targets.delete(job) || this.closed) return;
+    this.send(`d ${job}\n`);
+    this.ledger?.write([...this.targets.values()].flat());
   }
 
-  /** The server's own end: EOF now (the reaper stops what is left, if anything, and exits). */
+  /** The server's own end, its jobs stopped: EOF now (the reaper stops what is left, if anything, and exits). */
   close(): void {
     this.closed = true;
     this.child?.stdin?.end();
+    this.ledger?.remove();
   }
 
   /** The reaper's pid (tests), once a job was tracked. */

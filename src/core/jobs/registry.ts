@@ -266,7 +266,7 @@ export class JobRegistry {
       clearTimeout(j.evictTimer);
       clearInterval(j.scanTimer);
     }
-    if (!trees.length) return;
+    if (!trees.length) return this.opts.reaper?.close();
     await Promise.race([Promise.all(trees.map((t) => t.job.ended)), new Promise((r) => setTimeout(r, this.o.graceMs).unref())]);
     // The shell may be gone while its group lives on: SIGKILL whatever is left, now, before we exit.
     for (const t of trees) {
