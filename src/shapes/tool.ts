@@ -141,6 +141,8 @@ export interface Tool {
   readOnly: boolean;
   /** Writes files or runs commands: hidden from the `plan` agent. */
   mutates: boolean;
+  /** For a tool that `mutates` only with some arguments (`bg_job` `kill`): the `plan` agent may not make this call. */
+  mutatesCall?(args: Record<string, unknown>): boolean;
   /** Short human text, e.g. `Reading file "a.ts"`. */
   summary?(args: Record<string, unknown>): string | undefined;
   /** Paths the call touches (raw, as given by the LLM) for the workspace-escape check. */

@@ -259,6 +259,28 @@ describe('background jobs', () => {
     expect(sent).toContain('Background job job-2 (`sleep 2.5; exit 4`) failed with exit code 4.');
   });
 
+  it('the plan agent may list and read its jobs but not kill them (ECA config.clj: the plan agent keeps bg_job)', async () => {
+    const { p } = await boot();
+    const chatId = await startJob(p, 'echo up; sleep 30', 'sleeper');
+    llm().script(
+      [{ toolCall: { id: 'l', name: 'patchbay__bg_job', args: { action: 'list' } } }],
+      [{ toolCall: { id: 'r', name: 'patchbay__bg_job', args: { action: 'read_output', job_id: 'job-1' } } }],
+      [{ toolCall: { id: 'k', name: 'patchbay__bg_job', args: { action: 'kill', job_id: 'job-1' } } }],
+      [{ text: 'planned' }],
+    );
+    await p.request(ECA.chatPrompt, { chatId, message: 'what runs?', agent: 'plan' });
+    await p.turnDone(chatId, 2);
+    expect(
+      llm()
+        .requests.at(-4)!
+        .body.tools.map((t: { function: { name: string } }) => t.function.name),
+    ).toContain('patchbay__bg_job');
+    expect(called(p, chatId, 'l').text).toMatch(/^- "sleeper" \(job-1\) \[shell\] running/);
+    expect(called(p, chatId, 'r')).toMatchObject({ error: false });
+    expect(content(p, chatId, 'toolCallRejected').find((c) => c.id === 'k')).toMatchObject({ reason: 'userConfigDeny' });
+    expect((await p.request(ECA.jobsList, {})).result.jobs[0].status).toBe('running');
+  });
+
   it('a flood (one 40 MB line, then 300 000 lines) is kept within 2000 lines and the character budget', async () => {
     const { p } = await boot();
     const flood = `node -e "const s='x'.repeat(1<<20); for (let i=0;i<40;i++) process.stdout.write(s); process.stdout.write('\\n'); for (let i=0;i<300000;i++) console.log('line '+i)"`;

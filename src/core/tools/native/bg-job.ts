@@ -37,7 +37,9 @@ Usage notes:
     // Asks by default, as ECA (its default `toolCall.approval.allow` has no `bg_job`): `kill` stops
     // processes. `{"allow": {"bg_job": {"argsMatchers": {"action": ["list", "read_output"]}}}}` lets reads run.
     readOnly: false,
-    mutates: true,
+    // The plan agent may list and read its jobs (ECA's plan agent has `bg_job`), not kill them.
+    mutates: false,
+    mutatesCall: (a) => a.action === 'kill',
     pathArgs: [],
     summary: (a) => {
       const name = a.job_id ? jobName(jobs.get(a.job_id) ?? { id: a.job_id, summary: null }) : undefined;
