@@ -121,7 +121,8 @@ export class JobReaper {
   private ensure(): ChildProcess {
     if (this.child) return this.child;
     // Its own session: a terminal's Ctrl-C or hang-up that ends the server does not end it too.
-    const child = spawn(process.execPath, ['-e', SCRIPT], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    // Named in `ps` by its last argument; in `/`, so it holds no workspace directory busy.
+    const child = spawn(process.execPath, ['-e', SCRIPT, 'patchbay-job-reaper'], { cwd: '/', stdio: ['pipe', 'ignore', 'ignore'], detached: true });
     child.on('error', (e) => log.warn(`job reaper: ${errorMessage(e)}`));
     child.stdin?.on('error', () => {});
     // Neither it nor its pipe keeps the server running.
