@@ -1,7 +1,7 @@
 /**
  * `patchbay chat`'s connection to its own `patchbay server` child: spawn it, speak ECA over its
  * stdio, keep its stderr in a bounded log buffer (streamed live with --verbose), and shut it
- * down cleanly (`shutdown`, `exit`, then a kill after 2 s).
+ * down cleanly (`shutdown`, `exit`; after 2 s stdin closed and SIGTERM; SIGKILL a second later).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -31,6 +31,8 @@ export function patchbayBin(): string {
 }
 
 const LOG_LIMIT = 256 * 1024;
+/** How long a SIGTERMed server gets to stop its jobs before SIGKILL. */
+const KILL_WAIT_MS = 1_000;
 
 export interface ServerOptions {
   /** Extra args after `server` (`--config-file`, `--log-level`). */
@@ -222,17 +224,26 @@ export class ServerProcess {
       let timer: NodeJS.Timeout | undefined;
       const killed = await Promise.race([this.exited.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), 2_000)))]);
       clearTimeout(timer);
-      if (killed) {
-        this.child.kill('SIGKILL');
-        await this.exited;
-      }
+      if (killed) await this.kill();
     }
     this.conn.dispose();
     this.child.stdin?.destroy();
   }
 
-  /** Kill without ceremony (second Ctrl-C). */
-  kill(): void {
-    if (!this.exitInfo) this.child.kill('SIGKILL');
+  /**
+   * Quit now (second Ctrl-C, or a shutdown that hangs): stdin closed and SIGTERM, which the
+   * server answers by stopping its jobs and peers; SIGKILL only if it is still there a second later.
+   */
+  async kill(): Promise<void> {
+    if (this.exitInfo) return;
+    this.child.stdin?.end();
+    this.child.kill('SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([this.exited.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), KILL_WAIT_MS)))]);
+    clearTimeout(timer);
+    if (late) {
+      this.child.kill('SIGKILL');
+      await this.exited;
+    }
   }
 }

@@ -194,8 +194,8 @@ async function chat(flags: ChatFlags): Promise<number> {
       let stopping = false;
       const interrupt = () => {
         if (stopping || !session.busy) {
-          server.kill();
-          process.exit(130);
+          void server.kill().finally(() => process.exit(130));
+          return;
         }
         stopping = true;
         session.stop();

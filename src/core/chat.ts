@@ -42,6 +42,11 @@ export class LiveChat {
   steer: string | undefined;
   /** Gateway `inject` events for the LLM, for the running turn's next model step (or the next turn). */
   readonly injected: string[] = [];
+  /**
+   * Ends of this chat's background jobs the model has not read (ECA's `pending-job-notifications`):
+   * taken at the next model step only, so they never start a turn, and a stop does not drop them.
+   */
+  readonly jobNotices: string[] = [];
 
   /**
    * A turn runs or is about to: what rewrites the history (fork, rollback, a flag's insertion)

@@ -413,6 +413,12 @@ export class ChatService {
     release(chat.queue);
   }
 
+  /** A background job of the chat ended: the model reads `text` at its next model step (see `LiveChat.jobNotices`). */
+  notifyJob(chatId: string, text: string): void {
+    const chat = this.live.get(chatId);
+    if (chat && !this.disposed) chat.jobNotices.push(text);
+  }
+
   /** `chat/clear`: forget the messages of a chat (the chat itself stays). */
   clear(chatId: string): void {
     const chat = this.load(chatId);

@@ -265,7 +265,7 @@ export class ToolCall {
 
   private async decide(tool: Tool): Promise<{ kind: 'allow' | 'ask' } | { kind: 'deny'; why: string }> {
     const { agent, approval, sessionApproved, ctx } = this.env;
-    if (agent === 'plan' && tool.mutates) {
+    if (agent === 'plan' && (tool.mutates || tool.mutatesCall?.(this.args))) {
       return { kind: 'deny', why: `The plan agent cannot run "${tool.name}": it only reads and plans. Describe the change instead.` };
     }
     const decision = decideApproval(tool, this.args, approval);

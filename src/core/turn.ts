@@ -111,6 +111,9 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
       remember({ role: 'user', text });
       emit({ type: 'userMessage', text, id: newId() });
     }
+    // Ended background jobs too (ECA chat.clj `consume-pending-job-notifications!`): in the
+    // history only, as ECA's `add-to-history!`, not shown to the editor as a user message.
+    for (const text of chat.jobNotices.splice(0)) remember({ role: 'user', text });
     // So does a steer (ECA chat.clj `consume-steer-message!`): its user message, with an id of its
     // own, is also how the client learns it was read and must not be sent again as a prompt.
     const steer = chat.steer;

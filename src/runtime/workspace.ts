@@ -23,7 +23,7 @@ import type { ChatEvents } from '../core/events.js';
 import { nativeCommands } from '../core/native-commands.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { nativeTools, storedTaskLists } from '../core/tools/native/index.js';
-import { JobRegistry, jobEndedText } from '../core/jobs/index.js';
+import { JobReaper, JobRegistry, jobEndedText } from '../core/jobs/index.js';
 import { FileIndex, queryContexts, renderContexts, buildRepoMap } from '../core/context/index.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { AskUser } from '../shapes/ask.js';
@@ -174,7 +174,9 @@ export class Workspace {
       onChange: () => this.opts.onJobsChanged?.(),
       // The model learns of it at its chat's next model step, or its next prompt when idle (ECA chat.clj
       // `consume-pending-job-notifications!`); an idle chat gets no turn of its own for it.
-      onEnded: (job, tail) => this.chats.inject(job.chatId, jobEndedText(job, tail), false),
+      onEnded: (job, tail) => this.chats.notifyJob(job.chatId, jobEndedText(job, tail)),
+      // Jobs run detached: if this server is SIGKILLed, the reaper still stops them.
+      reaper: new JobReaper(join(this.home, 'jobs')),
     });
     const native = nativeTools({
       shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,

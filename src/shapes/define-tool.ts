@@ -13,6 +13,8 @@ export interface NativeToolSpec<S extends z.ZodType<Record<string, unknown>>> {
   schema: S;
   readOnly: boolean;
   mutates: boolean;
+  /** See `Tool.mutatesCall`. */
+  mutatesCall?(args: Partial<z.infer<S>>): boolean;
   /** Argument names holding paths, checked for workspace escapes before the call is approved. */
   pathArgs: string[];
   summary(args: Partial<z.infer<S>>): string | undefined;
@@ -38,6 +40,7 @@ export function defineNativeTool<S extends z.ZodType<Record<string, unknown>>>(s
     },
     readOnly: spec.readOnly,
     mutates: spec.mutates,
+    ...(spec.mutatesCall ? { mutatesCall: (raw: Record<string, unknown>) => spec.mutatesCall!(dropNulls(raw ?? {}) as Partial<z.infer<S>>) } : {}),
     summary(raw) {
       try {
         return spec.summary(dropNulls(raw ?? {}) as Partial<z.infer<S>>);

@@ -17,6 +17,18 @@ export const fileChangeDetailsSchema = z.object({
 });
 export type FileChangeDetails = z.infer<typeof fileChangeDetailsSchema>;
 
+/**
+ * A `shell_command` call that started a background job: the plugins mark the call and link it
+ * to its job (ECA shell.clj `tool-call-details-before-invocation`: `background true`). ECA's
+ * per-command breakdown (`commands`, for "approve & remember") is not made here: always empty.
+ */
+export const shellCommandDetailsSchema = z.object({
+  type: z.literal('shellCommand'),
+  commands: z.array(z.object({ command: z.string(), args: z.array(z.string()) })),
+  background: z.boolean().optional(),
+});
+export type ShellCommandDetails = z.infer<typeof shellCommandDetailsSchema>;
+
 /** One entry of a chat's task list (the `task` tool). */
 export const taskItemSchema = z.object({
   id: z.number().int(),
@@ -43,7 +55,7 @@ export const taskDetailsSchema = z.object({
 export type TaskDetails = z.infer<typeof taskDetailsSchema>;
 
 /** What a tool call carries beside its outputs for a front end to show. Stored with tool-call messages. */
-export const toolDetailsSchema = z.discriminatedUnion('type', [fileChangeDetailsSchema, taskDetailsSchema]);
+export const toolDetailsSchema = z.discriminatedUnion('type', [fileChangeDetailsSchema, taskDetailsSchema, shellCommandDetailsSchema]);
 export type ToolDetails = z.infer<typeof toolDetailsSchema>;
 
 /** One piece of what a tool returns to the model. */
@@ -129,6 +141,8 @@ export interface Tool {
   readOnly: boolean;
   /** Writes files or runs commands: hidden from the `plan` agent. */
   mutates: boolean;
+  /** For a tool that `mutates` only with some arguments (`bg_job` `kill`): the `plan` agent may not make this call. */
+  mutatesCall?(args: Record<string, unknown>): boolean;
   /** Short human text, e.g. `Reading file "a.ts"`. */
   summary?(args: Record<string, unknown>): string | undefined;
   /** Paths the call touches (raw, as given by the LLM) for the workspace-escape check. */

@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { isAlive } from './pid.js';
 
-function parentMap(): Map<number, number> {
+/** Every process's parent, read once: callers walking several trees share one map. */
+export function parentMap(): Map<number, number> {
   const parents = new Map<number, number>();
   if (process.platform === 'linux') {
     for (const entry of readdirSync('/proc')) {
@@ -35,9 +36,9 @@ function parentMap(): Map<number, number> {
   return parents;
 }
 
-export function descendants(pid: number): number[] {
+export function descendants(pid: number, parents: Map<number, number> = parentMap()): number[] {
   const children = new Map<number, number[]>();
-  for (const [child, parent] of parentMap()) {
+  for (const [child, parent] of parents) {
     const list = children.get(parent) ?? [];
     list.push(child);
     children.set(parent, list);
@@ -50,6 +51,21 @@ export function descendants(pid: number): number[] {
     queue.push(...(children.get(p) ?? []));
   }
   return out;
+}
+
+/**
+ * When a process started, as an opaque token (Linux: clock ticks since boot, /proc/<pid>/stat
+ * field 22): the same pid with another start time is another process. undefined when it is gone
+ * or the system has no /proc (then only "is it alive" can be checked).
+ */
+export function startTime(pid: number): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
 }
 
 /** SIGKILL to every descendant of this process, at once: the last resort of a shutdown that ran late. */

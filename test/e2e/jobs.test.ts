@@ -113,6 +113,9 @@ describe('background jobs', () => {
 
     const start = called(p, chatId, 'start');
     expect(start.error).toBe(false);
+    // ECA shell.clj `tool-call-details-before-invocation` marks it `background`: eca-webview
+    // ChatToolCall.tsx (`isBackground`, linked to the job by toolCallId) and eca-emacs eca-chat.el (`bg?` → 🟡) read it.
+    expect(content(p, chatId, 'toolCalled').find((c) => c.id === 'start')!.details).toEqual({ type: 'shellCommand', commands: [], background: true });
     expect(start.text).toContain('Background job job-1 started.\nCommand: node job.cjs\n');
     expect(start.text).toContain('Use patchbay__bg_job with action "read_output" and job_id "job-1" to check output.');
     expect(start.text).toMatch(/Initial output:\n(.|\n)*ready/);
@@ -205,7 +208,11 @@ describe('background jobs', () => {
     expect(called(p, chatId, 'k')).toEqual({ error: false, text: 'Background job job-1 killed.' });
     await until(gone(pids), 'the job tree to be gone');
     expect(called(p, chatId, 'l').text).toMatch(/^- job-1 \[shell\] killed \| \d+s \| node job\.cjs$/m);
-    expect(called(p, chatId, 'ok').text).toContain('Background job job-2 started.');
+    // It ended within the 2 s wait: not "started" (what it left running is gone).
+    expect(called(p, chatId, 'ok')).toEqual({
+      error: false,
+      text: 'Background job job-2 already exited (exit 0); processes it left running were stopped; do not end a background command with `&`.\nOutput:\nfine',
+    });
     expect(called(p, chatId, 'bad')).toEqual({ error: true, text: 'Background job job-3 failed immediately (exit code 3).\nOutput:\n[stderr] oops' });
     expect(called(p, chatId, 'miss')).toEqual({ error: true, text: 'job_id is required for read_output action.' });
 
@@ -228,6 +235,52 @@ describe('background jobs', () => {
     expect(sent).toContain(JSON.stringify('Background job job-1 (`sleep 4; echo one; echo two >&2; exit 5`) failed with exit code 5.\nLast 2 lines of output:\none\n[stderr] two').slice(1, -1));
   });
 
+  it('a job ending after the last model step starts no turn; a stop keeps its notice; both reach the next prompt (ECA chat.clj pending-job-notifications, consumed at model steps only)', async () => {
+    const { p } = await boot();
+    // job-1 outlives the 2 s wait and ends while the turn's last answer streams.
+    llm().script([{ toolCall: { id: 'one', name: 'patchbay__shell_command', args: { command: 'sleep 2.5; exit 3', background: 'one' } } }], [{ delay: 2_500 }, { text: 'done' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'start it' })).result.chatId;
+    await p.turnDone(chatId);
+    expect(p.messages.some((m) => m.method === ECA.jobsUpdated.method && m.params.jobs[0]?.status === 'failed')).toBe(true);
+    // Before, the leftover notice became a prompt of its own as the turn ended.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(llm().requests.length).toBe(2);
+    // job-2 ends while the turn waits on the model; the user stops that turn.
+    llm().script([{ toolCall: { id: 'two', name: 'patchbay__shell_command', args: { command: 'sleep 2.5; exit 4', background: 'two' } } }], [{ stall: 'forever' }]);
+    await p.request(ECA.chatPrompt, { chatId, message: 'another' });
+    await p.waitFor((m) => m.method === ECA.jobsUpdated.method && m.params.jobs[1]?.status === 'failed', 'job-2 to end', 20_000);
+    p.notify('chat/promptStop', { chatId });
+    await p.turnDone(chatId, 2);
+    llm().script([{ text: 'noted' }]);
+    await p.request(ECA.chatPrompt, { chatId, message: 'anything new?' });
+    await p.turnDone(chatId, 3);
+    const sent = JSON.stringify(llm().requests.at(-1)!.body.messages);
+    expect(sent).toContain('Background job job-1 (`sleep 2.5; exit 3`) failed with exit code 3.');
+    expect(sent).toContain('Background job job-2 (`sleep 2.5; exit 4`) failed with exit code 4.');
+  });
+
+  it('the plan agent may list and read its jobs but not kill them (ECA config.clj: the plan agent keeps bg_job)', async () => {
+    const { p } = await boot();
+    const chatId = await startJob(p, 'echo up; sleep 30', 'sleeper');
+    llm().script(
+      [{ toolCall: { id: 'l', name: 'patchbay__bg_job', args: { action: 'list' } } }],
+      [{ toolCall: { id: 'r', name: 'patchbay__bg_job', args: { action: 'read_output', job_id: 'job-1' } } }],
+      [{ toolCall: { id: 'k', name: 'patchbay__bg_job', args: { action: 'kill', job_id: 'job-1' } } }],
+      [{ text: 'planned' }],
+    );
+    await p.request(ECA.chatPrompt, { chatId, message: 'what runs?', agent: 'plan' });
+    await p.turnDone(chatId, 2);
+    expect(
+      llm()
+        .requests.at(-4)!
+        .body.tools.map((t: { function: { name: string } }) => t.function.name),
+    ).toContain('patchbay__bg_job');
+    expect(called(p, chatId, 'l').text).toMatch(/^- "sleeper" \(job-1\) \[shell\] running/);
+    expect(called(p, chatId, 'r')).toMatchObject({ error: false });
+    expect(content(p, chatId, 'toolCallRejected').find((c) => c.id === 'k')).toMatchObject({ reason: 'userConfigDeny' });
+    expect((await p.request(ECA.jobsList, {})).result.jobs[0].status).toBe('running');
+  });
+
   it('a flood (one 40 MB line, then 300 000 lines) is kept within 2000 lines and the character budget', async () => {
     const { p } = await boot();
     const flood = `node -e "const s='x'.repeat(1<<20); for (let i=0;i<40;i++) process.stdout.write(s); process.stdout.write('\\n'); for (let i=0;i<300000;i++) console.log('line '+i)"`;
@@ -238,6 +291,17 @@ describe('background jobs', () => {
     expect(out.lines.at(-1)).toEqual({ text: 'line 299999', stream: 'stdout' });
     const chars = out.lines.reduce((n: number, l: { text: string }) => n + l.text.length, 0);
     expect(chars).toBeLessThanOrEqual(1_000_000);
+  });
+
+  it('a SIGKILLed server leaves no job behind: its reaper stops the whole tree within about 2 s (patchbay chat SIGKILLs as a last resort)', async () => {
+    const { p, root } = await boot();
+    await startJob(p, 'node job.cjs');
+    const pids = await pidsOf(root);
+    // The grandchild in its own session is found by a scan on the job's first output.
+    await new Promise((r) => setTimeout(r, 500));
+    p.child.kill('SIGKILL');
+    await p.exited;
+    await until(gone(pids), 'the job tree to be gone', 3_000);
   });
 
   for (const how of ['shutdown and exit', 'stdin closed', 'SIGTERM'] as const) {

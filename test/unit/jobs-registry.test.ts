@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JobRegistry } from '../../src/core/jobs/index.js';
+import { ENDED_TAIL_CHARS, JobRegistry, jobEndedText } from '../../src/core/jobs/index.js';
 import { isAlive } from '../../src/util/pid.js';
 import { removeDir, tempDir } from './tools-helpers.js';
 
@@ -99,5 +99,45 @@ describe('JobRegistry', () => {
     await until(() => !isAlive(pid), 'the stubborn shell to be gone');
     expect(jobs.get(job.id)!.status).toBe('killed');
     expect(jobs.start({ command: 'true', cwd, chatId: 'c' }).ok).toBe(false);
+  });
+
+  it('keeps at most maxFinished finished jobs, evicting the oldest to have ended at once', async () => {
+    const { cwd, jobs } = await setup({ maxFinished: 2 });
+    for (let i = 0; i < 4; i++) await jobs.settle(started(jobs.start({ command: `echo ${i}`, cwd, chatId: 'c' })).id, 10_000);
+    expect(jobs.list().map((j) => j.id)).toEqual(['job-3', 'job-4']);
+    expect(jobs.peek('job-1')).toBeUndefined();
+  });
+
+  it('tells onEnded of a killed job too (ECA monitor-process-exit! on-exit), with a tail of at most ENDED_TAIL_CHARS', async () => {
+    const ended: Array<{ id: string; status: string; text: string }> = [];
+    const { cwd, jobs } = await setup({ graceMs: 200, onEnded: (job, tail) => ended.push({ id: job.id, status: job.status, text: jobEndedText(job, tail) }) });
+    const job = started(jobs.start({ command: 'echo up; sleep 30', cwd, chatId: 'c' }));
+    await until(() => (jobs.peek(job.id)?.lines.length ?? 0) > 0, 'output');
+    expect(jobs.kill(job.id)).toBe(true);
+    await until(() => ended.length === 1, 'the end to be told');
+    expect(ended[0]).toEqual({ id: job.id, status: 'killed', text: 'Background job job-1 (`echo up; sleep 30`) killed with exit code none.\nLast 1 lines of output:\nup' });
+    // 20 lines of 1000 characters: the notice keeps the newest that fit in ENDED_TAIL_CHARS.
+    const big = started(jobs.start({ command: 'for i in $(seq 10 29); do printf "%0998d$i\\n" 0; done', cwd, chatId: 'c' }));
+    await until(() => ended.length === 2, 'the big end');
+    expect(ended[1].id).toBe(big.id);
+    expect(ended[1].text.length).toBeLessThan(ENDED_TAIL_CHARS + 200);
+    expect(ended[1].text).toContain('[17 lines / 17000 characters omitted]');
+    expect(ended[1].text.endsWith('29')).toBe(true);
+  });
+
+  it('stops a process that left the group (setsid) when the job ends, and one a killed job left too', async () => {
+    const { cwd, jobs } = await setup({ graceMs: 200, scanMs: 100 });
+    const pidIn = (f: string) => Number(readFileSync(join(cwd, f), 'utf8'));
+    const job = started(jobs.start({ command: 'setsid sleep 300 & echo $! > escaped.pid; sleep 1', cwd, chatId: 'c' }));
+    await jobs.settle(job.id, 10_000);
+    expect(jobs.get(job.id)!.status).toBe('completed');
+    const escaped = pidIn('escaped.pid');
+    await until(() => !isAlive(escaped), 'the escaped sleep to be stopped');
+    const killed = started(jobs.start({ command: 'setsid sleep 300 & echo $! > escaped2.pid; sleep 300', cwd, chatId: 'c' }));
+    await until(() => existsSync(join(cwd, 'escaped2.pid')), 'escaped2.pid');
+    const escaped2 = pidIn('escaped2.pid');
+    await new Promise((r) => setTimeout(r, 300)); // a scan has seen it
+    expect(jobs.kill(killed.id)).toBe(true);
+    await until(() => !isAlive(escaped2), "the killed job's escaped sleep to be stopped");
   });
 });

@@ -4,6 +4,7 @@ export {
   DEFAULT_JOB_MAX_CHARS,
   DEFAULT_JOB_MAX_LINE_CHARS,
   DEFAULT_JOB_MAX_LINES,
+  DEFAULT_MAX_FINISHED_JOBS,
   DEFAULT_MAX_RUNNING_JOBS,
   type JobInfo,
   type JobOutput,
@@ -11,5 +12,6 @@ export {
   type JobStatus,
   type StartJob,
 } from './registry.js';
-export { elapsedText, jobEndedText, jobName, lineText } from './format.js';
+export { ENDED_TAIL_CHARS, elapsedText, jobEndedText, jobName, lineText, newestWithin } from './format.js';
+export { JobReaper } from './reaper.js';
 export { OutputRing, type OutputLine, type OutputStream, type RingLimits } from './output-ring.js';

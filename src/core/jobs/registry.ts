@@ -13,15 +13,22 @@
  * - output is an `OutputRing`: a line count, a character budget and a cap on each line;
  * - a killed job stays `killed` (its exit does not turn it into `failed`), as ECA's
  *   `update-job-on-exit`;
- * - a finished job is evicted `keepFinishedMs` after it ended (ECA `max-finished-age-ms`).
+ * - while a job runs its descendants are looked up now and then (on output, and every
+ *   `scanMs`), with their start times: one that left the group (`setsid`, a daemon) is still
+ *   stopped when the job ends or is killed, and a reused pid is never signalled;
+ * - `onEnded` hears of every end, a kill too (ECA's `monitor-process-exit!` calls on-exit for
+ *   kills), but not of the jobs a dispose stops;
+ * - a finished job is evicted `keepFinishedMs` after it ended (ECA `max-finished-age-ms`), and at
+ *   most `maxFinished` are kept: the oldest go first, so finished rings cannot pile up.
  */
 import type { ChildProcess } from 'node:child_process';
-import { descendants } from '../../util/process-tree.js';
+import { descendants, parentMap, startTime } from '../../util/process-tree.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { isAlive } from '../../util/pid.js';
 import { groupAlive, KILL_GRACE_MS, killGroup, spawnShell } from '../tools/native/shell.js';
 import { OutputRing, type OutputLine, type OutputStream } from './output-ring.js';
 import { readLines } from './lines.js';
+import type { JobReaper } from './reaper.js';
 
 const log = logger('jobs');
 
@@ -55,7 +62,7 @@ export interface JobOutput {
 export interface JobRegistryOptions {
   /** Called after every change of the list (create, end, kill, evict). */
   onChange?: () => void;
-  /** A job ended on its own (completed or failed; not killed), once its output is read to the end. */
+  /** A job ended (completed, failed or killed; not by a dispose), once its output is read to the end. */
   onEnded?: (job: JobInfo, tail: OutputLine[]) => void;
   /** Jobs running at once (ECA `max-jobs`). */
   maxRunning?: number;
@@ -64,7 +71,13 @@ export interface JobRegistryOptions {
   /** Characters kept of one line; the rest is dropped and the line marked "…". */
   maxLineChars?: number;
   keepFinishedMs?: number;
+  /** Finished jobs kept at most; the oldest are evicted first. */
+  maxFinished?: number;
   graceMs?: number;
+  /** How often a running job's descendants are looked up (besides on output). */
+  scanMs?: number;
+  /** Told every job group and descendant, so they are stopped even if this process is SIGKILLed. */
+  reaper?: JobReaper;
 }
 
 export const DEFAULT_MAX_RUNNING_JOBS = 10;
@@ -72,6 +85,10 @@ export const DEFAULT_JOB_MAX_LINES = 2000;
 export const DEFAULT_JOB_MAX_CHARS = 1_000_000;
 export const DEFAULT_JOB_MAX_LINE_CHARS = 8_192;
 const KEEP_FINISHED_MS = 30 * 60 * 1000;
+export const DEFAULT_MAX_FINISHED_JOBS = 50;
+const SCAN_MS = 3_000;
+/** Output makes a scan at most this often: a chatty job must not walk /proc for every line. */
+const SCAN_ON_OUTPUT_MS = 1_000;
 /** Lines of a finished job's output the model is told (ECA shell.clj `on-exit`: the last 20). */
 const TAIL_LINES = 20;
 
@@ -89,6 +106,10 @@ interface Job {
    * that window signals them too (one may ignore SIGTERM). Emptied then: pids are reused.
    */
   tree: number[];
+  /** Descendants seen while the job ran → their start times (undefined where unknown). */
+  seen: Map<number, string | undefined>;
+  scanTimer?: NodeJS.Timeout;
+  lastScan: number;
   /**
    * The group was seen empty, or got its SIGKILL: never signalled again, since its id (the
    * shell's pid) may be reused by an unrelated group later.
@@ -102,7 +123,7 @@ export class JobRegistry {
   private readonly jobs = new Map<string, Job>();
   private nextId = 1;
   private disposed = false;
-  private readonly o: Required<Omit<JobRegistryOptions, 'onChange' | 'onEnded'>>;
+  private readonly o: Required<Omit<JobRegistryOptions, 'onChange' | 'onEnded' | 'reaper'>>;
 
   constructor(private readonly opts: JobRegistryOptions = {}) {
     this.o = {
@@ -111,7 +132,9 @@ export class JobRegistry {
       maxChars: opts.maxChars ?? DEFAULT_JOB_MAX_CHARS,
       maxLineChars: opts.maxLineChars ?? DEFAULT_JOB_MAX_LINE_CHARS,
       keepFinishedMs: opts.keepFinishedMs ?? KEEP_FINISHED_MS,
+      maxFinished: opts.maxFinished ?? DEFAULT_MAX_FINISHED_JOBS,
       graceMs: opts.graceMs ?? KILL_GRACE_MS,
+      scanMs: opts.scanMs ?? SCAN_MS,
     };
   }
 
@@ -141,7 +164,10 @@ export class JobRegistry {
       const s = child[stream];
       if (!s) return;
       s.on('error', () => {});
-      readLines(s, this.o.maxLineChars, (text) => ring.push({ text, stream }));
+      readLines(s, this.o.maxLineChars, (text) => {
+        ring.push({ text, stream });
+        if (Date.now() - job.lastScan >= SCAN_ON_OUTPUT_MS) this.rescan(job);
+      });
     };
     capture('stdout');
     capture('stderr');
@@ -155,8 +181,10 @@ export class JobRegistry {
       // After the exit, once its output is read to the end (strays holding it open are stopped on exit).
       child.once('close', () => resolve());
     });
-    const job: Job = { info, child, ring, cursor: 0, ended, tree: [], reaped: false };
+    const job: Job = { info, child, ring, cursor: 0, ended, tree: [], reaped: false, seen: new Map(), lastScan: 0 };
+    job.scanTimer = setInterval(() => this.rescan(job), this.o.scanMs).unref();
     this.jobs.set(id, job);
+    if (child.pid && process.platform !== 'win32') this.opts.reaper?.track(id, 'group', [{ pid: child.pid, start: startTime(child.pid) }]);
     log.info(`started background job ${id} (pid ${child.pid ?? '?'})`);
     this.changed();
     return { ok: true, job: { ...info } };
@@ -212,7 +240,7 @@ export class JobRegistry {
     // Marked before the signal, so its exit cannot race ahead and call it failed.
     j.info.status = 'killed';
     j.info.endedAt = new Date();
-    this.scheduleEviction(j);
+    this.finish(j);
     this.stopTree(j);
     log.info(`killed background job ${id}`);
     this.changed();
@@ -222,33 +250,43 @@ export class JobRegistry {
   /** Stops every job's tree; resolves once they are gone (SIGKILL after the grace for the stubborn). */
   async dispose(): Promise<void> {
     this.disposed = true;
-    const live = [...this.jobs.values()].filter((j) => j.info.status === 'running' || groupOf(j) !== undefined || j.tree.some(isAlive));
+    const parents = parentMap();
+    for (const j of this.jobs.values()) this.rescan(j, parents);
+    const live = [...this.jobs.values()].filter((j) => j.info.status === 'running' || groupOf(j) !== undefined || j.tree.some(isAlive) || strays(j).length);
     const trees = live.map((j) => {
       if (j.info.status === 'running') {
         j.info.status = 'killed';
         j.info.endedAt = new Date();
       }
-      const pids = [...new Set([...treeOf(j.child), ...j.tree])];
-      signalTree(j.child, 'SIGTERM', pids);
+      const pids = [...new Set([...treeOf(j.child, parents), ...j.tree, ...strays(j)])];
+      signalTree(j.child, 'SIGTERM', pids, !j.reaped);
       return { job: j, pids };
     });
-    for (const j of this.jobs.values()) clearTimeout(j.evictTimer);
-    if (!trees.length) return;
+    for (const j of this.jobs.values()) {
+      clearTimeout(j.evictTimer);
+      clearInterval(j.scanTimer);
+    }
+    if (!trees.length) return this.opts.reaper?.close();
     await Promise.race([Promise.all(trees.map((t) => t.job.ended)), new Promise((r) => setTimeout(r, this.o.graceMs).unref())]);
     // The shell may be gone while its group lives on: SIGKILL whatever is left, now, before we exit.
     for (const t of trees) {
-      signalTree(t.job.child, 'SIGKILL', t.pids.filter(isAlive));
+      signalTree(t.job.child, 'SIGKILL', t.pids.filter(isAlive), !t.job.reaped);
       t.job.reaped = true;
     }
+    this.opts.reaper?.close();
   }
 
   /** At once: SIGKILL to every job's tree (a shutdown past its deadline). */
   forceClose(): void {
     this.disposed = true;
+    const parents = parentMap();
     for (const j of this.jobs.values()) {
       clearTimeout(j.evictTimer);
-      if (j.info.status === 'running' || groupOf(j) !== undefined || j.tree.some(isAlive)) signalTree(j.child, 'SIGKILL', [...treeOf(j.child), ...j.tree]);
+      clearInterval(j.scanTimer);
+      const pids = [...treeOf(j.child, parents), ...j.tree, ...strays(j)];
+      if (j.info.status === 'running' || groupOf(j) !== undefined || pids.some(isAlive)) signalTree(j.child, 'SIGKILL', pids, !j.reaped);
     }
+    this.opts.reaper?.close();
   }
 
   private running(): Job[] {
@@ -256,36 +294,73 @@ export class JobRegistry {
   }
 
   private ended(job: Job, code: number | null): void {
+    clearInterval(job.scanTimer);
     if (job.info.status === 'running') {
       job.info.status = code === 0 ? 'completed' : 'failed';
       job.info.exitCode = code;
       job.info.endedAt = new Date();
-      this.scheduleEviction(job);
+      this.finish(job);
       log.info(`background job ${job.info.id} exited (${code ?? 'no exit code'})`);
       if (!this.disposed) this.changed();
-      void job.ended.then(() => {
-        if (this.disposed || !this.opts.onEnded) return;
-        try {
-          this.opts.onEnded({ ...job.info }, job.ring.lines().slice(-TAIL_LINES));
-        } catch (e) {
-          log.warn(`jobs end listener: ${errorMessage(e)}`);
-        }
-      });
     }
-    // What the shell left running in its group would be invisible now: stop it.
-    if (groupOf(job) !== undefined) this.stopTree(job);
-    else job.reaped = true;
+    // What the shell left running (in its group, or gone off on its own) would be invisible now: stop it.
+    if (groupOf(job) !== undefined || strays(job).length) this.stopTree(job);
+    else this.reaped(job);
+  }
+
+  /** Nothing of the job is left to signal: its group id may be reused from now on. */
+  private reaped(job: Job): void {
+    job.reaped = true;
+    this.opts.reaper?.forget(job.info.id);
+  }
+
+  /** Looks up the running job's descendants; the reaper learns the new ones. */
+  private rescan(job: Job, parents?: Map<number, number>): void {
+    const found = scan(job, parents);
+    if (found.length)
+      this.opts.reaper?.track(
+        job.info.id,
+        'pid',
+        found.map((pid) => ({ pid, start: job.seen.get(pid) })),
+      );
+  }
+
+  /** A job just stopped running: it counts among the finished, and its end is told once its output is read. */
+  private finish(job: Job): void {
+    this.scheduleEviction(job);
+    this.evictOverflow();
+    void job.ended.then(() => {
+      if (this.disposed || !this.opts.onEnded) return;
+      try {
+        this.opts.onEnded({ ...job.info }, job.ring.lines().slice(-TAIL_LINES));
+      } catch (e) {
+        log.warn(`jobs end listener: ${errorMessage(e)}`);
+      }
+    });
+  }
+
+  /** Past `maxFinished` finished jobs, the oldest to have ended are evicted now. */
+  private evictOverflow(): void {
+    const finished = [...this.jobs.values()].filter((j) => j.info.status !== 'running').sort((a, b) => a.info.endedAt!.getTime() - b.info.endedAt!.getTime());
+    let evicted = false;
+    for (const j of finished.slice(0, Math.max(0, finished.length - this.o.maxFinished))) {
+      clearTimeout(j.evictTimer);
+      this.jobs.delete(j.info.id);
+      evicted = true;
+    }
+    if (evicted && !this.disposed) this.changed();
   }
 
   /** SIGTERM to the job's tree now, SIGKILL to what is left after the grace. */
   private stopTree(job: Job): void {
-    const pids = treeOf(job.child);
+    this.rescan(job);
+    const pids = [...treeOf(job.child), ...strays(job)];
     job.tree = [...new Set([...job.tree, ...pids])];
-    signalTree(job.child, 'SIGTERM', pids);
+    signalTree(job.child, 'SIGTERM', pids, !job.reaped);
     setTimeout(() => {
       signalTree(job.child, 'SIGKILL', job.tree.filter(isAlive), !job.reaped);
       job.tree = [];
-      job.reaped = true;
+      this.reaped(job);
     }, this.o.graceMs).unref();
   }
 
@@ -314,8 +389,27 @@ function groupOf(j: Job): number | undefined {
 }
 
 /** The job's descendants while its shell runs (after, they are re-parented and only its group finds them). */
-function treeOf(child: ChildProcess): number[] {
-  return child.pid && child.exitCode === null && child.signalCode === null ? descendants(child.pid) : [];
+function treeOf(child: ChildProcess, parents?: Map<number, number>): number[] {
+  return child.pid && child.exitCode === null && child.signalCode === null ? descendants(child.pid, parents) : [];
+}
+
+/** Remembers the running job's descendants with their start times, and forgets the dead; returns the new ones. */
+function scan(job: Job, parents?: Map<number, number>): number[] {
+  job.lastScan = Date.now();
+  if (process.platform === 'win32') return [];
+  const found: number[] = [];
+  for (const pid of treeOf(job.child, parents)) {
+    if (job.seen.has(pid)) continue;
+    job.seen.set(pid, startTime(pid));
+    found.push(pid);
+  }
+  for (const pid of job.seen.keys()) if (!isAlive(pid)) job.seen.delete(pid);
+  return found;
+}
+
+/** Descendants once seen that still live as the same process (its start time unchanged). */
+function strays(job: Job): number[] {
+  return [...job.seen].filter(([pid, started]) => isAlive(pid) && startTime(pid) === started).map(([pid]) => pid);
 }
 
 /**

@@ -30,13 +30,20 @@ export const taskDetailsSchema = z.object({
 });
 export type TaskDetails = z.infer<typeof taskDetailsSchema>;
 
+/** ECA `ShellCommandDetails` (docs/protocol.md): eca-webview `ChatToolCall.tsx` `isBackground`, eca-emacs `bg?` read `background`. */
+const shellCommandDetailsSchema = z.object({
+  type: z.literal('shellCommand'),
+  commands: z.array(z.object({ command: z.string(), args: z.array(z.string()), approvalKey: z.string().optional(), remembered: z.boolean().optional() })),
+  background: z.boolean().optional(),
+});
+
 const toolCallBase = {
   origin: z.string(),
   id: z.string(),
   name: z.string(),
   server: z.string().optional(),
   summary: z.string().optional(),
-  details: z.discriminatedUnion('type', [fileChangeSchema, taskDetailsSchema]).optional(),
+  details: z.discriminatedUnion('type', [fileChangeSchema, taskDetailsSchema, shellCommandDetailsSchema]).optional(),
 };
 
 export const toolOutputSchema = z.union([z.object({ type: z.literal('text'), text: z.string() }), z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() })]);

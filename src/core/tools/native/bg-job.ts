@@ -7,7 +7,8 @@ import { z } from 'zod';
 import type { Tool } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
 import { defineNativeTool } from '../../../shapes/define-tool.js';
-import { elapsedText, jobName, lineText } from '../../jobs/format.js';
+import { elapsedText, jobName, lineText, newestWithin } from '../../jobs/format.js';
+import { DEFAULT_MAX_OUTPUT_CHARS } from './shell-command.js';
 import type { JobRegistry } from '../../jobs/registry.js';
 
 export const bgJobSchema = z.object({
@@ -15,7 +16,8 @@ export const bgJobSchema = z.object({
   job_id: z.string().min(1).optional().describe('The background job ID (e.g. "job-1"). Required for read_output and kill actions.'),
 });
 
-export function bgJobTool(jobs: JobRegistry): Tool {
+/** `maxOutputChars`: what one `read_output` hands the model at most (its newest part), as a foreground `shell_command`. */
+export function bgJobTool(jobs: JobRegistry, maxOutputChars = DEFAULT_MAX_OUTPUT_CHARS): Tool {
   return defineNativeTool({
     name: 'bg_job',
     description: `Manage background jobs (long-running shell processes).
@@ -35,7 +37,9 @@ Usage notes:
     // Asks by default, as ECA (its default `toolCall.approval.allow` has no `bg_job`): `kill` stops
     // processes. `{"allow": {"bg_job": {"argsMatchers": {"action": ["list", "read_output"]}}}}` lets reads run.
     readOnly: false,
-    mutates: true,
+    // The plan agent may list and read its jobs (ECA's plan agent has `bg_job`), not kill them.
+    mutates: false,
+    mutatesCall: (a) => a.action === 'kill',
     pathArgs: [],
     summary: (a) => {
       const name = a.job_id ? jobName(jobs.get(a.job_id) ?? { id: a.job_id, summary: null }) : undefined;
@@ -47,7 +51,7 @@ Usage notes:
     async run(args) {
       if (args.action === 'list') return list(jobs);
       if (!args.job_id) return textResult(`job_id is required for ${args.action} action.`, true);
-      return args.action === 'read_output' ? readOutput(jobs, args.job_id) : kill(jobs, args.job_id);
+      return args.action === 'read_output' ? readOutput(jobs, args.job_id, maxOutputChars) : kill(jobs, args.job_id);
     },
   });
 }
@@ -58,11 +62,11 @@ function list(jobs: JobRegistry) {
   return textResult(all.map((j) => `- ${jobName(j)} [${j.type}] ${j.status}${j.exitCode !== null ? ` (exit ${j.exitCode})` : ''} | ${elapsedText(j)} | ${j.label}`).join('\n'));
 }
 
-function readOutput(jobs: JobRegistry, id: string) {
+function readOutput(jobs: JobRegistry, id: string, maxOutputChars: number) {
   const out = jobs.read(id);
   const job = jobs.get(id);
   if (!out || !job) return textResult(`Background job ${id} not found.`, true);
-  const body = out.lines.length ? out.lines.map(lineText).join('\n') : '(no new output)';
+  const body = out.lines.length ? newestWithin(out.lines.map(lineText), maxOutputChars) : '(no new output)';
   const exit = out.exitCode !== null ? ` (exit ${out.exitCode})` : '';
   const dropped = out.dropped > 0 ? `\n[${out.dropped} lines dropped from buffer]` : '';
   return textResult(`Job ${jobName(job)} — ${out.status}${exit}${dropped}\n\n${body}`);

@@ -45,7 +45,7 @@ export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
     taskTool(opts.taskLists),
     ...(opts.events ? [readEventStreamTool(opts.events)] : []),
     ...(opts.ask ? [askUserTool(opts.ask)] : []),
-    ...(opts.jobs ? [bgJobTool(opts.jobs)] : []),
+    ...(opts.jobs ? [bgJobTool(opts.jobs, opts.maxOutputChars)] : []),
   ];
 }
 

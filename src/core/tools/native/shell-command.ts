@@ -8,7 +8,7 @@ import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { fsErrorText, notice } from '../../../util/fs-util.js';
 import { runShell } from './shell.js';
 import type { JobRegistry } from '../../jobs/registry.js';
-import { lineText } from '../../jobs/format.js';
+import { lineText, newestWithin } from '../../jobs/format.js';
 
 export const DEFAULT_SHELL_TIMEOUT_SECONDS = 60;
 export const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
@@ -18,9 +18,11 @@ export const shellCommandSchema = z.object({
   command: z.string().min(1).describe('The command line, run by /bin/sh -c (cmd /c on Windows).'),
   working_directory: z.string().min(1).optional().describe('Directory to run in. Default: the first workspace root.'),
   timeout: z.number().positive().max(MAX_TIMEOUT_SECONDS).optional().describe('Seconds before the command is killed.'),
-  // ECA's `background` is a string, the job's description; `true` is accepted for a job without one.
+  // ECA's `background` is a string, the job's description; `true` is accepted for a job without one,
+  // and null (some models send every optional key) means foreground, as ECA's `(if (get …))`.
   background: z
     .union([z.string(), z.boolean()])
+    .nullable()
     .optional()
     .describe("Set to a brief description to run this command in the background (e.g., 'dev-server', 'file-watcher'). Use patchbay__bg_job to read output or kill the process later."),
 });
@@ -30,7 +32,8 @@ const BACKGROUND_USAGE = `
 
 Background execution:
 - Set \`background\` to a brief description for long-running commands that don't terminate on their own (e.g., \`"dev-server"\`, \`"file-watcher"\`): the call returns after about 2 seconds with the job ID and the output so far; the command keeps running (no timeout), in the same working directory and environment.
-- Use \`patchbay__bg_job\` with action \`read_output\` to check its output, or \`kill\` to stop it and every process it started.`;
+- Use \`patchbay__bg_job\` with action \`read_output\` to check its output, or \`kill\` to stop it and every process it started.
+- Do not end a background command with \`&\`: the job is the shell, so it would exit at once and what it left running would be stopped.`;
 
 /** How long a background call waits for the job's first output (ECA `initial-output-wait-ms`). */
 export const INITIAL_OUTPUT_WAIT_MS = 2_000;
@@ -62,7 +65,7 @@ Usage:
     pathArgs: ['working_directory'],
     summary: (a) => {
       // The approval shows this: a background call must say it leaves a process running.
-      if (a.background !== undefined && a.background !== false) {
+      if (isBackground(a.background)) {
         const what = typeof a.background === 'string' && a.background.trim() ? ` "${shorten(a.background)}"` : '';
         return a.command ? `Starting background job${what}: ${shorten(a.command)}` : 'Starting background job';
       }
@@ -75,7 +78,11 @@ Usage:
       } catch (err) {
         return textResult(`Bad working_directory: ${fsErrorText(err, cwd)}`, true);
       }
-      if (args.background !== undefined && args.background !== false) return startJob(opts.jobs, args.command, cwd, args.background, ctx);
+      if (isBackground(args.background)) {
+        // Stopped while the directory was checked: a job started now would outlive the stop (ECA's words).
+        if (ctx.signal.aborted) return textResult('Tool call is stopping, background job not started.', true);
+        return startJob(opts.jobs, args.command, cwd, args.background, ctx, maxOutputChars);
+      }
       const timeout = args.timeout ?? defaultTimeout;
       const r = await runShell(args.command, { cwd, timeoutMs: timeout * 1000, signal: ctx.signal, maxOutputChars });
       if (r.spawnError) return textResult(`Could not start the shell: ${r.spawnError}`, true);
@@ -99,25 +106,37 @@ Usage:
  * ECA `background-shell-command`: start the job, wait up to 2 s for its first output (less if it
  * ends or the call is stopped), and say how to follow it; a job that already failed is an error.
  */
-async function startJob(jobs: JobRegistry | undefined, command: string, cwd: string, background: string | true, ctx: ToolContext): Promise<ToolResult> {
+async function startJob(jobs: JobRegistry | undefined, command: string, cwd: string, background: string | true, ctx: ToolContext, maxOutputChars: number): Promise<ToolResult> {
   if (!jobs) return textResult('Background jobs are not available here: run the command without `background`.', true);
   const started = jobs.start({ command, cwd, chatId: ctx.chatId, ...(typeof background === 'string' ? { summary: background } : {}), ...(ctx.toolCallId ? { toolCallId: ctx.toolCallId } : {}) });
   if (!started.ok) return textResult(started.message, true);
   const id = started.job.id;
   await jobs.settle(id, INITIAL_OUTPUT_WAIT_MS, ctx.signal);
   const out = jobs.read(id);
-  const initial = (out?.lines ?? []).map(lineText).join('\n');
+  const initial = newestWithin((out?.lines ?? []).map(lineText), maxOutputChars);
   if (out?.status === 'killed') return textResult(`Background job ${id} was killed before it had run 2 seconds.\nOutput:\n${initial}`, true);
-  if (out && out.status !== 'running' && out.status !== 'completed') {
+  if (out?.status === 'failed') {
     const code = out.exitCode !== null ? `exit code ${out.exitCode}` : out.status;
     return textResult(`Background job ${id} failed immediately (${code}).\nOutput:\n${initial}`, true);
   }
-  return textResult(
+  // Ended within the wait (often a command ending in `&`): calling it started would hide that what it left running is gone.
+  if (out?.status === 'completed') {
+    return textResult(
+      `Background job ${id} already exited (exit ${out.exitCode ?? 0}); processes it left running were stopped; do not end a background command with \`&\`.` + (initial ? `\nOutput:\n${initial}` : ''),
+    );
+  }
+  const result = textResult(
     `Background job ${id} started.\nCommand: ${command}\nWorking directory: ${cwd}\n` +
       `Use patchbay__bg_job with action "read_output" and job_id "${id}" to check output.\n` +
       `Use patchbay__bg_job with action "kill" and job_id "${id}" to stop it.` +
       (initial ? `\n\nInitial output:\n${initial}` : ''),
   );
+  // On the call's result, so the plugins show it as a running job and link it (by tool call id) to the Jobs panel.
+  return { ...result, details: { type: 'shellCommand', commands: [], background: true } };
+}
+
+function isBackground(b: string | boolean | null | undefined): b is string | true {
+  return b !== undefined && b !== null && b !== false;
 }
 
 /** One line of at most 80 characters, for the chat's summary of the call. */

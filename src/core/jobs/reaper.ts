@@ -1,0 +1,134 @@
+/**
+ * The jobs' guard against a server that dies without cleaning up (SIGKILL, a crash, the OOM
+ * killer): a tiny detached process whose stdin is a pipe from the server. The server tells it the
+ * live job groups and escaped descendants (each with its start time, against pid reuse); when the
+ * pipe reaches EOF — the kernel closes it however the server ends — it SIGTERMs what is still
+ * there, SIGKILLs what is left a second later, and exits. A dispose that stopped everything
+ * leaves it nothing to do. With a ledger directory, the same is also written to a file
+ * (`ledger.ts`) for a server that dies with its reaper.
+ *
+ * Protocol, one line each: `g <job> <pgid> <start>` (a process group), `p <job> <pid> <start>`
+ * (one process), `d <job>` (forget the job). `<start>` is `-` where the system has no start time.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { errorMessage, logger } from '../../util/log.js';
+import { JobLedger, type GuardTarget } from './ledger.js';
+
+const log = logger('jobs');
+
+/**
+ * Run by `node -e`: no files to find beside the bundle. A group whose leader is gone is still
+ * ours (Linux does not hand out a pid still in use as a group id); a lone pid is signalled only
+ * when its start time proves it is the same process.
+ */
+const SCRIPT = String.raw`
+const fs = require('fs');
+const targets = new Map();
+const startOf = (pid) => {
+  try {
+    const s = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+    return s.slice(s.lastIndexOf(')') + 2).split(' ')[19];
+  } catch { return undefined; }
+};
+const ours = (t) => {
+  const now = startOf(t.pid);
+  if (t.group) return now === undefined || t.start === '-' || now === t.start;
+  return now !== undefined && now === t.start;
+};
+const alive = (t) => { try { process.kill(t.group ? -t.pid : t.pid, 0); return true; } catch { return false; } };
+const signal = (list, sig) => { for (const t of list) { try { process.kill(t.group ? -t.pid : t.pid, sig); } catch {} } };
+let buf = '';
+let reaping = false;
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (d) => {
+  buf += d;
+  for (let i; (i = buf.indexOf('\n')) >= 0; buf = buf.slice(i + 1)) {
+    const [op, job, pid, start] = buf.slice(0, i).split(' ');
+    if (op === 'd') { for (const k of targets.keys()) if (k.startsWith(job + ' ')) targets.delete(k); }
+    else if ((op === 'g' || op === 'p') && Number(pid) > 1) targets.set(job + ' ' + op + pid, { group: op === 'g', pid: Number(pid), start: start || '-' });
+  }
+});
+const reap = () => {
+  if (reaping) return;
+  reaping = true;
+  const list = [...targets.values()].filter((t) => alive(t) && ours(t));
+  if (!list.length) process.exit(0);
+  signal(list, 'SIGTERM');
+  const end = Date.now() + 1000;
+  const tick = setInterval(() => {
+    const left = list.filter(alive);
+    if (left.length && Date.now() < end) return;
+    clearInterval(tick);
+    signal(left.filter(ours), 'SIGKILL');
+    process.exit(0);
+  }, 50);
+};
+process.stdin.on('end', reap);
+process.stdin.on('error', reap);
+`;
+
+export class JobReaper {
+  private child: ChildProcess | undefined;
+  private closed = false;
+  private readonly ledger: JobLedger | undefined;
+  /** What the reaper was told, by job (the ledger's copy). */
+  private readonly targets = new Map<string, GuardTarget[]>();
+
+  /** `ledgerDir`: where records are kept; what dead servers left there is stopped now. */
+  constructor(ledgerDir?: string) {
+    if (!ledgerDir || process.platform === 'win32') return;
+    JobLedger.sweep(ledgerDir);
+    this.ledger = new JobLedger(ledgerDir);
+  }
+
+  /** Watch a job's process group (`pgid`, the job shell's pid) or some of its processes. */
+  track(job: string, kind: 'group' | 'pid', pids: Array<{ pid: number; start: string | undefined }>): void {
+    if (!pids.length || this.closed) return;
+    this.send(pids.map((p) => `${kind === 'group' ? 'g' : 'p'} ${job} ${p.pid} ${p.start ?? '-'}\n`).join(''));
+    const list = this.targets.get(job) ?? [];
+    list.push(...pids.map((p) => ({ job, kind, pid: p.pid, ...(p.start ? { start: p.start } : {}) })));
+    this.targets.set(job, list);
+    this.ledger?.write([...this.targets.values()].flat());
+  }
+
+  /** The job's processes are gone: nothing to do for it at EOF. */
+  forget(job: string): void {
+    if (!this.targets.delete(job) || this.closed) return;
+    this.send(`d ${job}\n`);
+    this.ledger?.write([...this.targets.values()].flat());
+  }
+
+  /** The server's own end, its jobs stopped: EOF now (the reaper stops what is left, if anything, and exits). */
+  close(): void {
+    this.closed = true;
+    this.child?.stdin?.end();
+    this.ledger?.remove();
+  }
+
+  /** The reaper's pid (tests), once a job was tracked. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  private send(text: string): void {
+    if (this.closed || process.platform === 'win32') return;
+    const child = this.ensure();
+    if (child.stdin?.writable) child.stdin.write(text);
+  }
+
+  /** Started at the first job: a server that runs none has no reaper. */
+  private ensure(): ChildProcess {
+    if (this.child) return this.child;
+    // Its own session: a terminal's Ctrl-C or hang-up that ends the server does not end it too.
+    // Named in `ps` by its last argument; in `/`, so it holds no workspace directory busy.
+    const child = spawn(process.execPath, ['-e', SCRIPT, 'patchbay-job-reaper'], { cwd: '/', stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    child.on('error', (e) => log.warn(`job reaper: ${errorMessage(e)}`));
+    child.stdin?.on('error', () => {});
+    // Neither it nor its pipe keeps the server running.
+    child.unref();
+    (child.stdin as Socket | null)?.unref?.();
+    this.child = child;
+    return child;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The reaper's fallback (src/core/jobs/ledger.ts): what a server that died with its reaper left
+ * running is stopped by the next server's sweep, only where the record still names the same
+ * processes (start times against pid reuse), and never a live server's.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { JobLedger } from '../../src/core/jobs/ledger.js';
+import { JobReaper } from '../../src/core/jobs/reaper.js';
+import { isAlive } from '../../src/util/pid.js';
+import { startTime } from '../../src/util/process-tree.js';
+import { removeDir, tempDir } from './tools-helpers.js';
+
+const dirs: string[] = [];
+const pids: number[] = [];
+afterEach(async () => {
+  for (const pid of pids.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone, as it should be */
+    }
+  }
+  await Promise.all(dirs.splice(0).map(removeDir));
+});
+
+async function until(ok: () => boolean, what: string, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !ok();) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A `sleep` in a process group of its own, as a job is. */
+function sleeper(): number {
+  const c = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
+  c.unref();
+  pids.push(c.pid!);
+  return c.pid!;
+}
+
+describe.runIf(process.platform === 'linux')('JobLedger', () => {
+  it("a dead server's record: its groups and same-start pids are SIGKILLed, a reused pid is not; the record goes", async () => {
+    const dir = await tempDir('pb-ledger-');
+    dirs.push(dir);
+    const dead = spawnSync('true').pid!;
+    const group = sleeper();
+    const reused = sleeper();
+    writeFileSync(
+      join(dir, `${dead}.json`),
+      JSON.stringify({
+        server: { pid: dead, start: '1' },
+        targets: [
+          { job: 'job-1', kind: 'group', pid: group, start: startTime(group) },
+          // The same pid, another start time: an unrelated process now.
+          { job: 'job-2', kind: 'pid', pid: reused, start: '1' },
+        ],
+      }),
+    );
+    expect(JobLedger.sweep(dir)).toBe(1);
+    await until(() => !isAlive(group), 'the group to be stopped');
+    expect(isAlive(reused)).toBe(true);
+    expect(existsSync(join(dir, `${dead}.json`))).toBe(false);
+  });
+
+  it("a live server's record is left alone; a record that is not one is dropped", async () => {
+    const dir = await tempDir('pb-ledger-');
+    dirs.push(dir);
+    const group = sleeper();
+    const live = new JobLedger(dir);
+    live.write([{ job: 'job-1', kind: 'group', pid: group, start: startTime(group) }]);
+    writeFileSync(join(dir, '12345.json'), '{not json');
+    expect(JobLedger.sweep(dir)).toBe(0);
+    expect(isAlive(group)).toBe(true);
+    expect(JSON.parse(readFileSync(join(dir, `${process.pid}.json`), 'utf8')).targets).toHaveLength(1);
+    expect(existsSync(join(dir, '12345.json'))).toBe(false);
+    live.remove();
+    expect(existsSync(join(dir, `${process.pid}.json`))).toBe(false);
+  });
+
+  it('the reaper writes what it is told and removes the record at a clean close', async () => {
+    const dir = await tempDir('pb-ledger-');
+    dirs.push(dir);
+    mkdirSync(dir, { recursive: true });
+    const reaper = new JobReaper(dir);
+    const group = sleeper();
+    reaper.track('job-1', 'group', [{ pid: group, start: startTime(group) }]);
+    const file = join(dir, `${process.pid}.json`);
+    expect(JSON.parse(readFileSync(file, 'utf8')).targets).toEqual([{ job: 'job-1', kind: 'group', pid: group, start: startTime(group) }]);
+    reaper.forget('job-1');
+    expect(JSON.parse(readFileSync(file, 'utf8')).targets).toEqual([]);
+    reaper.close();
+    expect(existsSync(file)).toBe(false);
+    // Told nothing live at its EOF, the reaper exits and stops nothing.
+    await until(() => !isAlive(reaper.pid!), 'the reaper to exit');
+    expect(isAlive(group)).toBe(true);
+  });
+
+  it('at EOF the reaper stops a group it was told of and not told to forget, SIGKILL for one that ignores SIGTERM', async () => {
+    const dir = await tempDir('pb-ledger-');
+    dirs.push(dir);
+    const reaper = new JobReaper(dir);
+    const c = spawn('/bin/sh', ['-c', "trap '' TERM; while true; do sleep 0.1; done"], { detached: true, stdio: 'ignore' });
+    c.unref();
+    pids.push(c.pid!);
+    await until(() => startTime(c.pid!) !== undefined, 'the shell');
+    reaper.track('job-1', 'group', [{ pid: c.pid!, start: startTime(c.pid!) }]);
+    reaper.close();
+    await until(() => !isAlive(c.pid!), 'the stubborn group to be stopped');
+    await until(() => !isAlive(reaper.pid!), 'the reaper to exit');
+  });
+});
