@@ -706,7 +706,8 @@ export class Workspace {
   forceClose(): void {
     // Jobs first: their process groups may hold processes no longer our descendants (their parent exited).
     this.jobs.forceClose();
-    killDescendantsNow();
+    // The reaper has just been sent its EOF: killed now, it could not stop what escaped us.
+    killDescendantsNow([this.jobs.reaperPid]);
     for (const p of this.all()) {
       try {
         p.forceClose?.();

@@ -68,9 +68,33 @@ export function startTime(pid: number): string | undefined {
   }
 }
 
-/** SIGKILL to every descendant of this process, at once: the last resort of a shutdown that ran late. */
-export function killDescendantsNow(): void {
-  for (const p of descendants(process.pid)) {
+/**
+ * This boot's id (Linux): a pid or start time recorded in another boot names some other process.
+ * undefined off Linux.
+ */
+export function bootId(): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * SIGKILL to every descendant of this process, at once: the last resort of a shutdown that ran
+ * late. `spare` (the job reaper) and what runs under it are left: it must live to read its EOF.
+ */
+export function killDescendantsNow(spare: Array<number | undefined> = []): void {
+  const parents = parentMap();
+  const skip = new Set<number>();
+  for (const pid of spare) {
+    if (!pid) continue;
+    skip.add(pid);
+    for (const d of descendants(pid, parents)) skip.add(d);
+  }
+  for (const p of descendants(process.pid, parents)) {
+    if (skip.has(p)) continue;
     try {
       process.kill(p, 'SIGKILL');
     } catch {

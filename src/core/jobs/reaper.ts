@@ -8,7 +8,8 @@
  * (`ledger.ts`) for a server that dies with its reaper.
  *
  * Protocol, one line each: `g <job> <pgid> <start>` (a process group), `p <job> <pid> <start>`
- * (one process), `d <job>` (forget the job). `<start>` is `-` where the system has no start time.
+ * (one process), `r <job> <pid>` (that process is gone), `d <job>` (forget the job). `<start>` is
+ * `-` where the system has no start time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
@@ -18,9 +19,10 @@ import { JobLedger, type GuardTarget } from './ledger.js';
 const log = logger('jobs');
 
 /**
- * Run by `node -e`: no files to find beside the bundle. A group whose leader is gone is still
- * ours (Linux does not hand out a pid still in use as a group id); a lone pid is signalled only
- * when its start time proves it is the same process.
+ * Run by `node -e`: no files to find beside the bundle. A target is signalled only while its
+ * start time (a group: its leader's) is known and unchanged: a group whose leader is gone, or a
+ * system without /proc, gets nothing (a live process wrongly killed is worse than one left).
+ * argv[1]: the ledger record, deleted once reaped.
  */
 const SCRIPT = String.raw`
 const fs = require('fs');
@@ -33,8 +35,12 @@ const startOf = (pid) => {
 };
 const ours = (t) => {
   const now = startOf(t.pid);
-  if (t.group) return now === undefined || t.start === '-' || now === t.start;
-  return now !== undefined && now === t.start;
+  return now !== undefined && t.start !== '-' && now === t.start;
+};
+const record = process.argv[1] !== '-' ? process.argv[1] : undefined;
+const exit = () => {
+  if (record) { try { fs.rmSync(record, { force: true }); } catch {} }
+  process.exit(0);
 };
 const alive = (t) => { try { process.kill(t.group ? -t.pid : t.pid, 0); return true; } catch { return false; } };
 const signal = (list, sig) => { for (const t of list) { try { process.kill(t.group ? -t.pid : t.pid, sig); } catch {} } };
@@ -46,6 +52,7 @@ process.stdin.on('data', (d) => {
   for (let i; (i = buf.indexOf('\n')) >= 0; buf = buf.slice(i + 1)) {
     const [op, job, pid, start] = buf.slice(0, i).split(' ');
     if (op === 'd') { for (const k of targets.keys()) if (k.startsWith(job + ' ')) targets.delete(k); }
+    else if (op === 'r') targets.delete(job + ' p' + pid);
     else if ((op === 'g' || op === 'p') && Number(pid) > 1) targets.set(job + ' ' + op + pid, { group: op === 'g', pid: Number(pid), start: start || '-' });
   }
 });
@@ -53,7 +60,7 @@ const reap = () => {
   if (reaping) return;
   reaping = true;
   const list = [...targets.values()].filter((t) => alive(t) && ours(t));
-  if (!list.length) process.exit(0);
+  if (!list.length) exit();
   signal(list, 'SIGTERM');
   const end = Date.now() + 1000;
   const tick = setInterval(() => {
@@ -61,19 +68,23 @@ const reap = () => {
     if (left.length && Date.now() < end) return;
     clearInterval(tick);
     signal(left.filter(ours), 'SIGKILL');
-    process.exit(0);
+    exit();
   }, 50);
 };
 process.stdin.on('end', reap);
 process.stdin.on('error', reap);
 `;
 
+/** Ledger writes are at most this often: a job spawning a child every second must not rewrite it every second. */
+const LEDGER_DEBOUNCE_MS = 1_500;
+
 export class JobReaper {
   private child: ChildProcess | undefined;
   private closed = false;
   private readonly ledger: JobLedger | undefined;
-  /** What the reaper was told, by job (the ledger's copy). */
+  /** What the reaper was told and still holds, by job: the ledger's copy (only live targets). */
   private readonly targets = new Map<string, GuardTarget[]>();
+  private ledgerTimer: NodeJS.Timeout | undefined;
 
   /** `ledgerDir`: where records are kept; what dead servers left there is stopped now. */
   constructor(ledgerDir?: string) {
@@ -86,29 +97,66 @@ export class JobReaper {
   track(job: string, kind: 'group' | 'pid', pids: Array<{ pid: number; start: string | undefined }>): void {
     if (!pids.length || this.closed) return;
     this.send(pids.map((p) => `${kind === 'group' ? 'g' : 'p'} ${job} ${p.pid} ${p.start ?? '-'}\n`).join(''));
-    const list = this.targets.get(job) ?? [];
+    const list = (this.targets.get(job) ?? []).filter((t) => t.kind !== kind || !pids.some((p) => p.pid === t.pid));
     list.push(...pids.map((p) => ({ job, kind, pid: p.pid, ...(p.start ? { start: p.start } : {}) })));
     this.targets.set(job, list);
-    this.ledger?.write([...this.targets.values()].flat());
+    this.saveSoon();
+  }
+
+  /** Processes of the job (not its group) that are gone: the reaper and the record drop them. */
+  untrack(job: string, pids: number[]): void {
+    const list = this.targets.get(job);
+    if (!list || !pids.length || this.closed) return;
+    this.send(pids.map((pid) => `r ${job} ${pid}\n`).join(''));
+    this.targets.set(
+      job,
+      list.filter((t) => t.kind !== 'pid' || !pids.includes(t.pid)),
+    );
+    this.saveSoon();
   }
 
   /** The job's processes are gone: nothing to do for it at EOF. */
   forget(job: string): void {
     if (!this.targets.delete(job) || this.closed) return;
     this.send(`d ${job}\n`);
-    this.ledger?.write([...this.targets.values()].flat());
+    this.saveSoon();
   }
 
   /** The server's own end, its jobs stopped: EOF now (the reaper stops what is left, if anything, and exits). */
   close(): void {
     this.closed = true;
+    clearTimeout(this.ledgerTimer);
+    this.ledgerTimer = undefined;
     this.child?.stdin?.end();
     this.ledger?.remove();
   }
 
-  /** The reaper's pid (tests), once a job was tracked. */
+  /** Writes the ledger now if a write is pending (tests; the timer does it otherwise). */
+  flush(): void {
+    if (!this.ledgerTimer) return;
+    clearTimeout(this.ledgerTimer);
+    this.ledgerTimer = undefined;
+    if (!this.closed) this.ledger?.write([...this.targets.values()].flat());
+  }
+
+  /** The reaper's pid, once a job was tracked (a forced shutdown must spare it: it has to read its EOF). */
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /** The record as it was told (tests). */
+  tracked(): GuardTarget[] {
+    return [...this.targets.values()].flat();
+  }
+
+  /** The ledger's path, where there is one (tests). */
+  get ledgerFile(): string | undefined {
+    return this.ledger?.file;
+  }
+
+  private saveSoon(): void {
+    if (!this.ledger || this.ledgerTimer) return;
+    this.ledgerTimer = setTimeout(() => this.flush(), LEDGER_DEBOUNCE_MS).unref();
   }
 
   private send(text: string): void {
@@ -121,8 +169,12 @@ export class JobReaper {
   private ensure(): ChildProcess {
     if (this.child) return this.child;
     // Its own session: a terminal's Ctrl-C or hang-up that ends the server does not end it too.
-    // Named in `ps` by its last argument; in `/`, so it holds no workspace directory busy.
-    const child = spawn(process.execPath, ['-e', SCRIPT, 'patchbay-job-reaper'], { cwd: '/', stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    // Named in `ps` by its last argument; in `/`, so it holds no workspace directory busy. No
+    // NODE_OPTIONS: a --require or --inspect meant for the server has no business in it.
+    const env = { ...process.env };
+    delete env.NODE_OPTIONS;
+    const args = ['-e', SCRIPT, this.ledger?.file ?? '-', 'patchbay-job-reaper'];
+    const child = spawn(process.execPath, args, { cwd: '/', env, stdio: ['pipe', 'ignore', 'ignore'], detached: true });
     child.on('error', (e) => log.warn(`job reaper: ${errorMessage(e)}`));
     child.stdin?.on('error', () => {});
     // Neither it nor its pipe keeps the server running.

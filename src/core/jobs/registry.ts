@@ -271,7 +271,7 @@ export class JobRegistry {
     // The shell may be gone while its group lives on: SIGKILL whatever is left, now, before we exit.
     for (const t of trees) {
       signalTree(t.job.child, 'SIGKILL', t.pids.filter(isAlive), !t.job.reaped);
-      t.job.reaped = true;
+      this.reaped(t.job);
     }
     this.opts.reaper?.close();
   }
@@ -287,6 +287,11 @@ export class JobRegistry {
       if (j.info.status === 'running' || groupOf(j) !== undefined || pids.some(isAlive)) signalTree(j.child, 'SIGKILL', pids, !j.reaped);
     }
     this.opts.reaper?.close();
+  }
+
+  /** The reaper's pid, once it runs: a forced shutdown's last SIGKILL sweep must spare it. */
+  get reaperPid(): number | undefined {
+    return this.opts.reaper?.pid;
   }
 
   private running(): Job[] {
@@ -308,21 +313,24 @@ export class JobRegistry {
     else this.reaped(job);
   }
 
-  /** Nothing of the job is left to signal: its group id may be reused from now on. */
+  /** Nothing of the job is left to signal: its group id and its descendants' pids may be reused from now on. */
   private reaped(job: Job): void {
     job.reaped = true;
+    job.seen.clear();
     this.opts.reaper?.forget(job.info.id);
   }
 
-  /** Looks up the running job's descendants; the reaper learns the new ones. */
+  /** Looks up the running job's descendants; the reaper learns the new ones and forgets the dead. */
   private rescan(job: Job, parents?: Map<number, number>): void {
-    const found = scan(job, parents);
+    if (job.reaped) return;
+    const { found, gone } = scan(job, parents);
     if (found.length)
       this.opts.reaper?.track(
         job.info.id,
         'pid',
         found.map((pid) => ({ pid, start: job.seen.get(pid) })),
       );
+    if (gone.length) this.opts.reaper?.untrack(job.info.id, gone);
   }
 
   /** A job just stopped running: it counts among the finished, and its end is told once its output is read. */
@@ -393,23 +401,34 @@ function treeOf(child: ChildProcess, parents?: Map<number, number>): number[] {
   return child.pid && child.exitCode === null && child.signalCode === null ? descendants(child.pid, parents) : [];
 }
 
-/** Remembers the running job's descendants with their start times, and forgets the dead; returns the new ones. */
-function scan(job: Job, parents?: Map<number, number>): number[] {
+/**
+ * Remembers the running job's descendants with their start times, and forgets the dead (or
+ * reused: another start time); returns the new ones and the forgotten.
+ */
+function scan(job: Job, parents?: Map<number, number>): { found: number[]; gone: number[] } {
   job.lastScan = Date.now();
-  if (process.platform === 'win32') return [];
+  if (process.platform === 'win32') return { found: [], gone: [] };
+  const gone: number[] = [];
+  for (const [pid, started] of job.seen) {
+    if (isAlive(pid) && startTime(pid) === started) continue;
+    job.seen.delete(pid);
+    gone.push(pid);
+  }
   const found: number[] = [];
   for (const pid of treeOf(job.child, parents)) {
     if (job.seen.has(pid)) continue;
     job.seen.set(pid, startTime(pid));
     found.push(pid);
   }
-  for (const pid of job.seen.keys()) if (!isAlive(pid)) job.seen.delete(pid);
-  return found;
+  return { found, gone };
 }
 
-/** Descendants once seen that still live as the same process (its start time unchanged). */
+/**
+ * Descendants once seen that still live as the same process: the start time known and unchanged.
+ * Where there is none (off Linux) there are no strays: only the live tree is signalled.
+ */
 function strays(job: Job): number[] {
-  return [...job.seen].filter(([pid, started]) => isAlive(pid) && startTime(pid) === started).map(([pid]) => pid);
+  return [...job.seen].filter(([pid, started]) => started !== undefined && isAlive(pid) && startTime(pid) === started).map(([pid]) => pid);
 }
 
 /**
