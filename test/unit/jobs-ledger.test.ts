@@ -4,13 +4,13 @@
  * processes (start times against pid reuse), and never a live server's.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobLedger } from '../../src/core/jobs/ledger.js';
 import { JobReaper } from '../../src/core/jobs/reaper.js';
 import { isAlive } from '../../src/util/pid.js';
-import { startTime } from '../../src/util/process-tree.js';
+import { bootId, isZombie, startTime } from '../../src/util/process-tree.js';
 import { removeDir, tempDir } from './tools-helpers.js';
 
 const dirs: string[] = [];
@@ -52,6 +52,7 @@ describe.runIf(process.platform === 'linux')('JobLedger', () => {
       join(dir, `${dead}.json`),
       JSON.stringify({
         server: { pid: dead, start: '1' },
+        boot: bootId(),
         targets: [
           { job: 'job-1', kind: 'group', pid: group, start: startTime(group) },
           // The same pid, another start time: an unrelated process now.
@@ -74,10 +75,10 @@ describe.runIf(process.platform === 'linux')('JobLedger', () => {
     writeFileSync(join(dir, '12345.json'), '{not json');
     expect(JobLedger.sweep(dir)).toBe(0);
     expect(isAlive(group)).toBe(true);
-    expect(JSON.parse(readFileSync(join(dir, `${process.pid}.json`), 'utf8')).targets).toHaveLength(1);
+    expect(JSON.parse(readFileSync(live.file, 'utf8')).targets).toHaveLength(1);
     expect(existsSync(join(dir, '12345.json'))).toBe(false);
     live.remove();
-    expect(existsSync(join(dir, `${process.pid}.json`))).toBe(false);
+    expect(existsSync(live.file)).toBe(false);
   });
 
   it('the reaper writes what it is told and removes the record at a clean close', async () => {
@@ -87,10 +88,13 @@ describe.runIf(process.platform === 'linux')('JobLedger', () => {
     const reaper = new JobReaper(dir);
     const group = sleeper();
     reaper.track('job-1', 'group', [{ pid: group, start: startTime(group) }]);
-    const file = join(dir, `${process.pid}.json`);
+    const file = reaper.ledgerFile!;
+    // Debounced: written by the timer (or a flush), not at every change.
+    expect(existsSync(file)).toBe(false);
+    reaper.flush();
     expect(JSON.parse(readFileSync(file, 'utf8')).targets).toEqual([{ job: 'job-1', kind: 'group', pid: group, start: startTime(group) }]);
     reaper.forget('job-1');
-    expect(JSON.parse(readFileSync(file, 'utf8')).targets).toEqual([]);
+    await until(() => JSON.parse(readFileSync(file, 'utf8')).targets.length === 0, 'the debounced write', 5_000);
     reaper.close();
     expect(existsSync(file)).toBe(false);
     // Told nothing live at its EOF, the reaper exits and stops nothing.
@@ -110,5 +114,81 @@ describe.runIf(process.platform === 'linux')('JobLedger', () => {
     reaper.close();
     await until(() => !isAlive(c.pid!), 'the stubborn group to be stopped');
     await until(() => !isAlive(reaper.pid!), 'the reaper to exit');
+  });
+
+  it('a group whose leader is gone, a target without a start time, and a record from another boot (or none) are left alone; such records go', async () => {
+    const dir = await tempDir('pb-ledger-');
+    dirs.push(dir);
+    // The leader (sh) exits at once; its sleep lives on in the group the record names.
+    const sh = spawn('/bin/sh', ['-c', 'sleep 300 & echo $!; read x'], { detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
+    const member = Number(await new Promise<string>((r) => sh.stdout!.once('data', (d: Buffer) => r(d.toString()))));
+    pids.push(member);
+    const leaderStart = startTime(sh.pid!);
+    sh.stdin!.end();
+    await new Promise((r) => sh.once('exit', r));
+    const plain = sleeper();
+    const other = sleeper();
+    const dead = spawnSync('true').pid!;
+    const record = (boot: string | undefined, targets: object[]) => JSON.stringify({ server: { pid: dead, start: '1' }, ...(boot ? { boot } : {}), targets });
+    writeFileSync(
+      join(dir, `${dead}.json`),
+      record(bootId(), [
+        { job: 'job-1', kind: 'group', pid: sh.pid, start: leaderStart },
+        { job: 'job-2', kind: 'group', pid: plain },
+        { job: 'job-2', kind: 'pid', pid: plain },
+      ]),
+    );
+    writeFileSync(join(dir, `${dead}-b.json`), record('another-boot', [{ job: 'job-3', kind: 'group', pid: other, start: startTime(other) }]));
+    writeFileSync(join(dir, `${dead}-c.json`), record(undefined, [{ job: 'job-4', kind: 'pid', pid: other, start: startTime(other) }]));
+    writeFileSync(join(dir, `${dead}-d.json.tmp`), '{"server"');
+    expect(JobLedger.sweep(dir)).toBe(0);
+    // Orphaned, a killed member may linger as a zombie: that is not alive.
+    expect(isAlive(member) && !isZombie(member)).toBe(true);
+    expect(isAlive(plain)).toBe(true);
+    expect(isAlive(other)).toBe(true);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('several ledgers in one process keep separate records: removing one leaves the other', async () => {
+    const dir = await tempDir('pb-ledger-');
+    dirs.push(dir);
+    const a = new JobLedger(dir);
+    const b = new JobLedger(dir);
+    a.write([]);
+    b.write([]);
+    expect(a.file).not.toBe(b.file);
+    a.remove();
+    expect(existsSync(b.file)).toBe(true);
+    b.remove();
+  });
+
+  it('the reaper deletes the record once it has reaped at EOF (the server died without its clean close)', async () => {
+    const dir = await tempDir('pb-ledger-');
+    dirs.push(dir);
+    const reaper = new JobReaper(dir);
+    const group = sleeper();
+    reaper.track('job-1', 'group', [{ pid: group, start: startTime(group) }]);
+    reaper.flush();
+    expect(existsSync(reaper.ledgerFile!)).toBe(true);
+    // What the kernel does when the server dies: the pipe's write end closes, and close() never runs.
+    (reaper as unknown as { child: { stdin: { end(): void } } }).child.stdin.end();
+    await until(() => !isAlive(group), 'the group to be stopped');
+    await until(() => !existsSync(reaper.ledgerFile!), 'the record to be deleted');
+    await until(() => !isAlive(reaper.pid!), 'the reaper to exit');
+  });
+
+  it('the reaper leaves a group alone whose leader is gone at EOF', async () => {
+    const dir = await tempDir('pb-ledger-');
+    dirs.push(dir);
+    const reaper = new JobReaper(dir);
+    const sh = spawn('/bin/sh', ['-c', 'sleep 300 & echo $!; read x'], { detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
+    const member = Number(await new Promise<string>((r) => sh.stdout!.once('data', (d: Buffer) => r(d.toString()))));
+    pids.push(member);
+    reaper.track('job-1', 'group', [{ pid: sh.pid!, start: startTime(sh.pid!) }]);
+    sh.stdin!.end();
+    await new Promise((r) => sh.once('exit', r));
+    reaper.close();
+    await until(() => !isAlive(reaper.pid!), 'the reaper to exit');
+    expect(isAlive(member) && !isZombie(member)).toBe(true);
   });
 });
