@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ENDED_TAIL_CHARS, JobRegistry, jobEndedText } from '../../src/core/jobs/index.js';
+import { ENDED_TAIL_CHARS, JobReaper, JobRegistry, jobEndedText } from '../../src/core/jobs/index.js';
 import { isAlive } from '../../src/util/pid.js';
 import { removeDir, tempDir } from './tools-helpers.js';
 
@@ -139,5 +139,20 @@ describe('JobRegistry', () => {
     await new Promise((r) => setTimeout(r, 300)); // a scan has seen it
     expect(jobs.kill(killed.id)).toBe(true);
     await until(() => !isAlive(escaped2), "the killed job's escaped sleep to be stopped");
+  });
+
+  it('a job that starts a short-lived child every scan keeps what the reaper holds to the live ones (dead pids are dropped)', async () => {
+    const reaper = new JobReaper();
+    let told = 0;
+    const track = reaper.track.bind(reaper);
+    reaper.track = (job, kind, pids) => {
+      if (kind === 'pid') told += pids.length;
+      track(job, kind, pids);
+    };
+    const { cwd, jobs } = await setup({ graceMs: 200, scanMs: 30, reaper });
+    started(jobs.start({ command: 'while true; do sleep 0.05; done', cwd, chatId: 'c' }));
+    await until(() => told >= 10, 'ten short-lived children to be seen');
+    // The group plus the child alive now (and at most one the last scan has not seen die).
+    expect(reaper.tracked().length).toBeLessThanOrEqual(3);
   });
 });
