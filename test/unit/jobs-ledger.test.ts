@@ -191,4 +191,32 @@ describe.runIf(process.platform === 'linux')('JobLedger', () => {
     await until(() => !isAlive(reaper.pid!), 'the reaper to exit');
     expect(isAlive(member) && !isZombie(member)).toBe(true);
   });
+
+  it('with no job left for idleMs the reaper exits (no NODE_OPTIONS in its env); the next job starts a new one', async () => {
+    const saved = process.env.NODE_OPTIONS;
+    process.env.NODE_OPTIONS = '--no-warnings';
+    let reaper: JobReaper;
+    try {
+      reaper = new JobReaper(undefined, { idleMs: 100 });
+      const group = sleeper();
+      reaper.track('job-1', 'group', [{ pid: group, start: startTime(group) }]);
+    } finally {
+      if (saved === undefined) delete process.env.NODE_OPTIONS;
+      else process.env.NODE_OPTIONS = saved;
+    }
+    const first = reaper.pid!;
+    expect(
+      readFileSync(`/proc/${first}/environ`, 'utf8')
+        .split('\0')
+        .some((e) => e.startsWith('NODE_OPTIONS=')),
+    ).toBe(false);
+    reaper.forget('job-1');
+    await until(() => !isAlive(first), 'the idle reaper to exit');
+    const next = sleeper();
+    reaper.track('job-2', 'group', [{ pid: next, start: startTime(next) }]);
+    expect(reaper.pid).not.toBe(first);
+    expect(isAlive(reaper.pid!)).toBe(true);
+    reaper.close();
+    await until(() => !isAlive(next), 'the second job to be stopped by the new reaper');
+  });
 });

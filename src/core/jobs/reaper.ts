@@ -22,7 +22,7 @@ const log = logger('jobs');
  * Run by `node -e`: no files to find beside the bundle. A target is signalled only while its
  * start time (a group: its leader's) is known and unchanged: a group whose leader is gone, or a
  * system without /proc, gets nothing (a live process wrongly killed is worse than one left).
- * argv[1]: the ledger record, deleted once reaped.
+ * argv[1]: the ledger record, deleted once it has reaped something (the server is gone then).
  */
 const SCRIPT = String.raw`
 const fs = require('fs');
@@ -60,7 +60,8 @@ const reap = () => {
   if (reaping) return;
   reaping = true;
   const list = [...targets.values()].filter((t) => alive(t) && ours(t));
-  if (!list.length) exit();
+  // Nothing to stop: the record is the server's (an idle EOF; its clean end deletes it).
+  if (!list.length) process.exit(0);
   signal(list, 'SIGTERM');
   const end = Date.now() + 1000;
   const tick = setInterval(() => {
@@ -77,6 +78,8 @@ process.stdin.on('error', reap);
 
 /** Ledger writes are at most this often: a job spawning a child every second must not rewrite it every second. */
 const LEDGER_DEBOUNCE_MS = 1_500;
+/** With no job left to watch for this long, the reaper is sent its EOF; the next job starts a new one. */
+const IDLE_MS = 60_000;
 
 export class JobReaper {
   private child: ChildProcess | undefined;
@@ -85,9 +88,12 @@ export class JobReaper {
   /** What the reaper was told and still holds, by job: the ledger's copy (only live targets). */
   private readonly targets = new Map<string, GuardTarget[]>();
   private ledgerTimer: NodeJS.Timeout | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly idleMs: number;
 
   /** `ledgerDir`: where records are kept; what dead servers left there is stopped now. */
-  constructor(ledgerDir?: string) {
+  constructor(ledgerDir?: string, opts: { idleMs?: number } = {}) {
+    this.idleMs = opts.idleMs ?? IDLE_MS;
     if (!ledgerDir || process.platform === 'win32') return;
     JobLedger.sweep(ledgerDir);
     this.ledger = new JobLedger(ledgerDir);
@@ -96,6 +102,8 @@ export class JobReaper {
   /** Watch a job's process group (`pgid`, the job shell's pid) or some of its processes. */
   track(job: string, kind: 'group' | 'pid', pids: Array<{ pid: number; start: string | undefined }>): void {
     if (!pids.length || this.closed) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
     this.send(pids.map((p) => `${kind === 'group' ? 'g' : 'p'} ${job} ${p.pid} ${p.start ?? '-'}\n`).join(''));
     const list = (this.targets.get(job) ?? []).filter((t) => t.kind !== kind || !pids.some((p) => p.pid === t.pid));
     list.push(...pids.map((p) => ({ job, kind, pid: p.pid, ...(p.start ? { start: p.start } : {}) })));
@@ -120,11 +128,13 @@ export class JobReaper {
     if (!this.targets.delete(job) || this.closed) return;
     this.send(`d ${job}\n`);
     this.saveSoon();
+    if (!this.targets.size) this.idleSoon();
   }
 
   /** The server's own end, its jobs stopped: EOF now (the reaper stops what is left, if anything, and exits). */
   close(): void {
     this.closed = true;
+    clearTimeout(this.idleTimer);
     clearTimeout(this.ledgerTimer);
     this.ledgerTimer = undefined;
     this.child?.stdin?.end();
@@ -152,6 +162,17 @@ export class JobReaper {
   /** The ledger's path, where there is one (tests). */
   get ledgerFile(): string | undefined {
     return this.ledger?.file;
+  }
+
+  /** No job left: a long-idle server keeps no reaper (it holds nothing; its EOF stops nothing). */
+  private idleSoon(): void {
+    if (!this.child || this.idleTimer) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.targets.size || this.closed) return;
+      this.child?.stdin?.end();
+      this.child = undefined;
+    }, this.idleMs).unref();
   }
 
   private saveSoon(): void {
