@@ -11,7 +11,7 @@
  * `jobs-list`, `jobs-kill`, `jobs-read-output` (`peek-output`: a snapshot, the model's cursor
  * stays) and announced as `jobs/updated` (docs/protocol.md "Jobs Updated").
  */
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, useTempDirs, workspace, type Msg } from './harness.js';
@@ -51,10 +51,26 @@ setInterval(() => console.log('tick ' + ++n), 100);
 
 async function boot(approval: Record<string, unknown> = { byDefault: 'allow' }) {
   const root = scratch(workspace({ 'job.cjs': JOB }));
-  const p = track(new EcaProc({ home: scratch(tempDir()), config: fakeProviderConfig(llm().url, 'openai-chat', { toolCall: { approval } }) }));
+  const home = scratch(tempDir());
+  const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url, 'openai-chat', { toolCall: { approval } }) }));
   await p.initialize(root);
   await p.waitFor((m) => m.method === 'config/updated');
-  return { p, root };
+  return { p, root, home };
+}
+
+/** The server's job reaper (src/core/jobs/reaper.ts: a child named by its last argument), if it runs. */
+function reaperOf(server: number): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== server) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes('patchbay-job-reaper')) return Number(entry);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return undefined;
 }
 
 function content(p: EcaProc, chatId: string, type: string) {
@@ -293,16 +309,27 @@ describe('background jobs', () => {
     expect(chars).toBeLessThanOrEqual(1_000_000);
   });
 
-  it('a SIGKILLed server leaves no job behind: its reaper stops the whole tree within about 2 s (patchbay chat SIGKILLs as a last resort)', async () => {
-    const { p, root } = await boot();
-    await startJob(p, 'node job.cjs');
-    const pids = await pidsOf(root);
-    // The grandchild in its own session is found by a scan on the job's first output.
-    await new Promise((r) => setTimeout(r, 500));
-    p.child.kill('SIGKILL');
-    await p.exited;
-    await until(gone(pids), 'the job tree to be gone', 3_000);
-  });
+  // Linux: the reaper is found through /proc.
+  it.runIf(process.platform === 'linux')(
+    'a SIGKILLed server leaves no job behind: its reaper stops the whole tree within about 2 s, exits and deletes its ledger record (patchbay chat SIGKILLs as a last resort)',
+    async () => {
+      const { p, root, home } = await boot();
+      // No job, no reaper.
+      expect(reaperOf(p.child.pid!)).toBeUndefined();
+      await startJob(p, 'node job.cjs');
+      const pids = await pidsOf(root);
+      const reaper = reaperOf(p.child.pid!);
+      expect(reaper).toBeDefined();
+      // The grandchild in its own session is found by a scan on the job's first output; the ledger is written within 1.5 s.
+      const records = () => (existsSync(join(home, '.patchbay', 'jobs')) ? readdirSync(join(home, '.patchbay', 'jobs')) : []);
+      await until(() => records().length === 1, 'the ledger record');
+      p.child.kill('SIGKILL');
+      await p.exited;
+      await until(gone(pids), 'the job tree to be gone', 3_000);
+      await until(() => !isAlive(reaper!), 'the reaper to exit');
+      await until(() => records().length === 0, 'the record to be deleted');
+    },
+  );
 
   for (const how of ['shutdown and exit', 'stdin closed', 'SIGTERM'] as const) {
     it(`the server's end (${how}) stops every job with its whole tree`, async () => {
