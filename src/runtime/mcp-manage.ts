@@ -81,8 +81,12 @@ interface Layer {
 
 const fail = (message: string): { ok: false; error: ManageError } => ({ ok: false, error: { code: 'invalid_request', message } });
 
-/** What the editor shows in place of a secret (util/url.ts maskedUrl). */
-const MASK = /…|%E2%80%A6/i;
+/**
+ * What the editor shows in place of a secret (util/url.ts maskedUrl). Written `\u2026`: a
+ * non-Latin-1 character in a regex literal makes V8 keep the whole bundle as UTF-16
+ * (test/unit/bundle-latin1.test.ts).
+ */
+const MASK = /\u2026|%E2%80%A6/i;
 
 export class McpManager {
   /** One change at a time: two edits of one file must not race. */
@@ -328,7 +332,7 @@ function unmaskUrl(given: string, raw: string): string {
     .split('&')
     .map((pair) => {
       const [k, v] = [pair.split('=')[0]!, pair.slice(pair.indexOf('=') + 1)];
-      return pair.includes('=') && /^(…|%E2%80%A6)$/i.test(v) ? (rawQuery.get(k) ?? pair) : pair;
+      return pair.includes('=') && /^(\u2026|%E2%80%A6)$/i.test(v) ? (rawQuery.get(k) ?? pair) : pair;
     })
     .join('&');
   const user = g[2] ?? r[2];

@@ -22,7 +22,6 @@ import { McpSession } from './session.js';
 import { oneLine } from './transport.js';
 import { isAuthError } from './oauth-transport.js';
 import { AuthorizationRequired, McpOAuthProvider, type McpOAuthClient, type OAuthUser } from './oauth-provider.js';
-import { clientCredentialsClient, idJagClient } from './oauth-machine.js';
 import { browserUser, type BrowserUser } from './oauth-browser.js';
 import { oauthLockPath } from './oauth-lock.js';
 import type { SecretStore } from '../../util/secrets.js';
@@ -91,7 +90,12 @@ export class McpServerHandle {
   private firstStartOver = false;
   private endFirstStart!: () => void;
   /** A remote server's OAuth client (none for stdio servers and for a configured Authorization header). */
-  private readonly oauth: McpOAuthClient | undefined;
+  private oauth: McpOAuthClient | undefined;
+  /**
+   * A machine grant's client (client_credentials, id-jag), being loaded: oauth-machine.ts pulls in
+   * the SDK's JWT support (jose), which costs every server start ~6 MB of memory if loaded eagerly.
+   */
+  private machineOAuth: Promise<void> | undefined;
   /** A sign-in (signIn()) is under way: the connection attempt waits for the user. */
   private signingIn = false;
   /** The sign-in in progress (one per server); halt() cancels it. */
@@ -202,6 +206,7 @@ export class McpServerHandle {
   }
 
   private async signInOnce(run: SignInRun): Promise<void> {
+    await this.machineOAuth;
     const oauth = this.oauth;
     if (!oauth)
       throw new Error(`MCP server "${this.name}" does not sign in with OAuth (${this.entry.ok && this.entry.config.kind === 'remote' ? 'it has an Authorization header' : 'not a remote server'})`);
@@ -288,24 +293,31 @@ export class McpServerHandle {
     if (Object.keys(c.headers).some((h) => h.toLowerCase() === 'authorization')) return undefined;
     const name = c.clientName ? { clientName: c.clientName } : {};
     // parseServerEntry checked that each grant has what it needs.
-    if (c.grantType === 'client_credentials' && c.clientId) {
-      return clientCredentialsClient({
-        clientId: c.clientId,
-        ...(c.clientSecret ? { clientSecret: c.clientSecret } : {}),
-        ...(c.clientPrivateKey ? { privateKey: c.clientPrivateKey } : {}),
-        ...(c.clientSigningAlgorithm ? { algorithm: c.clientSigningAlgorithm } : {}),
-        ...name,
-      });
-    }
-    if (c.grantType === 'id-jag' && c.clientId && c.idp) {
-      return idJagClient({
-        clientId: c.clientId,
-        ...(c.clientSecret ? { clientSecret: c.clientSecret } : {}),
-        idpTokenEndpoint: c.idp.tokenEndpoint,
-        idpClientId: c.idp.clientId,
-        idToken: c.idp.idToken,
-        ...name,
-      });
+    if ((c.grantType === 'client_credentials' && c.clientId) || (c.grantType === 'id-jag' && c.clientId && c.idp)) {
+      const { clientId, clientSecret, clientPrivateKey, clientSigningAlgorithm, idp } = c;
+      this.machineOAuth = import('./oauth-machine.js').then(
+        (m) => {
+          this.oauth =
+            c.grantType === 'client_credentials'
+              ? m.clientCredentialsClient({
+                  clientId,
+                  ...(clientSecret ? { clientSecret } : {}),
+                  ...(clientPrivateKey ? { privateKey: clientPrivateKey } : {}),
+                  ...(clientSigningAlgorithm ? { algorithm: clientSigningAlgorithm } : {}),
+                  ...name,
+                })
+              : m.idJagClient({
+                  clientId,
+                  ...(clientSecret ? { clientSecret } : {}),
+                  idpTokenEndpoint: idp!.tokenEndpoint,
+                  idpClientId: idp!.clientId,
+                  idToken: idp!.idToken,
+                  ...name,
+                });
+        },
+        (e: unknown) => this.log.error(`cannot load the machine OAuth client: ${errorMessage(e)}`),
+      );
+      return undefined;
     }
     if (!this.deps.secrets) return undefined;
     const oauth = new McpOAuthProvider({
@@ -384,6 +396,7 @@ export class McpServerHandle {
     const abort = new AbortController();
     this.setState({ kind: 'starting', gen, abort });
     try {
+      await this.machineOAuth;
       // A step-up: the token held still opens the connection, so the SDK is asked for the wider scope first.
       const oauth = this.oauth;
       if (this.signingIn && oauth instanceof McpOAuthProvider && oauth.wantedScope && this.entry.config.kind === 'remote') {
