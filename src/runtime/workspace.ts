@@ -418,7 +418,7 @@ export class Workspace {
       roots: () => this.roots,
       models: () => this.models,
       defaultModel: () => this.defaultModel,
-      clientFor: (entry) => this.clientFor(entry),
+      clientFor: (entry, signal) => this.clientFor(entry, signal),
       stream: (client, req, o) => streamWithRetry(client, req, o),
       cost: (entry, usage) => computeCost(entry, usage),
       renderContexts: (contexts, signal) => {
@@ -615,9 +615,9 @@ export class Workspace {
     this.opts.onProviderChanged?.(this, id, models);
   }
 
-  private async clientFor(entry: ModelEntry): Promise<LlmClient> {
+  private async clientFor(entry: ModelEntry, signal?: AbortSignal): Promise<LlmClient> {
     // A login about to expire is refreshed first (ECA's `maybe-renew-auth-token!`): its timer does not run while the laptop sleeps.
-    await this.logins.ensureFresh(entry.provider);
+    await this.logins.ensureFresh(entry.provider, signal);
     let c = this.clients.get(entry.id);
     if (!c) {
       c = Promise.resolve(createClient(entry, { home: this.home }, () => this.currentAuth(entry.provider)));
