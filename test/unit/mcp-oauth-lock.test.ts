@@ -30,7 +30,7 @@ describe('the MCP OAuth lock', () => {
     const challenged = guardedFetch({
       url: new URL(url),
       headers: [],
-      onChallenge: () => provider.adoptStored(),
+      onChallenge: async () => (await provider.adoptStored(), undefined),
       base: async () => new Response('{}', { status: 401, headers: { 'www-authenticate': 'Bearer' } }),
     });
     expect((await challenged(url)).status).toBe(401);

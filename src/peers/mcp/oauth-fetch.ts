@@ -28,8 +28,14 @@ export interface GuardedFetchOptions {
   headers: readonly string[];
   /** Each response to a request for the MCP URL itself (not discovery or token requests). */
   onMcpResponse?(res: Response): void;
-  /** The MCP server asked for a (new) token: awaited before the SDK's auth() sees the 401. */
-  onChallenge?(): Promise<unknown>;
+  /**
+   * The MCP server asked for a (new) token: awaited before the SDK's auth() sees the 401. An
+   * access token returned (another patchbay refreshed meanwhile; ours was adopted) is tried once
+   * first: refreshing again would spend a rotating refresh token for nothing.
+   */
+  onChallenge?(): Promise<string | undefined>;
+  /** The retry with the adopted token got through: the refresh lock can go. */
+  onRecovered?(): void;
   base?: FetchLike;
 }
 
@@ -57,8 +63,16 @@ export function guardedFetch(o: GuardedFetchOptions): FetchLike {
       const body = (await res.text().catch(() => '')).replace(/\s+/g, ' ').trim();
       throw new NotOAuthUnauthorized(res.status, snippet(body, sent?.headers));
     }
-    if (res.status === 401) await o.onChallenge?.();
-    return res;
+    if (res.status !== 401) return res;
+    const adopted = await o.onChallenge?.();
+    // A Request's body is spent; the SDK sends (URL, init) with a string body, which can go again.
+    if (!adopted || input instanceof Request) return res;
+    const headers = new Headers(sent?.headers);
+    headers.set('authorization', `Bearer ${adopted}`);
+    const again = await base(input, { ...sent, headers });
+    o.onMcpResponse?.(again);
+    if (again.status !== 401) o.onRecovered?.();
+    return again;
   };
 }
 
