@@ -127,6 +127,8 @@ export class ProviderLogins {
   /** Credentials whose refresh token the server refused for good: not tried again. */
   private readonly spent = new WeakSet<Credential>();
   private disposed = false;
+  /** Aborted on dispose: a refresh waiting for another window's lock stops waiting. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly o: ProviderLoginsOptions) {}
 
@@ -249,6 +251,7 @@ export class ProviderLogins {
 
   dispose(): void {
     this.disposed = true;
+    this.stopping.abort(new Error('patchbay is shutting down'));
     for (const id of [...this.pending.keys()]) this.cancel(id, 'patchbay is shutting down');
     for (const id of [...this.refreshTimers.keys()]) this.clearRefresh(id);
     for (const t of this.expiryTimers.values()) clearTimeout(t);
@@ -510,7 +513,7 @@ export class ProviderLogins {
     try {
       // Another patchbay sharing the store refreshes under the same lock: one at a time, and each
       // looks at the store first (its refresh token may have been rotated, leaving ours spent).
-      const outcome = await withFileLock(this.lockFile(id), { staleMs: LOCK_STALE_MS, waitMs: LOCK_WAIT_MS }, async () => {
+      const outcome = await withFileLock(this.lockFile(id), { staleMs: LOCK_STALE_MS, waitMs: LOCK_WAIT_MS, signal: this.stopping.signal }, async () => {
         if (superseded()) return 'superseded';
         const theirs = await this.readStored(id);
         if (superseded()) return 'superseded';
