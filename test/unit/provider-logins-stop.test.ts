@@ -3,12 +3,13 @@
  * `ensureFresh`, ECA's `maybe-renew-auth-token!` before each request) stops waiting when the
  * editor stops it: another window holding the refresh lock must not make a stop hang for a minute.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderLoginConfig } from '../../src/peers/llm/index.js';
 import { ProviderLogins, type Credential } from '../../src/runtime/provider-logins.js';
+import { logToFile } from '../../src/util/log.js';
 import { FileSecretStore } from '../../src/util/secrets.js';
 import { FakeAuthServer } from '../fixtures/fake-oauth.js';
 
@@ -61,5 +62,30 @@ describe('waiting for a login refresh', () => {
     ]);
     expect(outcome).toBe('stopped by the editor');
     expect(auth.tokenRequests.filter((r) => r.grantType === 'refresh_token')).toHaveLength(0);
+  });
+
+  it('a login that cannot be refreshed (no tokenUrl in its config) is warned about once, not on every request', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pb-logins-warn-'));
+    dirs.push(dir);
+    const logFile = join(dir, 'server.log');
+    logToFile(logFile);
+    const t = auth.grant();
+    const cred: Credential = { type: 'oauth', mode: 'browser', accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: Math.floor(Date.now() / 1000) - 10 };
+    await new FileSecretStore(join(dir, 'secrets.json')).set('provider/acme', JSON.stringify(cred));
+    writeFileSync(join(dir, 'logins.json'), JSON.stringify({ providers: ['acme'] }));
+    const logins = new ProviderLogins({
+      store: new FileSecretStore(join(dir, 'secrets.json')),
+      indexFile: join(dir, 'logins.json'),
+      providers: () => ({ acme: { api: 'openai-chat' } }),
+      known: () => ['acme'],
+      overriddenBy: () => undefined,
+      changed: async () => {},
+      notice: () => {},
+    });
+    instances.push(logins);
+    await logins.load();
+    for (let i = 0; i < 4; i++) await logins.ensureFresh('acme');
+    const warned = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('cannot be refreshed').length - 1 : 0;
+    expect(warned).toBe(1);
   });
 });
