@@ -618,7 +618,7 @@ export class ChatService {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), 30_000);
     try {
-      const client = await this.deps.clientFor(entry);
+      const client = await this.deps.clientFor(entry, abort.signal);
       let title = '';
       for await (const ev of this.deps.stream(
         client,

@@ -17,7 +17,8 @@ export interface ChatDeps {
   roots(): string[];
   models(): ModelEntry[];
   defaultModel(): ModelEntry | undefined;
-  clientFor(entry: ModelEntry): Promise<LlmClient>;
+  /** `signal`: the turn or request waiting (a stop ends the wait for a login refresh). */
+  clientFor(entry: ModelEntry, signal?: AbortSignal): Promise<LlmClient>;
   /** streamWithRetry from the LLM layer: retries, stall detection, abort. */
   stream(client: LlmClient, req: LlmRequest, opts: { maxRetries: number; stallMs: number; onRetry: (attempt: number, delayMs: number, err: Error) => void }): AsyncIterable<LlmEvent>;
   cost(entry: ModelEntry, usage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }): number | undefined;

@@ -88,8 +88,9 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
 
   let client;
   try {
-    client = await deps.clientFor(entry);
+    client = await deps.clientFor(entry, signal);
   } catch (e) {
+    if (signal.aborted) return cancelled;
     return fail(`Could not start the ${entry.provider} client: ${errorMessage(e)}`);
   }
 

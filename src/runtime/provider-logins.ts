@@ -127,6 +127,8 @@ export class ProviderLogins {
   /** Credentials whose refresh token the server refused for good: not tried again. */
   private readonly spent = new WeakSet<Credential>();
   private disposed = false;
+  /** Aborted on dispose: a refresh waiting for another window's lock stops waiting. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly o: ProviderLoginsOptions) {}
 
@@ -171,13 +173,17 @@ export class ProviderLogins {
   /**
    * Before a model of `id` is used: a token inside the refresh margin (or past it, after a sleep)
    * is refreshed now, and the caller waits for it. At most one attempt per MIN_GAP_MS.
+   * `signal` (the turn or request waiting) ends the wait, not the refresh: others may share it.
    */
-  async ensureFresh(id: string): Promise<void> {
+  async ensureFresh(id: string, signal?: AbortSignal): Promise<void> {
     const c = this.creds.get(id);
-    const running = this.refreshing.get(id);
-    if (running) return running;
-    if (c?.type !== 'oauth' || !c.refreshToken || c.expiresAt === undefined || this.spent.has(c)) return;
-    if (refreshDue({ expiresAt: c.expiresAt, nowMs: Date.now(), lastAttemptMs: this.lastAttempt.get(id) })) await this.refresh(id);
+    let running = this.refreshing.get(id);
+    if (!running) {
+      if (c?.type !== 'oauth' || !c.refreshToken || c.expiresAt === undefined || this.spent.has(c)) return;
+      if (!refreshDue({ expiresAt: c.expiresAt, nowMs: Date.now(), lastAttemptMs: this.lastAttempt.get(id) })) return;
+      running = this.refresh(id);
+    }
+    await untilAborted(running, signal);
   }
 
   /** The methods a provider offers: none for what runs locally; the OAuth ones its `login` config allows. */
@@ -245,6 +251,7 @@ export class ProviderLogins {
 
   dispose(): void {
     this.disposed = true;
+    this.stopping.abort(new Error('patchbay is shutting down'));
     for (const id of [...this.pending.keys()]) this.cancel(id, 'patchbay is shutting down');
     for (const id of [...this.refreshTimers.keys()]) this.clearRefresh(id);
     for (const t of this.expiryTimers.values()) clearTimeout(t);
@@ -495,17 +502,18 @@ export class ProviderLogins {
     const login = this.o.providers()[id]?.login;
     const tokenUrl = c.tokenUrl ?? login?.tokenUrl;
     const clientId = c.clientId ?? login?.clientId;
+    // Set before the checks below: a login that cannot be refreshed is warned about once per gap, not per request.
+    this.lastAttempt.set(id, Date.now());
     if (!tokenUrl || !clientId) {
       log.warn(`The login to "${id}" cannot be refreshed: its config has no login.tokenUrl`);
       return;
     }
     const refreshToken = c.refreshToken;
-    this.lastAttempt.set(id, Date.now());
     const superseded = () => !this.isCurrent(id, gen) || this.creds.get(id) !== c;
     try {
       // Another patchbay sharing the store refreshes under the same lock: one at a time, and each
       // looks at the store first (its refresh token may have been rotated, leaving ours spent).
-      const outcome = await withFileLock(this.lockFile(id), { staleMs: LOCK_STALE_MS, waitMs: LOCK_WAIT_MS }, async () => {
+      const outcome = await withFileLock(this.lockFile(id), { staleMs: LOCK_STALE_MS, waitMs: LOCK_WAIT_MS, signal: this.stopping.signal }, async () => {
         if (superseded()) return 'superseded';
         const theirs = await this.readStored(id);
         if (superseded()) return 'superseded';
@@ -513,7 +521,8 @@ export class ProviderLogins {
         try {
           const tokens = await refreshTokens({ tokenUrl, clientId, refreshToken });
           if (superseded()) return 'superseded';
-          await this.commit(id, gen, oauthCredential(c.mode, tokens, { tokenUrl, clientId }));
+          // Not stored (a login or logout came meanwhile): nothing to announce.
+          if (!(await this.commit(id, gen, oauthCredential(c.mode, tokens, { tokenUrl, clientId })))) return 'superseded';
           return 'refreshed';
         } catch (e) {
           if (!isPermanentOAuthFailure(e)) throw e;
@@ -569,6 +578,17 @@ export class ProviderLogins {
     this.o.notice('warning', message);
     void this.announce(id, false);
   }
+}
+
+/** `work`, or the abort of `signal` (its reason thrown), whichever comes first. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function timeoutMs(login: ProviderLoginConfig): number {

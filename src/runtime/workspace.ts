@@ -106,8 +106,12 @@ export interface StartupTask {
 
 /** How long the `servers` task waits for servers still starting (they go on; their status is reported on its own). */
 const SERVERS_TASK_MAX_MS = 60_000;
-/** How long shutdown waits for a workspace folder change in progress (its config reload). */
-const ROOTS_CHANGE_DISPOSE_MS = 2_000;
+/**
+ * How long shutdown waits for a workspace folder change in progress (its config reload) before
+ * stopping peers, chats and jobs. Short: the server gives all of shutdown 600 ms before killing
+ * everything, and the change stops on its own (applyRoots checks `disposed` after each wait).
+ */
+const ROOTS_CHANGE_DISPOSE_MS = 100;
 
 export class Workspace {
   /** The workspace folders now; `changeRoots` replaces the list (never mutated in place). */
@@ -418,7 +422,7 @@ export class Workspace {
       roots: () => this.roots,
       models: () => this.models,
       defaultModel: () => this.defaultModel,
-      clientFor: (entry) => this.clientFor(entry),
+      clientFor: (entry, signal) => this.clientFor(entry, signal),
       stream: (client, req, o) => streamWithRetry(client, req, o),
       cost: (entry, usage) => computeCost(entry, usage),
       renderContexts: (contexts, signal) => {
@@ -615,9 +619,9 @@ export class Workspace {
     this.opts.onProviderChanged?.(this, id, models);
   }
 
-  private async clientFor(entry: ModelEntry): Promise<LlmClient> {
+  private async clientFor(entry: ModelEntry, signal?: AbortSignal): Promise<LlmClient> {
     // A login about to expire is refreshed first (ECA's `maybe-renew-auth-token!`): its timer does not run while the laptop sleeps.
-    await this.logins.ensureFresh(entry.provider);
+    await this.logins.ensureFresh(entry.provider, signal);
     let c = this.clients.get(entry.id);
     if (!c) {
       c = Promise.resolve(createClient(entry, { home: this.home }, () => this.currentAuth(entry.provider)));
@@ -684,7 +688,7 @@ export class Workspace {
     this.live.dispose();
     this.logins.dispose();
     this.disposed ??= (async () => {
-      // A folder change in progress ends first (it checks `disposed` after each wait), bounded.
+      // A folder change in progress may end first, briefly (a slow reload must not eat shutdown's budget).
       await within(this.rootsChanging, ROOTS_CHANGE_DISPOSE_MS, () => log.warn('a workspace folder change was still in progress at shutdown'));
       // Turns wind down (up to 2 s) while the peers stop: a peer's clean stop never waits behind
       // them, and a turn waiting on a tool call ends as soon as its peer is gone.

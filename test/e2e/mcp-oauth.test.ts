@@ -268,6 +268,24 @@ describe('MCP OAuth from the editor (mcp/connectServer, mcp/logoutServer)', () =
     expect(failed.params.error).not.toContain('wrong-key-value');
   });
 
+  // ECA `src/eca/features/tools/mcp.clj` shows the failure as the server's error
+  // (`tool/serverUpdated` status "failed"); eca-webview `MCPServerUpdatedParams.error` puts it on
+  // screen. A server echoing the configured key in its 401 body must not put the key there or in the log.
+  it('a 401 body that echoes the configured X-Api-Key: the key is in neither the failed error nor the log', async () => {
+    const f = await startFixture('--plain-401', '--echo-key');
+    const home = scratch(tempDir());
+    const key = 'pbk-echoed-0123456789abcdef';
+    const p = track(new EcaProc({ home, config: { mcpServers: { secure: { url: f.url, headers: { 'X-Api-Key': key } } } }, env: { PATCHBAY_SECRET_STORE: 'file' } }));
+    await p.initialize(scratch(workspace()));
+    const failed = await p.waitFor(secure('failed'), 'secure failed', 20_000);
+    expect(failed.params.error).toMatch(/HTTP 401 Unauthorized .*missing API key/);
+    expect(failed.params.error).not.toContain(key);
+    await p.request(ECA.chatList, {});
+    expect(p.stderr).toMatch(/HTTP 401/);
+    expect(p.stderr).not.toContain(key);
+    expect(JSON.stringify(p.messages)).not.toContain(key);
+  });
+
   it('connectServer for a server without OAuth (stdio) or an unknown name changes nothing and is logged', async () => {
     const home = scratch(tempDir());
     const p = track(new EcaProc({ home, config: { mcpServers: { local: { command: process.execPath, args: [fixture('mcp-notes.mjs')] } } } }));

@@ -8,6 +8,7 @@
  * contexts) sees the new set.
  */
 import { spawnSync } from 'node:child_process';
+import { createServer, type Socket } from 'node:net';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -236,6 +237,42 @@ describe('workspace/didChangeWorkspaceFolders', () => {
     await p.waitFor(evilRunning, 'the trusted folder’s MCP server to run', 20_000);
     await until(() => existsSync(added.marker), 'the MCP server to write its marker');
     expect(p.messages.some((m) => m.method === '$/showMessage' && /held back/.test(m.params.message))).toBe(false);
+  });
+
+  // eca-emacs eca-util.el `eca--session-add-workspace-folder` then closing Emacs (the process's
+  // pipes close, as `eca-process--stop`): shutdown must not sit out the folder's config reload
+  // and then kill everything (Workspace.dispose, EcaServer.disposeWithin's forced close).
+  it('closing the editor during a slow folder reload shuts down cleanly, not by a forced kill', { timeout: 60_000 }, async () => {
+    // An Ollama that accepts connections and never answers: model discovery waits out its 1.5 s timeout.
+    const sockets: Socket[] = [];
+    let asked = false;
+    const silent = createServer((s) => {
+      asked = true;
+      sockets.push(s);
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const port = (silent.address() as { port: number }).port;
+      const home = tempDir('pb-home-');
+      const added = workspace({ 'n.md': 'n\n' }, 'pb-slow-');
+      mkdirSync(join(added, '.patchbay'));
+      writeFileSync(join(added, '.patchbay', 'config.json'), JSON.stringify({ providers: { slow: { api: 'ollama', url: `http://127.0.0.1:${port}` } } }));
+      const trusted = await runPatchbay(['trust', '--yes', added], { home, cwd: tempDir(), env: cliEnv(home, { PATCHBAY_CONFIG: cliConfig(fakeProviderConfig(llm().url)) }), timeoutMs: 30_000 });
+      expect(trusted.code).toBe(0);
+      const p = await boot(workspace({ 'a.txt': 'a\n' }), {}, home);
+      p.notify(ECA.workspaceDidChangeWorkspaceFolders, { event: { added: [folder(added)], removed: [] } });
+      await until(() => asked, 'the added folder’s provider to be asked for its models');
+      p.child.stdin.end();
+      await Promise.race([p.exited, new Promise((_, reject) => setTimeout(() => reject(new Error('server still running')), 20_000))]);
+      const log = readFileSync(join(home, '.patchbay', 'logs', 'server.log'), 'utf8');
+      expect(log).not.toMatch(/shutdown did not finish in time/);
+      expect(log).toMatch(/workspace folder change was still in progress at shutdown/);
+      // The store was closed by a clean stop: SQLite removed its WAL.
+      expect(existsSync(join(home, '.patchbay', 'patchbay.db-wal'))).toBe(false);
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
   });
 
   it('bad changes are warned about and change nothing; the server keeps answering', { timeout: 60_000 }, async () => {

@@ -244,10 +244,14 @@ describe('two patchbays sharing one secret store', () => {
     await a.host.start('secure');
     const b = host({ secure: { url: f.url } }, { secrets: new FileSecretStore(file), restart: { maxRestarts: 0 } });
     await b.host.start('secure');
+    const refreshes = async () => (await get<Array<{ what: string; grant?: string }>>(f.base, '/_log')).filter((e) => e.what === 'token' && e.grant === 'refresh_token').length;
     for (let round = 0; round < 3; round++) {
+      const before = await refreshes();
       await fetch(`${f.base}/_revoke`, { method: 'POST' });
       const [ra, rb] = await Promise.all([a.tools.get('secure__whoami')!.call({}, ctx()), b.tools.get('secure__whoami')!.call({}, ctx())]);
       expect([text(ra), text(rb)]).toEqual(['signed in with scope mcp', 'signed in with scope mcp']);
+      // One refresh per revocation: the other process adopted its tokens instead of refreshing too.
+      expect((await refreshes()) - before).toBe(1);
     }
     expect(b.host.servers()[0].status).toBe('running');
     expect(a.host.servers()[0].status).toBe('running');

@@ -66,7 +66,7 @@ export class InlineCompleter {
       const budget = windowChars(entry);
       const prefix = tailOf(whole.prefix, budget.before);
       const suffix = headOf(whole.suffix, budget.after);
-      const client = await this.deps.clientFor(entry);
+      const client = await this.deps.clientFor(entry, ac.signal);
       const text =
         entry.fim && client.fillInMiddle
           ? await client.fillInMiddle({ model: entry.modelName, prompt: prefix, suffix, maxOutputTokens: maxTokens(entry), signal: ac.signal, ...payload(entry) })

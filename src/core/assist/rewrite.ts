@@ -96,7 +96,7 @@ export class Rewriter {
         { ...input, ...(fileText !== undefined ? { fileText: fileWindow(fileText, input.range.startLine, cfg.rewrite.fullFileMaxLines, windowChars(entry), input.range.startCharacter) } : {}) },
         cfg.rewrite.systemPrompt,
       );
-      const client = await this.deps.clientFor(entry);
+      const client = await this.deps.clientFor(entry, signal);
       const events = this.deps.stream(
         client,
         {

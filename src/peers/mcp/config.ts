@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { isRecord } from '../../util/guards.js';
+import { rememberSecret } from '../../util/log.js';
 import { maskedUrl } from '../../util/url.js';
 import { serverNameProblem } from '../../shapes/tool-names.js';
 
@@ -83,6 +84,9 @@ export function parseServerEntry(name: string, raw: unknown): ParsedEntry {
   if (!('command' in obj) && !('url' in obj)) return { ok: false, error: `mcpServers.${name}: missing "command" (stdio) or "url" (remote)`, ...shown };
   const remote = 'url' in obj;
   const parsed = remote ? remoteServerSchema.safeParse(obj) : stdioServerSchema.safeParse(obj);
+  // Header values (API keys) and env values (tokens) are secrets: whatever quotes them later (a
+  // server's error body, its stderr, a log line) has them redacted. Known before anything starts.
+  for (const values of [obj.headers, obj.env]) if (isRecord(values)) for (const v of Object.values(values)) if (typeof v === 'string') rememberSecret(v);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'entry'}: ${i.message}`);
     return { ok: false, error: `mcpServers.${name}: ${issues.join('; ')}`, ...shown };

@@ -11,6 +11,7 @@
  * sign-in to offer.
  */
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { redact } from '../../util/log.js';
 
 /** The MCP server answered 401 without a Bearer challenge: its credentials (headers) are wrong. */
 export class NotOAuthUnauthorized extends Error {
@@ -27,13 +28,22 @@ export interface GuardedFetchOptions {
   headers: readonly string[];
   /** Each response to a request for the MCP URL itself (not discovery or token requests). */
   onMcpResponse?(res: Response): void;
-  /** The MCP server asked for a (new) token: awaited before the SDK's auth() sees the 401. */
-  onChallenge?(): Promise<unknown>;
+  /**
+   * The MCP server asked for a (new) token: awaited before the SDK's auth() sees the 401. An
+   * access token returned (another patchbay refreshed meanwhile; ours was adopted) is tried once
+   * first: refreshing again would spend a rotating refresh token for nothing.
+   */
+  onChallenge?(): Promise<string | undefined>;
+  /** The retry with the adopted token got through: the refresh lock can go. */
+  onRecovered?(): void;
   base?: FetchLike;
 }
 
-/** Longest part of a refusal's body quoted into the error. */
-const MAX_BODY_TEXT = 200;
+/**
+ * Longest part of a refusal's body quoted into the error (shown to the editor, doctor, the log and
+ * maybe the model): enough for "invalid api key", short enough not to carry a page of echoed input.
+ */
+const MAX_BODY_TEXT = 80;
 
 export function guardedFetch(o: GuardedFetchOptions): FetchLike {
   const base = o.base ?? fetch;
@@ -50,12 +60,28 @@ export function guardedFetch(o: GuardedFetchOptions): FetchLike {
     if (!isMcpUrl(target, o.url)) return res;
     o.onMcpResponse?.(res);
     if (res.status === 401 && !hasBearerChallenge(res)) {
-      const text = (await res.text().catch(() => '')).replace(/\s+/g, ' ').trim().slice(0, MAX_BODY_TEXT);
-      throw new NotOAuthUnauthorized(res.status, text);
+      const body = (await res.text().catch(() => '')).replace(/\s+/g, ' ').trim();
+      throw new NotOAuthUnauthorized(res.status, snippet(body, sent?.headers));
     }
-    if (res.status === 401) await o.onChallenge?.();
-    return res;
+    if (res.status !== 401) return res;
+    const adopted = await o.onChallenge?.();
+    // A Request's body is spent; the SDK sends (URL, init) with a string body, which can go again.
+    if (!adopted || input instanceof Request) return res;
+    const headers = new Headers(sent?.headers);
+    headers.set('authorization', `Bearer ${adopted}`);
+    const again = await base(input, { ...sent, headers });
+    o.onMcpResponse?.(again);
+    if (again.status !== 401) o.onRecovered?.();
+    return again;
   };
+}
+
+/** A short piece of a refusal's body with the headers we sent (a server may echo our key) and known secrets redacted. */
+function snippet(body: string, sent: RequestInit['headers']): string {
+  let s = body;
+  if (sent) new Headers(sent).forEach((v) => v.length >= 4 && (s = s.split(v).join('[redacted]')));
+  s = redact(s);
+  return s.length > MAX_BODY_TEXT ? `${s.slice(0, MAX_BODY_TEXT)}…` : s;
 }
 
 /** The MCP endpoint itself (not discovery, registration or token requests, nor other paths). */

@@ -87,7 +87,15 @@ export interface McpOAuthOptions {
   unattended?(): void;
   /** A lock file held from a 401 through re-read, refresh and write (oauth-lock.ts); none: no lock. */
   lockPath?: string;
+  /**
+   * Longest the lock stays held when nothing settles it: the SDK's un-awaited GET stream can meet
+   * a 401 whose auth() fails before any token is saved, and no send() is there to release it.
+   */
+  lockHoldMs?: number;
 }
+
+/** Enough for re-reading the store and one token request; below oauth-lock's STALE_MS. */
+const LOCK_HOLD_MS = 20_000;
 
 interface Stored<T> {
   url: string;
@@ -121,6 +129,10 @@ export class McpOAuthProvider implements McpOAuthClient {
   private exchanging = false;
   /** Releases the lock taken on a 401, while held. */
   private unlock: (() => void) | undefined;
+  /** The lock being taken: a second 401 meanwhile waits for the same one instead of going on without it. */
+  private locking: Promise<void> | undefined;
+  /** Releases the lock if nothing else does in time (LOCK_HOLD_MS). */
+  private holdTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: McpOAuthOptions) {
     if (o.clientSecret) rememberSecret(o.clientSecret);
@@ -337,14 +349,37 @@ export class McpOAuthProvider implements McpOAuthClient {
 
   async adoptStored(): Promise<boolean> {
     await this.load();
-    if (this.o.lockPath && !this.unlock) {
-      this.unlock = await acquireLock(this.o.lockPath);
-      if (!this.unlock) this.o.log.warn('could not take the OAuth lock shared with other patchbays; refreshing without it');
-    }
+    if (this.o.lockPath) await (this.locking ??= this.lock(this.o.lockPath).finally(() => (this.locking = undefined)));
     return this.adopt('tokens');
   }
 
+  private async lock(path: string): Promise<void> {
+    if (this.unlock) {
+      // Held for an earlier 401 that is still being answered: its bound starts again for this one.
+      this.armHold();
+      return;
+    }
+    const unlock = await acquireLock(path);
+    if (!unlock) {
+      this.o.log.warn('could not take the OAuth lock shared with other patchbays; refreshing without it');
+      return;
+    }
+    this.unlock = unlock;
+    this.armHold();
+  }
+
+  private armHold(): void {
+    clearTimeout(this.holdTimer);
+    this.holdTimer = setTimeout(() => {
+      this.o.log.warn('the OAuth lock was held past its bound with no refresh finishing; released');
+      this.settle();
+    }, this.o.lockHoldMs ?? LOCK_HOLD_MS);
+    this.holdTimer.unref();
+  }
+
   settle(): void {
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
     this.unlock?.();
     this.unlock = undefined;
   }

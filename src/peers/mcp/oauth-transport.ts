@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError, type StreamableHTTP
 import type { FetchLike, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage } from '../../util/log.js';
-import { guardedFetch, NotOAuthUnauthorized } from './oauth-fetch.js';
+import { guardedFetch, NotOAuthUnauthorized, type GuardedFetchOptions } from './oauth-fetch.js';
 import { AuthorizationRequired, type McpOAuthClient } from './oauth-provider.js';
 
 /**
@@ -37,7 +37,7 @@ export class SigningInTransport extends StreamableHTTPClientTransport {
     const fetchFn = guardedFetch({
       url,
       headers,
-      ...(oauth.adoptStored ? { onChallenge: () => oauth.adoptStored!() } : {}),
+      ...oauthChallenge(oauth),
       onMcpResponse: (res) => {
         if (res.status === 401 || res.status === 403) this.challenged = true;
         if (res.status === 403) {
@@ -113,4 +113,13 @@ export function isRefusal(e: unknown): boolean {
 /** The answers an SSE-only server gives a Streamable HTTP POST (spec "Backwards Compatibility"). */
 export function isTransportMismatch(e: unknown): boolean {
   return e instanceof StreamableHTTPError && (e.code === 400 || e.code === 404 || e.code === 405);
+}
+
+/** guardedFetch's 401 handling for a client that shares its tokens with other patchbays. */
+export function oauthChallenge(oauth: McpOAuthClient | undefined): Pick<GuardedFetchOptions, 'onChallenge' | 'onRecovered'> {
+  if (!oauth?.adoptStored) return {};
+  return {
+    onChallenge: async () => ((await oauth.adoptStored!()) ? (await oauth.tokens())?.access_token : undefined),
+    onRecovered: () => oauth.settle?.(),
+  };
 }

@@ -19,7 +19,7 @@ import { FastReadBuffer } from './fast-parse.js';
 import type { McpOAuthClient } from './oauth-provider.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { guardedFetch } from './oauth-fetch.js';
-import { finishSignIn, isAuthError, isRefusal, isTransportMismatch, MAX_SIGN_INS, SigningInTransport } from './oauth-transport.js';
+import { finishSignIn, isAuthError, isRefusal, isTransportMismatch, MAX_SIGN_INS, oauthChallenge, SigningInTransport } from './oauth-transport.js';
 import type { StderrTail } from './stderr-tail.js';
 
 /** A stderr line longer than this is cut: a child writing megabytes without a newline must not grow patchbay's memory. */
@@ -179,7 +179,7 @@ async function connectRemote(config: RemoteServerConfig, opts: ConnectOptions): 
 async function connectSse(url: URL, requestInit: RequestInit, headers: string[], opts: ConnectOptions): Promise<Connection> {
   for (let round = 0; ; round++) {
     const oauth = opts.oauth;
-    const fetchFn = guardedFetch({ url, headers, ...(oauth?.adoptStored ? { onChallenge: () => oauth.adoptStored!() } : {}) });
+    const fetchFn = guardedFetch({ url, headers, ...oauthChallenge(oauth) });
     const transport = new SSEClientTransport(url, { requestInit, fetch: fetchFn, ...(oauth ? { authProvider: oauth } : {}) });
     const client = opts.makeClient();
     try {
