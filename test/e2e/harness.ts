@@ -77,6 +77,9 @@ export function fakeChatConfig(url: string, extra: Record<string, unknown> = {},
 export function cliEnv(home: string, extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string | undefined> = {
     PATH: process.env.PATH ?? '',
+    // The run's temp root (test/support/temp-root.ts): what patchbay's children put in the temp
+    // dir (typescript-language-server's cancellation-pipe folders) goes when the run ends.
+    TMPDIR: process.env.TMPDIR,
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
     PATCHBAY_HOME: join(home, '.patchbay'),
