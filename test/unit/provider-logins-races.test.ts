@@ -4,28 +4,17 @@
  * refresh that fails is retried only when the failure is temporary, and the user hears of it once
  * per streak. Real file store, the fake authorization server over real HTTP.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ProviderLoginConfig } from '../../src/peers/llm/index.js';
 import { ProviderLogins } from '../../src/runtime/provider-logins.js';
 import { FileSecretStore, type SecretStore } from '../../src/util/secrets.js';
-import { FakeAuthServer } from '../fixtures/fake-oauth.js';
+import { useLoginsFixture } from '../support/provider-logins.js';
 
-let auth: FakeAuthServer;
-beforeAll(async () => {
-  auth = await FakeAuthServer.start();
-});
-afterAll(() => auth.close());
-
-const dirs: string[] = [];
-const instances: ProviderLogins[] = [];
-afterEach(() => {
-  for (const l of instances.splice(0)) l.dispose();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-  auth.reset();
-});
+const fx = useLoginsFixture();
+const { dirs, instances } = fx;
 
 function setup(store?: (file: FileSecretStore) => SecretStore) {
   const dir = mkdtempSync(join(tmpdir(), 'pb-logins-races-'));
@@ -36,7 +25,7 @@ function setup(store?: (file: FileSecretStore) => SecretStore) {
   const logins = new ProviderLogins({
     store: store ? store(file) : file,
     indexFile: join(dir, 'logins.json'),
-    providers: () => ({ acme: { api: 'openai-chat', login: auth.loginConfig() as ProviderLoginConfig } }),
+    providers: () => ({ acme: { api: 'openai-chat', login: fx.auth.loginConfig() as ProviderLoginConfig } }),
     known: () => ['acme'],
     overriddenBy: () => undefined,
     changed: async (id) => void changes.push(id),
@@ -61,7 +50,7 @@ describe('a login finishing while the user moves on', () => {
   it('a logout during the code exchange wins: the exchange is abandoned, nothing is stored', async () => {
     const { file, logins } = setup();
     const code = await pasteCode(logins);
-    auth.tokenDelayMs = 400;
+    fx.auth.tokenDelayMs = 400;
     const finishing = logins.input('acme', { code });
     await sleep(100);
     await logins.logout('acme');
@@ -74,7 +63,7 @@ describe('a login finishing while the user moves on', () => {
   it('an API key typed during the code exchange stays: the late tokens do not overwrite it', async () => {
     const { file, logins } = setup();
     const code = await pasteCode(logins);
-    auth.tokenDelayMs = 400;
+    fx.auth.tokenDelayMs = 400;
     const finishing = logins.input('acme', { code });
     await sleep(100);
     await logins.input('acme', { 'api-key': 'typed-key-0123456789' });
@@ -92,7 +81,7 @@ describe('a login finishing while the user moves on', () => {
       delete: (k) => file.delete(k),
       set: () => Promise.reject(new Error('disk full')),
     }));
-    auth.device.pending = 0;
+    fx.auth.device.pending = 0;
     const step = await logins.login('acme', 'device');
     expect(step.kind).toBe('deviceCode');
     const until = Date.now() + 5000;
@@ -105,7 +94,7 @@ describe('a login finishing while the user moves on', () => {
 
 describe('a refresh that fails', () => {
   async function loggedIn(o: ReturnType<typeof setup>, left: number) {
-    const t = auth.grant();
+    const t = fx.auth.grant();
     await o.file.set('provider/acme', JSON.stringify({ type: 'oauth', mode: 'browser', accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: now() + left }));
     writeFileSync(join(o.dir, 'logins.json'), JSON.stringify({ providers: ['acme'] }));
   }
@@ -115,11 +104,11 @@ describe('a refresh that fails', () => {
   it('a 503 is temporary: retried later, and a second failure in the streak is not announced again', async () => {
     const o = setup();
     await loggedIn(o, 10);
-    auth.tokenModes = ['unavailable', 'unavailable'];
+    fx.auth.tokenModes = ['unavailable', 'unavailable'];
     await o.logins.load();
     await refreshNow(o.logins);
     await refreshNow(o.logins);
-    expect(auth.tokenRequests.filter((r) => r.grantType === 'refresh_token')).toHaveLength(2);
+    expect(fx.auth.tokenRequests.filter((r) => r.grantType === 'refresh_token')).toHaveLength(2);
     expect(o.notices).toHaveLength(1);
     expect(o.notices[0]).toMatch(/^warning: Refreshing the login to acme failed: The token endpoint answered HTTP 503.*patchbay tries again in \d+ s\.$/);
     // The timer for the retry is set (backed off), not a loop.
@@ -130,11 +119,11 @@ describe('a refresh that fails', () => {
     it(`${mode} is not retried: "Log in again", no timer, and the spent login is not tried again`, async () => {
       const o = setup();
       await loggedIn(o, 10);
-      auth.tokenModes = [mode];
+      fx.auth.tokenModes = [mode];
       await o.logins.load();
       await refreshNow(o.logins);
       await refreshNow(o.logins);
-      expect(auth.tokenRequests.filter((r) => r.grantType === 'refresh_token')).toHaveLength(1);
+      expect(fx.auth.tokenRequests.filter((r) => r.grantType === 'refresh_token')).toHaveLength(1);
       expect(o.notices).toEqual([expect.stringMatching(new RegExp(`refused: ${mode}.*Log in again\\.$`))]);
       expect((o.logins as unknown as { refreshTimers: Map<string, unknown> }).refreshTimers.has('acme')).toBe(false);
     });

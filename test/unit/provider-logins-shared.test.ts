@@ -5,28 +5,17 @@
  * works once, as with providers that detect reuse). Follows ECA's login.clj `renew-auth!` (#462):
  * a cross-process lock around re-read → refresh → write, and a peer's refresh is taken, not redone.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ProviderLoginConfig } from '../../src/peers/llm/index.js';
 import { ProviderLogins, type Credential } from '../../src/runtime/provider-logins.js';
 import { FileSecretStore, type SecretStore } from '../../src/util/secrets.js';
-import { FakeAuthServer } from '../fixtures/fake-oauth.js';
+import { useLoginsFixture } from '../support/provider-logins.js';
 
-let auth: FakeAuthServer;
-beforeAll(async () => {
-  auth = await FakeAuthServer.start();
-});
-afterAll(() => auth.close());
-
-const dirs: string[] = [];
-const instances: ProviderLogins[] = [];
-afterEach(() => {
-  for (const l of instances.splice(0)) l.dispose();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-  auth.reset();
-});
+const fx = useLoginsFixture();
+const { dirs, instances } = fx;
 
 function home(): string {
   const dir = mkdtempSync(join(tmpdir(), 'pb-logins-shared-'));
@@ -41,7 +30,7 @@ function window(dir: string, o: { known?: string[]; store?: SecretStore } = {}) 
   const logins = new ProviderLogins({
     store: o.store ?? new FileSecretStore(join(dir, 'secrets.json')),
     indexFile: join(dir, 'logins.json'),
-    providers: () => ({ acme: { api: 'openai-chat', login: auth.loginConfig() as ProviderLoginConfig } }),
+    providers: () => ({ acme: { api: 'openai-chat', login: fx.auth.loginConfig() as ProviderLoginConfig } }),
     known: () => o.known ?? ['openai', 'acme'],
     overriddenBy: () => undefined,
     changed: async (id) => void changes.push(id),
@@ -55,14 +44,14 @@ const now = (): number => Math.floor(Date.now() / 1000);
 
 /** A stored login from an earlier session, `left` seconds from expiry, with a refresh token the server honours. */
 async function storedLogin(dir: string, left: number): Promise<Credential> {
-  const t = auth.grant();
+  const t = fx.auth.grant();
   const cred: Credential = { type: 'oauth', mode: 'browser', accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: now() + left };
   await new FileSecretStore(join(dir, 'secrets.json')).set('provider/acme', JSON.stringify(cred));
   writeFileSync(join(dir, 'logins.json'), JSON.stringify({ providers: ['acme'] }));
   return cred;
 }
 
-const refreshes = () => auth.tokenRequests.filter((r) => r.grantType === 'refresh_token');
+const refreshes = () => fx.auth.tokenRequests.filter((r) => r.grantType === 'refresh_token');
 
 describe('two patchbays sharing a login', () => {
   it('both timers fire at the same instant: one token request, both end with its token, nobody is told to log in again', async () => {
@@ -70,11 +59,11 @@ describe('two patchbays sharing a login', () => {
     // Inside the refresh margin at start: both windows' timers fire at once.
     await storedLogin(dir, 10);
     // A slow server widens the window in which both would send the same (rotating) refresh token.
-    auth.tokenDelayMs = 300;
+    fx.auth.tokenDelayMs = 300;
     const a = window(dir);
     const b = window(dir);
     await Promise.all([a.logins.load(), b.logins.load()]);
-    await waitFor(() => refreshes().length > 0 && a.logins.keys().acme === auth.issued.at(-2) && b.logins.keys().acme === auth.issued.at(-2));
+    await waitFor(() => refreshes().length > 0 && a.logins.keys().acme === fx.auth.issued.at(-2) && b.logins.keys().acme === fx.auth.issued.at(-2));
     // Long enough for a second request (and its invalid_grant) to have come back.
     await new Promise((r) => setTimeout(r, 700));
     expect(refreshes()).toHaveLength(1);
@@ -85,8 +74,8 @@ describe('two patchbays sharing a login', () => {
     const dir = home();
     const old = await storedLogin(dir, 10);
     const a = window(dir);
-    auth.tokenDelayMs = 300;
-    auth.tokenModes = ['invalid_grant'];
+    fx.auth.tokenDelayMs = 300;
+    fx.auth.tokenModes = ['invalid_grant'];
     const loaded = a.logins.load();
     // While A's refresh is at the server, the peer stores what it got with the same refresh token.
     await new Promise((r) => setTimeout(r, 100));

@@ -3,35 +3,24 @@
  * `ensureFresh`, ECA's `maybe-renew-auth-token!` before each request) stops waiting when the
  * editor stops it: another window holding the refresh lock must not make a stop hang for a minute.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ProviderLoginConfig } from '../../src/peers/llm/index.js';
 import { ProviderLogins, type Credential } from '../../src/runtime/provider-logins.js';
 import { logToFile } from '../../src/util/log.js';
 import { FileSecretStore } from '../../src/util/secrets.js';
-import { FakeAuthServer } from '../fixtures/fake-oauth.js';
+import { useLoginsFixture } from '../support/provider-logins.js';
 
-let auth: FakeAuthServer;
-beforeAll(async () => {
-  auth = await FakeAuthServer.start();
-});
-afterAll(() => auth.close());
-
-const dirs: string[] = [];
-const instances: ProviderLogins[] = [];
-afterEach(() => {
-  for (const l of instances.splice(0)) l.dispose();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-  auth.reset();
-});
+const fx = useLoginsFixture();
+const { dirs, instances } = fx;
 
 describe('waiting for a login refresh', () => {
   it('a stop ends the wait while another window holds the refresh lock; no token request is made', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pb-logins-stop-'));
     dirs.push(dir);
-    const t = auth.grant();
+    const t = fx.auth.grant();
     // Expired: the next request must refresh first.
     const cred: Credential = { type: 'oauth', mode: 'browser', accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: Math.floor(Date.now() / 1000) - 10 };
     await new FileSecretStore(join(dir, 'secrets.json')).set('provider/acme', JSON.stringify(cred));
@@ -42,7 +31,7 @@ describe('waiting for a login refresh', () => {
     const logins = new ProviderLogins({
       store: new FileSecretStore(join(dir, 'secrets.json')),
       indexFile: join(dir, 'logins.json'),
-      providers: () => ({ acme: { api: 'openai-chat', login: auth.loginConfig() as ProviderLoginConfig } }),
+      providers: () => ({ acme: { api: 'openai-chat', login: fx.auth.loginConfig() as ProviderLoginConfig } }),
       known: () => ['acme'],
       overriddenBy: () => undefined,
       changed: async () => {},
@@ -61,7 +50,7 @@ describe('waiting for a login refresh', () => {
       new Promise((r) => setTimeout(() => r('still waiting'), 10_000)),
     ]);
     expect(outcome).toBe('stopped by the editor');
-    expect(auth.tokenRequests.filter((r) => r.grantType === 'refresh_token')).toHaveLength(0);
+    expect(fx.auth.tokenRequests.filter((r) => r.grantType === 'refresh_token')).toHaveLength(0);
   });
 
   it('a login that cannot be refreshed (no tokenUrl in its config) is warned about once, not on every request', async () => {
@@ -69,7 +58,7 @@ describe('waiting for a login refresh', () => {
     dirs.push(dir);
     const logFile = join(dir, 'server.log');
     logToFile(logFile);
-    const t = auth.grant();
+    const t = fx.auth.grant();
     const cred: Credential = { type: 'oauth', mode: 'browser', accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: Math.floor(Date.now() / 1000) - 10 };
     await new FileSecretStore(join(dir, 'secrets.json')).set('provider/acme', JSON.stringify(cred));
     writeFileSync(join(dir, 'logins.json'), JSON.stringify({ providers: ['acme'] }));

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { errorMessage, type Logger } from '../../util/log.js';
 import { isLoopbackHostHeader } from '../../util/loopback.js';
 import type { OAuthUser } from './oauth-provider.js';
+import { isSafeLoginUrl } from '../../util/oauth.js';
 
 /** ECA's redirect path (`src/eca/oauth.clj`), so a client registered for ECA's redirect fits. */
 export const CALLBACK_PATH = '/auth/callback';
@@ -139,14 +140,8 @@ export async function browserUser(o: BrowserUserOptions): Promise<BrowserUser> {
  * things on this machine. Plain http only to this machine (a local authorization server).
  */
 export function browsableUrl(url: string): boolean {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return false;
-  }
-  if (u.protocol === 'https:') return true;
-  return u.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+  // The same rule as a provider login's URLs (util/oauth.ts).
+  return isSafeLoginUrl(url);
 }
 
 /**
