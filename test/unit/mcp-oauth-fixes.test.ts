@@ -5,21 +5,17 @@
  * one sign-in per server that a stop ends, the SSE transport signs in, the redirect listener,
  * and two patchbays sharing one secret store.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OAuthUser } from '../../src/peers/mcp/oauth-provider.js';
 import { FileSecretStore } from '../../src/util/secrets.js';
 import { ctx, fixture, tempDir, text, useHosts, waitFor } from '../support/mcp-helpers.js';
+import { approvingUser, useProtectedServers } from '../support/mcp-oauth.js';
 
 const dirs: string[] = [];
-const fixtures: ChildProcess[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
-  for (const f of fixtures.splice(0)) f.kill('SIGTERM');
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
@@ -31,36 +27,9 @@ function scratch(): string {
   return d;
 }
 
-interface Protected {
-  url: string;
-  base: string;
-  other: string;
-}
-
-async function protectedServer(...args: string[]): Promise<Protected> {
-  const proc = spawn(process.execPath, [fixture('mcp-oauth.mjs'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  fixtures.push(proc);
-  const line = await new Promise<string>((resolve) => createInterface({ input: proc.stdout! }).once('line', resolve));
-  return JSON.parse(line) as Protected;
-}
+const protectedServer = useProtectedServers();
 
 const get = async <T>(base: string, path: string): Promise<T> => (await (await fetch(`${base}${path}`)).json()) as T;
-
-/** Approves at once: fetches the authorization URL and reads the code from the redirect. */
-function approvingUser(): OAuthUser & { opened: number } {
-  let pending: Promise<string> | undefined;
-  const user = {
-    opened: 0,
-    redirectUrl: 'http://127.0.0.1:1/auth/callback',
-    authorize(url: URL) {
-      user.opened++;
-      pending = fetch(url, { redirect: 'manual' }).then((r) => new URL(r.headers.get('location')!).searchParams.get('code')!);
-      return Promise.resolve();
-    },
-    code: () => pending!,
-  };
-  return user;
-}
 
 /** The scripted browser as $BROWSER, logging each URL it is given. */
 function browserEnv(dir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv & { OAUTH_BROWSER_LOG: string } {

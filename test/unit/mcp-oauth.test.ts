@@ -3,27 +3,22 @@
  * and authorization server on loopback), with a scripted user as the conformance driver has one:
  * what is stored where, what a removed server forgets, and what happens with nobody to sign in.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OAuthUser } from '../../src/peers/mcp/oauth-provider.js';
 import { McpOAuthProvider } from '../../src/peers/mcp/oauth-provider.js';
 import { clientCredentialsClient } from '../../src/peers/mcp/oauth-machine.js';
 import { FileSecretStore } from '../../src/util/secrets.js';
 import { logger } from '../../src/util/log.js';
 import { ctx, fixture, tempDir, text, useHosts, waitFor } from '../support/mcp-helpers.js';
+import { approvingUser, useProtectedServers } from '../support/mcp-oauth.js';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 const host = useHosts();
-const fixtures: ChildProcess[] = [];
-afterEach(() => {
-  for (const f of fixtures.splice(0)) f.kill('SIGTERM');
-});
+const protectedServer = useProtectedServers();
 
 /** A file secret store in a temp dir removed after the test. */
 function fileStore(): FileSecretStore {
@@ -32,34 +27,11 @@ function fileStore(): FileSecretStore {
   return new FileSecretStore(join(dir, 'secrets.json'));
 }
 
-async function protectedServer(): Promise<{ url: string; base: string }> {
-  const proc = spawn(process.execPath, [fixture('mcp-oauth.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  fixtures.push(proc);
-  const line = await new Promise<string>((resolve) => createInterface({ input: proc.stdout! }).once('line', resolve));
-  return JSON.parse(line) as { url: string; base: string };
-}
-
-/** Approves at once: fetches the authorization URL and reads the code from the redirect. */
-function approvingUser(): OAuthUser & { opened: number } {
-  let pending: Promise<string> | undefined;
-  const user = {
-    opened: 0,
-    redirectUrl: 'http://127.0.0.1:1/callback',
-    authorize(url: URL) {
-      user.opened++;
-      pending = fetch(url, { redirect: 'manual' }).then((r) => new URL(r.headers.get('location')!).searchParams.get('code')!);
-      return Promise.resolve();
-    },
-    code: () => pending!,
-  };
-  return user;
-}
-
 describe('MCP OAuth in the host', () => {
   it('signs in with a user at hand, calls tools with the token, and forgetServerCredentials deletes every stored credential', async () => {
     const { url } = await protectedServer();
     const store = fileStore();
-    const user = approvingUser();
+    const user = approvingUser('http://127.0.0.1:1/callback');
     const t = host({ secure: { url } }, { secrets: store, oauthUser: () => user, restart: { maxRestarts: 0 } });
     await t.host.start('secure');
     expect(t.host.servers()[0]).toMatchObject({ status: 'running', hasAuth: true });
@@ -74,7 +46,7 @@ describe('MCP OAuth in the host', () => {
 
   it('scope step-up with a refresh token held: the SDK refreshes (same scope) and meets the same 403; patchbay signs in again for the wider scope', async () => {
     const { url, base } = await protectedServer();
-    const user = approvingUser();
+    const user = approvingUser('http://127.0.0.1:1/callback');
     const t = host({ secure: { url } }, { secrets: fileStore(), oauthUser: () => user, restart: { maxRestarts: 0 } });
     await t.host.start('secure');
     const r = await t.tools.get('secure__admin')!.call({}, ctx());
