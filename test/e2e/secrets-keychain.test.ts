@@ -3,7 +3,7 @@
  * private D-Bus session (dbus-run-session), driven through libsecret's `secret-tool`, as on a
  * Linux desktop. Skipped where those are not installed (.ci/run installs them).
  */
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +12,15 @@ import { tempDir, useTempDirs } from './harness.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const has = (exe: string): boolean => spawnSync('sh', ['-c', `command -v ${exe}`]).status === 0;
 const usable = process.platform === 'linux' && ['dbus-run-session', 'gnome-keyring-daemon', 'secret-tool'].every(has);
+
+/** Runs `script` with Node in a private D-Bus session whose gnome-keyring is unlocked (password `pw`). */
+function inKeyring(home: string, pbHome: string, script: string): SpawnSyncReturns<string> {
+  return spawnSync('dbus-run-session', ['--', 'sh', '-c', `printf pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec "${process.execPath}" "${script}"`], {
+    env: { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: join(home, 'data'), PATCHBAY_HOME: pbHome },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+}
 
 describe.skipIf(!usable)('secrets in the Secret Service (gnome-keyring over D-Bus)', () => {
   const scratch = useTempDirs();
@@ -35,11 +44,7 @@ console.log(JSON.stringify(out));
 `,
     );
     const pbHome = join(home, '.patchbay');
-    const r = spawnSync('dbus-run-session', ['--', 'sh', '-c', `printf pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec "${process.execPath}" "${script}"`], {
-      env: { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: join(home, 'data'), PATCHBAY_HOME: pbHome },
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const r = inKeyring(home, pbHome, script);
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
     expect(out).toMatchObject({ kind: 'keychain', kindAfter: 'keychain', read: 'sk-ant-keyring-0123456789', viaTool: 'sk-ant-keyring-0123456789', afterDelete: null });
@@ -94,11 +99,7 @@ out.afterLogout = third.keys();
 console.log(JSON.stringify(out));
 `,
     );
-    const r = spawnSync('dbus-run-session', ['--', 'sh', '-c', `printf pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec "${process.execPath}" "${script}"`], {
-      env: { PATH: process.env.PATH, HOME: home, XDG_DATA_HOME: join(home, 'data'), PATCHBAY_HOME: pbHome },
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const r = inKeyring(home, pbHome, script);
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
     expect(out.step).toEqual({ kind: 'done' });

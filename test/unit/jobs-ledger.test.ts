@@ -6,25 +6,14 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JobLedger } from '../../src/core/jobs/ledger.js';
 import { JobReaper } from '../../src/core/jobs/reaper.js';
 import { isAlive } from '../../src/util/pid.js';
 import { bootId, isZombie, startTime } from '../../src/util/process-tree.js';
-import { removeDir, tempDir } from './tools-helpers.js';
+import { tempDir, useJobTestCleanup } from './tools-helpers.js';
 
-const dirs: string[] = [];
-const pids: number[] = [];
-afterEach(async () => {
-  for (const pid of pids.splice(0)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* gone, as it should be */
-    }
-  }
-  await Promise.all(dirs.splice(0).map(removeDir));
-});
+const { dirs, pids } = useJobTestCleanup();
 
 async function until(ok: () => boolean, what: string, ms = 10_000): Promise<void> {
   for (const end = Date.now() + ms; !ok();) {

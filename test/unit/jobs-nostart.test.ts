@@ -4,28 +4,17 @@
  * signal only the job's live tree, never a remembered pid (src/core/jobs/registry.ts `strays`).
  */
 import { spawn } from 'node:child_process';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { JobRegistry } from '../../src/core/jobs/index.js';
 import { isAlive } from '../../src/util/pid.js';
-import { removeDir, tempDir } from './tools-helpers.js';
+import { tempDir, useJobTestCleanup } from './tools-helpers.js';
 
 vi.mock('../../src/util/process-tree.js', async (importOriginal) => ({
   ...(await importOriginal<typeof import('../../src/util/process-tree.js')>()),
   startTime: () => undefined,
 }));
 
-const dirs: string[] = [];
-const pids: number[] = [];
-afterEach(async () => {
-  for (const pid of pids.splice(0)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-  }
-  await Promise.all(dirs.splice(0).map(removeDir));
-});
+const { dirs, pids } = useJobTestCleanup();
 
 describe.runIf(process.platform !== 'win32')('JobRegistry without start times', () => {
   it('dispose leaves alone a live process whose pid the job once had (unknown start time is no proof)', async () => {
