@@ -6,6 +6,7 @@ import type { ChatEvents } from './events.js';
 import type { ChatPersistence } from './persistence.js';
 import type { EditorBridge } from '../shapes/tool.js';
 import type { ToolRegistry } from './tool-registry.js';
+import type { PromptScope, PromptSection } from './prompt-sections.js';
 import type { LlmEvent, LlmRequest } from '../shapes/llm.js';
 
 export interface ChatDeps {
@@ -28,8 +29,8 @@ export interface ChatDeps {
    * which it waits for and which failed, so the turn's tool list has their tools.
    */
   toolsReady?(chatId: string, signal: AbortSignal): Promise<void>;
-  /** Instructions from peers (e.g. MCP servers) for the system prompt. */
-  instructions(): string[];
+  /** The system prompt's sections from every source (project instructions, rules, skills, MCP servers' instructions…). */
+  promptSections(scope: PromptScope): PromptSection[];
   /** Context peers add for a user message (e.g. OpenCtx auto-include providers); '' for none. */
   messageContext?(message: string, signal: AbortSignal): Promise<string>;
   /** Told when a chat starts, goes idle after a turn, and ends (deleted); e.g. for gateway providers. */

@@ -1,8 +1,7 @@
 /** patchbay's own /commands. */
 import type { Command, CommandContext } from './commands.js';
 import { toLlmMessages } from './messages.js';
-import { systemPrompt } from './system-prompt.js';
-import { formatCost } from './turn.js';
+import { chatSystemPrompt, formatCost } from './turn.js';
 import { llmName } from './tool-registry.js';
 import { errorMessage } from '../util/log.js';
 
@@ -38,7 +37,8 @@ export function nativeCommands(hooks: NativeCommandHooks): Command[] {
     cmd('prompt-show', 'Show the system prompt and tools the model receives', async (_a, { chat, deps }) => {
       const config = deps.config();
       const tools = deps.tools.visible({ agent: chat.agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
-      const system = systemPrompt({ agent: chat.agent, roots: deps.roots(), tools, extra: config.systemPrompt, instructions: deps.instructions() });
+      const model = (deps.models().find((m) => m.id === chat.model) ?? deps.defaultModel())?.id;
+      const system = chatSystemPrompt(chat, chat.agent, model, tools, deps).text;
       return { kind: 'show', text: `System prompt:\n${system}\n\nTools:\n${tools.map((t) => `- ${llmName(t)}: ${t.description.split('\n')[0]}`).join('\n')}` };
     }),
     cmd('trust', "Trust this folder's .patchbay/config.json: apply the settings held back from it", async () => ({ kind: 'show', text: await hooks.trust() })),

@@ -11,9 +11,10 @@ import type { ChatEvent, StopReason, TurnOutcome } from './events.js';
 import { toLlmMessages, toolImages, type StoredMessage } from './messages.js';
 import { noVisionText } from './prompt-images.js';
 import type { ToolCallRecord } from './persistence.js';
-import { systemPrompt } from './system-prompt.js';
+import { systemPrompt, type SystemPrompt } from './system-prompt.js';
 import { ToolCall } from './tool-call.js';
 import type { Tool } from '../shapes/tool.js';
+import type { Agent } from '../shapes/agent.js';
 import { errorMessage, logger } from '../util/log.js';
 import { toolSpecs } from '../shapes/tool-names.js';
 import { requestPayload, variantNames } from '../shapes/variants.js';
@@ -214,11 +215,13 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
 
     let failure: unknown;
     try {
+      const system = chatSystemPrompt(chat, agent, entry.id, tools, deps);
       const stream = deps.stream(
         client,
         {
           model: entry.modelName,
-          system: systemPrompt({ agent, roots: deps.roots(), tools, extra: config.systemPrompt, instructions: deps.instructions() }),
+          system: system.text,
+          systemStableLength: system.stableLength,
           messages: toLlmMessages(chat.stored, { images: entry.imageInput === true }),
           tools: toolSpecs(tools),
           maxOutputTokens: entry.limit?.output,
@@ -285,6 +288,13 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     }
   }
   return fail(`Stopped after ${MAX_STEPS} model steps without a final answer.`);
+}
+
+/** The system prompt of a request of this chat, with every source's sections. */
+export function chatSystemPrompt(chat: LiveChat, agent: Agent, model: string | undefined, tools: Tool[], deps: ChatDeps): SystemPrompt {
+  const roots = deps.roots();
+  const sections = deps.promptSections({ chatId: chat.id, agent, model, roots, stored: chat.stored });
+  return systemPrompt({ agent, roots, tools, extra: deps.config().systemPrompt, sections });
 }
 
 /** The model's own reason for ending a step without tool calls. */

@@ -33,6 +33,7 @@ import type { Peer, PeerHost, RootsChange, ToolServerStatus } from '../shapes/pe
 import { PEERS } from '../peers/index.js';
 import { BUILTIN_PROVIDER_IDS, keyOverridingLogin, computeCost, createClient, findKey, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
 import { ProviderLogins } from './provider-logins.js';
+import { PromptSources } from '../core/prompt-sections.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -126,6 +127,8 @@ export class Workspace {
   defaultModel: ModelEntry | undefined;
   readonly tools = new ToolRegistry();
   readonly commands = new CommandRegistry();
+  /** The system prompt's sections (core/prompt-sections.ts): MCP servers' instructions, and what the agent runtime adds. */
+  readonly prompt = new PromptSources();
   readonly store: SqliteStore;
   readonly chats: ChatService;
   /** The @-mention file index of each root, by root. */
@@ -193,6 +196,8 @@ export class Workspace {
     });
     // Native tools come first in every list the model sees; peers may wrap them (below).
     this.tools.set('native', native);
+    // MCP servers' `instructions` (and any peer's): stable while the servers are.
+    this.prompt.set('peers', () => [...this.peers].flatMap(([name, p]) => (p.instructions?.() ?? []).map((text, i) => ({ id: `${name}:${i}`, text, stable: true, order: 80 }))));
     this.commands.set('native', nativeCommands({ doctor: () => this.doctor(), repoMap: (signal) => this.repoMap(signal), trust: () => this.trust() }));
     this.chats = new ChatService(this.deps(), this.commands);
     this.completer = new InlineCompleter(this.deps());
@@ -443,7 +448,7 @@ export class Workspace {
         });
       },
       messageContext: async (message, signal) => (await Promise.all(this.all().map((p) => p.messageContext?.(message, signal) ?? ''))).filter(Boolean).join('\n\n'),
-      instructions: () => this.all().flatMap((p) => p.instructions?.() ?? []),
+      promptSections: (scope) => this.prompt.sections(scope, (source, e) => log.warn(`system prompt source ${source}: ${errorMessage(e)}`)),
       toolsReady: async (chatId, signal) => {
         const report = {
           progress: (text: string) => this.opts.events.event(chatId, { type: 'progress', text }),

@@ -57,6 +57,11 @@ export interface LlmRequest {
   /** The provider's own model id (the config's `modelName`, else the model key). */
   model: string;
   system: string;
+  /**
+   * Length of the prefix of `system` that is the same for every request of the chat (the rest
+   * changes): adapters put a cache breakpoint there. Unset: all of it is stable.
+   */
+  systemStableLength?: number;
   messages: LlmMessage[];
   tools: LlmToolSpec[];
   maxOutputTokens?: number;

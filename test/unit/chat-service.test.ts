@@ -86,7 +86,7 @@ function setup(steps: Step[], tools: Tool[] = [], frontEnd?: ChatDeps['frontEnd'
     stream: (c, req) => c.stream(req),
     cost: () => undefined,
     renderContexts: async () => ({ text: '', errors: [] }),
-    instructions: () => [],
+    promptSections: () => [],
     updatedContexts: () => [],
     stopGraceMs: 20,
     frontEnd,
