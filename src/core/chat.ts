@@ -47,6 +47,8 @@ export class LiveChat {
    * taken at the next model step only, so they never start a turn, and a stop does not drop them.
    */
   readonly jobNotices: string[] = [];
+  /** The runtime's problems (bad rule, skill, hook… files) this chat was already told of. */
+  readonly shownProblems = new Set<string>();
 
   /**
    * A turn runs or is about to: what rewrites the history (fork, rollback, a flag's insertion)

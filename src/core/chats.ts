@@ -196,10 +196,18 @@ export class ChatService {
       chat.turn = { abort };
       this.setStatus(chat, 'running', deps);
       const emit = (e: ChatEvent) => deps.events.event(chat.id, e);
+      const tellProblems = () => {
+        for (const p of deps.problems?.() ?? []) {
+          if (chat.shownProblems.has(p)) continue;
+          chat.shownProblems.add(p);
+          emit({ type: 'notice', text: p });
+        }
+      };
       let outcome: TurnOutcome = { stopReason: 'end_turn' };
       try {
         if (known) {
           emit({ type: 'userMessage', text: params.message, id: cid });
+          tellProblems();
           const ran = await known.run(command.args, { chatId: chat.id, chat, deps, signal: abort.signal });
           if (ran.kind === 'show') emit({ type: 'notice', text: ran.text });
           else if (entry) {
@@ -215,6 +223,7 @@ export class ChatService {
           // Stored before the editor shows it: a kill while contexts load loses nothing shown.
           const user = rememberUserMessage(chat, deps.store, params.message, cid);
           emit({ type: 'userMessage', text: params.message, id: cid });
+          tellProblems();
           // MCP tools and resources of servers still starting (e.g. under npx) are waited for.
           await deps.toolsReady?.(chat.id, abort.signal);
           const { images, rest: contexts } = await promptImages(this.withUpdates(chat, params.contexts ?? []), entry, deps.roots(), (text) => emit({ type: 'notice', text }));

@@ -31,6 +31,8 @@ export interface ChatDeps {
   toolsReady?(chatId: string, signal: AbortSignal): Promise<void>;
   /** The system prompt's sections from every source (project instructions, rules, skills, MCP servers' instructions…). */
   promptSections(scope: PromptScope): PromptSection[];
+  /** Bad agent-runtime files (rules, skills, commands, agents, hooks): each is told to a chat once (runtime-board.ts). */
+  problems?(): string[];
   /** Context peers add for a user message (e.g. OpenCtx auto-include providers); '' for none. */
   messageContext?(message: string, signal: AbortSignal): Promise<string>;
   /** Told when a chat starts, goes idle after a turn, and ends (deleted); e.g. for gateway providers. */

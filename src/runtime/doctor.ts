@@ -19,6 +19,8 @@ export interface DoctorInput {
   providers?: string[];
   /** Each peer's own lines, in the order of src/peers/index.ts. */
   peers: string[];
+  /** Rules, skills, commands, agents and hooks: each feature's lines, then the bad files (core/runtime-board.ts). */
+  agentRuntime?: string[];
 }
 
 export async function doctorReport(d: DoctorInput): Promise<string> {
@@ -39,6 +41,7 @@ export async function doctorReport(d: DoctorInput): Promise<string> {
     ...(d.providers ?? []),
     `Native tools: ${byServer.get('patchbay') ?? 0}`,
     ...d.peers,
+    ...(d.agentRuntime ?? []),
   ];
   return lines.join('\n');
 }

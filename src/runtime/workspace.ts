@@ -34,6 +34,7 @@ import { PEERS } from '../peers/index.js';
 import { BUILTIN_PROVIDER_IDS, keyOverridingLogin, computeCost, createClient, findKey, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
 import { ProviderLogins } from './provider-logins.js';
 import { PromptSources } from '../core/prompt-sections.js';
+import { RuntimeBoard } from '../core/runtime-board.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -129,6 +130,8 @@ export class Workspace {
   readonly commands = new CommandRegistry();
   /** The system prompt's sections (core/prompt-sections.ts): MCP servers' instructions, and what the agent runtime adds. */
   readonly prompt = new PromptSources();
+  /** Bad rule, skill, command, agent and hook files, and each feature's doctor lines. */
+  readonly board = new RuntimeBoard();
   readonly store: SqliteStore;
   readonly chats: ChatService;
   /** The @-mention file index of each root, by root. */
@@ -448,6 +451,7 @@ export class Workspace {
         });
       },
       messageContext: async (message, signal) => (await Promise.all(this.all().map((p) => p.messageContext?.(message, signal) ?? ''))).filter(Boolean).join('\n\n'),
+      problems: () => this.board.problems(),
       promptSections: (scope) => this.prompt.sections(scope, (source, e) => log.warn(`system prompt source ${source}: ${errorMessage(e)}`)),
       toolsReady: async (chatId, signal) => {
         const report = {
@@ -678,6 +682,7 @@ export class Workspace {
       tools: this.tools.all(),
       providers: [`Provider auth (secrets in ${this.logins.storeKind}):`, ...this.providerIds().map((id) => providerAuthLine(id, this.providerAuth(id)))],
       peers: sections.flatMap((s) => s?.lines ?? []),
+      agentRuntime: [...this.board.summary(), ...this.board.problems().map((p) => `Problem: ${p}`)],
     });
   }
 
