@@ -27,6 +27,8 @@
  * - `gateway.host` (binding beyond loopback exposes your tools) and `gateway.enabled: true`.
  * - `completion.systemPrompt` and `rewrite.systemPrompt`: inline completion and rewrite put the
  *   model's answer straight into the user's files; a repository must not write their instructions.
+ * - `rules` entries whose `path` may leave the folder (absolute, `~/`, `..`): a repository must not
+ *   make patchbay read your files into a prompt; entries inside it apply (rules are only text).
  * - `hooks` and `customTools` (ECA keys that run commands; patchbay ignores them today, and an
  *   untrusted folder must not gain them the day it does not).
  * - Any other value that reads the environment (`${env:…}`): a file from a repository must not
@@ -149,8 +151,33 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
   // The instructions of the two features whose answer lands straight in the user's files.
   for (const feature of ['completion', 'rewrite']) if (get(layer, feature, 'systemPrompt') !== undefined) hold([feature, 'systemPrompt'], 'replaces the instructions of code written into your files');
   for (const key of ['hooks', 'customTools']) if (get(layer, key) !== undefined) hold([key]);
+  holdOutsideRules(layer, kept, held);
   for (const [path, name] of envReads(kept, [])) hold(path, `reads $${name}`);
   return { kept, held };
+}
+
+/**
+ * `rules` entries whose path may leave the folder (absolute, `~/…`, or climbing with `..`): a
+ * repository must not make patchbay read the user's files (`~/.ssh`…) into a prompt. Entries
+ * inside the folder stay (its own rules files are only text).
+ */
+function holdOutsideRules(layer: Obj, kept: Obj, held: HeldSetting[]): void {
+  const rules = layer.rules;
+  if (!Array.isArray(rules)) return;
+  const leaves = (entry: unknown): string | undefined => {
+    const p = get(entry, 'path');
+    if (typeof p !== 'string') return undefined;
+    const t = p.trim().replace(/\\/g, '/');
+    if (t === '~' || t.startsWith('~/') || t.startsWith('/') || /^[A-Za-z]:/.test(t) || t.split('/').includes('..')) return t;
+    return undefined;
+  };
+  const keep: unknown[] = [];
+  rules.forEach((entry, i) => {
+    const out = leaves(entry);
+    if (out === undefined) keep.push(entry);
+    else held.push({ path: ['rules', String(i)], key: displayKey(['rules', String(i)]), detail: `reads rules from ${out}` });
+  });
+  if (keep.length !== rules.length && Array.isArray(kept.rules)) kept.rules = keep;
 }
 
 /** `sets request fields a, b`: what a payload would add to a request. */

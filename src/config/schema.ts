@@ -48,6 +48,8 @@ export const configSchema = z
     /** Tools disabled by name (`read_file` or `server__tool`). */
     disabledTools: z.array(z.string()).default([]),
     welcomeMessage: z.string().default('Welcome to patchbay. Type a prompt to start; @ adds context, / runs a command.'),
+    /** ECA's `rules`: more rule files or folders (src/runtime/instructions.ts); relative paths from each workspace folder. */
+    rules: z.array(z.object({ path: z.string() }).loose()).optional(),
     /** Extra instructions appended to the system prompt. */
     systemPrompt: z.string().optional(),
     chat: z

@@ -24,7 +24,7 @@ export interface TrustTarget {
 
 /** Settings the running session takes on live; the others are read only at start. */
 function appliesLive(path: string[]): boolean {
-  return path[0] === 'toolCall' || path[0] === 'disabledTools' || path[0] === 'providers';
+  return path[0] === 'toolCall' || path[0] === 'disabledTools' || path[0] === 'providers' || path[0] === 'rules';
 }
 
 export async function trustHeldBack(t: TrustTarget): Promise<string> {

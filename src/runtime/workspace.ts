@@ -35,6 +35,7 @@ import { BUILTIN_PROVIDER_IDS, keyOverridingLogin, computeCost, createClient, fi
 import { ProviderLogins } from './provider-logins.js';
 import { PromptSources } from '../core/prompt-sections.js';
 import { RuntimeBoard } from '../core/runtime-board.js';
+import { ProjectInstructions } from './instructions.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -132,6 +133,8 @@ export class Workspace {
   readonly prompt = new PromptSources();
   /** Bad rule, skill, command, agent and hook files, and each feature's doctor lines. */
   readonly board = new RuntimeBoard();
+  /** AGENTS.md and rules (./instructions.ts): prompt sections, `fetch_rule`, `/rules`, enforce. */
+  readonly instructions: ProjectInstructions;
   readonly store: SqliteStore;
   readonly chats: ChatService;
   /** The @-mention file index of each root, by root. */
@@ -202,13 +205,27 @@ export class Workspace {
     // MCP servers' `instructions` (and any peer's): stable while the servers are.
     this.prompt.set('peers', () => [...this.peers].flatMap(([name, p]) => (p.instructions?.() ?? []).map((text, i) => ({ id: `${name}:${i}`, text, stable: true, order: 80 }))));
     this.commands.set('native', nativeCommands({ doctor: () => this.doctor(), repoMap: (signal) => this.repoMap(signal), trust: () => this.trust() }));
+    this.instructions = new ProjectInstructions({
+      roots: () => this.roots,
+      config: () => this.config,
+      env: opts.env,
+      trusted: (root) => this.workspaces.some((w) => resolve(w.root) === resolve(root) && w.state === 'trusted'),
+      board: this.board,
+      stored: (chatId) => this.chats.messages(chatId),
+      // ECA fetch_rule.clj `:enabled-fn`: offered only while there are path-scoped rules.
+      pathScopedChanged: (any) => void this.tools.set('rules', any ? [this.instructions.tool] : []),
+    });
+    this.prompt.set('instructions', (scope) => this.instructions.sections(scope));
+    // Read once off the start-up path, so doctor and the first prompt find the files (and their problems) known.
+    setImmediate(() => safely(() => this.instructions.current()));
+    this.commands.set('rules', [this.instructions.command()]);
     this.chats = new ChatService(this.deps(), this.commands);
     this.completer = new InlineCompleter(this.deps());
     this.rewriter = new Rewriter(this.deps());
     for (const { name, make } of makers) this.peers.set(name, make(this.peerHost(name)));
     this.tools.set(
       'native',
-      native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, t)),
+      native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, this.instructions.wrapTool(t))),
     );
     this.live = new LiveConfig(
       {
@@ -451,7 +468,8 @@ export class Workspace {
         });
       },
       messageContext: async (message, signal) => (await Promise.all(this.all().map((p) => p.messageContext?.(message, signal) ?? ''))).filter(Boolean).join('\n\n'),
-      problems: () => this.board.problems(),
+      // Rules and instructions files are looked at again first (a few stats), so a file broken since is told.
+      problems: () => (this.instructions.current(), this.board.problems()),
       promptSections: (scope) => this.prompt.sections(scope, (source, e) => log.warn(`system prompt source ${source}: ${errorMessage(e)}`)),
       toolsReady: async (chatId, signal) => {
         const report = {

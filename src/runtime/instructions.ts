@@ -1,0 +1,376 @@
+/**
+ * Project instructions (AGENTS.md and its fallbacks) and rules (runtime half; the matching is
+ * core/rules.ts), read from disk into the system prompt.
+ *
+ * Instructions files, in prompt order (the most specific last):
+ * 1. the user's `~/.config/patchbay/AGENTS.md`, else `~/.config/eca/AGENTS.md` (ECA context.clj
+ *    `agents-file-contexts` reads the latter; ECA puts it last, we put it first so project files win);
+ * 2. for each workspace folder, each folder from its git root (the nearest folder up holding
+ *    `.git`; the workspace folder itself when there is none) down to the workspace folder:
+ *    its `AGENTS.md`, else its `CLAUDE.md`, else (only at the git root and the workspace folder)
+ *    its `.github/copilot-instructions.md`.
+ * Each is cut at 64 KB (told once per chat and by doctor).
+ *
+ * Everything is read synchronously into a snapshot; each request stats the files and folders it
+ * came from (and the config and folders it depends on) and reads again only when one changed, so
+ * prompt assembly costs a few stats.
+ *
+ * Trust: a project file (`.patchbay/rules`, `.eca/rules`, AGENTS.md…) of a folder that is not
+ * trusted is read only when its real path stays inside the folder (its git root for parents'
+ * files): a symbolic link in a repository must not read the user's files into a prompt. Config
+ * `rules` entries from an untrusted workspace config that leave it are held back (held-back.ts).
+ */
+import { readdirSync, realpathSync, statSync, openSync, readSync, closeSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { agentFileSources, isInside, type AgentFileSource } from '../config/agent-files.js';
+import type { Config } from '../config/schema.js';
+import type { Command } from '../core/commands.js';
+import type { PromptScope, PromptSection } from '../core/prompt-sections.js';
+import { chatRuleState, fileToolAction, fileToolPaths, matchRule, parseRule, ruleApplies, rulesInPlay, type Rule } from '../core/rules.js';
+import { inPlayRulesText, missingRulesText, rulesCommandText, rulesPromptText, type InstructionsFileInfo } from '../core/rules-text.js';
+import type { RuntimeBoard } from '../core/runtime-board.js';
+import type { StoredMessage } from '../core/stored-message.js';
+import { fetchRuleTool } from '../core/tools/fetch-rule.js';
+import { userConfigDir } from '../util/locations.js';
+import { errorMessage } from '../util/log.js';
+import { textResult, type Tool } from '../shapes/tool.js';
+
+export const MAX_INSTRUCTIONS_BYTES = 64 * 1024;
+/** Rule files read in all, and files read per folder walk: a runaway folder costs no more. */
+const MAX_RULE_FILES = 500;
+
+export interface InstructionsHost {
+  roots(): string[];
+  config(): Config;
+  env: NodeJS.ProcessEnv;
+  homeDir?: string;
+  /** The user trusts this workspace folder (config/trust.ts). */
+  trusted(root: string): boolean;
+  board: RuntimeBoard;
+  stored(chatId: string): readonly StoredMessage[];
+  /** Told after each read whether there is any path-scoped rule at all (fetch_rule is offered then). */
+  pathScopedChanged?(any: boolean): void;
+}
+
+interface InstructionsFile extends InstructionsFileInfo {
+  text: string;
+}
+
+interface Snapshot {
+  key: string;
+  /** What each path was when read: `mtime:size`, or `-` when missing. */
+  stamps: Map<string, string>;
+  files: InstructionsFile[];
+  rules: Rule[];
+  problems: string[];
+}
+
+function stampOf(path: string): string {
+  try {
+    const st = statSync(path, { throwIfNoEntry: false });
+    return st ? `${st.mtimeMs}:${st.size}` : '-';
+  } catch {
+    return '?';
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
+  } catch {
+    return false;
+  }
+}
+
+/** The file's first `max` bytes as text, and whether it was longer. */
+function readCapped(path: string, max: number): { text: string; cut: boolean; size: number } {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(max + 1);
+    const n = readSync(fd, buf, 0, max + 1, 0);
+    const cut = n > max;
+    const text = buf.subarray(0, Math.min(n, max)).toString('utf8');
+    // A cut may split a character: drop its replacement mark.
+    return { text: cut ? text.replace(/\uFFFD$/, '') : text, cut, size: cut ? statSync(path).size : n };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function realInside(boundary: string, path: string): boolean {
+  try {
+    return isInside(realpathSync(boundary), realpathSync(path));
+  } catch {
+    return false;
+  }
+}
+
+/** The folders from the git root down to `root` (just `root` without a git root). */
+function gitChain(root: string): string[] {
+  const chain: string[] = [];
+  for (let d = resolve(root); ; d = dirname(d)) {
+    chain.unshift(d);
+    if (stampOf(join(d, '.git')) !== '-') return chain;
+    if (dirname(d) === d) return [resolve(root)];
+  }
+}
+
+function xmlAttr(v: string): string {
+  return `"${v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')}"`;
+}
+
+export class ProjectInstructions {
+  private snap: Snapshot | undefined;
+  /** Each chat's agent and model as its last request saw them (what fetch_rule and enforce go by). */
+  private readonly lastScope = new Map<string, { agent?: string; model?: string }>();
+  readonly tool: Tool;
+
+  constructor(private readonly host: InstructionsHost) {
+    this.tool = fetchRuleTool({ pathScoped: (chatId) => this.pathScoped(chatId), stored: (chatId) => host.stored(chatId) });
+    host.board.setSummary('rules', () => this.summary());
+  }
+
+  /** The snapshot, read again when the config, the folders or any file read changed. */
+  current(): Snapshot {
+    const roots = this.host.roots();
+    const key = JSON.stringify({ roots, rules: this.host.config().rules ?? [], trusted: roots.map((r) => this.host.trusted(r)) });
+    const s = this.snap;
+    if (s && s.key === key && [...s.stamps].every(([p, v]) => stampOf(p) === v)) return s;
+    const before = s?.rules.some((r) => r.paths);
+    this.snap = this.scan(key, roots);
+    this.host.board.setProblems('rules', this.snap.problems);
+    const now = this.snap.rules.some((r) => r.paths);
+    if (now !== before) this.host.pathScopedChanged?.(now);
+    return this.snap;
+  }
+
+  private scan(key: string, roots: string[]): Snapshot {
+    const stamps = new Map<string, string>();
+    const stamp = (p: string): string => {
+      const v = stampOf(p);
+      stamps.set(p, v);
+      return v;
+    };
+    const problems: string[] = [];
+    const files = this.readInstructions(roots, stamp, problems);
+    const rules = this.readRules(roots, stamp, problems);
+    return { key, stamps, files, rules, problems };
+  }
+
+  private readInstructions(roots: string[], stamp: (p: string) => string, problems: string[]): InstructionsFile[] {
+    const env = this.host.env;
+    const home = this.host.homeDir ?? homedir();
+    const out: InstructionsFile[] = [];
+    const seen = new Set<string>();
+    const take = (path: string, kind: string, boundary?: string): void => {
+      if (seen.has(path)) return;
+      seen.add(path);
+      if (boundary && !realInside(boundary, path)) {
+        problems.push(`rules: ${path}: links outside ${boundary}, a folder you have not trusted; not read`);
+        return;
+      }
+      try {
+        const { text, cut, size } = readCapped(path, MAX_INSTRUCTIONS_BYTES);
+        if (cut) problems.push(`rules: ${path} is ${Math.round(size / 1024)} KB; only its first 64 KB is in the prompt`);
+        const note = cut ? `\n[cut: only the first 64 KB of this file is included]` : '';
+        out.push({ path, kind, cut, text: `<agents-file description="Primary System Directives &amp; Coding Standards." path=${xmlAttr(path)}>\n${text.trim()}${note}\n</agents-file>` });
+      } catch (e) {
+        problems.push(`rules: ${path}: ${errorMessage(e)}`);
+      }
+    };
+    for (const dir of [userConfigDir(env, home), userConfigDir(env, home, 'eca')]) {
+      const p = join(dir, 'AGENTS.md');
+      stamp(p);
+      if (isFile(p)) {
+        take(p, 'user');
+        break;
+      }
+    }
+    for (const root of roots) {
+      const chain = gitChain(root);
+      const top = chain[0];
+      const boundary = this.host.trusted(root) ? undefined : top;
+      for (const dir of chain) {
+        const names = ['AGENTS.md', 'CLAUDE.md'];
+        if (dir === top || dir === chain[chain.length - 1]) names.push(join('.github', 'copilot-instructions.md'));
+        for (const name of names) {
+          const p = join(dir, name);
+          stamp(p);
+          if (isFile(p)) {
+            take(p, dir === chain[chain.length - 1] ? 'workspace' : 'parent', boundary);
+            break;
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  private readRules(roots: string[], stamp: (p: string) => string, problems: string[]): Rule[] {
+    const sources = agentFileSources('rules', { roots, env: this.host.env, homeDir: this.host.homeDir, configPaths: this.host.config().rules ?? [] });
+    const rules: Rule[] = [];
+    const seen = new Set<string>();
+    const add = (path: string, source: AgentFileSource): void => {
+      if (seen.has(path) || rules.length >= MAX_RULE_FILES) return;
+      seen.add(path);
+      stamp(path);
+      const fromRepo = source.scope === 'project' && source.root && !source.origin.startsWith('config ') && !this.host.trusted(source.root);
+      if (fromRepo && !realInside(source.root!, path)) {
+        problems.push(`rules: ${path}: links outside ${source.root}, a folder you have not trusted; not read`);
+        return;
+      }
+      let text: string;
+      try {
+        const r = readCapped(path, MAX_INSTRUCTIONS_BYTES);
+        if (r.cut) problems.push(`rules: ${path} is ${Math.round(r.size / 1024)} KB; only its first 64 KB is read`);
+        text = r.text;
+      } catch (e) {
+        problems.push(`rules: ${path}: ${errorMessage(e)}`);
+        return;
+      }
+      const parsed = parseRule(path, text, { scope: source.scope === 'project' ? 'project' : 'global', root: source.root });
+      if (parsed.ok === false) problems.push(`rules: ${path}: ${parsed.error}; the rule is skipped`);
+      else if (parsed.rule.body) rules.push(parsed.rule);
+    };
+    const walk = (dir: string, source: AgentFileSource, depth: number): void => {
+      let entries;
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch (e) {
+        problems.push(`rules: ${dir}: ${errorMessage(e)}`);
+        return;
+      }
+      const found: string[] = [];
+      for (const ent of entries) {
+        // As ECA: every file of the folder, recursively; hidden ones (editor backups, .DS_Store) skipped.
+        if (ent.name.startsWith('.')) continue;
+        const p = join(dir, ent.name);
+        let st;
+        try {
+          st = statSync(p);
+        } catch {
+          continue;
+        }
+        if (st.isDirectory()) {
+          if (depth < 8) {
+            stamp(p);
+            walk(p, source, depth + 1);
+          }
+        } else if (st.isFile()) found.push(p);
+      }
+      for (const p of found.sort()) add(p, source);
+    };
+    for (const source of sources) {
+      const v = stamp(source.path);
+      if (v === '-') {
+        if (source.origin.startsWith('config ')) problems.push(`rules: ${source.origin}: ${source.path} not found`);
+        continue;
+      }
+      let st;
+      try {
+        st = statSync(source.path);
+      } catch (e) {
+        problems.push(`rules: ${source.path}: ${errorMessage(e)}`);
+        continue;
+      }
+      if (st.isDirectory()) walk(source.path, source, 1);
+      else add(source.path, source);
+    }
+    return rules;
+  }
+
+  /** The rules that apply to an agent and model, static and path-scoped. */
+  applicable(agent: string | undefined, model: string | undefined): { statics: Rule[]; pathScoped: Rule[] } {
+    const rules = this.current().rules.filter((r) => ruleApplies(r, agent, model));
+    const pathScoped = this.fetchRuleOffered() ? rules.filter((r) => r.paths) : [];
+    return { statics: rules.filter((r) => !r.paths), pathScoped };
+  }
+
+  /** ECA: without `fetch_rule` (disabled), path-scoped rules are inactive. */
+  private fetchRuleOffered(): boolean {
+    const disabled = this.host.config().disabledTools;
+    return !disabled.includes('fetch_rule') && !disabled.includes('patchbay__fetch_rule');
+  }
+
+  pathScoped(chatId: string): Rule[] {
+    const s = this.lastScope.get(chatId) ?? {};
+    return this.applicable(s.agent, s.model).pathScoped;
+  }
+
+  /** The prompt sections for one request (workspace.prompt source `instructions`). */
+  sections(scope: PromptScope): PromptSection[] {
+    if (this.lastScope.size > 1000) this.lastScope.clear();
+    this.lastScope.set(scope.chatId, { agent: scope.agent, model: scope.model });
+    const snap = this.current();
+    const out: PromptSection[] = snap.files.map((f) => ({ id: `instructions:${f.path}`, text: f.text, stable: true, order: 10 }));
+    const { statics, pathScoped } = this.applicable(scope.agent, scope.model);
+    out.push({ id: 'rules', text: rulesPromptText(statics, pathScoped), stable: true, order: 20 });
+    if (pathScoped.length) {
+      const state = chatRuleState(scope.stored, scope.roots);
+      const inPlay = rulesInPlay(
+        pathScoped.filter((r) => !state.fetched.has(r.id)),
+        scope.roots,
+        state.files,
+      );
+      out.push({ id: 'rules:in-play', text: inPlayRulesText(inPlay), stable: false, order: 20 });
+    }
+    return out;
+  }
+
+  /**
+   * ECA path_rules.clj `require-fetched-path-scoped-rules`: the built-in file tools refuse a file
+   * that an `enforce`d rule matches until the rule was fetched, or included because a matching
+   * file was already in play in the chat.
+   */
+  wrapTool(tool: Tool): Tool {
+    const action = tool.server === 'patchbay' ? fileToolAction(tool.name) : undefined;
+    if (!action) return tool;
+    return {
+      ...tool,
+      call: async (args, ctx) => {
+        const refusal = this.refusal(tool.name, action, args, ctx.chatId, ctx.roots);
+        return refusal ? textResult(refusal, true) : tool.call(args, ctx);
+      },
+    };
+  }
+
+  private refusal(name: string, action: 'read' | 'modify', args: Record<string, unknown>, chatId: string, roots: string[]): string | undefined {
+    const enforced = this.pathScoped(chatId).filter((r) => r.enforce.includes(action));
+    if (!enforced.length) return undefined;
+    const state = chatRuleState(this.host.stored(chatId), roots);
+    const pending = enforced.filter((r) => !state.fetched.has(r.id) && !rulesInPlay([r], roots, state.files).length);
+    for (const target of fileToolPaths(name, args ?? {}, roots)) {
+      const missing = pending.flatMap((rule) => {
+        const match = matchRule(rule, roots, target);
+        return match.match ? [{ rule, match }] : [];
+      });
+      if (missing.length) return missingRulesText(target, missing, action === 'read' ? 'reading' : 'modifying');
+    }
+    return undefined;
+  }
+
+  /** `/rules` (ECA commands.clj): the instructions files and the rules for this chat's agent and model. */
+  command(): Command {
+    return {
+      name: 'rules',
+      description: 'List available rules and their filtering metadata (agent, model, paths).',
+      type: 'native',
+      arguments: [],
+      run: async (_args, { chat, deps }) => {
+        const model = chat.model ?? deps.defaultModel()?.id;
+        const { statics, pathScoped } = this.applicable(chat.agent, model);
+        return { kind: 'show', text: rulesCommandText(this.current().files, statics, pathScoped) };
+      },
+    };
+  }
+
+  private summary(): string[] {
+    const s = this.current();
+    const statics = s.rules.filter((r) => !r.paths).length;
+    return [
+      `Project instructions (${s.files.length})${s.files.length ? `: ${s.files.map((f) => f.path).join(', ')}` : ''}`,
+      `Rules (${s.rules.length}): ${statics} static, ${s.rules.length - statics} path-scoped${s.rules.length ? ` — ${s.rules.map((r) => r.id).join(', ')}` : ''}`,
+    ];
+  }
+}
