@@ -24,6 +24,8 @@
  *                 (fake LLM): added latency p50/p95, FIM and chat paths (bench/inline.ts)
  *   jobs          server VmRSS while two background jobs flood it (short lines, one endless
  *                 line) vs. the same server idle (bench/jobs.ts)
+ *   rules         system prompt assembly with AGENTS.md files, 50 rules and a 200-message chat,
+ *                 in process, vs. the same with no files (bench/prompt-rules.ts)
  *   local         the tiny GGUF test model through patchbay's built-in local provider vs.
  *                 node-llama-cpp driven directly with the same prompt: cold and warm time to
  *                 the first token, tokens/s (bench/local.ts)
@@ -45,6 +47,7 @@ import { runRelay } from './relay.js';
 import { runRss } from './rss.js';
 import { JOBS_TARGET_MB, runJobsFlood } from './jobs.js';
 import { runStartup } from './startup.js';
+import { PROMPT_TARGET_MS, runPromptRules } from './prompt-rules.js';
 import { cleanupTemps, mb, ms, now, pct, procMemKb, rate, ratio, ROOT, Server, sleep, summarize, tempDir } from './util.js';
 
 interface Row {
@@ -597,7 +600,25 @@ function table(): void {
   for (const c of all.slice(1)) log(line(c));
 }
 
-const ALL = ['relay', 'framing', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'jobs', 'openctx', 'lsp', 'inline', 'local'];
+// ---------------------------------------------------------------- rules
+
+function rules(): void {
+  try {
+    const r = runPromptRules(log);
+    row({
+      bench: `prompt assembly p95, ${r.rules} rules`,
+      figure: ms(r.withFiles.p95, 3),
+      reference: `no files ${ms(r.empty.p95, 3)}`,
+      ratio: ratio(r.withFiles.p95 / r.empty.p95),
+      target: `≤ ${PROMPT_TARGET_MS} ms`,
+      pass: r.withFiles.p95 <= PROMPT_TARGET_MS,
+    });
+  } catch (e) {
+    failed('rules', e);
+  }
+}
+
+const ALL = ['relay', 'framing', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'jobs', 'openctx', 'lsp', 'inline', 'rules', 'local'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).map((a) => a.toLowerCase());
@@ -619,6 +640,7 @@ async function main(): Promise<void> {
   if (want('openctx')) await openctx();
   if (want('lsp')) await lsp();
   if (want('inline')) await inline();
+  if (want('rules')) rules();
   if (want('local')) await local();
   table();
   log(`\n(${((now() - t0) / 1000).toFixed(1)} s; figures only — this always exits 0)`);

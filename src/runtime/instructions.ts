@@ -27,7 +27,7 @@ import { agentFileSources, isInside, type AgentFileSource } from '../config/agen
 import type { Config } from '../config/schema.js';
 import type { Command } from '../core/commands.js';
 import type { PromptScope, PromptSection } from '../core/prompt-sections.js';
-import { chatRuleState, fileToolAction, fileToolPaths, matchRule, parseRule, ruleApplies, rulesInPlay, type Rule } from '../core/rules.js';
+import { chatRuleState, fileToolAction, fileToolPaths, matchRule, parseRule, ruleApplies, rulesInPlay, type Rule, type RuleMatch } from '../core/rules.js';
 import { inPlayRulesText, missingRulesText, rulesCommandText, rulesPromptText, type InstructionsFileInfo } from '../core/rules-text.js';
 import type { RuntimeBoard } from '../core/runtime-board.js';
 import type { StoredMessage } from '../core/stored-message.js';
@@ -139,6 +139,7 @@ export class ProjectInstructions {
     if (s && s.key === key && [...s.stamps].every(([p, v]) => stampOf(p) === v)) return s;
     const before = s?.rules.some((r) => r.paths);
     this.snap = this.scan(key, roots);
+    this.matchCache.clear();
     this.host.board.setProblems('rules', this.snap.problems);
     const now = this.snap.rules.some((r) => r.paths);
     if (now !== before) this.host.pathScopedChanged?.(now);
@@ -281,8 +282,8 @@ export class ProjectInstructions {
   }
 
   /** The rules that apply to an agent and model, static and path-scoped. */
-  applicable(agent: string | undefined, model: string | undefined): { statics: Rule[]; pathScoped: Rule[] } {
-    const rules = this.current().rules.filter((r) => ruleApplies(r, agent, model));
+  applicable(agent: string | undefined, model: string | undefined, snap = this.current()): { statics: Rule[]; pathScoped: Rule[] } {
+    const rules = snap.rules.filter((r) => ruleApplies(r, agent, model));
     const pathScoped = this.fetchRuleOffered() ? rules.filter((r) => r.paths) : [];
     return { statics: rules.filter((r) => !r.paths), pathScoped };
   }
@@ -304,18 +305,39 @@ export class ProjectInstructions {
     this.lastScope.set(scope.chatId, { agent: scope.agent, model: scope.model });
     const snap = this.current();
     const out: PromptSection[] = snap.files.map((f) => ({ id: `instructions:${f.path}`, text: f.text, stable: true, order: 10 }));
-    const { statics, pathScoped } = this.applicable(scope.agent, scope.model);
+    const { statics, pathScoped } = this.applicable(scope.agent, scope.model, snap);
     out.push({ id: 'rules', text: rulesPromptText(statics, pathScoped), stable: true, order: 20 });
     if (pathScoped.length) {
       const state = chatRuleState(scope.stored, scope.roots);
-      const inPlay = rulesInPlay(
+      const inPlay = this.inPlay(
+        snap,
         pathScoped.filter((r) => !state.fetched.has(r.id)),
-        scope.roots,
         state.files,
+        scope.roots,
       );
       out.push({ id: 'rules:in-play', text: inPlayRulesText(inPlay), stable: false, order: 20 });
     }
     return out;
+  }
+
+  /** Which path-scoped rules of the snapshot each file matches, worked out once per file (a chat's files stay in play). */
+  private readonly matchCache = new Map<string, Array<{ rule: Rule; match: RuleMatch }>>();
+
+  /** `rules` (of `snap`) that some file in play matches, in `rules` order. */
+  private inPlay(snap: Snapshot, rules: Rule[], files: string[], roots: string[]): Array<{ rule: Rule; match: RuleMatch }> {
+    if (!rules.length) return [];
+    const scoped = snap.rules.filter((r) => r.paths);
+    const found = new Map<string, { rule: Rule; match: RuleMatch }>();
+    for (const f of files) {
+      let hits = this.matchCache.get(f);
+      if (!hits) {
+        if (this.matchCache.size > 20_000) this.matchCache.clear();
+        hits = scoped.flatMap((rule) => rulesInPlay([rule], roots, [f]));
+        this.matchCache.set(f, hits);
+      }
+      for (const h of hits) if (!found.has(h.rule.id)) found.set(h.rule.id, h);
+    }
+    return rules.flatMap((r) => found.get(r.id) ?? []);
   }
 
   /**
@@ -339,7 +361,8 @@ export class ProjectInstructions {
     const enforced = this.pathScoped(chatId).filter((r) => r.enforce.includes(action));
     if (!enforced.length) return undefined;
     const state = chatRuleState(this.host.stored(chatId), roots);
-    const pending = enforced.filter((r) => !state.fetched.has(r.id) && !rulesInPlay([r], roots, state.files).length);
+    const included = new Set(this.inPlay(this.current(), enforced, state.files, roots).map((x) => x.rule.id));
+    const pending = enforced.filter((r) => !state.fetched.has(r.id) && !included.has(r.id));
     for (const target of fileToolPaths(name, args ?? {}, roots)) {
       const missing = pending.flatMap((rule) => {
         const match = matchRule(rule, roots, target);
