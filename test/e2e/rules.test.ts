@@ -127,7 +127,8 @@ describe('project instructions and rules', () => {
 
   it('enforce: write_file refuses a matching file until the rule reached the model, then writes it', async () => {
     const s = setup();
-    const p = await boot(s, { toolCall: { approval: { byDefault: 'allow' } } });
+    // No language server for the .ts file written: not what this is about, and slow to start.
+    const p = await boot(s, { toolCall: { approval: { byDefault: 'allow' } }, languageServers: { 'typescript-language-server': { disabled: true } } });
     const target = join(s.root, 'src/new.ts');
     const write1 = { toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: target, content: 'export const n = 1;\n' } } };
     const write2 = { toolCall: { id: 'w2', name: 'patchbay__write_file', args: { path: target, content: 'export const n = 1;\n' } } };

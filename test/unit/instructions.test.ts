@@ -10,6 +10,7 @@ import type { PromptScope } from '../../src/core/prompt-sections.js';
 import { RuntimeBoard } from '../../src/core/runtime-board.js';
 import type { StoredMessage } from '../../src/core/stored-message.js';
 import { ProjectInstructions } from '../../src/runtime/instructions.js';
+import { textResult, type Tool, type ToolContext } from '../../src/shapes/tool.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -180,5 +181,63 @@ describe('rules files', () => {
         .map((s) => s.text)
         .join(''),
     ).toBe('');
+  });
+});
+
+describe('enforce (ECA path_rules.clj)', () => {
+  const called: string[] = [];
+  const fakeTool = (name: string): Tool => ({
+    name,
+    server: 'patchbay',
+    origin: 'native',
+    description: '',
+    inputSchema: {},
+    readOnly: name === 'read_file',
+    mutates: name !== 'read_file',
+    call: async (args) => {
+      called.push(`${name} ${String(args.path)}`);
+      return textResult('done');
+    },
+  });
+  const ctx = (roots: string[]): ToolContext => ({ signal: new AbortController().signal, roots, chatId: 'c1', editor: {} });
+
+  it('enforce: read blocks read_file of a matching file until the rule is fetched; modify-only rules do not block reads', async () => {
+    const home = temp();
+    const root = temp();
+    write(root, {
+      '.patchbay/rules/data.md': '---\npaths: "data/**"\nenforce: read\n---\nNO PII',
+      '.patchbay/rules/edit.md': '---\npaths: "src/**"\n---\nEDIT RULE',
+    });
+    const stored: StoredMessage[] = [];
+    const { pi } = make({ roots: [root], home, stored });
+    const read = pi.wrapTool(fakeTool('read_file'));
+    const writeTool = pi.wrapTool(fakeTool('write_file'));
+    const target = join(root, 'data/users.csv');
+    const refused = await read.call({ path: target }, ctx([root]));
+    expect(refused.error).toBe(true);
+    expect(refused.outputs[0]).toMatchObject({ type: 'text' });
+    expect((refused.outputs[0] as { text: string }).text).toContain(`Path-scoped rules must be fetched before reading '${target}'`);
+    expect(called).toEqual([]);
+    // Reading a file only a modify rule matches goes through; writing it does not.
+    expect((await read.call({ path: join(root, 'src/a.ts') }, ctx([root]))).error).toBe(false);
+    expect((await writeTool.call({ path: join(root, 'src/b.ts') }, ctx([root]))).error).toBe(true);
+    stored.push({
+      role: 'tool',
+      toolCallId: 'f',
+      name: 'fetch_rule',
+      server: 'patchbay',
+      origin: 'native',
+      args: { id: join(root, '.patchbay/rules/data.md'), path: target },
+      outcome: 'called',
+      error: false,
+      outputs: [],
+      llmText: '',
+      totalTimeMs: 1,
+    });
+    expect((await read.call({ path: target }, ctx([root]))).error).toBe(false);
+    expect(called).toEqual([`read_file ${join(root, 'src/a.ts')}`, `read_file ${target}`]);
+    // Other tools are left as they are.
+    const grep = fakeTool('grep');
+    expect(pi.wrapTool(grep)).toBe(grep);
   });
 });
