@@ -209,7 +209,8 @@ export class Workspace {
       roots: () => this.roots,
       config: () => this.config,
       env: opts.env,
-      trusted: (root) => this.workspaces.some((w) => resolve(w.root) === resolve(root) && w.state === 'trusted'),
+      // The folder, not its config's content: whether links in its files may be followed out of it.
+      trusted: (root) => isTrustedFolder(this.home, root),
       board: this.board,
       stored: (chatId) => this.chats.messages(chatId),
       // ECA fetch_rule.clj `:enabled-fn`: offered only while there are path-scoped rules.
