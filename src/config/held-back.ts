@@ -29,6 +29,7 @@
  *   model's answer straight into the user's files; a repository must not write their instructions.
  * - `rules` entries whose `path` may leave the folder (absolute, `~/`, `..`): a repository must not
  *   make patchbay read your files into a prompt; entries inside it apply (rules are only text).
+ *   Likewise `includeParentAgentsFiles: true` (AGENTS.md of every folder above it).
  * - `hooks` and `customTools` (ECA keys that run commands; patchbay ignores them today, and an
  *   untrusted folder must not gain them the day it does not).
  * - Any other value that reads the environment (`${env:…}`): a file from a repository must not
@@ -152,6 +153,8 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
   for (const feature of ['completion', 'rewrite']) if (get(layer, feature, 'systemPrompt') !== undefined) hold([feature, 'systemPrompt'], 'replaces the instructions of code written into your files');
   for (const key of ['hooks', 'customTools']) if (get(layer, key) !== undefined) hold([key]);
   holdOutsideRules(layer, kept, held);
+  // AGENTS.md of every folder above the repository: the user's files, not the repository's.
+  if (get(layer, 'includeParentAgentsFiles') === true) hold(['includeParentAgentsFiles'], 'true');
   for (const [path, name] of envReads(kept, [])) hold(path, `reads $${name}`);
   return { kept, held };
 }

@@ -50,6 +50,11 @@ export const configSchema = z
     welcomeMessage: z.string().default('Welcome to patchbay. Type a prompt to start; @ adds context, / runs a command.'),
     /** ECA's `rules`: more rule files or folders (src/runtime/instructions.ts); relative paths from each workspace folder. */
     rules: z.array(z.object({ path: z.string() }).loose()).optional(),
+    /**
+     * ECA's `includeParentAgentsFiles`: `true` reads AGENTS.md of every parent folder up to the
+     * filesystem root (as ECA), `false` only the workspace folder's; unset: parents up to the git root.
+     */
+    includeParentAgentsFiles: z.boolean().optional(),
     /** Extra instructions appended to the system prompt. */
     systemPrompt: z.string().optional(),
     chat: z

@@ -6,7 +6,8 @@
  * 1. the user's `~/.config/patchbay/AGENTS.md`, else `~/.config/eca/AGENTS.md` (ECA context.clj
  *    `agents-file-contexts` reads the latter; ECA puts it last, we put it first so project files win);
  * 2. for each workspace folder, each folder from its git root (the nearest folder up holding
- *    `.git`; the workspace folder itself when there is none) down to the workspace folder:
+ *    `.git`; the workspace folder itself when there is none; ECA's `includeParentAgentsFiles`:
+ *    `true` every parent, `false` none) down to the workspace folder:
  *    its `AGENTS.md`, else its `CLAUDE.md`, else (only at the git root and the workspace folder)
  *    its `.github/copilot-instructions.md`.
  * Each is cut at 64 KB (told once per chat and by doctor).
@@ -106,13 +107,18 @@ function realInside(boundary: string, path: string): boolean {
   }
 }
 
-/** The folders from the git root down to `root` (just `root` without a git root). */
-function gitChain(root: string): string[] {
+/**
+ * The folders whose instructions are read, outermost first: from the git root down to `root` (just
+ * `root` without a git root); with ECA's `includeParentAgentsFiles` `true` every parent up to the
+ * filesystem root, with `false` only `root`.
+ */
+function folderChain(root: string, parents: boolean | undefined): string[] {
   const chain: string[] = [];
+  if (parents === false) return [resolve(root)];
   for (let d = resolve(root); ; d = dirname(d)) {
     chain.unshift(d);
-    if (stampOf(join(d, '.git')) !== '-') return chain;
-    if (dirname(d) === d) return [resolve(root)];
+    if (parents === undefined && stampOf(join(d, '.git')) !== '-') return chain;
+    if (dirname(d) === d) return parents ? chain : [resolve(root)];
   }
 }
 
@@ -134,7 +140,8 @@ export class ProjectInstructions {
   /** The snapshot, read again when the config, the folders or any file read changed. */
   current(): Snapshot {
     const roots = this.host.roots();
-    const key = JSON.stringify({ roots, rules: this.host.config().rules ?? [], trusted: roots.map((r) => this.host.trusted(r)) });
+    const config = this.host.config();
+    const key = JSON.stringify({ roots, rules: config.rules ?? [], parents: config.includeParentAgentsFiles, trusted: roots.map((r) => this.host.trusted(r)) });
     const s = this.snap;
     if (s && s.key === key && [...s.stamps].every(([p, v]) => stampOf(p) === v)) return s;
     const before = s?.rules.some((r) => r.paths);
@@ -189,7 +196,7 @@ export class ProjectInstructions {
       }
     }
     for (const root of roots) {
-      const chain = gitChain(root);
+      const chain = folderChain(root, this.host.config().includeParentAgentsFiles);
       const top = chain[0];
       const boundary = this.host.trusted(root) ? undefined : top;
       for (const dir of chain) {

@@ -77,6 +77,18 @@ describe('project instructions files', () => {
     expect(files(pi)).toEqual([join(home, '.config/eca/AGENTS.md'), join(outer, 'ws/AGENTS.md')]);
   });
 
+  it("ECA's includeParentAgentsFiles: false reads only the workspace folder's file, true every parent's", () => {
+    const home = temp();
+    const outer = temp();
+    write(outer, { '.git/HEAD': 'x', 'AGENTS.md': 'outer', 'ws/AGENTS.md': 'ws' });
+    const root = join(outer, 'ws');
+    expect(files(make({ roots: [root], home, config: { includeParentAgentsFiles: false } }).pi)).toEqual([join(root, 'AGENTS.md')]);
+    const noGit = temp();
+    write(noGit, { 'AGENTS.md': 'outer', 'ws/AGENTS.md': 'ws' });
+    const all = files(make({ roots: [join(noGit, 'ws')], home, config: { includeParentAgentsFiles: true } }).pi);
+    expect(all.slice(-2)).toEqual([join(noGit, 'AGENTS.md'), join(noGit, 'ws/AGENTS.md')]);
+  });
+
   it('cuts a file at 64 KB and says so, in the prompt and as a problem', () => {
     const home = temp();
     const root = temp();

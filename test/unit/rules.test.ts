@@ -144,6 +144,8 @@ describe('held back: rules entries of an untrusted workspace config that leave i
       'rules.3 reads rules from ../../x',
       'rules.4 reads rules from a/../b',
     ]);
+    expect(holdBack({ includeParentAgentsFiles: true }, {}).held.map((h) => h.key)).toEqual(['includeParentAgentsFiles']);
+    expect(holdBack({ includeParentAgentsFiles: false }, {}).held).toEqual([]);
   });
 });
 
