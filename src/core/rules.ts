@@ -181,8 +181,11 @@ export function fileToolAction(name: string): EnforceOn | undefined {
   return undefined;
 }
 
-/** The `path` attribute of rendered file contexts (core/context/render.ts `tag`). */
-const FILE_CONTEXT = /<file path="([^"]*)"/g;
+/**
+ * The `path` attribute of rendered file and cursor contexts (core/context/render.ts `tag`; the
+ * cursor's file is the one open in the editor). test/unit/rules.test.ts renders real ones.
+ */
+const FILE_CONTEXT = /<(?:file|cursor)(?: [a-z-]+="[^"]*")*? path="([^"]*)"/g;
 
 function unescapeAttr(v: string): string {
   return v

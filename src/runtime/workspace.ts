@@ -470,7 +470,7 @@ export class Workspace {
       },
       messageContext: async (message, signal) => (await Promise.all(this.all().map((p) => p.messageContext?.(message, signal) ?? ''))).filter(Boolean).join('\n\n'),
       // Rules and instructions files are looked at again first (a few stats), so a file broken since is told.
-      problems: () => (this.instructions.current(), this.board.problems()),
+      problems: () => (safely(() => this.instructions.current()), this.board.problems()),
       promptSections: (scope) => this.prompt.sections(scope, (source, e) => log.warn(`system prompt source ${source}: ${errorMessage(e)}`)),
       toolsReady: async (chatId, signal) => {
         const report = {

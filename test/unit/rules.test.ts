@@ -1,6 +1,9 @@
 // Rules as ECA reads them (src/eca/features/rules.clj): front-matter filters, globs matched against
 // workspace-relative paths, what a chat has in play and has fetched.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { renderContexts } from '../../src/core/context/index.js';
 import { describe, expect, it } from 'vitest';
 import { chatRuleState, compileGlob, matchRule, parseRule, ruleApplies, rulesInPlay, type Rule } from '../../src/core/rules.js';
 import { holdBack } from '../../src/config/held-back.js';
@@ -122,6 +125,27 @@ describe('chatRuleState / rulesInPlay', () => {
     const s = chatRuleState(stored, [ROOT]);
     expect(s.files.sort()).toEqual(['/ws/lib/r.ts', '/ws/src/m.ts', '/ws/src/n.ts', '/ws/src/x & y.ts']);
     expect([...s.fetched]).toEqual(['/ws/.patchbay/rules/f.md']);
+  });
+
+  it('finds the files of contexts as the renderer really writes them (file, line range, cursor)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'pb-rules-'));
+    try {
+      writeFileSync(join(root, 'a "q" & b.ts'), 'one\ntwo\n');
+      writeFileSync(join(root, 'c.ts'), 'x\n');
+      writeFileSync(join(root, 'd.ts'), 'y\n');
+      const rendered = await renderContexts(
+        [
+          { type: 'file', path: join(root, 'a "q" & b.ts') },
+          { type: 'file', path: join(root, 'c.ts'), linesRange: { start: 1, end: 1 } },
+          { type: 'cursor', path: join(root, 'd.ts'), position: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } } },
+        ],
+        { roots: [root], signal: new AbortController().signal, webMaxChars: 1000, repoMapMaxEntries: 10 },
+      );
+      const s = chatRuleState([{ role: 'user', text: 'x', contextText: rendered.text }], [root]);
+      expect(s.files).toEqual([join(root, 'a "q" & b.ts'), join(root, 'c.ts'), join(root, 'd.ts')]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('a path-scoped rule is in play when some file in play matches it; static rules never are', () => {
