@@ -40,10 +40,11 @@ export function reachedThreshold(usedTokens: number, contextLimit: number | unde
  * which arguments; only the bulk goes. Returns the same array when nothing was pruned.
  */
 export function pruneToolResults(messages: LlmMessage[], keepSteps = KEEP_STEPS): LlmMessage[] {
+  // The oldest step kept whole: results before it belong to older steps.
   let steps = 0;
   let cut = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i].role === 'assistant' && ++steps > keepSteps) {
+    if (messages[i].role === 'assistant' && ++steps === keepSteps) {
       cut = i;
       break;
     }
@@ -51,7 +52,7 @@ export function pruneToolResults(messages: LlmMessage[], keepSteps = KEEP_STEPS)
   if (cut < 0) return messages;
   let pruned = false;
   const out = messages.map((m, i) => {
-    if (i > cut || m.role !== 'tool' || (m.content.length <= PRUNED_MARKER.length && !m.images?.length)) return m;
+    if (i >= cut || m.role !== 'tool' || (m.content.length <= PRUNED_MARKER.length && !m.images?.length)) return m;
     pruned = true;
     return { role: 'tool' as const, toolCallId: m.toolCallId, name: m.name, content: PRUNED_MARKER, error: m.error };
   });

@@ -62,12 +62,12 @@ const CONTEXT_OVERFLOW = [
 ];
 
 /**
- * The kind of a provider failure the chat can act on. Only a refusal of the request itself (400,
- * 413, or an error inside the stream) can be an overflow: a 429 that mentions tokens is a rate limit.
+ * The kind of a provider failure the chat can act on. A 429 that mentions tokens is a rate limit,
+ * never an overflow; local servers answer an overflow with 400 or 500, so those are read by message.
  */
 export function errorKind(status: number | undefined, message: string): LlmErrorKind | undefined {
   if (status === 413) return 'contextOverflow';
-  if (status !== undefined && status !== 400) return undefined;
+  if (status === 401 || status === 403 || status === 429) return undefined;
   return CONTEXT_OVERFLOW.some((re) => re.test(message)) ? 'contextOverflow' : undefined;
 }
 
