@@ -115,8 +115,9 @@ async function summarize(entry: ModelEntry, history: LlmMessage[], opts: Compact
     return await ask(history);
   } catch (e) {
     // The history alone is too long for the model: once more with old tool results pruned.
-    if (!(e instanceof LlmError && e.kind === 'contextOverflow')) throw e;
-    return ask(pruneToolResults(history));
+    const pruned = pruneToolResults(history);
+    if (!(e instanceof LlmError && e.kind === 'contextOverflow') || pruned === history) throw e;
+    return ask(pruned);
   }
 }
 
