@@ -128,6 +128,32 @@ describe('auto-compaction (autoCompactPercentage)', () => {
   });
 });
 
+describe('/compact (ECA commands.clj "compact")', () => {
+  it('summarises the whole chat with the extra instructions; the next request reads only the summary, and the editor still pages it all', async () => {
+    const p = await boot();
+    llm().script([{ text: 'first answer' }], [{ text: 'Summary: the user said hello.' }], [{ text: 'second answer' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'hello there' })).result.chatId;
+    await p.turnDone(chatId);
+    await p.request(ECA.chatPrompt, { chatId, message: '/compact keep the greetings' });
+    await p.turnDone(chatId, 2);
+    const summary = chatRequests()[1];
+    expect(isSummaryRequest(summary)).toBe(true);
+    expect(JSON.stringify(summary.body)).toContain('keep the greetings');
+    expect(JSON.stringify(summary.body)).toContain('hello there');
+    expect(p.text(chatId, 'system')).toContain('Chat compacted. Summary:\nSummary: the user said hello.');
+    await p.request(ECA.chatPrompt, { chatId, message: 'and now?' });
+    await p.turnDone(chatId, 3);
+    const sent = JSON.stringify(chatRequests()[2].body.messages);
+    expect(sent).toContain('Summary: the user said hello.');
+    expect(sent).not.toContain('hello there');
+    expect(sent).not.toContain('first answer');
+    const from = p.messages.length;
+    await p.request(ECA.chatOpen, { chatId, limit: 100 });
+    const replayed = p.messages.slice(from).filter((m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId).map((m) => m.params.content.text ?? '');
+    expect(replayed).toEqual(expect.arrayContaining(['hello there', 'first answer', 'and now?', 'second answer']));
+  });
+});
+
 describe('context-overflow recovery', () => {
   it('Anthropic "prompt is too long": prunes old tool results and retries, then compacts and retries, and the turn ends with the answer', async () => {
     const p = await boot({ api: 'anthropic', window: null, files: { 'one.txt': bulk('one', 2000), 'two.txt': bulk('two', 1000), 'three.txt': bulk('three', 6000) } });
