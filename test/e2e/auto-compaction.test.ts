@@ -89,6 +89,27 @@ describe('auto-compaction (autoCompactPercentage)', () => {
     expect(replayed).toContain('now read a.txt');
   });
 
+  it('rolling back past the summary restores the full history for the model (the store kept it)', async () => {
+    const p = await boot();
+    const note = `Remember this note: ${'n'.repeat(WINDOW * 4 * 0.8)}`;
+    llm().script([{ text: 'noted' }], [{ text: 'Summary of the note.' }], [{ text: 'fine' }], [{ text: 'again' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: note, contentId: 'u1' })).result.chatId;
+    await p.turnDone(chatId);
+    await p.request(ECA.chatPrompt, { chatId, message: 'how are you', contentId: 'u2' });
+    await p.turnDone(chatId, 2);
+    expect(isSummaryRequest(chatRequests()[1])).toBe(true);
+    expect(JSON.stringify(chatRequests()[2].body.messages)).not.toContain('Remember this note');
+    // ECA chat.clj `rollback-chat`: u2 and everything after it go, the summary written after it too.
+    const res = await p.request(ECA.chatRollback, { chatId, contentId: 'u2', include: ['messages'] });
+    expect(res.error).toBeUndefined();
+    await p.request(ECA.chatPrompt, { chatId, message: 'once more', contentId: 'u3' });
+    await p.turnDone(chatId, 3);
+    const sent = JSON.stringify(chatRequests()[3].body.messages);
+    expect(sent).toContain('Remember this note');
+    expect(sent).not.toContain('Summary of the note.');
+    expect(sent).not.toContain('how are you');
+  });
+
   it('compacts in the middle of a turn after a big tool result, and the turn goes on to its answer', async () => {
     const p = await boot({ files: { 'big.txt': bulk('big', WINDOW * 0.8) } });
     llm().script(
