@@ -170,7 +170,10 @@ describe('/compact (ECA commands.clj "compact")', () => {
     expect(sent).not.toContain('first answer');
     const from = p.messages.length;
     await p.request(ECA.chatOpen, { chatId, limit: 100 });
-    const replayed = p.messages.slice(from).filter((m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId).map((m) => m.params.content.text ?? '');
+    const replayed = p.messages
+      .slice(from)
+      .filter((m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId)
+      .map((m) => m.params.content.text ?? '');
     expect(replayed).toEqual(expect.arrayContaining(['hello there', 'first answer', 'and now?', 'second answer']));
   });
 });
