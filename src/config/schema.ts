@@ -69,6 +69,11 @@ export const configSchema = z
         defaultTrust: z.boolean().default(false),
       })
       .default({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code', defaultTrust: false }),
+    /**
+     * Share (%) of the model's context window at which the chat is compacted automatically (ECA's
+     * key; also per agent as `agent.<name>.autoCompactPercentage`). `null` turns it off.
+     */
+    autoCompactPercentage: z.number().gt(0).max(100).nullable().default(75),
     context: z
       .object({
         webMaxChars: z.number().int().positive().default(100_000),

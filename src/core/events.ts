@@ -72,6 +72,16 @@ const otherEventSchema = z.discriminatedUnion('type', [
     stepCost: z.number().optional(),
     chatCost: z.number().optional(),
     limit: z.object({ context: z.number(), output: z.number() }).optional(),
+    /** The share of the window at which the chat compacts itself; absent when off or the window is unknown. */
+    autoCompactPercentage: z.number().optional(),
+    /** How the last request filled the context window, by category (context-size.ts). */
+    context: z
+      .object({
+        categories: z.array(z.object({ name: z.string(), tokens: z.number() })),
+        usedTokens: z.number(),
+        contextLimit: z.number().optional(),
+      })
+      .optional(),
   }),
   z.object({ type: z.literal('status'), status: chatStatusSchema }),
   /** The chat's title (none yet: a resumed chat without one, so a view can reset it). */

@@ -10,22 +10,35 @@ import type { StoredMessage } from './stored-message.js';
 
 export type { StoredMessage };
 
+/** How a summary starts for the model. */
+export const SUMMARY_HEAD = 'Summary of the conversation so far:';
+
 /**
- * The LLM conversation: everything after the last summary (from `/compact`). Images (attached to
+ * The messages the model reads: the last summary (from `/compact` or auto-compaction), then the
+ * messages it kept verbatim (stored just before it), then everything after it; without a summary,
+ * all of them. The store keeps the whole history; only what is sent shrinks. Images (attached to
  * user messages, returned by tools) go along only when the model reads them (`images`).
  */
 export function toLlmMessages(stored: StoredMessage[], opts: { images?: boolean } = {}): LlmMessage[] {
-  let start = 0;
+  return llmMessagesOf(sentMessages(stored), opts);
+}
+
+/** The stored messages the model reads, in the order it reads them (see toLlmMessages). */
+export function sentMessages(stored: StoredMessage[]): StoredMessage[] {
   for (let i = stored.length - 1; i >= 0; i--) {
     const m = stored[i];
     if (m.role === 'system' && m.kind === 'summary') {
-      start = i;
-      break;
+      const kept = Math.min(m.kept ?? 0, i);
+      return [m, ...stored.slice(i - kept, i), ...stored.slice(i + 1)];
     }
   }
+  return stored;
+}
+
+function llmMessagesOf(sent: StoredMessage[], opts: { images?: boolean }): LlmMessage[] {
   const out: LlmMessage[] = [];
-  const answered = new Set(stored.filter((m) => m.role === 'tool').map((m) => (m as { toolCallId: string }).toolCallId));
-  for (const m of stored.slice(start)) {
+  const answered = new Set(sent.filter((m) => m.role === 'tool').map((m) => (m as { toolCallId: string }).toolCallId));
+  for (const m of sent) {
     switch (m.role) {
       case 'user': {
         const content = m.contextText ? `${m.text}\n\n${m.contextText}` : m.text;
@@ -44,7 +57,7 @@ export function toLlmMessages(stored: StoredMessage[], opts: { images?: boolean 
         break;
       }
       case 'system':
-        if (m.kind === 'summary') out.push({ role: 'user', content: `Summary of the conversation so far:\n${m.text}` });
+        if (m.kind === 'summary') out.push({ role: 'user', content: `${SUMMARY_HEAD}\n${m.text}` });
         break;
       case 'flag':
         // A bookmark for the user only: the model never reads it.

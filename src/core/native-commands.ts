@@ -1,6 +1,6 @@
 /** patchbay's own /commands. */
 import type { Command, CommandContext } from './commands.js';
-import { toLlmMessages } from './messages.js';
+import { compactChat } from './compaction.js';
 import { chatSystemPrompt, formatCost } from './turn.js';
 import { llmName } from './tool-registry.js';
 import { errorMessage } from '../util/log.js';
@@ -49,41 +49,13 @@ export function nativeCommands(hooks: NativeCommandHooks): Command[] {
   ];
 }
 
-/** Replaces the LLM history with a summary written by the chat's model. */
-async function compact(extra: string, { chat, deps, signal }: CommandContext): Promise<string> {
-  const entry = deps.models().find((m) => m.id === chat.model) ?? deps.defaultModel();
-  if (!entry) return 'No model is configured, so the chat cannot be summarized.';
-  const history = toLlmMessages(chat.stored);
-  if (!history.length) return 'Nothing to compact yet.';
+/** `/compact`: the chat's model summarises the conversation; the summary replaces it for the model. */
+async function compact(instructions: string, { chat, deps, signal }: CommandContext): Promise<string> {
   try {
-    const client = await deps.clientFor(entry);
-    let summary = '';
-    const config = deps.config();
-    for await (const ev of deps.stream(
-      client,
-      {
-        model: entry.modelName,
-        system: 'You summarize coding conversations so they can continue with less context.',
-        messages: [
-          ...history,
-          {
-            role: 'user',
-            content: `Summarize this conversation for continuing it: the goal, decisions, files touched and their state, and open tasks. ${extra}`.trim(),
-          },
-        ],
-        tools: [],
-        signal,
-      },
-      { maxRetries: config.chat.maxRetries, stallMs: config.chat.stallTimeoutSeconds * 1000, onRetry: () => {} },
-    )) {
-      if (ev.type === 'text') summary += ev.text;
-    }
-    if (!summary.trim()) return 'The model returned an empty summary; the chat was left as it was.';
-    const msg = { role: 'system' as const, kind: 'summary' as const, text: summary.trim() };
-    chat.stored.push(msg);
-    deps.store.appendMessage(chat.id, msg);
-    return `Chat compacted. Summary:\n${summary.trim()}`;
+    const r = await compactChat(chat, deps, { trigger: 'manual', instructions, signal });
+    return r.ok ? `Chat compacted. Summary:\n${r.summary}` : r.reason;
   } catch (e) {
-    return `Compacting failed: ${errorMessage(e)}`;
+    // compactChat throws only when stopped.
+    return `Compacting stopped: ${errorMessage(e)}`;
   }
 }

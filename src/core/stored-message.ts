@@ -39,7 +39,18 @@ export const storedMessageSchema = z.discriminatedUnion('role', [
     reason: rejectReasonSchema.optional(),
     totalTimeMs: z.number(),
   }),
-  z.object({ role: z.literal('system'), kind: z.enum(['interrupted', 'summary', 'notice']), text: z.string() }),
+  z.object({
+    role: z.literal('system'),
+    kind: z.enum(['interrupted', 'summary', 'notice']),
+    text: z.string(),
+    /**
+     * A summary only: how many of the messages just before it stay verbatim after it (the most
+     * recent turn, kept out of the summary); the model reads the summary, then those, then what follows.
+     */
+    kept: z.number().int().min(0).optional(),
+    /** A summary only: written by auto-compaction, not by `/compact`. */
+    auto: z.boolean().optional(),
+  }),
   /**
    * A named bookmark the user put after a message (ECA `chat/addFlag`): shown in the chat, never
    * sent to the LLM. A new variant, not a new format: rows already stored read as before.

@@ -8,11 +8,12 @@ import type { AssistantPart, LlmEvent, LlmImage, ModelEntry } from '../shapes/ll
 import type { LiveChat } from './chat.js';
 import type { ChatDeps } from './deps.js';
 import type { ChatEvent, StopReason, TurnOutcome } from './events.js';
-import { toLlmMessages, toolImages, type StoredMessage } from './messages.js';
+import { toolImages, type StoredMessage } from './messages.js';
 import { noVisionText } from './prompt-images.js';
 import type { ToolCallRecord } from './persistence.js';
 import { systemPrompt, type SystemPrompt } from './system-prompt.js';
 import { ToolCall } from './tool-call.js';
+import { ContextWindow, type StepContext } from './context-window.js';
 import type { Tool } from '../shapes/tool.js';
 import type { Agent } from '../shapes/agent.js';
 import { errorMessage, logger } from '../util/log.js';
@@ -106,6 +107,10 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     });
   }
 
+  // Auto-compaction and context-overflow recovery (context-window.ts).
+  const contextWindow = new ContextWindow(chat, entry, deps, signal, emit);
+  const images = entry.imageInput === true;
+
   for (let step = 0; step < MAX_STEPS; step++) {
     if (signal.aborted) return cancelled;
     // Gateway events that arrived while this turn ran join the conversation at the next model step.
@@ -125,6 +130,8 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
       remember({ role: 'user', text: steer, contentId: id });
       emit({ type: 'userMessage', text: steer, id });
     }
+    await contextWindow.beforeRequest();
+    if (signal.aborted) return cancelled;
     const tools = deps.tools.visible({ agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
     progress(step === 0 ? 'Waiting model' : 'Continuing');
     const parts: AssistantPart[] = [];
@@ -216,14 +223,16 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     let failure: unknown;
     try {
       const system = chatSystemPrompt(chat, agent, entry.id, tools, deps);
+      const sent = { system: system.text, tools: toolSpecs(tools), messages: contextWindow.messages(images) };
+      contextWindow.sent(sent);
       const stream = deps.stream(
         client,
         {
           model: entry.modelName,
           system: system.text,
           systemStableLength: system.stableLength,
-          messages: toLlmMessages(chat.stored, { images: entry.imageInput === true }),
-          tools: toolSpecs(tools),
+          messages: sent.messages,
+          tools: sent.tools,
           maxOutputTokens: entry.limit?.output,
           signal,
           chatId: chat.id,
@@ -244,12 +253,20 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     // Keep whatever arrived, even when stopped mid-stream; calls that never completed are dropped.
     const complete = parts.filter((p) => p.type !== 'toolCall' || calls.some((c) => c.id === p.id));
     if (complete.length) remember({ role: 'assistant', parts: complete, ...(failure ? { interrupted: true } : {}) });
-    if (stepUsage) reportUsage(chat, entry, stepUsage, deps);
+    const used = failure ? undefined : contextWindow.afterStep(stepUsage, JSON.stringify(complete).length);
+    if (stepUsage) reportUsage(chat, entry, stepUsage, deps, used);
 
     if (failure) {
       if (signal.aborted) return cancelled;
+      // A request too long for the model: pruned or compacted, it is sent again (a bounded number of times).
+      const recovered = complete.length ? undefined : await contextWindow.recover(failure, images);
+      if (recovered === true && !signal.aborted) {
+        step--;
+        continue;
+      }
+      if (signal.aborted) return cancelled;
       log.warn(`chat ${chat.id}: ${errorMessage(failure)}`);
-      return fail(`Error from ${entry.id}: ${errorMessage(failure)}`);
+      return fail(`Error from ${entry.id}: ${recovered ?? errorMessage(failure)}`);
     }
     // The assistant message just stored: its calls' file checkpoints name it.
     const messageSeq = lastSeq;
@@ -302,7 +319,13 @@ function stopReasonOf(finish: Extract<LlmEvent, { type: 'finish' }>['reason'] | 
   return finish === 'length' ? 'max_tokens' : finish === 'refusal' ? 'refusal' : 'end_turn';
 }
 
-function reportUsage(chat: LiveChat, entry: ModelEntry, u: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }, deps: ChatDeps): void {
+function reportUsage(
+  chat: LiveChat,
+  entry: ModelEntry,
+  u: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number },
+  deps: ChatDeps,
+  windowUse?: StepContext,
+): void {
   const cost = deps.cost(entry, u);
   chat.usage = {
     inputTokens: chat.usage.inputTokens + u.inputTokens,
@@ -317,6 +340,7 @@ function reportUsage(chat: LiveChat, entry: ModelEntry, u: { inputTokens: number
     stepOutputTokens: u.outputTokens,
     ...(cost !== undefined ? { stepCost: cost, chatCost: chat.usage.cost } : {}),
     ...(entry.limit ? { limit: entry.limit } : {}),
+    ...windowUse,
   });
 }
 

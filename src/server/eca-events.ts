@@ -18,6 +18,32 @@ export const PROMPT_STOPPED_TEXT = '\nPrompt stopped';
 /** Core's reject reasons under ECA's names (`toolCallRejected.reason`). */
 const ECA_REJECT_REASON: Readonly<Record<RejectReason, RejectReasonEca>> = { user: 'user', denied: 'userConfigDeny', stopped: 'userPromptStop' };
 
+/**
+ * ECA's colors and emoji swatches per category (shared.clj `context-category-colors`): the server
+ * picks them so every client draws the same bar.
+ */
+const CATEGORY_LOOK: Readonly<Record<string, { color: string; emoji: string }>> = {
+  'System prompt': { color: '#61afef', emoji: '🟦' },
+  Rules: { color: '#c678dd', emoji: '🟪' },
+  Skills: { color: '#e5c07b', emoji: '🟨' },
+  'AGENTS.md': { color: '#d19a66', emoji: '🟫' },
+  'Tool definitions': { color: '#e8924a', emoji: '🟧' },
+  'Tool calls': { color: '#e06c75', emoji: '🟥' },
+  Conversation: { color: '#98c379', emoji: '🟩' },
+};
+
+type CoreBreakdown = NonNullable<Extract<ChatEvent, { type: 'usage' }>['context']>;
+
+function toEcaBreakdown(b: CoreBreakdown) {
+  return {
+    categories: b.categories.map((c) => ({ ...c, ...(CATEGORY_LOOK[c.name] ?? { color: '#abb2bf', emoji: '⬛' }) })),
+    usedTokens: b.usedTokens,
+    ...(b.contextLimit !== undefined ? { freeTokens: Math.max(0, b.contextLimit - b.usedTokens), contextLimit: b.contextLimit } : {}),
+    freeColor: '#5c6370',
+    freeEmoji: '⬜',
+  };
+}
+
 export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotification[] {
   const content = (role: Role, c: ChatContent): EcaNotification => ({ method: ECA.chatContentReceived.method, params: { chatId, role, content: c } });
   const status = (s: ChatStatus): EcaNotification => ({ method: ECA.chatStatusChanged.method, params: { chatId, status: s } });
@@ -43,6 +69,8 @@ export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotificatio
           messageOutputTokens: e.stepOutputTokens,
           ...(e.stepCost !== undefined ? { lastMessageCost: formatCost(e.stepCost), sessionCost: formatCost(e.chatCost ?? e.stepCost) } : {}),
           ...(e.limit ? { limit: e.limit } : {}),
+          ...(e.autoCompactPercentage !== undefined ? { autoCompactPercentage: e.autoCompactPercentage } : {}),
+          ...(e.context ? { contextBreakdown: toEcaBreakdown(e.context) } : {}),
         }),
       ];
     case 'status':

@@ -94,6 +94,12 @@ export type LlmEvent =
   /** Work before the answer the user should see (a local model downloading or loading). */
   | { type: 'progress'; text: string };
 
+/**
+ * What kind of failure a provider error is, when the chat can act on it: `contextOverflow` means
+ * the request did not fit the model's context window (core prunes and compacts, then retries).
+ */
+export type LlmErrorKind = 'contextOverflow';
+
 /** A provider error. `retryable` for 429 / 5xx / overloaded; `retryAfterMs` from headers when given. */
 export class LlmError extends Error {
   constructor(
@@ -101,6 +107,7 @@ export class LlmError extends Error {
     readonly status: number | undefined,
     readonly retryable: boolean,
     readonly retryAfterMs?: number,
+    readonly kind?: LlmErrorKind,
   ) {
     super(message);
     this.name = 'LlmError';

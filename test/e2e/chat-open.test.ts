@@ -18,7 +18,7 @@ const { llm, track } = useFakeLlmSuite();
 function config(models: string[], generateTitles = false): Record<string, unknown> {
   const cfg = fakeProviderConfig(llm().url);
   const fake = (cfg.providers as Record<string, { models: Record<string, unknown> }>).fake;
-  fake.models = Object.fromEntries(models.map((m) => [m, { limit: { context: 1000, output: 100 } }]));
+  fake.models = Object.fromEntries(models.map((m) => [m, { limit: { context: 100_000, output: 100 } }]));
   (cfg.chat as Record<string, unknown>).generateTitles = generateTitles;
   return cfg;
 }

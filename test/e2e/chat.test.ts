@@ -33,7 +33,7 @@ describe.each(['openai-chat', 'openai-responses', 'anthropic', 'ollama'])('text 
     expect(p.text(chatId, 'user')).toBe('hi');
     const usage = content(p, chatId, 'usage')[0];
     expect(usage.sessionTokens).toBe(13);
-    expect(usage.limit).toEqual({ context: 1000, output: 100 });
+    expect(usage.limit).toEqual({ context: 100_000, output: 100 });
     expect(Number(usage.sessionCost)).toBeCloseTo((10 * 1 + 3 * 2) / 1e6, 8);
     const statuses = p.messages.filter((m) => m.method === ECA.chatStatusChanged.method && m.params.chatId === chatId).map((m) => m.params.status);
     expect(statuses).toEqual(['running', 'idle']);

@@ -147,7 +147,7 @@ export function runPatchbay(args: string[], opts: CliRunOptions = {}): Promise<C
 export function fakeProviderConfig(url: string, api = 'openai-chat', extra: Record<string, unknown> = {}): Record<string, unknown> {
   const base = api === 'anthropic' || api === 'ollama' ? url : `${url}/v1`;
   return {
-    providers: { fake: { api, url: base, key: 'test-key', models: { m1: { limit: { context: 1000, output: 100 }, cost: { input: 1, output: 2 } } } } },
+    providers: { fake: { api, url: base, key: 'test-key', models: { m1: { limit: { context: 100_000, output: 100 }, cost: { input: 1, output: 2 } } } } },
     defaultModel: 'fake/m1',
     chat: { generateTitles: false, maxRetries: 3 },
     ...extra,

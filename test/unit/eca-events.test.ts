@@ -56,6 +56,41 @@ describe('ECA translation of core events', () => {
     expect(wire({ type: 'usage', stepInputTokens: 10, stepOutputTokens: 5, chatTokens: 15 })[0]).not.toContain('Cost');
   });
 
+  it("usage: the context breakdown in ECA's shape (docs/protocol.md ChatUsageContent), with its colors, emoji and free space", () => {
+    const [n] = toEcaNotifications('c1', {
+      type: 'usage',
+      stepInputTokens: 900,
+      stepOutputTokens: 100,
+      chatTokens: 1000,
+      limit: { context: 4000, output: 100 },
+      autoCompactPercentage: 75,
+      context: {
+        categories: [
+          { name: 'System prompt', tokens: 300 },
+          { name: 'Conversation', tokens: 700 },
+        ],
+        usedTokens: 1000,
+        contextLimit: 4000,
+      },
+    });
+    expect((n.params as { content: unknown }).content).toMatchObject({
+      type: 'usage',
+      autoCompactPercentage: 75,
+      contextBreakdown: {
+        categories: [
+          { name: 'System prompt', tokens: 300, color: '#61afef', emoji: '🟦' },
+          { name: 'Conversation', tokens: 700, color: '#98c379', emoji: '🟩' },
+        ],
+        usedTokens: 1000,
+        freeTokens: 3000,
+        contextLimit: 4000,
+        freeColor: '#5c6370',
+        freeEmoji: '⬜',
+      },
+    });
+    expect(contentReceivedSchema.safeParse(n.params).success).toBe(true);
+  });
+
   it('replay of a stored chat becomes valid ECA contents with the right roles', () => {
     const stored: StoredMessage[] = [
       { role: 'user', text: 'q', contentId: 'u1' },

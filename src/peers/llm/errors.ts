@@ -6,7 +6,7 @@
 import { redact } from '../../util/log.js';
 import { scrubUrls } from '../../util/url.js';
 import { connectionFailure, displayUrl } from './net-errors.js';
-import { LlmError } from '../../shapes/llm.js';
+import { LlmError, type LlmErrorKind } from '../../shapes/llm.js';
 
 /** Statuses worth retrying: timeouts, conflicts, rate limits, server errors, Anthropic's 529. */
 export function isRetryableStatus(status: number): boolean {
@@ -43,6 +43,41 @@ export function retryAfterMs(headers: HeaderBag | undefined | null): number | un
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
+/**
+ * How providers word "the request does not fit the context window": Anthropic ("prompt is too
+ * long: N tokens > M maximum"), OpenAI (`context_length_exceeded`, "maximum context length"),
+ * vLLM and other OpenAI-compatible servers ("maximum context length"), llama.cpp ("exceeds the
+ * available context size"), Ollama ("input length exceeds the context length"), Gemini ("exceeds
+ * the maximum number of tokens").
+ */
+const CONTEXT_OVERFLOW = [
+  /prompt is too long/i,
+  /context[_ ]length[_ ]exceeded/i,
+  /maximum context length/i,
+  /exceeds? (?:the )?(?:available |maximum |max |model'?s? )?context/i,
+  /exceeds? the maximum number of (?:input )?tokens/i,
+  /input (?:length )?is too long/i,
+  /too many (?:input )?tokens/i,
+  /context (?:window|size) (?:exceeded|is too small|overflow)/i,
+];
+
+/**
+ * The kind of a provider failure the chat can act on. A 429 that mentions tokens is a rate limit,
+ * never an overflow; local servers answer an overflow with 400 or 500, so those are read by message.
+ */
+export function errorKind(status: number | undefined, message: string): LlmErrorKind | undefined {
+  if (status === 413) return 'contextOverflow';
+  if (status === 401 || status === 403 || status === 429) return undefined;
+  return CONTEXT_OVERFLOW.some((re) => re.test(message)) ? 'contextOverflow' : undefined;
+}
+
+/** `err` with its kind found from its status and message; an overflow is never worth a plain retry. */
+export function classified(err: LlmError): LlmError {
+  if (err.kind) return err;
+  const kind = errorKind(err.status, err.message);
+  return kind ? new LlmError(err.message, err.status, false, err.retryAfterMs, kind) : err;
+}
+
 /** A message safe to show: no key, no known secret, and URLs without user info or query values (fetch quotes URLs whole). */
 export function scrub(message: string, key: string | undefined): string {
   let m = scrubUrls(message);
@@ -63,7 +98,7 @@ export function httpError(provider: string, status: number, headers: HeaderBag, 
     // not JSON: keep the text
   }
   if (msg.length > 500) msg = `${msg.slice(0, 500)}…`;
-  return new LlmError(scrub(`${provider} request failed (HTTP ${status})${msg ? `: ${msg}` : ''}`, key), status, isRetryableStatus(status), retryAfterMs(headers));
+  return classified(new LlmError(scrub(`${provider} request failed (HTTP ${status})${msg ? `: ${msg}` : ''}`, key), status, isRetryableStatus(status), retryAfterMs(headers)));
 }
 
 interface SdkApiErrorLike {
@@ -82,7 +117,8 @@ interface SdkApiErrorLike {
  * is named when the server could not be reached.
  */
 export function toLlmError(err: unknown, provider: string, key?: string, url?: string): Error {
-  if (err instanceof LlmError) return err;
+  // Adapters throw stream errors as LlmError themselves; they are classified here, where they pass.
+  if (err instanceof LlmError) return classified(err);
   if (isAbortError(err)) return abortError(err);
   if (!(err instanceof Error)) return new LlmError(scrub(`${provider} request failed: ${String(err)}`, key), undefined, false);
   const e = err as Error & SdkApiErrorLike;
@@ -90,11 +126,15 @@ export function toLlmError(err: unknown, provider: string, key?: string, url?: s
   const type = errorType(e);
   const msg = providerMessage(e, status);
   if (status !== undefined) {
-    return new LlmError(
-      scrub(`${provider} request failed (HTTP ${status}): ${msg}`, key),
-      status,
-      isRetryableStatus(status) || (type !== undefined && retryableTypes.has(type)),
-      retryAfterMs(e.headers),
+    return classified(
+      new LlmError(
+        scrub(`${provider} request failed (HTTP ${status}): ${msg}`, key),
+        status,
+        isRetryableStatus(status) || (type !== undefined && retryableTypes.has(type)),
+        retryAfterMs(e.headers),
+        // OpenAI names it by code whatever the message says.
+        e.code === 'context_length_exceeded' ? 'contextOverflow' : undefined,
+      ),
     );
   }
   const conn = connectionFailure(e);
@@ -111,7 +151,7 @@ export function toLlmError(err: unknown, provider: string, key?: string, url?: s
   }
   // An error reported inside the stream (Anthropic `event: error`, OpenAI `{error}` chunks).
   const retryable = type !== undefined && retryableTypes.has(type);
-  return new LlmError(scrub(`${provider} stream error${type ? ` (${type})` : ''}: ${msg}`, key), type === 'overloaded_error' ? 529 : undefined, retryable);
+  return classified(new LlmError(scrub(`${provider} stream error${type ? ` (${type})` : ''}: ${msg}`, key), type === 'overloaded_error' ? 529 : undefined, retryable));
 }
 
 function errorType(e: SdkApiErrorLike): string | undefined {

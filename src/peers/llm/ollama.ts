@@ -5,7 +5,7 @@
  * Plain `fetch`, no SDK. Ollama sends whole tool calls (not argument deltas), so each call
  * becomes Start / one Delta with the full JSON / End.
  */
-import { abortError, httpError, isAbortError, toLlmError } from './errors.js';
+import { abortError, classified, httpError, isAbortError, toLlmError } from './errors.js';
 import { lineTooLong, MAX_LINE_CHARS } from './line-cap.js';
 import { type AdapterOptions, currentAuth, parseArgs, ReasoningTracker, ThinkTagSplitter } from './stream-util.js';
 import { type FimRequest, type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
@@ -63,7 +63,7 @@ export class OllamaClient implements LlmClient {
       } catch {
         throw new LlmError(`${this.provider}: unreadable stream line: ${line.slice(0, 200)}`, undefined, false);
       }
-      if (chunk.error) throw new LlmError(`${this.provider} stream error: ${chunk.error}`, undefined, false);
+      if (chunk.error) throw classified(new LlmError(`${this.provider} stream error: ${chunk.error}`, undefined, false));
       const msg = chunk.message;
       if (msg?.thinking) reasoning.delta(msg.thinking, out);
       if (msg?.content) splitter.feed(msg.content, out);

@@ -87,6 +87,19 @@ export const chatContentSchema = z.discriminatedUnion('type', [
     lastMessageCost: z.string().optional(),
     sessionCost: z.string().optional(),
     limit: z.object({ context: z.number(), output: z.number() }).optional(),
+    /** The share of the window at which the server compacts the chat itself (ECA docs/protocol.md `ChatUsageContent`). */
+    autoCompactPercentage: z.number().optional(),
+    /** How the context window is filled, by category, with ECA's canonical colors and emoji swatches. */
+    contextBreakdown: z
+      .object({
+        categories: z.array(z.object({ name: z.string(), tokens: z.number(), color: z.string(), emoji: z.string() })),
+        usedTokens: z.number(),
+        freeTokens: z.number().optional(),
+        contextLimit: z.number().optional(),
+        freeColor: z.string().optional(),
+        freeEmoji: z.string().optional(),
+      })
+      .optional(),
   }),
   /** A named checkpoint in the chat (ECA docs/protocol.md `ChatFlagContent`), sent with role `system`. */
   z.object({ type: z.literal('flag'), text: z.string(), contentId: z.string() }),

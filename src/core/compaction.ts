@@ -1,0 +1,151 @@
+/**
+ * Compaction: the chat's model summarises the older part of the conversation, and the summary
+ * (a `system`/`summary` stored message) stands in for it in what is sent from then on. The store
+ * keeps every message, so the editor still pages the whole chat and rollback and fork still work
+ * (messages.ts `sentMessages` decides what the model reads). `/compact` and auto-compaction
+ * (context-window.ts) both come here, through `compactChat`.
+ */
+import type { LlmMessage, ModelEntry } from '../shapes/llm.js';
+import { LlmError } from '../shapes/llm.js';
+import type { LiveChat } from './chat.js';
+import type { ChatDeps } from './deps.js';
+import { SUMMARY_HEAD, sentMessages, toLlmMessages, type StoredMessage } from './messages.js';
+import { estimateTokens, pruneToolResults } from './context-size.js';
+import { errorMessage } from '../util/log.js';
+
+export type CompactTrigger = 'manual' | 'auto';
+
+/** What a chat remembers between requests about its context window (in memory: a restart starts afresh). */
+export interface WindowState {
+  /** The last step reached the auto-compaction threshold: compact before the next request. */
+  due: boolean;
+  /** The provider overflowed: old tool results go pruned in every request from now on. */
+  prune: boolean;
+}
+
+const windows = new WeakMap<LiveChat, WindowState>();
+
+export function windowState(chat: LiveChat): WindowState {
+  let s = windows.get(chat);
+  if (!s) windows.set(chat, (s = { due: false, prune: false }));
+  return s;
+}
+
+export interface CompactOptions {
+  /** `/compact` (summarise everything) or auto-compaction (keep the latest turn verbatim when it is small). */
+  trigger: CompactTrigger;
+  /** The user's extra instructions for the summary (`/compact <instructions>`). */
+  instructions?: string;
+  signal: AbortSignal;
+  /** The model that writes the summary; default the chat's. */
+  entry?: ModelEntry;
+  /** Send old tool results pruned (after the provider said the context overflowed). */
+  prune?: boolean;
+}
+
+export type CompactResult = { ok: true; summary: string; kept: number } | { ok: false; reason: string };
+
+/**
+ * The latest turn stays verbatim only when it takes at most this share of the context window
+ * (or, the window unknown, of what is sent now): a turn that is itself most of the window has to
+ * be summarised too, or compacting would free nothing.
+ */
+const KEEP_TAIL_SHARE = 0.3;
+
+const SYSTEM = 'You summarize coding conversations so they can continue with less context. Answer with the summary only.';
+
+/**
+ * The one entry point of compaction (hooks wrap it: preCompact before, postCompact after). Asks
+ * `entry` for a summary of what the model reads now, stores it, and says how it went; it never
+ * throws for a model failure (the caller tells the user `reason`), only for an abort.
+ */
+export async function compactChat(chat: LiveChat, deps: ChatDeps, opts: CompactOptions): Promise<CompactResult> {
+  const entry = opts.entry ?? deps.models().find((m) => m.id === chat.model) ?? deps.defaultModel();
+  if (!entry) return { ok: false, reason: 'No model is configured, so the chat cannot be summarized.' };
+  const kept = opts.trigger === 'auto' ? keptTail(chat.stored, entry) : 0;
+  const older = chat.stored.slice(0, chat.stored.length - kept);
+  const history = toLlmMessages(older);
+  if (!history.some((m) => m.role !== 'user' || !m.content.startsWith(SUMMARY_HEAD))) return { ok: false, reason: 'Nothing to compact yet.' };
+  let summary: string;
+  try {
+    summary = await summarize(entry, history, opts, deps);
+  } catch (e) {
+    if (opts.signal.aborted) throw e;
+    return { ok: false, reason: `Compacting failed: ${errorMessage(e)}` };
+  }
+  if (!summary) return { ok: false, reason: 'The model returned an empty summary; the chat was left as it was.' };
+  // Summarised mid-turn with nothing kept: the request in progress must survive in the summary.
+  const request = kept === 0 && opts.trigger === 'auto' ? lastUserText(older) : undefined;
+  const text = request ? `${summary}\n\nThe user's latest request, still in progress:\n${request}` : summary;
+  const msg: StoredMessage = { role: 'system', kind: 'summary', text, ...(kept ? { kept } : {}), ...(opts.trigger === 'auto' ? { auto: true } : {}) };
+  chat.stored.push(msg);
+  deps.store.appendMessage(chat.id, msg);
+  // What made the chat due or pruned is in the summary now.
+  windows.delete(chat);
+  return { ok: true, summary: text, kept };
+}
+
+/** What the summary must keep: ECA's compact prompt asks for the same points. */
+function summaryPrompt(instructions: string | undefined): string {
+  return [
+    'Summarize this conversation so that it can continue from the summary alone.',
+    'For a coding session keep: the goal and the progress made, decisions and why, the files touched and their state, technical details that must not be lost, and the unfinished tasks and next steps.',
+    'For a general conversation, summarize it so that any model can continue it.',
+    instructions?.trim() ?? '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
+
+async function summarize(entry: ModelEntry, history: LlmMessage[], opts: CompactOptions, deps: ChatDeps): Promise<string> {
+  const client = await deps.clientFor(entry, opts.signal);
+  const config = deps.config();
+  const ask = async (messages: LlmMessage[]): Promise<string> => {
+    let text = '';
+    const stream = deps.stream(
+      client,
+      { model: entry.modelName, system: SYSTEM, messages: [...messages, { role: 'user', content: summaryPrompt(opts.instructions) }], tools: [], signal: opts.signal },
+      { maxRetries: config.chat.maxRetries, stallMs: config.chat.stallTimeoutSeconds * 1000, onRetry: () => {} },
+    );
+    for await (const ev of stream) if (ev.type === 'text') text += ev.text;
+    return text.trim();
+  };
+  if (opts.prune) return ask(pruneToolResults(history));
+  try {
+    return await ask(history);
+  } catch (e) {
+    // The history alone is too long for the model: once more with old tool results pruned.
+    const pruned = pruneToolResults(history);
+    if (!(e instanceof LlmError && e.kind === 'contextOverflow') || pruned === history) throw e;
+    return ask(pruned);
+  }
+}
+
+/**
+ * How many of the last stored messages auto-compaction keeps verbatim: the latest turn (from the
+ * last user message on, so no tool call is cut from its result), unless it is too big, or it is
+ * all the model reads (nothing older to summarise).
+ */
+export function keptTail(stored: StoredMessage[], entry: ModelEntry): number {
+  const sent = sentMessages(stored);
+  let start = -1;
+  for (let i = stored.length - 1; i >= 0; i--) {
+    const m = stored[i];
+    if (m.role === 'system' && m.kind === 'summary') break;
+    if (m.role === 'user') {
+      start = i;
+      break;
+    }
+  }
+  if (start < 0) return 0;
+  const tail = stored.slice(start);
+  // The tail is everything the model reads: summarising it away is the only way to free room.
+  if (tail.length >= sent.length) return 0;
+  const budget = (entry.limit?.context ?? estimateTokens(toLlmMessages(stored))) * KEEP_TAIL_SHARE;
+  return estimateTokens(toLlmMessages(tail)) <= budget ? tail.length : 0;
+}
+
+function lastUserText(stored: StoredMessage[]): string | undefined {
+  const m = stored.findLast((x) => x.role === 'user');
+  return m?.role === 'user' ? m.text : undefined;
+}

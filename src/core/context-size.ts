@@ -1,0 +1,104 @@
+/**
+ * Context-window arithmetic, pure: token estimates, the auto-compaction trigger, pruning old
+ * tool results from what is sent, and the breakdown `usage` reports. Estimates count ~4
+ * characters a token, as ECA does (shared.clj `estimate-tokens`): each provider tokenises
+ * differently, and a provider's own count wins wherever it reports one.
+ */
+import type { LlmMessage, LlmToolSpec } from '../shapes/llm.js';
+
+/** What a pruned tool result says instead of its output. */
+export const PRUNED_MARKER = '[output pruned]';
+
+/** How many of the latest model steps keep their tool results whole when pruning. */
+export const KEEP_STEPS = 2;
+
+export function textTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+function messageTokens(m: LlmMessage): number {
+  return textTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content));
+}
+
+export function estimateTokens(messages: LlmMessage[]): number {
+  return messages.reduce((n, m) => n + messageTokens(m), 0);
+}
+
+/**
+ * Whether a step that used `usedTokens` of a `contextLimit` window reached `percentage` (ECA
+ * lifecycle.clj `auto-compact?`): never without a known, positive window or with the feature off.
+ */
+export function reachedThreshold(usedTokens: number, contextLimit: number | undefined, percentage: number | null | undefined): boolean {
+  if (percentage === null || percentage === undefined || percentage <= 0) return false;
+  if (contextLimit === undefined || !(contextLimit > 0)) return false;
+  return (usedTokens / contextLimit) * 100 >= percentage;
+}
+
+/**
+ * `messages` with the output of every tool result older than the latest `keepSteps` model steps
+ * replaced by PRUNED_MARKER (its images dropped too). The model still sees which tools ran with
+ * which arguments; only the bulk goes. Returns the same array when nothing was pruned.
+ */
+export function pruneToolResults(messages: LlmMessage[], keepSteps = KEEP_STEPS): LlmMessage[] {
+  // The oldest step kept whole: results before it belong to older steps.
+  let steps = 0;
+  let cut = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role === 'assistant' && ++steps === keepSteps) {
+      cut = i;
+      break;
+    }
+  }
+  if (cut < 0) return messages;
+  let pruned = false;
+  const out = messages.map((m, i) => {
+    if (i >= cut || m.role !== 'tool' || (m.content.length <= PRUNED_MARKER.length && !m.images?.length)) return m;
+    pruned = true;
+    return { role: 'tool' as const, toolCallId: m.toolCallId, name: m.name, content: PRUNED_MARKER, error: m.error };
+  });
+  return pruned ? out : messages;
+}
+
+export interface ContextCategory {
+  name: string;
+  tokens: number;
+}
+
+export interface ContextBreakdown {
+  categories: ContextCategory[];
+  usedTokens: number;
+  contextLimit?: number;
+}
+
+/**
+ * How a request fills the context window (ECA shared.clj `context-breakdown`): estimated per
+ * category, then scaled so the categories sum to the provider's count when it reported one.
+ */
+export function contextBreakdown(req: { system: string; tools: LlmToolSpec[]; messages: LlmMessage[] }, reported: number | undefined, contextLimit: number | undefined): ContextBreakdown {
+  let toolCalls = 0;
+  let conversation = 0;
+  for (const m of req.messages) {
+    if (m.role === 'tool') toolCalls += messageTokens(m);
+    else if (m.role === 'assistant') {
+      for (const p of m.content) {
+        const n = textTokens(JSON.stringify(p));
+        if (p.type === 'toolCall') toolCalls += n;
+        else conversation += n;
+      }
+    } else conversation += messageTokens(m);
+  }
+  const raw: ContextCategory[] = [
+    { name: 'System prompt', tokens: textTokens(req.system) },
+    { name: 'Tool definitions', tokens: req.tools.length ? textTokens(JSON.stringify(req.tools)) : 0 },
+    { name: 'Tool calls', tokens: toolCalls },
+    { name: 'Conversation', tokens: conversation },
+  ].filter((c) => c.tokens > 0);
+  const estimated = raw.reduce((n, c) => n + c.tokens, 0);
+  const used = reported !== undefined && reported > 0 ? reported : estimated;
+  const scale = estimated > 0 ? used / estimated : 1;
+  return {
+    categories: raw.map((c) => ({ name: c.name, tokens: Math.round(c.tokens * scale) })),
+    usedTokens: used,
+    ...(contextLimit !== undefined && contextLimit > 0 ? { contextLimit } : {}),
+  };
+}

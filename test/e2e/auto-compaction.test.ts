@@ -1,0 +1,245 @@
+/**
+ * Auto-compaction and context-overflow recovery over real stdio, against the fake LLM server
+ * (which counts tokens as request JSON length / 4, and refuses requests over `contextLimit` with
+ * each provider's real "too long" error). They follow ECA's context management
+ * (docs/config/context-management.md): chat.clj `trigger-auto-compact!` after a step reached
+ * lifecycle.clj `auto-compact?`, and chat.clj's `:context-overflow` branch (prune tool results,
+ * compact, resume; else the "Context window exceeded" text); the usage content is
+ * docs/protocol.md `ChatUsageContent` (shared.clj `context-breakdown`).
+ */
+import { describe, expect, it } from 'vitest';
+import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+import type { RecordedRequest } from '../fixtures/fake-llm.js';
+
+const { llm, track } = useFakeLlmSuite();
+
+/** The model's context window in these tests; auto-compaction at 75% of it. */
+const WINDOW = 40_000;
+
+async function boot(opts: { api?: string; window?: number | null; files?: Record<string, string>; extra?: Record<string, unknown> } = {}) {
+  const root = workspace(opts.files ?? { 'a.txt': 'alpha\n' });
+  const cfg = fakeProviderConfig(llm().url, opts.api ?? 'openai-chat', opts.extra);
+  const fake = (cfg.providers as Record<string, { models: Record<string, unknown> }>).fake;
+  // No window: the model's size is unknown, so only the provider's refusal can tell (no auto-compaction).
+  fake.models = { m1: opts.window === null ? {} : { limit: { context: opts.window ?? WINDOW, output: 100 } } };
+  const p = track(new EcaProc({ home: tempDir(), config: cfg }));
+  await p.initialize(root);
+  await p.waitFor((m) => m.method === ECA.configUpdated.method);
+  return p;
+}
+
+/** A request's size as the fake counts it. */
+const tokens = (r: RecordedRequest): number => Math.ceil(JSON.stringify(r.body).length / 4);
+const chatRequests = () => llm().requests.filter((r) => r.method === 'POST' && r.path !== '/api/tags');
+const isSummaryRequest = (r: RecordedRequest) => (r.body.tools ?? []).length === 0 && JSON.stringify(r.body).includes('Summarize this conversation');
+/** Lines of 80 characters, `n` tokens in all. */
+const bulk = (mark: string, n: number) => `${mark}${'.'.repeat(79 - mark.length)}\n`.repeat(Math.ceil((n * 4) / 80));
+
+function texts(p: EcaProc, chatId: string, role = 'system'): string[] {
+  return p
+    .contents(chatId)
+    .filter((c) => c.role === role && c.content.type === 'text')
+    .map((c) => c.content.text as string);
+}
+
+describe('auto-compaction (autoCompactPercentage)', () => {
+  it('a chat pushed past the threshold is summarised before the next request, which carries the summary, keeps the latest turn and fits', async () => {
+    const p = await boot();
+    // Turn 1: a long note pushes the step past 75% of the window.
+    const note = `Remember this note: ${'n'.repeat(WINDOW * 4 * 0.8)}`;
+    llm().script([{ text: 'noted' }], [{ text: 'The user shared a long note about n.' }], [{ toolCall: { id: 'c1', name: 'patchbay__read_file', args: { path: 'a.txt' } } }], [{ text: 'done' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: note })).result.chatId;
+    await p.turnDone(chatId);
+    const usage = p.contents(chatId).find((c) => c.content.type === 'usage')!.content;
+    expect(usage.sessionTokens).toBeGreaterThanOrEqual(WINDOW * 0.75);
+    expect(usage.autoCompactPercentage).toBe(75);
+    expect(usage.contextBreakdown.contextLimit).toBe(WINDOW);
+    expect(usage.contextBreakdown.categories.map((c: { name: string }) => c.name)).toEqual(['System prompt', 'Tool definitions', 'Conversation']);
+    expect(usage.contextBreakdown.freeTokens).toBe(WINDOW - usage.contextBreakdown.usedTokens);
+
+    // Turn 2: compacted first (ECA checks at the next prompt too), then answered from the summary.
+    await p.request(ECA.chatPrompt, { chatId, message: 'now read a.txt' });
+    await p.turnDone(chatId, 2);
+    const reqs = chatRequests();
+    expect(reqs).toHaveLength(4);
+    const [first, summary, next, last] = reqs;
+    expect(isSummaryRequest(summary)).toBe(true);
+    expect(JSON.stringify(summary.body)).toContain('Remember this note');
+    // The latest turn is kept verbatim, not summarised.
+    expect(JSON.stringify(summary.body)).not.toContain('now read a.txt');
+    const sent = JSON.stringify(next.body.messages);
+    expect(sent).toContain('The user shared a long note about n.');
+    expect(sent).toContain('now read a.txt');
+    expect(sent).not.toContain('Remember this note');
+    expect(tokens(next)).toBeLessThan(WINDOW * 0.75);
+    expect(tokens(next)).toBeLessThan(tokens(first));
+    expect(JSON.stringify(last.body.messages)).toContain('alpha');
+    expect(p.text(chatId)).toBe('noteddone');
+    expect(texts(p, chatId)).toContain('Auto-compacted chat');
+
+    // The store keeps everything: the editor pages the whole chat, the note included.
+    const from = p.messages.length;
+    const open = await p.request(ECA.chatOpen, { chatId, limit: 100 });
+    expect(open.result.found).toBe(true);
+    expect(open.result.meta.compactionCursor).not.toBeNull();
+    const replay = p.messages.slice(from).filter((m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId);
+    const replayed = replay.map((m) => m.params.content.text ?? '').join('\n');
+    expect(replayed).toContain('Remember this note');
+    expect(replayed).toContain('The user shared a long note about n.');
+    expect(replayed).toContain('now read a.txt');
+  });
+
+  it('rolling back past the summary restores the full history for the model (the store kept it)', async () => {
+    const p = await boot();
+    const note = `Remember this note: ${'n'.repeat(WINDOW * 4 * 0.8)}`;
+    llm().script([{ text: 'noted' }], [{ text: 'Summary of the note.' }], [{ text: 'fine' }], [{ text: 'again' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: note, contentId: 'u1' })).result.chatId;
+    await p.turnDone(chatId);
+    await p.request(ECA.chatPrompt, { chatId, message: 'how are you', contentId: 'u2' });
+    await p.turnDone(chatId, 2);
+    expect(isSummaryRequest(chatRequests()[1])).toBe(true);
+    expect(JSON.stringify(chatRequests()[2].body.messages)).not.toContain('Remember this note');
+    // ECA chat.clj `rollback-chat`: u2 and everything after it go, the summary written after it too.
+    const res = await p.request(ECA.chatRollback, { chatId, contentId: 'u2', include: ['messages'] });
+    expect(res.error).toBeUndefined();
+    await p.request(ECA.chatPrompt, { chatId, message: 'once more', contentId: 'u3' });
+    await p.turnDone(chatId, 3);
+    const sent = JSON.stringify(chatRequests()[3].body.messages);
+    expect(sent).toContain('Remember this note');
+    expect(sent).not.toContain('Summary of the note.');
+    expect(sent).not.toContain('how are you');
+  });
+
+  it('compacts in the middle of a turn after a big tool result, and the turn goes on to its answer', async () => {
+    const p = await boot({ files: { 'big.txt': bulk('big', WINDOW * 0.8) } });
+    llm().script(
+      [{ toolCall: { id: 'c1', name: 'patchbay__read_file', args: { path: 'big.txt' } } }],
+      [{ toolCall: { id: 'c2', name: 'patchbay__read_file', args: { path: 'big.txt', limit: 1 } } }],
+      [{ text: 'Read big.txt: lines of dots.' }],
+      [{ text: 'big.txt is dots' }],
+    );
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'what is in big.txt?' })).result.chatId;
+    await p.turnDone(chatId);
+    const reqs = chatRequests();
+    expect(reqs).toHaveLength(4);
+    expect(isSummaryRequest(reqs[2])).toBe(true);
+    // The turn is most of the window: it is summarised too, and the request in progress survives.
+    const sent = JSON.stringify(reqs[3].body.messages);
+    expect(sent).toContain('Read big.txt: lines of dots.');
+    expect(sent).toContain('what is in big.txt?');
+    expect(sent).not.toContain('big....');
+    expect(tokens(reqs[3])).toBeLessThan(WINDOW * 0.75);
+    expect(p.text(chatId)).toBe('big.txt is dots');
+  });
+
+  it.each([
+    ['the model window is unknown', { window: null }],
+    ['autoCompactPercentage is null', { extra: { autoCompactPercentage: null } }],
+  ])('stays off when %s', async (_what, opts) => {
+    const p = await boot(opts);
+    llm().script([{ text: 'one' }], [{ text: 'two' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'x'.repeat(WINDOW * 4) })).result.chatId;
+    await p.turnDone(chatId);
+    await p.request(ECA.chatPrompt, { chatId, message: 'again' });
+    await p.turnDone(chatId, 2);
+    expect(chatRequests()).toHaveLength(2);
+    expect(chatRequests().some(isSummaryRequest)).toBe(false);
+    expect(p.text(chatId)).toBe('onetwo');
+    expect(p.contents(chatId).find((c) => c.content.type === 'usage')!.content.autoCompactPercentage).toBeUndefined();
+  });
+});
+
+describe('/compact (ECA commands.clj "compact")', () => {
+  it('summarises the whole chat with the extra instructions; the next request reads only the summary, and the editor still pages it all', async () => {
+    const p = await boot();
+    llm().script([{ text: 'first answer' }], [{ text: 'Summary: the user said hello.' }], [{ text: 'second answer' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'hello there' })).result.chatId;
+    await p.turnDone(chatId);
+    await p.request(ECA.chatPrompt, { chatId, message: '/compact keep the greetings' });
+    await p.turnDone(chatId, 2);
+    const summary = chatRequests()[1];
+    expect(isSummaryRequest(summary)).toBe(true);
+    expect(JSON.stringify(summary.body)).toContain('keep the greetings');
+    expect(JSON.stringify(summary.body)).toContain('hello there');
+    expect(p.text(chatId, 'system')).toContain('Chat compacted. Summary:\nSummary: the user said hello.');
+    await p.request(ECA.chatPrompt, { chatId, message: 'and now?' });
+    await p.turnDone(chatId, 3);
+    const sent = JSON.stringify(chatRequests()[2].body.messages);
+    expect(sent).toContain('Summary: the user said hello.');
+    expect(sent).not.toContain('hello there');
+    expect(sent).not.toContain('first answer');
+    const from = p.messages.length;
+    await p.request(ECA.chatOpen, { chatId, limit: 100 });
+    const replayed = p.messages
+      .slice(from)
+      .filter((m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId)
+      .map((m) => m.params.content.text ?? '');
+    expect(replayed).toEqual(expect.arrayContaining(['hello there', 'first answer', 'and now?', 'second answer']));
+  });
+});
+
+describe('context-overflow recovery', () => {
+  it('Anthropic "prompt is too long": prunes old tool results and retries, then compacts and retries, and the turn ends with the answer', async () => {
+    const p = await boot({ api: 'anthropic', window: null, files: { 'one.txt': bulk('one', 2000), 'two.txt': bulk('two', 1000), 'three.txt': bulk('three', 6000) } });
+    const read = (id: string, path: string) => [{ toolCall: { id, name: 'patchbay__read_file', args: { path } } }];
+    llm().script(read('c1', 'one.txt'), [{ text: 'ok1' }], read('c2', 'two.txt'), read('c3', 'three.txt'), [{ text: 'Summary: read one, two and three.' }], [{ text: 'done' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'read one.txt' })).result.chatId;
+    await p.turnDone(chatId);
+    // The window: the chat's base request and 6k more. Pruning one.txt (2k) cannot make three.txt (6k) fit.
+    const base = tokens(chatRequests()[0]);
+    llm().contextLimit = base + 6000;
+    await p.request(ECA.chatPrompt, { chatId, message: 'read two.txt then three.txt' });
+    await p.turnDone(chatId, 2);
+
+    expect(llm().overflows).toBe(2);
+    const reqs = chatRequests().slice(2);
+    // two.txt's call, three.txt's call, the refused request, the pruned one (refused too), the summary, the answer.
+    expect(reqs).toHaveLength(6);
+    const [, , refused, pruned, summary, answered] = reqs;
+    expect(JSON.stringify(refused.body)).toContain('one....');
+    expect(JSON.stringify(pruned.body)).not.toContain('one....');
+    expect(JSON.stringify(pruned.body)).toContain('[output pruned]');
+    expect(JSON.stringify(pruned.body)).toContain('three..');
+    expect(isSummaryRequest(summary)).toBe(true);
+    expect(JSON.stringify(answered.body.messages)).toContain('Summary: read one, two and three.');
+    expect(tokens(answered)).toBeLessThanOrEqual(base + 6000);
+    expect(p.text(chatId)).toBe('ok1done');
+    const notices = texts(p, chatId);
+    expect(notices).toContain('Context window exceeded. Pruning old tool outputs and retrying...');
+    expect(notices).toContain('Context window exceeded. Auto-compacting conversation...');
+    expect(notices).toContain('Auto-compacted chat');
+    expect(p.contents(chatId).some((c) => c.content.error === true)).toBe(false);
+  });
+
+  it('OpenAI context_length_exceeded: pruning alone is enough when it frees the room', async () => {
+    const p = await boot({ window: null, files: { 'one.txt': bulk('one', 4000), 'two.txt': bulk('two', 3000) } });
+    const read = (id: string, path: string) => [{ toolCall: { id, name: 'patchbay__read_file', args: { path } } }];
+    llm().script(read('c1', 'one.txt'), [{ text: 'ok1' }], read('c2', 'two.txt'), [{ text: 'ok2' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'read one.txt' })).result.chatId;
+    await p.turnDone(chatId);
+    llm().contextLimit = tokens(chatRequests()[0]) + 5000;
+    await p.request(ECA.chatPrompt, { chatId, message: 'read two.txt' });
+    await p.turnDone(chatId, 2);
+    expect(llm().overflows).toBe(1);
+    expect(chatRequests().some(isSummaryRequest)).toBe(false);
+    expect(JSON.stringify(chatRequests().at(-1)!.body.messages)).toContain('[output pruned]');
+    expect(p.text(chatId)).toBe('ok1ok2');
+  });
+
+  it('a provider that keeps overflowing ends the turn with a clear error, after a bounded number of tries', async () => {
+    const p = await boot({ window: null });
+    llm().contextLimit = 10;
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'hi' })).result.chatId;
+    await p.turnDone(chatId);
+    const error = p.contents(chatId).find((c) => c.content.error === true)?.content.text as string;
+    expect(error).toContain('Context window exceeded:');
+    expect(error).toContain("larger than the model's context window");
+    // The request (nothing to prune, so no pruned retry), then the summary request: then it gives up.
+    expect(llm().overflows).toBe(2);
+    expect(chatRequests()).toHaveLength(2);
+    // The chat still works: the next prompt gets the same bounded answer, not a hang.
+    await p.request(ECA.chatPrompt, { chatId, message: 'again' });
+    await p.turnDone(chatId, 2);
+    expect(llm().overflows).toBe(4);
+  });
+});
