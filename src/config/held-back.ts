@@ -29,12 +29,16 @@
  *   model's answer straight into the user's files; a repository must not write their instructions.
  * - `hooks` and `customTools` (ECA keys that run commands; patchbay ignores them today, and an
  *   untrusted folder must not gain them the day it does not).
+ * - `skills` and `commands` entries whose `path` leads outside the workspace folder (absolute
+ *   elsewhere, `~/…`, or climbing with `..`): the files inside the workspace are text and load
+ *   anyway, but a repository must not have your other files read into its prompts.
  * - Any other value that reads the environment (`${env:…}`): a file from a repository must not
  *   copy your secrets into a prompt or a message.
  *
  * It works on the file as written (before `${env:…}` is filled in), so what it reports never
  * contains a secret taken from the environment.
  */
+import { isAbsolute, relative, resolve } from 'node:path';
 import { escapeControlChars, shorten } from '../util/text.js';
 import { scrubUrls } from '../util/url.js';
 import { PEERS } from '../peers/index.js';
@@ -80,8 +84,11 @@ function describeServer(entry: unknown): string {
 
 const STRICTNESS: Record<string, number> = { allow: 0, unset: 1, ask: 2, deny: 3 };
 
-/** `held` and a copy of `layer` without them. `lower` is the merged config of the layers below. */
-export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting[] } {
+/**
+ * `held` and a copy of `layer` without them. `lower` is the merged config of the layers below;
+ * `root` is the workspace folder the file belongs to.
+ */
+export function holdBack(layer: Obj, lower: Obj, root?: string): { kept: Obj; held: HeldSetting[] } {
   const kept = structuredClone(layer);
   const held: HeldSetting[] = [];
   const hold = (path: string[], detail = ''): void => {
@@ -149,8 +156,32 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
   // The instructions of the two features whose answer lands straight in the user's files.
   for (const feature of ['completion', 'rewrite']) if (get(layer, feature, 'systemPrompt') !== undefined) hold([feature, 'systemPrompt'], 'replaces the instructions of code written into your files');
   for (const key of ['hooks', 'customTools']) if (get(layer, key) !== undefined) hold([key]);
+  for (const key of ['skills', 'commands']) holdOutsidePaths(layer, kept, key, root, hold);
   for (const [path, name] of envReads(kept, [])) hold(path, `reads $${name}`);
   return { kept, held };
+}
+
+/** Holds each `key: [{path}]` entry leading outside `root` (without a root: every path that is not plainly inside). */
+function holdOutsidePaths(layer: Obj, kept: Obj, key: string, root: string | undefined, hold: (path: string[], detail?: string) => void): void {
+  const list = layer[key];
+  if (!Array.isArray(list)) return;
+  let held = false;
+  list.forEach((entry, i) => {
+    const p = get(entry, 'path');
+    if (typeof p !== 'string' || !leadsOutside(p.trim(), root)) return;
+    hold([key, String(i)], `reads ${p} outside the workspace`);
+    held = true;
+  });
+  // `hold` deletes an array item as a key: close the holes so the rest stays a valid list.
+  const left = kept[key];
+  if (held && Array.isArray(left)) kept[key] = left.filter((_, i) => i in left);
+}
+
+function leadsOutside(p: string, root: string | undefined): boolean {
+  if (p === '~' || p.startsWith('~/')) return true;
+  if (root === undefined) return isAbsolute(p) || p.split(/[\\/]/).includes('..');
+  const rel = relative(root, resolve(root, p));
+  return rel === '..' || rel.startsWith('../') || rel.startsWith('..\\') || isAbsolute(rel);
 }
 
 /** `sets request fields a, b`: what a payload would add to a request. */

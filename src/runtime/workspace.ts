@@ -5,6 +5,7 @@
  * wire protocol. Disposing it stops every turn and peer and closes the store.
  */
 import { InlineCompleter, Rewriter } from '../core/assist/index.js';
+import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
@@ -35,6 +36,8 @@ import { BUILTIN_PROVIDER_IDS, keyOverridingLogin, computeCost, createClient, fi
 import { ProviderLogins } from './provider-logins.js';
 import { PromptSources } from '../core/prompt-sections.js';
 import { RuntimeBoard } from '../core/runtime-board.js';
+import { CustomCommands } from './custom-commands.js';
+import { SkillCatalog } from './skills.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -202,6 +205,20 @@ export class Workspace {
     // MCP servers' `instructions` (and any peer's): stable while the servers are.
     this.prompt.set('peers', () => [...this.peers].flatMap(([name, p]) => (p.instructions?.() ?? []).map((text, i) => ({ id: `${name}:${i}`, text, stable: true, order: 80 }))));
     this.commands.set('native', nativeCommands({ doctor: () => this.doctor(), repoMap: (signal) => this.repoMap(signal), trust: () => this.trust() }));
+    // Custom commands and skills from their files, read at each use (mtime-cached): config reloads,
+    // folder changes and edits apply at the next prompt. A command file wins a name a skill also uses (ECA).
+    const agentFiles = {
+      roots: () => this.roots,
+      config: () => this.config,
+      env: opts.env,
+      homeDir: opts.env.HOME || homedir(),
+      board: this.board,
+      tools: this.tools,
+      commands: this.commands,
+      prompt: this.prompt,
+    };
+    new CustomCommands(agentFiles).install();
+    new SkillCatalog(agentFiles).install();
     this.chats = new ChatService(this.deps(), this.commands);
     this.completer = new InlineCompleter(this.deps());
     this.rewriter = new Rewriter(this.deps());
