@@ -165,16 +165,16 @@ export function holdBack(layer: Obj, lower: Obj, root?: string): { kept: Obj; he
 function holdOutsidePaths(layer: Obj, kept: Obj, key: string, root: string | undefined, hold: (path: string[], detail?: string) => void): void {
   const list = layer[key];
   if (!Array.isArray(list)) return;
-  let held = false;
+  const out = new Set<number>();
   list.forEach((entry, i) => {
     const p = get(entry, 'path');
     if (typeof p !== 'string' || !leadsOutside(p.trim(), root)) return;
     hold([key, String(i)], `reads ${p} outside the workspace`);
-    held = true;
+    out.add(i);
   });
-  // `hold` deletes an array item as a key: close the holes so the rest stays a valid list.
+  // `hold` removes object keys only: drop the held items here, the rest stays a list.
   const left = kept[key];
-  if (held && Array.isArray(left)) kept[key] = left.filter((_, i) => i in left);
+  if (out.size && Array.isArray(left)) kept[key] = left.filter((_, i) => !out.has(i));
 }
 
 function leadsOutside(p: string, root: string | undefined): boolean {
