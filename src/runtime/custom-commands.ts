@@ -16,17 +16,20 @@ interface State {
   commands: Command[];
   found: { command: CustomCommand; source: AgentFileSource }[];
   shadowed: string[];
+  problems: string[];
 }
 
 export class CustomCommands {
   private readonly cache = new MdFileCache<ParsedCommand>(parseCustomCommand);
-  private state: State = { key: '\0none', commands: [], found: [], shadowed: [] };
+  private state: State = { key: '\0none', commands: [], found: [], shadowed: [], problems: [] };
 
   constructor(private readonly host: AgentFilesHost) {}
 
   install(): this {
     this.host.commands.live('custom', () => this.refresh().commands);
     this.host.board.setSummary('commands', () => this.doctorLines());
+    // Asked at each prompt (core/chats.ts): a file broken since is told at once.
+    this.host.board.setProblems('commands', () => this.refresh().problems);
     return this;
   }
 
@@ -40,9 +43,8 @@ export class CustomCommands {
     const scan = this.cache.scan(sources, { match: (n) => n.toLowerCase().endsWith('.md') });
     const problems = scan.problems.map((p) => `Custom commands: ${this.show(p.path)}: ${p.message}`);
     for (const f of scan.files) if (!f.value.ok) problems.push(`Custom command skipped: ${this.show(f.path)}: ${f.value.error}`);
-    this.host.board.setProblems('commands', problems);
     const key = `${roots.join('\0')}\n${sources.map((s) => s.path).join('\0')}\n${scan.key}`;
-    if (key === this.state.key) return this.state;
+    if (key === this.state.key) return Object.assign(this.state, { problems });
     const byName = new Map<string, { command: CustomCommand; source: AgentFileSource }>();
     const shadowed: string[] = [];
     const ordered = [...scan.files.filter((f) => f.source.scope === 'project'), ...scan.files.filter((f) => f.source.scope === 'user')];
@@ -54,7 +56,7 @@ export class CustomCommands {
       else byName.set(c.name, { command: c, source: f.source });
     }
     const found = [...byName.values()];
-    this.state = { key, found, shadowed, commands: found.map(({ command }) => toCommand(command)) };
+    this.state = { key, found, shadowed, problems, commands: found.map(({ command }) => toCommand(command)) };
     return this.state;
   }
 

@@ -27,11 +27,12 @@ interface State {
   shadowed: string[];
   section: PromptSection | undefined;
   commands: Command[];
+  problems: string[];
 }
 
 export class SkillCatalog {
   private readonly cache = new MdFileCache<ParsedSkill>(parseSkill);
-  private state: State = { key: '\0none', skills: [], origins: new Map(), shadowed: [], section: undefined, commands: [] };
+  private state: State = { key: '\0none', skills: [], origins: new Map(), shadowed: [], section: undefined, commands: [], problems: [] };
   private readonly tool = skillTool(() => this.state.skills);
   private toolOffered = false;
 
@@ -45,6 +46,9 @@ export class SkillCatalog {
     });
     this.host.commands.live('skills', () => this.refresh().commands);
     this.host.board.setSummary('skills', () => this.doctorLines());
+    // Asked at each prompt before the turn starts (core/chats.ts): the files are checked then, so
+    // the first request already offers the tool and a broken file is told at once.
+    this.host.board.setProblems('skills', () => this.refresh().problems);
     return this;
   }
 
@@ -65,7 +69,7 @@ export class SkillCatalog {
     const key = `${roots.join('\0')}\n${sources.map((s) => s.path).join('\0')}\n${scan.key}`;
     if (key !== this.state.key) this.state = this.build(key, scan.files);
     for (const f of scan.files) if (!f.value.ok) problems.push(`Skill skipped: ${this.show(f.path)}: ${f.value.error}`);
-    this.host.board.setProblems('skills', problems);
+    this.state.problems = problems;
     // Offered only while there is a skill to load (ECA's `enabled-fn`).
     const offer = this.state.skills.length > 0;
     if (offer !== this.toolOffered) {
@@ -98,6 +102,7 @@ export class SkillCatalog {
       shadowed,
       section: skillsPromptSection(skills, TOOL_NAME),
       commands: skills.map((s) => skillCommand(s)),
+      problems: [],
     };
   }
 
