@@ -5,10 +5,10 @@
  * listed as `/<name>` commands of ECA's type `custom-prompt`. Bad files are skipped and reported on
  * the runtime board. On a name clash a project command wins over a user one.
  */
-import { agentFileSources, type AgentFileSource } from '../config/agent-files.js';
+import type { AgentFileSource } from '../config/agent-files.js';
 import type { Command } from '../core/commands.js';
 import { parseCustomCommand, runTemplate, type CustomCommand, type ParsedCommand } from '../core/custom-commands.js';
-import type { AgentFilesHost } from './agent-files-host.js';
+import { sourcesOf, type AgentFilesHost } from './agent-files-host.js';
 import { displayPath, MdFileCache } from './md-file-cache.js';
 
 interface State {
@@ -39,7 +39,7 @@ export class CustomCommands {
 
   private refresh(): State {
     const roots = this.host.roots();
-    const sources = agentFileSources('commands', { roots, env: this.host.env, homeDir: this.host.homeDir, configPaths: this.host.config().commands ?? [] });
+    const sources = sourcesOf(this.host, 'commands');
     const scan = this.cache.scan(sources, { match: (n) => n.toLowerCase().endsWith('.md') });
     const problems = scan.problems.map((p) => `Custom commands: ${this.show(p.path)}: ${p.message}`);
     for (const f of scan.files) if (!f.value.ok) problems.push(`Custom command skipped: ${this.show(f.path)}: ${f.value.error}`);

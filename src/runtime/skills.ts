@@ -8,14 +8,14 @@
  * it); between two of the same scope, the first found wins (`.patchbay` before `.eca` before
  * `.agents`). `doctor` says which one won.
  */
-import { agentFileSources, type AgentFileSource } from '../config/agent-files.js';
+import type { AgentFileSource } from '../config/agent-files.js';
 import type { Command } from '../core/commands.js';
 import { runTemplate } from '../core/custom-commands.js';
 import { parseSkill, skillsPromptSection, type ParsedSkill, type Skill } from '../core/skills.js';
 import { skillTool } from '../core/tools/skill.js';
 import type { PromptSection } from '../core/prompt-sections.js';
 import { displayPath, MdFileCache } from './md-file-cache.js';
-import type { AgentFilesHost } from './agent-files-host.js';
+import { sourcesOf, type AgentFilesHost } from './agent-files-host.js';
 
 /** What the model calls the tool (ECA: `eca__skill`). */
 const TOOL_NAME = 'patchbay__skill';
@@ -63,7 +63,7 @@ export class SkillCatalog {
   /** Re-reads what changed (cheap when nothing did) and updates the tool, problems and commands. */
   private refresh(): State {
     const roots = this.host.roots();
-    const sources = agentFileSources('skills', { roots, env: this.host.env, homeDir: this.host.homeDir, configPaths: this.host.config().skills ?? [] });
+    const sources = sourcesOf(this.host, 'skills');
     const scan = this.cache.scan(sources, { match: (n) => n === 'SKILL.md', leaf: true });
     const problems = scan.problems.map((p) => `Skills: ${this.show(p.path)}: ${p.message}`);
     const key = `${roots.join('\0')}\n${sources.map((s) => s.path).join('\0')}\n${scan.key}`;
@@ -101,7 +101,7 @@ export class SkillCatalog {
       origins: new Map([...byName].map(([n, v]) => [n, v.source])),
       shadowed,
       section: skillsPromptSection(skills, TOOL_NAME),
-      commands: skills.map((s) => skillCommand(s)),
+      commands: [listCommand(skills), ...skills.map((s) => skillCommand(s))],
       problems: [],
     };
   }
@@ -125,4 +125,10 @@ function skillCommand(skill: Skill): Command {
     arguments: skill.arguments,
     run: async (args) => (args.length ? runTemplate(skill.name, skill.body, skill.arguments, skill.named, args) : { kind: 'prompt', userText: `Load skill: ${skill.name}` }),
   };
+}
+
+/** `/skills`: ECA's native command listing them (commands.clj "skills"). */
+function listCommand(skills: readonly Skill[]): Command {
+  const text = skills.length ? `Skills available:\n\n${skills.map((s) => `- ${s.name}: ${s.description}`).join('\n')}` : 'No skills found.';
+  return { name: 'skills', description: 'List available skills', type: 'native', arguments: [], run: async () => ({ kind: 'show', text }) };
 }

@@ -126,6 +126,26 @@ describe('custom commands and skill commands over ECA (commands.clj)', () => {
   });
 });
 
+describe('an untrusted workspace (issue 16)', () => {
+  it('loads its own skill files, but its config may not point the skills key outside the folder', async () => {
+    const outside = workspace({ 'far-away/SKILL.md': '---\nname: far-away\ndescription: Reads your other files\n---\nFAR\n' });
+    const { p } = await boot({
+      '.agents/skills/review-pr/SKILL.md': REVIEW,
+      '.patchbay/config.json': JSON.stringify({ skills: [{ path: outside }] }),
+    });
+    const held = await p.waitFor((m) => m.method === '$/showMessage' && String(m.params.message).includes('skills.0'), 'the held-back warning');
+    expect(held.params.message).toContain(`reads ${outside} outside the workspace`);
+    const names = ((await p.request(ECA.chatQueryCommands, { query: '' })).result.commands as any[]).map((c) => c.name);
+    expect(names).toContain('review-pr');
+    expect(names).not.toContain('far-away');
+    llm().script([{ text: 'ok' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'hi' })).result.chatId;
+    await p.turnDone(chatId);
+    expect(systemOf(0)).toContain('<skill name="review-pr"');
+    expect(systemOf(0)).not.toContain('far-away');
+  });
+});
+
 describe('bad skill and command files', () => {
   it('are told in the chat once and listed by /doctor; the good ones still work', async () => {
     const { p } = await boot({

@@ -43,10 +43,11 @@ function write(path: string, text: string): string {
 
 const skillText = (name: string, description: string, body = `Do ${name}.`) => `---\nname: ${name}\ndescription: ${description}\n---\n\n${body}\n`;
 
-function host(config: Record<string, unknown> = {}) {
+function host(config: Record<string, unknown> = {}, pureConfig = false) {
   const h = {
     roots: () => [ws],
     config: () => configSchema.parse(config),
+    pureConfig: () => pureConfig,
     env: { HOME: home },
     homeDir: home,
     board: new RuntimeBoard(),
@@ -214,11 +215,30 @@ describe('skills in the workspace', () => {
     // Commands of type skill: with arguments the body is rendered; without, the model is asked to load it.
     const cmds = h.commands.query('');
     expect(cmds.map((c) => [c.name, c.type, c.arguments])).toEqual([
+      ['skills', 'native', []],
       ['lint-fix', 'skill', []],
       ['review-pr', 'skill', [{ name: 'arg1', required: true }]],
     ]);
     expect(await h.commands.find('review-pr')!.run(['https://x/pull/1'], ctx)).toEqual({ kind: 'prompt', userText: 'Review the PR: https://x/pull/1\nSECRET-BODY' });
     expect(await h.commands.find('lint-fix')!.run([], ctx)).toEqual({ kind: 'prompt', userText: 'Load skill: lint-fix' });
+    // `/skills` lists them as ECA's native command does.
+    expect(await h.commands.find('skills')!.run([], ctx)).toEqual({ kind: 'show', text: 'Skills available:\n\n- lint-fix: Lint & fix "code"\n- review-pr: Review a pull request' });
+  });
+
+  it('with pureConfig reads no user folder (as ECA), but project folders and config paths', () => {
+    write(join(home, '.config/eca/skills/user-one/SKILL.md'), skillText('user-one', 'u'));
+    write(join(ws, '.eca/skills/proj-one/SKILL.md'), skillText('proj-one', 'p'));
+    write(join(tmp, 'extra/cfg-one/SKILL.md'), skillText('cfg-one', 'c'));
+    write(join(home, '.config/eca/commands/user-cmd.md'), 'x');
+    const h = host({ skills: [{ path: join(tmp, 'extra') }] }, true);
+    new CustomCommands(h).install();
+    expect(
+      new SkillCatalog(h)
+        .install()
+        .skills()
+        .map((s) => s.name),
+    ).toEqual(['cfg-one', 'proj-one']);
+    expect(h.commands.find('user-cmd')).toBeUndefined();
   });
 
   it('offers the skill tool only while there are skills; it returns the body, the folder and its other files', async () => {
