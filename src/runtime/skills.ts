@@ -49,6 +49,9 @@ export class SkillCatalog {
     // Asked at each prompt before the turn starts (core/chats.ts): the files are checked then, so
     // the first request already offers the tool and a broken file is told at once.
     this.host.board.setProblems('skills', () => this.refresh().problems);
+    // Once now: the editor's list of native tools (sent at initialize) includes the skill tool when
+    // there are skills to load. A few stats; nothing is read again until asked.
+    this.refresh();
     return this;
   }
 

@@ -40,6 +40,9 @@ const lastUser = (n: number): string =>
 describe('skills over ECA (prompt.clj, tools/skill.clj)', () => {
   it('only the description is in the system prompt; the body reaches the model after it calls patchbay__skill', async () => {
     const { p, root } = await boot({ '.agents/skills/review-pr/SKILL.md': REVIEW, '.agents/skills/review-pr/scripts/check.sh': 'echo ok\n' });
+    // The editor's native tool list (sent at initialize) has it when there are skills (ECA `enabled-fn`).
+    const native = await p.waitFor((m) => m.method === ECA.toolServerUpdated.method && m.params.name === 'ECA', 'the native tool server');
+    expect(native.params.tools.map((t: any) => t.name)).toContain('skill');
     llm().script([{ toolCall: { id: 's1', name: 'patchbay__skill', args: { name: 'review-pr' } } }], [{ text: 'reviewed' }]);
     const chatId = (await p.request(ECA.chatPrompt, { message: 'please review my pull request' })).result.chatId;
     await p.turnDone(chatId);
