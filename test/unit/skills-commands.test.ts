@@ -283,6 +283,29 @@ describe('skills in the workspace', () => {
   });
 });
 
+describe('config and folder changes', () => {
+  it('a new skills config entry and a workspace folder added at run time apply at the next read', () => {
+    write(join(tmp, 'extra/cfg-one/SKILL.md'), skillText('cfg-one', 'c'));
+    const ws2 = join(tmp, 'ws2');
+    write(join(ws2, '.eca/skills/second/SKILL.md'), skillText('second', 's'));
+    write(join(ws2, '.eca/commands/two.md'), 'two');
+    let config: Record<string, unknown> = {};
+    let roots = [ws];
+    const h = { ...host(), roots: () => roots, config: () => configSchema.parse(config) };
+    const catalog = new SkillCatalog(h).install();
+    new CustomCommands(h).install();
+    expect(catalog.skills()).toEqual([]);
+    config = { skills: [{ path: join(tmp, 'extra') }] };
+    expect(catalog.skills().map((s) => s.name)).toEqual(['cfg-one']);
+    roots = [ws, ws2];
+    expect(catalog.skills().map((s) => s.name)).toEqual(['cfg-one', 'second']);
+    expect(h.commands.find('two')?.type).toBe('custom-prompt');
+    roots = [ws];
+    expect(catalog.skills().map((s) => s.name)).toEqual(['cfg-one']);
+    expect(h.commands.find('two')).toBeUndefined();
+  });
+});
+
 describe('skill approvals per name (ECA docs/config/skills.md)', () => {
   const skill = { name: 'skill', server: 'patchbay', readOnly: true };
   it('runs without asking by default; argsMatchers on "name" deny or allow single skills', () => {
@@ -312,5 +335,7 @@ describe('untrusted workspace config: skills and commands paths', () => {
     expect(r.config.skills).toEqual([{ path: 'mine' }]);
     expect(r.config.commands).toEqual([{ path: join(tmp, 'outside') }]);
     expect(r.workspaces[0].settings.map((s) => s.key)).toEqual(['skills.1']);
+    // Keys patchbay now implements: no "ECA setting patchbay does not implement" warning.
+    expect(r.errors).toEqual([]);
   });
 });
