@@ -8,7 +8,7 @@
 import type { AgentFileSource } from '../config/agent-files.js';
 import type { Command } from '../core/commands.js';
 import { parseCustomCommand, runTemplate, type CustomCommand, type ParsedCommand } from '../core/custom-commands.js';
-import { sourcesOf, type AgentFilesHost } from './agent-files-host.js';
+import { scanFiles, type AgentFilesHost } from './agent-files-host.js';
 import { displayPath, MdFileCache } from './md-file-cache.js';
 
 interface State {
@@ -38,12 +38,8 @@ export class CustomCommands {
   }
 
   private refresh(): State {
-    const roots = this.host.roots();
-    const sources = sourcesOf(this.host, 'commands');
-    const scan = this.cache.scan(sources, { match: (n) => n.toLowerCase().endsWith('.md') });
-    const problems = scan.problems.map((p) => `Custom commands: ${this.show(p.path)}: ${p.message}`);
-    for (const f of scan.files) if (!f.value.ok) problems.push(`Custom command skipped: ${this.show(f.path)}: ${f.value.error}`);
-    const key = `${roots.join('\0')}\n${sources.map((s) => s.path).join('\0')}\n${scan.key}`;
+    const scan = scanFiles(this.host, this.cache, 'commands', { match: (n) => n.toLowerCase().endsWith('.md') }, { folder: 'Custom commands', file: 'Custom command' });
+    const { key, problems } = scan;
     if (key === this.state.key) return Object.assign(this.state, { problems });
     const byName = new Map<string, { command: CustomCommand; source: AgentFileSource }>();
     const shadowed: string[] = [];

@@ -7,13 +7,15 @@
  * Synchronous on purpose: the system prompt's sections and the command list are read synchronously
  * (core/prompt-sections.ts, core/commands.ts), and a stat of a cached file is microseconds.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import type { AgentFileSource } from '../config/agent-files.js';
 import { errorMessage } from '../util/log.js';
 
 export interface ScannedFile<T> {
   path: string;
+  /** Its real path (symlinks resolved), taken when it was read. */
+  real: string;
   source: AgentFileSource;
   value: T;
 }
@@ -45,7 +47,7 @@ const MAX_BYTES = 256 * 1024;
 
 export class MdFileCache<T> {
   private dirs = new Map<string, { mtimeMs: number; entries: Entry[] }>();
-  private files = new Map<string, { mtimeMs: number; size: number; value: T }>();
+  private files = new Map<string, { mtimeMs: number; size: number; real: string; value: T }>();
 
   constructor(private readonly parse: (text: string, path: string) => T) {}
 
@@ -67,10 +69,10 @@ export class MdFileCache<T> {
         if (!hit || hit.mtimeMs !== st.mtimeMs || hit.size !== st.size) {
           const text = st.size > MAX_BYTES ? undefined : readFileSync(path, 'utf8');
           if (text === undefined) throw new Error(`larger than ${MAX_BYTES / 1024} KiB`);
-          hit = { mtimeMs: st.mtimeMs, size: st.size, value: this.parse(text, path) };
+          hit = { mtimeMs: st.mtimeMs, size: st.size, real: realpathSync(path), value: this.parse(text, path) };
           this.files.set(path, hit);
         }
-        out.push({ path, source, value: hit.value });
+        out.push({ path, real: hit.real, source, value: hit.value });
         keyParts.push(`${path}\0${hit.mtimeMs}\0${hit.size}`);
       } catch (e) {
         problems.push({ path, message: errorMessage(e) });

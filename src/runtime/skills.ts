@@ -15,7 +15,7 @@ import { parseSkill, skillsPromptSection, type ParsedSkill, type Skill } from '.
 import { skillTool } from '../core/tools/skill.js';
 import type { PromptSection } from '../core/prompt-sections.js';
 import { displayPath, MdFileCache } from './md-file-cache.js';
-import { sourcesOf, type AgentFilesHost } from './agent-files-host.js';
+import { scanFiles, type AgentFilesHost } from './agent-files-host.js';
 
 /** What the model calls the tool (ECA: `eca__skill`). */
 const TOOL_NAME = 'patchbay__skill';
@@ -65,14 +65,9 @@ export class SkillCatalog {
 
   /** Re-reads what changed (cheap when nothing did) and updates the tool, problems and commands. */
   private refresh(): State {
-    const roots = this.host.roots();
-    const sources = sourcesOf(this.host, 'skills');
-    const scan = this.cache.scan(sources, { match: (n) => n === 'SKILL.md', leaf: true });
-    const problems = scan.problems.map((p) => `Skills: ${this.show(p.path)}: ${p.message}`);
-    const key = `${roots.join('\0')}\n${sources.map((s) => s.path).join('\0')}\n${scan.key}`;
-    if (key !== this.state.key) this.state = this.build(key, scan.files);
-    for (const f of scan.files) if (!f.value.ok) problems.push(`Skill skipped: ${this.show(f.path)}: ${f.value.error}`);
-    this.state.problems = problems;
+    const scan = scanFiles(this.host, this.cache, 'skills', { match: (n) => n === 'SKILL.md', leaf: true }, { folder: 'Skills', file: 'Skill' });
+    if (scan.key !== this.state.key) this.state = this.build(scan.key, scan.files);
+    this.state.problems = scan.problems;
     // Offered only while there is a skill to load (ECA's `enabled-fn`).
     const offer = this.state.skills.length > 0;
     if (offer !== this.toolOffered) {

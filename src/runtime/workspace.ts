@@ -210,6 +210,7 @@ export class Workspace {
     const agentFiles = {
       roots: () => this.roots,
       config: () => this.config,
+      trustedFolder: (root: string) => isTrustedFolder(this.home, root),
       pureConfig: () => isRecord(opts.initializationOptions) && opts.initializationOptions.pureConfig === true,
       env: opts.env,
       homeDir: opts.env.HOME || homedir(),

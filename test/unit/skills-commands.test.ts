@@ -4,7 +4,7 @@
  * precedence, the mtime cache, the skill tool, approvals per skill name, and what an untrusted
  * workspace config may not point at.
  */
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -43,8 +43,9 @@ function write(path: string, text: string): string {
 
 const skillText = (name: string, description: string, body = `Do ${name}.`) => `---\nname: ${name}\ndescription: ${description}\n---\n\n${body}\n`;
 
-function host(config: Record<string, unknown> = {}, pureConfig = false) {
+function host(config: Record<string, unknown> = {}, pureConfig = false, trusted = false) {
   const h = {
+    trustedFolder: () => trusted,
     roots: () => [ws],
     config: () => configSchema.parse(config),
     pureConfig: () => pureConfig,
@@ -320,6 +321,36 @@ describe('skill approvals per name (ECA docs/config/skills.md)', () => {
 });
 
 describe('untrusted workspace config: skills and commands paths', () => {
+  it('files that link outside an untrusted workspace folder are skipped and said; in a trusted one they load', () => {
+    const secret = write(join(tmp, 'private/id_key.md'), 'PRIVATE KEY');
+    write(join(tmp, 'shared/linked-skill/SKILL.md'), skillText('linked-skill', 'shared'));
+    mkdirSync(join(ws, '.eca/commands'), { recursive: true });
+    mkdirSync(join(ws, '.agents/skills'), { recursive: true });
+    symlinkSync(secret, join(ws, '.eca/commands/leak.md'));
+    symlinkSync(join(tmp, 'shared/linked-skill'), join(ws, '.agents/skills/linked-skill'));
+    write(join(ws, '.eca/commands/own.md'), 'mine');
+    const untrusted = host();
+    new CustomCommands(untrusted).install();
+    const skills = new SkillCatalog(untrusted).install();
+    expect(untrusted.commands.find('leak')).toBeUndefined();
+    expect(untrusted.commands.find('own')?.type).toBe('custom-prompt');
+    expect(skills.skills()).toEqual([]);
+    expect(untrusted.board.problems()).toEqual([
+      'Custom command skipped: .eca/commands/leak.md: it links outside its workspace folder, which you have not trusted (/trust loads it)',
+      'Skill skipped: .agents/skills/linked-skill/SKILL.md: it links outside its workspace folder, which you have not trusted (/trust loads it)',
+    ]);
+    const trusted = host({}, false, true);
+    new CustomCommands(trusted).install();
+    expect(trusted.commands.find('leak')?.type).toBe('custom-prompt');
+    expect(
+      new SkillCatalog(trusted)
+        .install()
+        .skills()
+        .map((s) => s.name),
+    ).toEqual(['linked-skill']);
+    expect(trusted.board.problems()).toEqual([]);
+  });
+
   it('holds back entries leading outside the workspace and keeps the ones inside', () => {
     const layer = { skills: [{ path: 'team-skills' }, { path: '../elsewhere' }, { path: '~/x' }, { path: '/etc' }], commands: [{ path: join(ws, 'cmds') }] };
     const { kept, held } = holdBack(layer, {}, ws);
