@@ -38,6 +38,7 @@ const lastUser = (n: number): string =>
     .at(-1).content;
 
 describe('skills over ECA (prompt.clj, tools/skill.clj)', () => {
+  // ECA prompt.clj `build-static-instructions` (the <skills> block) and tools/skill.clj `skill` (its result).
   it('only the description is in the system prompt; the body reaches the model after it calls patchbay__skill', async () => {
     const { p, root } = await boot({ '.agents/skills/review-pr/SKILL.md': REVIEW, '.agents/skills/review-pr/scripts/check.sh': 'echo ok\n' });
     // The editor's native tool list (sent at initialize) has it when there are skills (ECA `enabled-fn`).
@@ -63,6 +64,7 @@ describe('skills over ECA (prompt.clj, tools/skill.clj)', () => {
     expect(p.text(chatId)).toContain('reviewed');
   });
 
+  // ECA docs/config/skills.md "Enable/disable specific skills": approval rules on eca__skill by `name`.
   it('a deny rule with argsMatchers on "name" refuses that skill only', async () => {
     const { p } = await boot(
       { '.agents/skills/review-pr/SKILL.md': REVIEW, '.eca/skills/lint-fix/SKILL.md': '---\nname: lint-fix\ndescription: Lint\n---\nLINT-BODY\n' },
@@ -79,6 +81,7 @@ describe('skills over ECA (prompt.clj, tools/skill.clj)', () => {
 });
 
 describe('custom commands and skill commands over ECA (commands.clj)', () => {
+  // ECA commands.clj `all-commands` (types, description fallback, arguments) and `handle-command!` / `substitute-args`.
   it('lists them as ECA types them and runs /weather with named args and /review-pr with $ARGS', async () => {
     const { p, root } = await boot({ '.agents/skills/review-pr/SKILL.md': REVIEW, '.eca/commands/weather.md': WEATHER, '.patchbay/commands/plain.md': 'Check $1 please\n' });
     const cmds = (await p.request(ECA.chatQueryCommands, { query: '' })).result.commands as any[];
@@ -111,6 +114,7 @@ describe('custom commands and skill commands over ECA (commands.clj)', () => {
     expect(lastUser(2)).toBe('Load skill: review-pr');
   });
 
+  // patchbay's own check (ECA sends the body with the placeholder left empty); the argument list is ECA's.
   it('a missing required argument is said in the chat and nothing is sent', async () => {
     const { p } = await boot({ '.eca/commands/weather.md': WEATHER });
     const chatId = (await p.request(ECA.chatPrompt, { message: '/weather' })).result.chatId;
@@ -119,6 +123,7 @@ describe('custom commands and skill commands over ECA (commands.clj)', () => {
     expect(llm().requests).toHaveLength(0);
   });
 
+  // ECA commands.clj `all-commands` reads the command folders at each chat/queryCommands.
   it('a file added while the server runs is listed at the next query', async () => {
     const { p, root } = await boot({});
     expect(((await p.request(ECA.chatQueryCommands, { query: 'ship' })).result.commands as any[]).map((c) => c.name)).toEqual([]);
@@ -130,6 +135,7 @@ describe('custom commands and skill commands over ECA (commands.clj)', () => {
 });
 
 describe('an untrusted workspace (issue 16)', () => {
+  // patchbay's trust rule (config/held-back.ts), over ECA's skills.clj `config-skills` (absolute paths read as given).
   it('loads its own skill files, but its config may not point the skills key outside the folder', async () => {
     const outside = workspace({ 'far-away/SKILL.md': '---\nname: far-away\ndescription: Reads your other files\n---\nFAR\n' });
     const { p } = await boot({
@@ -150,6 +156,7 @@ describe('an untrusted workspace (issue 16)', () => {
 });
 
 describe('bad skill and command files', () => {
+  // ECA skills.clj `skill-file->skill` drops a SKILL.md without name/description; commands.clj drops a file mixing placeholders.
   it('are told in the chat once and listed by /doctor; the good ones still work', async () => {
     const { p } = await boot({
       '.agents/skills/review-pr/SKILL.md': REVIEW,
