@@ -27,17 +27,19 @@
  * - `gateway.host` (binding beyond loopback exposes your tools) and `gateway.enabled: true`.
  * - `completion.systemPrompt` and `rewrite.systemPrompt`: inline completion and rewrite put the
  *   model's answer straight into the user's files; a repository must not write their instructions.
- * - `rules` entries whose `path` may leave the folder (absolute, `~/`, `..`): a repository must not
- *   make patchbay read your files into a prompt; entries inside it apply (rules are only text).
- *   Likewise `includeParentAgentsFiles: true` (AGENTS.md of every folder above it).
  * - `hooks` and `customTools` (ECA keys that run commands; patchbay ignores them today, and an
  *   untrusted folder must not gain them the day it does not).
+ * - `rules`, `skills` and `commands` entries whose `path` leads outside the workspace folder
+ *   (absolute elsewhere, `~/…`, or climbing with `..`): the files inside the workspace are text and
+ *   load anyway, but a repository must not have your other files read into its prompts. Likewise
+ *   `includeParentAgentsFiles: true` (AGENTS.md of every folder above it).
  * - Any other value that reads the environment (`${env:…}`): a file from a repository must not
  *   copy your secrets into a prompt or a message.
  *
  * It works on the file as written (before `${env:…}` is filled in), so what it reports never
  * contains a secret taken from the environment.
  */
+import { isAbsolute, relative, resolve } from 'node:path';
 import { escapeControlChars, shorten } from '../util/text.js';
 import { scrubUrls } from '../util/url.js';
 import { PEERS } from '../peers/index.js';
@@ -83,8 +85,11 @@ function describeServer(entry: unknown): string {
 
 const STRICTNESS: Record<string, number> = { allow: 0, unset: 1, ask: 2, deny: 3 };
 
-/** `held` and a copy of `layer` without them. `lower` is the merged config of the layers below. */
-export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting[] } {
+/**
+ * `held` and a copy of `layer` without them. `lower` is the merged config of the layers below;
+ * `root` is the workspace folder the file belongs to.
+ */
+export function holdBack(layer: Obj, lower: Obj, root?: string): { kept: Obj; held: HeldSetting[] } {
   const kept = structuredClone(layer);
   const held: HeldSetting[] = [];
   const hold = (path: string[], detail = ''): void => {
@@ -152,35 +157,34 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
   // The instructions of the two features whose answer lands straight in the user's files.
   for (const feature of ['completion', 'rewrite']) if (get(layer, feature, 'systemPrompt') !== undefined) hold([feature, 'systemPrompt'], 'replaces the instructions of code written into your files');
   for (const key of ['hooks', 'customTools']) if (get(layer, key) !== undefined) hold([key]);
-  holdOutsideRules(layer, kept, held);
+  for (const key of ['rules', 'skills', 'commands']) holdOutsidePaths(layer, kept, key, root, hold);
   // AGENTS.md of every folder above the repository: the user's files, not the repository's.
   if (get(layer, 'includeParentAgentsFiles') === true) hold(['includeParentAgentsFiles'], 'true');
   for (const [path, name] of envReads(kept, [])) hold(path, `reads $${name}`);
   return { kept, held };
 }
 
-/**
- * `rules` entries whose path may leave the folder (absolute, `~/…`, or climbing with `..`): a
- * repository must not make patchbay read the user's files (`~/.ssh`…) into a prompt. Entries
- * inside the folder stay (its own rules files are only text).
- */
-function holdOutsideRules(layer: Obj, kept: Obj, held: HeldSetting[]): void {
-  const rules = layer.rules;
-  if (!Array.isArray(rules)) return;
-  const leaves = (entry: unknown): string | undefined => {
+/** Holds each `key: [{path}]` entry leading outside `root` (without a root: every path that is not plainly inside). */
+function holdOutsidePaths(layer: Obj, kept: Obj, key: string, root: string | undefined, hold: (path: string[], detail?: string) => void): void {
+  const list = layer[key];
+  if (!Array.isArray(list)) return;
+  const out = new Set<number>();
+  list.forEach((entry, i) => {
     const p = get(entry, 'path');
-    if (typeof p !== 'string') return undefined;
-    const t = p.trim().replace(/\\/g, '/');
-    if (t === '~' || t.startsWith('~/') || t.startsWith('/') || /^[A-Za-z]:/.test(t) || t.split('/').includes('..')) return t;
-    return undefined;
-  };
-  const keep: unknown[] = [];
-  rules.forEach((entry, i) => {
-    const out = leaves(entry);
-    if (out === undefined) keep.push(entry);
-    else held.push({ path: ['rules', String(i)], key: displayKey(['rules', String(i)]), detail: `reads rules from ${out}` });
+    if (typeof p !== 'string' || !leadsOutside(p.trim(), root)) return;
+    hold([key, String(i)], `reads ${key} from ${p}`);
+    out.add(i);
   });
-  if (keep.length !== rules.length && Array.isArray(kept.rules)) kept.rules = keep;
+  // `hold` removes object keys only: drop the held items here, the rest stays a list.
+  const left = kept[key];
+  if (out.size && Array.isArray(left)) kept[key] = left.filter((_, i) => !out.has(i));
+}
+
+function leadsOutside(p: string, root: string | undefined): boolean {
+  if (p === '~' || p.startsWith('~/')) return true;
+  if (root === undefined) return isAbsolute(p) || p.split(/[\\/]/).includes('..');
+  const rel = relative(root, resolve(root, p));
+  return rel === '..' || rel.startsWith('../') || rel.startsWith('..\\') || isAbsolute(rel);
 }
 
 /** `sets request fields a, b`: what a payload would add to a request. */

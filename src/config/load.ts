@@ -381,7 +381,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadConfigResult {
       // Only a workspace file can be untrusted: every other layer is the user's own.
       const sha256 = contentHash(layer.text ?? '');
       const state = trustState(home, layer.root, sha256);
-      const all = holdBack(value, merged);
+      const all = holdBack(value, merged, layer.root);
       const { kept, held } = state === 'trusted' ? all : keepApproved(value, all, approvedEntries(home, layer.root));
       workspaces.push({ root: layer.root, file: source, sha256, state, settings: held });
       if (state !== 'trusted') value = kept;

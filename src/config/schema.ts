@@ -86,6 +86,10 @@ export const configSchema = z
     // Each peer's own keys (mcpServers, languageServers, openctx, gateway, …): src/peers/index.ts.
     ...peerConfigShape(),
     logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+    /** More skill folders (a skill's own, or one holding many), as ECA's `skills: [{path}]`. */
+    skills: z.array(z.looseObject({ path: z.string() })).optional(),
+    /** More custom command files or folders, as ECA's `commands: [{path}]`. */
+    commands: z.array(z.looseObject({ path: z.string() })).optional(),
   })
   // Unknown top-level keys are kept: ECA configs carry keys patchbay does not know (yet).
   .loose();

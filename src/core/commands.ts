@@ -18,14 +18,24 @@ export type Command = BaseCommand<CommandContext>;
 
 export class CommandRegistry implements CommandSink {
   private readonly bySource = new Map<string, Command[]>();
+  private readonly liveBySource = new Map<string, () => Command[]>();
 
   set(source: string, commands: Command[]): void {
     if (commands.length) this.bySource.set(source, commands);
     else this.bySource.delete(source);
   }
 
+  /**
+   * A source asked for its commands at each read (custom commands and skills: files that may
+   * change at any time, read through an mtime cache). Listed after the `set` sources, in the order
+   * given, so a native command keeps its name.
+   */
+  live(source: string, commands: () => Command[]): void {
+    this.liveBySource.set(source, commands);
+  }
+
   all(): Command[] {
-    return [...this.bySource.values()].flat();
+    return [...this.bySource.values(), ...[...this.liveBySource.values()].map((f) => f())].flat();
   }
 
   find(name: string): Command | undefined {

@@ -5,6 +5,7 @@
  * wire protocol. Disposing it stops every turn and peer and closes the store.
  */
 import { InlineCompleter, Rewriter } from '../core/assist/index.js';
+import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
@@ -36,6 +37,8 @@ import { ProviderLogins } from './provider-logins.js';
 import { PromptSources } from '../core/prompt-sections.js';
 import { RuntimeBoard } from '../core/runtime-board.js';
 import { ProjectInstructions } from './instructions.js';
+import { CustomCommands } from './custom-commands.js';
+import { SkillCatalog } from './skills.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -220,6 +223,22 @@ export class Workspace {
     // Read once off the start-up path, so doctor and the first prompt find the files (and their problems) known.
     setImmediate(() => safely(() => this.instructions.current()));
     this.commands.set('rules', [this.instructions.command()]);
+    // Custom commands and skills from their files, read at each use (mtime-cached): config reloads,
+    // folder changes and edits apply at the next prompt. A command file wins a name a skill also uses (ECA).
+    const agentFiles = {
+      roots: () => this.roots,
+      config: () => this.config,
+      trustedFolder: (root: string) => isTrustedFolder(this.home, root),
+      pureConfig: () => isRecord(opts.initializationOptions) && opts.initializationOptions.pureConfig === true,
+      env: opts.env,
+      homeDir: opts.env.HOME || homedir(),
+      board: this.board,
+      tools: this.tools,
+      commands: this.commands,
+      prompt: this.prompt,
+    };
+    new CustomCommands(agentFiles).install();
+    new SkillCatalog(agentFiles).install();
     this.chats = new ChatService(this.deps(), this.commands);
     this.completer = new InlineCompleter(this.deps());
     this.rewriter = new Rewriter(this.deps());

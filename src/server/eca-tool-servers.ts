@@ -44,5 +44,7 @@ export function toEcaToolServer(s: ToolServerStatus): ToolServerUpdated {
 
 /** Core's command kinds in ECA's words: an MCP prompt is `mcpPrompt` (eca-webview `ChatCommands`). */
 export function toEcaCommand(c: CommandInfo): ChatCommand {
-  return { name: c.name, description: c.description, type: c.type === 'mcp-prompt' ? 'mcpPrompt' : 'native', arguments: c.arguments };
+  // ECA's own spelling (commands.clj `:custom-prompt`, `:skill`, sent as keyword names; eca-emacs
+  // eca-chat-context.el `eca-chat--kind->symbol` matches "custom-prompt").
+  return { name: c.name, description: c.description, type: c.type === 'mcp-prompt' ? 'mcpPrompt' : c.type, arguments: c.arguments };
 }

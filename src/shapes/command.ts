@@ -7,8 +7,8 @@ import { z } from 'zod';
 export const commandArgumentSchema = z.object({ name: z.string(), description: z.string().optional(), required: z.boolean() });
 export type CommandArgument = z.infer<typeof commandArgumentSchema>;
 
-/** Where a command comes from: patchbay itself, or an MCP server's prompt. */
-export type CommandKind = 'native' | 'mcp-prompt';
+/** Where a command comes from: patchbay itself, an MCP server's prompt, a custom command file, or a skill. */
+export type CommandKind = 'native' | 'mcp-prompt' | 'custom-prompt' | 'skill';
 
 export type CommandOutcome =
   | { kind: 'show'; text: string }

@@ -80,8 +80,12 @@ export const queryCommandsParamsSchema = z.object({ chatId: z.string().optional(
 export const chatCommandSchema = z.object({
   name: z.string(),
   description: z.string(),
-  /** ECA's kinds; patchbay sends `native` and `mcpPrompt` (what eca-webview's ChatCommands switches on). */
-  type: z.enum(['mcpPrompt', 'native', 'customPrompt', 'skill']),
+  /**
+   * ECA's kinds as its server sends them: `mcpPrompt`, `native`, and for custom commands and skills
+   * the keyword names `custom-prompt` and `skill` (commands.clj `all-commands`; eca-emacs matches
+   * "custom-prompt"; docs/protocol.md's `customPrompt` is not what goes on the wire).
+   */
+  type: z.enum(['mcpPrompt', 'native', 'custom-prompt', 'skill']),
   arguments: z.array(z.object({ name: z.string(), description: z.string().optional(), required: z.boolean() })),
 });
 export type ChatCommand = z.infer<typeof chatCommandSchema>;

@@ -1,0 +1,89 @@
+/** What the file-based agent features (skills, custom commands) use of the workspace. */
+import type { AgentFileKind, AgentFileSource } from '../config/agent-files.js';
+import { realpathSync } from 'node:fs';
+import { agentFileSources, isInside } from '../config/agent-files.js';
+import type { Config } from '../config/schema.js';
+import { displayPath, type MdFileCache, type ScannedFile, type ScanRules } from './md-file-cache.js';
+import type { CommandRegistry } from '../core/commands.js';
+import type { PromptSources } from '../core/prompt-sections.js';
+import type { RuntimeBoard } from '../core/runtime-board.js';
+import type { ToolRegistry } from '../core/tool-registry.js';
+
+export interface AgentFilesHost {
+  /** Read at each use: workspace folders change at run time. */
+  roots(): string[];
+  /** Read at each use: a config reload replaces it (the `skills` and `commands` keys). */
+  config(): Config;
+  /** Has the user trusted this workspace folder (config/trust.ts)? Asked only for files linking out of it. */
+  trustedFolder(root: string): boolean;
+  /** `pureConfig: true` from the editor: the user's own folders are not read (ECA skips its global ones). */
+  pureConfig(): boolean;
+  env: NodeJS.ProcessEnv;
+  homeDir: string;
+  board: RuntimeBoard;
+  tools: ToolRegistry;
+  commands: CommandRegistry;
+  prompt: PromptSources;
+}
+
+/** Where files of `kind` are read now: the folders of now, the config key of now. */
+export function sourcesOf(host: AgentFilesHost, kind: Extract<AgentFileKind, 'skills' | 'commands'>): AgentFileSource[] {
+  const sources = agentFileSources(kind, { roots: host.roots(), env: host.env, homeDir: host.homeDir, configPaths: host.config()[kind] ?? [] });
+  return host.pureConfig() ? sources.filter((s) => s.scope === 'project' || s.origin.startsWith('config ')) : sources;
+}
+
+/**
+ * The project files that are symlinks to somewhere outside their workspace folder, in a folder the
+ * user has not trusted: a repository must not have your other files (keys, dotfiles) read into a
+ * prompt by linking to them. In a trusted folder such links are the user's own (a shared skills
+ * checkout linked in) and load.
+ */
+export function linkedOutOfUntrusted(host: AgentFilesHost, files: { path: string; real: string; source: AgentFileSource }[]): Set<string> {
+  const out = new Set<string>();
+  const realRoots = new Map<string, string>();
+  for (const f of files) {
+    const root = f.source.root;
+    if (f.source.scope !== 'project' || root === undefined) continue;
+    let real = realRoots.get(root);
+    if (real === undefined) {
+      try {
+        real = realpathSync(root);
+      } catch {
+        real = root;
+      }
+      realRoots.set(root, real);
+    }
+    if (!isInside(real, f.real) && !host.trustedFolder(root)) out.add(f.path);
+  }
+  return out;
+}
+
+export interface FileScan<T> {
+  /** The files to use (parsed or not), without those linking out of an untrusted folder. */
+  files: ScannedFile<T>[];
+  /** What to tell the user: folders that could not be read, files skipped and why. */
+  problems: string[];
+  /** Changes whenever the folders, the files, their content or what is skipped for trust does. */
+  key: string;
+}
+
+/** Lists and parses the files of `kind` (through `cache`), says what was skipped, in `what`'s words. */
+export function scanFiles<T extends { ok: true } | { ok: false; error: string }>(
+  host: AgentFilesHost,
+  cache: MdFileCache<T>,
+  kind: Extract<AgentFileKind, 'skills' | 'commands'>,
+  rules: ScanRules,
+  what: { folder: string; file: string },
+): FileScan<T> {
+  const show = (p: string) => displayPath(p, host.roots(), host.homeDir);
+  const sources = sourcesOf(host, kind);
+  const scan = cache.scan(sources, rules);
+  const linked = linkedOutOfUntrusted(host, scan.files);
+  const problems = scan.problems.map((p) => `${what.folder}: ${show(p.path)}: ${p.message}`);
+  const files = scan.files.filter((f) => !linked.has(f.path));
+  for (const f of scan.files) {
+    if (linked.has(f.path)) problems.push(`${what.file} skipped: ${show(f.path)}: it links outside its workspace folder, which you have not trusted (/trust loads it)`);
+    else if (!f.value.ok) problems.push(`${what.file} skipped: ${show(f.path)}: ${f.value.error}`);
+  }
+  return { files, problems, key: `${host.roots().join('\0')}\n${sources.map((s) => s.path).join('\0')}\n${scan.key}\n${[...linked].join('\0')}` };
+}

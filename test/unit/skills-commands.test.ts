@@ -1,0 +1,372 @@
+/**
+ * Skills and custom commands from files: parsing and validation (agentskills spec, ECA's
+ * shared.clj `extract-args-from-content`), placeholder rendering (commands.clj `substitute-args`),
+ * precedence, the mtime cache, the skill tool, approvals per skill name, and what an untrusted
+ * workspace config may not point at.
+ */
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { holdBack } from '../../src/config/held-back.js';
+import { loadConfig } from '../../src/config/load.js';
+import { configSchema } from '../../src/config/schema.js';
+import { decideApproval } from '../../src/core/approval.js';
+import { CommandRegistry, type Command } from '../../src/core/commands.js';
+import { parseCustomCommand } from '../../src/core/custom-commands.js';
+import { placeholders, renderPlaceholders } from '../../src/core/prompt-args.js';
+import { PromptSources } from '../../src/core/prompt-sections.js';
+import { RuntimeBoard } from '../../src/core/runtime-board.js';
+import { parseSkill } from '../../src/core/skills.js';
+import { ToolRegistry } from '../../src/core/tool-registry.js';
+import { CustomCommands } from '../../src/runtime/custom-commands.js';
+import { SkillCatalog } from '../../src/runtime/skills.js';
+
+let tmp: string;
+let home: string;
+let ws: string;
+
+beforeEach(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'patchbay-skills-'));
+  home = join(tmp, 'home');
+  ws = join(tmp, 'ws');
+  mkdirSync(home, { recursive: true });
+  mkdirSync(ws, { recursive: true });
+});
+afterEach(() => rmSync(tmp, { recursive: true, force: true }));
+
+function write(path: string, text: string): string {
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, text);
+  return path;
+}
+
+const skillText = (name: string, description: string, body = `Do ${name}.`) => `---\nname: ${name}\ndescription: ${description}\n---\n\n${body}\n`;
+
+function host(config: Record<string, unknown> = {}, pureConfig = false, trusted = false) {
+  const h = {
+    trustedFolder: () => trusted,
+    roots: () => [ws],
+    config: () => configSchema.parse(config),
+    pureConfig: () => pureConfig,
+    env: { HOME: home },
+    homeDir: home,
+    board: new RuntimeBoard(),
+    tools: new ToolRegistry(),
+    commands: new CommandRegistry(),
+    prompt: new PromptSources(),
+  };
+  return h;
+}
+
+const scope = { chatId: 'c', agent: 'code' as const, roots: [] as string[], stored: [] };
+const ctx = { chatId: 'c', signal: new AbortController().signal } as Parameters<Command['run']>[1];
+
+describe('SKILL.md parsing (agentskills spec)', () => {
+  const file = '/x/skills/lint-fix/SKILL.md';
+  it('reads name, description and body; optional spec keys are accepted', () => {
+    const r = parseSkill('---\nname: lint-fix\ndescription: Lint and fix\nlicense: MIT\nallowed-tools: Bash(git:*)\nmetadata:\n  author: me\n---\n\n# Steps\nRun it.\n', file);
+    expect(r).toMatchObject({ ok: true, skill: { name: 'lint-fix', description: 'Lint and fix', body: '# Steps\nRun it.', dir: '/x/skills/lint-fix', arguments: [] } });
+  });
+  it('refuses a file without front-matter, without name or description, or with a bad or mismatched name', () => {
+    expect(parseSkill('# Just text', file)).toEqual({ ok: false, error: expect.stringMatching(/no front-matter/) });
+    expect(parseSkill('---\ndescription: d\n---\nx', file)).toEqual({ ok: false, error: expect.stringMatching(/no "name"/) });
+    expect(parseSkill('---\nname: lint-fix\n---\nx', file)).toEqual({ ok: false, error: expect.stringMatching(/no "description"/) });
+    expect(parseSkill('---\nname: Lint_Fix\ndescription: d\n---\nx', '/x/Lint_Fix/SKILL.md')).toEqual({ ok: false, error: expect.stringMatching(/lowercase/) });
+    expect(parseSkill('---\nname: other\ndescription: d\n---\nx', file)).toEqual({ ok: false, error: 'the name "other" does not match its folder "lint-fix"' });
+    expect(parseSkill(`---\nname: lint-fix\ndescription: ${'d'.repeat(1025)}\n---\nx`, file)).toEqual({ ok: false, error: expect.stringMatching(/1025 characters/) });
+    expect(parseSkill('---\nname: [broken\n---\nx', file)).toEqual({ ok: false, error: expect.stringMatching(/^YAML/) });
+  });
+  it('finds the body placeholders for /name args', () => {
+    const r = parseSkill(skillText('lint-fix', 'd', 'Review $ARGS then $2'), file);
+    expect(r.ok && r.skill.arguments).toEqual([
+      { name: 'arg1', required: true },
+      { name: 'arg2', required: true },
+    ]);
+  });
+});
+
+describe('placeholders (ECA shared.clj / commands.clj)', () => {
+  it('declares positional arguments up to the highest number, one for $ARGS alone, named ones in first-appearance order', () => {
+    expect(placeholders('Check $1 and $ARG3')).toEqual({ ok: true, named: false, arguments: ['arg1', 'arg2', 'arg3'].map((name) => ({ name, required: true })) });
+    expect(placeholders('All: $ARGUMENTS')).toEqual({ ok: true, named: false, arguments: [{ name: 'arg1', required: true }] });
+    expect(placeholders('{{ city }} in {{units|upper}} for {{city}}')).toEqual({
+      ok: true,
+      named: true,
+      arguments: [
+        { name: 'city', required: true },
+        { name: 'units', required: true },
+      ],
+    });
+    expect(placeholders('nothing here')).toEqual({ ok: true, named: false, arguments: [] });
+  });
+  it('refuses mixing the two kinds', () => {
+    expect(placeholders('{{city}} and $1')).toEqual({ ok: false, error: expect.stringMatching(/mixes positional/) });
+  });
+  it('renders positional arguments in one pass, $10 as the tenth, unknown numbers left as written', () => {
+    expect(renderPlaceholders('a=$1 b=$ARG2 all=$ARGS rest=$ARGUMENTS none=$3', ['x', '$1'], false)).toBe('a=x b=$1 all=x $1 rest=x $1 none=$3');
+    const ten = Array.from({ length: 10 }, (_, i) => `v${i + 1}`);
+    expect(renderPlaceholders('$10|$1', ten, false)).toBe('v10|v1');
+  });
+  it('renders named arguments in order of first appearance; one not given renders empty', () => {
+    expect(renderPlaceholders('Weather for {{city}} in {{ units }} ({{city|upper}})', ['Paris'], true)).toBe('Weather for Paris in  (Paris)');
+  });
+});
+
+describe('custom command files', () => {
+  it('takes the file name as the command, front-matter description and arguments (named: by name)', () => {
+    const r = parseCustomCommand(
+      '---\ndescription: Generate a weather report\narguments:\n  - name: units\n    description: metric or imperial\n    required: false\n  - name: city\n    description: City\n---\nWeather for {{city}} in {{units}}.\n',
+      '/w/.eca/commands/Weather.md',
+    );
+    expect(r).toEqual({
+      ok: true,
+      command: {
+        name: 'weather',
+        description: 'Generate a weather report',
+        body: 'Weather for {{city}} in {{units}}.',
+        file: '/w/.eca/commands/Weather.md',
+        named: true,
+        arguments: [
+          { name: 'city', description: 'City', required: true },
+          { name: 'units', description: 'metric or imperial', required: false },
+        ],
+      },
+    });
+  });
+  it('falls back to the file path as description; front-matter names positional arguments by position', () => {
+    const r = parseCustomCommand('---\narguments:\n  - name: file\n---\nCheck $1 for $2', '/w/c/perf.md');
+    expect(r.ok && [r.command.description, r.command.arguments]).toEqual([
+      '/w/c/perf.md',
+      [
+        { name: 'file', required: true },
+        { name: 'arg2', required: true },
+      ],
+    ]);
+  });
+  it('refuses broken YAML and mixed placeholders', () => {
+    expect(parseCustomCommand('---\ndescription: [x\n---\nbody', '/c/x.md')).toMatchObject({ ok: false, error: expect.stringMatching(/^YAML/) });
+    expect(parseCustomCommand('{{a}} $1', '/c/x.md')).toMatchObject({ ok: false, error: expect.stringMatching(/mixes/) });
+  });
+});
+
+describe('custom commands in the workspace', () => {
+  it('lists them as custom-prompt commands, project over user; runs with named args; says which argument is missing', async () => {
+    write(join(ws, '.eca/commands/weather.md'), '---\ndescription: Weather\narguments:\n  - name: units\n    required: false\n---\nWeather for {{city}} in {{units}}.');
+    write(join(home, '.config/patchbay/commands/weather.md'), 'user weather $1');
+    write(join(home, '.config/eca/commands/hello.md'), 'Hello $ARGS');
+    write(join(ws, '.patchbay/commands/bad.md'), '{{a}} and $1');
+    const h = host();
+    new CustomCommands(h).install();
+    const listed = h.commands.query('');
+    expect(listed.map((c) => [c.name, c.type])).toEqual([
+      ['weather', 'custom-prompt'],
+      ['hello', 'custom-prompt'],
+    ]);
+    const weather = h.commands.find('weather')!;
+    expect(await weather.run(['Paris', 'metric'], ctx)).toEqual({ kind: 'prompt', userText: 'Weather for Paris in metric.' });
+    expect(await weather.run(['Paris'], ctx)).toEqual({ kind: 'prompt', userText: 'Weather for Paris in .' });
+    expect(await weather.run([], ctx)).toEqual({ kind: 'show', text: '/weather needs the argument "city". Usage: /weather <city> [units]' });
+    expect(h.board.problems()).toEqual(['Custom command skipped: .patchbay/commands/bad.md: it mixes positional ($1/$ARGS) and named ({{name}}) arguments']);
+    expect(h.board.summary()).toEqual([
+      'Custom commands (2): /weather (project: .eca/commands/weather.md), /hello (user: ~/.config/eca/commands/hello.md)',
+      'Custom commands: /weather: .eca/commands/weather.md (project) wins over ~/.config/patchbay/commands/weather.md (user)',
+    ]);
+  });
+
+  it('takes up edits, new files and the commands config key without a restart', () => {
+    const h = host({ commands: [{ path: 'more' }] });
+    new CustomCommands(h).install();
+    expect(h.commands.query('')).toEqual([]);
+    const f = write(join(ws, 'more/deep/ship.md'), '---\ndescription: Ship it\n---\nShip');
+    expect(h.commands.query('').map((c) => [c.name, c.description])).toEqual([['ship', 'Ship it']]);
+    writeFileSync(f, '---\ndescription: Ship it now\n---\nShip');
+    // A same-size rewrite within the clock's granularity is still seen: bump the mtime.
+    utimesSync(f, new Date(), new Date(Date.now() + 5000));
+    expect(h.commands.query('').map((c) => c.description)).toEqual(['Ship it now']);
+  });
+});
+
+describe('skills in the workspace', () => {
+  it('puts only names and descriptions in a stable prompt section; project wins a clash; bad files are reported', async () => {
+    write(join(ws, '.agents/skills/review-pr/SKILL.md'), skillText('review-pr', 'Review a pull request', 'Review the PR: $ARGS\nSECRET-BODY'));
+    write(join(home, '.config/eca/skills/review-pr/SKILL.md'), skillText('review-pr', 'User version'));
+    write(join(home, '.agents/skills/lint-fix/SKILL.md'), skillText('lint-fix', 'Lint & fix "code"'));
+    write(join(ws, '.eca/skills/broken/SKILL.md'), '# no front-matter');
+    write(join(ws, '.eca/skills/wrong/SKILL.md'), skillText('right', 'x'));
+    const h = host();
+    const catalog = new SkillCatalog(h).install();
+    const sections = h.prompt.sections(scope);
+    expect(sections).toHaveLength(1);
+    expect(sections[0]).toMatchObject({ id: 'skills', stable: true });
+    expect(sections[0].text).toContain('<skill name="lint-fix" description="Lint &amp; fix &quot;code&quot;"/>');
+    expect(sections[0].text).toContain('<skill name="review-pr" description="Review a pull request"/>');
+    expect(sections[0].text).toContain('patchbay__skill');
+    expect(sections[0].text).not.toContain('SECRET-BODY');
+    expect(sections[0].text).not.toContain('User version');
+    expect(catalog.skills().map((s) => s.name)).toEqual(['lint-fix', 'review-pr']);
+    expect(h.board.problems()).toEqual([
+      'Skill skipped: .eca/skills/broken/SKILL.md: no front-matter (a SKILL.md starts with "---", then name and description)',
+      'Skill skipped: .eca/skills/wrong/SKILL.md: the name "right" does not match its folder "wrong"',
+    ]);
+    expect(h.board.summary()).toEqual([
+      'Skills (2): lint-fix (user: ~/.agents/skills/lint-fix/SKILL.md), review-pr (project: .agents/skills/review-pr/SKILL.md)',
+      'Skills: skill "review-pr": .agents/skills/review-pr/SKILL.md (project) wins over ~/.config/eca/skills/review-pr/SKILL.md (user)',
+    ]);
+    // Commands of type skill: with arguments the body is rendered; without, the model is asked to load it.
+    const cmds = h.commands.query('');
+    expect(cmds.map((c) => [c.name, c.type, c.arguments])).toEqual([
+      ['skills', 'native', []],
+      ['lint-fix', 'skill', []],
+      ['review-pr', 'skill', [{ name: 'arg1', required: true }]],
+    ]);
+    expect(await h.commands.find('review-pr')!.run(['https://x/pull/1'], ctx)).toEqual({ kind: 'prompt', userText: 'Review the PR: https://x/pull/1\nSECRET-BODY' });
+    expect(await h.commands.find('lint-fix')!.run([], ctx)).toEqual({ kind: 'prompt', userText: 'Load skill: lint-fix' });
+    // `/skills` lists them as ECA's native command does.
+    expect(await h.commands.find('skills')!.run([], ctx)).toEqual({ kind: 'show', text: 'Skills available:\n\n- lint-fix: Lint & fix "code"\n- review-pr: Review a pull request' });
+  });
+
+  it('with pureConfig reads no user folder (as ECA), but project folders and config paths', () => {
+    write(join(home, '.config/eca/skills/user-one/SKILL.md'), skillText('user-one', 'u'));
+    write(join(ws, '.eca/skills/proj-one/SKILL.md'), skillText('proj-one', 'p'));
+    write(join(tmp, 'extra/cfg-one/SKILL.md'), skillText('cfg-one', 'c'));
+    write(join(home, '.config/eca/commands/user-cmd.md'), 'x');
+    const h = host({ skills: [{ path: join(tmp, 'extra') }] }, true);
+    new CustomCommands(h).install();
+    expect(
+      new SkillCatalog(h)
+        .install()
+        .skills()
+        .map((s) => s.name),
+    ).toEqual(['cfg-one', 'proj-one']);
+    expect(h.commands.find('user-cmd')).toBeUndefined();
+  });
+
+  it('offers the skill tool only while there are skills; it returns the body, the folder and its other files', async () => {
+    const h = host();
+    new SkillCatalog(h).install();
+    h.prompt.sections(scope);
+    expect(h.tools.all().map((t) => t.name)).toEqual([]);
+    const dir = join(ws, '.patchbay/skills/gif-maker');
+    write(join(dir, 'SKILL.md'), skillText('gif-maker', 'Make gifs', 'Use scripts/make.py'));
+    write(join(dir, 'scripts/make.py'), 'print(1)');
+    write(join(dir, 'references/guide.md'), '# guide');
+    h.prompt.sections(scope);
+    const tool = h.tools.all().find((t) => t.name === 'skill')!;
+    expect(tool).toMatchObject({ server: 'patchbay', readOnly: true });
+    const toolCtx = { signal: new AbortController().signal, roots: [ws], chatId: 'c' } as Parameters<typeof tool.call>[1];
+    const r = await tool.call({ name: 'gif-maker' }, toolCtx);
+    expect(r.error).toBe(false);
+    expect(r.outputs[0]).toEqual({
+      type: 'text',
+      text: [
+        '**Skill**: gif-maker',
+        `**Base directory**: ${dir}`,
+        '',
+        '**Files in the skill folder** (relative to the base directory):',
+        '- references/guide.md',
+        '- scripts/make.py',
+        '',
+        'Use scripts/make.py',
+      ].join('\n'),
+    });
+    const missing = await tool.call({ name: 'nope' }, toolCtx);
+    expect(missing).toEqual({ error: true, outputs: [{ type: 'text', text: "Skill 'nope' not found, available skills: gif-maker" }] });
+  });
+
+  it('reads skills from the skills config key (a folder of skills or one skill folder)', () => {
+    write(join(tmp, 'shared/a-one/SKILL.md'), skillText('a-one', 'first'));
+    write(join(tmp, 'single/b-two/SKILL.md'), skillText('b-two', 'second'));
+    const h = host({ skills: [{ path: join(tmp, 'shared') }, { path: join(tmp, 'single/b-two') }, { path: 'missing' }] });
+    const catalog = new SkillCatalog(h).install();
+    expect(catalog.skills().map((s) => s.name)).toEqual(['a-one', 'b-two']);
+    expect(h.board.problems()).toEqual(['Skills: missing: not found']);
+  });
+});
+
+describe('config and folder changes', () => {
+  it('a new skills config entry and a workspace folder added at run time apply at the next read', () => {
+    write(join(tmp, 'extra/cfg-one/SKILL.md'), skillText('cfg-one', 'c'));
+    const ws2 = join(tmp, 'ws2');
+    write(join(ws2, '.eca/skills/second/SKILL.md'), skillText('second', 's'));
+    write(join(ws2, '.eca/commands/two.md'), 'two');
+    let config: Record<string, unknown> = {};
+    let roots = [ws];
+    const h = { ...host(), roots: () => roots, config: () => configSchema.parse(config) };
+    const catalog = new SkillCatalog(h).install();
+    new CustomCommands(h).install();
+    expect(catalog.skills()).toEqual([]);
+    config = { skills: [{ path: join(tmp, 'extra') }] };
+    expect(catalog.skills().map((s) => s.name)).toEqual(['cfg-one']);
+    roots = [ws, ws2];
+    expect(catalog.skills().map((s) => s.name)).toEqual(['cfg-one', 'second']);
+    expect(h.commands.find('two')?.type).toBe('custom-prompt');
+    roots = [ws];
+    expect(catalog.skills().map((s) => s.name)).toEqual(['cfg-one']);
+    expect(h.commands.find('two')).toBeUndefined();
+  });
+});
+
+describe('skill approvals per name (ECA docs/config/skills.md)', () => {
+  const skill = { name: 'skill', server: 'patchbay', readOnly: true };
+  it('runs without asking by default; argsMatchers on "name" deny or allow single skills', () => {
+    expect(decideApproval(skill, { name: 'x' }, {})).toBe('allow');
+    const deny = { deny: { eca__skill: { argsMatchers: { name: ['secret-.*'] } } } };
+    expect(decideApproval(skill, { name: 'secret-ops' }, deny)).toBe('deny');
+    expect(decideApproval(skill, { name: 'lint-fix' }, deny)).toBe('allow');
+    const onlyOne = { byDefault: 'ask' as const, deny: {}, allow: { patchbay__skill: { argsMatchers: { name: ['my-skill'] } } } };
+    expect(decideApproval({ ...skill, readOnly: false }, { name: 'my-skill' }, onlyOne)).toBe('allow');
+    expect(decideApproval({ ...skill, readOnly: false }, { name: 'other' }, onlyOne)).toBe('ask');
+  });
+});
+
+describe('untrusted workspace config: skills and commands paths', () => {
+  it('files that link outside an untrusted workspace folder are skipped and said; in a trusted one they load', () => {
+    const secret = write(join(tmp, 'private/id_key.md'), 'PRIVATE KEY');
+    write(join(tmp, 'shared/linked-skill/SKILL.md'), skillText('linked-skill', 'shared'));
+    mkdirSync(join(ws, '.eca/commands'), { recursive: true });
+    mkdirSync(join(ws, '.agents/skills'), { recursive: true });
+    symlinkSync(secret, join(ws, '.eca/commands/leak.md'));
+    symlinkSync(join(tmp, 'shared/linked-skill'), join(ws, '.agents/skills/linked-skill'));
+    write(join(ws, '.eca/commands/own.md'), 'mine');
+    const untrusted = host();
+    new CustomCommands(untrusted).install();
+    const skills = new SkillCatalog(untrusted).install();
+    expect(untrusted.commands.find('leak')).toBeUndefined();
+    expect(untrusted.commands.find('own')?.type).toBe('custom-prompt');
+    expect(skills.skills()).toEqual([]);
+    expect(untrusted.board.problems()).toEqual([
+      'Custom command skipped: .eca/commands/leak.md: it links outside its workspace folder, which you have not trusted (/trust loads it)',
+      'Skill skipped: .agents/skills/linked-skill/SKILL.md: it links outside its workspace folder, which you have not trusted (/trust loads it)',
+    ]);
+    const trusted = host({}, false, true);
+    new CustomCommands(trusted).install();
+    expect(trusted.commands.find('leak')?.type).toBe('custom-prompt');
+    expect(
+      new SkillCatalog(trusted)
+        .install()
+        .skills()
+        .map((s) => s.name),
+    ).toEqual(['linked-skill']);
+    expect(trusted.board.problems()).toEqual([]);
+  });
+
+  it('holds back entries leading outside the workspace and keeps the ones inside', () => {
+    const layer = { skills: [{ path: 'team-skills' }, { path: '../elsewhere' }, { path: '~/x' }, { path: '/etc' }], commands: [{ path: join(ws, 'cmds') }] };
+    const { kept, held } = holdBack(layer, {}, ws);
+    expect(held.map((h) => h.key)).toEqual(['skills.1', 'skills.2', 'skills.3']);
+    expect(held[0].detail).toBe('reads commands from ../elsewhere');
+    expect(kept.skills).toEqual([{ path: 'team-skills' }]);
+    expect(kept.commands).toEqual([{ path: join(ws, 'cmds') }]);
+  });
+  it('loadConfig applies them from an untrusted folder only inside it; the user config may point anywhere', () => {
+    write(join(ws, '.patchbay/config.json'), JSON.stringify({ skills: [{ path: 'mine' }, { path: join(tmp, 'outside') }] }));
+    write(join(home, '.config/patchbay/config.json'), JSON.stringify({ commands: [{ path: join(tmp, 'outside') }] }));
+    const r = loadConfig({ roots: [ws], env: { HOME: home }, homeDir: home });
+    expect(r.config.skills).toEqual([{ path: 'mine' }]);
+    expect(r.config.commands).toEqual([{ path: join(tmp, 'outside') }]);
+    expect(r.workspaces[0].settings.map((s) => s.key)).toEqual(['skills.1']);
+    // Keys patchbay now implements: no "ECA setting patchbay does not implement" warning.
+    expect(r.errors).toEqual([]);
+  });
+});
