@@ -227,6 +227,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           maxOutputTokens: entry.limit?.output,
           signal,
           chatId: chat.id,
+          ...(entry.cacheRetention ? { cacheRetention: entry.cacheRetention } : {}),
           ...(payload ? { payload } : {}),
         },
         {
