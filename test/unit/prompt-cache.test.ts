@@ -11,6 +11,7 @@ import { resolveModels } from '../../src/peers/llm/models.js';
 import { promptCacheKey } from '../../src/peers/llm/openai-cache.js';
 import { OpenAiChatClient } from '../../src/peers/llm/openai-chat.js';
 import { OpenAiResponsesClient } from '../../src/peers/llm/openai-responses.js';
+import { systemPrompt } from '../../src/core/system-prompt.js';
 import { ToolRegistry } from '../../src/core/tool-registry.js';
 import type { LlmEvent, LlmMessage, LlmRequest } from '../../src/shapes/llm.js';
 import type { Tool } from '../../src/shapes/tool.js';
@@ -185,5 +186,31 @@ describe('tools in a stable order', () => {
     // A chat's own tools come after the global ones.
     r.setForChat('c1', 'provider:p', [tool('p', 'z'), tool('p', 'k')]);
     expect(names(r, 'c1')).toEqual([...before, 'alpha__x', 'alpha__y', 'p__k', 'p__z']);
+  });
+});
+
+describe('the stable system prompt prefix', () => {
+  it('is the same bytes whatever the dynamic sections say, and ends where they begin', () => {
+    const tools = [
+      { server: 'patchbay', name: 'grep' },
+      { server: 'patchbay', name: 'read_file' },
+    ] as Tool[];
+    const make = (dynamic: string) =>
+      systemPrompt({
+        agent: 'code',
+        roots: ['/w'],
+        tools,
+        extra: 'House style.',
+        sections: [
+          { id: 'rule:a', text: 'Rule A.', stable: true },
+          { id: 'hook', text: dynamic, stable: false },
+        ],
+      });
+    const a = make('Files in play: a.ts');
+    const b = make('Files in play: a.ts, b.ts');
+    expect(a.text.slice(0, a.stableLength)).toBe(b.text.slice(0, b.stableLength));
+    expect(a.text.slice(0, a.stableLength)).toContain('Rule A.');
+    expect(a.text.slice(0, a.stableLength)).toContain('patchbay__grep, patchbay__read_file');
+    expect(a.text.slice(a.stableLength)).toContain('Files in play: a.ts');
   });
 });
