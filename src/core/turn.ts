@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AssistantPart, LlmEvent, LlmImage, ModelEntry } from '../shapes/llm.js';
-import type { LiveChat } from './chat.js';
+import type { LiveChat, Usage } from './chat.js';
 import type { ChatDeps } from './deps.js';
 import type { ChatEvent, StopReason, TurnOutcome } from './events.js';
 import { toLlmMessages, toolImages, type StoredMessage } from './messages.js';
@@ -309,6 +309,7 @@ function reportUsage(chat: LiveChat, entry: ModelEntry, u: { inputTokens: number
     inputTokens: chat.usage.inputTokens + u.inputTokens,
     outputTokens: chat.usage.outputTokens + u.outputTokens,
     cost: chat.usage.cost + (cost ?? 0),
+    ...cacheTotals(chat.usage, u),
   };
   deps.store.updateChat(chat.id, { usage: chat.usage });
   deps.events.event(chat.id, {
@@ -319,6 +320,13 @@ function reportUsage(chat: LiveChat, entry: ModelEntry, u: { inputTokens: number
     ...(cost !== undefined ? { stepCost: cost, chatCost: chat.usage.cost } : {}),
     ...(entry.limit ? { limit: entry.limit } : {}),
   });
+}
+
+/** The chat's prompt-cache totals with this step's added; none until a step reports some. */
+function cacheTotals(total: Usage, step: { cacheReadTokens?: number; cacheWriteTokens?: number }): Pick<Usage, 'cacheReadTokens' | 'cacheWriteTokens'> {
+  const read = (total.cacheReadTokens ?? 0) + (step.cacheReadTokens ?? 0);
+  const write = (total.cacheWriteTokens ?? 0) + (step.cacheWriteTokens ?? 0);
+  return { ...(read ? { cacheReadTokens: read } : {}), ...(write ? { cacheWriteTokens: write } : {}) };
 }
 
 /** `2`, `0.5`, `12`: whole seconds once the wait is long enough for tenths not to matter. */

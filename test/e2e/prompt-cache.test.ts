@@ -44,8 +44,8 @@ function boot(cacheRetention?: string): Promise<{ p: EcaProc; root: string }> {
   return p.initialize(root).then(() => ({ p, root }));
 }
 
-/** Five turns in one chat, the first with a tool call; the usage contents, in order. */
-async function fiveTurns(p: EcaProc): Promise<Array<Record<string, any>>> {
+/** Five turns in one chat, the first with a tool call; the chat and its usage contents, in order. */
+async function chatFiveTurns(p: EcaProc): Promise<{ chatId: string; usages: Array<Record<string, any>> }> {
   llm().script(
     [{ toolCall: { id: 'c1', name: 'patchbay__read_file', args: { path: 'a.txt' } } }],
     [{ text: 'It says alpha.' }],
@@ -60,10 +60,21 @@ async function fiveTurns(p: EcaProc): Promise<Array<Record<string, any>>> {
     await p.request(ECA.chatPrompt, { chatId, message: `question ${turn}` });
     await p.turnDone(chatId, turn);
   }
-  return p
+  const usages = p
     .contents(chatId)
     .filter((c) => c.content.type === 'usage')
     .map((c) => c.content);
+  return { chatId, usages };
+}
+
+/** What `/costs` shows for the chat (ECA's commands.clj "costs"). */
+async function costs(p: EcaProc, chatId: string): Promise<string> {
+  await p.request(ECA.chatPrompt, { chatId, message: '/costs' });
+  const shown = await p.waitFor(
+    (m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId && m.params.content.type === 'text' && String(m.params.content.text).startsWith('Input tokens:'),
+    '/costs',
+  );
+  return shown.params.content.text as string;
 }
 
 /** What a step costs with no cache: every input token at the input price. */
@@ -72,7 +83,7 @@ const uncached = (u: Record<string, any>): number => (u.messageInputTokens * COS
 describe('prompt caching with Anthropic', () => {
   it('later requests read the earlier prefix from the cache, and usage costs price the reads', async () => {
     const { p } = await boot();
-    const usages = await fiveTurns(p);
+    const { chatId, usages } = await chatFiveTurns(p);
     const requests = llm().requests.filter((r) => r.path === '/v1/messages');
     expect(requests).toHaveLength(6);
     expect(usages).toHaveLength(6);
@@ -100,6 +111,8 @@ describe('prompt caching with Anthropic', () => {
     // step's cost is exactly its fresh, read and written tokens at their prices.
     const replay = new FakePromptCache();
     let before = { read: 0, write: 0 };
+    let reads = 0;
+    let writes = 0;
     requests.forEach((r, i) => {
       const total = usages[i].messageInputTokens;
       const { read, write } = replay.anthropic(r.body, total);
@@ -108,19 +121,26 @@ describe('prompt caching with Anthropic', () => {
       if (i >= 1) expect(read).toBeGreaterThan(before.read);
       if (i >= 2) expect(read / total).toBeGreaterThan(0.9);
       before = { read, write };
+      reads += read;
+      writes += write;
       const usd = ((total - read - write) * COST.input + read * COST.cacheRead + write * COST.cacheWrite) / 1e6;
       expect(Number(usages[i].lastMessageCost)).toBeCloseTo(usd, 6);
     });
     for (let i = 1; i < usages.length; i++) expect(usages[i].messageInputTokens).toBeGreaterThanOrEqual(usages[i - 1].messageInputTokens);
     const total = usages.reduce((n, u) => n + Number(u.lastMessageCost), 0);
+    // `/costs` adds up the chat's cache reads and writes, as ECA's does.
+    const shown = await costs(p, chatId);
+    expect(shown).toContain(`Input cache write tokens: ${writes}`);
+    expect(shown).toContain(`Input cache read tokens: ${reads}`);
     // (Costs of a cent or more are shown to the cent.)
     expect(Number(usages.at(-1)!.sessionCost)).toBeCloseTo(total, 2);
   });
 
   it('cacheRetention "none": no breakpoints, nothing read, every token at the input price', async () => {
     const { p } = await boot('none');
-    const usages = await fiveTurns(p);
+    const { chatId, usages } = await chatFiveTurns(p);
     for (const r of llm().requests.filter((x) => x.path === '/v1/messages')) expect(JSON.stringify(r.body)).not.toContain('cache_control');
     for (const u of usages) expect(Number(u.lastMessageCost)).toBeCloseTo(uncached(u), 6);
+    expect(await costs(p, chatId)).not.toContain('cache');
   });
 });
