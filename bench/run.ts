@@ -29,6 +29,10 @@
  *   local         the tiny GGUF test model through patchbay's built-in local provider vs.
  *                 node-llama-cpp driven directly with the same prompt: cold and warm time to
  *                 the first token, tokens/s (bench/local.ts)
+ *   cache         a 40-turn chat through the real server against the fake Anthropic server: share
+ *                 of input tokens read from the prompt cache, overall and after turn 2, vs. the same
+ *                 chat with cacheRetention "none"; system prompt assembly with 50 rules and 50
+ *                 skills, p50/p95 (bench/cache.ts)
  *
  * `node bench/.out/bench/run.js relay rss` runs only those. BENCH_CHILD_NODE_ARGS passes
  * node flags to every spawned server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
@@ -36,6 +40,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runFraming } from './framing.js';
+import { ASSEMBLY_TARGET_MS, CACHE_SHARE_TARGET, runCacheChat, runPromptAssembly } from './cache.js';
 import { INLINE_TARGET_MS, runInline } from './inline.js';
 import { FLOOD_TARGET, runFlood } from './flood.js';
 import { GATEWAY_TARGETS, runGatewayCalls, runGatewayRss } from './gateway.js';
@@ -582,6 +587,48 @@ async function local(): Promise<void> {
   }
 }
 
+// ---------------------------------------------------------------- cache
+
+async function cache(): Promise<void> {
+  try {
+    log('cache: a 40-turn chat against the fake Anthropic server, with and without prompt caching…');
+    const on = await runCacheChat(log);
+    const off = await runCacheChat(log, 'none');
+    row({
+      bench: `prompt cache reads, ${on.turns} turns`,
+      figure: `${pct(on.overall)} of input`,
+      reference: `cacheRetention none ${pct(off.overall)}`,
+      ratio: '—',
+      target: '(info)',
+      pass: undefined,
+    });
+    row({
+      bench: 'prompt cache reads after turn 2',
+      figure: `${pct(on.afterTurn2)} of input`,
+      reference: `cacheRetention none ${pct(off.afterTurn2)}`,
+      ratio: '—',
+      target: `≥ ${pct(CACHE_SHARE_TARGET)}`,
+      pass: on.afterTurn2 >= CACHE_SHARE_TARGET,
+    });
+  } catch (e) {
+    failed('prompt cache reads', e);
+  }
+  try {
+    log('cache: system prompt assembly with 50 rules and 50 skills…');
+    const r = await runPromptAssembly(log);
+    row({
+      bench: 'system prompt assembly p95',
+      figure: ms(r.p95, 3),
+      reference: `p50 ${ms(r.p50, 3)}, ${r.samples} requests${r.standIn ? ', stand-in loaders' : ''}`,
+      ratio: '—',
+      target: `≤ ${ASSEMBLY_TARGET_MS} ms`,
+      pass: r.p95 <= ASSEMBLY_TARGET_MS,
+    });
+  } catch (e) {
+    failed('system prompt assembly', e);
+  }
+}
+
 // ---------------------------------------------------------------- main
 
 function table(): void {
@@ -618,7 +665,7 @@ function rules(): void {
   }
 }
 
-const ALL = ['relay', 'framing', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'jobs', 'openctx', 'lsp', 'inline', 'rules', 'local'];
+const ALL = ['relay', 'framing', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'jobs', 'openctx', 'lsp', 'inline', 'rules', 'local', 'cache'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).map((a) => a.toLowerCase());
@@ -642,6 +689,7 @@ async function main(): Promise<void> {
   if (want('inline')) await inline();
   if (want('rules')) rules();
   if (want('local')) await local();
+  if (want('cache')) await cache();
   table();
   log(`\n(${((now() - t0) / 1000).toFixed(1)} s; figures only — this always exits 0)`);
 }

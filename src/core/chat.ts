@@ -6,9 +6,13 @@ import type { StoredMessage } from './messages.js';
 import type { Agent } from '../shapes/agent.js';
 
 export interface Usage {
+  /** Every input token, cache reads and writes included. */
   inputTokens: number;
   outputTokens: number;
   cost: number;
+  /** Of the input, read from / written to the provider's prompt cache (set once there were any). */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
 }
 
 export class LiveChat {

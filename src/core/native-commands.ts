@@ -25,6 +25,9 @@ export function nativeCommands(hooks: NativeCommandHooks): Command[] {
       kind: 'show',
       text: [
         `Input tokens: ${chat.usage.inputTokens}`,
+        // As ECA's /costs: the cache lines only once the provider reported cache use.
+        ...(chat.usage.cacheWriteTokens ? [`Input cache write tokens: ${chat.usage.cacheWriteTokens}`] : []),
+        ...(chat.usage.cacheReadTokens ? [`Input cache read tokens: ${chat.usage.cacheReadTokens}`] : []),
         `Output tokens: ${chat.usage.outputTokens}`,
         `Total tokens: ${chat.usage.inputTokens + chat.usage.outputTokens}`,
         `Cost: ${chat.usage.cost > 0 ? `$${formatCost(chat.usage.cost)}` : 'unknown (no prices configured for this model) or zero'}`,

@@ -14,7 +14,7 @@ export interface ChatRecord {
   updatedAt: number;
   messageCount: number;
   /** Totals for `/costs` and usage contents. */
-  usage: { inputTokens: number; outputTokens: number; cost: number };
+  usage: { inputTokens: number; outputTokens: number; cost: number; cacheReadTokens?: number; cacheWriteTokens?: number };
   /** Trust mode: tool calls that would ask run without asking (deny still denies). */
   trust: boolean;
 }

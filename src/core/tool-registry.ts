@@ -88,10 +88,20 @@ export class ToolRegistry implements ToolSink {
     return this.all(chatId).find((t) => llmName(t) === name);
   }
 
-  /** What one request offers the LLM: no tools hidden by a deny rule, no mutating tools for `plan`. */
+  /**
+   * What one request offers the LLM: no tools hidden by a deny rule, no mutating tools for `plan`.
+   * In a stable order, since the tool list opens the provider's cached prompt prefix and any
+   * reordering re-bills it all: sources in the order they came (a server that starts later comes
+   * after what was sent before), each source's tools by name (a server may
+   * list them in any order).
+   */
   visible(opts: { agent: Agent; approval: ApprovalConfig; disabled: string[]; chatId?: string }): Tool[] {
-    return this.all(opts.chatId ?? '').filter(
-      (t) => !(opts.agent === 'plan' && t.mutates) && !isHiddenByDeny(t, opts.approval) && !opts.disabled.includes(t.name) && !opts.disabled.includes(llmName(t)),
-    );
+    const chat = this.byChat.get(opts.chatId ?? '');
+    const bySource = [...this.bySource.values(), ...(chat?.values() ?? [])];
+    return bySource.flatMap(byName).filter((t) => !(opts.agent === 'plan' && t.mutates) && !isHiddenByDeny(t, opts.approval) && !opts.disabled.includes(t.name) && !opts.disabled.includes(llmName(t)));
   }
+}
+
+function byName(tools: Tool[]): Tool[] {
+  return [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

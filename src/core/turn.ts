@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AssistantPart, LlmEvent, LlmImage, ModelEntry } from '../shapes/llm.js';
-import type { LiveChat } from './chat.js';
+import type { LiveChat, Usage } from './chat.js';
 import type { ChatDeps } from './deps.js';
 import type { ChatEvent, StopReason, TurnOutcome } from './events.js';
 import { toolImages, type StoredMessage } from './messages.js';
@@ -236,6 +236,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           maxOutputTokens: entry.limit?.output,
           signal,
           chatId: chat.id,
+          ...(entry.cacheRetention ? { cacheRetention: entry.cacheRetention } : {}),
           ...(payload ? { payload } : {}),
         },
         {
@@ -331,6 +332,7 @@ function reportUsage(
     inputTokens: chat.usage.inputTokens + u.inputTokens,
     outputTokens: chat.usage.outputTokens + u.outputTokens,
     cost: chat.usage.cost + (cost ?? 0),
+    ...cacheTotals(chat.usage, u),
   };
   deps.store.updateChat(chat.id, { usage: chat.usage });
   deps.events.event(chat.id, {
@@ -342,6 +344,13 @@ function reportUsage(
     ...(entry.limit ? { limit: entry.limit } : {}),
     ...windowUse,
   });
+}
+
+/** The chat's prompt-cache totals with this step's added; none until a step reports some. */
+function cacheTotals(total: Usage, step: { cacheReadTokens?: number; cacheWriteTokens?: number }): Pick<Usage, 'cacheReadTokens' | 'cacheWriteTokens'> {
+  const read = (total.cacheReadTokens ?? 0) + (step.cacheReadTokens ?? 0);
+  const write = (total.cacheWriteTokens ?? 0) + (step.cacheWriteTokens ?? 0);
+  return { ...(read ? { cacheReadTokens: read } : {}), ...(write ? { cacheWriteTokens: write } : {}) };
 }
 
 /** `2`, `0.5`, `12`: whole seconds once the wait is long enough for tenths not to matter. */

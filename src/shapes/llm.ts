@@ -8,6 +8,13 @@ import { z } from 'zod';
 export type LlmApi = 'openai-chat' | 'openai-responses' | 'anthropic' | 'ollama' | 'local';
 
 /**
+ * How long the provider should keep the prompt cache (ECA's provider key `cacheRetention`):
+ * `short` (the default, Anthropic's 5 minutes), `long` (Anthropic's 1 hour), `none` (no
+ * cache breakpoints, no OpenAI prompt-cache key).
+ */
+export type CacheRetention = 'none' | 'short' | 'long';
+
+/**
  * One part of an assistant message. A schema, because parts are stored with the chat
  * (core/stored-message.ts) and read back through it.
  */
@@ -68,8 +75,13 @@ export interface LlmRequest {
   /** Ask for reasoning when the model supports it (Anthropic thinking budget, OpenAI effort). */
   reasoning?: boolean;
   signal: AbortSignal;
-  /** The chat asking: a local model keeps one context (KV cache) per chat. */
+  /**
+   * The chat asking: a local model keeps one context (KV cache) per chat, and OpenAI's
+   * `prompt_cache_key` is derived from it.
+   */
   chatId?: string;
+  /** The model's prompt-cache setting (unset: `short`). */
+  cacheRetention?: CacheRetention;
   /**
    * Fields merged over the wire body the adapter builds (objects key by key): the model's
    * `extraPayload` with the selected variant's payload over it (`shapes/variants.ts`).
@@ -168,6 +180,8 @@ export interface ModelEntry {
   extraPayload?: Record<string, unknown>;
   /** The model fills in the middle (config `fim`): inline completion uses the API's FIM endpoint. */
   fim?: boolean;
+  /** Prompt caching (the model's `cacheRetention`, else its provider's); unset: `short`. */
+  cacheRetention?: CacheRetention;
   /** Local models (`providers.local.models.<name>`): where the GGUF file comes from and how to run it. */
   local?: {
     /** `hf:<user>/<repo>/<file.gguf>`, an https URL, or a file path. */

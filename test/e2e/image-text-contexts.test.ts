@@ -111,7 +111,8 @@ describe('image and text contexts reach the model with the user message', () => 
     expect(user.content).toEqual([
       { type: 'text', text: expect.stringMatching(/^look[\s\S]*<text label="\*compilation\*">/) },
       { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
-      { type: 'image', source: { type: 'base64', media_type: 'image/gif', data: FILE_B64 } },
+      // The last block of the user turn carries the prompt-cache breakpoint (peers/llm/anthropic-cache.ts).
+      { type: 'image', source: { type: 'base64', media_type: 'image/gif', data: FILE_B64 }, cache_control: { type: 'ephemeral' } },
     ]);
   });
 
@@ -144,7 +145,8 @@ describe('image and text contexts reach the model with the user message', () => 
     const chatId = await prompt(p, { message: 'first', contexts: [CONTEXTS[0]] });
     await prompt(p, { chatId, message: 'second' }, 2);
     const second = llm().requests[1].body.messages;
-    expect(second[0].content).toContainEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } });
+    // (The previous request's user turn keeps its prompt-cache breakpoint, so this one reads it back.)
+    expect(second[0].content).toContainEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG }, cache_control: { type: 'ephemeral' } });
     await p.stop();
 
     const q = await boot(config('anthropic', true), home, root);

@@ -96,11 +96,12 @@ describe.each(adapters)('$name adapter', ({ name, path, make }) => {
       expect(body.tools[0]).toMatchObject({ type: 'function', name: 'get_weather', strict: false });
       expect(body.max_output_tokens).toBe(500);
     } else if (name === 'anthropic') {
-      expect(body.system).toBe('You are a test.');
+      // The system prompt goes as text blocks, its stable part marked for the prompt cache (anthropic-cache.ts).
+      expect(body.system).toEqual([{ type: 'text', text: 'You are a test.', cache_control: { type: 'ephemeral' } }]);
       expect(body.max_tokens).toBe(500);
       expect(body.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'user']);
       expect(body.messages[1].content).toContainEqual({ type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } });
-      expect(body.messages[2].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'call_1', content: 'sunny, 21C' });
+      expect(body.messages[2].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'call_1', content: 'sunny, 21C', cache_control: { type: 'ephemeral' } });
       expect(body.tools[0]).toMatchObject({ name: 'get_weather', input_schema: { type: 'object' } });
       // This SDK version sends the key as a bearer token; older ones used x-api-key.
       const h = fake().requests[0].headers;
@@ -285,7 +286,8 @@ describe('anthropic thinking', () => {
     expect(msgs).toHaveLength(3);
     expect(msgs[2].content).toEqual([
       { type: 'tool_result', tool_use_id: 't1', content: 'boom', is_error: true },
-      { type: 'text', text: 'and now?' },
+      // The last user turn carries the rolling cache breakpoint.
+      { type: 'text', text: 'and now?', cache_control: { type: 'ephemeral' } },
     ]);
   });
 

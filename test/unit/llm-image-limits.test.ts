@@ -86,7 +86,8 @@ describe('the per-image size limit, per API', () => {
     const body = await bodyOf(clients.anthropic(), history());
     expect(body.messages[0].content).toEqual([
       { type: 'text', text: "look\n\n[image (image/png, 4 MB) omitted: over the Anthropic API's limit of 5 MB per image (as base64)]" },
-      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: tagged(1).base64 } },
+      // The last block of a user turn carries a prompt-cache breakpoint (anthropic-cache.ts).
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: tagged(1).base64 }, cache_control: { type: 'ephemeral' } },
     ]);
   });
 

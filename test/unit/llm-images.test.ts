@@ -67,7 +67,8 @@ describe('tool-result images per wire API', () => {
           { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
         ],
       },
-      { type: 'tool_result', tool_use_id: 'c2', content: '800x600' },
+      // The last block of the last user turn carries the rolling prompt-cache breakpoint (anthropic-cache.ts).
+      { type: 'tool_result', tool_use_id: 'c2', content: '800x600', cache_control: { type: 'ephemeral' } },
     ]);
   });
 

@@ -11,6 +11,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { openStream, parseData, relaySse, type SseEvent } from './sse.js';
 import { type AdapterOptions, currentAuth, parseArgs } from './stream-util.js';
 import { fitImages, type ImageLimits } from './image-limits.js';
+import { cacheMarker, placeBreakpoints, systemBlocks } from './anthropic-cache.js';
 import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmImage, type LlmMessage, type LlmRequest } from '../../shapes/llm.js';
 import { isRecord } from '../../util/guards.js';
 import { mergePayload } from '../../util/merge-payload.js';
@@ -174,7 +175,8 @@ export class AnthropicClient implements LlmClient {
   private body(req: LlmRequest): Params {
     let maxTokens = req.maxOutputTokens ?? DEFAULT_MAX_TOKENS;
     const params: Params = { model: req.model, max_tokens: maxTokens, messages: toMessages(fitImages(req.messages, IMAGE_LIMITS)), stream: true };
-    if (req.system) params.system = req.system;
+    const marker = cacheMarker(req.cacheRetention, this.opts.url);
+    if (req.system) params.system = marker ? systemBlocks(req.system, req.systemStableLength, marker) : req.system;
     if (req.tools.length) {
       params.tools = req.tools.map((t) => ({
         name: t.name,
@@ -182,6 +184,7 @@ export class AnthropicClient implements LlmClient {
         input_schema: { type: 'object', ...t.parameters } as Anthropic.Tool.InputSchema,
       }));
     }
+    placeBreakpoints(params, marker);
     if (req.reasoning) {
       // Half the output budget for thinking, within Anthropic's limits (≥1024, < max_tokens).
       const budget = Math.max(MIN_BUDGET, Math.min(32_000, Math.floor(maxTokens / 2)));

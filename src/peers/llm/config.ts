@@ -10,6 +10,12 @@ export const MAX_LOGIN_TIMEOUT_S = 3600;
 /** A payload merged into the model's requests: a JSON object of wire fields. */
 const payloadSchema = z.record(z.string(), z.unknown(), { error: 'expected an object of request fields, e.g. {"reasoning_effort": "high"}' });
 
+/**
+ * ECA's `cacheRetention` (docs/config/models.md): `short` (5-minute cache, the default) or `long`
+ * (1 hour, Anthropic's API only); patchbay adds `none` to send no cache breakpoints or keys.
+ */
+const cacheRetentionSchema = z.enum(['none', 'short', 'long']);
+
 export const modelSchema = z.object({
   modelName: z.string().optional(),
   limit: z.object({ context: z.number().int().positive(), output: z.number().int().positive() }).optional(),
@@ -46,6 +52,8 @@ export const modelSchema = z.object({
    * `ollama`: `/api/generate`) instead of a chat prompt. A patchbay key: ECA always uses the chat API.
    */
   fim: z.boolean().optional(),
+  /** Prompt caching for this model, over the provider's `cacheRetention`. */
+  cacheRetention: cacheRetentionSchema.optional(),
 });
 
 /**
@@ -78,6 +86,8 @@ export const providerSchema = z.object({
   keyEnv: z.string().optional(),
   models: z.record(z.string(), modelSchema).optional(),
   login: loginSchema.optional(),
+  /** Prompt caching for the provider's models (ECA's `cacheRetention`). */
+  cacheRetention: cacheRetentionSchema.optional(),
 });
 
 export type ProviderConfig = z.infer<typeof providerSchema>;

@@ -191,6 +191,8 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
     if (variants) entry.variants = variants;
     if (m.extraPayload && Object.keys(m.extraPayload).length) entry.extraPayload = m.extraPayload;
     if (m.fim && (api === 'openai-chat' || api === 'ollama')) entry.fim = true;
+    const cacheRetention = m.cacheRetention ?? user?.cacheRetention;
+    if (cacheRetention) entry.cacheRetention = cacheRetention;
     if (api === 'local') {
       if (!m.model) {
         log.warn(`local model "${id}/${name}" has no "model" (an hf: URI, https URL or file path); skipped`);

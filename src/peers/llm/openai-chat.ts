@@ -15,6 +15,7 @@ import { fitImages, OPENAI_IMAGE_LIMITS } from './image-limits.js';
 import { dataUrl, toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
 import { mergePayload } from '../../util/merge-payload.js';
 import { openAiFim } from './fim.js';
+import { promptCacheFields } from './openai-cache.js';
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
 type ChatParams = OpenAI.Chat.ChatCompletionCreateParamsStreaming;
@@ -131,6 +132,7 @@ export class OpenAiChatClient implements LlmClient {
       messages,
       stream: true,
       stream_options: { include_usage: true },
+      ...promptCacheFields(req, isOpenAi),
     };
     if (req.tools.length) {
       params.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));

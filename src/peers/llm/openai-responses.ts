@@ -13,6 +13,7 @@ import { type FinishReason, type LlmClient, type LlmEvent, LlmError, type LlmIma
 import { fitImages, OPENAI_IMAGE_LIMITS } from './image-limits.js';
 import { dataUrl, toolImagesText, withToolImagesAfter, type ToolImages } from './images.js';
 import { mergePayload } from '../../util/merge-payload.js';
+import { isOpenAiUrl, promptCacheFields } from './openai-cache.js';
 
 type InputItem = OpenAI.Responses.ResponseInputItem;
 type Params = OpenAI.Responses.ResponseCreateParamsStreaming;
@@ -132,6 +133,8 @@ export class OpenAiResponsesClient implements LlmClient {
       input: withToolImagesAfter(fitImages(req.messages, OPENAI_IMAGE_LIMITS), toInputItems, imagesItem),
       stream: true,
       store: false,
+      // The Responses API is OpenAI's (or a close copy of it): the key goes whatever the host.
+      ...promptCacheFields({ ...req, cacheRetention: req.cacheRetention ?? 'short' }, isOpenAiUrl(this.opts.url)),
     };
     if (req.system) params.instructions = req.system;
     if (req.tools.length) {
