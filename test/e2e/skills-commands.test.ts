@@ -143,7 +143,7 @@ describe('an untrusted workspace (issue 16)', () => {
       '.patchbay/config.json': JSON.stringify({ skills: [{ path: outside }] }),
     });
     const held = await p.waitFor((m) => m.method === '$/showMessage' && String(m.params.message).includes('skills.0'), 'the held-back warning');
-    expect(held.params.message).toContain(`reads ${outside} outside the workspace`);
+    expect(held.params.message).toContain(`skills.0 (reads skills from ${outside})`);
     const names = ((await p.request(ECA.chatQueryCommands, { query: '' })).result.commands as any[]).map((c) => c.name);
     expect(names).toContain('review-pr');
     expect(names).not.toContain('far-away');

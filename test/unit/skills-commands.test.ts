@@ -355,7 +355,7 @@ describe('untrusted workspace config: skills and commands paths', () => {
     const layer = { skills: [{ path: 'team-skills' }, { path: '../elsewhere' }, { path: '~/x' }, { path: '/etc' }], commands: [{ path: join(ws, 'cmds') }] };
     const { kept, held } = holdBack(layer, {}, ws);
     expect(held.map((h) => h.key)).toEqual(['skills.1', 'skills.2', 'skills.3']);
-    expect(held[0].detail).toBe('reads commands from ../elsewhere');
+    expect(held[0].detail).toBe('reads skills from ../elsewhere');
     expect(kept.skills).toEqual([{ path: 'team-skills' }]);
     expect(kept.commands).toEqual([{ path: join(ws, 'cmds') }]);
   });
