@@ -4,6 +4,8 @@ import { toLlmMessages } from './messages.js';
 import { chatSystemPrompt, formatCost } from './turn.js';
 import { llmName } from './tool-registry.js';
 import { errorMessage } from '../util/log.js';
+import { afterCompact, beforeCompact } from './hooks/compact-hooks.js';
+import { stoppedText } from './hooks/effects.js';
 
 export interface NativeCommandHooks {
   doctor(): Promise<string>;
@@ -33,6 +35,10 @@ export function nativeCommands(hooks: NativeCommandHooks): Command[] {
     cmd('compact', 'Summarize the chat so far to free context; optional extra instructions', async (args, ctx) => ({ kind: 'show', text: await compact(args.join(' '), ctx) }), [
       { name: 'instructions', description: 'What the summary should keep', required: false },
     ]),
+    cmd('hooks', 'List active hooks grouped by type.', async (_a, { deps }) => ({
+      kind: 'show',
+      text: deps.hooks?.listText() ?? 'No hooks configured. Add hooks to your config under the `hooks` key.',
+    })),
     cmd('doctor', 'Check models, config, tool servers and storage', async () => ({ kind: 'show', text: await hooks.doctor() })),
     cmd('prompt-show', 'Show the system prompt and tools the model receives', async (_a, { chat, deps }) => {
       const config = deps.config();
@@ -55,6 +61,8 @@ async function compact(extra: string, { chat, deps, signal }: CommandContext): P
   if (!entry) return 'No model is configured, so the chat cannot be summarized.';
   const history = toLlmMessages(chat.stored);
   if (!history.length) return 'Nothing to compact yet.';
+  const veto = await beforeCompact(deps, chat, 'manual', extra, signal);
+  if (veto) return veto.text;
   try {
     const client = await deps.clientFor(entry);
     let summary = '';
@@ -81,8 +89,11 @@ async function compact(extra: string, { chat, deps, signal }: CommandContext): P
     if (!summary.trim()) return 'The model returned an empty summary; the chat was left as it was.';
     const msg = { role: 'system' as const, kind: 'summary' as const, text: summary.trim() };
     chat.stored.push(msg);
-    deps.store.appendMessage(chat.id, msg);
-    return `Chat compacted. Summary:\n${summary.trim()}`;
+    const seq = deps.store.appendMessage(chat.id, msg);
+    // postCompact's additionalContext stays with the summary (ECA appends it after the compact marker).
+    const after = await afterCompact(deps, chat, 'manual', msg.text, signal);
+    if (after.append) ((msg.text += after.append), deps.store.replaceMessage(chat.id, seq, msg));
+    return `Chat compacted. Summary:\n${summary.trim()}${after.stop ? `\n\n${stoppedText(after.stop)}` : ''}`;
   } catch (e) {
     return `Compacting failed: ${errorMessage(e)}`;
   }

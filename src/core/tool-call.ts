@@ -27,6 +27,8 @@ import { protectedPath } from './protected-paths.js';
 import { checkToolImages } from './tool-images.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Agent } from '../shapes/agent.js';
+import type { HookChat, Hooks } from './hooks/hooks.js';
+import { postToolVerdict, preToolVerdict, type HookStop, wrapContext } from './hooks/effects.js';
 
 const log = logger('tool-call');
 /** How long a stopped turn waits for a tool that ignores its abort signal before going on without it. */
@@ -84,9 +86,13 @@ export interface ToolCallEnv {
    * call starts running; `ctx.roots` are those of when it was made.
    */
   roots?: () => string[];
+  /** preToolCall / postToolCall hooks (core/hooks/), run for this chat. */
+  hooks?: { hooks: Hooks; chat: HookChat };
 }
 
 export class ToolCall {
+  /** A hook's `continue: false`: the turn ends after this call (turn.ts). */
+  hookStop: HookStop | undefined;
   state: ToolCallState = { kind: 'preparing' };
   private details: ToolDetails | undefined;
   /** Why this call asks whatever the config says (a protected path), shown in its summary. */
@@ -98,7 +104,8 @@ export class ToolCall {
     readonly id: string,
     readonly llmName: string,
     readonly tool: Tool | undefined,
-    readonly args: Record<string, unknown>,
+    /** Replaced (not changed in place) when a preToolCall hook updates the input. */
+    public args: Record<string, unknown>,
     private readonly env: ToolCallEnv,
   ) {}
 
@@ -157,9 +164,9 @@ export class ToolCall {
     }
     // Not stored: deciding lasts microseconds; the row is written once the call waits or runs.
     this.transition({ kind: 'deciding' }, false);
-    let decision = await this.decide(tool);
+    let decision = await this.preHooks(tool, await this.decide(tool));
     if (decision.kind === 'deny') {
-      this.transition({ kind: 'rejected', reason: 'denied', why: decision.why }, false);
+      this.transition({ kind: 'rejected', reason: decision.reason ?? 'denied', why: decision.why }, false);
       return this.finish().message;
     }
     if (tool.preview && this.env.showDiffs !== false && !this.env.ctx.signal.aborted) {
@@ -218,7 +225,59 @@ export class ToolCall {
       void call.then((late) => this.called(late, startedAt, message)).catch((e: unknown) => log.warn(`tool ${this.llmName}: its late result could not be kept: ${errorMessage(e)}`));
       return message.message;
     }
-    return this.called(result, startedAt).message;
+    return this.called(await this.postHooks(tool, result), startedAt).message;
+  }
+
+  /**
+   * preToolCall (ECA tool_calls.clj `decide-tool-call-action`): the hooks see the decision made,
+   * may merge `updatedInput` into the arguments, reject the call (exit 2, `approval: "deny"`), ask
+   * the user where the config would not, or stop the turn; a hook's allow never loosens the config.
+   */
+  private async preHooks(tool: Tool, decision: Decision): Promise<Decision> {
+    const h = this.env.hooks;
+    if (!h?.hooks.has('preToolCall')) return decision;
+    const server = tool.server === 'patchbay' ? 'eca' : tool.server;
+    const runs = await h.hooks.trigger('preToolCall', {
+      chat: h.chat,
+      data: { toolName: tool.name, server, toolInput: this.args, toolCallId: this.id, approval: decision.kind },
+      match: { server: tool.server, tool: tool.name, args: this.args, native: tool.origin === 'native' },
+      toolCallId: this.id,
+      signal: this.env.ctx.signal,
+    });
+    const verdict = preToolVerdict(runs, this.args);
+    if (verdict.args) this.args = verdict.args;
+    if (verdict.stop) {
+      this.hookStop = verdict.stop;
+      // The LLM reads a neutral text; the reason is the user's only.
+      return { kind: 'deny', why: 'Tool call stopped by hook', reason: 'hook' };
+    }
+    if (verdict.rejected !== undefined) return { kind: 'deny', why: verdict.rejected, reason: 'hook' };
+    if (verdict.ask && decision.kind === 'allow') return { kind: 'ask' };
+    return decision;
+  }
+
+  /** postToolCall (ECA tool_calls.clj `run-post-tool-call-hooks!`): the result replaced, context appended, or the turn stopped. */
+  private async postHooks(tool: Tool, result: ToolResult): Promise<ToolResult> {
+    const h = this.env.hooks;
+    if (!h?.hooks.has('postToolCall')) return result;
+    const runs = await h.hooks.trigger('postToolCall', {
+      chat: h.chat,
+      data: {
+        toolName: tool.name,
+        server: tool.server === 'patchbay' ? 'eca' : tool.server,
+        toolInput: this.args,
+        toolCallId: this.id,
+        toolResponse: result.outputs.flatMap((o) => (o.type === 'text' ? [o.text] : [])).join('\n'),
+        error: result.error === true,
+      },
+      match: { server: tool.server, tool: tool.name, args: this.args, native: tool.origin === 'native' },
+      toolCallId: this.id,
+    });
+    const verdict = postToolVerdict(runs);
+    if (verdict.stop) this.hookStop = verdict.stop;
+    let outputs = verdict.replaced !== undefined ? [{ type: 'text' as const, text: verdict.replaced }] : result.outputs;
+    if (verdict.context.length) outputs = [...outputs, ...verdict.context.map((c) => ({ type: 'text' as const, text: wrapContext(c) }))];
+    return outputs === result.outputs ? result : { ...result, outputs };
   }
 
   /**
@@ -263,7 +322,7 @@ export class ToolCall {
     return { message };
   }
 
-  private async decide(tool: Tool): Promise<{ kind: 'allow' | 'ask' } | { kind: 'deny'; why: string }> {
+  private async decide(tool: Tool): Promise<Decision> {
     const { agent, approval, sessionApproved, ctx } = this.env;
     if (agent === 'plan' && (tool.mutates || tool.mutatesCall?.(this.args))) {
       return { kind: 'deny', why: `The plan agent cannot run "${tool.name}": it only reads and plans. Describe the change instead.` };
@@ -348,6 +407,8 @@ export class ToolCall {
     return { message };
   }
 }
+
+type Decision = { kind: 'allow' | 'ask' } | { kind: 'deny'; why: string; reason?: RejectReason };
 
 interface Finished {
   message: StoredMessage;

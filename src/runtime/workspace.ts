@@ -35,6 +35,8 @@ import { BUILTIN_PROVIDER_IDS, keyOverridingLogin, computeCost, createClient, fi
 import { ProviderLogins } from './provider-logins.js';
 import { PromptSources } from '../core/prompt-sections.js';
 import { RuntimeBoard } from '../core/runtime-board.js';
+import { workspaceHooks } from './hooks.js';
+import type { Hooks } from '../core/hooks/index.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -132,6 +134,8 @@ export class Workspace {
   readonly prompt = new PromptSources();
   /** Bad rule, skill, command, agent and hook files, and each feature's doctor lines. */
   readonly board = new RuntimeBoard();
+  /** ECA's hooks (core/hooks/, ./hooks.ts). */
+  readonly hooks: Hooks;
   readonly store: SqliteStore;
   readonly chats: ChatService;
   /** The @-mention file index of each root, by root. */
@@ -178,6 +182,9 @@ export class Workspace {
     this.store = SqliteStore.open(this.home);
     const recovered = this.store.recoverInterrupted();
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
+    this.hooks = workspaceHooks({ config: () => this.config, roots: () => this.roots, dbPath: this.store.path, env: opts.env, board: this.board, prompt: this.prompt });
+    // ECA runs sessionStart once the server is initialized: off the handshake's path.
+    setImmediate(() => void this.hooks.trigger('sessionStart'));
     for (const r of this.roots) this.indexByRoot.set(resolve(r), new FileIndex(r));
     this.editor = this.mergedEditor();
     this.jobs = new JobRegistry({
@@ -322,6 +329,7 @@ export class Workspace {
     this.configErrors = loaded.errors;
     this.configSources = loaded.sources;
     this.workspaces = loaded.workspaces;
+    this.hooks.publish();
   }
 
   /**
@@ -452,6 +460,7 @@ export class Workspace {
       },
       messageContext: async (message, signal) => (await Promise.all(this.all().map((p) => p.messageContext?.(message, signal) ?? ''))).filter(Boolean).join('\n\n'),
       problems: () => this.board.problems(),
+      hooks: this.hooks,
       promptSections: (scope) => this.prompt.sections(scope, (source, e) => log.warn(`system prompt source ${source}: ${errorMessage(e)}`)),
       toolsReady: async (chatId, signal) => {
         const report = {
@@ -464,6 +473,8 @@ export class Workspace {
         created: (id) => this.all().forEach((p) => p.chatStarted?.(id)),
         idle: (id) => this.all().forEach((p) => p.chatIdle?.(id)),
         ended: (id) => {
+          this.hooks.setChatContext(id, undefined);
+          void this.hooks.trigger('chatEnd', { chat: { chatId: id } });
           for (const p of this.all()) p.chatEnded?.(id);
           for (const c of this.clients.values()) void c.then((client) => client.release?.(id)).catch(() => {});
         },
@@ -707,6 +718,7 @@ export class Workspace {
         this.jobs.dispose().catch((e: unknown) => log.error(`stopping background jobs: ${errorMessage(e)}`)),
         ...[...this.peers].map(([name, p]) => p.dispose().catch((e: unknown) => log.error(`stopping ${name}: ${errorMessage(e)}`))),
         ...[...this.clients.values()].map((c) => c.then((client) => client.dispose?.()).catch(() => {})),
+        this.hooks.trigger('sessionEnd').catch((e: unknown) => log.error(`sessionEnd hooks: ${errorMessage(e)}`)),
       ]);
       this.close();
     })();
@@ -734,6 +746,7 @@ export class Workspace {
 
   /** The store and the indexes. Idempotent. */
   private close(): void {
+    this.hooks.killAll();
     for (const ix of this.indexByRoot.values()) ix.dispose();
     try {
       this.store.close();

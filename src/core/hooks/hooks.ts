@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import type { HookConfig, HookType } from '../../config/hooks.js';
+import { HOOK_TYPES, type HookConfig, type HookType } from '../../config/hooks.js';
 import type { ChatEvent } from '../events.js';
 import { DEFAULT_HOOK_TIMEOUT_MS, runAction, type ActionRun } from './runner.js';
 import { matches, type MatchData } from './matcher.js';
@@ -31,6 +31,8 @@ export interface HookRun extends ActionRun {
   /** The action's name: the hook's, with `-1`, `-2`… when the hook has several actions (as ECA). */
   name: string;
   hookType: HookType;
+  /** Its block was shown in the chat. */
+  visible: boolean;
   /** The JSON object it printed, only on exit 0 (ECA honours output fields only then). */
   parsed?: Record<string, unknown>;
 }
@@ -73,6 +75,8 @@ export class Hooks {
   /** A hook's last run went wrong: shown by doctor (and once in each chat) until it runs well. */
   private readonly runProblems = new Map<string, string>();
   private readonly sessionId = randomUUID();
+  /** chatStart's additionalContext per chat: in its system prompt from then on (ECA `:startup-context`). */
+  private readonly chatContexts = new Map<string, string>();
 
   constructor(private readonly env: HooksEnv) {}
 
@@ -128,13 +132,22 @@ export class Hooks {
       });
     }
     const { parsed, garbage } = result.exit === 0 ? parseAnswer(result.stdout) : { parsed: undefined, garbage: false };
-    const run: HookRun = { ...result, name, hookType: type, ...(parsed ? { parsed } : {}) };
+    const run: HookRun = { ...result, name, hookType: type, visible, ...(parsed ? { parsed } : {}) };
     this.noteProblem(key, run, garbage);
     if (visible) {
       const suppress = parsed?.suppressOutput === true;
       const output = suppress ? undefined : blockText(type, parsed, result.stdout);
       const error = suppress ? undefined : result.stderr.trim() || undefined;
-      emit?.({ type: 'hookActionFinished', id, name, actionType: 'shell', status: result.exit, ...(output ? { output } : {}), ...(error ? { error } : {}), ...(opts.toolCallId ? { toolCallId: opts.toolCallId } : {}) });
+      emit?.({
+        type: 'hookActionFinished',
+        id,
+        name,
+        actionType: 'shell',
+        status: result.exit,
+        ...(output ? { output } : {}),
+        ...(error ? { error } : {}),
+        ...(opts.toolCallId ? { toolCallId: opts.toolCallId } : {}),
+      });
     } else if (emit && !NO_UI.has(type) && this.runProblems.has(key)) {
       // An invisible hook that failed is still said in the chat, or nobody would know.
       emit({ type: 'notice', text: this.runProblems.get(key)! });
@@ -200,11 +213,38 @@ export class Hooks {
     this.env.problems([...missing, ...this.runProblems.values()]);
   }
 
+  /** `/hooks` (ECA commands.clj `hooks-msg`): the hooks grouped by type, in ECA's order. */
+  listText(): string {
+    const hooks = this.list();
+    if (!hooks.length) return 'No hooks configured. Add hooks to your config under the `hooks` key.';
+    let out = 'Hooks active:\n\n';
+    for (const type of HOOK_TYPES) {
+      const of = hooks.filter(([, h]) => typeOf(h) === type);
+      if (!of.length) continue;
+      out += `**${type}**\n`;
+      for (const [name, h] of of) {
+        const matcher = h.matcher === undefined ? '' : ` matcher: \`${typeof h.matcher === 'string' ? h.matcher : JSON.stringify(h.matcher)}\``;
+        out += `- \`${name}\`${h.description ? ` — ${h.description}` : ''}${h.visible === false ? ' *(hidden)*' : ''}${matcher}\n`;
+      }
+      out += '\n';
+    }
+    return out;
+  }
+
   /** `doctor`'s lines. */
   summary(): string[] {
     const hooks = this.list();
     if (!hooks.length) return ['Hooks: none'];
     return [`Hooks (${hooks.length}): ${hooks.map(([name, h]) => `${name} (${typeOf(h)})`).join(', ')}`];
+  }
+
+  setChatContext(chatId: string, text: string | undefined): void {
+    if (text) this.chatContexts.set(chatId, text);
+    else this.chatContexts.delete(chatId);
+  }
+
+  chatContext(chatId: string): string | undefined {
+    return this.chatContexts.get(chatId);
   }
 
   /** Kills every hook process still running (shutdown). */
