@@ -187,13 +187,16 @@ export class Hooks {
       ? `timed out and was killed: ${run.stderr}`
       : run.exit === 127
         ? `its command was not found (exit 127): ${firstLine(run.stderr)}`
-        : run.stderr.startsWith('Hook file not found') || run.stderr.startsWith('Hook could not start')
+        : run.stderr.startsWith('Hook could not start')
           ? run.stderr
-          : garbage
-            ? `printed output that is not a JSON object: ${firstLine(run.stdout)}`
-            : run.exit !== 0 && run.exit !== INTERVENE
-              ? `failed (exit ${run.exit})${run.stderr.trim() ? `: ${firstLine(run.stderr)}` : ''}`
-              : undefined;
+          : // Said once by publish() while the file is missing, not for each run.
+            run.stderr.startsWith('Hook file not found')
+            ? undefined
+            : garbage
+              ? `printed output that is not a JSON object: ${firstLine(run.stdout)}`
+              : run.exit !== 0 && run.exit !== INTERVENE
+                ? `failed (exit ${run.exit})${run.stderr.trim() ? `: ${firstLine(run.stderr)}` : ''}`
+                : undefined;
     const before = this.runProblems.get(key);
     if (why) {
       log.warn(`hook ${run.name} (${run.hookType}): ${why}`);
