@@ -36,7 +36,7 @@ import { ProviderLogins } from './provider-logins.js';
 import { PromptSources } from '../core/prompt-sections.js';
 import { RuntimeBoard } from '../core/runtime-board.js';
 import { workspaceHooks } from './hooks.js';
-import type { Hooks } from '../core/hooks/index.js';
+import { StatusHooks, type Hooks } from '../core/hooks/index.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -136,6 +136,7 @@ export class Workspace {
   readonly board = new RuntimeBoard();
   /** ECA's hooks (core/hooks/, ./hooks.ts). */
   readonly hooks: Hooks;
+  private readonly statusHooks: StatusHooks;
   readonly store: SqliteStore;
   readonly chats: ChatService;
   /** The @-mention file index of each root, by root. */
@@ -183,8 +184,7 @@ export class Workspace {
     const recovered = this.store.recoverInterrupted();
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
     this.hooks = workspaceHooks({ config: () => this.config, roots: () => this.roots, dbPath: this.store.path, env: opts.env, board: this.board, prompt: this.prompt });
-    // ECA runs sessionStart once the server is initialized: off the handshake's path.
-    setImmediate(() => void this.hooks.trigger('sessionStart'));
+    this.statusHooks = new StatusHooks(this.hooks);
     for (const r of this.roots) this.indexByRoot.set(resolve(r), new FileIndex(r));
     this.editor = this.mergedEditor();
     this.jobs = new JobRegistry({
@@ -430,7 +430,8 @@ export class Workspace {
   private deps(): ChatDeps {
     return {
       store: this.store,
-      events: this.opts.events,
+      // chatStatusChanged hooks follow each chat's status from the events it emits.
+      events: this.statusHooks.observe(this.opts.events),
       frontEnd: { canAsk: this.opts.frontEnd.canAsk, canShowDiffs: this.opts.frontEnd.canShowDiffs },
       tools: this.tools,
       editor: this.editor,
@@ -511,6 +512,17 @@ export class Workspace {
   }
 
   /** Starts what peers serve (listeners: the gateway, the OpenCtx host). A failure is the peer's to report. */
+  private sessionStarted = false;
+  /**
+   * The front end's session began (ECA: `initialized`): sessionStart hooks run, and sessionEnd
+   * will at dispose. `patchbay doctor` and other one-off uses of a workspace run neither.
+   */
+  startSession(): void {
+    if (this.sessionStarted || this.disposed) return;
+    this.sessionStarted = true;
+    void this.hooks.trigger('sessionStart');
+  }
+
   startListeners(): Array<{ peer: string; started: Promise<void> }> {
     // A peer that throws at once fails only its own start, as one that rejects does.
     return [...this.peers].map(([peer, p]) => ({ peer, started: Promise.resolve().then(() => p.start?.()) }));
@@ -718,7 +730,7 @@ export class Workspace {
         this.jobs.dispose().catch((e: unknown) => log.error(`stopping background jobs: ${errorMessage(e)}`)),
         ...[...this.peers].map(([name, p]) => p.dispose().catch((e: unknown) => log.error(`stopping ${name}: ${errorMessage(e)}`))),
         ...[...this.clients.values()].map((c) => c.then((client) => client.dispose?.()).catch(() => {})),
-        this.hooks.trigger('sessionEnd').catch((e: unknown) => log.error(`sessionEnd hooks: ${errorMessage(e)}`)),
+        this.sessionStarted ? this.hooks.trigger('sessionEnd').catch((e: unknown) => log.error(`sessionEnd hooks: ${errorMessage(e)}`)) : undefined,
       ]);
       this.close();
     })();

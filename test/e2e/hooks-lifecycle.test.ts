@@ -101,6 +101,26 @@ describe('hooks around chats and the session', () => {
     expect(llm().requests).toHaveLength(1);
   });
 
+  // lifecycle.clj `chat-status-payload` / `trigger-chat-status-hook!`: a full snapshot each time it changed.
+  it('chatStatusChanged gets each changed status snapshot of the chat, in order', async () => {
+    const { p, root } = await boot({ watch: sh('chatStatusChanged', `cat >> "$PWD/status.jsonl"; echo >> "$PWD/status.jsonl"`) });
+    llm().script([{ toolCall: { id: 'c1', name: 'patchbay__read_file', args: { path: 'a.txt' } } }], [{ text: 'done' }]);
+    const chatId = await prompt(p, 'read a');
+    const file = join(root, 'status.jsonl');
+    const snapshots = () =>
+      existsSync(file)
+        ? readFileSync(file, 'utf8')
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l))
+        : [];
+    await expect.poll(() => snapshots().at(-1)?.status, { timeout: 10_000 }).toBe('idle');
+    const seen = snapshots().map((s) => `${s.status}:${s.running_tool_call_ids.join(',')}`);
+    expect(seen).toEqual(['running:', 'running:c1', 'running:', 'idle:']);
+    expect(snapshots()[0]).toMatchObject({ hook_type: 'chatStatusChanged', chat_id: chatId, awaiting_user_input: false, pending_approval_tool_call_ids: [] });
+  });
+
   // hooks.md "Session hooks": sessionStart when the server is initialized, sessionEnd when it shuts down.
   it('sessionStart runs at start-up and sessionEnd at shutdown, with the base input', async () => {
     const { p, root } = await boot({

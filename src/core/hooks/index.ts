@@ -5,3 +5,4 @@ export { matches, type MatchData } from './matcher.js';
 export { additionalContexts, blockText, followUpOf, postToolVerdict, preToolVerdict, stopOf, stoppedText, wrapContext, type HookStop } from './effects.js';
 export { hookChat, hookedTurn, subagentPostRequestHooks, subagentStartHooks } from './turn-hooks.js';
 export { afterCompact, beforeCompact, type CompactVeto } from './compact-hooks.js';
+export { StatusHooks } from './status-hooks.js';
