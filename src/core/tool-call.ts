@@ -27,8 +27,8 @@ import { protectedPath } from './protected-paths.js';
 import { checkToolImages } from './tool-images.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Agent } from '../shapes/agent.js';
-import type { HookChat, Hooks } from './hooks/hooks.js';
-import { postToolVerdict, preToolVerdict, type HookStop, wrapContext } from './hooks/effects.js';
+import type { HookStop } from './hooks/effects.js';
+import { postToolCall, preToolCall, type ToolHooksEnv } from './hooks/tool-hooks.js';
 
 const log = logger('tool-call');
 /** How long a stopped turn waits for a tool that ignores its abort signal before going on without it. */
@@ -87,7 +87,7 @@ export interface ToolCallEnv {
    */
   roots?: () => string[];
   /** preToolCall / postToolCall hooks (core/hooks/), run for this chat. */
-  hooks?: { hooks: Hooks; chat: HookChat };
+  hooks?: ToolHooksEnv;
 }
 
 export class ToolCall {
@@ -228,56 +228,21 @@ export class ToolCall {
     return this.called(await this.postHooks(tool, result), startedAt).message;
   }
 
-  /**
-   * preToolCall (ECA tool_calls.clj `decide-tool-call-action`): the hooks see the decision made,
-   * may merge `updatedInput` into the arguments, reject the call (exit 2, `approval: "deny"`), ask
-   * the user where the config would not, or stop the turn; a hook's allow never loosens the config.
-   */
+  /** preToolCall (core/hooks/tool-hooks.ts): new arguments, a rejection, an ask, or a stop; a hook's allow never loosens the config. */
   private async preHooks(tool: Tool, decision: Decision): Promise<Decision> {
-    const h = this.env.hooks;
-    if (!h?.hooks.has('preToolCall')) return decision;
-    const server = tool.server === 'patchbay' ? 'eca' : tool.server;
-    const runs = await h.hooks.trigger('preToolCall', {
-      chat: h.chat,
-      data: { toolName: tool.name, server, toolInput: this.args, toolCallId: this.id, approval: decision.kind },
-      match: { server: tool.server, tool: tool.name, args: this.args, native: tool.origin === 'native' },
-      toolCallId: this.id,
-      signal: this.env.ctx.signal,
-    });
-    const verdict = preToolVerdict(runs, this.args);
-    if (verdict.args) this.args = verdict.args;
-    if (verdict.stop) {
-      this.hookStop = verdict.stop;
-      // The LLM reads a neutral text; the reason is the user's only.
-      return { kind: 'deny', why: 'Tool call stopped by hook', reason: 'hook' };
-    }
-    if (verdict.rejected !== undefined) return { kind: 'deny', why: verdict.rejected, reason: 'hook' };
-    if (verdict.ask && decision.kind === 'allow') return { kind: 'ask' };
-    return decision;
+    const v = await preToolCall(this.env.hooks, tool, this.id, this.args, decision.kind, this.env.ctx.signal);
+    if (!v) return decision;
+    if (v.args) this.args = v.args;
+    this.hookStop = v.stop;
+    if (v.deny !== undefined) return { kind: 'deny', why: v.deny, reason: 'hook' };
+    return v.ask && decision.kind === 'allow' ? { kind: 'ask' } : decision;
   }
 
-  /** postToolCall (ECA tool_calls.clj `run-post-tool-call-hooks!`): the result replaced, context appended, or the turn stopped. */
+  /** postToolCall (core/hooks/tool-hooks.ts): the result replaced or added to, or the turn stopped. */
   private async postHooks(tool: Tool, result: ToolResult): Promise<ToolResult> {
-    const h = this.env.hooks;
-    if (!h?.hooks.has('postToolCall')) return result;
-    const runs = await h.hooks.trigger('postToolCall', {
-      chat: h.chat,
-      data: {
-        toolName: tool.name,
-        server: tool.server === 'patchbay' ? 'eca' : tool.server,
-        toolInput: this.args,
-        toolCallId: this.id,
-        toolResponse: result.outputs.flatMap((o) => (o.type === 'text' ? [o.text] : [])).join('\n'),
-        error: result.error === true,
-      },
-      match: { server: tool.server, tool: tool.name, args: this.args, native: tool.origin === 'native' },
-      toolCallId: this.id,
-    });
-    const verdict = postToolVerdict(runs);
-    if (verdict.stop) this.hookStop = verdict.stop;
-    let outputs = verdict.replaced !== undefined ? [{ type: 'text' as const, text: verdict.replaced }] : result.outputs;
-    if (verdict.context.length) outputs = [...outputs, ...verdict.context.map((c) => ({ type: 'text' as const, text: wrapContext(c) }))];
-    return outputs === result.outputs ? result : { ...result, outputs };
+    const after = await postToolCall(this.env.hooks, tool, this.id, this.args, result);
+    this.hookStop ??= after.stop;
+    return after.result;
   }
 
   /**

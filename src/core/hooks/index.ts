@@ -6,3 +6,4 @@ export { additionalContexts, blockText, followUpOf, postToolVerdict, preToolVerd
 export { hookChat, hookedTurn, subagentPostRequestHooks, subagentStartHooks } from './turn-hooks.js';
 export { afterCompact, beforeCompact, type CompactVeto } from './compact-hooks.js';
 export { StatusHooks } from './status-hooks.js';
+export { postToolCall, preToolCall, type PreToolOutcome, type ToolHooksEnv } from './tool-hooks.js';
