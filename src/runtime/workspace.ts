@@ -475,7 +475,7 @@ export class Workspace {
         idle: (id) => this.all().forEach((p) => p.chatIdle?.(id)),
         ended: (id) => {
           this.hooks.setChatContext(id, undefined);
-          void this.hooks.trigger('chatEnd', { chat: { chatId: id } });
+          this.hooks.trigger('chatEnd', { chat: { chatId: id } }).catch((e: unknown) => log.warn(`chatEnd hooks: ${errorMessage(e)}`));
           for (const p of this.all()) p.chatEnded?.(id);
           for (const c of this.clients.values()) void c.then((client) => client.release?.(id)).catch(() => {});
         },
@@ -520,7 +520,7 @@ export class Workspace {
   startSession(): void {
     if (this.sessionStarted || this.disposed) return;
     this.sessionStarted = true;
-    void this.hooks.trigger('sessionStart');
+    this.hooks.trigger('sessionStart').catch((e: unknown) => log.warn(`sessionStart hooks: ${errorMessage(e)}`));
   }
 
   startListeners(): Array<{ peer: string; started: Promise<void> }> {

@@ -121,6 +121,17 @@ describe('hooks around chats and the session', () => {
     expect(snapshots()[0]).toMatchObject({ hook_type: 'chatStatusChanged', chat_id: chatId, awaiting_user_input: false, pending_approval_tool_call_ids: [] });
   });
 
+  // hooks.md "chatEnd": fires when a chat is deleted, side effects only.
+  it('chatEnd runs when a chat is deleted', async () => {
+    const { p, root } = await boot({ bye: sh('chatEnd', `cat > "$PWD/end.json"`) });
+    llm().script([{ text: 'hi' }]);
+    const chatId = await prompt(p, 'hello');
+    await p.request(ECA.chatDelete, { chatId });
+    const file = join(root, 'end.json');
+    await expect.poll(() => existsSync(file) && readFileSync(file, 'utf8').length > 0, { timeout: 10_000 }).toBe(true);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ hook_type: 'chatEnd', chat_id: chatId });
+  });
+
   // hooks.md "Session hooks": sessionStart when the server is initialized, sessionEnd when it shuts down.
   it('sessionStart runs at start-up and sessionEnd at shutdown, with the base input', async () => {
     const { p, root } = await boot({

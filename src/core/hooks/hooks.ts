@@ -234,8 +234,9 @@ export class Hooks {
     return out;
   }
 
-  /** `doctor`'s lines. */
+  /** `doctor`'s lines; a hook file created or removed since is noticed here (doctor reads the problems next). */
   summary(): string[] {
+    this.publish();
     const hooks = this.list();
     if (!hooks.length) return ['Hooks: none'];
     return [`Hooks (${hooks.length}): ${hooks.map(([name, h]) => `${name} (${typeOf(h)})`).join(', ')}`];

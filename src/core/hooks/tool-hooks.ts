@@ -64,6 +64,8 @@ export async function postToolCall(env: ToolHooksEnv | undefined, tool: Tool, id
     },
     match: matchOf(tool, args),
     toolCallId: id,
+    // No stop signal: a stop must not kill a hook that redacts the output before it is stored
+    // (the next prompt would send it unredacted); the hook's timeout still bounds it.
   });
   const v = postToolVerdict(runs);
   let outputs = v.replaced !== undefined ? [{ type: 'text' as const, text: v.replaced }] : result.outputs;
