@@ -38,7 +38,8 @@ export async function preToolCall(
   if (!env?.hooks.has('preToolCall')) return undefined;
   const runs = await env.hooks.trigger('preToolCall', {
     chat: env.chat,
-    data: { toolName: tool.name, server: serverName(tool), toolInput: args, toolCallId: id, approval },
+    // ask_user always waits for the user: hooks see "ask" for it (ECA tool_calls.clj `hook-approval`).
+    data: { toolName: tool.name, server: serverName(tool), toolInput: args, toolCallId: id, approval: tool.origin === 'native' && tool.name === 'ask_user' && approval === 'allow' ? 'ask' : approval },
     match: matchOf(tool, args),
     toolCallId: id,
     signal,
