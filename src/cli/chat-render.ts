@@ -129,6 +129,15 @@ export class Renderer {
         // A terminal draws no images: it names them (a tool's output, or an attachment on replay).
         t.outLine(t.paint('dim', `[image ${c.mediaType}, ${Math.round((c.base64.length * 3) / 4 / 1024)} KB]`));
         return;
+      case 'hookActionStarted':
+        t.status(`Running hook '${c.name}'`);
+        return;
+      case 'hookActionFinished': {
+        // A line per run, as the editors' hook blocks; what failed says why.
+        const why = c.status !== 0 && c.error ? `: ${firstLine(c.error)}` : '';
+        t.outLine(t.paint(c.status === 0 ? 'dim' : 'yellow', `hook '${c.name}' exited ${c.status}${why}`));
+        return;
+      }
       case 'toolCallRejected':
         t.outLine(`${t.paint('yellow', '⊘')} ${c.name} rejected (${this.unaskedIds.has(c.id) ? 'no one could be asked' : rejectReason(c.reason)})`);
         return;
@@ -257,6 +266,8 @@ export function rejectReason(reason: string): string {
       return 'by configuration';
     case 'userPromptStop':
       return 'prompt stopped';
+    case 'hookRejected':
+      return 'by a hook';
     default:
       return reason;
   }

@@ -189,6 +189,9 @@ function deletePath(root: Obj, path: ReadonlyArray<PropertyKey>): void {
   }
   if (cur === null || typeof cur !== 'object') return;
   const last = path[path.length - 1] as PropertyKey;
+  // A required key that is missing: the entry lacking it goes (e.g. a hook without `actions`),
+  // or the next round would find the same issue and the whole layer would be dropped.
+  if (!(last in cur) && path.length > 1) return deletePath(root, path.slice(0, -1));
   if (Array.isArray(cur) && typeof last === 'number') cur[last] = REMOVED;
   else delete (cur as Record<PropertyKey, unknown>)[last];
 }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { PEERS } from '../peers/index.js';
 import { agentSchema } from '../shapes/agent.js';
 import { completionConfigSchema, rewriteConfigSchema } from './assist.js';
+import { hooksSchema } from './hooks.js';
 
 export { providerSchema } from '../peers/llm/config.js';
 import { providerSchema } from '../peers/llm/config.js';
@@ -83,6 +84,8 @@ export const configSchema = z
     /** Inline completion and rewrite (./assist.ts). */
     completion: completionConfigSchema.default({}),
     rewrite: rewriteConfigSchema.default({ fullFileMaxLines: 2000 }),
+    /** Shell actions run on chat events (ECA's `hooks`, ./hooks.ts; core/hooks/). */
+    hooks: hooksSchema.optional(),
     // Each peer's own keys (mcpServers, languageServers, openctx, gateway, …): src/peers/index.ts.
     ...peerConfigShape(),
     logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),

@@ -10,6 +10,7 @@ import { replayEvents } from './messages.js';
 import { findContentIndex, forkTitle, historyPage, type HistoryPage, type HistoryWindow } from './chat-history.js';
 import { addFlag, removeFlag, type FlagResult } from './chat-flags.js';
 import { newId, rememberUserMessage, runTurn } from './turn.js';
+import { hookedTurn } from './hooks/turn-hooks.js';
 import { clearsAtNextPrompt } from './tools/native/task-lists.js';
 import { EMPTY_TASK_LIST, taskDetails } from './tools/native/task-list.js';
 import { rollbackChat, type RollbackInclude, type RollbackResult } from './rollback.js';
@@ -233,7 +234,7 @@ export class ChatService {
           ]);
           for (const err of rendered?.errors ?? []) emit({ type: 'notice', text: `Context skipped: ${err}` });
           user.attachContext([rendered?.text, auto].filter(Boolean).join('\n\n'), images);
-          outcome = await runTurn(chat, entry, { userText: params.message, contentId: cid, userStored: true }, deps, abort);
+          outcome = await hookedTurn(chat, entry, { userText: params.message, contentId: cid, userStored: true }, deps, abort, user);
         }
       } catch (e) {
         log.error(`chat ${chat.id}: turn failed: ${errorMessage(e)}`);

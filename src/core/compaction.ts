@@ -12,6 +12,8 @@ import type { ChatDeps } from './deps.js';
 import { SUMMARY_HEAD, sentMessages, toLlmMessages, type StoredMessage } from './messages.js';
 import { estimateTokens, pruneToolResults } from './context-size.js';
 import { errorMessage } from '../util/log.js';
+import { afterCompact, beforeCompact } from './hooks/compact-hooks.js';
+import type { HookStop } from './hooks/effects.js';
 
 export type CompactTrigger = 'manual' | 'auto';
 
@@ -43,7 +45,8 @@ export interface CompactOptions {
   prune?: boolean;
 }
 
-export type CompactResult = { ok: true; summary: string; kept: number } | { ok: false; reason: string };
+/** `stop`: a compact hook said `continue: false` (the turn, if any, ends). */
+export type CompactResult = { ok: true; summary: string; kept: number; stop?: HookStop } | { ok: false; reason: string; stop?: HookStop };
 
 /**
  * The latest turn stays verbatim only when it takes at most this share of the context window
@@ -66,6 +69,8 @@ export async function compactChat(chat: LiveChat, deps: ChatDeps, opts: CompactO
   const older = chat.stored.slice(0, chat.stored.length - kept);
   const history = toLlmMessages(older);
   if (!history.some((m) => m.role !== 'user' || !m.content.startsWith(SUMMARY_HEAD))) return { ok: false, reason: 'Nothing to compact yet.' };
+  const veto = await beforeCompact(deps, chat, opts.trigger, opts.instructions ?? '', opts.signal);
+  if (veto) return { ok: false, reason: veto.text, ...(veto.stop ? { stop: veto.stop } : {}) };
   let summary: string;
   try {
     summary = await summarize(entry, history, opts, deps);
@@ -79,10 +84,16 @@ export async function compactChat(chat: LiveChat, deps: ChatDeps, opts: CompactO
   const text = request ? `${summary}\n\nThe user's latest request, still in progress:\n${request}` : summary;
   const msg: StoredMessage = { role: 'system', kind: 'summary', text, ...(kept ? { kept } : {}), ...(opts.trigger === 'auto' ? { auto: true } : {}) };
   chat.stored.push(msg);
-  deps.store.appendMessage(chat.id, msg);
+  const seq = deps.store.appendMessage(chat.id, msg);
   // What made the chat due or pruned is in the summary now.
   windows.delete(chat);
-  return { ok: true, summary: text, kept };
+  // postCompact's additionalContext stays with the summary (ECA appends it after the compact marker).
+  const after = await afterCompact(deps, chat, opts.trigger, text, opts.signal);
+  if (after.append) {
+    msg.text += after.append;
+    deps.store.replaceMessage(chat.id, seq, msg);
+  }
+  return { ok: true, summary: msg.text, kept, ...(after.stop ? { stop: after.stop } : {}) };
 }
 
 /** What the summary must keep: ECA's compact prompt asks for the same points. */

@@ -13,6 +13,7 @@ import type { ChatDeps } from './deps.js';
 import type { ChatEvent } from './events.js';
 import { toLlmMessages } from './messages.js';
 import { compactChat, windowState } from './compaction.js';
+import type { HookStop } from './hooks/effects.js';
 import { contextBreakdown, estimateTokens, pruneToolResults, reachedThreshold, textTokens, type ContextBreakdown } from './context-size.js';
 
 /** What ECA tells the user when recovery is out of options (chat.clj, `:context-overflow`). */
@@ -52,13 +53,18 @@ export class ContextWindow {
   ) {}
 
   /** Before each request: compacts first when the last step reached the threshold (once a turn). */
-  async beforeRequest(): Promise<void> {
+  /** Compacts when the last step made it due. A compact hook's `continue: false` is returned: the turn ends. */
+  async beforeRequest(): Promise<HookStop | undefined> {
     const state = windowState(this.chat);
-    if (!state.due || this.autoCompacted) return;
+    if (!state.due || this.autoCompacted) return undefined;
     state.due = false;
     this.autoCompacted = true;
     await this.compact(false);
+    return this.hookStop;
   }
+
+  /** A preCompact or postCompact hook stopped the turn (ECA docs/config/hooks.md "Stopping"). */
+  hookStop: HookStop | undefined;
 
   /** The messages of the next request: old tool results pruned once the provider overflowed. */
   messages(images: boolean): LlmMessage[] {
@@ -119,7 +125,9 @@ export class ContextWindow {
       // Only a stop gets here; the turn sees its signal and ends as cancelled.
       return false;
     }
-    this.emit({ type: 'notice', text: r.ok ? 'Auto-compacted chat' : `Auto-compaction skipped: ${r.reason}` });
-    return r.ok;
+    this.hookStop = r.stop;
+    // A stop's text is the turn's to tell (turn.ts), once.
+    if (!r.stop || r.ok) this.emit({ type: 'notice', text: r.ok ? 'Auto-compacted chat' : `Auto-compaction skipped: ${r.reason}` });
+    return r.ok && !r.stop;
   }
 }

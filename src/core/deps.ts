@@ -8,6 +8,7 @@ import type { EditorBridge } from '../shapes/tool.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { PromptScope, PromptSection } from './prompt-sections.js';
 import type { LlmEvent, LlmRequest } from '../shapes/llm.js';
+import type { Hooks } from './hooks/hooks.js';
 
 export interface ChatDeps {
   store: ChatPersistence;
@@ -39,6 +40,8 @@ export interface ChatDeps {
   lifecycle?: { created(chatId: string): void; idle(chatId: string): void; ended(chatId: string): void };
   /** Of the contexts a chat referenced earlier, those whose content changed since it was last read. */
   updatedContexts(refs: ChatContext[]): ChatContext[];
+  /** The configured hooks (core/hooks/); unset: none run. */
+  hooks?: Hooks;
   /** How long a stopped turn waits for a tool that ignores its abort signal (default STOP_GRACE_MS). */
   stopGraceMs?: number;
   /**

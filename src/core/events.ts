@@ -11,10 +11,10 @@ export type ChatStatus = z.infer<typeof chatStatusSchema>;
 
 /**
  * Why a tool call did not run: `user` (the user said no), `denied` (the config, the agent or the
- * front end denies it without asking), `stopped` (the turn was stopped). Stored with each chat's
+ * front end denies it without asking), `stopped` (the turn was stopped), `hook` (a preToolCall hook rejected it). Stored with each chat's
  * messages (core/stored-message.ts; format 1 stored ECA's names, upgraded on read).
  */
-export const rejectReasonSchema = z.enum(['user', 'denied', 'stopped']);
+export const rejectReasonSchema = z.enum(['user', 'denied', 'stopped', 'hook']);
 export type RejectReason = z.infer<typeof rejectReasonSchema>;
 
 /** How a turn ended; a façade reports it (ECA: `stopReason` on the final `progress finished`). */
@@ -96,6 +96,19 @@ const otherEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('error'), text: z.string() }),
   /** The chat's task list had every task done and is cleared as a new prompt starts; `details` is the empty list. */
   z.object({ type: z.literal('taskListCleared'), details: taskDetailsSchema }),
+  /** A hook action started (core/hooks/); `id` pairs it with its `hookActionFinished`. */
+  z.object({ type: z.literal('hookActionStarted'), id: z.string(), name: z.string(), actionType: z.literal('shell') }),
+  /** A hook action ended: its exit status, the text of its block, its stderr; `toolCallId` for tool hooks. */
+  z.object({
+    type: z.literal('hookActionFinished'),
+    id: z.string(),
+    name: z.string(),
+    actionType: z.literal('shell'),
+    status: z.number(),
+    output: z.string().optional(),
+    error: z.string().optional(),
+    toolCallId: z.string().optional(),
+  }),
   /** The turn is over and the chat is idle again (no separate `status: idle` precedes it). */
   z.object({ type: z.literal('turnEnded'), ...turnOutcomeSchema.shape }),
 ]);

@@ -4,6 +4,7 @@ import { compactChat } from './compaction.js';
 import { chatSystemPrompt, formatCost } from './turn.js';
 import { llmName } from './tool-registry.js';
 import { errorMessage } from '../util/log.js';
+import { stoppedText } from './hooks/effects.js';
 
 export interface NativeCommandHooks {
   doctor(): Promise<string>;
@@ -36,6 +37,10 @@ export function nativeCommands(hooks: NativeCommandHooks): Command[] {
     cmd('compact', 'Summarize the chat so far to free context; optional extra instructions', async (args, ctx) => ({ kind: 'show', text: await compact(args.join(' '), ctx) }), [
       { name: 'instructions', description: 'What the summary should keep', required: false },
     ]),
+    cmd('hooks', 'List active hooks grouped by type.', async (_a, { deps }) => ({
+      kind: 'show',
+      text: deps.hooks?.listText() ?? 'No hooks configured. Add hooks to your config under the `hooks` key.',
+    })),
     cmd('doctor', 'Check models, config, tool servers and storage', async () => ({ kind: 'show', text: await hooks.doctor() })),
     cmd('prompt-show', 'Show the system prompt and tools the model receives', async (_a, { chat, deps }) => {
       const config = deps.config();
@@ -56,7 +61,8 @@ export function nativeCommands(hooks: NativeCommandHooks): Command[] {
 async function compact(instructions: string, { chat, deps, signal }: CommandContext): Promise<string> {
   try {
     const r = await compactChat(chat, deps, { trigger: 'manual', instructions, signal });
-    return r.ok ? `Chat compacted. Summary:\n${r.summary}` : r.reason;
+    const stop = r.stop ? `\n\n${stoppedText(r.stop)}` : '';
+    return r.ok ? `Chat compacted. Summary:\n${r.summary}${stop}` : r.reason;
   } catch (e) {
     // compactChat throws only when stopped.
     return `Compacting stopped: ${errorMessage(e)}`;

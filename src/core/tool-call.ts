@@ -27,6 +27,8 @@ import { protectedPath } from './protected-paths.js';
 import { checkToolImages } from './tool-images.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Agent } from '../shapes/agent.js';
+import type { HookStop } from './hooks/effects.js';
+import { postToolCall, preToolCall, type ToolHooksEnv } from './hooks/tool-hooks.js';
 
 const log = logger('tool-call');
 /** How long a stopped turn waits for a tool that ignores its abort signal before going on without it. */
@@ -84,9 +86,13 @@ export interface ToolCallEnv {
    * call starts running; `ctx.roots` are those of when it was made.
    */
   roots?: () => string[];
+  /** preToolCall / postToolCall hooks (core/hooks/), run for this chat. */
+  hooks?: ToolHooksEnv;
 }
 
 export class ToolCall {
+  /** A hook's `continue: false`: the turn ends after this call (turn.ts). */
+  hookStop: HookStop | undefined;
   state: ToolCallState = { kind: 'preparing' };
   private details: ToolDetails | undefined;
   /** Why this call asks whatever the config says (a protected path), shown in its summary. */
@@ -98,7 +104,8 @@ export class ToolCall {
     readonly id: string,
     readonly llmName: string,
     readonly tool: Tool | undefined,
-    readonly args: Record<string, unknown>,
+    /** Replaced (not changed in place) when a preToolCall hook updates the input. */
+    public args: Record<string, unknown>,
     private readonly env: ToolCallEnv,
   ) {}
 
@@ -157,9 +164,9 @@ export class ToolCall {
     }
     // Not stored: deciding lasts microseconds; the row is written once the call waits or runs.
     this.transition({ kind: 'deciding' }, false);
-    let decision = await this.decide(tool);
+    let decision = await this.preHooks(tool, await this.decide(tool));
     if (decision.kind === 'deny') {
-      this.transition({ kind: 'rejected', reason: 'denied', why: decision.why }, false);
+      this.transition({ kind: 'rejected', reason: decision.reason ?? 'denied', why: decision.why }, false);
       return this.finish().message;
     }
     if (tool.preview && this.env.showDiffs !== false && !this.env.ctx.signal.aborted) {
@@ -218,7 +225,24 @@ export class ToolCall {
       void call.then((late) => this.called(late, startedAt, message)).catch((e: unknown) => log.warn(`tool ${this.llmName}: its late result could not be kept: ${errorMessage(e)}`));
       return message.message;
     }
-    return this.called(result, startedAt).message;
+    return this.called(await this.postHooks(tool, result), startedAt).message;
+  }
+
+  /** preToolCall (core/hooks/tool-hooks.ts): new arguments, a rejection, an ask, or a stop; a hook's allow never loosens the config. */
+  private async preHooks(tool: Tool, decision: Decision): Promise<Decision> {
+    const v = await preToolCall(this.env.hooks, tool, this.id, this.args, decision.kind, this.env.ctx.signal);
+    if (!v) return decision;
+    if (v.args) this.args = v.args;
+    this.hookStop = v.stop;
+    if (v.deny !== undefined) return { kind: 'deny', why: v.deny, reason: 'hook' };
+    return v.ask && decision.kind === 'allow' ? { kind: 'ask' } : decision;
+  }
+
+  /** postToolCall (core/hooks/tool-hooks.ts): the result replaced or added to, or the turn stopped. */
+  private async postHooks(tool: Tool, result: ToolResult): Promise<ToolResult> {
+    const after = await postToolCall(this.env.hooks, tool, this.id, this.args, result);
+    this.hookStop ??= after.stop;
+    return after.result;
   }
 
   /**
@@ -263,7 +287,7 @@ export class ToolCall {
     return { message };
   }
 
-  private async decide(tool: Tool): Promise<{ kind: 'allow' | 'ask' } | { kind: 'deny'; why: string }> {
+  private async decide(tool: Tool): Promise<Decision> {
     const { agent, approval, sessionApproved, ctx } = this.env;
     if (agent === 'plan' && (tool.mutates || tool.mutatesCall?.(this.args))) {
       return { kind: 'deny', why: `The plan agent cannot run "${tool.name}": it only reads and plans. Describe the change instead.` };
@@ -348,6 +372,8 @@ export class ToolCall {
     return { message };
   }
 }
+
+type Decision = { kind: 'allow' | 'ask' } | { kind: 'deny'; why: string; reason?: RejectReason };
 
 interface Finished {
   message: StoredMessage;

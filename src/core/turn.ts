@@ -19,6 +19,7 @@ import type { Agent } from '../shapes/agent.js';
 import { errorMessage, logger } from '../util/log.js';
 import { toolSpecs } from '../shapes/tool-names.js';
 import { requestPayload, variantNames } from '../shapes/variants.js';
+import { stoppedText } from './hooks/effects.js';
 
 const log = logger('turn');
 /**
@@ -41,7 +42,7 @@ export interface TurnInput {
  * Commits a user message to the chat at once, before anything slow (contexts, web pages) runs,
  * and returns how to attach the contexts once they are rendered.
  */
-export function rememberUserMessage(chat: LiveChat, store: ChatDeps['store'], text: string, contentId?: string): { attachContext(contextText: string, images?: LlmImage[]): void } {
+export function rememberUserMessage(chat: LiveChat, store: ChatDeps['store'], text: string, contentId?: string): UserMessageHandle {
   const message: Extract<StoredMessage, { role: 'user' }> = { role: 'user', text, ...(contentId ? { contentId } : {}) };
   chat.stored.push(message);
   const seq = store.appendMessage(chat.id, message);
@@ -52,7 +53,23 @@ export function rememberUserMessage(chat: LiveChat, store: ChatDeps['store'], te
       if (images.length) message.images = images;
       store.replaceMessage(chat.id, seq, message);
     },
+    // A preRequest hook rewrote the prompt, added to it, or blocked it (core/hooks/turn-hooks.ts).
+    rewrite(change) {
+      change(message);
+      store.replaceMessage(chat.id, seq, message);
+    },
+    drop() {
+      const at = chat.stored.indexOf(message);
+      if (at >= 0) chat.stored.splice(at, 1);
+      store.deleteMessage(chat.id, seq);
+    },
   };
+}
+
+export interface UserMessageHandle {
+  attachContext(contextText: string, images?: LlmImage[]): void;
+  rewrite(change: (m: { text: string; contextText?: string }) => void): void;
+  drop(): void;
 }
 
 /** Runs one turn; resolves with how it ended (a stop is reported by the caller, who knows why). */
@@ -130,8 +147,9 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
       remember({ role: 'user', text: steer, contentId: id });
       emit({ type: 'userMessage', text: steer, id });
     }
-    await contextWindow.beforeRequest();
+    const compactStop = await contextWindow.beforeRequest();
     if (signal.aborted) return cancelled;
+    if (compactStop) return (emit({ type: 'notice', text: stoppedText(compactStop) }), { stopReason: 'end_turn' });
     const tools = deps.tools.visible({ agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
     progress(step === 0 ? 'Waiting model' : 'Continuing');
     const parts: AssistantPart[] = [];
@@ -266,6 +284,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         continue;
       }
       if (signal.aborted) return cancelled;
+      if (contextWindow.hookStop) return (emit({ type: 'notice', text: stoppedText(contextWindow.hookStop) }), { stopReason: 'end_turn' });
       log.warn(`chat ${chat.id}: ${errorMessage(failure)}`);
       return fail(`Error from ${entry.id}: ${recovered ?? errorMessage(failure)}`);
     }
@@ -297,8 +316,11 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         trusted: () => chat.trust,
         stopGraceMs: deps.stopGraceMs,
         roots: deps.roots,
+        ...(deps.hooks ? { hooks: { hooks: deps.hooks, chat: { chatId: chat.id, agent, model: entry.id, variant: chat.variant, emit } } } : {}),
       });
       await tc.run();
+      // A tool hook's `continue: false` ends the turn here (ECA docs/config/hooks.md "Stopping").
+      if (tc.hookStop) return (emit({ type: 'notice', text: stoppedText(tc.hookStop) }), { stopReason: 'end_turn' });
       // A tool's images reach only a model that reads images; the user is told when they do not.
       const result = entry.imageInput ? undefined : chat.stored.findLast((m) => m.role === 'tool' && m.toolCallId === call.id);
       const images = result?.role === 'tool' ? toolImages(result.outputs).length : 0;

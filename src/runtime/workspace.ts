@@ -39,6 +39,8 @@ import { RuntimeBoard } from '../core/runtime-board.js';
 import { ProjectInstructions } from './instructions.js';
 import { CustomCommands } from './custom-commands.js';
 import { SkillCatalog } from './skills.js';
+import { workspaceHooks } from './hooks.js';
+import { StatusHooks, type Hooks } from '../core/hooks/index.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -138,6 +140,9 @@ export class Workspace {
   readonly board = new RuntimeBoard();
   /** AGENTS.md and rules (./instructions.ts): prompt sections, `fetch_rule`, `/rules`, enforce. */
   readonly instructions: ProjectInstructions;
+  /** ECA's hooks (core/hooks/, ./hooks.ts). */
+  readonly hooks: Hooks;
+  private readonly statusHooks: StatusHooks;
   readonly store: SqliteStore;
   readonly chats: ChatService;
   /** The @-mention file index of each root, by root. */
@@ -184,6 +189,8 @@ export class Workspace {
     this.store = SqliteStore.open(this.home);
     const recovered = this.store.recoverInterrupted();
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
+    this.hooks = workspaceHooks({ config: () => this.config, roots: () => this.roots, dbPath: this.store.path, env: opts.env, board: this.board, prompt: this.prompt });
+    this.statusHooks = new StatusHooks(this.hooks);
     for (const r of this.roots) this.indexByRoot.set(resolve(r), new FileIndex(r));
     this.editor = this.mergedEditor();
     this.jobs = new JobRegistry({
@@ -359,6 +366,7 @@ export class Workspace {
     this.configErrors = loaded.errors;
     this.configSources = loaded.sources;
     this.workspaces = loaded.workspaces;
+    this.hooks.publish();
   }
 
   /**
@@ -459,7 +467,8 @@ export class Workspace {
   private deps(): ChatDeps {
     return {
       store: this.store,
-      events: this.opts.events,
+      // chatStatusChanged hooks follow each chat's status from the events it emits.
+      events: this.statusHooks.observe(this.opts.events),
       frontEnd: { canAsk: this.opts.frontEnd.canAsk, canShowDiffs: this.opts.frontEnd.canShowDiffs },
       tools: this.tools,
       editor: this.editor,
@@ -490,6 +499,7 @@ export class Workspace {
       messageContext: async (message, signal) => (await Promise.all(this.all().map((p) => p.messageContext?.(message, signal) ?? ''))).filter(Boolean).join('\n\n'),
       // Rules and instructions files are looked at again first (a few stats), so a file broken since is told.
       problems: () => (safely(() => this.instructions.current()), this.board.problems()),
+      hooks: this.hooks,
       promptSections: (scope) => this.prompt.sections(scope, (source, e) => log.warn(`system prompt source ${source}: ${errorMessage(e)}`)),
       toolsReady: async (chatId, signal) => {
         const report = {
@@ -502,6 +512,8 @@ export class Workspace {
         created: (id) => this.all().forEach((p) => p.chatStarted?.(id)),
         idle: (id) => this.all().forEach((p) => p.chatIdle?.(id)),
         ended: (id) => {
+          this.hooks.setChatContext(id, undefined);
+          this.hooks.trigger('chatEnd', { chat: { chatId: id } }).catch((e: unknown) => log.warn(`chatEnd hooks: ${errorMessage(e)}`));
           for (const p of this.all()) p.chatEnded?.(id);
           for (const c of this.clients.values()) void c.then((client) => client.release?.(id)).catch(() => {});
         },
@@ -538,6 +550,17 @@ export class Workspace {
   }
 
   /** Starts what peers serve (listeners: the gateway, the OpenCtx host). A failure is the peer's to report. */
+  private sessionStarted = false;
+  /**
+   * The front end's session began (ECA: `initialized`): sessionStart hooks run, and sessionEnd
+   * will at dispose. `patchbay doctor` and other one-off uses of a workspace run neither.
+   */
+  startSession(): void {
+    if (this.sessionStarted || this.disposed) return;
+    this.sessionStarted = true;
+    this.hooks.trigger('sessionStart').catch((e: unknown) => log.warn(`sessionStart hooks: ${errorMessage(e)}`));
+  }
+
   startListeners(): Array<{ peer: string; started: Promise<void> }> {
     // A peer that throws at once fails only its own start, as one that rejects does.
     return [...this.peers].map(([peer, p]) => ({ peer, started: Promise.resolve().then(() => p.start?.()) }));
@@ -745,6 +768,7 @@ export class Workspace {
         this.jobs.dispose().catch((e: unknown) => log.error(`stopping background jobs: ${errorMessage(e)}`)),
         ...[...this.peers].map(([name, p]) => p.dispose().catch((e: unknown) => log.error(`stopping ${name}: ${errorMessage(e)}`))),
         ...[...this.clients.values()].map((c) => c.then((client) => client.dispose?.()).catch(() => {})),
+        this.sessionStarted ? this.hooks.trigger('sessionEnd').catch((e: unknown) => log.error(`sessionEnd hooks: ${errorMessage(e)}`)) : undefined,
       ]);
       this.close();
     })();
@@ -772,6 +796,7 @@ export class Workspace {
 
   /** The store and the indexes. Idempotent. */
   private close(): void {
+    this.hooks.killAll();
     for (const ix of this.indexByRoot.values()) ix.dispose();
     try {
       this.store.close();

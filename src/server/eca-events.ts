@@ -16,7 +16,7 @@ export type EcaNotification =
 export const PROMPT_STOPPED_TEXT = '\nPrompt stopped';
 
 /** Core's reject reasons under ECA's names (`toolCallRejected.reason`). */
-const ECA_REJECT_REASON: Readonly<Record<RejectReason, RejectReasonEca>> = { user: 'user', denied: 'userConfigDeny', stopped: 'userPromptStop' };
+const ECA_REJECT_REASON: Readonly<Record<RejectReason, RejectReasonEca>> = { user: 'user', denied: 'userConfigDeny', stopped: 'userPromptStop', hook: 'hookRejected' };
 
 /**
  * ECA's colors and emoji swatches per category (shared.clj `context-category-colors`): the server
@@ -79,6 +79,22 @@ export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotificatio
       return [content('system', { type: 'metadata', ...(e.title !== undefined ? { title: e.title } : {}) })];
     case 'notice':
       return [content('system', { type: 'text', text: e.text })];
+    // ECA lifecycle.clj `notify-before-hook-action!` / `notify-after-hook-action!`: system contents.
+    case 'hookActionStarted':
+      return [content('system', { type: 'hookActionStarted', id: e.id, name: e.name, actionType: e.actionType })];
+    case 'hookActionFinished':
+      return [
+        content('system', {
+          type: 'hookActionFinished',
+          id: e.id,
+          name: e.name,
+          actionType: e.actionType,
+          status: e.status,
+          ...(e.output !== undefined ? { output: e.output } : {}),
+          ...(e.error !== undefined ? { error: e.error } : {}),
+          ...(e.toolCallId !== undefined ? { toolCallId: e.toolCallId } : {}),
+        }),
+      ];
     case 'taskListCleared':
       // ECA sends a bare `toolCalled` of its task tool here (chat.clj `prompt`); an id, empty
       // arguments and outputs make it a well-formed one (plugins key the task panel on server+name).

@@ -207,6 +207,7 @@ export class EcaServer {
         this.tasks.release();
         // Listeners (the OpenCtx host, the provider gateway): a peer that cannot listen says why.
         for (const { started } of session.startListeners()) void started.catch((e: unknown) => this.showMessage({ type: 'warning', message: errorMessage(e) }));
+        session.startSession();
         void session.modelsReady.then(() => {
           this.sendConfig(session);
           this.sendNativeTools(session);

@@ -359,19 +359,19 @@ describe('loadConfig: invalid input', () => {
 
 describe('loadConfig: unknown keys', () => {
   it('keeps unknown top-level keys, warns about ECA ones, and later (trusted) layers merge into them', () => {
-    writeJson(userFile(), { rules: [{ path: 'a.md' }], hooks: { pre: { type: 'x', keep: 1 } }, defaultModel: 'm' });
-    writeJson(wsFile(ws1), { hooks: { pre: { type: 'y' } } });
+    writeJson(userFile(), { rules: [{ path: 'a.md' }], customTools: { pre: { type: 'x', keep: 1 } }, defaultModel: 'm' });
+    writeJson(wsFile(ws1), { customTools: { pre: { type: 'y' } } });
     trust(ws1);
     const r = loadConfig({ roots: [ws1], env: {}, homeDir: home });
     expect(errorsOf(r.errors)).toEqual([]);
     // `rules` is implemented (src/runtime/instructions.ts): no warning.
     expect(r.errors.map((e) => `${e.key}: ${e.message}`)).toEqual([
-      'hooks: "hooks" is an ECA setting patchbay does not implement; ignored',
-      'hooks: "hooks" is an ECA setting patchbay does not implement; ignored',
+      'customTools: "customTools" is an ECA setting patchbay does not implement; ignored',
+      'customTools: "customTools" is an ECA setting patchbay does not implement; ignored',
     ]);
     const cfg = r.config as Record<string, unknown>;
     expect(cfg.rules).toEqual([{ path: 'a.md' }]);
-    expect(cfg.hooks).toEqual({ pre: { type: 'y', keep: 1 } });
+    expect(cfg.customTools).toEqual({ pre: { type: 'y', keep: 1 } });
     expect(r.config.defaultModel).toBe('m');
   });
 

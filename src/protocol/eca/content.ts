@@ -48,7 +48,7 @@ const toolCallBase = {
 
 export const toolOutputSchema = z.union([z.object({ type: z.literal('text'), text: z.string() }), z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() })]);
 
-export const rejectReasonSchema = z.enum(['user', 'userChoiceDeny', 'userConfigDeny', 'userPromptStop']);
+export const rejectReasonSchema = z.enum(['user', 'userChoiceDeny', 'userConfigDeny', 'hookRejected', 'userPromptStop']);
 export type RejectReason = z.infer<typeof rejectReasonSchema>;
 
 export const chatContentSchema = z.discriminatedUnion('type', [
@@ -104,6 +104,19 @@ export const chatContentSchema = z.discriminatedUnion('type', [
   /** A named checkpoint in the chat (ECA docs/protocol.md `ChatFlagContent`), sent with role `system`. */
   z.object({ type: z.literal('flag'), text: z.string(), contentId: z.string() }),
   z.object({ type: z.literal('reasonStarted'), id: z.string() }),
+  /** A hook action runs (ECA docs/protocol.md `ChatHookActionStartedContent`), role `system`. */
+  z.object({ type: z.literal('hookActionStarted'), id: z.string(), name: z.string(), actionType: z.literal('shell') }),
+  /** ECA docs/protocol.md `ChatHookActionFinishedContent`; `toolCallId` for preToolCall/postToolCall hooks. */
+  z.object({
+    type: z.literal('hookActionFinished'),
+    id: z.string(),
+    name: z.string(),
+    actionType: z.literal('shell'),
+    status: z.number(),
+    output: z.string().optional(),
+    error: z.string().optional(),
+    toolCallId: z.string().optional(),
+  }),
   z.object({ type: z.literal('reasonText'), id: z.string(), text: z.string() }),
   z.object({ type: z.literal('reasonFinished'), id: z.string(), totalTimeMs: z.number() }),
   z.object({ type: z.literal('toolCallPrepare'), ...toolCallBase, argumentsText: z.string() }),

@@ -1,0 +1,8 @@
+/** The chat a hook event is about, as the hooks see it (no import of the turn: compaction uses it too). */
+import type { LiveChat } from '../chat.js';
+import type { ChatDeps } from '../deps.js';
+import type { HookChat } from './hooks.js';
+
+export function hookChat(chat: LiveChat, deps: ChatDeps): HookChat {
+  return { chatId: chat.id, agent: chat.agent, model: chat.model, variant: chat.variant, emit: (e) => deps.events.event(chat.id, e) };
+}

@@ -1,0 +1,30 @@
+/**
+ * The workspace's hooks (core/hooks/): built from the merged config (an untrusted folder's
+ * `hooks` are held back by config/held-back.ts before they get here), reported on the runtime
+ * board (doctor, and once in each chat), and chatStart's context in the system prompt.
+ */
+import { Hooks } from '../core/hooks/index.js';
+import type { PromptSources } from '../core/prompt-sections.js';
+import type { RuntimeBoard } from '../core/runtime-board.js';
+import type { Config } from '../config/schema.js';
+
+export function workspaceHooks(opts: { config: () => Config; roots: () => string[]; dbPath: string; env: NodeJS.ProcessEnv; board: RuntimeBoard; prompt: PromptSources }): Hooks {
+  const hooks = new Hooks({
+    hooks: () => opts.config().hooks,
+    roots: opts.roots,
+    dbPath: opts.dbPath,
+    // What a hook can run to reach patchbay again (ECA's `eca_executable`): the launcher script.
+    executable: process.argv[1] ?? process.execPath,
+    env: opts.env,
+    homeDir: opts.env.HOME,
+    problems: (list) => opts.board.setProblems('hooks', list),
+  });
+  opts.board.setSummary('hooks', () => hooks.summary());
+  // Dynamic: it appears after the chat's first prompt started, so it must not shift the cached prefix.
+  opts.prompt.set('hooks', (scope) => {
+    const text = hooks.chatContext(scope.chatId);
+    return text ? [{ id: 'hooks:chatStart', text, stable: false, order: 90 }] : [];
+  });
+  hooks.publish();
+  return hooks;
+}
