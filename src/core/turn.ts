@@ -18,6 +18,8 @@ import type { Agent } from '../shapes/agent.js';
 import { errorMessage, logger } from '../util/log.js';
 import { toolSpecs } from '../shapes/tool-names.js';
 import { requestPayload, variantNames } from '../shapes/variants.js';
+import { runToolCalls, subagentTools } from './subagents/step.js';
+import { subagentApproval } from './subagents/definitions.js';
 
 const log = logger('turn');
 /**
@@ -106,8 +108,12 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     });
   }
 
-  for (let step = 0; step < MAX_STEPS; step++) {
+  // A subagent's own rules: its definition's approvals over the config's, its step limit.
+  const approval = subagentApproval(config.toolCall.approval, chat.subagent?.def);
+  const maxSteps = chat.subagent?.def.maxSteps ?? MAX_STEPS;
+  for (let step = 0; step < maxSteps; step++) {
     if (signal.aborted) return cancelled;
+    chat.subagent?.onStep(step + 1);
     // Gateway events that arrived while this turn ran join the conversation at the next model step.
     for (const text of chat.injected.splice(0)) {
       remember({ role: 'user', text });
@@ -125,7 +131,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
       remember({ role: 'user', text: steer, contentId: id });
       emit({ type: 'userMessage', text: steer, id });
     }
-    const tools = deps.tools.visible({ agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
+    const tools = subagentTools(chat, deps.tools.visible({ agent, approval, disabled: config.disabledTools, chatId: chat.id }));
     progress(step === 0 ? 'Waiting model' : 'Continuing');
     const parts: AssistantPart[] = [];
     // `tool` is looked up once when the call starts, not again for every streamed argument piece.
@@ -256,12 +262,12 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     const toolCalls = parts.filter((p): p is Extract<AssistantPart, { type: 'toolCall' }> => p.type === 'toolCall');
     if (!toolCalls.length) return { stopReason: stopReasonOf(finish) };
 
-    for (const call of toolCalls) {
+    const runCall = async (call: (typeof toolCalls)[number]) => {
       const tool = deps.tools.get(call.name, chat.id);
       const tc = new ToolCall(call.id, call.name, tool, call.args, {
         chatId: chat.id,
         agent,
-        approval: config.toolCall.approval,
+        approval,
         sessionApproved: chat.sessionApproved,
         store,
         events,
@@ -285,16 +291,20 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
       const result = entry.imageInput ? undefined : chat.stored.findLast((m) => m.role === 'tool' && m.toolCallId === call.id);
       const images = result?.role === 'tool' ? toolImages(result.outputs).length : 0;
       if (images) emit({ type: 'notice', text: noVisionText(entry, `The ${images === 1 ? 'image' : `${images} images`} from ${call.name} ${images === 1 ? 'was' : 'were'}`) });
-    }
+    };
+    await runToolCalls(toolCalls, (call) => deps.tools.get(call.name, chat.id), runCall);
   }
-  return fail(`Stopped after ${MAX_STEPS} model steps without a final answer.`);
+  return fail(`Stopped after ${maxSteps} model steps without a final answer.`);
 }
 
 /** The system prompt of a request of this chat, with every source's sections. */
 export function chatSystemPrompt(chat: LiveChat, agent: Agent, model: string | undefined, tools: Tool[], deps: ChatDeps): SystemPrompt {
   const roots = deps.roots();
-  const sections = deps.promptSections({ chatId: chat.id, agent, model, roots, stored: chat.stored });
-  return systemPrompt({ agent, roots, tools, extra: deps.config().systemPrompt, sections });
+  const def = chat.subagent?.def;
+  const sections = deps.promptSections({ chatId: chat.id, agent, model, roots, stored: chat.stored, ...(def ? { subagent: def.name } : {}) });
+  // A subagent's prompt is its definition's, after the config's own instructions.
+  const extra = [deps.config().systemPrompt, def?.systemPrompt].filter(Boolean).join('\n\n');
+  return systemPrompt({ agent, roots, tools, extra, sections });
 }
 
 /** The model's own reason for ending a step without tool calls. */

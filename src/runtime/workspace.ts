@@ -35,6 +35,9 @@ import { BUILTIN_PROVIDER_IDS, keyOverridingLogin, computeCost, createClient, fi
 import { ProviderLogins } from './provider-logins.js';
 import { PromptSources } from '../core/prompt-sections.js';
 import { RuntimeBoard } from '../core/runtime-board.js';
+import { AgentDefs } from './agent-defs.js';
+import { spawnAgentTool } from '../core/tools/spawn-agent.js';
+import type { SubagentObserver } from '../core/subagents/runner.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -132,6 +135,10 @@ export class Workspace {
   readonly prompt = new PromptSources();
   /** Bad rule, skill, command, agent and hook files, and each feature's doctor lines. */
   readonly board = new RuntimeBoard();
+  /** The subagents there are (./agent-defs.ts). */
+  readonly agentDefs: AgentDefs;
+  /** Told where each subagent's child chat starts and ends (fill in `started` / `ended`, e.g. for hooks). */
+  readonly subagentObserver: SubagentObserver = {};
   readonly store: SqliteStore;
   readonly chats: ChatService;
   /** The @-mention file index of each root, by root. */
@@ -203,6 +210,10 @@ export class Workspace {
     this.prompt.set('peers', () => [...this.peers].flatMap(([name, p]) => (p.instructions?.() ?? []).map((text, i) => ({ id: `${name}:${i}`, text, stable: true, order: 80 }))));
     this.commands.set('native', nativeCommands({ doctor: () => this.doctor(), repoMap: (signal) => this.repoMap(signal), trust: () => this.trust() }));
     this.chats = new ChatService(this.deps(), this.commands);
+    // Subagents (core/subagents/): their definitions, and the tool that spawns them as child chats.
+    this.agentDefs = new AgentDefs({ roots: () => this.roots, config: () => this.config, env: opts.env, trustedFolder: (root) => isTrustedFolder(this.home, root), board: this.board });
+    void this.agentDefs.refresh();
+    this.tools.set('subagents', [spawnAgentTool({ defs: () => this.agentDefs.list(), chats: this.chats, maxParallel: () => this.config.subagents.maxParallel, observer: this.subagentObserver })]);
     this.completer = new InlineCompleter(this.deps());
     this.rewriter = new Rewriter(this.deps());
     for (const { name, make } of makers) this.peers.set(name, make(this.peerHost(name)));
@@ -322,6 +333,8 @@ export class Workspace {
     this.configErrors = loaded.errors;
     this.configSources = loaded.sources;
     this.workspaces = loaded.workspaces;
+    // The `agent` key, and the folders' agent files when folders changed.
+    void this.agentDefs.refresh();
   }
 
   /**

@@ -18,8 +18,10 @@ export const PROMPT_STOPPED_TEXT = '\nPrompt stopped';
 /** Core's reject reasons under ECA's names (`toolCallRejected.reason`). */
 const ECA_REJECT_REASON: Readonly<Record<RejectReason, RejectReasonEca>> = { user: 'user', denied: 'userConfigDeny', stopped: 'userPromptStop' };
 
-export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotification[] {
-  const content = (role: Role, c: ChatContent): EcaNotification => ({ method: ECA.chatContentReceived.method, params: { chatId, role, content: c } });
+export function toEcaNotifications(chatId: string, e: ChatEvent, parentChatId?: string): EcaNotification[] {
+  // A subagent's contents name its parent chat (ECA lifecycle.clj `send-content!`): editors nest them under the spawn_agent call.
+  const parent = parentChatId !== undefined ? { parentChatId } : {};
+  const content = (role: Role, c: ChatContent): EcaNotification => ({ method: ECA.chatContentReceived.method, params: { chatId, ...parent, role, content: c } });
   const status = (s: ChatStatus): EcaNotification => ({ method: ECA.chatStatusChanged.method, params: { chatId, status: s } });
   switch (e.type) {
     case 'userMessage':
