@@ -47,6 +47,13 @@ export class AgentDefs {
     return this.defs;
   }
 
+  /** Resolves when no scan is running, or after `ms` (a slow disk never holds a turn for long). */
+  async settled(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.scanning, new Promise<void>((r) => (timer = setTimeout(r, ms).unref()))]);
+    clearTimeout(timer);
+  }
+
   /** Scans the files and the config again; calls during a scan make one more after it. */
   refresh(): Promise<void> {
     if (this.scanning) {

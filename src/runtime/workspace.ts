@@ -117,6 +117,8 @@ const SERVERS_TASK_MAX_MS = 60_000;
  * everything, and the change stops on its own (applyRoots checks `disposed` after each wait).
  */
 const ROOTS_CHANGE_DISPOSE_MS = 100;
+/** How long creating a workspace, or a turn, waits for the agent files to be read. */
+const AGENT_FILES_WAIT_MS = 2_000;
 
 export class Workspace {
   /** The workspace folders now; `changeRoots` replaces the list (never mutated in place). */
@@ -163,7 +165,10 @@ export class Workspace {
   /** Builds a workspace: loads the peers' code, then starts nothing but what is lazy. */
   static async create(opts: WorkspaceOptions): Promise<Workspace> {
     const makers = await Promise.all(PEERS.map(async (p) => ({ name: p.name, make: (await p.load()) as (host: PeerHost<unknown>) => Peer })));
-    return new Workspace(opts, makers);
+    const ws = new Workspace(opts, makers);
+    // The first prompt sees the agent files (and is told of bad ones); bounded, as a slow disk must not hold the handshake.
+    await ws.agentDefs.settled(AGENT_FILES_WAIT_MS);
+    return ws;
   }
 
   private constructor(
@@ -467,6 +472,8 @@ export class Workspace {
       problems: () => this.board.problems(),
       promptSections: (scope) => this.prompt.sections(scope, (source, e) => log.warn(`system prompt source ${source}: ${errorMessage(e)}`)),
       toolsReady: async (chatId, signal) => {
+        // A scan of the agent files still running (a file just changed): its subagents count for this turn.
+        await this.agentDefs.settled(AGENT_FILES_WAIT_MS);
         const report = {
           progress: (text: string) => this.opts.events.event(chatId, { type: 'progress', text }),
           notice: (text: string) => this.opts.events.event(chatId, { type: 'notice', text }),
