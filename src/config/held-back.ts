@@ -112,6 +112,8 @@ export function holdBack(layer: Obj, lower: Obj): { kept: Obj; held: HeldSetting
     if (Array.isArray(get(layer, 'agent', name, 'tools'))) hold(['agent', name, 'tools'], 'auto-approves the tools it lists');
     for (const at of [['toolCall', 'approval'], ['tools']]) {
       if (get(layer, 'agent', name, ...at, 'byDefault') === 'allow') hold(['agent', name, ...at, 'byDefault'], '"allow"');
+      // A list of tool names, as in an agent's Markdown front-matter: held whole.
+      if (Array.isArray(get(layer, 'agent', name, ...at, 'allow'))) hold(['agent', name, ...at, 'allow'], 'auto-approves the tools it lists');
       for (const [selector] of entries('agent', name, ...at, 'allow')) hold(['agent', name, ...at, 'allow', selector], 'auto-approves it');
     }
   }
