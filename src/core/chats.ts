@@ -549,11 +549,12 @@ export class ChatService {
   /**
    * Resume a stored chat: clear, announce and replay it, then its title, all before this returns,
    * so a façade can answer after the replay (editors look for the chat's view once answered).
-   * Undefined for an unknown chat. `model` only when that model is still configured.
+   * Undefined for an unknown chat or a subagent's. `model` only when that model is still configured.
    */
   open(chatId: string, window?: HistoryWindow): OpenedChat | undefined {
     const chat = this.load(chatId);
-    if (!chat) return undefined;
+    // A subagent's chat is shown inside its parent's, never opened on its own (ECA `chat/open`).
+    if (!chat || chat.parentId !== undefined) return undefined;
     // A window replays only its page (ECA `open-chat!`); a stale cursor replays nothing.
     const page = window && historyPage(this.deps.store.messageRows(chatId), window);
     const entry = chat.model ? this.deps.models().find((m) => m.id === chat.model) : undefined;

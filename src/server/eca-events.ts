@@ -80,7 +80,8 @@ export function toEcaNotifications(chatId: string, e: ChatEvent, parentChatId?: 
       return [content('system', { type: 'progress', state: 'running', text: e.text })];
     case 'turnEnded':
       return [
-        ...(e.stopReason === 'cancelled' ? [content('system', { type: 'text', text: PROMPT_STOPPED_TEXT })] : []),
+        // A subagent stops silently: its parent already says so (ECA agent.clj `stop-subagent-chat!`).
+        ...(e.stopReason === 'cancelled' && parentChatId === undefined ? [content('system', { type: 'text', text: PROMPT_STOPPED_TEXT })] : []),
         status('idle'),
         // patchbay extension: `stopReason` says how the turn ended (ECA plugins ignore unknown
         // fields); `patchbay chat` reads it instead of matching texts.

@@ -129,6 +129,8 @@ describe('spawn_agent (ECA tools/agent.clj)', () => {
     const list = (await p.request(ECA.chatList, {})).result.chats.map((c: { id: string }) => c.id);
     expect(list).toContain(chatId);
     expect(list).not.toContain(childId);
+    // Not opened on its own (ECA docs/protocol.md "Chat open": false for a subagent chat), but its history pages.
+    expect((await p.request(ECA.chatOpen, { chatId: childId })).result).toEqual({ found: false });
     const history = await p.request(ECA.chatHistory, { chatId: childId, limit: 10 });
     expect(JSON.stringify(history.result)).toContain('The parser is in src/parse.ts.');
     const rows = () => {
@@ -197,6 +199,9 @@ describe('spawn_agent (ECA tools/agent.clj)', () => {
     const childEnd = await p.turnDone('subagent-st');
     expect(childEnd.params).toMatchObject({ parentChatId: chatId, content: { stopReason: 'cancelled' } });
     await until('the child stream to close', () => llm().activeStreams === 0);
+    // The child stops silently; only the parent says "Prompt stopped" (ECA agent.clj `stop-subagent-chat!`).
+    expect(p.text('subagent-st', 'system')).not.toContain('Prompt stopped');
+    expect(p.text(chatId, 'system')).toContain('Prompt stopped');
     expect(chatRequests().filter((b) => !system(b).includes(EXPLORER))).toHaveLength(1);
   });
 
@@ -311,5 +316,11 @@ describe('agents defined in Markdown files (ECA docs/config/agents.md)', () => {
     expect(p.text('subagent-b1')).toBe('found');
     const description = chatRequests()[0].tools!.find((t) => t.function.name === 'patchbay__spawn_agent')!.function.description;
     expect(description).not.toMatch(/nodesc|weird|broken/);
+    // doctor lists them, and the subagents there are.
+    const doctor = await prompt(p, '/doctor');
+    await p.turnDone(doctor);
+    const report = p.text(doctor, 'system');
+    expect(report).toContain('Subagents: explorer, general (at most 3 at once)');
+    expect(report).toMatch(/Problem: Agent file .*nodesc\.md is skipped/);
   });
 });

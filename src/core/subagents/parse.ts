@@ -23,11 +23,11 @@ export function parseAgentFile(path: string, text: string, opts: { widen: boolea
   return fromFields(name, fm.data, fm.body.trim(), path, opts.widen);
 }
 
-/** One `agent.<name>` config entry; only those whose `mode` includes `subagent` are subagents. */
+/** One `agent.<name>` config entry; only those whose `mode` names `subagent` are subagents. */
 export function parseAgentConfig(name: string, entry: unknown): Parsed {
   if (!isObj(entry)) return { kind: 'bad', problems: ['not an object'] };
-  const modes = modeList(entry.mode);
-  if (!modes.includes('subagent')) return { kind: 'primaryOnly' };
+  // Unlike a file, an entry without `mode` is not a subagent: `agent.code`, `agent.plan` tune the primary agents.
+  if (entry.mode === undefined || !modeList(entry.mode).includes('subagent')) return { kind: 'primaryOnly' };
   const prompt = typeof entry.systemPrompt === 'string' ? entry.systemPrompt.trim() : '';
   const approval = isObj(entry.toolCall) && isObj(entry.toolCall.approval) ? entry.toolCall.approval : undefined;
   const fields = { ...entry, model: entry.model ?? entry.defaultModel, tools: entry.tools ?? approval };
