@@ -392,6 +392,11 @@ export class ChatService {
     return { model: entry.id, done: handle.done };
   }
 
+  /** The model a chat's turns use now (a subagent takes its parent's unless told otherwise). */
+  modelOf(chatId: string): string | undefined {
+    return this.live.get(chatId)?.model;
+  }
+
   isSubagent(chatId: string): boolean {
     return this.live.get(chatId)?.parentId !== undefined;
   }

@@ -101,13 +101,15 @@ export function toEcaNotifications(chatId: string, e: ChatEvent, parentChatId?: 
  */
 function toolCallProgress(e: ToolCallEvent): string[] {
   if (e.state === 'announced' && e.needsApproval) return [WAITING_APPROVAL_TEXT];
-  if (e.state === 'running') return [CALLING_TOOL_TEXT];
+  if (e.state === 'running') return [e.name === 'spawn_agent' && e.server === 'patchbay' ? WAITING_SUBAGENT_TEXT : CALLING_TOOL_TEXT];
   return [];
 }
 
 /** ECA's progress texts for a tool call (tool_calls.clj). */
 export const WAITING_APPROVAL_TEXT = 'Waiting for tool call approval';
 const CALLING_TOOL_TEXT = 'Calling tool';
+/** While a subagent works for the call (tool_calls.clj `:progress-text` of `spawn_agent`). */
+const WAITING_SUBAGENT_TEXT = 'Waiting subagent';
 
 function toolCall(e: Exclude<ToolCallEvent, { state: 'stopping' }>): ChatContent[] {
   if (e.state === 'preparing') return [{ type: 'toolCallPrepare', origin: e.origin, id: e.id, name: e.name, server: ecaServer(e.server), argumentsText: e.argumentsDelta }];

@@ -104,7 +104,13 @@ describe('spawn_agent (ECA tools/agent.clj)', () => {
     expect(run).toBeGreaterThanOrEqual(0);
     expect(run).toBeLessThan(firstChild);
     const runContent = (p.messages[run] as Msg).params.content;
-    expect(runContent).toMatchObject({ server: 'eca', summary: 'explorer: exploring codebase', details: { type: 'subagent', subagentChatId: childId, agentName: 'explorer', step: 1 } });
+    expect(runContent).toMatchObject({
+      server: 'eca',
+      summary: 'explorer: exploring codebase',
+      details: { type: 'subagent', subagentChatId: childId, agentName: 'explorer', model: 'fake/m1', step: 1 },
+    });
+    // ECA's progress text while the subagent works (tool_calls.clj: "Waiting subagent", not "Calling tool").
+    expect(p.contents(chatId).some((c: any) => c.content.type === 'progress' && c.content.text === 'Waiting subagent')).toBe(true);
     // Step progress: a toolCallRunning with the model the child really uses.
     const running = p.contents(chatId).filter((c: any) => c.content.type === 'toolCallRunning' && c.content.name === 'spawn_agent');
     expect(running.some((c: any) => c.content.details?.type === 'subagent' && c.content.details.model === 'fake/m1' && c.content.details.step === 1)).toBe(true);

@@ -38,7 +38,7 @@ const BASE_DESCRIPTION = [
 export interface SpawnAgentOptions {
   /** The subagents there are now. */
   defs(): SubagentDef[];
-  chats: ChildChats & { isSubagent(chatId: string): boolean };
+  chats: ChildChats & { isSubagent(chatId: string): boolean; modelOf(chatId: string): string | undefined };
   maxParallel(): number;
   observer?: SubagentObserver;
 }
@@ -71,7 +71,7 @@ export function spawnAgentTool(opts: SpawnAgentOptions): Tool {
     detailsBefore: (args: Record<string, unknown>, call: { chatId: string; toolCallId: string }) => {
       const def = find(typeof args.agent === 'string' ? args.agent : undefined);
       if (!def) return undefined;
-      const model = typeof args.model === 'string' ? args.model : (def.model ?? '');
+      const model = typeof args.model === 'string' ? args.model : (def.model ?? opts.chats.modelOf(call.chatId) ?? '');
       return { type: 'subagent' as const, subagentChatId: subagentChatId(call.toolCallId), model, agentName: def.name, step: 1, ...(def.maxSteps ? { maxSteps: def.maxSteps } : {}) };
     },
     parallel: { limit: () => opts.maxParallel() },
