@@ -372,15 +372,11 @@ export class ChatService {
     if (!parent || this.disposed) return { error: 'The parent chat is gone.' };
     const requested = spec.model ?? spec.def.model;
     const entry = this.resolveModel(requested, parent);
-    if (!entry || (requested && entry.id !== requested && !entry.id.endsWith(`/${requested}`) && entry.modelName !== requested)) {
-      return {
-        error: `Model "${requested ?? ''}" is not available. Available models: ${
-          this.deps
-            .models()
-            .map((m) => m.id)
-            .join(', ') || 'none'
-        }.`,
-      };
+    // An agent's or a call's model that is not configured is an error the parent's model reads, not a silent fallback.
+    const named = (m: ModelEntry) => !requested || m.id === requested || m.modelName === requested || m.id.endsWith(`/${requested}`);
+    if (!entry || !named(entry)) {
+      const offered = this.deps.models().map((m) => m.id);
+      return { error: `Model "${requested ?? ''}" is not available. Available models: ${offered.join(', ') || 'none'}.` };
     }
     // Read-only definitions (explorer), and every subagent of a `plan` chat, only read.
     const agent: Agent = spec.def.readOnly || parent.agent === 'plan' ? 'plan' : 'code';

@@ -194,6 +194,26 @@ describe('spawn_agent (ECA tools/agent.clj)', () => {
     expect(inFlightAtSecond).toBe(0);
   });
 
+  it('an unknown agent or model is a result the model reads (the available ones named), and the turn goes on', async () => {
+    const { p } = await boot();
+    route(EXPLORER, () => [{ text: 'unreached' }], {
+      first: [spawn('n1', { agent: 'nope', task: 'x' }), spawn('n2', { agent: 'explorer', task: 'x', model: 'fake/zzz' })],
+      then: [{ text: 'recovered' }],
+    });
+    const chatId = await prompt(p, 'go');
+    await p.turnDone(chatId);
+    const called = p
+      .contents(chatId)
+      .filter((c: any) => c.content.type === 'toolCalled')
+      .map((c: any) => [c.content.id, c.content.error, c.content.outputs[0].text]);
+    expect(called).toEqual([
+      ['n1', true, 'Agent "nope" not found or not available. Available agents: explorer, general.'],
+      ['n2', true, 'Model "fake/zzz" is not available. Available models: fake/m1, fake/m2.'],
+    ]);
+    expect(chatRequests().some((b) => system(b).includes(EXPLORER))).toBe(false);
+    expect(p.text(chatId)).toBe('recovered');
+  });
+
   it('chat/promptStop on the parent stops the child: its turn ends cancelled and its request is closed', async () => {
     const { p } = await boot();
     route(EXPLORER, () => [{ stall: 'forever' }], { first: [spawn('st', { agent: 'explorer', task: 'never ends' })], then: [{ text: 'unreached' }] });
