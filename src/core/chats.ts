@@ -394,7 +394,12 @@ export class ChatService {
   }
 
   isSubagent(chatId: string): boolean {
-    return this.live.get(chatId)?.parentId !== undefined;
+    return this.parentOf(chatId) !== undefined;
+  }
+
+  /** The chat whose `spawn_agent` call runs this one, for a subagent's chat. */
+  parentOf(chatId: string): string | undefined {
+    return this.live.get(chatId)?.parentId;
   }
 
   /**

@@ -475,8 +475,9 @@ export class Workspace {
         // A scan of the agent files still running (a file just changed): its subagents count for this turn.
         await this.agentDefs.settled(AGENT_FILES_WAIT_MS);
         const report = {
-          progress: (text: string) => this.opts.events.event(chatId, { type: 'progress', text }),
-          notice: (text: string) => this.opts.events.event(chatId, { type: 'notice', text }),
+          // A subagent's chat names its parent here too, as in everything else it tells.
+          progress: (text: string) => this.opts.events.event(chatId, { type: 'progress', text }, this.chats.parentOf(chatId)),
+          notice: (text: string) => this.opts.events.event(chatId, { type: 'notice', text }, this.chats.parentOf(chatId)),
         };
         await Promise.all(this.all().map((p) => p.toolsReady?.(signal, report)));
       },
