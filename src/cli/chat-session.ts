@@ -99,8 +99,12 @@ export class ChatSession {
       if (this.opts.verbose) this.opts.log?.(`ignored malformed chat/contentReceived: ${parsed.error.issues[0]?.message ?? ''}`);
       return;
     }
-    const { chatId, role, content } = parsed.data;
-    if (chatId !== this.chatId) return;
+    const { chatId, role, content, parentChatId } = parsed.data;
+    if (chatId !== this.chatId) {
+      // A subagent of this chat asks in its own chat (ECA agent.clj): answered there, or the turn would wait forever.
+      if (parentChatId === this.chatId && this.turn && content.type === 'toolCallRun' && content.manualApproval) this.ask(this.turn, content, chatId);
+      return;
+    }
     if (this.muted) {
       this.muted = !(content.type === 'progress' && content.state === 'finished');
       return;
@@ -128,7 +132,7 @@ export class ChatSession {
   }
 
   /** Approvals are asked one at a time, in the order the server sends them. */
-  private ask(turn: Turn, call: ToolCallRun): void {
+  private ask(turn: Turn, call: ToolCallRun, chatId = this.chatId): void {
     this.approvals = this.approvals.then(async () => {
       if (turn.abort.signal.aborted || this.turn !== turn) return;
       let answer: ApprovalAnswer;
@@ -142,8 +146,8 @@ export class ChatSession {
         turn.unasked.push(call.name);
         this.renderer.unasked(call.id);
       }
-      if (answer === 'no' || answer === 'unasked') this.server.notify(ECA.chatToolCallReject, { chatId: this.chatId, toolCallId: call.id });
-      else this.server.notify(ECA.chatToolCallApprove, { chatId: this.chatId, toolCallId: call.id, ...(answer === 'always' ? { save: 'session' } : {}) });
+      if (answer === 'no' || answer === 'unasked') this.server.notify(ECA.chatToolCallReject, { chatId, toolCallId: call.id });
+      else this.server.notify(ECA.chatToolCallApprove, { chatId, toolCallId: call.id, ...(answer === 'always' ? { save: 'session' } : {}) });
     });
   }
 

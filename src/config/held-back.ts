@@ -10,6 +10,8 @@
  * - `toolCall.approval.byDefault` when less strict than what the lower layers give
  *   (allow < unset (read-only tools run) < ask < deny).
  * - `chat.defaultTrust: true` (new chats would approve every call that asks).
+ * - `agent.<name>.toolCall.approval.allow.*`, `.tools.allow.*`, a flat `.tools` list and a
+ *   `byDefault: "allow"` in either: a subagent's approvals must not widen the user's.
  * - `toolCall.approval.allow.*`: every rule. `ask` and `deny` rules only narrow, so they apply,
  *   except one that would replace a lower layer's rule for the same selector (its argsMatchers
  *   could make that rule match less).
@@ -112,6 +114,17 @@ export function holdBack(layer: Obj, lower: Obj, root?: string): { kept: Obj; he
     if (STRICTNESS[byDefault] < below) hold(['toolCall', 'approval', 'byDefault'], JSON.stringify(byDefault));
   }
   for (const [selector] of entries('toolCall', 'approval', 'allow')) hold(['toolCall', 'approval', 'allow', selector], 'auto-approves it');
+  // A subagent's own approvals (`agent.<name>.toolCall.approval`, or `.tools` as in its Markdown
+  // file) must not widen the user's either: its allow rules and a `byDefault: "allow"` are held.
+  for (const [name] of entries('agent')) {
+    if (Array.isArray(get(layer, 'agent', name, 'tools'))) hold(['agent', name, 'tools'], 'auto-approves the tools it lists');
+    for (const at of [['toolCall', 'approval'], ['tools']]) {
+      if (get(layer, 'agent', name, ...at, 'byDefault') === 'allow') hold(['agent', name, ...at, 'byDefault'], '"allow"');
+      // A list of tool names, as in an agent's Markdown front-matter: held whole.
+      if (Array.isArray(get(layer, 'agent', name, ...at, 'allow'))) hold(['agent', name, ...at, 'allow'], 'auto-approves the tools it lists');
+      for (const [selector] of entries('agent', name, ...at, 'allow')) hold(['agent', name, ...at, 'allow', selector], 'auto-approves it');
+    }
+  }
   // Trust mode by default approves every call that would ask.
   if (get(layer, 'chat', 'defaultTrust') === true && get(lower, 'chat', 'defaultTrust') !== true) hold(['chat', 'defaultTrust'], 'true');
   for (const kind of ['ask', 'deny']) {

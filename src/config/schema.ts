@@ -81,6 +81,10 @@ export const configSchema = z
         repoMapMaxEntries: z.number().int().positive().default(2_000),
       })
       .default({ webMaxChars: 100_000, repoMapMaxEntries: 2_000 }),
+    /** Agents defined in the config (ECA `agent`); those with `mode: "subagent"` can be spawned (runtime/agent-defs.ts reads them). */
+    agent: z.record(z.string(), z.unknown()).optional(),
+    /** How many `spawn_agent` calls of one model step run at once; the rest wait. */
+    subagents: z.object({ maxParallel: z.number().int().min(1).default(3) }).default({ maxParallel: 3 }),
     /** Inline completion and rewrite (./assist.ts). */
     completion: completionConfigSchema.default({}),
     rewrite: rewriteConfigSchema.default({ fullFileMaxLines: 2000 }),

@@ -4,6 +4,13 @@ import { Approvals } from './approvals.js';
 import type { ChatStatus } from './events.js';
 import type { StoredMessage } from './messages.js';
 import type { Agent } from '../shapes/agent.js';
+import type { SubagentDef } from './subagents/definitions.js';
+
+/** What makes a chat a subagent's: its definition, and whom to tell of each model step. */
+export interface SubagentRun {
+  def: SubagentDef;
+  onStep(step: number): void;
+}
 
 export interface Usage {
   /** Every input token, cache reads and writes included. */
@@ -51,6 +58,10 @@ export class LiveChat {
    * taken at the next model step only, so they never start a turn, and a stop does not drop them.
    */
   readonly jobNotices: string[] = [];
+  /** The chat whose `spawn_agent` call runs this one (a subagent's chat). */
+  parentId: string | undefined;
+  /** Set while this chat runs as a subagent (not for a stored child chat loaded again). */
+  subagent: SubagentRun | undefined;
   /** The runtime's problems (bad rule, skill, hook… files) this chat was already told of. */
   readonly shownProblems = new Set<string>();
 
@@ -65,8 +76,9 @@ export class LiveChat {
   constructor(
     readonly id: string,
     readonly stored: StoredMessage[],
-    init: { title?: string; model?: string; agent: Agent; usage?: Usage; trust?: boolean; variant?: string },
+    init: { title?: string; model?: string; agent: Agent; usage?: Usage; trust?: boolean; variant?: string; parentId?: string },
   ) {
+    this.parentId = init.parentId;
     this.title = init.title;
     this.model = init.model;
     this.agent = init.agent;

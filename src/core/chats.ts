@@ -21,6 +21,7 @@ import type { ModelEntry } from '../shapes/llm.js';
 import type { Context as ChatContext } from '../shapes/context.js';
 import type { Agent } from '../shapes/agent.js';
 import type { StoredMessage } from './stored-message.js';
+import type { ChildSpec } from './subagents/runner.js';
 import { validVariant, variantNames } from '../shapes/variants.js';
 
 const log = logger('chats');
@@ -128,6 +129,7 @@ export class ChatService {
       usage: rec.usage,
       trust: rec.trust,
       variant: rec.variant,
+      parentId: rec.parentChatId,
     });
     this.live.set(id, chat);
     return chat;
@@ -258,7 +260,7 @@ export class ChatService {
       // Injected events that arrived after the last model step become the next prompt (not after a stop).
       const injected = chat.injected.splice(0);
       if (injected.length && !abort.signal.aborted && this.live.has(chat.id)) this.prompt({ chatId: chat.id, message: injected.join('\n\n') });
-      if (!chat.title && entry && !known) void this.generateTitle(chat, entry, params.message);
+      if (!chat.title && entry && !known && !chat.parentId) void this.generateTitle(chat, entry, params.message);
     };
     // One turn per chat at a time; the response goes out before the turn's first notification.
     chat.queued++;
@@ -317,7 +319,8 @@ export class ChatService {
       },
       events: {
         ...bindAll(events),
-        event: (id, e) => live() && events.event(id, e),
+        // A subagent's chat names its parent in everything it tells (ECA `parentChatId`).
+        event: (id, e) => live() && events.event(id, e, chat.parentId),
         together: (fn) => (events.together ? events.together(fn) : fn()),
       },
     };
@@ -345,6 +348,8 @@ export class ChatService {
   }
 
   delete(chatId: string): void {
+    // Its subagents' chats go with it (the store drops their rows with the parent's).
+    for (const child of [...this.live.values()]) if (child.parentId === chatId) this.delete(child.id);
     const chat = this.live.get(chatId);
     if (chat) {
       chat.generation++;
@@ -357,6 +362,45 @@ export class ChatService {
     this.deps.store.deleteChat(chatId);
     this.deps.events.deleted(chatId);
     this.deps.lifecycle?.ended(chatId);
+  }
+
+  /**
+   * A subagent's chat for a `spawn_agent` call of `spec.parentId` (core/subagents/runner.ts): stored
+   * with a link to its parent, with the parent's trust, and its one turn started with the task.
+   */
+  startSubagent(spec: ChildSpec): { model: string; done: Promise<TurnOutcome> } | { error: string } {
+    const parent = this.live.get(spec.parentId);
+    if (!parent || this.disposed) return { error: 'The parent chat is gone.' };
+    const requested = spec.model ?? spec.def.model;
+    const entry = this.resolveModel(requested, parent);
+    // An agent's or a call's model that is not configured is an error the parent's model reads, not a silent fallback.
+    const named = (m: ModelEntry) => !requested || m.id === requested || m.modelName === requested || m.id.endsWith(`/${requested}`);
+    if (!entry || !named(entry)) {
+      const offered = this.deps.models().map((m) => m.id);
+      return { error: `Model "${requested ?? ''}" is not available. Available models: ${offered.join(', ') || 'none'}.` };
+    }
+    // Read-only definitions (explorer), and every subagent of a `plan` chat, only read.
+    const agent: Agent = spec.def.readOnly || parent.agent === 'plan' ? 'plan' : 'code';
+    const chat = new LiveChat(spec.id, [], { agent, model: entry.id, trust: parent.trust, parentId: parent.id, variant: spec.variant ?? spec.def.variant });
+    chat.subagent = { def: spec.def, onStep: spec.onStep };
+    this.live.set(chat.id, chat);
+    this.deps.store.createChat({ id: chat.id, model: entry.id, agent, parentChatId: parent.id });
+    const handle = this.prompt({ chatId: chat.id, message: spec.task, model: entry.id });
+    return { model: entry.id, done: handle.done };
+  }
+
+  /** The model a chat's turns use now (a subagent takes its parent's unless told otherwise). */
+  modelOf(chatId: string): string | undefined {
+    return this.live.get(chatId)?.model;
+  }
+
+  isSubagent(chatId: string): boolean {
+    return this.parentOf(chatId) !== undefined;
+  }
+
+  /** The chat whose `spawn_agent` call runs this one, for a subagent's chat. */
+  parentOf(chatId: string): string | undefined {
+    return this.live.get(chatId)?.parentId;
   }
 
   /**
@@ -512,11 +556,12 @@ export class ChatService {
   /**
    * Resume a stored chat: clear, announce and replay it, then its title, all before this returns,
    * so a façade can answer after the replay (editors look for the chat's view once answered).
-   * Undefined for an unknown chat. `model` only when that model is still configured.
+   * Undefined for an unknown chat or a subagent's. `model` only when that model is still configured.
    */
   open(chatId: string, window?: HistoryWindow): OpenedChat | undefined {
     const chat = this.load(chatId);
-    if (!chat) return undefined;
+    // A subagent's chat is shown inside its parent's, never opened on its own (ECA `chat/open`).
+    if (!chat || chat.parentId !== undefined) return undefined;
     // A window replays only its page (ECA `open-chat!`); a stale cursor replays nothing.
     const page = window && historyPage(this.deps.store.messageRows(chatId), window);
     const entry = chat.model ? this.deps.models().find((m) => m.id === chat.model) : undefined;

@@ -118,7 +118,8 @@ export type ChatEvent = z.infer<typeof chatEventSchema>;
 
 /** How core tells whoever drives it (a façade) what happened. */
 export interface ChatEvents {
-  event(chatId: string, e: ChatEvent): void;
+  /** `parentChatId`: the chat is a subagent's, run for a tool call of that chat. */
+  event(chatId: string, e: ChatEvent, parentChatId?: string): void;
   opened(chatId: string, title?: string): void;
   cleared(chatId: string): void;
   deleted(chatId: string): void;

@@ -38,7 +38,7 @@ export function sentMessages(stored: StoredMessage[]): StoredMessage[] {
 function llmMessagesOf(sent: StoredMessage[], opts: { images?: boolean }): LlmMessage[] {
   const out: LlmMessage[] = [];
   const answered = new Set(sent.filter((m) => m.role === 'tool').map((m) => (m as { toolCallId: string }).toolCallId));
-  for (const m of sent) {
+  for (const m of inCallOrder(sent)) {
     switch (m.role) {
       case 'user': {
         const content = m.contextText ? `${m.text}\n\n${m.contextText}` : m.text;
@@ -63,6 +63,27 @@ function llmMessagesOf(sent: StoredMessage[], opts: { images?: boolean }): LlmMe
         // A bookmark for the user only: the model never reads it.
         break;
     }
+  }
+  return out;
+}
+
+/**
+ * The messages with each run of tool results in the order the assistant made the calls: calls
+ * that ran in parallel (subagents) are stored as they finished, but the model reads them in order.
+ */
+function inCallOrder(stored: StoredMessage[]): StoredMessage[] {
+  const out = [...stored];
+  let order = new Map<string, number>();
+  for (let i = 0; i < out.length; i++) {
+    const m = out[i];
+    if (m.role === 'assistant') order = new Map(m.parts.flatMap((p, at) => (p.type === 'toolCall' ? [[p.id, at] as const] : [])));
+    if (m.role !== 'tool') continue;
+    let end = i;
+    while (end < out.length && out[end].role === 'tool') end++;
+    const rank = (x: StoredMessage) => (x.role === 'tool' ? (order.get(x.toolCallId) ?? Number.MAX_SAFE_INTEGER) : 0);
+    const run = out.slice(i, end).sort((a, b) => rank(a) - rank(b));
+    out.splice(i, run.length, ...run);
+    i = end - 1;
   }
   return out;
 }

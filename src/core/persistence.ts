@@ -17,6 +17,8 @@ export interface ChatRecord {
   usage: { inputTokens: number; outputTokens: number; cost: number; cacheReadTokens?: number; cacheWriteTokens?: number };
   /** Trust mode: tool calls that would ask run without asking (deny still denies). */
   trust: boolean;
+  /** The chat whose `spawn_agent` call ran this one (a subagent's chat). */
+  parentChatId?: string;
 }
 
 /** A stored message with where it sits in its chat. */
@@ -72,7 +74,7 @@ export function runningElsewhereText(chatId: string, pid: number): string {
 }
 
 export interface ChatPersistence {
-  createChat(rec: { id: string; title?: string; model?: string; agent?: string }): void;
+  createChat(rec: { id: string; title?: string; model?: string; agent?: string; parentChatId?: string }): void;
   getChat(id: string): ChatRecord | undefined;
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatRecord[];
   /** `variant: null` clears it. */

@@ -169,6 +169,7 @@ export class ToolCall {
       this.transition({ kind: 'rejected', reason: decision.reason ?? 'denied', why: decision.why }, false);
       return this.finish().message;
     }
+    if (tool.detailsBefore) this.details = safe(() => tool.detailsBefore!(this.args, { chatId: this.env.chatId, toolCallId: this.id }));
     if (tool.preview && this.env.showDiffs !== false && !this.env.ctx.signal.aborted) {
       this.details = await tool.preview(this.args, this.env.ctx).catch(() => undefined);
     }
@@ -207,7 +208,13 @@ export class ToolCall {
     // Judged not protected: a write that really lands on a protected path (a symlink changed
     // since) is refused. Asked about one and approved: the user said yes to it.
     const guardProtected = this.mustAsk ? undefined : (real: string) => protectedPath(real, roots);
-    const ctx: ToolContext = { ...this.env.ctx, roots, toolCallId: this.id, confined, guardProtected, recordChange: (c) => this.recordChange(c) };
+    const setDetails = (d: ToolDetails) => {
+      // Only while it runs: a late report after the call ended would reopen it in the editor.
+      if (this.state.kind !== 'running') return;
+      this.details = d;
+      this.emit({ ...this.base(), state: 'running' });
+    };
+    const ctx: ToolContext = { ...this.env.ctx, roots, toolCallId: this.id, confined, guardProtected, recordChange: (c) => this.recordChange(c), setDetails };
     const call = (async (): Promise<ToolResult> => {
       try {
         return checkToolImages(await tool.call(this.args, ctx));

@@ -19,7 +19,9 @@ import type { Agent } from '../shapes/agent.js';
 import { errorMessage, logger } from '../util/log.js';
 import { toolSpecs } from '../shapes/tool-names.js';
 import { requestPayload, variantNames } from '../shapes/variants.js';
-import { stoppedText } from './hooks/effects.js';
+import { stoppedText, type HookStop } from './hooks/effects.js';
+import { runToolCalls, subagentTools } from './subagents/step.js';
+import { subagentApproval } from './subagents/definitions.js';
 
 const log = logger('turn');
 /**
@@ -127,9 +129,12 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
   // Auto-compaction and context-overflow recovery (context-window.ts).
   const contextWindow = new ContextWindow(chat, entry, deps, signal, emit);
   const images = entry.imageInput === true;
-
-  for (let step = 0; step < MAX_STEPS; step++) {
+  // A subagent's own rules: its definition's approvals over the config's, its step limit.
+  const approval = subagentApproval(config.toolCall.approval, chat.subagent?.def);
+  const maxSteps = chat.subagent?.def.maxSteps ?? MAX_STEPS;
+  for (let step = 0; step < maxSteps; step++) {
     if (signal.aborted) return cancelled;
+    chat.subagent?.onStep(step + 1);
     // Gateway events that arrived while this turn ran join the conversation at the next model step.
     for (const text of chat.injected.splice(0)) {
       remember({ role: 'user', text });
@@ -150,7 +155,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     const compactStop = await contextWindow.beforeRequest();
     if (signal.aborted) return cancelled;
     if (compactStop) return (emit({ type: 'notice', text: stoppedText(compactStop) }), { stopReason: 'end_turn' });
-    const tools = deps.tools.visible({ agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
+    const tools = subagentTools(chat, deps.tools.visible({ agent, approval, disabled: config.disabledTools, chatId: chat.id }));
     progress(step === 0 ? 'Waiting model' : 'Continuing');
     const parts: AssistantPart[] = [];
     // `tool` is looked up once when the call starts, not again for every streamed argument piece.
@@ -293,12 +298,15 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     const toolCalls = parts.filter((p): p is Extract<AssistantPart, { type: 'toolCall' }> => p.type === 'toolCall');
     if (!toolCalls.length) return { stopReason: stopReasonOf(finish) };
 
-    for (const call of toolCalls) {
+    // A tool hook's `continue: false` ends the turn after its call: the calls not started yet are not run.
+    let hookStop: HookStop | undefined;
+    const runCall = async (call: (typeof toolCalls)[number]) => {
+      if (hookStop) return;
       const tool = deps.tools.get(call.name, chat.id);
       const tc = new ToolCall(call.id, call.name, tool, call.args, {
         chatId: chat.id,
         agent,
-        approval: config.toolCall.approval,
+        approval,
         sessionApproved: chat.sessionApproved,
         store,
         events,
@@ -319,22 +327,27 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         ...(deps.hooks ? { hooks: { hooks: deps.hooks, chat: { chatId: chat.id, agent, model: entry.id, variant: chat.variant, emit } } } : {}),
       });
       await tc.run();
-      // A tool hook's `continue: false` ends the turn here (ECA docs/config/hooks.md "Stopping").
-      if (tc.hookStop) return (emit({ type: 'notice', text: stoppedText(tc.hookStop) }), { stopReason: 'end_turn' });
+      hookStop ??= tc.hookStop;
       // A tool's images reach only a model that reads images; the user is told when they do not.
       const result = entry.imageInput ? undefined : chat.stored.findLast((m) => m.role === 'tool' && m.toolCallId === call.id);
       const images = result?.role === 'tool' ? toolImages(result.outputs).length : 0;
       if (images) emit({ type: 'notice', text: noVisionText(entry, `The ${images === 1 ? 'image' : `${images} images`} from ${call.name} ${images === 1 ? 'was' : 'were'}`) });
-    }
+    };
+    await runToolCalls(toolCalls, (call) => deps.tools.get(call.name, chat.id), runCall);
+    // ECA docs/config/hooks.md "Stopping".
+    if (hookStop) return (emit({ type: 'notice', text: stoppedText(hookStop) }), { stopReason: 'end_turn' });
   }
-  return fail(`Stopped after ${MAX_STEPS} model steps without a final answer.`);
+  return fail(`Stopped after ${maxSteps} model steps without a final answer.`);
 }
 
 /** The system prompt of a request of this chat, with every source's sections. */
 export function chatSystemPrompt(chat: LiveChat, agent: Agent, model: string | undefined, tools: Tool[], deps: ChatDeps): SystemPrompt {
   const roots = deps.roots();
-  const sections = deps.promptSections({ chatId: chat.id, agent, model, roots, stored: chat.stored });
-  return systemPrompt({ agent, roots, tools, extra: deps.config().systemPrompt, sections });
+  const def = chat.subagent?.def;
+  const sections = deps.promptSections({ chatId: chat.id, agent, model, roots, stored: chat.stored, ...(def ? { subagent: def.name } : {}) });
+  // A subagent's prompt is its definition's, after the config's own instructions.
+  const extra = [deps.config().systemPrompt, def?.systemPrompt].filter(Boolean).join('\n\n');
+  return systemPrompt({ agent, roots, tools, extra, sections });
 }
 
 /** The model's own reason for ending a step without tool calls. */

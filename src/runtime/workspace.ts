@@ -41,6 +41,9 @@ import { CustomCommands } from './custom-commands.js';
 import { SkillCatalog } from './skills.js';
 import { workspaceHooks } from './hooks.js';
 import { StatusHooks, type Hooks } from '../core/hooks/index.js';
+import { AgentDefs } from './agent-defs.js';
+import { spawnAgentTool } from '../core/tools/spawn-agent.js';
+import type { SubagentObserver } from '../core/subagents/runner.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -120,6 +123,8 @@ const SERVERS_TASK_MAX_MS = 60_000;
  * everything, and the change stops on its own (applyRoots checks `disposed` after each wait).
  */
 const ROOTS_CHANGE_DISPOSE_MS = 100;
+/** How long creating a workspace, or a turn, waits for the agent files to be read. */
+const AGENT_FILES_WAIT_MS = 2_000;
 
 export class Workspace {
   /** The workspace folders now; `changeRoots` replaces the list (never mutated in place). */
@@ -143,6 +148,10 @@ export class Workspace {
   /** ECA's hooks (core/hooks/, ./hooks.ts). */
   readonly hooks: Hooks;
   private readonly statusHooks: StatusHooks;
+  /** The subagents there are (./agent-defs.ts). */
+  readonly agentDefs: AgentDefs;
+  /** Told where each subagent's child chat starts and ends (fill in `started` / `ended`, e.g. for hooks). */
+  readonly subagentObserver: SubagentObserver = {};
   readonly store: SqliteStore;
   readonly chats: ChatService;
   /** The @-mention file index of each root, by root. */
@@ -167,7 +176,10 @@ export class Workspace {
   /** Builds a workspace: loads the peers' code, then starts nothing but what is lazy. */
   static async create(opts: WorkspaceOptions): Promise<Workspace> {
     const makers = await Promise.all(PEERS.map(async (p) => ({ name: p.name, make: (await p.load()) as (host: PeerHost<unknown>) => Peer })));
-    return new Workspace(opts, makers);
+    const ws = new Workspace(opts, makers);
+    // The first prompt sees the agent files (and is told of bad ones); bounded, as a slow disk must not hold the handshake.
+    await ws.agentDefs.settled(AGENT_FILES_WAIT_MS);
+    return ws;
   }
 
   private constructor(
@@ -247,6 +259,10 @@ export class Workspace {
     new CustomCommands(agentFiles).install();
     new SkillCatalog(agentFiles).install();
     this.chats = new ChatService(this.deps(), this.commands);
+    // Subagents (core/subagents/): their definitions, and the tool that spawns them as child chats.
+    this.agentDefs = new AgentDefs({ roots: () => this.roots, config: () => this.config, env: opts.env, trustedFolder: (root) => isTrustedFolder(this.home, root), board: this.board });
+    void this.agentDefs.refresh();
+    this.tools.set('subagents', [spawnAgentTool({ defs: () => this.agentDefs.list(), chats: this.chats, maxParallel: () => this.config.subagents.maxParallel, observer: this.subagentObserver })]);
     this.completer = new InlineCompleter(this.deps());
     this.rewriter = new Rewriter(this.deps());
     for (const { name, make } of makers) this.peers.set(name, make(this.peerHost(name)));
@@ -367,6 +383,8 @@ export class Workspace {
     this.configSources = loaded.sources;
     this.workspaces = loaded.workspaces;
     this.hooks.publish();
+    // The `agent` key, and the folders' agent files when folders changed.
+    void this.agentDefs.refresh();
   }
 
   /**
@@ -502,9 +520,12 @@ export class Workspace {
       hooks: this.hooks,
       promptSections: (scope) => this.prompt.sections(scope, (source, e) => log.warn(`system prompt source ${source}: ${errorMessage(e)}`)),
       toolsReady: async (chatId, signal) => {
+        // A scan of the agent files still running (a file just changed): its subagents count for this turn.
+        await this.agentDefs.settled(AGENT_FILES_WAIT_MS);
         const report = {
-          progress: (text: string) => this.opts.events.event(chatId, { type: 'progress', text }),
-          notice: (text: string) => this.opts.events.event(chatId, { type: 'notice', text }),
+          // A subagent's chat names its parent here too, as in everything else it tells.
+          progress: (text: string) => this.opts.events.event(chatId, { type: 'progress', text }, this.chats.parentOf(chatId)),
+          notice: (text: string) => this.opts.events.event(chatId, { type: 'notice', text }, this.chats.parentOf(chatId)),
         };
         await Promise.all(this.all().map((p) => p.toolsReady?.(signal, report)));
       },

@@ -44,8 +44,10 @@ function toEcaBreakdown(b: CoreBreakdown) {
   };
 }
 
-export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotification[] {
-  const content = (role: Role, c: ChatContent): EcaNotification => ({ method: ECA.chatContentReceived.method, params: { chatId, role, content: c } });
+export function toEcaNotifications(chatId: string, e: ChatEvent, parentChatId?: string): EcaNotification[] {
+  // A subagent's contents name its parent chat (ECA lifecycle.clj `send-content!`): editors nest them under the spawn_agent call.
+  const parent = parentChatId !== undefined ? { parentChatId } : {};
+  const content = (role: Role, c: ChatContent): EcaNotification => ({ method: ECA.chatContentReceived.method, params: { chatId, ...parent, role, content: c } });
   const status = (s: ChatStatus): EcaNotification => ({ method: ECA.chatStatusChanged.method, params: { chatId, status: s } });
   switch (e.type) {
     case 'userMessage':
@@ -122,7 +124,8 @@ export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotificatio
       return [content('system', { type: 'progress', state: 'running', text: e.text })];
     case 'turnEnded':
       return [
-        ...(e.stopReason === 'cancelled' ? [content('system', { type: 'text', text: PROMPT_STOPPED_TEXT })] : []),
+        // A subagent stops silently: its parent already says so (ECA agent.clj `stop-subagent-chat!`).
+        ...(e.stopReason === 'cancelled' && parentChatId === undefined ? [content('system', { type: 'text', text: PROMPT_STOPPED_TEXT })] : []),
         status('idle'),
         // patchbay extension: `stopReason` says how the turn ended (ECA plugins ignore unknown
         // fields); `patchbay chat` reads it instead of matching texts.
@@ -142,13 +145,15 @@ export function toEcaNotifications(chatId: string, e: ChatEvent): EcaNotificatio
  */
 function toolCallProgress(e: ToolCallEvent): string[] {
   if (e.state === 'announced' && e.needsApproval) return [WAITING_APPROVAL_TEXT];
-  if (e.state === 'running') return [CALLING_TOOL_TEXT];
+  if (e.state === 'running') return [e.name === 'spawn_agent' && e.server === 'patchbay' ? WAITING_SUBAGENT_TEXT : CALLING_TOOL_TEXT];
   return [];
 }
 
 /** ECA's progress texts for a tool call (tool_calls.clj). */
 export const WAITING_APPROVAL_TEXT = 'Waiting for tool call approval';
 const CALLING_TOOL_TEXT = 'Calling tool';
+/** While a subagent works for the call (tool_calls.clj `:progress-text` of `spawn_agent`). */
+const WAITING_SUBAGENT_TEXT = 'Waiting subagent';
 
 function toolCall(e: Exclude<ToolCallEvent, { state: 'stopping' }>): ChatContent[] {
   if (e.state === 'preparing') return [{ type: 'toolCallPrepare', origin: e.origin, id: e.id, name: e.name, server: ecaServer(e.server), argumentsText: e.argumentsDelta }];

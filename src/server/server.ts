@@ -326,13 +326,13 @@ export class EcaServer {
   /** Core's events as ECA notifications (./eca-events.ts translates). */
   private events(): ChatEvents {
     return {
-      event: (chatId, e) => {
+      event: (chatId, e, parentChatId) => {
         if (this.configNotice !== undefined) {
           const text = this.configNotice;
           this.configNotice = undefined;
           this.notify(ECA.chatContentReceived, { chatId, role: 'system', content: { type: 'text', text } });
         }
-        for (const x of toEcaNotifications(chatId, e)) this.sendRaw(x.method, x.params);
+        for (const x of toEcaNotifications(chatId, e, parentChatId)) this.sendRaw(x.method, x.params);
       },
       opened: (chatId, title) => this.notify(ECA.chatOpened, { chatId, ...(title ? { title } : {}) }),
       cleared: (chatId) => this.notify(ECA.chatCleared, { chatId, messages: true }),

@@ -54,8 +54,23 @@ export const taskDetailsSchema = z.object({
 });
 export type TaskDetails = z.infer<typeof taskDetailsSchema>;
 
+/**
+ * A `spawn_agent` call: the child chat it runs in and how far it got, so a front end can nest the
+ * child's contents (they carry `parentChatId`) under this call (ECA docs/protocol.md "SubagentDetails").
+ */
+export const subagentDetailsSchema = z.object({
+  type: z.literal('subagent'),
+  subagentChatId: z.string().optional(),
+  model: z.string(),
+  variant: z.string().optional(),
+  agentName: z.string(),
+  maxSteps: z.number().int().optional(),
+  step: z.number().int(),
+});
+export type SubagentDetails = z.infer<typeof subagentDetailsSchema>;
+
 /** What a tool call carries beside its outputs for a front end to show. Stored with tool-call messages. */
-export const toolDetailsSchema = z.discriminatedUnion('type', [fileChangeDetailsSchema, taskDetailsSchema, shellCommandDetailsSchema]);
+export const toolDetailsSchema = z.discriminatedUnion('type', [fileChangeDetailsSchema, taskDetailsSchema, shellCommandDetailsSchema, subagentDetailsSchema]);
 export type ToolDetails = z.infer<typeof toolDetailsSchema>;
 
 /** One piece of what a tool returns to the model. */
@@ -127,6 +142,8 @@ export interface ToolContext {
   progress?: (text: string) => void;
   /** Called by file tools after each change they make (see FileCheckpoint); unset: not recorded. */
   recordChange?: (change: FileCheckpoint) => void;
+  /** New details for the running call (a subagent's step): the front end is told the call runs on, with them. */
+  setDetails?: (details: ToolDetails) => void;
 }
 
 export interface Tool {
@@ -149,6 +166,13 @@ export interface Tool {
   paths?(args: Record<string, unknown>): string[];
   /** Details to show before running (e.g. the diff an edit would make). Must not change anything. */
   preview?(args: Record<string, unknown>, ctx: ToolContext): Promise<FileChangeDetails | undefined>;
+  /** Details known before the call runs, shown with its announcement (a subagent's chat id and model). */
+  detailsBefore?(args: Record<string, unknown>, call: { chatId: string; toolCallId: string }): ToolDetails | undefined;
+  /**
+   * Calls of this tool made in one model step may run at the same time (at most `limit()` at once);
+   * the model still reads the results in the order it made the calls.
+   */
+  parallel?: { limit(): number };
   call(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }
 

@@ -32,7 +32,9 @@ CREATE TABLE IF NOT EXISTS chats (
   -- trust mode (chat/update, chat/prompt trust): calls that would ask run without asking
   trust INTEGER NOT NULL DEFAULT 0,
   -- the model variant (ECA's variants: a named payload preset such as reasoning effort)
-  variant TEXT
+  variant TEXT,
+  -- a subagent's chat: the chat whose spawn_agent call ran it (deleted with it)
+  parent_chat_id TEXT REFERENCES chats(id) ON DELETE CASCADE
 );
 CREATE TABLE IF NOT EXISTS messages (
   chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
@@ -87,6 +89,7 @@ interface ChatRow {
   usage: string;
   trust: number;
   variant: string | null;
+  parent_chat_id: string | null;
   message_count: number;
 }
 
@@ -139,9 +142,17 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.checkpoints = new CheckpointTable((sql) => this.stmt(sql), opts.checkpointLimitBytes ?? CHAT_CHECKPOINT_LIMIT_BYTES);
   }
 
-  createChat(rec: { id: string; title?: string; model?: string; agent?: string }): void {
+  createChat(rec: { id: string; title?: string; model?: string; agent?: string; parentChatId?: string }): void {
     const now = Date.now();
-    this.stmt('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run(rec.id, rec.title ?? null, rec.model ?? null, rec.agent ?? null, now, now);
+    this.stmt('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at, parent_chat_id) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+      rec.id,
+      rec.title ?? null,
+      rec.model ?? null,
+      rec.agent ?? null,
+      now,
+      now,
+      rec.parentChatId ?? null,
+    );
   }
 
   getChat(id: string): ChatRecord | undefined {
@@ -151,9 +162,9 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
 
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatRecord[] {
     const order = opts.sortBy === 'createdAt' ? 'created_at' : 'updated_at';
-    const rows = this.stmt(`SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c ORDER BY ${order} DESC, rowid DESC LIMIT ?`).all(
-      opts.limit ?? 100,
-    ) as ChatRow[];
+    const rows = this.stmt(
+      `SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c WHERE c.parent_chat_id IS NULL ORDER BY ${order} DESC, rowid DESC LIMIT ?`,
+    ).all(opts.limit ?? 100) as ChatRow[];
     return rows.map(toRecord);
   }
 
@@ -478,6 +489,8 @@ function migrate(db: Database.Database): void {
     if (!chatColumns.includes('trust')) db.exec('ALTER TABLE chats ADD COLUMN trust INTEGER NOT NULL DEFAULT 0');
     // Chats from before variants used none.
     if (!chatColumns.includes('variant')) db.exec('ALTER TABLE chats ADD COLUMN variant TEXT');
+    // Chats from before subagents have no parent.
+    if (!chatColumns.includes('parent_chat_id')) db.exec('ALTER TABLE chats ADD COLUMN parent_chat_id TEXT REFERENCES chats(id) ON DELETE CASCADE');
   }).immediate();
 }
 
@@ -494,5 +507,6 @@ function toRecord(r: ChatRow): ChatRecord {
     usage: JSON.parse(r.usage) as ChatRecord['usage'],
     trust: r.trust === 1,
     ...(r.variant ? { variant: r.variant } : {}),
+    ...(r.parent_chat_id ? { parentChatId: r.parent_chat_id } : {}),
   };
 }

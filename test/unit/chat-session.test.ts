@@ -108,3 +108,32 @@ describe('ChatSession: how a turn ended', () => {
     expect(o).toMatchObject({ kind: 'done', stopped: false });
   });
 });
+
+describe('ChatSession: a subagent of the chat', () => {
+  it("its approval question is answered in its own chat, and its turn's end does not end the parent's", async () => {
+    let onContent: ((raw: unknown) => void) | undefined;
+    const notified: Array<[string, unknown]> = [];
+    const server = {
+      conn: { onNotification: (_method: string, h: (raw: unknown) => void) => void (onContent = h) },
+      request: async (_method: string, params: { chatId: string }) => ({ chatId: params.chatId, model: 'fake/m1', status: 'prompting' }),
+      notify: (entry: { method: string }, params: unknown) => void notified.push([entry.method, params]),
+      config: {},
+      exited: new Promise(() => {}),
+    } as unknown as ServerProcess;
+    const stream = { write: () => true, isTTY: false };
+    const chat = new ChatSession(server, new Renderer(new Term(stream, stream, {}), '/tmp'), async () => 'yes');
+    const outcome = chat.send('hi', []);
+    await new Promise((r) => setImmediate(r));
+    const child = { chatId: 'subagent-s1', parentChatId: chat.chatId };
+    onContent!({ ...child, role: 'assistant', content: { type: 'toolCallRun', origin: 'native', id: 'c1', name: 'shell_command', server: 'eca', arguments: { command: 'ls' }, manualApproval: true } });
+    onContent!({ ...child, role: 'system', content: { type: 'progress', state: 'finished', text: '', stopReason: 'end_turn' } });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(notified).toEqual([['chat/toolCallApprove', { chatId: 'subagent-s1', toolCallId: 'c1' }]]);
+    let ended = false;
+    void outcome.then(() => (ended = true));
+    await new Promise((r) => setImmediate(r));
+    expect(ended).toBe(false);
+    onContent!({ chatId: chat.chatId, role: 'system', content: { type: 'progress', state: 'finished', text: '', stopReason: 'end_turn' } });
+    expect(await outcome).toMatchObject({ kind: 'done' });
+  });
+});

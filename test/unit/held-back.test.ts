@@ -84,3 +84,28 @@ describe('held-back completion and rewrite instructions', () => {
     expect(kept).toEqual({ completion: { model: 'openai/gpt-4.1' }, rewrite: { fullFileMaxLines: 10 } });
   });
 });
+
+describe('held-back subagent approvals (agent.<name>)', () => {
+  it("holds back what widens a subagent's approvals, keeps what narrows them and the rest of the agent", () => {
+    const layer = {
+      agent: {
+        sneaky: { mode: 'subagent', description: 'd', toolCall: { approval: { byDefault: 'allow', allow: { eca__shell_command: null }, deny: { eca__write_file: null } } } },
+        listed: { mode: 'subagent', description: 'd', tools: ['eca__shell_command'] },
+        mapped: { mode: 'subagent', description: 'd', tools: { byDefault: 'allow', allow: ['eca__shell_command'], ask: ['eca__read_file'] } },
+      },
+    };
+    const { kept, held } = holdBack(layer, {});
+    expect(held.map((h) => h.key).sort()).toEqual([
+      'agent.listed.tools',
+      'agent.mapped.tools.allow',
+      'agent.mapped.tools.byDefault',
+      'agent.sneaky.toolCall.approval.allow.eca__shell_command',
+      'agent.sneaky.toolCall.approval.byDefault',
+    ]);
+    expect(kept.agent).toEqual({
+      sneaky: { mode: 'subagent', description: 'd', toolCall: { approval: { allow: {}, deny: { eca__write_file: null } } } },
+      listed: { mode: 'subagent', description: 'd' },
+      mapped: { mode: 'subagent', description: 'd', tools: { ask: ['eca__read_file'] } },
+    });
+  });
+});

@@ -37,13 +37,24 @@ const shellCommandDetailsSchema = z.object({
   background: z.boolean().optional(),
 });
 
+/** ECA `SubagentDetails` (docs/protocol.md): eca-emacs maps `subagentChatId` to the call to nest the child's contents under it. */
+const subagentDetailsSchema = z.object({
+  type: z.literal('subagent'),
+  subagentChatId: z.string().optional(),
+  model: z.string(),
+  variant: z.string().optional(),
+  agentName: z.string(),
+  maxSteps: z.number().optional(),
+  step: z.number(),
+});
+
 const toolCallBase = {
   origin: z.string(),
   id: z.string(),
   name: z.string(),
   server: z.string().optional(),
   summary: z.string().optional(),
-  details: z.discriminatedUnion('type', [fileChangeSchema, taskDetailsSchema, shellCommandDetailsSchema]).optional(),
+  details: z.discriminatedUnion('type', [fileChangeSchema, taskDetailsSchema, shellCommandDetailsSchema, subagentDetailsSchema]).optional(),
 };
 
 export const toolOutputSchema = z.union([z.object({ type: z.literal('text'), text: z.string() }), z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() })]);
@@ -146,6 +157,8 @@ export type ChatContent = z.infer<typeof chatContentSchema>;
 
 export const contentReceivedSchema = z.object({
   chatId: z.string(),
+  /** The parent chat, when this chat is a subagent's (ECA docs/protocol.md "Chat Content Received"). */
+  parentChatId: z.string().optional(),
   role: z.enum(['user', 'system', 'assistant']),
   content: chatContentSchema,
 });

@@ -1,0 +1,119 @@
+/**
+ * The subagents a workspace offers: the built-in ones, then agent Markdown files (user, then
+ * project: `~/.config/patchbay/agents`, `~/.config/eca/agents`, `<root>/.patchbay/agents`,
+ * `<root>/.eca/agents`, and the `agent` config key's entries — a later one of the same name wins).
+ *
+ * Read again when the config is reloaded (folders changed too), and in the background when asked
+ * for after READ_AGAIN_MS, so a file added or edited is picked up without a restart. A file in a
+ * folder the user has not trusted loses what would widen approvals (its allow rules).
+ */
+import { readFile } from 'node:fs/promises';
+import type { Config } from '../config/schema.js';
+import { agentFileSources, listAgentFiles } from '../config/agent-files.js';
+import { BUILT_IN_SUBAGENTS, mergeDefs, type SubagentDef } from '../core/subagents/definitions.js';
+import { parseAgentConfig, parseAgentFile } from '../core/subagents/parse.js';
+import type { RuntimeBoard } from '../core/runtime-board.js';
+import { errorMessage, logger } from '../util/log.js';
+
+const log = logger('agents');
+/** A scan older than this is done again (in the background) when the list is read. */
+const READ_AGAIN_MS = 2_000;
+const AGENT_FILE = /\.md$/i;
+
+export interface AgentDefsHost {
+  roots(): string[];
+  config(): Config;
+  env: NodeJS.ProcessEnv;
+  homeDir?: string;
+  trustedFolder(root: string): boolean;
+  board: RuntimeBoard;
+}
+
+export class AgentDefs {
+  private defs: SubagentDef[] = [...BUILT_IN_SUBAGENTS];
+  /** Files whose approvals were narrowed (untrusted folders), for doctor. */
+  private narrowed: string[] = [];
+  private scannedAt = 0;
+  private scanning: Promise<void> | undefined;
+  private again = false;
+
+  constructor(private readonly host: AgentDefsHost) {
+    host.board.setSummary('agents', () => this.summary());
+  }
+
+  /** The subagents now (a stale list starts a new scan, read next time). */
+  list(): SubagentDef[] {
+    if (Date.now() - this.scannedAt > READ_AGAIN_MS) void this.refresh();
+    return this.defs;
+  }
+
+  /** Resolves when no scan is running, or after `ms` (a slow disk never holds a turn for long). */
+  async settled(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.scanning, new Promise<void>((r) => (timer = setTimeout(r, ms).unref()))]);
+    clearTimeout(timer);
+  }
+
+  /** Scans the files and the config again; calls during a scan make one more after it. */
+  refresh(): Promise<void> {
+    if (this.scanning) {
+      this.again = true;
+      return this.scanning;
+    }
+    this.scannedAt = Date.now();
+    this.scanning = this.scan()
+      .catch((e: unknown) => log.warn(`reading agent files: ${errorMessage(e)}`))
+      .finally(() => {
+        this.scanning = undefined;
+        if (this.again) {
+          this.again = false;
+          void this.refresh();
+        }
+      });
+    return this.scanning;
+  }
+
+  private async scan(): Promise<void> {
+    const config = this.host.config();
+    const roots = this.host.roots();
+    const sources = agentFileSources('agents', { roots, env: this.host.env, homeDir: this.host.homeDir });
+    const listing = await listAgentFiles(sources, (name) => AGENT_FILE.test(name), { maxDepth: 1 });
+    const problems = listing.problems.map((p) => `Agent files: ${p.path}: ${p.message}`);
+    const fromFiles: SubagentDef[] = [];
+    const narrowed: string[] = [];
+    for (const f of listing.files) {
+      let text: string;
+      try {
+        text = await readFile(f.path, 'utf8');
+      } catch (e) {
+        problems.push(`Agent file ${f.path}: ${errorMessage(e)}`);
+        continue;
+      }
+      const widen = f.source.scope === 'user' || (f.source.root !== undefined && this.host.trustedFolder(f.source.root));
+      const parsed = parseAgentFile(f.path, text, { widen });
+      if (parsed.kind === 'bad') problems.push(`Agent file ${f.path} is skipped: ${parsed.problems.join('; ')}.`);
+      else if (parsed.kind === 'subagent') {
+        fromFiles.push(parsed.def);
+        if (parsed.narrowed) narrowed.push(f.path);
+      }
+    }
+    const fromConfig: SubagentDef[] = [];
+    for (const [name, entry] of Object.entries(config.agent ?? {})) {
+      const parsed = parseAgentConfig(name, entry);
+      if (parsed.kind === 'bad') problems.push(`Agent "${name}" in the config is skipped: ${parsed.problems.join('; ')}.`);
+      else if (parsed.kind === 'subagent') fromConfig.push(parsed.def);
+    }
+    this.defs = mergeDefs([...BUILT_IN_SUBAGENTS], fromFiles, fromConfig);
+    this.narrowed = narrowed;
+    this.host.board.setProblems('agents', problems);
+  }
+
+  private summary(): string[] {
+    const custom = this.defs.filter((d) => d.origin !== 'built-in');
+    return [
+      `Subagents: ${this.defs.map((d) => d.name).join(', ')} (at most ${this.host.config().subagents.maxParallel} at once)`,
+      ...custom.map((d) => `  ${d.name}: ${d.origin}${d.model ? `, model ${d.model}` : ''}${d.maxSteps ? `, at most ${d.maxSteps} steps` : ''}`),
+      ...this.narrowed.map((p) => `  ${p}: in a folder you have not trusted, so its tool auto-approvals are ignored`),
+    ];
+  }
+}
