@@ -3,7 +3,7 @@ export { Hooks, parseAnswer, typeOf, type HookChat, type HookRun, type HooksEnv,
 export { runAction, DEFAULT_HOOK_TIMEOUT_MS, type ActionRun } from './runner.js';
 export { matches, type MatchData } from './matcher.js';
 export { additionalContexts, blockText, followUpOf, postToolVerdict, preToolVerdict, stopOf, stoppedText, wrapContext, type HookStop } from './effects.js';
-export { hookedTurn, subagentPostRequestHooks, subagentStartHooks } from './turn-hooks.js';
+export { hookedTurn } from './turn-hooks.js';
 export { hookChat } from './hook-chat.js';
 export { afterCompact, beforeCompact, type CompactVeto } from './compact-hooks.js';
 export { StatusHooks } from './status-hooks.js';

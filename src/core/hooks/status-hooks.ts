@@ -22,17 +22,14 @@ const QUESTION_TOOLS = new Set(['ask_user']);
 export class StatusHooks {
   private readonly chats = new Map<string, ChatState>();
 
-  constructor(
-    private readonly hooks: Hooks,
-    /** A subagent's parent (the payload's `parent_chat_id`), when the chat is one. */
-    private readonly parentOf: (chatId: string) => string | undefined = () => undefined,
-  ) {}
+  constructor(private readonly hooks: Hooks) {}
 
   /** `events` with every event also seen here. */
   observe(events: ChatEvents): ChatEvents {
     // Spelled out: the sink may be a class instance, whose methods a spread would lose.
     return {
-      event: (chatId, e) => (events.event(chatId, e), this.seen(chatId, e)),
+      // A subagent's chat names its parent (the payload's `parent_chat_id`) with every event.
+      event: (chatId, e, parentChatId) => (events.event(chatId, e, parentChatId), this.seen(chatId, e, parentChatId)),
       opened: (chatId, title) => events.opened(chatId, title),
       cleared: (chatId) => events.cleared(chatId),
       deleted: (chatId) => (events.deleted(chatId), this.chats.delete(chatId)),
@@ -41,7 +38,7 @@ export class StatusHooks {
     };
   }
 
-  private seen(chatId: string, e: ChatEvent): void {
+  private seen(chatId: string, e: ChatEvent, parent: string | undefined): void {
     if (e.type !== 'status' && e.type !== 'toolCall' && e.type !== 'turnEnded') return;
     if (!this.hooks.has('chatStatusChanged')) return;
     let s = this.chats.get(chatId);
@@ -61,7 +58,6 @@ export class StatusHooks {
     }
     const sorted = (set: Set<string>) => [...set].sort();
     const awaiting = s.approval.size > 0 || s.question.size > 0;
-    const parent = this.parentOf(chatId);
     const data = {
       status: s.status,
       awaitingUserInput: awaiting,

@@ -10,7 +10,7 @@ import type { ChatDeps } from '../deps.js';
 import type { TurnOutcome } from '../events.js';
 import { newId, rememberUserMessage, runTurn, type TurnInput, type UserMessageHandle } from '../turn.js';
 import { hookChat } from './hook-chat.js';
-import { additionalContexts, blockedText, followUpOf, stopOf, stoppedText, wrapContext, type HookStop } from './effects.js';
+import { additionalContexts, blockedText, followUpOf, stopOf, stoppedText, wrapContext } from './effects.js';
 
 /** Follow-ups in a row a postRequest hook may start before patchbay stops them (a hook ignoring `follow_up_active`). */
 const MAX_FOLLOW_UPS = 10;
@@ -25,10 +25,15 @@ export async function hookedTurn(chat: LiveChat, entry: ModelEntry, input: TurnI
   const signal = abort.signal;
   const ended: TurnOutcome = { stopReason: 'end_turn' };
 
+  // A subagent's child chat has subagentStart and subagentPostRequest instead of chatStart and
+  // postRequest (ECA chat.clj `run-start-hooks!`, lifecycle.clj `run-post-request-hooks!`).
+  const parentChatId = chat.parentId;
   if (!started.has(chat)) {
     started.add(chat);
     // Resumed: the chat had messages before this prompt's.
-    const runs = await hooks.trigger('chatStart', { chat: chatHook, data: { resumed: chat.stored.length > 1 }, signal });
+    const runs = parentChatId
+      ? await hooks.trigger('subagentStart', { chat: chatHook, data: { parentChatId }, signal })
+      : await hooks.trigger('chatStart', { chat: chatHook, data: { resumed: chat.stored.length > 1 }, signal });
     const context = additionalContexts(runs);
     if (context.length) hooks.setChatContext(chat.id, context.join('\n\n'));
     const stop = stopOf(runs);
@@ -67,7 +72,8 @@ export async function hookedTurn(chat: LiveChat, entry: ModelEntry, input: TurnI
   let outcome = await runTurn(chat, entry, input, deps, abort);
   for (let n = 0; n < MAX_FOLLOW_UPS; n++) {
     if (outcome.stopReason !== 'end_turn' || signal.aborted) return outcome;
-    const post = await hooks.trigger('postRequest', { chat: chatHook, data: { response: lastAnswer(chat), followUpActive: n > 0 }, signal });
+    const data = { response: lastAnswer(chat), followUpActive: n > 0, ...(parentChatId ? { parentChatId } : {}) };
+    const post = await hooks.trigger(parentChatId ? 'subagentPostRequest' : 'postRequest', { chat: chatHook, data, signal });
     const halt = stopOf(post);
     if (halt) return (notice(stoppedText(halt)), outcome);
     const followUp = followUpOf(post);
@@ -85,33 +91,4 @@ export async function hookedTurn(chat: LiveChat, entry: ModelEntry, input: TurnI
 function lastAnswer(chat: LiveChat): string {
   const m = chat.stored.findLast((x) => x.role === 'assistant');
   return m?.role === 'assistant' ? m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('') : '';
-}
-
-/**
- * subagentStart, for the subagent runtime to call before a child chat's first prompt (ECA
- * chat.clj `run-start-hooks!` for a subagent): its additionalContext joins the child's system
- * prompt; a stop means the child's turn must not run (tell the user `stoppedText(stop)`).
- */
-export async function subagentStartHooks(deps: ChatDeps, child: LiveChat, parentChatId: string, signal?: AbortSignal): Promise<{ stop?: HookStop }> {
-  if (!deps.hooks?.has('subagentStart')) return {};
-  started.add(child);
-  const runs = await deps.hooks.trigger('subagentStart', { chat: hookChat(child, deps), data: { parentChatId }, signal });
-  const context = additionalContexts(runs);
-  if (context.length) deps.hooks.setChatContext(child.id, context.join('\n\n'));
-  const stop = stopOf(runs);
-  return stop ? { stop } : {};
-}
-
-/**
- * subagentPostRequest, for the subagent runtime to call when a child's turn answered (ECA
- * lifecycle.clj `run-post-request-hooks!` for a subagent): a follow-up to run as the child's next
- * prompt, or a stop.
- */
-export async function subagentPostRequestHooks(deps: ChatDeps, child: LiveChat, parentChatId: string, followUpActive: boolean, signal?: AbortSignal): Promise<{ followUp?: string; stop?: HookStop }> {
-  if (!deps.hooks?.has('subagentPostRequest')) return {};
-  const runs = await deps.hooks.trigger('subagentPostRequest', { chat: hookChat(child, deps), data: { response: lastAnswer(child), followUpActive, parentChatId }, signal });
-  const stop = stopOf(runs);
-  if (stop) return { stop };
-  const followUp = followUpOf(runs);
-  return followUp ? { followUp } : {};
 }
