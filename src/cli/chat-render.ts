@@ -201,7 +201,9 @@ export class Renderer {
   usageLine(u: Usage | undefined): void {
     if (!u) return;
     const t = this.term;
-    const parts = [`${fmt(u.sessionTokens)} tokens`];
+    // `sessionTokens` is how full the context window is after the last request (as ECA reports it).
+    const window = u.limit?.context ? ` of ${fmt(u.limit.context)} (${Math.round((u.sessionTokens / u.limit.context) * 100)}%)` : '';
+    const parts = [`context ${fmt(u.sessionTokens)}${window} tokens`];
     if (u.messageInputTokens !== undefined || u.messageOutputTokens !== undefined) {
       parts[0] += ` (last: in ${fmt(u.messageInputTokens ?? 0)}, out ${fmt(u.messageOutputTokens ?? 0)})`;
     }

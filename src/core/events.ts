@@ -63,12 +63,16 @@ const otherEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('reasoningStarted'), id: z.string() }),
   z.object({ type: z.literal('reasoningDelta'), id: z.string(), text: z.string() }),
   z.object({ type: z.literal('reasoningFinished'), id: z.string(), totalTimeMs: z.number() }),
-  /** Tokens of the last model step and of the whole chat; costs in USD when the model is priced. */
+  /**
+   * Tokens of the last model step; `contextTokens`, what that request filled of the context window
+   * (its input, cache reads and writes included, plus its output: ECA's `sessionTokens`, which the
+   * editors show against the limit); costs in USD when the model is priced (`chatCost`: the chat's).
+   */
   z.object({
     type: z.literal('usage'),
     stepInputTokens: z.number(),
     stepOutputTokens: z.number(),
-    chatTokens: z.number(),
+    contextTokens: z.number(),
     stepCost: z.number().optional(),
     chatCost: z.number().optional(),
     limit: z.object({ context: z.number(), output: z.number() }).optional(),

@@ -372,7 +372,8 @@ function reportUsage(
   deps.store.updateChat(chat.id, { usage: chat.usage });
   deps.events.event(chat.id, {
     type: 'usage',
-    chatTokens: chat.usage.inputTokens + chat.usage.outputTokens,
+    // ECA shared.clj `usage-sumary`: the last request's tokens, not the chat's sum.
+    contextTokens: u.inputTokens + u.outputTokens,
     stepInputTokens: u.inputTokens,
     stepOutputTokens: u.outputTokens,
     ...(cost !== undefined ? { stepCost: cost, chatCost: chat.usage.cost } : {}),

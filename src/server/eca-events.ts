@@ -66,7 +66,7 @@ export function toEcaNotifications(chatId: string, e: ChatEvent, parentChatId?: 
       return [
         content('system', {
           type: 'usage',
-          sessionTokens: e.chatTokens,
+          sessionTokens: e.contextTokens,
           messageInputTokens: e.stepInputTokens,
           messageOutputTokens: e.stepOutputTokens,
           ...(e.stepCost !== undefined ? { lastMessageCost: formatCost(e.stepCost), sessionCost: formatCost(e.chatCost ?? e.stepCost) } : {}),

@@ -15,3 +15,24 @@ describe('Renderer: image content', () => {
     expect(out.join('')).toBe('[image image/png, 4 KB]\n');
   });
 });
+
+describe('Renderer: the usage line', () => {
+  it('shows how full the context window is after the last request (ECA sessionTokens), with the last step and costs', () => {
+    const out: string[] = [];
+    const stream = { write: (s: string) => (out.push(s), true), isTTY: false };
+    const r = new Renderer(new Term(stream, stream, {}), '/tmp');
+    r.usageLine({
+      type: 'usage',
+      sessionTokens: 25_000,
+      messageInputTokens: 24_000,
+      messageOutputTokens: 1_000,
+      lastMessageCost: '0.01',
+      sessionCost: '0.05',
+      limit: { context: 100_000, output: 8_000 },
+    });
+    const line = out.join('');
+    expect(line).toContain('context 25');
+    expect(line).toContain('(25%)');
+    expect(line).toContain('$0.01 (chat $0.05)');
+  });
+});

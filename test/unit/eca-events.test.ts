@@ -50,10 +50,10 @@ describe('ECA translation of core events', () => {
   });
 
   it('usage: costs formatted as ECA strings only when the model is priced', () => {
-    expect(wire({ type: 'usage', stepInputTokens: 10, stepOutputTokens: 5, chatTokens: 15, stepCost: 0.001, chatCost: 0.5 })[0]).toContain(
+    expect(wire({ type: 'usage', stepInputTokens: 10, stepOutputTokens: 5, contextTokens: 15, stepCost: 0.001, chatCost: 0.5 })[0]).toContain(
       '"content":{"type":"usage","sessionTokens":15,"messageInputTokens":10,"messageOutputTokens":5,"lastMessageCost":"0.001000","sessionCost":"0.50"}',
     );
-    expect(wire({ type: 'usage', stepInputTokens: 10, stepOutputTokens: 5, chatTokens: 15 })[0]).not.toContain('Cost');
+    expect(wire({ type: 'usage', stepInputTokens: 10, stepOutputTokens: 5, contextTokens: 15 })[0]).not.toContain('Cost');
   });
 
   it("usage: the context breakdown in ECA's shape (docs/protocol.md ChatUsageContent), with its colors, emoji and free space", () => {
@@ -61,7 +61,7 @@ describe('ECA translation of core events', () => {
       type: 'usage',
       stepInputTokens: 900,
       stepOutputTokens: 100,
-      chatTokens: 1000,
+      contextTokens: 1000,
       limit: { context: 4000, output: 100 },
       autoCompactPercentage: 75,
       context: {
