@@ -20,10 +20,11 @@ export function workspaceHooks(opts: { config: () => Config; roots: () => string
     problems: (list) => opts.board.setProblems('hooks', list),
   });
   opts.board.setSummary('hooks', () => hooks.summary());
-  // Dynamic: it appears after the chat's first prompt started, so it must not shift the cached prefix.
+  // Stable: chatStart runs before the chat's first request and its context stays for the chat's
+  // life, so it belongs in the cached prefix (a resumed chat's new context re-caches once).
   opts.prompt.set('hooks', (scope) => {
     const text = hooks.chatContext(scope.chatId);
-    return text ? [{ id: 'hooks:chatStart', text, stable: false, order: 90 }] : [];
+    return text ? [{ id: 'hooks:chatStart', text, stable: true, order: 70 }] : [];
   });
   hooks.publish();
   return hooks;
