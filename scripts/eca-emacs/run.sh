@@ -23,7 +23,7 @@ cleanup() {
 trap cleanup EXIT
 
 # The fake LLM is the test fixture, transpiled (Node 20 cannot run TypeScript itself).
-"$repo/node_modules/.bin/esbuild" "$repo/test/fixtures/fake-llm.ts" --format=esm --platform=node --outfile="$tmp/fake/fake-llm.mjs" --log-level=warning
+"$repo/node_modules/.bin/esbuild" "$repo/test/fixtures/fake-llm.ts" --bundle --packages=external --format=esm --platform=node --outfile="$tmp/fake/fake-llm.mjs" --log-level=warning
 node "$tmp/fake/fake-llm.mjs" > "$tmp/fake/url.json" &
 fake_pid=$!
 for _ in $(seq 50); do [ -s "$tmp/fake/url.json" ] && break; sleep 0.1; done
