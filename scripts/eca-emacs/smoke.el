@@ -339,6 +339,28 @@ as a user does on a block or button."
     (insert-file-contents (expand-file-name "wire.jsonl" (getenv "PB_OUT")))
     (how-many (regexp-quote (format "\"method\":\"%s\"" method)) (point-min) (point-max))))
 
+(defun pb-wire-find (pred)
+  "The first message patchbay sent the editor (from the wire log) for which PRED holds."
+  (with-temp-buffer
+    (insert-file-contents (expand-file-name "wire.jsonl" (getenv "PB_OUT")))
+    (goto-char (point-min))
+    (let ((json-object-type 'plist) (json-array-type 'list) found)
+      (while (and (not found) (not (eobp)))
+        (let ((line (ignore-errors (json-read-from-string (buffer-substring-no-properties (point) (line-end-position))))))
+          (when (and line (equal (plist-get line :dir) "patchbay->editor") (funcall pred (plist-get line :msg)))
+            (setq found (plist-get line :msg))))
+        (forward-line 1))
+      found)))
+
+(defun pb-block-has (s)
+  "Whether S is in the chat buffer, shown or kept in a collapsed block (eca-chat.el keeps a closed
+block's text in its overlay's `eca-chat--expandable-content-content')."
+  (or (pb-has s)
+      (with-current-buffer (pb-chat)
+        (cl-some (lambda (ov) (let ((c (overlay-get ov 'eca-chat--expandable-content-content)))
+                                (and (stringp c) (string-match-p (regexp-quote s) c))))
+                 (overlays-in (point-min) (point-max))))))
+
 (defun pb-request-has (s) (string-match-p (regexp-quote s) (format "%S" (plist-get (pb-last-request) :body))))
 
 (defun pb-trusted-turn-here (prompt answer &rest replies)
@@ -604,6 +626,49 @@ as a user does on a block or button."
          (with-current-buffer pb-main-chat
            (write-region (point-min) (point-max) (expand-file-name "rolled-back-chat-buffer.txt" (getenv "PB_OUT"))))
          (and kept (equal (string-trim (or prompt "")) "keep the file")))))
+
+;; The agent runtime (issue 18): the workspace's AGENTS.md and .patchbay/commands/greet.md, and the
+;; config's `audit` preToolCall hook, come from run.sh.
+(pb-step "AGENTS.md: the workspace's instructions reach the model's system prompt"
+  (pb-script [(:text "Instructions read.")])
+  (pb-say "what are the rules?")
+  (and (pb-wait "answer" (lambda () (and (pb-has "Instructions read.") (pb-idle-p))))
+       (pb-request-has "Project rule from AGENTS.md: answer in English.")))
+
+(pb-step "custom command: chat/queryCommands lists /greet (type custom-prompt, its description); /greet World sends the rendered prompt"
+  (let* ((cmds (with-current-buffer (pb-chat)
+                 (plist-get (eca-api-request-sync (pb-session) :method "chat/queryCommands" :params (list :chatId eca-chat--id :query "greet")) :commands)))
+         (greet (cl-find-if (lambda (c) (equal (plist-get c :name) "greet")) cmds)))
+    (pb-log "  greet: %S" greet)
+    (and greet (equal (plist-get greet :type) "custom-prompt") (equal (plist-get greet :description) "Greets someone by name")
+         (progn (pb-script [(:text "Hello World, greeted.")])
+                (pb-say "/greet World")
+                (pb-wait "answer" (lambda () (and (pb-has "Hello World, greeted.") (pb-idle-p)))))
+         (pb-request-has "Say hello to World from the custom command."))))
+
+(pb-step "hook: the audit preToolCall hook's block shows (hookActionStarted → \"Executed hook 'audit'\") and the tool still runs"
+  (pb-script [(:toolCall (:name "patchbay__read_file" :args (:path "notes.txt")))]
+             [(:text "Read it after the hook.")])
+  (pb-say "read the notes")
+  (and (pb-wait "answer" (lambda () (and (pb-has "Read it after the hook.") (pb-idle-p))))
+       (pb-has "Executed hook 'audit'")
+       (pb-request-has "hello from the workspace")))
+
+(pb-step "subagent (patchbay__spawn_agent explorer): its contents arrive with parentChatId and show nested under the call; its answer returns to the parent"
+  (pb-trusted-turn-here "explore for me" "The explorer says 42."
+                        [(:toolCall (:name "patchbay__spawn_agent" :args (:agent "explorer" :task "Find the magic number" :activity "Looking for the number")))]
+                        [(:text "Child found 42 in notes.")]
+                        [(:text "The explorer says 42.")])
+  (let ((child (pb-wire-find (lambda (m) (and (equal (plist-get m :method) "chat/contentReceived")
+                                              (plist-get (plist-get m :params) :parentChatId))))))
+    (pb-log "  first child content: %S" (and child (plist-get (plist-get child :params) :content)))
+    (pb-log "  parent buffer: the call %S, the child's answer inside its (collapsed) block %S, the parent's answer %S; tool result to the parent %S"
+            (pb-has "explorer") (pb-block-has "Child found 42 in notes.") (pb-has "The explorer says 42.") (pb-request-has "Child found 42 in notes."))
+    (and child
+         (pb-has "The explorer says 42.")
+         (pb-block-has "Child found 42 in notes.")
+         (equal (plist-get (plist-get child :params) :parentChatId) (buffer-local-value 'eca-chat--id (pb-chat)))
+         (pb-request-has "Child found 42 in notes."))))
 
 (pb-step "stop session: shutdown + exit"
   (eca-stop)
