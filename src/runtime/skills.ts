@@ -13,7 +13,8 @@ import type { Command } from '../core/commands.js';
 import { runTemplate } from '../core/custom-commands.js';
 import { parseSkill, skillsPromptSection, type ParsedSkill, type Skill } from '../core/skills.js';
 import { skillTool } from '../core/tools/skill.js';
-import type { PromptSection } from '../core/prompt-sections.js';
+import type { PromptScope, PromptSection } from '../core/prompt-sections.js';
+import { decideApproval } from '../core/approval.js';
 import { displayPath, MdFileCache } from './md-file-cache.js';
 import { scanFiles, type AgentFilesHost } from './agent-files-host.js';
 
@@ -40,10 +41,7 @@ export class SkillCatalog {
 
   /** Wires the catalog into the workspace: prompt section, commands, doctor lines. */
   install(): this {
-    this.host.prompt.set('skills', () => {
-      const s = this.refresh().section;
-      return s ? [s] : [];
-    });
+    this.host.prompt.set('skills', (scope) => this.sections(scope));
     this.host.commands.live('skills', () => this.refresh().commands);
     this.host.board.setSummary('skills', () => this.doctorLines());
     // Asked at each prompt before the turn starts (core/chats.ts): the files are checked then, so
@@ -57,6 +55,23 @@ export class SkillCatalog {
 
   skills(): Skill[] {
     return this.refresh().skills;
+  }
+
+  /**
+   * The catalog for one request. It points the model at the skill tool, so it is left out when the
+   * request does not offer the tool (a subagent or `disabledTools` without it), and a skill that a
+   * deny rule refuses for this chat is not listed (ECA chat.clj: skills whose `eca__skill` approval
+   * is deny for the agent are removed before the prompt is built).
+   */
+  private sections(scope: PromptScope): PromptSection[] {
+    const { skills, section } = this.refresh();
+    if (!section) return [];
+    const tool = scope.tools ? scope.tools.find((t) => t.server === this.tool.server && t.name === this.tool.name) : this.tool;
+    if (!tool) return [];
+    const allowed = skills.filter((s) => decideApproval(tool, { name: s.name }, scope.approval) !== 'deny');
+    if (allowed.length === skills.length) return [section];
+    const narrowed = skillsPromptSection(allowed, TOOL_NAME);
+    return narrowed ? [narrowed] : [];
   }
 
   private show(path: string): string {

@@ -75,8 +75,22 @@ describe('skills over ECA (prompt.clj, tools/skill.clj)', () => {
     await p.turnDone(chatId);
     const rejected = p.contents(chatId).filter((c) => c.content.type === 'toolCallRejected');
     expect(rejected.map((c) => c.content.id)).toEqual(['d1']);
+    // ECA chat.clj (skills removed when their eca__skill approval is deny): the catalog does not offer it.
+    expect(systemOf(0)).toContain('<skill name="lint-fix"');
+    expect(systemOf(0)).not.toContain('review-pr');
     expect(allText(1)).not.toContain('BODY-MARKER-7731');
     expect(allText(1)).toContain('LINT-BODY');
+  });
+
+  // ECA prompt.clj `build-static-instructions` names eca__skill: a request without the tool gets no catalog.
+  it('with the skill tool disabled, the catalog is not in the system prompt', async () => {
+    const { p } = await boot({ '.agents/skills/review-pr/SKILL.md': REVIEW }, { disabledTools: ['skill'] });
+    llm().script([{ text: 'ok' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'go' })).result.chatId;
+    await p.turnDone(chatId);
+    expect((llm().requests[0].body.tools ?? []).map((t: any) => t.function.name)).not.toContain('patchbay__skill');
+    expect(systemOf(0)).not.toContain('<skills');
+    expect(systemOf(0)).not.toContain('patchbay__skill');
   });
 });
 
