@@ -21,6 +21,7 @@ import { parseSkill } from '../../src/core/skills.js';
 import { ToolRegistry } from '../../src/core/tool-registry.js';
 import { CustomCommands } from '../../src/runtime/custom-commands.js';
 import { SkillCatalog } from '../../src/runtime/skills.js';
+import { MdFileCache } from '../../src/runtime/md-file-cache.js';
 
 let tmp: string;
 let home: string;
@@ -368,5 +369,32 @@ describe('untrusted workspace config: skills and commands paths', () => {
     expect(r.workspaces[0].settings.map((s) => s.key)).toEqual(['skills.1']);
     // Keys patchbay now implements: no "ECA setting patchbay does not implement" warning.
     expect(r.errors).toEqual([]);
+  });
+});
+
+describe('the folder walk (md-file-cache.ts) at every prompt', () => {
+  // A repository can hold links to folders above them; the walk is synchronous, so a tree that grows
+  // as (links)^depth would freeze the server at its first prompt.
+  it('walks each real folder once, so links back up the tree cannot blow the walk up', () => {
+    write(join(ws, '.agents/skills/review-pr/SKILL.md'), skillText('review-pr', 'Review'));
+    const loops = join(ws, '.agents/skills/loops');
+    mkdirSync(loops, { recursive: true });
+    for (let i = 0; i < 8; i++) symlinkSync('..', join(loops, `up${i}`));
+    const h = host();
+    const catalog = new SkillCatalog(h).install();
+    expect(catalog.skills().map((s) => s.name)).toEqual(['review-pr']);
+    expect(h.board.problems()).toEqual([]);
+    // Found once, not again under every looped name (`loops/up0/review-pr/…` would "lose" to it).
+    expect(h.board.summary()).toEqual(['Skills (1): review-pr (project: .agents/skills/review-pr/SKILL.md)']);
+  });
+
+  it('stops after the folder cap and says so; the skills found before it still load', () => {
+    write(join(ws, '.agents/skills/a-skill/SKILL.md'), skillText('a-skill', 'A'));
+    for (let i = 0; i < 10; i++) mkdirSync(join(ws, `.agents/skills/z${i}`), { recursive: true });
+    const cache = new MdFileCache((text, path) => parseSkill(text, path));
+    const source = { path: join(ws, '.agents/skills'), scope: 'project' as const, root: ws, origin: '.agents/skills' };
+    const scan = cache.scan([source], { match: (n) => n === 'SKILL.md', leaf: true, maxDirs: 5 });
+    expect(scan.files.map((f) => f.value.ok && f.value.skill.name)).toEqual(['a-skill']);
+    expect(scan.problems).toEqual([{ path: source.path, message: 'more than 5 folders; the rest were not read' }]);
   });
 });
