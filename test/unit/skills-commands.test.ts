@@ -273,6 +273,38 @@ describe('skills in the workspace', () => {
     });
     const missing = await tool.call({ name: 'nope' }, toolCtx);
     expect(missing).toEqual({ error: true, outputs: [{ type: 'text', text: "Skill 'nope' not found, available skills: gif-maker" }] });
+    // A name is only ever looked up, never joined to a path.
+    const climbing = await tool.call({ name: '../gif-maker' }, toolCtx);
+    expect(climbing.error).toBe(true);
+    expect(JSON.stringify(climbing.outputs)).not.toContain('Use scripts/make.py');
+  });
+
+  // A skill with a vendored tree: the listing must not walk all of it at every load.
+  it('the skill tool lists at most 100 files and reads at most 200 folders, and says there is more', async () => {
+    const h = host();
+    new SkillCatalog(h).install();
+    const dir = join(ws, '.patchbay/skills/big');
+    write(join(dir, 'SKILL.md'), skillText('big', 'Big', 'BIG-BODY'));
+    for (let i = 0; i < 150; i++) writeFileSync(join(dir, `f${String(i).padStart(3, '0')}.txt`), '');
+    for (let i = 0; i < 250; i++) mkdirSync(join(dir, `zz/d${String(i).padStart(3, '0')}`), { recursive: true });
+    write(join(dir, 'zz/d249/deep.txt'), 'x');
+    h.prompt.sections(scope);
+    const tool = h.tools.all().find((t) => t.name === 'skill')!;
+    const toolCtx = { signal: new AbortController().signal, roots: [ws], chatId: 'c' } as Parameters<typeof tool.call>[1];
+    const text = ((await tool.call({ name: 'big' }, toolCtx)).outputs[0] as { text: string }).text;
+    expect(text.split('\n').filter((l) => l.startsWith('- f'))).toHaveLength(100);
+    expect(text).toContain('- … and more (not all are listed)');
+    expect(text).toContain('BIG-BODY');
+
+    // Only folders: the file past the folder cap is not reached, and the listing says so.
+    rmSync(dir, { recursive: true });
+    write(join(dir, 'SKILL.md'), skillText('big', 'Big', 'BIG-BODY'));
+    for (let i = 0; i < 250; i++) mkdirSync(join(dir, `d${String(i).padStart(3, '0')}`), { recursive: true });
+    write(join(dir, 'd249/deep.txt'), 'x');
+    h.prompt.sections(scope);
+    const folders = ((await tool.call({ name: 'big' }, toolCtx)).outputs[0] as { text: string }).text;
+    expect(folders).not.toContain('deep.txt');
+    expect(folders).toContain('**Files in the skill folder**: too many folders to list');
   });
 
   it('reads skills from the skills config key (a folder of skills or one skill folder)', () => {
