@@ -4,9 +4,9 @@
  * offered three ways: the catalog in the system prompt, the `patchbay__skill` tool, and a
  * `/<name>` command each. Bad SKILL.md files are skipped and reported on the runtime board.
  *
- * On a name clash a project skill wins over a user one (a repository's skill is the one written for
- * it); between two of the same scope, the first found wins (`.patchbay` before `.eca` before
- * `.agents`). `doctor` says which one won.
+ * On a name clash the first in ECA's order wins: the `skills` config entries, then the user's
+ * folders, then the project's (agent-files-host.ts `byPrecedence`); within one, the first found
+ * (`.patchbay` before `.eca` before `.agents`). `doctor` says which one won.
  */
 import type { AgentFileSource } from '../config/agent-files.js';
 import type { Command } from '../core/commands.js';
@@ -16,7 +16,7 @@ import { skillTool } from '../core/tools/skill.js';
 import type { PromptScope, PromptSection } from '../core/prompt-sections.js';
 import { decideApproval } from '../core/approval.js';
 import { displayPath, MdFileCache } from './md-file-cache.js';
-import { scanFiles, type AgentFilesHost } from './agent-files-host.js';
+import { byPrecedence, scanFiles, type AgentFilesHost } from './agent-files-host.js';
 
 /** What the model calls the tool (ECA: `eca__skill`). */
 const TOOL_NAME = 'patchbay__skill';
@@ -95,8 +95,7 @@ export class SkillCatalog {
   private build(key: string, files: { path: string; source: AgentFileSource; value: ParsedSkill }[]): State {
     const byName = new Map<string, { skill: Skill; source: AgentFileSource }>();
     const shadowed: string[] = [];
-    // Project files first: they win a clash; within a scope, the order found.
-    const ordered = [...files.filter((f) => f.source.scope === 'project'), ...files.filter((f) => f.source.scope === 'user')];
+    const ordered = byPrecedence(files);
     for (const f of ordered) {
       if (!f.value.ok) continue;
       const skill = f.value.skill;

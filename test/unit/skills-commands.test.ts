@@ -152,26 +152,29 @@ describe('custom command files', () => {
 });
 
 describe('custom commands in the workspace', () => {
-  it('lists them as custom-prompt commands, project over user; runs with named args; says which argument is missing', async () => {
+  // ECA commands.clj `custom-commands` (config, global, local) and `get-custom-command` (the first of a name).
+  it('lists them as custom-prompt commands, user over project; runs with named args; says which argument is missing', async () => {
     write(join(ws, '.eca/commands/weather.md'), '---\ndescription: Weather\narguments:\n  - name: units\n    required: false\n---\nWeather for {{city}} in {{units}}.');
-    write(join(home, '.config/patchbay/commands/weather.md'), 'user weather $1');
     write(join(home, '.config/eca/commands/hello.md'), 'Hello $ARGS');
+    write(join(ws, '.patchbay/commands/hello.md'), 'PROJECT-HELLO $ARGS');
     write(join(ws, '.patchbay/commands/bad.md'), '{{a}} and $1');
     const h = host();
     new CustomCommands(h).install();
     const listed = h.commands.query('');
     expect(listed.map((c) => [c.name, c.type])).toEqual([
-      ['weather', 'custom-prompt'],
       ['hello', 'custom-prompt'],
+      ['weather', 'custom-prompt'],
     ]);
+    // A repository's file of the same name does not replace the user's own command.
+    expect(await h.commands.find('hello')!.run(['you'], ctx)).toEqual({ kind: 'prompt', userText: 'Hello you' });
     const weather = h.commands.find('weather')!;
     expect(await weather.run(['Paris', 'metric'], ctx)).toEqual({ kind: 'prompt', userText: 'Weather for Paris in metric.' });
     expect(await weather.run(['Paris'], ctx)).toEqual({ kind: 'prompt', userText: 'Weather for Paris in .' });
     expect(await weather.run([], ctx)).toEqual({ kind: 'show', text: '/weather needs the argument "city". Usage: /weather <city> [units]' });
     expect(h.board.problems()).toEqual(['Custom command skipped: .patchbay/commands/bad.md: it mixes positional ($1/$ARGS) and named ({{name}}) arguments']);
     expect(h.board.summary()).toEqual([
-      'Custom commands (2): /weather (project: .eca/commands/weather.md), /hello (user: ~/.config/eca/commands/hello.md)',
-      'Custom commands: /weather: .eca/commands/weather.md (project) wins over ~/.config/patchbay/commands/weather.md (user)',
+      'Custom commands (2): /hello (user: ~/.config/eca/commands/hello.md), /weather (project: .eca/commands/weather.md)',
+      'Custom commands: /hello: ~/.config/eca/commands/hello.md (user) wins over .patchbay/commands/hello.md (project)',
     ]);
   });
 
@@ -189,9 +192,10 @@ describe('custom commands in the workspace', () => {
 });
 
 describe('skills in the workspace', () => {
-  it('puts only names and descriptions in a stable prompt section; project wins a clash; bad files are reported', async () => {
+  // ECA skills.clj `all` (config, global, …, local) and tools/skill.clj (the first of a name).
+  it("puts only names and descriptions in a stable prompt section; the user's skill wins a clash; bad files are reported", async () => {
     write(join(ws, '.agents/skills/review-pr/SKILL.md'), skillText('review-pr', 'Review a pull request', 'Review the PR: $ARGS\nSECRET-BODY'));
-    write(join(home, '.config/eca/skills/review-pr/SKILL.md'), skillText('review-pr', 'User version'));
+    write(join(ws, '.eca/skills/lint-fix/SKILL.md'), skillText('lint-fix', 'Project version'));
     write(join(home, '.agents/skills/lint-fix/SKILL.md'), skillText('lint-fix', 'Lint & fix "code"'));
     write(join(ws, '.eca/skills/broken/SKILL.md'), '# no front-matter');
     write(join(ws, '.eca/skills/wrong/SKILL.md'), skillText('right', 'x'));
@@ -204,7 +208,7 @@ describe('skills in the workspace', () => {
     expect(sections[0].text).toContain('<skill name="review-pr" description="Review a pull request"/>');
     expect(sections[0].text).toContain('patchbay__skill');
     expect(sections[0].text).not.toContain('SECRET-BODY');
-    expect(sections[0].text).not.toContain('User version');
+    expect(sections[0].text).not.toContain('Project version');
     expect(catalog.skills().map((s) => s.name)).toEqual(['lint-fix', 'review-pr']);
     expect(h.board.problems()).toEqual([
       'Skill skipped: .eca/skills/broken/SKILL.md: no front-matter (a SKILL.md starts with "---", then name and description)',
@@ -212,7 +216,7 @@ describe('skills in the workspace', () => {
     ]);
     expect(h.board.summary()).toEqual([
       'Skills (2): lint-fix (user: ~/.agents/skills/lint-fix/SKILL.md), review-pr (project: .agents/skills/review-pr/SKILL.md)',
-      'Skills: skill "review-pr": .agents/skills/review-pr/SKILL.md (project) wins over ~/.config/eca/skills/review-pr/SKILL.md (user)',
+      'Skills: skill "lint-fix": ~/.agents/skills/lint-fix/SKILL.md (user) wins over .eca/skills/lint-fix/SKILL.md (project)',
     ]);
     // Commands of type skill: with arguments the body is rendered; without, the model is asked to load it.
     const cmds = h.commands.query('');
@@ -310,9 +314,14 @@ describe('skills in the workspace', () => {
   it('reads skills from the skills config key (a folder of skills or one skill folder)', () => {
     write(join(tmp, 'shared/a-one/SKILL.md'), skillText('a-one', 'first'));
     write(join(tmp, 'single/b-two/SKILL.md'), skillText('b-two', 'second'));
+    // The config's entry comes first in ECA's `all`, so it wins a name the user's folder also has.
+    write(join(home, '.config/patchbay/skills/a-one/SKILL.md'), skillText('a-one', 'user copy'));
     const h = host({ skills: [{ path: join(tmp, 'shared') }, { path: join(tmp, 'single/b-two') }, { path: 'missing' }] });
     const catalog = new SkillCatalog(h).install();
-    expect(catalog.skills().map((s) => s.name)).toEqual(['a-one', 'b-two']);
+    expect(catalog.skills().map((s) => [s.name, s.description])).toEqual([
+      ['a-one', 'first'],
+      ['b-two', 'second'],
+    ]);
     expect(h.board.problems()).toEqual(['Skills: missing: not found']);
   });
 });
