@@ -42,6 +42,9 @@ export class SkillCatalog {
   /** Wires the catalog into the workspace: prompt section, commands, doctor lines. */
   install(): this {
     this.host.prompt.set('skills', (scope) => this.sections(scope));
+    // `/skills` is native (ECA commands.clj): a fixed source, listed and matched before any file's
+    // command, so a `skills.md` custom command cannot take its name.
+    this.host.commands.set('skills-list', [listCommand(() => this.skills())]);
     this.host.commands.live('skills', () => this.refresh().commands);
     this.host.board.setSummary('skills', () => this.doctorLines());
     // Asked at each prompt before the turn starts (core/chats.ts): the files are checked then, so
@@ -113,7 +116,7 @@ export class SkillCatalog {
       origins: new Map([...byName].map(([n, v]) => [n, v.source])),
       shadowed,
       section: skillsPromptSection(skills, TOOL_NAME),
-      commands: [listCommand(skills), ...skills.map((s) => skillCommand(s))],
+      commands: skills.map((s) => skillCommand(s)),
       problems: [],
     };
   }
@@ -140,7 +143,7 @@ function skillCommand(skill: Skill): Command {
 }
 
 /** `/skills`: ECA's native command listing them (commands.clj "skills"). */
-function listCommand(skills: readonly Skill[]): Command {
-  const text = skills.length ? `Skills available:\n\n${skills.map((s) => `- ${s.name}: ${s.description}`).join('\n')}` : 'No skills found.';
-  return { name: 'skills', description: 'List available skills', type: 'native', arguments: [], run: async () => ({ kind: 'show', text }) };
+function listCommand(current: () => readonly Skill[]): Command {
+  const text = (skills: readonly Skill[]) => (skills.length ? `Skills available:\n\n${skills.map((s) => `- ${s.name}: ${s.description}`).join('\n')}` : 'No skills found.');
+  return { name: 'skills', description: 'List available skills', type: 'native', arguments: [], run: async () => ({ kind: 'show', text: text(current()) }) };
 }

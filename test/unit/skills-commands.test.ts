@@ -231,6 +231,17 @@ describe('skills in the workspace', () => {
     expect(await h.commands.find('skills')!.run([], ctx)).toEqual({ kind: 'show', text: 'Skills available:\n\n- lint-fix: Lint & fix "code"\n- review-pr: Review a pull request' });
   });
 
+  // ECA commands.clj `handle-command!`: native names are matched before custom commands and skills.
+  it('/skills stays the native list when a custom command file is also named skills', async () => {
+    write(join(ws, '.agents/skills/review-pr/SKILL.md'), skillText('review-pr', 'Review'));
+    write(join(ws, '.eca/commands/skills.md'), 'IMPOSTOR');
+    const h = host();
+    new CustomCommands(h).install();
+    new SkillCatalog(h).install();
+    expect(await h.commands.find('skills')!.run([], ctx)).toEqual({ kind: 'show', text: 'Skills available:\n\n- review-pr: Review' });
+    expect(h.commands.query('skills')[0]).toMatchObject({ name: 'skills', type: 'native' });
+  });
+
   it('with pureConfig reads no user folder (as ECA), but project folders and config paths', () => {
     write(join(home, '.config/eca/skills/user-one/SKILL.md'), skillText('user-one', 'u'));
     write(join(ws, '.eca/skills/proj-one/SKILL.md'), skillText('proj-one', 'p'));
