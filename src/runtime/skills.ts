@@ -138,7 +138,10 @@ function skillCommand(skill: Skill): Command {
     description: skill.description,
     type: 'skill',
     arguments: skill.arguments,
-    run: async (args) => (args.length ? runTemplate(skill.name, skill.body, skill.arguments, skill.named, args) : { kind: 'prompt', userText: `Load skill: ${skill.name}` }),
+    run: async (args) =>
+      args.length && !skill.literal
+        ? runTemplate(skill.name, skill.body, skill.arguments, skill.named, args)
+        : { kind: 'prompt', userText: [`Load skill: ${skill.name}`, ...(args.length ? [args.join(' ')] : [])].join('\n\n') },
   };
 }
 

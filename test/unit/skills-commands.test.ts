@@ -78,6 +78,15 @@ describe('SKILL.md parsing (agentskills spec)', () => {
     expect(parseSkill(`---\nname: lint-fix\ndescription: ${'d'.repeat(1025)}\n---\nx`, file)).toEqual({ ok: false, error: expect.stringMatching(/1025 characters/) });
     expect(parseSkill('---\nname: [broken\n---\nx', file)).toEqual({ ok: false, error: expect.stringMatching(/^YAML/) });
   });
+  it('keeps a skill whose body mixes $1 and {{name}} (a CI skill quoting shell and workflow syntax), with no arguments', async () => {
+    const r = parseSkill(skillText('lint-fix', 'd', 'In the step: echo $1 and ${{ github.sha }}'), file);
+    expect(r).toMatchObject({ ok: true, skill: { name: 'lint-fix', arguments: [], literal: true } });
+    write(join(ws, '.agents/skills/ci-fix/SKILL.md'), skillText('ci-fix', 'Fix CI', 'echo $1 then ${{ github.sha }}'));
+    const h = host();
+    new SkillCatalog(h).install();
+    expect(h.board.problems()).toEqual([]);
+    expect(await h.commands.find('ci-fix')!.run(['the', 'build'], ctx)).toEqual({ kind: 'prompt', userText: 'Load skill: ci-fix\n\nthe build' });
+  });
   it('finds the body placeholders for /name args', () => {
     const r = parseSkill(skillText('lint-fix', 'd', 'Review $ARGS then $2'), file);
     expect(r.ok && r.skill.arguments).toEqual([
