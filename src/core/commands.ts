@@ -46,9 +46,11 @@ export class CommandRegistry implements CommandSink {
   query(q: string): CommandInfo[] {
     const needle = q.trim().replace(/^\//, '').toLowerCase();
     const toWire = (c: Command): CommandInfo => ({ name: c.name, description: c.description, type: c.type, arguments: c.arguments });
-    if (!needle) return this.all().map(toWire);
-    const byName = this.all().filter((c) => c.name.toLowerCase().includes(needle));
-    const byDesc = this.all().filter((c) => !byName.includes(c) && c.description.toLowerCase().includes(needle));
+    // Once: each live source checks its files when asked.
+    const all = this.all();
+    if (!needle) return all.map(toWire);
+    const byName = all.filter((c) => c.name.toLowerCase().includes(needle));
+    const byDesc = all.filter((c) => !byName.includes(c) && c.description.toLowerCase().includes(needle));
     return [...byName, ...byDesc].map(toWire);
   }
 }

@@ -73,9 +73,15 @@ export class MdFileCache<T> {
     const walked = new Set<string>();
     const maxDirs = rules.maxDirs ?? MAX_DIRS;
     let cut = false;
+    let cutFiles = false;
 
     const take = (path: string, source: AgentFileSource): void => {
-      if (seenFiles.has(path) || out.length >= limit) return;
+      if (seenFiles.has(path)) return;
+      if (out.length >= limit) {
+        if (!cutFiles) problems.push({ path: source.path, message: `more than ${limit} files; the rest were not read` });
+        cutFiles = true;
+        return;
+      }
       seenFiles.add(path);
       try {
         const st = statSync(path);

@@ -458,4 +458,13 @@ describe('the folder walk (md-file-cache.ts) at every prompt', () => {
     expect(scan.files.map((f) => f.value.ok && f.value.skill.name)).toEqual(['a-skill']);
     expect(scan.problems).toEqual([{ path: source.path, message: 'more than 5 folders; the rest were not read' }]);
   });
+
+  it('says so when there are more files than it reads', () => {
+    for (const n of ['a', 'b', 'c']) write(join(ws, `.eca/commands/${n}.md`), n);
+    const cache = new MdFileCache((text) => text);
+    const source = { path: join(ws, '.eca/commands'), scope: 'project' as const, root: ws, origin: '.eca/commands' };
+    const scan = cache.scan([source], { match: (n) => n.endsWith('.md'), limit: 2 });
+    expect(scan.files.map((f) => f.value)).toEqual(['a', 'b']);
+    expect(scan.problems).toEqual([{ path: source.path, message: 'more than 2 files; the rest were not read' }]);
+  });
 });
