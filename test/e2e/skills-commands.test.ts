@@ -94,6 +94,39 @@ describe('skills over ECA (prompt.clj, tools/skill.clj)', () => {
   });
 });
 
+// ECA config.clj: the built-in explorer subagent allows eca__skill; chat.clj builds every chat's
+// catalog from the skills its approval does not deny (a subagent's own rules included).
+describe('skills in subagent child chats', () => {
+  it('a child chat gets the catalog and loads a skill; a subagent whose tools deny the skill tool gets no catalog', async () => {
+    const nosk = '---\ndescription: Works without skills\nmode: subagent\ntools:\n  deny: [skill]\n---\nYou work alone.\n';
+    const { p } = await boot({ '.agents/skills/review-pr/SKILL.md': REVIEW, '.patchbay/agents/nosk.md': nosk });
+    const spawn = (id: string, agent: string) => ({ toolCall: { id, name: 'patchbay__spawn_agent', args: { agent, task: `task for ${agent}` } } });
+    llm().script(
+      [spawn('s1', 'explorer')],
+      [{ toolCall: { id: 'k1', name: 'patchbay__skill', args: { name: 'review-pr' } } }],
+      [{ text: 'child done' }],
+      [spawn('s2', 'nosk')],
+      [{ text: 'no skills here' }],
+      [{ text: 'all done' }],
+    );
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'go' })).result.chatId;
+    await p.turnDone(chatId);
+    expect(p.text(chatId)).toContain('all done');
+    const toolNames = (n: number): string[] => (llm().requests[n].body.tools ?? []).map((t: any) => t.function.name);
+    // The explorer's requests: the catalog and the tool, then the body after it asked.
+    expect(systemOf(1)).toContain('<skill name="review-pr"');
+    expect(toolNames(1)).toContain('patchbay__skill');
+    expect(allText(1)).not.toContain('BODY-MARKER-7731');
+    expect(allText(2)).toContain('BODY-MARKER-7731');
+    // The agent that denies the tool: neither the tool nor a catalog naming it.
+    expect(systemOf(4)).toContain('You work alone.');
+    expect(toolNames(4)).not.toContain('patchbay__skill');
+    expect(systemOf(4)).not.toContain('<skills');
+    // The parent still has both.
+    expect(systemOf(5)).toContain('<skill name="review-pr"');
+  });
+});
+
 describe('custom commands and skill commands over ECA (commands.clj)', () => {
   // ECA commands.clj `all-commands` (types, description fallback, arguments) and `handle-command!` / `substitute-args`.
   it('lists them as ECA types them and runs /weather with named args and /review-pr with $ARGS', async () => {
