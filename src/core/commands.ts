@@ -6,6 +6,9 @@ import type { Command as BaseCommand, CommandContext as BaseContext, CommandInfo
 import type { CommandSink } from '../shapes/registry.js';
 import type { LiveChat } from './chat.js';
 import type { ChatDeps } from './deps.js';
+import { errorMessage, logger } from '../util/log.js';
+
+const log = logger('commands');
 
 export type { CommandOutcome } from '../shapes/command.js';
 
@@ -35,7 +38,17 @@ export class CommandRegistry implements CommandSink {
   }
 
   all(): Command[] {
-    return [...this.bySource.values(), ...[...this.liveBySource.values()].map((f) => f())].flat();
+    return [...this.bySource.values(), ...[...this.liveBySource].map(([source, f]) => this.ask(source, f))].flat();
+  }
+
+  /** A live source that fails (a folder it cannot read as it expected) loses its own commands only, never /doctor or the rest. */
+  private ask(source: string, f: () => Command[]): Command[] {
+    try {
+      return f();
+    } catch (e) {
+      log.warn(`commands from ${source} could not be listed: ${errorMessage(e)}`);
+      return [];
+    }
   }
 
   find(name: string): Command | undefined {

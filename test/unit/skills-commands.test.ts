@@ -433,6 +433,18 @@ describe('untrusted workspace config: skills and commands paths', () => {
   });
 });
 
+describe('the command registry', () => {
+  it('a live source that throws loses its own commands only', async () => {
+    const reg = new CommandRegistry();
+    reg.set('native', [{ name: 'doctor', description: 'd', type: 'native', arguments: [], run: async () => ({ kind: 'show', text: 'ok' }) }]);
+    reg.live('custom', () => {
+      throw new Error('EACCES');
+    });
+    expect(reg.query('').map((c) => c.name)).toEqual(['doctor']);
+    expect(await reg.find('doctor')!.run([], ctx)).toEqual({ kind: 'show', text: 'ok' });
+  });
+});
+
 describe('the folder walk (md-file-cache.ts) at every prompt', () => {
   // A repository can hold links to folders above them; the walk is synchronous, so a tree that grows
   // as (links)^depth would freeze the server at its first prompt.
