@@ -14,6 +14,7 @@ import { RuntimeBoard } from '../src/core/runtime-board.js';
 import type { StoredMessage } from '../src/core/stored-message.js';
 import { systemPrompt } from '../src/core/system-prompt.js';
 import { ProjectInstructions } from '../src/runtime/instructions.js';
+import { addSkills, BENCH_SKILLS } from './prompt-skills.js';
 import { now, summarize, tempDir, type Summary } from './util.js';
 
 export const PROMPT_TARGET_MS = 5;
@@ -31,19 +32,21 @@ function write(base: string, rel: string, text: string): void {
   writeFileSync(join(base, rel), text);
 }
 
-function measure(root: string, home: string, stored: StoredMessage[]): { s: Summary; chars: number } {
+function measure(root: string, home: string, stored: StoredMessage[], skills: boolean): { s: Summary; chars: number } {
   const config = configSchema.parse({});
   const prompt = new PromptSources();
+  const board = new RuntimeBoard();
   const pi = new ProjectInstructions({
     roots: () => [root],
     config: () => config,
     env: { XDG_CONFIG_HOME: join(home, '.config') },
     homeDir: home,
     trusted: () => true,
-    board: new RuntimeBoard(),
+    board,
     stored: () => stored,
   });
   prompt.set('instructions', (scope) => pi.sections(scope));
+  if (skills) addSkills(prompt, board, root, home);
   const scope: PromptScope = { chatId: 'c', agent: 'code', model: 'fake/m1', roots: [root], stored };
   const times: number[] = [];
   let chars = 0;
@@ -83,9 +86,11 @@ export function runPromptRules(log: (s: string) => void): PromptRun {
       totalTimeMs: 1,
     });
   }
-  const withFiles = measure(root, home, stored);
-  const empty = measure(tempDir('pb-bench-empty-'), tempDir('pb-bench-home-'), []);
-  log(`  prompt assembly, 4 instructions files + 50 rules + 200 messages: p50 ${withFiles.s.p50.toFixed(3)} ms  p95 ${withFiles.s.p95.toFixed(3)} ms (${withFiles.chars} chars)`);
+  const withFiles = measure(root, home, stored, true);
+  const empty = measure(tempDir('pb-bench-empty-'), tempDir('pb-bench-home-'), [], false);
+  log(
+    `  prompt assembly, 4 instructions files + 50 rules + ${BENCH_SKILLS} skills + 200 messages: p50 ${withFiles.s.p50.toFixed(3)} ms  p95 ${withFiles.s.p95.toFixed(3)} ms (${withFiles.chars} chars)`,
+  );
   log(`  prompt assembly, no files:                                     p50 ${empty.s.p50.toFixed(3)} ms  p95 ${empty.s.p95.toFixed(3)} ms`);
   return { rules: 50, withFiles: withFiles.s, empty: empty.s, promptChars: withFiles.chars };
 }

@@ -6,6 +6,9 @@ import type { Command as BaseCommand, CommandContext as BaseContext, CommandInfo
 import type { CommandSink } from '../shapes/registry.js';
 import type { LiveChat } from './chat.js';
 import type { ChatDeps } from './deps.js';
+import { errorMessage, logger } from '../util/log.js';
+
+const log = logger('commands');
 
 export type { CommandOutcome } from '../shapes/command.js';
 
@@ -35,7 +38,17 @@ export class CommandRegistry implements CommandSink {
   }
 
   all(): Command[] {
-    return [...this.bySource.values(), ...[...this.liveBySource.values()].map((f) => f())].flat();
+    return [...this.bySource.values(), ...[...this.liveBySource].map(([source, f]) => this.ask(source, f))].flat();
+  }
+
+  /** A live source that fails (a folder it cannot read as it expected) loses its own commands only, never /doctor or the rest. */
+  private ask(source: string, f: () => Command[]): Command[] {
+    try {
+      return f();
+    } catch (e) {
+      log.warn(`commands from ${source} could not be listed: ${errorMessage(e)}`);
+      return [];
+    }
   }
 
   find(name: string): Command | undefined {
@@ -46,9 +59,11 @@ export class CommandRegistry implements CommandSink {
   query(q: string): CommandInfo[] {
     const needle = q.trim().replace(/^\//, '').toLowerCase();
     const toWire = (c: Command): CommandInfo => ({ name: c.name, description: c.description, type: c.type, arguments: c.arguments });
-    if (!needle) return this.all().map(toWire);
-    const byName = this.all().filter((c) => c.name.toLowerCase().includes(needle));
-    const byDesc = this.all().filter((c) => !byName.includes(c) && c.description.toLowerCase().includes(needle));
+    // Once: each live source checks its files when asked.
+    const all = this.all();
+    if (!needle) return all.map(toWire);
+    const byName = all.filter((c) => c.name.toLowerCase().includes(needle));
+    const byDesc = all.filter((c) => !byName.includes(c) && c.description.toLowerCase().includes(needle));
     return [...byName, ...byDesc].map(toWire);
   }
 }

@@ -8,6 +8,8 @@
  * chat (path-scoped rules that depend on the files in play, hook context) is not.
  */
 import type { Agent } from '../shapes/agent.js';
+import type { Tool } from '../shapes/tool.js';
+import type { ApprovalConfig } from '../config/schema.js';
 import type { StoredMessage } from './stored-message.js';
 
 export interface PromptScope {
@@ -20,6 +22,13 @@ export interface PromptScope {
   stored: readonly StoredMessage[];
   /** Set for a subagent's child chat: its agent's name. */
   subagent?: string;
+  /**
+   * The tools this request offers and the approval rules of this chat (a subagent's own over the
+   * config's): a section that points the model at a tool says nothing when the tool is not offered,
+   * and leaves out what a deny rule refuses (ECA chat.clj drops denied skills from the catalog).
+   */
+  tools?: readonly Tool[];
+  approval?: ApprovalConfig;
 }
 
 export interface PromptSection {

@@ -23,6 +23,8 @@ export interface Skill {
   /** The placeholders of its body, for `/name args` (as a custom command's). */
   arguments: CommandArgument[];
   named: boolean;
+  /** Its body mixes `$1` and `{{name}}`: it is never rendered with arguments (see parseSkill). */
+  literal?: boolean;
 }
 
 export type ParsedSkill = { ok: true; skill: Skill } | { ok: false; error: string };
@@ -42,8 +44,12 @@ export function parseSkill(text: string, file: string): ParsedSkill {
   if (description.length > 1024) return { ok: false, error: `the description is ${description.length} characters long (at most 1024)` };
   const body = fm.body.trim();
   const args = placeholders(body);
-  if (!args.ok) return { ok: false, error: args.error };
-  return { ok: true, skill: { name, description: description.trim(), body, dir: dirname(file), file, arguments: args.arguments, named: args.named } };
+  const base = { name, description: description.trim(), body, dir: dirname(file), file };
+  // ECA drops such a skill (extract-args-from-content throws). But a SKILL.md is documentation
+  // first, and a CI skill quotes shell `$1` beside `${{ github.sha }}`: it stays for the model to
+  // load, only `/name args` does not fill anything in.
+  if (!args.ok) return { ok: true, skill: { ...base, arguments: [], named: false, literal: true } };
+  return { ok: true, skill: { ...base, arguments: args.arguments, named: args.named } };
 }
 
 /** Attribute-safe text (ECA writes the catalog as XML-ish tags). */

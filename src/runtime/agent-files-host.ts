@@ -87,3 +87,15 @@ export function scanFiles<T extends { ok: true } | { ok: false; error: string }>
   }
   return { files, problems, key: `${host.roots().join('\0')}\n${sources.map((s) => s.path).join('\0')}\n${scan.key}\n${[...linked].join('\0')}` };
 }
+
+/**
+ * The order in which same-named files compete, the first winning: the config key's entries, then
+ * the user's folders, then the project's. ECA's `all` lists skills and commands in that order
+ * (skills.clj, commands.clj `custom-commands`) and runs the first of a name; and a repository,
+ * trusted or not, must not replace a skill or command the user wrote for themselves.
+ */
+export function byPrecedence<F extends { source: AgentFileSource }>(files: readonly F[]): F[] {
+  const rank = (f: F) => (f.source.origin.startsWith('config ') ? 0 : f.source.scope === 'user' ? 1 : 2);
+  // Stable: within a rank, the order found (`.patchbay` before `.eca` before `.agents`).
+  return [...files].sort((a, b) => rank(a) - rank(b));
+}

@@ -3,12 +3,13 @@
  * `.eca/commands`, the user's commands folders and the `commands` config key
  * (config/agent-files.ts), read anew at each use through an mtime cache (./md-file-cache.ts) and
  * listed as `/<name>` commands of ECA's type `custom-prompt`. Bad files are skipped and reported on
- * the runtime board. On a name clash a project command wins over a user one.
+ * the runtime board. On a name clash the first in ECA's order wins: config entries, then the
+ * user's folders, then the project's (agent-files-host.ts `byPrecedence`).
  */
 import type { AgentFileSource } from '../config/agent-files.js';
 import type { Command } from '../core/commands.js';
 import { parseCustomCommand, runTemplate, type CustomCommand, type ParsedCommand } from '../core/custom-commands.js';
-import { scanFiles, type AgentFilesHost } from './agent-files-host.js';
+import { byPrecedence, scanFiles, type AgentFilesHost } from './agent-files-host.js';
 import { displayPath, MdFileCache } from './md-file-cache.js';
 
 interface State {
@@ -43,7 +44,7 @@ export class CustomCommands {
     if (key === this.state.key) return Object.assign(this.state, { problems });
     const byName = new Map<string, { command: CustomCommand; source: AgentFileSource }>();
     const shadowed: string[] = [];
-    const ordered = [...scan.files.filter((f) => f.source.scope === 'project'), ...scan.files.filter((f) => f.source.scope === 'user')];
+    const ordered = byPrecedence(scan.files);
     for (const f of ordered) {
       if (!f.value.ok) continue;
       const c = f.value.command;

@@ -34,6 +34,8 @@ export interface ScanRules {
   leaf?: boolean;
   maxDepth?: number;
   limit?: number;
+  /** How many folders one scan may visit (every one is stat-ed at each use). */
+  maxDirs?: number;
 }
 
 interface Entry {
@@ -44,6 +46,13 @@ interface Entry {
 
 /** Files bigger than this are not read: a runaway file must not stall every prompt. */
 const MAX_BYTES = 256 * 1024;
+
+/**
+ * A scan runs synchronously at every prompt: a skills folder that is (or links to) a big tree, say
+ * a config entry naming the repository itself, must not stall the server. Past this many folders
+ * the scan stops and says so.
+ */
+const MAX_DIRS = 2000;
 
 export class MdFileCache<T> {
   private dirs = new Map<string, { mtimeMs: number; entries: Entry[] }>();
@@ -59,9 +68,20 @@ export class MdFileCache<T> {
     const seenFiles = new Set<string>();
     const seenDirs = new Map<string, { mtimeMs: number; entries: Entry[] }>();
     const keyParts: string[] = [];
+    // Each real folder is walked once: a link to a folder above it (`a -> ..`) would otherwise
+    // walk the same tree again under every new name, growing as (links)^depth.
+    const walked = new Set<string>();
+    const maxDirs = rules.maxDirs ?? MAX_DIRS;
+    let cut = false;
+    let cutFiles = false;
 
     const take = (path: string, source: AgentFileSource): void => {
-      if (seenFiles.has(path) || out.length >= limit) return;
+      if (seenFiles.has(path)) return;
+      if (out.length >= limit) {
+        if (!cutFiles) problems.push({ path: source.path, message: `more than ${limit} files; the rest were not read` });
+        cutFiles = true;
+        return;
+      }
       seenFiles.add(path);
       try {
         const st = statSync(path);
@@ -103,7 +123,16 @@ export class MdFileCache<T> {
       return entries;
     };
 
-    const walk = (dir: string, mtimeMs: number, depth: number, source: AgentFileSource): void => {
+    const walk = (dir: string, st: { mtimeMs: number; dev: number; ino: number }, depth: number, source: AgentFileSource): void => {
+      const id = `${st.dev}:${st.ino}`;
+      if (walked.has(id)) return;
+      if (walked.size >= maxDirs) {
+        if (!cut) problems.push({ path: source.path, message: `more than ${maxDirs} folders; the rest were not read` });
+        cut = true;
+        return;
+      }
+      walked.add(id);
+      const mtimeMs = st.mtimeMs;
       let entries: Entry[];
       try {
         entries = list(dir, mtimeMs);
@@ -124,7 +153,7 @@ export class MdFileCache<T> {
         } catch {
           continue;
         }
-        walk(sub, st.mtimeMs, depth + 1, source);
+        walk(sub, st, depth + 1, source);
       }
     };
 
@@ -139,7 +168,7 @@ export class MdFileCache<T> {
         continue;
       }
       if (st.isFile()) take(source.path, source);
-      else if (st.isDirectory()) walk(source.path, st.mtimeMs, 1, source);
+      else if (st.isDirectory()) walk(source.path, st, 1, source);
     }
     // Forget what is no longer there, so the cache cannot grow without bound.
     this.dirs = seenDirs;

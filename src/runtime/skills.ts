@@ -4,18 +4,19 @@
  * offered three ways: the catalog in the system prompt, the `patchbay__skill` tool, and a
  * `/<name>` command each. Bad SKILL.md files are skipped and reported on the runtime board.
  *
- * On a name clash a project skill wins over a user one (a repository's skill is the one written for
- * it); between two of the same scope, the first found wins (`.patchbay` before `.eca` before
- * `.agents`). `doctor` says which one won.
+ * On a name clash the first in ECA's order wins: the `skills` config entries, then the user's
+ * folders, then the project's (agent-files-host.ts `byPrecedence`); within one, the first found
+ * (`.patchbay` before `.eca` before `.agents`). `doctor` says which one won.
  */
 import type { AgentFileSource } from '../config/agent-files.js';
 import type { Command } from '../core/commands.js';
 import { runTemplate } from '../core/custom-commands.js';
 import { parseSkill, skillsPromptSection, type ParsedSkill, type Skill } from '../core/skills.js';
 import { skillTool } from '../core/tools/skill.js';
-import type { PromptSection } from '../core/prompt-sections.js';
+import type { PromptScope, PromptSection } from '../core/prompt-sections.js';
+import { decideApproval } from '../core/approval.js';
 import { displayPath, MdFileCache } from './md-file-cache.js';
-import { scanFiles, type AgentFilesHost } from './agent-files-host.js';
+import { byPrecedence, scanFiles, type AgentFilesHost } from './agent-files-host.js';
 
 /** What the model calls the tool (ECA: `eca__skill`). */
 const TOOL_NAME = 'patchbay__skill';
@@ -40,10 +41,10 @@ export class SkillCatalog {
 
   /** Wires the catalog into the workspace: prompt section, commands, doctor lines. */
   install(): this {
-    this.host.prompt.set('skills', () => {
-      const s = this.refresh().section;
-      return s ? [s] : [];
-    });
+    this.host.prompt.set('skills', (scope) => this.sections(scope));
+    // `/skills` is native (ECA commands.clj): a fixed source, listed and matched before any file's
+    // command, so a `skills.md` custom command cannot take its name.
+    this.host.commands.set('skills-list', [listCommand(() => this.skills())]);
     this.host.commands.live('skills', () => this.refresh().commands);
     this.host.board.setSummary('skills', () => this.doctorLines());
     // Asked at each prompt before the turn starts (core/chats.ts): the files are checked then, so
@@ -57,6 +58,23 @@ export class SkillCatalog {
 
   skills(): Skill[] {
     return this.refresh().skills;
+  }
+
+  /**
+   * The catalog for one request. It points the model at the skill tool, so it is left out when the
+   * request does not offer the tool (a subagent or `disabledTools` without it), and a skill that a
+   * deny rule refuses for this chat is not listed (ECA chat.clj: skills whose `eca__skill` approval
+   * is deny for the agent are removed before the prompt is built).
+   */
+  private sections(scope: PromptScope): PromptSection[] {
+    const { skills, section } = this.refresh();
+    if (!section) return [];
+    const tool = scope.tools ? scope.tools.find((t) => t.server === this.tool.server && t.name === this.tool.name) : this.tool;
+    if (!tool) return [];
+    const allowed = skills.filter((s) => decideApproval(tool, { name: s.name }, scope.approval) !== 'deny');
+    if (allowed.length === skills.length) return [section];
+    const narrowed = skillsPromptSection(allowed, TOOL_NAME);
+    return narrowed ? [narrowed] : [];
   }
 
   private show(path: string): string {
@@ -80,8 +98,7 @@ export class SkillCatalog {
   private build(key: string, files: { path: string; source: AgentFileSource; value: ParsedSkill }[]): State {
     const byName = new Map<string, { skill: Skill; source: AgentFileSource }>();
     const shadowed: string[] = [];
-    // Project files first: they win a clash; within a scope, the order found.
-    const ordered = [...files.filter((f) => f.source.scope === 'project'), ...files.filter((f) => f.source.scope === 'user')];
+    const ordered = byPrecedence(files);
     for (const f of ordered) {
       if (!f.value.ok) continue;
       const skill = f.value.skill;
@@ -99,7 +116,7 @@ export class SkillCatalog {
       origins: new Map([...byName].map(([n, v]) => [n, v.source])),
       shadowed,
       section: skillsPromptSection(skills, TOOL_NAME),
-      commands: [listCommand(skills), ...skills.map((s) => skillCommand(s))],
+      commands: skills.map((s) => skillCommand(s)),
       problems: [],
     };
   }
@@ -121,12 +138,15 @@ function skillCommand(skill: Skill): Command {
     description: skill.description,
     type: 'skill',
     arguments: skill.arguments,
-    run: async (args) => (args.length ? runTemplate(skill.name, skill.body, skill.arguments, skill.named, args) : { kind: 'prompt', userText: `Load skill: ${skill.name}` }),
+    run: async (args) =>
+      args.length && !skill.literal
+        ? runTemplate(skill.name, skill.body, skill.arguments, skill.named, args)
+        : { kind: 'prompt', userText: [`Load skill: ${skill.name}`, ...(args.length ? [args.join(' ')] : [])].join('\n\n') },
   };
 }
 
 /** `/skills`: ECA's native command listing them (commands.clj "skills"). */
-function listCommand(skills: readonly Skill[]): Command {
-  const text = skills.length ? `Skills available:\n\n${skills.map((s) => `- ${s.name}: ${s.description}`).join('\n')}` : 'No skills found.';
-  return { name: 'skills', description: 'List available skills', type: 'native', arguments: [], run: async () => ({ kind: 'show', text }) };
+function listCommand(current: () => readonly Skill[]): Command {
+  const text = (skills: readonly Skill[]) => (skills.length ? `Skills available:\n\n${skills.map((s) => `- ${s.name}: ${s.description}`).join('\n')}` : 'No skills found.');
+  return { name: 'skills', description: 'List available skills', type: 'native', arguments: [], run: async () => ({ kind: 'show', text: text(current()) }) };
 }

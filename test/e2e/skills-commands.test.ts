@@ -75,8 +75,55 @@ describe('skills over ECA (prompt.clj, tools/skill.clj)', () => {
     await p.turnDone(chatId);
     const rejected = p.contents(chatId).filter((c) => c.content.type === 'toolCallRejected');
     expect(rejected.map((c) => c.content.id)).toEqual(['d1']);
+    // ECA chat.clj (skills removed when their eca__skill approval is deny): the catalog does not offer it.
+    expect(systemOf(0)).toContain('<skill name="lint-fix"');
+    expect(systemOf(0)).not.toContain('review-pr');
     expect(allText(1)).not.toContain('BODY-MARKER-7731');
     expect(allText(1)).toContain('LINT-BODY');
+  });
+
+  // ECA prompt.clj `build-static-instructions` names eca__skill: a request without the tool gets no catalog.
+  it('with the skill tool disabled, the catalog is not in the system prompt', async () => {
+    const { p } = await boot({ '.agents/skills/review-pr/SKILL.md': REVIEW }, { disabledTools: ['skill'] });
+    llm().script([{ text: 'ok' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'go' })).result.chatId;
+    await p.turnDone(chatId);
+    expect((llm().requests[0].body.tools ?? []).map((t: any) => t.function.name)).not.toContain('patchbay__skill');
+    expect(systemOf(0)).not.toContain('<skills');
+    expect(systemOf(0)).not.toContain('patchbay__skill');
+  });
+});
+
+// ECA config.clj: the built-in explorer subagent allows eca__skill; chat.clj builds every chat's
+// catalog from the skills its approval does not deny (a subagent's own rules included).
+describe('skills in subagent child chats', () => {
+  it('a child chat gets the catalog and loads a skill; a subagent whose tools deny the skill tool gets no catalog', async () => {
+    const nosk = '---\ndescription: Works without skills\nmode: subagent\ntools:\n  deny: [skill]\n---\nYou work alone.\n';
+    const { p } = await boot({ '.agents/skills/review-pr/SKILL.md': REVIEW, '.patchbay/agents/nosk.md': nosk });
+    const spawn = (id: string, agent: string) => ({ toolCall: { id, name: 'patchbay__spawn_agent', args: { agent, task: `task for ${agent}` } } });
+    llm().script(
+      [spawn('s1', 'explorer')],
+      [{ toolCall: { id: 'k1', name: 'patchbay__skill', args: { name: 'review-pr' } } }],
+      [{ text: 'child done' }],
+      [spawn('s2', 'nosk')],
+      [{ text: 'no skills here' }],
+      [{ text: 'all done' }],
+    );
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'go' })).result.chatId;
+    await p.turnDone(chatId);
+    expect(p.text(chatId)).toContain('all done');
+    const toolNames = (n: number): string[] => (llm().requests[n].body.tools ?? []).map((t: any) => t.function.name);
+    // The explorer's requests: the catalog and the tool, then the body after it asked.
+    expect(systemOf(1)).toContain('<skill name="review-pr"');
+    expect(toolNames(1)).toContain('patchbay__skill');
+    expect(allText(1)).not.toContain('BODY-MARKER-7731');
+    expect(allText(2)).toContain('BODY-MARKER-7731');
+    // The agent that denies the tool: neither the tool nor a catalog naming it.
+    expect(systemOf(4)).toContain('You work alone.');
+    expect(toolNames(4)).not.toContain('patchbay__skill');
+    expect(systemOf(4)).not.toContain('<skills');
+    // The parent still has both.
+    expect(systemOf(5)).toContain('<skill name="review-pr"');
   });
 });
 

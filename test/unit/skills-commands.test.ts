@@ -21,6 +21,7 @@ import { parseSkill } from '../../src/core/skills.js';
 import { ToolRegistry } from '../../src/core/tool-registry.js';
 import { CustomCommands } from '../../src/runtime/custom-commands.js';
 import { SkillCatalog } from '../../src/runtime/skills.js';
+import { MdFileCache } from '../../src/runtime/md-file-cache.js';
 
 let tmp: string;
 let home: string;
@@ -76,6 +77,15 @@ describe('SKILL.md parsing (agentskills spec)', () => {
     expect(parseSkill('---\nname: other\ndescription: d\n---\nx', file)).toEqual({ ok: false, error: 'the name "other" does not match its folder "lint-fix"' });
     expect(parseSkill(`---\nname: lint-fix\ndescription: ${'d'.repeat(1025)}\n---\nx`, file)).toEqual({ ok: false, error: expect.stringMatching(/1025 characters/) });
     expect(parseSkill('---\nname: [broken\n---\nx', file)).toEqual({ ok: false, error: expect.stringMatching(/^YAML/) });
+  });
+  it('keeps a skill whose body mixes $1 and {{name}} (a CI skill quoting shell and workflow syntax), with no arguments', async () => {
+    const r = parseSkill(skillText('lint-fix', 'd', 'In the step: echo $1 and ${{ github.sha }}'), file);
+    expect(r).toMatchObject({ ok: true, skill: { name: 'lint-fix', arguments: [], literal: true } });
+    write(join(ws, '.agents/skills/ci-fix/SKILL.md'), skillText('ci-fix', 'Fix CI', 'echo $1 then ${{ github.sha }}'));
+    const h = host();
+    new SkillCatalog(h).install();
+    expect(h.board.problems()).toEqual([]);
+    expect(await h.commands.find('ci-fix')!.run(['the', 'build'], ctx)).toEqual({ kind: 'prompt', userText: 'Load skill: ci-fix\n\nthe build' });
   });
   it('finds the body placeholders for /name args', () => {
     const r = parseSkill(skillText('lint-fix', 'd', 'Review $ARGS then $2'), file);
@@ -151,26 +161,29 @@ describe('custom command files', () => {
 });
 
 describe('custom commands in the workspace', () => {
-  it('lists them as custom-prompt commands, project over user; runs with named args; says which argument is missing', async () => {
+  // ECA commands.clj `custom-commands` (config, global, local) and `get-custom-command` (the first of a name).
+  it('lists them as custom-prompt commands, user over project; runs with named args; says which argument is missing', async () => {
     write(join(ws, '.eca/commands/weather.md'), '---\ndescription: Weather\narguments:\n  - name: units\n    required: false\n---\nWeather for {{city}} in {{units}}.');
-    write(join(home, '.config/patchbay/commands/weather.md'), 'user weather $1');
     write(join(home, '.config/eca/commands/hello.md'), 'Hello $ARGS');
+    write(join(ws, '.patchbay/commands/hello.md'), 'PROJECT-HELLO $ARGS');
     write(join(ws, '.patchbay/commands/bad.md'), '{{a}} and $1');
     const h = host();
     new CustomCommands(h).install();
     const listed = h.commands.query('');
     expect(listed.map((c) => [c.name, c.type])).toEqual([
-      ['weather', 'custom-prompt'],
       ['hello', 'custom-prompt'],
+      ['weather', 'custom-prompt'],
     ]);
+    // A repository's file of the same name does not replace the user's own command.
+    expect(await h.commands.find('hello')!.run(['you'], ctx)).toEqual({ kind: 'prompt', userText: 'Hello you' });
     const weather = h.commands.find('weather')!;
     expect(await weather.run(['Paris', 'metric'], ctx)).toEqual({ kind: 'prompt', userText: 'Weather for Paris in metric.' });
     expect(await weather.run(['Paris'], ctx)).toEqual({ kind: 'prompt', userText: 'Weather for Paris in .' });
     expect(await weather.run([], ctx)).toEqual({ kind: 'show', text: '/weather needs the argument "city". Usage: /weather <city> [units]' });
     expect(h.board.problems()).toEqual(['Custom command skipped: .patchbay/commands/bad.md: it mixes positional ($1/$ARGS) and named ({{name}}) arguments']);
     expect(h.board.summary()).toEqual([
-      'Custom commands (2): /weather (project: .eca/commands/weather.md), /hello (user: ~/.config/eca/commands/hello.md)',
-      'Custom commands: /weather: .eca/commands/weather.md (project) wins over ~/.config/patchbay/commands/weather.md (user)',
+      'Custom commands (2): /hello (user: ~/.config/eca/commands/hello.md), /weather (project: .eca/commands/weather.md)',
+      'Custom commands: /hello: ~/.config/eca/commands/hello.md (user) wins over .patchbay/commands/hello.md (project)',
     ]);
   });
 
@@ -188,9 +201,10 @@ describe('custom commands in the workspace', () => {
 });
 
 describe('skills in the workspace', () => {
-  it('puts only names and descriptions in a stable prompt section; project wins a clash; bad files are reported', async () => {
+  // ECA skills.clj `all` (config, global, …, local) and tools/skill.clj (the first of a name).
+  it("puts only names and descriptions in a stable prompt section; the user's skill wins a clash; bad files are reported", async () => {
     write(join(ws, '.agents/skills/review-pr/SKILL.md'), skillText('review-pr', 'Review a pull request', 'Review the PR: $ARGS\nSECRET-BODY'));
-    write(join(home, '.config/eca/skills/review-pr/SKILL.md'), skillText('review-pr', 'User version'));
+    write(join(ws, '.eca/skills/lint-fix/SKILL.md'), skillText('lint-fix', 'Project version'));
     write(join(home, '.agents/skills/lint-fix/SKILL.md'), skillText('lint-fix', 'Lint & fix "code"'));
     write(join(ws, '.eca/skills/broken/SKILL.md'), '# no front-matter');
     write(join(ws, '.eca/skills/wrong/SKILL.md'), skillText('right', 'x'));
@@ -203,7 +217,7 @@ describe('skills in the workspace', () => {
     expect(sections[0].text).toContain('<skill name="review-pr" description="Review a pull request"/>');
     expect(sections[0].text).toContain('patchbay__skill');
     expect(sections[0].text).not.toContain('SECRET-BODY');
-    expect(sections[0].text).not.toContain('User version');
+    expect(sections[0].text).not.toContain('Project version');
     expect(catalog.skills().map((s) => s.name)).toEqual(['lint-fix', 'review-pr']);
     expect(h.board.problems()).toEqual([
       'Skill skipped: .eca/skills/broken/SKILL.md: no front-matter (a SKILL.md starts with "---", then name and description)',
@@ -211,7 +225,7 @@ describe('skills in the workspace', () => {
     ]);
     expect(h.board.summary()).toEqual([
       'Skills (2): lint-fix (user: ~/.agents/skills/lint-fix/SKILL.md), review-pr (project: .agents/skills/review-pr/SKILL.md)',
-      'Skills: skill "review-pr": .agents/skills/review-pr/SKILL.md (project) wins over ~/.config/eca/skills/review-pr/SKILL.md (user)',
+      'Skills: skill "lint-fix": ~/.agents/skills/lint-fix/SKILL.md (user) wins over .eca/skills/lint-fix/SKILL.md (project)',
     ]);
     // Commands of type skill: with arguments the body is rendered; without, the model is asked to load it.
     const cmds = h.commands.query('');
@@ -224,6 +238,17 @@ describe('skills in the workspace', () => {
     expect(await h.commands.find('lint-fix')!.run([], ctx)).toEqual({ kind: 'prompt', userText: 'Load skill: lint-fix' });
     // `/skills` lists them as ECA's native command does.
     expect(await h.commands.find('skills')!.run([], ctx)).toEqual({ kind: 'show', text: 'Skills available:\n\n- lint-fix: Lint & fix "code"\n- review-pr: Review a pull request' });
+  });
+
+  // ECA commands.clj `handle-command!`: native names are matched before custom commands and skills.
+  it('/skills stays the native list when a custom command file is also named skills', async () => {
+    write(join(ws, '.agents/skills/review-pr/SKILL.md'), skillText('review-pr', 'Review'));
+    write(join(ws, '.eca/commands/skills.md'), 'IMPOSTOR');
+    const h = host();
+    new CustomCommands(h).install();
+    new SkillCatalog(h).install();
+    expect(await h.commands.find('skills')!.run([], ctx)).toEqual({ kind: 'show', text: 'Skills available:\n\n- review-pr: Review' });
+    expect(h.commands.query('skills')[0]).toMatchObject({ name: 'skills', type: 'native' });
   });
 
   it('with pureConfig reads no user folder (as ECA), but project folders and config paths', () => {
@@ -272,14 +297,51 @@ describe('skills in the workspace', () => {
     });
     const missing = await tool.call({ name: 'nope' }, toolCtx);
     expect(missing).toEqual({ error: true, outputs: [{ type: 'text', text: "Skill 'nope' not found, available skills: gif-maker" }] });
+    // A name is only ever looked up, never joined to a path.
+    const climbing = await tool.call({ name: '../gif-maker' }, toolCtx);
+    expect(climbing.error).toBe(true);
+    expect(JSON.stringify(climbing.outputs)).not.toContain('Use scripts/make.py');
+  });
+
+  // A skill with a vendored tree: the listing must not walk all of it at every load.
+  it('the skill tool lists at most 100 files and reads at most 200 folders, and says there is more', async () => {
+    const h = host();
+    new SkillCatalog(h).install();
+    const dir = join(ws, '.patchbay/skills/big');
+    write(join(dir, 'SKILL.md'), skillText('big', 'Big', 'BIG-BODY'));
+    for (let i = 0; i < 150; i++) writeFileSync(join(dir, `f${String(i).padStart(3, '0')}.txt`), '');
+    for (let i = 0; i < 250; i++) mkdirSync(join(dir, `zz/d${String(i).padStart(3, '0')}`), { recursive: true });
+    write(join(dir, 'zz/d249/deep.txt'), 'x');
+    h.prompt.sections(scope);
+    const tool = h.tools.all().find((t) => t.name === 'skill')!;
+    const toolCtx = { signal: new AbortController().signal, roots: [ws], chatId: 'c' } as Parameters<typeof tool.call>[1];
+    const text = ((await tool.call({ name: 'big' }, toolCtx)).outputs[0] as { text: string }).text;
+    expect(text.split('\n').filter((l) => l.startsWith('- f'))).toHaveLength(100);
+    expect(text).toContain('- … and more (not all are listed)');
+    expect(text).toContain('BIG-BODY');
+
+    // Only folders: the file past the folder cap is not reached, and the listing says so.
+    rmSync(dir, { recursive: true });
+    write(join(dir, 'SKILL.md'), skillText('big', 'Big', 'BIG-BODY'));
+    for (let i = 0; i < 250; i++) mkdirSync(join(dir, `d${String(i).padStart(3, '0')}`), { recursive: true });
+    write(join(dir, 'd249/deep.txt'), 'x');
+    h.prompt.sections(scope);
+    const folders = ((await tool.call({ name: 'big' }, toolCtx)).outputs[0] as { text: string }).text;
+    expect(folders).not.toContain('deep.txt');
+    expect(folders).toContain('**Files in the skill folder**: too many folders to list');
   });
 
   it('reads skills from the skills config key (a folder of skills or one skill folder)', () => {
     write(join(tmp, 'shared/a-one/SKILL.md'), skillText('a-one', 'first'));
     write(join(tmp, 'single/b-two/SKILL.md'), skillText('b-two', 'second'));
+    // The config's entry comes first in ECA's `all`, so it wins a name the user's folder also has.
+    write(join(home, '.config/patchbay/skills/a-one/SKILL.md'), skillText('a-one', 'user copy'));
     const h = host({ skills: [{ path: join(tmp, 'shared') }, { path: join(tmp, 'single/b-two') }, { path: 'missing' }] });
     const catalog = new SkillCatalog(h).install();
-    expect(catalog.skills().map((s) => s.name)).toEqual(['a-one', 'b-two']);
+    expect(catalog.skills().map((s) => [s.name, s.description])).toEqual([
+      ['a-one', 'first'],
+      ['b-two', 'second'],
+    ]);
     expect(h.board.problems()).toEqual(['Skills: missing: not found']);
   });
 });
@@ -368,5 +430,53 @@ describe('untrusted workspace config: skills and commands paths', () => {
     expect(r.workspaces[0].settings.map((s) => s.key)).toEqual(['skills.1']);
     // Keys patchbay now implements: no "ECA setting patchbay does not implement" warning.
     expect(r.errors).toEqual([]);
+  });
+});
+
+describe('the command registry', () => {
+  it('a live source that throws loses its own commands only', async () => {
+    const reg = new CommandRegistry();
+    reg.set('native', [{ name: 'doctor', description: 'd', type: 'native', arguments: [], run: async () => ({ kind: 'show', text: 'ok' }) }]);
+    reg.live('custom', () => {
+      throw new Error('EACCES');
+    });
+    expect(reg.query('').map((c) => c.name)).toEqual(['doctor']);
+    expect(await reg.find('doctor')!.run([], ctx)).toEqual({ kind: 'show', text: 'ok' });
+  });
+});
+
+describe('the folder walk (md-file-cache.ts) at every prompt', () => {
+  // A repository can hold links to folders above them; the walk is synchronous, so a tree that grows
+  // as (links)^depth would freeze the server at its first prompt.
+  it('walks each real folder once, so links back up the tree cannot blow the walk up', () => {
+    write(join(ws, '.agents/skills/review-pr/SKILL.md'), skillText('review-pr', 'Review'));
+    const loops = join(ws, '.agents/skills/loops');
+    mkdirSync(loops, { recursive: true });
+    for (let i = 0; i < 8; i++) symlinkSync('..', join(loops, `up${i}`));
+    const h = host();
+    const catalog = new SkillCatalog(h).install();
+    expect(catalog.skills().map((s) => s.name)).toEqual(['review-pr']);
+    expect(h.board.problems()).toEqual([]);
+    // Found once, not again under every looped name (`loops/up0/review-pr/…` would "lose" to it).
+    expect(h.board.summary()).toEqual(['Skills (1): review-pr (project: .agents/skills/review-pr/SKILL.md)']);
+  });
+
+  it('stops after the folder cap and says so; the skills found before it still load', () => {
+    write(join(ws, '.agents/skills/a-skill/SKILL.md'), skillText('a-skill', 'A'));
+    for (let i = 0; i < 10; i++) mkdirSync(join(ws, `.agents/skills/z${i}`), { recursive: true });
+    const cache = new MdFileCache((text, path) => parseSkill(text, path));
+    const source = { path: join(ws, '.agents/skills'), scope: 'project' as const, root: ws, origin: '.agents/skills' };
+    const scan = cache.scan([source], { match: (n) => n === 'SKILL.md', leaf: true, maxDirs: 5 });
+    expect(scan.files.map((f) => f.value.ok && f.value.skill.name)).toEqual(['a-skill']);
+    expect(scan.problems).toEqual([{ path: source.path, message: 'more than 5 folders; the rest were not read' }]);
+  });
+
+  it('says so when there are more files than it reads', () => {
+    for (const n of ['a', 'b', 'c']) write(join(ws, `.eca/commands/${n}.md`), n);
+    const cache = new MdFileCache((text) => text);
+    const source = { path: join(ws, '.eca/commands'), scope: 'project' as const, root: ws, origin: '.eca/commands' };
+    const scan = cache.scan([source], { match: (n) => n.endsWith('.md'), limit: 2 });
+    expect(scan.files.map((f) => f.value)).toEqual(['a', 'b']);
+    expect(scan.problems).toEqual([{ path: source.path, message: 'more than 2 files; the rest were not read' }]);
   });
 });

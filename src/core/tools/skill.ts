@@ -26,6 +26,8 @@ After loading, resolve any file paths, scripts, or relative references mentioned
 
 /** How many of a skill's other files are listed (a skill with a vendored tree must not flood the context). */
 const MAX_FILES = 100;
+/** How many of its folders are read for that list: a vendored tree of empty folders must not stall the call. */
+const MAX_DIRS = 200;
 
 export function skillTool(skills: () => readonly Skill[]): Tool {
   return defineNativeTool({
@@ -42,19 +44,29 @@ export function skillTool(skills: () => readonly Skill[]): Tool {
       if (!skill) return textResult(`Skill '${name}' not found, available skills: ${all.map((s) => s.name).join(', ') || '(none)'}`, true);
       const files = await otherFiles(skill.dir, ctx.signal);
       const listing = files.names.length
-        ? ['', '**Files in the skill folder** (relative to the base directory):', ...files.names.map((f) => `- ${f}`), ...(files.more ? [`- … and more (only the first ${MAX_FILES} are listed)`] : [])]
-        : [];
+        ? ['', '**Files in the skill folder** (relative to the base directory):', ...files.names.map((f) => `- ${f}`), ...(files.more ? [`- … and more (not all are listed)`] : [])]
+        : files.more
+          ? ['', '**Files in the skill folder**: too many folders to list']
+          : [];
       return textResult([`**Skill**: ${skill.name}`, `**Base directory**: ${skill.dir}`, ...listing, '', skill.body].join('\n'));
     },
   });
 }
 
-/** The skill folder's files but SKILL.md, relative, sorted; dot-entries skipped. */
+/**
+ * The skill folder's files but SKILL.md, relative, sorted; dot-entries skipped. Stops at the first
+ * file past MAX_FILES or folder past MAX_DIRS (`more`), not walking the rest of the tree for nothing.
+ */
 async function otherFiles(dir: string, signal: AbortSignal): Promise<{ names: string[]; more: boolean }> {
   const names: string[] = [];
   let more = false;
+  let dirs = 0;
   const walk = async (d: string, depth: number): Promise<void> => {
-    if (signal.aborted || depth > 6) return;
+    if (more || signal.aborted || depth > 6) return;
+    if (++dirs > MAX_DIRS) {
+      more = true;
+      return;
+    }
     let entries;
     try {
       entries = await readdir(d, { withFileTypes: true });
@@ -62,6 +74,7 @@ async function otherFiles(dir: string, signal: AbortSignal): Promise<{ names: st
       return;
     }
     for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      if (more) return;
       if (e.name.startsWith('.') || e.name === 'node_modules') continue;
       const p = join(d, e.name);
       if (e.isDirectory()) await walk(p, depth + 1);
