@@ -239,9 +239,20 @@ export class ToolCall {
   private async preHooks(tool: Tool, decision: Decision): Promise<Decision> {
     const v = await preToolCall(this.env.hooks, tool, this.id, this.args, decision.kind, this.env.ctx.signal);
     if (!v) return decision;
-    if (v.args) this.args = v.args;
     this.hookStop = v.stop;
-    if (v.deny !== undefined) return { kind: 'deny', why: v.deny, reason: 'hook' };
+    if (v.deny !== undefined) {
+      if (v.args) this.args = v.args;
+      return { kind: 'deny', why: v.deny, reason: 'hook' };
+    }
+    if (v.args) {
+      this.args = v.args;
+      // ECA judges only the model's arguments; here the rewritten ones are judged too (config
+      // rules, workspace bounds, protected paths), so a hook's rewrite never runs unasked what
+      // the config would ask about or deny. The stricter verdict of the two stands.
+      this.judgedOutside = false;
+      this.mustAsk = undefined;
+      decision = stricter(decision, await this.decide(tool));
+    }
     return v.ask && decision.kind === 'allow' ? { kind: 'ask' } : decision;
   }
 
@@ -381,6 +392,11 @@ export class ToolCall {
 }
 
 type Decision = { kind: 'allow' | 'ask' } | { kind: 'deny'; why: string; reason?: RejectReason };
+
+const severity = { allow: 0, ask: 1, deny: 2 } as const;
+function stricter(a: Decision, b: Decision): Decision {
+  return severity[b.kind] > severity[a.kind] ? b : a;
+}
 
 interface Finished {
   message: StoredMessage;
