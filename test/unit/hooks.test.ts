@@ -3,7 +3,7 @@
  * answers, the timeout killing the whole process group, the order hooks run in, continue:false,
  * matchers, and the merge of preToolCall's updatedInput (ECA docs/config/hooks.md; hooks.clj).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -71,6 +71,16 @@ describe('runAction', () => {
     const run = runAction({ script: { shell: 'sleep 300' }, cwd: await dir(), input: '', timeoutMs: 60_000, signal: abort.signal });
     setTimeout(() => abort.abort(), 100);
     expect((await run).exit).toBe(1);
+  });
+
+  it('a flood of output or binary garbage is capped and read as text, without failing', async () => {
+    const cwd = await dir();
+    const flood = await runAction({ script: { shell: `head -c 3000000 /dev/zero | tr '\\0' x; head -c 65536 /dev/urandom` }, cwd, input: '', timeoutMs: 20_000 });
+    expect(flood.exit).toBe(0);
+    expect(flood.stdout.length).toBe(256 * 1024);
+    const binary = await runAction({ script: { shell: 'head -c 65536 /dev/urandom; head -c 65536 /dev/urandom >&2' }, cwd, input: '', timeoutMs: 20_000 });
+    expect(binary.exit).toBe(0);
+    expect(typeof parseAnswer(binary.stdout).garbage).toBe('boolean');
   });
 
   it('a hook that never reads its input does not fail', async () => {
@@ -156,6 +166,24 @@ describe('Hooks.trigger', () => {
       success: { type: 'postToolCall', actions: [{ type: 'shell', shell: 'true' }] },
     });
     expect((await hooks.trigger('postToolCall', { data: { error: true } })).map((r) => r.name)).toEqual(['always']);
+  });
+
+  it('after killAll (shutdown) the running action is killed and no further one starts', async () => {
+    const root = await dir();
+    const hooks = engine(root, {
+      a: { type: 'sessionEnd', actions: [{ type: 'shell', shell: 'echo $$ > a.pid; exec sleep 300' }] },
+      b: { type: 'sessionEnd', actions: [{ type: 'shell', shell: 'touch b.ran' }] },
+    });
+    const runs = hooks.trigger('sessionEnd');
+    await expect.poll(() => existsSync(join(root, 'a.pid')) && readFileSync(join(root, 'a.pid'), 'utf8').trim() !== '', { timeout: 5_000 }).toBe(true);
+    const pid = Number(readFileSync(join(root, 'a.pid'), 'utf8'));
+    hooks.killAll();
+    expect((await runs).map((r) => r.name)).toEqual(['a']);
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(join(root, 'b.ran'))).toBe(false);
+    // Nor later: a trigger after shutdown runs nothing.
+    expect(await hooks.trigger('sessionEnd')).toEqual([]);
+    expect(existsSync(join(root, 'b.ran'))).toBe(false);
   });
 
   it('shows visible runs as started/finished events, hides invisible ones, and reports bad hooks to the board', async () => {

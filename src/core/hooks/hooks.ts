@@ -72,6 +72,8 @@ export interface TriggerOptions {
 
 export class Hooks {
   private readonly running = new Set<ChildProcess>();
+  /** Set by killAll (shutdown): no hook starts after it, or it would outlive patchbay (its own process group). */
+  private closed = false;
   /** A hook's last run went wrong: shown by doctor (and once in each chat) until it runs well. */
   private readonly runProblems = new Map<string, string>();
   private readonly sessionId = randomUUID();
@@ -98,6 +100,7 @@ export class Hooks {
       if (type === 'postToolCall' && opts.data?.error === true && !hook.runOnError) continue;
       if (!matches(type, hook.matcher, opts.match)) continue;
       for (const [i, action] of hook.actions.entries()) {
+        if (this.closed) return runs;
         const actionName = hook.actions.length > 1 ? `${name}-${i + 1}` : name;
         const run = await this.runOne(type, name, actionName, hook, action, opts);
         runs.push(run);
@@ -251,8 +254,9 @@ export class Hooks {
     return this.chatContexts.get(chatId);
   }
 
-  /** Kills every hook process still running (shutdown). */
+  /** Kills every hook process still running, and starts none from now on (shutdown). */
   killAll(): void {
+    this.closed = true;
     for (const child of this.running) killGroup(child, 'SIGKILL');
   }
 }
