@@ -9,16 +9,18 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, useTempDirs, workspace } from './harness.js';
+import { ECA, EcaProc, fakeProviderConfig, runPatchbay, tempDir, useFakeLlmSuite, useTempDirs, workspace } from './harness.js';
 
 const scratch = useTempDirs();
 const { llm, track } = useFakeLlmSuite();
 
-async function boot(extra: Record<string, unknown>, window?: number) {
-  const root = scratch(workspace({ 'a.txt': 'alpha\n', 'victim.txt': 'precious\n' }));
+async function boot(extra: Record<string, unknown>, window?: number, setup?: (root: string, home: string) => Promise<void>) {
+  const root = scratch(workspace({ 'a.txt': 'alpha\n', 'victim.txt': 'precious\n', 'hook.sh': 'touch "$PWD/hook-ran"\n' }));
+  const home = scratch(tempDir());
+  await setup?.(root, home);
   const cfg = fakeProviderConfig(llm().url, 'openai-chat', extra);
   if (window) (cfg.providers as Record<string, { models: Record<string, unknown> }>).fake.models = { m1: { limit: { context: window, output: 100 } } };
-  const p = track(new EcaProc({ home: scratch(tempDir()), config: cfg }));
+  const p = track(new EcaProc({ home, config: cfg }));
   await p.initialize(root);
   await p.waitFor((m) => m.method === ECA.configUpdated.method);
   return { p, root };
@@ -111,5 +113,33 @@ describe('compaction hooks run for auto-compaction', () => {
     await p.turnDone(chatId, 2, 30_000);
     expect(llm().requests.length).toBe(before);
     expect(p.text(chatId, 'system')).toContain("Turn stopped by hook 'halt': context is full, start a new chat");
+  });
+});
+
+// Issue 16 with hooks.md "file": a relative hook file resolves in the workspace (ECA hooks.clj
+// `run-shell-cmd`), so it is a script the folder ships: an untrusted folder's is not run.
+describe('a user hook whose file is relative to the workspace', () => {
+  const hooks = { hooks: { local: { type: 'preRequest', actions: [{ type: 'shell', file: 'hook.sh' }] } } };
+
+  it('is not run in a folder the user has not trusted, and says why in the chat', async () => {
+    const { p, root } = await boot(hooks);
+    llm().script([{ text: 'hi' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'hello' })).result.chatId;
+    await p.turnDone(chatId, 1, 30_000);
+    expect(existsSync(join(root, 'hook-ran'))).toBe(false);
+    expect(p.text(chatId)).toBe('hi');
+    const finished = p.contents(chatId).find((c) => c.content.type === 'hookActionFinished')!.content;
+    expect(finished).toMatchObject({ name: 'local', status: 1 });
+    expect(finished.error).toContain('not trusted');
+  });
+
+  it('runs in a trusted folder', async () => {
+    const { p, root } = await boot(hooks, undefined, async (root, home) => {
+      expect((await runPatchbay(['trust', '--yes', root], { home, cwd: root, timeoutMs: 30_000 })).code).toBe(0);
+    });
+    llm().script([{ text: 'hi' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'hello' })).result.chatId;
+    await p.turnDone(chatId, 1, 30_000);
+    expect(existsSync(join(root, 'hook-ran'))).toBe(true);
   });
 });

@@ -184,7 +184,8 @@ describe('hooks', () => {
     const { p } = await boot({
       broken: { type: 'preRequest', actions: [{ type: 'shell', shell: 'no-such-command-patchbay-xyz' }] },
       garbage: { type: 'preRequest', visible: false, actions: [{ type: 'shell', shell: `echo '{"additionalContext": oops'` }] },
-      lost: { type: 'postRequest', actions: [{ type: 'shell', file: 'hooks/missing.sh' }] },
+      // In the home folder: a relative file would be the (untrusted) workspace's, not run at all.
+      lost: { type: 'postRequest', actions: [{ type: 'shell', file: '~/hooks/missing.sh' }] },
     });
     llm().script([{ text: 'answered' }]);
     const chatId = await prompt(p, 'hi');

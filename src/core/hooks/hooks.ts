@@ -24,6 +24,7 @@ const log = logger('hooks');
 /** ECA's exit code for a hook's intervention (hooks.clj `hook-rejection-exit-code`). */
 export const INTERVENE = 2;
 /** Hooks without a chat view (ECA lifecycle.clj `notify-after-hook-action!`): no block, no systemMessage. */
+const UNTRUSTED_FILE = 'Hook file not run:';
 const NO_UI: ReadonlySet<HookType> = new Set(['sessionStart', 'sessionEnd', 'chatEnd', 'chatStatusChanged']);
 
 /** One action's outcome: what ran, how it ended, its answer when it gave JSON on exit 0. */
@@ -45,6 +46,11 @@ export interface HooksEnv {
   executable: string;
   env: NodeJS.ProcessEnv;
   homeDir?: string;
+  /**
+   * Has the user trusted this workspace folder (issue 16)? A hook `file` relative to it is a
+   * script the folder ships: run only from a trusted folder, as its other programs.
+   */
+  trustedFolder?(root: string): boolean;
   /** Bad hooks (a file that does not exist, a command not found, garbage output): workspace.board. */
   problems(list: string[]): void;
 }
@@ -120,7 +126,9 @@ export class Hooks {
     const cwd = roots[0];
     const input = JSON.stringify({ hook_name: name, hook_type: type, ...this.baseInput(roots, opts.chat), ...snakeKeys(opts.data ?? {}) });
     let result: ActionRun;
+    const untrusted = cwd && action.file !== undefined ? this.untrustedFile(action.file, cwd) : undefined;
     if (!cwd) result = { exit: 1, stdout: '', stderr: 'Hook cannot run: no workspace folders' };
+    else if (untrusted) result = { exit: 1, stdout: '', stderr: untrusted };
     else if (action.file !== undefined && !existsSync(this.filePath(action.file, cwd))) {
       result = { exit: 1, stdout: '', stderr: `Hook file not found: '${this.filePath(action.file, cwd)}' (relative paths resolve against the first workspace folder)` };
     } else {
@@ -180,6 +188,12 @@ export class Hooks {
     };
   }
 
+  /** Why a relative hook file is not run: it lies in a workspace folder the user has not trusted. */
+  private untrustedFile(file: string, cwd: string): string | undefined {
+    if (file === '~' || file.startsWith('~/') || isAbsolute(file) || !this.env.trustedFolder || this.env.trustedFolder(cwd)) return undefined;
+    return `${UNTRUSTED_FILE} '${this.filePath(file, cwd)}' is in a workspace folder you have not trusted (trust the folder with \`patchbay trust\`)`;
+  }
+
   private filePath(file: string, cwd: string): string {
     const expanded = file === '~' || file.startsWith('~/') ? join(this.env.homeDir ?? homedir(), file.slice(1)) : file;
     return isAbsolute(expanded) ? expanded : join(cwd, expanded);
@@ -192,8 +206,8 @@ export class Hooks {
         ? `its command was not found (exit 127): ${firstLine(run.stderr)}`
         : run.stderr.startsWith('Hook could not start')
           ? run.stderr
-          : // Said once by publish() while the file is missing, not for each run.
-            run.stderr.startsWith('Hook file not found')
+          : // Said once by publish() while the file is missing or untrusted, not for each run.
+            run.stderr.startsWith('Hook file not found') || run.stderr.startsWith(UNTRUSTED_FILE)
             ? undefined
             : garbage
               ? `printed output that is not a JSON object: ${firstLine(run.stdout)}`
@@ -212,7 +226,12 @@ export class Hooks {
   publish(): void {
     const cwd = this.env.roots()[0];
     const missing = this.list().flatMap(([name, hook]) =>
-      hook.actions.flatMap((a) => (a.file !== undefined && cwd && !existsSync(this.filePath(a.file, cwd)) ? [`hooks: "${name}": file ${this.filePath(a.file, cwd)} does not exist`] : [])),
+      hook.actions.flatMap((a) => {
+        if (a.file === undefined || !cwd) return [];
+        const untrusted = this.untrustedFile(a.file, cwd);
+        if (untrusted) return [`hooks: "${name}": ${untrusted}`];
+        return existsSync(this.filePath(a.file, cwd)) ? [] : [`hooks: "${name}": file ${this.filePath(a.file, cwd)} does not exist`];
+      }),
     );
     const configured = new Set(this.list().map(([name]) => name));
     for (const key of this.runProblems.keys()) if (!configured.has(key)) this.runProblems.delete(key);
