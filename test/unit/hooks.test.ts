@@ -66,6 +66,20 @@ describe('runAction', () => {
     await expect.poll(() => alive(child), { timeout: 5_000 }).toBe(false);
   });
 
+  it('a child left in the background holding the pipes is killed once the shell exited; one that let go of them is not', async () => {
+    const cwd = await dir();
+    const r = await runAction({ script: { shell: 'sleep 300 & echo $! > held.pid; echo done' }, cwd, input: '', timeoutMs: 30_000 });
+    expect(r).toMatchObject({ exit: 0, stdout: 'done\n' });
+    const held = Number(readFileSync(join(cwd, 'held.pid'), 'utf8'));
+    await expect.poll(() => alive(held), { timeout: 5_000 }).toBe(false);
+    // A deliberate background job (a notifier) that let go of the pipes runs on.
+    await runAction({ script: { shell: 'sleep 300 >/dev/null 2>&1 </dev/null & echo $! > free.pid' }, cwd, input: '', timeoutMs: 30_000 });
+    const free = Number(readFileSync(join(cwd, 'free.pid'), 'utf8'));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(alive(free)).toBe(true);
+    process.kill(free, 'SIGKILL');
+  });
+
   it('a stop kills it at once', async () => {
     const abort = new AbortController();
     const run = runAction({ script: { shell: 'sleep 300' }, cwd: await dir(), input: '', timeoutMs: 60_000, signal: abort.signal });

@@ -13,7 +13,9 @@ export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
 const MAX_OUTPUT_CHARS = 256 * 1024;
 /**
  * After the shell exits, how long its pipes may stay open (a child it left in the background
- * holding them) before the output read so far is taken as all of it.
+ * holding them) before the output read so far is taken as all of it and that child is killed:
+ * holding our pipes, it belongs to this run, and in its own process group it would outlive
+ * patchbay. (A child that let go of the pipes, `cmd >/dev/null 2>&1 &`, is left to run.)
  */
 const PIPE_GRACE_MS = 200;
 
@@ -81,7 +83,10 @@ export function runAction(opts: RunActionOptions): Promise<ActionRun> {
     });
     child.on('exit', (code, sig) => {
       outcome ??= { exit: code ?? (sig ? 128 : 1) };
-      grace = setTimeout(finish, PIPE_GRACE_MS);
+      grace = setTimeout(() => {
+        killGroup(child, 'SIGKILL');
+        finish();
+      }, PIPE_GRACE_MS);
     });
     child.on('close', finish);
   });
