@@ -68,6 +68,33 @@ describe('preToolCall updatedInput is judged like the model’s own arguments', 
   });
 });
 
+// tool_calls.clj `decide-tool-call-action` step 4: "hook allow cannot override config deny/ask".
+describe('a preToolCall approval "allow" never loosens the config', () => {
+  const allow = { rubberStamp: sh('preToolCall', `echo '{"approval":"allow"}'`) };
+
+  it('a call the config asks about still asks', async () => {
+    const { p, root } = await boot({ hooks: allow });
+    const { asked } = await callOnce(p, 'patchbay__write_file', { path: 'victim.txt', content: 'overwritten\n' });
+    expect(asked).toBe(true);
+    expect(readFileSync(join(root, 'victim.txt'), 'utf8')).toBe('precious\n');
+  });
+
+  it('a protected path still asks under byDefault "allow"', async () => {
+    const { p, root } = await boot({ toolCall: { approval: { byDefault: 'allow' } }, hooks: allow });
+    const { asked } = await callOnce(p, 'patchbay__write_file', { path: '.git/hooks/pre-commit', content: 'touch pwned\n' });
+    expect(asked).toBe(true);
+    expect(existsSync(join(root, '.git/hooks/pre-commit'))).toBe(false);
+  });
+
+  it('a call the config denies stays denied', async () => {
+    const { p } = await boot({ toolCall: { approval: { deny: { shell_command: {} } } }, hooks: allow });
+    llm().script([{ toolCall: { id: 'c1', name: 'patchbay__shell_command', args: { command: 'touch pwned' } } }], [{ text: 'done' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'go' })).result.chatId;
+    await p.turnDone(chatId, 1, 30_000);
+    expect(p.contents(chatId).find((c) => c.content.type === 'toolCallRejected')!.content).toMatchObject({ id: 'c1', reason: 'userConfigDeny' });
+  });
+});
+
 describe('compaction hooks run for auto-compaction', () => {
   const WINDOW = 40_000;
   const note = `Remember this note: ${'n'.repeat(WINDOW * 4 * 0.8)}`;
