@@ -182,6 +182,27 @@ describe('Hooks.trigger', () => {
     expect((await hooks.trigger('postToolCall', { data: { error: true } })).map((r) => r.name)).toEqual(['always']);
   });
 
+  it('a matcher or argsMatchers pattern that does not compile is reported, and the hook matches nothing', async () => {
+    const root = await dir();
+    const problems: string[][] = [];
+    const hooks = engine(
+      root,
+      {
+        broken: { type: 'preToolCall', matcher: 'eca__(read', actions: [{ type: 'shell', shell: 'true' }] },
+        args: { type: 'postToolCall', matcher: { eca__read_file: { argsMatchers: { path: ['[a-'] } } }, actions: [{ type: 'shell', shell: 'true' }] },
+        fine: { type: 'preToolCall', matcher: 'eca__read_file', actions: [{ type: 'shell', shell: 'true' }] },
+      },
+      problems,
+    );
+    hooks.publish();
+    expect(problems.at(-1)).toEqual([
+      'hooks: "args": matcher "[a-" is not a valid regular expression, so the hook never runs',
+      'hooks: "broken": matcher "eca__(read" is not a valid regular expression, so the hook never runs',
+    ]);
+    const match = { server: 'patchbay', tool: 'read_file', args: { path: 'a' }, native: true };
+    expect((await hooks.trigger('preToolCall', { match })).map((r) => r.name)).toEqual(['fine']);
+  });
+
   it('after killAll (shutdown) the running action is killed and no further one starts', async () => {
     const root = await dir();
     const hooks = engine(root, {

@@ -15,7 +15,7 @@ import type { ChildProcess } from 'node:child_process';
 import { HOOK_TYPES, type HookConfig, type HookType } from '../../config/hooks.js';
 import type { ChatEvent } from '../events.js';
 import { DEFAULT_HOOK_TIMEOUT_MS, runAction, type ActionRun } from './runner.js';
-import { matches, type MatchData } from './matcher.js';
+import { badPatterns, matches, type MatchData } from './matcher.js';
 import { blockText } from './effects.js';
 import { killGroup } from '../tools/native/shell.js';
 import { logger } from '../../util/log.js';
@@ -233,9 +233,12 @@ export class Hooks {
         return existsSync(this.filePath(a.file, cwd)) ? [] : [`hooks: "${name}": file ${this.filePath(a.file, cwd)} does not exist`];
       }),
     );
+    const badMatchers = this.list().flatMap(([name, hook]) =>
+      badPatterns(typeOf(hook), hook.matcher).map((p) => `hooks: "${name}": matcher ${JSON.stringify(p)} is not a valid regular expression, so the hook never runs`),
+    );
     const configured = new Set(this.list().map(([name]) => name));
     for (const key of this.runProblems.keys()) if (!configured.has(key)) this.runProblems.delete(key);
-    this.env.problems([...missing, ...this.runProblems.values()]);
+    this.env.problems([...missing, ...badMatchers, ...this.runProblems.values()]);
   }
 
   /** `/hooks` (ECA commands.clj `hooks-msg`): the hooks grouped by type, in ECA's order. */
