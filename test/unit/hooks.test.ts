@@ -89,12 +89,20 @@ describe('runAction', () => {
 
   it('a flood of output or binary garbage is capped and read as text, without failing', async () => {
     const cwd = await dir();
-    const flood = await runAction({ script: { shell: `head -c 3000000 /dev/zero | tr '\\0' x; head -c 65536 /dev/urandom` }, cwd, input: '', timeoutMs: 20_000 });
-    expect(flood.exit).toBe(0);
-    expect(flood.stdout.length).toBe(256 * 1024);
+    const flood = await runAction({ script: { shell: `head -c 9000000 /dev/zero | tr '\\0' x; head -c 65536 /dev/urandom` }, cwd, input: '', timeoutMs: 20_000 });
+    expect(flood).toMatchObject({ exit: 0, truncated: true });
+    expect(flood.stdout.length).toBe(8 * 1024 * 1024);
     const binary = await runAction({ script: { shell: 'head -c 65536 /dev/urandom; head -c 65536 /dev/urandom >&2' }, cwd, input: '', timeoutMs: 20_000 });
     expect(binary.exit).toBe(0);
     expect(typeof parseAnswer(binary.stdout).garbage).toBe('boolean');
+  });
+
+  it('a postToolCall answer replacing a large tool result (1 MB) is read whole', async () => {
+    const root = await dir();
+    const script = `node -e 'process.stdout.write(JSON.stringify({replacedOutput:"r".repeat(1<<20)}))'`;
+    const hooks = engine(root, { big: { type: 'postToolCall', actions: [{ type: 'shell', shell: script }] } });
+    const [run] = await hooks.trigger('postToolCall', { data: { error: false } });
+    expect(postToolVerdict([run!]).replaced).toHaveLength(1 << 20);
   });
 
   it('a hook that never reads its input does not fail', async () => {

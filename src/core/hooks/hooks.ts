@@ -14,7 +14,7 @@ import { isAbsolute, join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { HOOK_TYPES, type HookConfig, type HookType } from '../../config/hooks.js';
 import type { ChatEvent } from '../events.js';
-import { DEFAULT_HOOK_TIMEOUT_MS, runAction, type ActionRun } from './runner.js';
+import { DEFAULT_HOOK_TIMEOUT_MS, MAX_STDOUT_CHARS, runAction, type ActionRun } from './runner.js';
 import { badPatterns, matches, type MatchData } from './matcher.js';
 import { blockText } from './effects.js';
 import { killGroup } from '../tools/native/shell.js';
@@ -142,7 +142,7 @@ export class Hooks {
         track: { started: (c) => this.running.add(c), ended: (c) => this.running.delete(c) },
       });
     }
-    const { parsed, garbage } = result.exit === 0 ? parseAnswer(result.stdout) : { parsed: undefined, garbage: false };
+    const { parsed, garbage } = result.exit === 0 && !result.truncated ? parseAnswer(result.stdout) : { parsed: undefined, garbage: false };
     const run: HookRun = { ...result, name, hookType: type, visible, ...(parsed ? { parsed } : {}) };
     this.noteProblem(key, run, garbage);
     if (visible) {
@@ -209,11 +209,13 @@ export class Hooks {
           : // Said once by publish() while the file is missing or untrusted, not for each run.
             run.stderr.startsWith('Hook file not found') || run.stderr.startsWith(UNTRUSTED_FILE)
             ? undefined
-            : garbage
-              ? `printed output that is not a JSON object: ${firstLine(run.stdout)}`
-              : run.exit !== 0 && run.exit !== INTERVENE
-                ? `failed (exit ${run.exit})${run.stderr.trim() ? `: ${firstLine(run.stderr)}` : ''}`
-                : undefined;
+            : run.truncated
+              ? `printed more than ${MAX_STDOUT_CHARS / 1024 / 1024} MB: the rest was cut, so its answer was not used`
+              : garbage
+                ? `printed output that is not a JSON object: ${firstLine(run.stdout)}`
+                : run.exit !== 0 && run.exit !== INTERVENE
+                  ? `failed (exit ${run.exit})${run.stderr.trim() ? `: ${firstLine(run.stderr)}` : ''}`
+                  : undefined;
     const before = this.runProblems.get(key);
     if (why) {
       log.warn(`hook ${run.name} (${run.hookType}): ${why}`);
