@@ -229,7 +229,12 @@ export class ToolCall {
       const message = this.finish();
       // The late result lands after the turn ended: the chat may be gone or the store closed
       // (shutdown) by then, which is logged, never an unhandled rejection.
-      void call.then((late) => this.called(late, startedAt, message)).catch((e: unknown) => log.warn(`tool ${this.llmName}: its late result could not be kept: ${errorMessage(e)}`));
+      // postToolCall hooks see it first: a redaction must apply to a late result too (the next
+      // prompt sends what is stored); a hook's stop has no turn left to end.
+      void call
+        .then((late) => this.postHooks(tool, late))
+        .then((late) => this.called(late, startedAt, message))
+        .catch((e: unknown) => log.warn(`tool ${this.llmName}: its late result could not be kept: ${errorMessage(e)}`));
       return message.message;
     }
     return this.called(await this.postHooks(tool, result), startedAt).message;
