@@ -160,7 +160,7 @@ describe('hooks', () => {
     expect(f2).toMatchObject({ status: 3, error: 'oops' });
     expect(f3).toMatchObject({ status: 0, output: 'plain text output\n' });
     // systemMessage: its own message, "Hook '<name>': <text>" (lifecycle.clj `hook-system-text`).
-    expect(p.text(chatId, 'system')).toContain("Hook 'alpha-1': first says hi");
+    expect(p.text(chatId, 'system')).toContain("Hook 'alpha-1': first says hi\n\n");
     expect(p.text(chatId)).toBe('fine');
   });
 

@@ -248,7 +248,7 @@ describe('Hooks.trigger', () => {
     expect(events.map((e) => e.type)).toEqual(['hookActionStarted', 'hookActionFinished', 'notice', 'notice', 'hookActionStarted', 'hookActionFinished']);
     // suppressOutput drops the block's body, never the block; systemMessage is its own message.
     expect(events[1]).toEqual({ type: 'hookActionFinished', id: (events[0] as { id: string }).id, name: 'a', actionType: 'shell', status: 0 });
-    expect(events[2]).toEqual({ type: 'notice', text: "Hook 'a': hello" });
+    expect(events[2]).toEqual({ type: 'notice', text: "Hook 'a': hello\n\n" });
     expect(events[3]).toMatchObject({ type: 'notice', text: expect.stringMatching(/^hooks: "b" \(preRequest\) its command was not found \(exit 127\)/) });
     // The missing file is said once (publish found it), not again for each run.
     expect(problems.at(-1)).toEqual([expect.stringContaining('"c": file'), expect.stringContaining('"b" (preRequest) its command was not found')]);

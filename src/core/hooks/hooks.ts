@@ -164,7 +164,9 @@ export class Hooks {
       emit({ type: 'notice', text: this.runProblems.get(key)! });
     }
     const message = typeof parsed?.systemMessage === 'string' ? parsed.systemMessage.trim() : '';
-    if (message && emit && !NO_UI.has(type)) emit({ type: 'notice', text: `Hook '${name}': ${message}` });
+    // ECA lifecycle.clj `hook-system-text`: the blank line after keeps it from running into the
+    // answer the ECA plugins append after it.
+    if (message && emit && !NO_UI.has(type)) emit({ type: 'notice', text: `Hook '${name}': ${message}\n\n` });
     return run;
   }
 
