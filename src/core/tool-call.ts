@@ -229,7 +229,12 @@ export class ToolCall {
       const message = this.finish();
       // The late result lands after the turn ended: the chat may be gone or the store closed
       // (shutdown) by then, which is logged, never an unhandled rejection.
-      void call.then((late) => this.called(late, startedAt, message)).catch((e: unknown) => log.warn(`tool ${this.llmName}: its late result could not be kept: ${errorMessage(e)}`));
+      // postToolCall hooks see it first: a redaction must apply to a late result too (the next
+      // prompt sends what is stored); a hook's stop has no turn left to end.
+      void call
+        .then((late) => this.postHooks(tool, late))
+        .then((late) => this.called(late, startedAt, message))
+        .catch((e: unknown) => log.warn(`tool ${this.llmName}: its late result could not be kept: ${errorMessage(e)}`));
       return message.message;
     }
     return this.called(await this.postHooks(tool, result), startedAt).message;
@@ -239,9 +244,20 @@ export class ToolCall {
   private async preHooks(tool: Tool, decision: Decision): Promise<Decision> {
     const v = await preToolCall(this.env.hooks, tool, this.id, this.args, decision.kind, this.env.ctx.signal);
     if (!v) return decision;
-    if (v.args) this.args = v.args;
     this.hookStop = v.stop;
-    if (v.deny !== undefined) return { kind: 'deny', why: v.deny, reason: 'hook' };
+    if (v.deny !== undefined) {
+      if (v.args) this.args = v.args;
+      return { kind: 'deny', why: v.deny, reason: 'hook' };
+    }
+    if (v.args) {
+      this.args = v.args;
+      // ECA judges only the model's arguments; here the rewritten ones are judged too (config
+      // rules, workspace bounds, protected paths), so a hook's rewrite never runs unasked what
+      // the config would ask about or deny. The stricter verdict of the two stands.
+      this.judgedOutside = false;
+      this.mustAsk = undefined;
+      decision = stricter(decision, await this.decide(tool));
+    }
     return v.ask && decision.kind === 'allow' ? { kind: 'ask' } : decision;
   }
 
@@ -381,6 +397,11 @@ export class ToolCall {
 }
 
 type Decision = { kind: 'allow' | 'ask' } | { kind: 'deny'; why: string; reason?: RejectReason };
+
+const severity = { allow: 0, ask: 1, deny: 2 } as const;
+function stricter(a: Decision, b: Decision): Decision {
+  return severity[b.kind] > severity[a.kind] ? b : a;
+}
 
 interface Finished {
   message: StoredMessage;

@@ -8,10 +8,19 @@ import type { PromptSources } from '../core/prompt-sections.js';
 import type { RuntimeBoard } from '../core/runtime-board.js';
 import type { Config } from '../config/schema.js';
 
-export function workspaceHooks(opts: { config: () => Config; roots: () => string[]; dbPath: string; env: NodeJS.ProcessEnv; board: RuntimeBoard; prompt: PromptSources }): Hooks {
+export function workspaceHooks(opts: {
+  config: () => Config;
+  roots: () => string[];
+  trustedFolder: (root: string) => boolean;
+  dbPath: string;
+  env: NodeJS.ProcessEnv;
+  board: RuntimeBoard;
+  prompt: PromptSources;
+}): Hooks {
   const hooks = new Hooks({
     hooks: () => opts.config().hooks,
     roots: opts.roots,
+    trustedFolder: opts.trustedFolder,
     dbPath: opts.dbPath,
     // What a hook can run to reach patchbay again (ECA's `eca_executable`): the launcher script.
     executable: process.argv[1] ?? process.execPath,

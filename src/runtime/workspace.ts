@@ -201,7 +201,15 @@ export class Workspace {
     this.store = SqliteStore.open(this.home);
     const recovered = this.store.recoverInterrupted();
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
-    this.hooks = workspaceHooks({ config: () => this.config, roots: () => this.roots, dbPath: this.store.path, env: opts.env, board: this.board, prompt: this.prompt });
+    this.hooks = workspaceHooks({
+      config: () => this.config,
+      roots: () => this.roots,
+      trustedFolder: (root) => isTrustedFolder(this.home, root),
+      dbPath: this.store.path,
+      env: opts.env,
+      board: this.board,
+      prompt: this.prompt,
+    });
     this.statusHooks = new StatusHooks(this.hooks);
     for (const r of this.roots) this.indexByRoot.set(resolve(r), new FileIndex(r));
     this.editor = this.mergedEditor();

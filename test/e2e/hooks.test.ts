@@ -160,7 +160,7 @@ describe('hooks', () => {
     expect(f2).toMatchObject({ status: 3, error: 'oops' });
     expect(f3).toMatchObject({ status: 0, output: 'plain text output\n' });
     // systemMessage: its own message, "Hook '<name>': <text>" (lifecycle.clj `hook-system-text`).
-    expect(p.text(chatId, 'system')).toContain("Hook 'alpha-1': first says hi");
+    expect(p.text(chatId, 'system')).toContain("Hook 'alpha-1': first says hi\n\n");
     expect(p.text(chatId)).toBe('fine');
   });
 
@@ -184,7 +184,8 @@ describe('hooks', () => {
     const { p } = await boot({
       broken: { type: 'preRequest', actions: [{ type: 'shell', shell: 'no-such-command-patchbay-xyz' }] },
       garbage: { type: 'preRequest', visible: false, actions: [{ type: 'shell', shell: `echo '{"additionalContext": oops'` }] },
-      lost: { type: 'postRequest', actions: [{ type: 'shell', file: 'hooks/missing.sh' }] },
+      // In the home folder: a relative file would be the (untrusted) workspace's, not run at all.
+      lost: { type: 'postRequest', actions: [{ type: 'shell', file: '~/hooks/missing.sh' }] },
     });
     llm().script([{ text: 'answered' }]);
     const chatId = await prompt(p, 'hi');

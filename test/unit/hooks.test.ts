@@ -3,7 +3,7 @@
  * answers, the timeout killing the whole process group, the order hooks run in, continue:false,
  * matchers, and the merge of preToolCall's updatedInput (ECA docs/config/hooks.md; hooks.clj).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -66,11 +66,43 @@ describe('runAction', () => {
     await expect.poll(() => alive(child), { timeout: 5_000 }).toBe(false);
   });
 
+  it('a child left in the background holding the pipes is killed once the shell exited; one that let go of them is not', async () => {
+    const cwd = await dir();
+    const r = await runAction({ script: { shell: 'sleep 300 & echo $! > held.pid; echo done' }, cwd, input: '', timeoutMs: 30_000 });
+    expect(r).toMatchObject({ exit: 0, stdout: 'done\n' });
+    const held = Number(readFileSync(join(cwd, 'held.pid'), 'utf8'));
+    await expect.poll(() => alive(held), { timeout: 5_000 }).toBe(false);
+    // A deliberate background job (a notifier) that let go of the pipes runs on.
+    await runAction({ script: { shell: 'sleep 300 >/dev/null 2>&1 </dev/null & echo $! > free.pid' }, cwd, input: '', timeoutMs: 30_000 });
+    const free = Number(readFileSync(join(cwd, 'free.pid'), 'utf8'));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(alive(free)).toBe(true);
+    process.kill(free, 'SIGKILL');
+  });
+
   it('a stop kills it at once', async () => {
     const abort = new AbortController();
     const run = runAction({ script: { shell: 'sleep 300' }, cwd: await dir(), input: '', timeoutMs: 60_000, signal: abort.signal });
     setTimeout(() => abort.abort(), 100);
     expect((await run).exit).toBe(1);
+  });
+
+  it('a flood of output or binary garbage is capped and read as text, without failing', async () => {
+    const cwd = await dir();
+    const flood = await runAction({ script: { shell: `head -c 9000000 /dev/zero | tr '\\0' x; head -c 65536 /dev/urandom` }, cwd, input: '', timeoutMs: 20_000 });
+    expect(flood).toMatchObject({ exit: 0, truncated: true });
+    expect(flood.stdout.length).toBe(8 * 1024 * 1024);
+    const binary = await runAction({ script: { shell: 'head -c 65536 /dev/urandom; head -c 65536 /dev/urandom >&2' }, cwd, input: '', timeoutMs: 20_000 });
+    expect(binary.exit).toBe(0);
+    expect(typeof parseAnswer(binary.stdout).garbage).toBe('boolean');
+  });
+
+  it('a postToolCall answer replacing a large tool result (1 MB) is read whole', async () => {
+    const root = await dir();
+    const script = `node -e 'process.stdout.write(JSON.stringify({replacedOutput:"r".repeat(1<<20)}))'`;
+    const hooks = engine(root, { big: { type: 'postToolCall', actions: [{ type: 'shell', shell: script }] } });
+    const [run] = await hooks.trigger('postToolCall', { data: { error: false } });
+    expect(postToolVerdict([run!]).replaced).toHaveLength(1 << 20);
   });
 
   it('a hook that never reads its input does not fail', async () => {
@@ -158,6 +190,45 @@ describe('Hooks.trigger', () => {
     expect((await hooks.trigger('postToolCall', { data: { error: true } })).map((r) => r.name)).toEqual(['always']);
   });
 
+  it('a matcher or argsMatchers pattern that does not compile is reported, and the hook matches nothing', async () => {
+    const root = await dir();
+    const problems: string[][] = [];
+    const hooks = engine(
+      root,
+      {
+        broken: { type: 'preToolCall', matcher: 'eca__(read', actions: [{ type: 'shell', shell: 'true' }] },
+        args: { type: 'postToolCall', matcher: { eca__read_file: { argsMatchers: { path: ['[a-'] } } }, actions: [{ type: 'shell', shell: 'true' }] },
+        fine: { type: 'preToolCall', matcher: 'eca__read_file', actions: [{ type: 'shell', shell: 'true' }] },
+      },
+      problems,
+    );
+    hooks.publish();
+    expect(problems.at(-1)).toEqual([
+      'hooks: "args": matcher "[a-" is not a valid regular expression, so the hook never runs',
+      'hooks: "broken": matcher "eca__(read" is not a valid regular expression, so the hook never runs',
+    ]);
+    const match = { server: 'patchbay', tool: 'read_file', args: { path: 'a' }, native: true };
+    expect((await hooks.trigger('preToolCall', { match })).map((r) => r.name)).toEqual(['fine']);
+  });
+
+  it('after killAll (shutdown) the running action is killed and no further one starts', async () => {
+    const root = await dir();
+    const hooks = engine(root, {
+      a: { type: 'sessionEnd', actions: [{ type: 'shell', shell: 'echo $$ > a.pid; exec sleep 300' }] },
+      b: { type: 'sessionEnd', actions: [{ type: 'shell', shell: 'touch b.ran' }] },
+    });
+    const runs = hooks.trigger('sessionEnd');
+    await expect.poll(() => existsSync(join(root, 'a.pid')) && readFileSync(join(root, 'a.pid'), 'utf8').trim() !== '', { timeout: 5_000 }).toBe(true);
+    const pid = Number(readFileSync(join(root, 'a.pid'), 'utf8'));
+    hooks.killAll();
+    expect((await runs).map((r) => r.name)).toEqual(['a']);
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(join(root, 'b.ran'))).toBe(false);
+    // Nor later: a trigger after shutdown runs nothing.
+    expect(await hooks.trigger('sessionEnd')).toEqual([]);
+    expect(existsSync(join(root, 'b.ran'))).toBe(false);
+  });
+
   it('shows visible runs as started/finished events, hides invisible ones, and reports bad hooks to the board', async () => {
     const root = await dir();
     const problems: string[][] = [];
@@ -177,7 +248,7 @@ describe('Hooks.trigger', () => {
     expect(events.map((e) => e.type)).toEqual(['hookActionStarted', 'hookActionFinished', 'notice', 'notice', 'hookActionStarted', 'hookActionFinished']);
     // suppressOutput drops the block's body, never the block; systemMessage is its own message.
     expect(events[1]).toEqual({ type: 'hookActionFinished', id: (events[0] as { id: string }).id, name: 'a', actionType: 'shell', status: 0 });
-    expect(events[2]).toEqual({ type: 'notice', text: "Hook 'a': hello" });
+    expect(events[2]).toEqual({ type: 'notice', text: "Hook 'a': hello\n\n" });
     expect(events[3]).toMatchObject({ type: 'notice', text: expect.stringMatching(/^hooks: "b" \(preRequest\) its command was not found \(exit 127\)/) });
     // The missing file is said once (publish found it), not again for each run.
     expect(problems.at(-1)).toEqual([expect.stringContaining('"c": file'), expect.stringContaining('"b" (preRequest) its command was not found')]);

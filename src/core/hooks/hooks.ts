@@ -14,8 +14,8 @@ import { isAbsolute, join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { HOOK_TYPES, type HookConfig, type HookType } from '../../config/hooks.js';
 import type { ChatEvent } from '../events.js';
-import { DEFAULT_HOOK_TIMEOUT_MS, runAction, type ActionRun } from './runner.js';
-import { matches, type MatchData } from './matcher.js';
+import { DEFAULT_HOOK_TIMEOUT_MS, MAX_STDOUT_CHARS, runAction, type ActionRun } from './runner.js';
+import { badPatterns, matches, type MatchData } from './matcher.js';
 import { blockText } from './effects.js';
 import { killGroup } from '../tools/native/shell.js';
 import { logger } from '../../util/log.js';
@@ -24,6 +24,7 @@ const log = logger('hooks');
 /** ECA's exit code for a hook's intervention (hooks.clj `hook-rejection-exit-code`). */
 export const INTERVENE = 2;
 /** Hooks without a chat view (ECA lifecycle.clj `notify-after-hook-action!`): no block, no systemMessage. */
+const UNTRUSTED_FILE = 'Hook file not run:';
 const NO_UI: ReadonlySet<HookType> = new Set(['sessionStart', 'sessionEnd', 'chatEnd', 'chatStatusChanged']);
 
 /** One action's outcome: what ran, how it ended, its answer when it gave JSON on exit 0. */
@@ -45,6 +46,11 @@ export interface HooksEnv {
   executable: string;
   env: NodeJS.ProcessEnv;
   homeDir?: string;
+  /**
+   * Has the user trusted this workspace folder (issue 16)? A hook `file` relative to it is a
+   * script the folder ships: run only from a trusted folder, as its other programs.
+   */
+  trustedFolder?(root: string): boolean;
   /** Bad hooks (a file that does not exist, a command not found, garbage output): workspace.board. */
   problems(list: string[]): void;
 }
@@ -72,6 +78,8 @@ export interface TriggerOptions {
 
 export class Hooks {
   private readonly running = new Set<ChildProcess>();
+  /** Set by killAll (shutdown): no hook starts after it, or it would outlive patchbay (its own process group). */
+  private closed = false;
   /** A hook's last run went wrong: shown by doctor (and once in each chat) until it runs well. */
   private readonly runProblems = new Map<string, string>();
   private readonly sessionId = randomUUID();
@@ -98,6 +106,7 @@ export class Hooks {
       if (type === 'postToolCall' && opts.data?.error === true && !hook.runOnError) continue;
       if (!matches(type, hook.matcher, opts.match)) continue;
       for (const [i, action] of hook.actions.entries()) {
+        if (this.closed) return runs;
         const actionName = hook.actions.length > 1 ? `${name}-${i + 1}` : name;
         const run = await this.runOne(type, name, actionName, hook, action, opts);
         runs.push(run);
@@ -117,7 +126,9 @@ export class Hooks {
     const cwd = roots[0];
     const input = JSON.stringify({ hook_name: name, hook_type: type, ...this.baseInput(roots, opts.chat), ...snakeKeys(opts.data ?? {}) });
     let result: ActionRun;
+    const untrusted = cwd && action.file !== undefined ? this.untrustedFile(action.file, cwd) : undefined;
     if (!cwd) result = { exit: 1, stdout: '', stderr: 'Hook cannot run: no workspace folders' };
+    else if (untrusted) result = { exit: 1, stdout: '', stderr: untrusted };
     else if (action.file !== undefined && !existsSync(this.filePath(action.file, cwd))) {
       result = { exit: 1, stdout: '', stderr: `Hook file not found: '${this.filePath(action.file, cwd)}' (relative paths resolve against the first workspace folder)` };
     } else {
@@ -131,7 +142,7 @@ export class Hooks {
         track: { started: (c) => this.running.add(c), ended: (c) => this.running.delete(c) },
       });
     }
-    const { parsed, garbage } = result.exit === 0 ? parseAnswer(result.stdout) : { parsed: undefined, garbage: false };
+    const { parsed, garbage } = result.exit === 0 && !result.truncated ? parseAnswer(result.stdout) : { parsed: undefined, garbage: false };
     const run: HookRun = { ...result, name, hookType: type, visible, ...(parsed ? { parsed } : {}) };
     this.noteProblem(key, run, garbage);
     if (visible) {
@@ -153,7 +164,9 @@ export class Hooks {
       emit({ type: 'notice', text: this.runProblems.get(key)! });
     }
     const message = typeof parsed?.systemMessage === 'string' ? parsed.systemMessage.trim() : '';
-    if (message && emit && !NO_UI.has(type)) emit({ type: 'notice', text: `Hook '${name}': ${message}` });
+    // ECA lifecycle.clj `hook-system-text`: the blank line after keeps it from running into the
+    // answer the ECA plugins append after it.
+    if (message && emit && !NO_UI.has(type)) emit({ type: 'notice', text: `Hook '${name}': ${message}\n\n` });
     return run;
   }
 
@@ -177,6 +190,12 @@ export class Hooks {
     };
   }
 
+  /** Why a relative hook file is not run: it lies in a workspace folder the user has not trusted. */
+  private untrustedFile(file: string, cwd: string): string | undefined {
+    if (file === '~' || file.startsWith('~/') || isAbsolute(file) || !this.env.trustedFolder || this.env.trustedFolder(cwd)) return undefined;
+    return `${UNTRUSTED_FILE} '${this.filePath(file, cwd)}' is in a workspace folder you have not trusted (trust the folder with \`patchbay trust\`)`;
+  }
+
   private filePath(file: string, cwd: string): string {
     const expanded = file === '~' || file.startsWith('~/') ? join(this.env.homeDir ?? homedir(), file.slice(1)) : file;
     return isAbsolute(expanded) ? expanded : join(cwd, expanded);
@@ -189,14 +208,16 @@ export class Hooks {
         ? `its command was not found (exit 127): ${firstLine(run.stderr)}`
         : run.stderr.startsWith('Hook could not start')
           ? run.stderr
-          : // Said once by publish() while the file is missing, not for each run.
-            run.stderr.startsWith('Hook file not found')
+          : // Said once by publish() while the file is missing or untrusted, not for each run.
+            run.stderr.startsWith('Hook file not found') || run.stderr.startsWith(UNTRUSTED_FILE)
             ? undefined
-            : garbage
-              ? `printed output that is not a JSON object: ${firstLine(run.stdout)}`
-              : run.exit !== 0 && run.exit !== INTERVENE
-                ? `failed (exit ${run.exit})${run.stderr.trim() ? `: ${firstLine(run.stderr)}` : ''}`
-                : undefined;
+            : run.truncated
+              ? `printed more than ${MAX_STDOUT_CHARS / 1024 / 1024} MB: the rest was cut, so its answer was not used`
+              : garbage
+                ? `printed output that is not a JSON object: ${firstLine(run.stdout)}`
+                : run.exit !== 0 && run.exit !== INTERVENE
+                  ? `failed (exit ${run.exit})${run.stderr.trim() ? `: ${firstLine(run.stderr)}` : ''}`
+                  : undefined;
     const before = this.runProblems.get(key);
     if (why) {
       log.warn(`hook ${run.name} (${run.hookType}): ${why}`);
@@ -209,11 +230,19 @@ export class Hooks {
   publish(): void {
     const cwd = this.env.roots()[0];
     const missing = this.list().flatMap(([name, hook]) =>
-      hook.actions.flatMap((a) => (a.file !== undefined && cwd && !existsSync(this.filePath(a.file, cwd)) ? [`hooks: "${name}": file ${this.filePath(a.file, cwd)} does not exist`] : [])),
+      hook.actions.flatMap((a) => {
+        if (a.file === undefined || !cwd) return [];
+        const untrusted = this.untrustedFile(a.file, cwd);
+        if (untrusted) return [`hooks: "${name}": ${untrusted}`];
+        return existsSync(this.filePath(a.file, cwd)) ? [] : [`hooks: "${name}": file ${this.filePath(a.file, cwd)} does not exist`];
+      }),
+    );
+    const badMatchers = this.list().flatMap(([name, hook]) =>
+      badPatterns(typeOf(hook), hook.matcher).map((p) => `hooks: "${name}": matcher ${JSON.stringify(p)} is not a valid regular expression, so the hook never runs`),
     );
     const configured = new Set(this.list().map(([name]) => name));
     for (const key of this.runProblems.keys()) if (!configured.has(key)) this.runProblems.delete(key);
-    this.env.problems([...missing, ...this.runProblems.values()]);
+    this.env.problems([...missing, ...badMatchers, ...this.runProblems.values()]);
   }
 
   /** `/hooks` (ECA commands.clj `hooks-msg`): the hooks grouped by type, in ECA's order. */
@@ -251,8 +280,9 @@ export class Hooks {
     return this.chatContexts.get(chatId);
   }
 
-  /** Kills every hook process still running (shutdown). */
+  /** Kills every hook process still running, and starts none from now on (shutdown). */
   killAll(): void {
+    this.closed = true;
     for (const child of this.running) killGroup(child, 'SIGKILL');
   }
 }

@@ -4,9 +4,6 @@
  * trigger; every other hook ignores its matcher.
  */
 import type { HookConfig, HookType } from '../../config/hooks.js';
-import { logger } from '../../util/log.js';
-
-const log = logger('hooks');
 
 export type MatchData = { server: string; tool: string; args: Record<string, unknown>; native: boolean } | { triggered: 'manual' | 'auto' };
 
@@ -38,12 +35,28 @@ function argsMatch(rules: Record<string, string[]> | undefined, args: Record<str
   });
 }
 
+/** The patterns of a hook's matcher that do not compile (doctor and the chat say so: they match nothing). */
+export function badPatterns(type: HookType, matcher: HookConfig['matcher']): string[] {
+  if ((type !== 'preToolCall' && type !== 'postToolCall') || matcher === undefined) return [];
+  const patterns = typeof matcher === 'string' ? [matcher] : Object.values(matcher).flatMap((rule) => Object.values(rule?.argsMatchers ?? {}).flat());
+  return patterns.filter((p) => !compiles(p));
+}
+
+function compiles(pattern: string): boolean {
+  try {
+    new RegExp(`^(?:${pattern})$`, 'u');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Java's `re-matches`: the whole string. A pattern that does not compile never matches. */
 function fullMatch(pattern: string, value: string): boolean {
   try {
     return new RegExp(`^(?:${pattern})$`, 'u').test(value);
   } catch {
-    log.warn(`hook matcher ${JSON.stringify(pattern)} is not a valid regular expression; it matches nothing`);
+    // Reported by Hooks.publish (doctor, and once in each chat), not at each call.
     return false;
   }
 }

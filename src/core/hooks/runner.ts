@@ -9,11 +9,18 @@ import { killGroup } from '../tools/native/shell.js';
 
 /** ECA's default per-action timeout (hooks.clj `default-hook-timeout-ms`). */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
-/** Output kept per stream: a hook printing without end costs bounded memory. */
-const MAX_OUTPUT_CHARS = 256 * 1024;
+/**
+ * Output kept: a hook printing without end costs bounded memory. stdout's cap leaves room for a
+ * postToolCall `replacedOutput` of a large tool result (cut, it would no longer parse and the
+ * unredacted result would go on); stderr is only ever a message.
+ */
+export const MAX_STDOUT_CHARS = 8 * 1024 * 1024;
+const MAX_STDERR_CHARS = 256 * 1024;
 /**
  * After the shell exits, how long its pipes may stay open (a child it left in the background
- * holding them) before the output read so far is taken as all of it.
+ * holding them) before the output read so far is taken as all of it and that child is killed:
+ * holding our pipes, it belongs to this run, and in its own process group it would outlive
+ * patchbay. (A child that let go of the pipes, `cmd >/dev/null 2>&1 &`, is left to run.)
  */
 const PIPE_GRACE_MS = 200;
 
@@ -23,6 +30,8 @@ export interface ActionRun {
   stdout: string;
   stderr: string;
   timedOut?: boolean;
+  /** stdout went past MAX_STDOUT_CHARS: the rest was dropped. */
+  truncated?: boolean;
 }
 
 export interface RunActionOptions {
@@ -49,6 +58,7 @@ export function runAction(opts: RunActionOptions): Promise<ActionRun> {
     opts.track?.started(child);
     let stdout = '';
     let stderr = '';
+    let truncated = false;
     let outcome: { exit: number; why?: string; timedOut?: boolean } | undefined;
     let settled = false;
     const finish = () => {
@@ -59,7 +69,7 @@ export function runAction(opts: RunActionOptions): Promise<ActionRun> {
       opts.signal?.removeEventListener('abort', onAbort);
       opts.track?.ended(child);
       const o = outcome ?? { exit: 1 };
-      resolve({ exit: o.exit, stdout, stderr: o.why ?? stderr, ...(o.timedOut ? { timedOut: true } : {}) });
+      resolve({ exit: o.exit, stdout, stderr: o.why ?? stderr, ...(o.timedOut ? { timedOut: true } : {}), ...(truncated ? { truncated: true } : {}) });
     };
     const kill = (why: string, timedOut = false) => {
       outcome ??= { exit: 1, why, timedOut };
@@ -70,8 +80,14 @@ export function runAction(opts: RunActionOptions): Promise<ActionRun> {
     const onAbort = () => kill('Hook stopped: the prompt was stopped');
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout?.setEncoding('utf8').on('data', (d: string) => (stdout = (stdout + d).slice(0, MAX_OUTPUT_CHARS)));
-    child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(0, MAX_OUTPUT_CHARS)));
+    // Appended only while under the cap (re-slicing the whole text at each chunk would copy it each time).
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      if (stdout.length < MAX_STDOUT_CHARS) stdout += d.slice(0, MAX_STDOUT_CHARS - stdout.length);
+      else truncated = true;
+    });
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+      if (stderr.length < MAX_STDERR_CHARS) stderr += d.slice(0, MAX_STDERR_CHARS - stderr.length);
+    });
     // A hook that exits without reading its input closes the pipe under us: not an error.
     child.stdin?.on('error', () => {});
     child.stdin?.end(opts.input);
@@ -81,7 +97,10 @@ export function runAction(opts: RunActionOptions): Promise<ActionRun> {
     });
     child.on('exit', (code, sig) => {
       outcome ??= { exit: code ?? (sig ? 128 : 1) };
-      grace = setTimeout(finish, PIPE_GRACE_MS);
+      grace = setTimeout(() => {
+        killGroup(child, 'SIGKILL');
+        finish();
+      }, PIPE_GRACE_MS);
     });
     child.on('close', finish);
   });
