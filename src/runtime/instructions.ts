@@ -18,8 +18,9 @@
  *
  * Trust: a project file (`.patchbay/rules`, `.eca/rules`, AGENTS.md…) of a folder that is not
  * trusted is read only when its real path stays inside the folder (its git root for parents'
- * files): a symbolic link in a repository must not read the user's files into a prompt. Config
- * `rules` entries from an untrusted workspace config that leave it are held back (held-back.ts).
+ * files), whether the rules folder was found by convention or named by a config `rules` entry: a
+ * symbolic link in a repository must not read the user's files into a prompt. Config `rules`
+ * entries from an untrusted workspace config that leave it as written are held back (held-back.ts).
  */
 import { readdirSync, realpathSync, statSync, openSync, readSync, closeSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -223,7 +224,8 @@ export class ProjectInstructions {
       if (seen.has(path) || rules.length >= MAX_RULE_FILES) return;
       seen.add(path);
       stamp(path);
-      const fromRepo = source.scope === 'project' && source.root && !source.origin.startsWith('config ') && !this.host.trusted(source.root);
+      // Config entries too: a path inside an untrusted folder is the repository's, and so are its links.
+      const fromRepo = source.scope === 'project' && source.root !== undefined && !this.host.trusted(source.root);
       if (fromRepo && !realInside(source.root!, path)) {
         problems.push(`rules: ${path}: links outside ${source.root}, a folder you have not trusted; not read`);
         return;

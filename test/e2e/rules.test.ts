@@ -8,7 +8,7 @@
  * tools/path_rules.clj `require-fetched-path-scoped-rules` (enforce) and commands.clj `rules-msg`
  * (`/rules`).
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ECA } from '../../src/protocol/eca/methods.js';
@@ -181,5 +181,21 @@ describe('project instructions and rules', () => {
     await prompt(p, { message: 'hi' });
     expect(system(0)).toContain('TEAM-RULE: write tests.');
     expect(system(0)).not.toContain('SECRET-FROM-HOME');
+  });
+
+  it('a rules path an untrusted workspace config names inside the folder is not followed out of it by a symbolic link', async () => {
+    // The entry passes held-back (it is inside the folder as written); the link is the repository's.
+    const s = setup({ 'pkg/.patchbay/config.json': JSON.stringify({ rules: [{ path: 'linked-rules' }, { path: 'one-rule.md' }] }) });
+    write(s.home, { 'private/notes.md': 'LINKED-SECRET-DIR', 'private/key.md': 'LINKED-SECRET-FILE' });
+    symlinkSync(join(s.home, 'private'), join(s.root, 'linked-rules'));
+    symlinkSync(join(s.home, 'private/key.md'), join(s.root, 'one-rule.md'));
+    const p = await boot(s);
+    llm().script([{ text: 'ok' }]);
+    const chatId = await prompt(p, { message: 'hi' });
+    expect(system(0)).toContain('STATIC-RULE');
+    expect(system(0)).not.toContain('LINKED-SECRET');
+    const told = systemTexts(p, chatId).join('\n');
+    expect(told).toContain(`${join(s.root, 'linked-rules', 'notes.md')}: links outside ${s.root}`);
+    expect(told).toContain(`${join(s.root, 'one-rule.md')}: links outside ${s.root}`);
   });
 });
