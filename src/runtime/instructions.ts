@@ -311,10 +311,12 @@ export class ProjectInstructions {
   /** The prompt sections for one request (workspace.prompt source `instructions`). */
   sections(scope: PromptScope): PromptSection[] {
     if (this.lastScope.size > 1000) this.lastScope.clear();
-    this.lastScope.set(scope.chatId, { agent: scope.agent, model: scope.model });
+    // ECA runs a subagent's chat with its own agent name (tools/agent.clj `spawn-agent`): rules' `agent` filters name it.
+    const agent = scope.subagent ?? scope.agent;
+    this.lastScope.set(scope.chatId, { agent, model: scope.model });
     const snap = this.current();
     const out: PromptSection[] = snap.files.map((f) => ({ id: `instructions:${f.path}`, text: f.text, stable: true, order: 10 }));
-    const { statics, pathScoped } = this.applicable(scope.agent, scope.model, snap);
+    const { statics, pathScoped } = this.applicable(agent, scope.model, snap);
     out.push({ id: 'rules', text: rulesPromptText(statics, pathScoped), stable: true, order: 20 });
     if (pathScoped.length) {
       const state = chatRuleState(scope.stored, scope.roots);

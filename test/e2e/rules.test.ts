@@ -149,6 +149,33 @@ describe('project instructions and rules', () => {
     expect(system(0)).toContain('PLAN-RULE: list the risks.');
   });
 
+  it("a subagent's child chat gets AGENTS.md and the rules for its own agent name, not the parent's agent's", async () => {
+    // ECA tools/agent.clj `spawn-agent` runs the child through chat.clj `prompt` with `:agent` the
+    // subagent's name, so context.clj `agents-file-contexts` and rules.clj `all-rules` (filtered
+    // by that name) apply to it as to any chat.
+    const s = setup({
+      'pkg/.patchbay/rules/explorer-only.md': '---\nagent: explorer\n---\nEXPLORER-RULE: cite file paths.',
+      'pkg/.patchbay/rules/code-only.md': '---\nagent: code\n---\nCODE-RULE: run the tests.',
+    });
+    const p = await boot(s);
+    const sysOf = (b: any): string => String(b.messages.find((m: any) => m.role === 'system')?.content ?? '');
+    llm().onRequest = (path, body) => {
+      if (sysOf(body).includes('You are an explorer subagent')) return [{ text: 'found it' }];
+      return body.messages.some((m: any) => m.role === 'tool') ? [{ text: 'done' }] : [{ toolCall: { id: 's1', name: 'patchbay__spawn_agent', args: { agent: 'explorer', task: 'Find the parser' } } }];
+    };
+    await prompt(p, { message: 'where is the parser?' });
+    const systems = llm().requests.map((r) => sysOf(r.body));
+    const child = systems.find((t) => t.includes('You are an explorer subagent'))!;
+    const parent = systems.find((t) => !t.includes('You are an explorer subagent'))!;
+    expect(child).toBeDefined();
+    expect(child).toContain('WORKSPACE-AGENTS: use pnpm.');
+    expect(child).toContain('STATIC-RULE: prefer small functions.');
+    expect(child).toContain('EXPLORER-RULE: cite file paths.');
+    expect(child).not.toContain('CODE-RULE');
+    expect(parent).toContain('CODE-RULE: run the tests.');
+    expect(parent).not.toContain('EXPLORER-RULE');
+  });
+
   it('/rules lists the instructions files and the rules of this chat; doctor lists them and the bad file', async () => {
     const s = setup();
     const p = await boot(s);
