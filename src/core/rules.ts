@@ -9,6 +9,7 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { parseFrontMatter, stringList } from '../config/frontmatter.js';
+import { sentMessages } from './messages.js';
 import type { StoredMessage } from './stored-message.js';
 
 export type RuleScope = 'project' | 'global';
@@ -201,16 +202,23 @@ export interface ChatRuleState {
   fetched: Set<string>;
 }
 
-/** What a chat's messages say about rules: the files in play and the rules already fetched. */
+/**
+ * What a chat's messages say about rules: the files in play and the rules already fetched. A rule
+ * counts as fetched only while its result is among what the model reads: once the chat is
+ * compacted, the summary stands in for it and the rule must be fetched again (ECA shared.clj
+ * `compact-side-effect!` drops the chat's validated rules). Files stay in play: their rules go
+ * in the system prompt, which compaction does not touch.
+ */
 export function chatRuleState(stored: readonly StoredMessage[], roots: string[]): ChatRuleState {
   const files = new Set<string>();
   const fetched = new Set<string>();
+  const read = new Set<StoredMessage>(sentMessages(stored as StoredMessage[]));
   for (const m of stored) {
     if (m.role === 'user' && m.contextText) {
       for (const hit of m.contextText.matchAll(FILE_CONTEXT)) files.add(resolve(unescapeAttr(hit[1])));
     } else if (m.role === 'tool' && m.server === 'patchbay') {
       if (m.name === 'fetch_rule') {
-        if (m.outcome === 'called' && !m.error && typeof m.args.id === 'string') fetched.add(m.args.id);
+        if (m.outcome === 'called' && !m.error && typeof m.args.id === 'string' && read.has(m)) fetched.add(m.args.id);
       } else {
         for (const p of fileToolPaths(m.name, m.args, roots)) files.add(p);
       }

@@ -125,6 +125,29 @@ describe('project instructions and rules', () => {
     expect(system(2)).not.toContain('TS-RULE');
   });
 
+  it('after the chat is compacted, a rule fetched before must be fetched again, and fetch_rule gives its body again', async () => {
+    // ECA shared.clj `compact-side-effect!` drops the chat's `:validated-path-rules`: the model no
+    // longer reads the fetched content, so fetch_rule.clj must not answer "already loaded".
+    const s = setup();
+    const p = await boot(s);
+    const id = join(s.root, '.patchbay/rules/ts.md');
+    const fetch = (callId: string) => [{ toolCall: { id: callId, name: 'patchbay__fetch_rule', args: { id, path: join(s.root, 'src/a.ts') } } }];
+    llm().script(fetch('f1'), fetch('f2'), [{ text: 'read it' }], [{ text: 'Summary: the user asked about a.ts.' }], fetch('f3'), [{ text: 'done' }]);
+    const chatId = await prompt(p, { message: 'edit a' });
+    const before = llm().requests[2].body.messages.filter((m: any) => m.role === 'tool');
+    expect(before[0].content).toContain('TS-RULE: no default exports.');
+    // Fetched and still in what the model reads: said so, not sent twice.
+    expect(before[1].content).toContain('already loaded in this chat');
+    await p.request(ECA.chatPrompt, { chatId, message: '/compact' });
+    await p.turnDone(chatId, 2);
+    await p.request(ECA.chatPrompt, { chatId, message: 'edit a again' });
+    await p.turnDone(chatId, 3);
+    const after = toolMessage(5);
+    expect(JSON.stringify(llm().requests[5].body.messages)).toContain('Summary: the user asked about a.ts.');
+    expect(after).not.toContain('already loaded');
+    expect(after).toContain('TS-RULE: no default exports.');
+  });
+
   it('enforce: write_file refuses a matching file until the rule reached the model, then writes it', async () => {
     const s = setup();
     // No language server for the .ts file written: not what this is about, and slow to start.
