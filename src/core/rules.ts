@@ -9,6 +9,7 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { parseFrontMatter, stringList } from '../config/frontmatter.js';
+import { compileTemplate, type Template, type TemplateVars } from './rule-template.js';
 import { sentMessages } from './messages.js';
 import type { StoredMessage } from './stored-message.js';
 
@@ -23,7 +24,9 @@ export interface Rule {
   scope: RuleScope;
   /** For project rules: the workspace folder the rule belongs to (its `paths` are relative to it). */
   root?: string;
+  /** The text as written (after the front-matter); what the model reads is `render`ed (rule-template.ts). */
   body: string;
+  render: Template;
   agents?: string[];
   /** The `model` patterns as written, and compiled (partial match, as ECA's `re-find`). */
   models?: string[];
@@ -64,12 +67,16 @@ export function parseRule(path: string, text: string, where: { scope: RuleScope;
   }
   const bad = enforce.filter((e) => e !== 'read' && e !== 'modify');
   if (bad.length) return { ok: false, error: `"enforce" must be read and/or modify, not ${bad.map((b) => JSON.stringify(b)).join(', ')}` };
+  const body = fm.body.trim();
+  const render = compileTemplate(body);
+  if (typeof render === 'string') return { ok: false, error: `bad template: ${render}` };
   const rule: Rule = {
     id: path,
     name: path.split(/[\\/]/).pop() ?? path,
     scope: where.scope,
     ...(where.root ? { root: where.root } : {}),
-    body: fm.body.trim(),
+    body,
+    render,
     enforce: enforce.length ? (enforce as EnforceOn[]) : ['modify'],
   };
   if (agents.length) rule.agents = agents;
@@ -110,6 +117,16 @@ export function compileGlob(glob: string): ((rel: string) => boolean) | string {
   } catch (e) {
     return e instanceof Error ? e.message : String(e);
   }
+}
+
+/**
+ * The rule as one chat reads it: its body rendered with the chat's template variables
+ * (`isSubagent`, `workspaceRoots`, ECA prompt.clj `->base-selmer-ctx`), trimmed; a body that
+ * renders empty is skipped by whoever shows it, as ECA does.
+ */
+export function renderRule(rule: Rule, vars: TemplateVars): Rule {
+  const body = rule.render(vars).trim();
+  return body === rule.body ? rule : { ...rule, body };
 }
 
 /** ECA `agent-matches?` and `model-matches?`: no filter matches all; a model filter needs a model. */

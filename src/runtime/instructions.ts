@@ -29,7 +29,8 @@ import { agentFileSources, isInside, type AgentFileSource } from '../config/agen
 import type { Config } from '../config/schema.js';
 import type { Command } from '../core/commands.js';
 import type { PromptScope, PromptSection } from '../core/prompt-sections.js';
-import { chatRuleState, fileToolAction, fileToolPaths, matchRule, parseRule, ruleApplies, rulesInPlay, type Rule, type RuleMatch } from '../core/rules.js';
+import type { TemplateVars } from '../core/rule-template.js';
+import { chatRuleState, fileToolAction, fileToolPaths, matchRule, parseRule, renderRule, ruleApplies, rulesInPlay, type Rule, type RuleMatch } from '../core/rules.js';
 import { inPlayRulesText, missingRulesText, rulesCommandText, rulesPromptText, type InstructionsFileInfo } from '../core/rules-text.js';
 import type { RuntimeBoard } from '../core/runtime-board.js';
 import type { StoredMessage } from '../core/stored-message.js';
@@ -130,7 +131,7 @@ function xmlAttr(v: string): string {
 export class ProjectInstructions {
   private snap: Snapshot | undefined;
   /** Each chat's agent and model as its last request saw them (what fetch_rule and enforce go by). */
-  private readonly lastScope = new Map<string, { agent?: string; model?: string }>();
+  private readonly lastScope = new Map<string, { agent?: string; model?: string; vars: TemplateVars }>();
   readonly tool: Tool;
 
   constructor(private readonly host: InstructionsHost) {
@@ -303,9 +304,10 @@ export class ProjectInstructions {
     return !disabled.includes('fetch_rule') && !disabled.includes('patchbay__fetch_rule');
   }
 
+  /** The chat's path-scoped rules, their bodies rendered for it. */
   pathScoped(chatId: string): Rule[] {
-    const s = this.lastScope.get(chatId) ?? {};
-    return this.applicable(s.agent, s.model).pathScoped;
+    const s = this.lastScope.get(chatId) ?? { vars: {} };
+    return this.applicable(s.agent, s.model).pathScoped.map((r) => renderRule(r, s.vars));
   }
 
   /** The prompt sections for one request (workspace.prompt source `instructions`). */
@@ -313,10 +315,14 @@ export class ProjectInstructions {
     if (this.lastScope.size > 1000) this.lastScope.clear();
     // ECA runs a subagent's chat with its own agent name (tools/agent.clj `spawn-agent`): rules' `agent` filters name it.
     const agent = scope.subagent ?? scope.agent;
-    this.lastScope.set(scope.chatId, { agent, model: scope.model });
+    // ECA prompt.clj `->base-selmer-ctx`, the variables a rule's template may test.
+    const vars: TemplateVars = { isSubagent: scope.subagent !== undefined, workspaceRoots: scope.roots.join(', ') };
+    this.lastScope.set(scope.chatId, { agent, model: scope.model, vars });
     const snap = this.current();
     const out: PromptSection[] = snap.files.map((f) => ({ id: `instructions:${f.path}`, text: f.text, stable: true, order: 10 }));
-    const { statics, pathScoped } = this.applicable(agent, scope.model, snap);
+    const applicable = this.applicable(agent, scope.model, snap);
+    const statics = applicable.statics.map((r) => renderRule(r, vars));
+    const pathScoped = applicable.pathScoped.map((r) => renderRule(r, vars));
     out.push({ id: 'rules', text: rulesPromptText(statics, pathScoped), stable: true, order: 20 });
     if (pathScoped.length) {
       const state = chatRuleState(scope.stored, scope.roots);
@@ -348,7 +354,11 @@ export class ProjectInstructions {
       }
       for (const h of hits) if (!found.has(h.rule.id)) found.set(h.rule.id, h);
     }
-    return rules.flatMap((r) => found.get(r.id) ?? []);
+    // The rules as given (rendered for the chat), not the snapshot's the cache holds.
+    return rules.flatMap((rule) => {
+      const hit = found.get(rule.id);
+      return hit ? [{ rule, match: hit.match }] : [];
+    });
   }
 
   /**

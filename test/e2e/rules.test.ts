@@ -179,6 +179,10 @@ describe('project instructions and rules', () => {
     const s = setup({
       'pkg/.patchbay/rules/explorer-only.md': '---\nagent: explorer\n---\nEXPLORER-RULE: cite file paths.',
       'pkg/.patchbay/rules/code-only.md': '---\nagent: code\n---\nCODE-RULE: run the tests.',
+      // ECA docs/config/rules.md "Condition variables": rendered per chat with `isSubagent`.
+      'pkg/.patchbay/rules/context-aware.md': '{% if isSubagent %}\nSUB-ONLY: return only the result.\n{% else %}\nMAIN-ONLY: mention trade-offs.\n{% endif %}',
+      'pkg/.patchbay/rules/only-sub.md': '{% if isSubagent %}ONLY-SUB-RULE{% endif %}',
+      'pkg/.patchbay/rules/bad-template.md': '{% if isSubagent %}never closed',
     });
     const p = await boot(s);
     const sysOf = (b: any): string => String(b.messages.find((m: any) => m.role === 'system')?.content ?? '');
@@ -186,7 +190,7 @@ describe('project instructions and rules', () => {
       if (sysOf(body).includes('You are an explorer subagent')) return [{ text: 'found it' }];
       return body.messages.some((m: any) => m.role === 'tool') ? [{ text: 'done' }] : [{ toolCall: { id: 's1', name: 'patchbay__spawn_agent', args: { agent: 'explorer', task: 'Find the parser' } } }];
     };
-    await prompt(p, { message: 'where is the parser?' });
+    const chatId = await prompt(p, { message: 'where is the parser?' });
     const systems = llm().requests.map((r) => sysOf(r.body));
     const child = systems.find((t) => t.includes('You are an explorer subagent'))!;
     const parent = systems.find((t) => !t.includes('You are an explorer subagent'))!;
@@ -197,6 +201,17 @@ describe('project instructions and rules', () => {
     expect(child).not.toContain('CODE-RULE');
     expect(parent).toContain('CODE-RULE: run the tests.');
     expect(parent).not.toContain('EXPLORER-RULE');
+    expect(child).toContain('SUB-ONLY: return only the result.');
+    expect(child).not.toContain('MAIN-ONLY');
+    expect(child).toContain('ONLY-SUB-RULE');
+    expect(parent).toContain('MAIN-ONLY: mention trade-offs.');
+    expect(parent).not.toContain('SUB-ONLY');
+    expect(parent).not.toContain('{%');
+    // A rule that renders to nothing is left out whole (no empty <rule> tag), as ECA skips it.
+    expect(parent).not.toContain('name="only-sub.md"');
+    // A template that cannot be rendered: the rule is skipped and the user told why.
+    expect(parent).not.toContain('never closed');
+    expect(systemTexts(p, chatId).join('\n')).toMatch(/bad-template\.md: bad template: "\{% if %\}" without its "\{% endif %\}"/);
   });
 
   it('/rules lists the instructions files and the rules of this chat; doctor lists them and the bad file', async () => {
