@@ -10,6 +10,8 @@
  *    `true` every parent, `false` none) down to the workspace folder:
  *    its `AGENTS.md`, else its `CLAUDE.md`, else (only at the git root and the workspace folder)
  *    its `.github/copilot-instructions.md`.
+ * Each is followed by the files it @-mentions (`@docs/style.md`, from its folder, or absolute;
+ * ECA context.clj `parse-agents-file`), recursively, each file once, at most 50 files in all.
  * Each is cut at 64 KB (told once per chat and by doctor).
  *
  * Everything is read synchronously into a snapshot; each request stats the files and folders it
@@ -18,7 +20,7 @@
  *
  * Trust: a project file (`.patchbay/rules`, `.eca/rules`, AGENTS.md…) of a folder that is not
  * trusted is read only when its real path stays inside the folder (its git root for parents'
- * files), whether the rules folder was found by convention or named by a config `rules` entry: a
+ * files, the files they @-mention included), whether the rules folder was found by convention or named by a config `rules` entry: a
  * symbolic link in a repository must not read the user's files into a prompt. Config `rules`
  * entries from an untrusted workspace config that leave it as written are held back (held-back.ts).
  */
@@ -42,6 +44,8 @@ import { textResult, type Tool } from '../shapes/tool.js';
 export const MAX_INSTRUCTIONS_BYTES = 64 * 1024;
 /** Rule files read in all, and files read per folder walk: a runaway folder costs no more. */
 const MAX_RULE_FILES = 500;
+/** Instructions files in all, @-mentioned ones included: mentions cannot pull a whole tree in. */
+const MAX_INSTRUCTIONS_FILES = 50;
 
 export interface InstructionsHost {
   roots(): string[];
@@ -124,6 +128,14 @@ function folderChain(root: string, parents: boolean | undefined): string[] {
   }
 }
 
+/**
+ * The files an instructions file @-mentions (ECA context.clj `extract-at-mentions`: `@` then a
+ * path ending in `.ext`), absolute or from the file's folder. Whether each exists is the caller's.
+ */
+function mentionedFiles(text: string, dir: string): string[] {
+  return [...new Set([...text.matchAll(/@([^\s)]+\.\w+)/g)].map((m) => resolve(dir, m[1])))];
+}
+
 function xmlAttr(v: string): string {
   return `"${v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')}"`;
 }
@@ -173,20 +185,29 @@ export class ProjectInstructions {
     const home = this.host.homeDir ?? homedir();
     const out: InstructionsFile[] = [];
     const seen = new Set<string>();
-    const take = (path: string, kind: string, boundary?: string): void => {
-      if (seen.has(path)) return;
+    const take = (path: string, kind: string, boundary?: string, mentionedBy?: string): void => {
+      if (seen.has(path) || out.length >= MAX_INSTRUCTIONS_FILES) return;
       seen.add(path);
       if (boundary && !realInside(boundary, path)) {
-        problems.push(`rules: ${path}: links outside ${boundary}, a folder you have not trusted; not read`);
+        const why = mentionedBy ? `mentioned in ${mentionedBy}, is outside ${boundary}` : `links outside ${boundary}`;
+        problems.push(`rules: ${path}: ${why}, a folder you have not trusted; not read`);
         return;
       }
+      let text: string;
       try {
-        const { text, cut, size } = readCapped(path, MAX_INSTRUCTIONS_BYTES);
-        if (cut) problems.push(`rules: ${path} is ${Math.round(size / 1024)} KB; only its first 64 KB is in the prompt`);
-        const note = cut ? `\n[cut: only the first 64 KB of this file is included]` : '';
-        out.push({ path, kind, cut, text: `<agents-file description="Primary System Directives &amp; Coding Standards." path=${xmlAttr(path)}>\n${text.trim()}${note}\n</agents-file>` });
+        const r = readCapped(path, MAX_INSTRUCTIONS_BYTES);
+        if (r.cut) problems.push(`rules: ${path} is ${Math.round(r.size / 1024)} KB; only its first 64 KB is in the prompt`);
+        const note = r.cut ? `\n[cut: only the first 64 KB of this file is included]` : '';
+        text = r.text;
+        out.push({ path, kind, cut: r.cut, text: `<agents-file description="Primary System Directives &amp; Coding Standards." path=${xmlAttr(path)}>\n${text.trim()}${note}\n</agents-file>` });
       } catch (e) {
         problems.push(`rules: ${path}: ${errorMessage(e)}`);
+        return;
+      }
+      // ECA context.clj `parse-agents-file`: files it @-mentions follow it, each once.
+      for (const m of mentionedFiles(text, dirname(path))) {
+        stamp(m);
+        if (isFile(m)) take(m, kind, boundary, path);
       }
     };
     for (const dir of [userConfigDir(env, home), userConfigDir(env, home, 'eca')]) {

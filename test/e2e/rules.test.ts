@@ -93,6 +93,27 @@ describe('project instructions and rules', () => {
     expect(llm().requests[0].body.tools.map((t: any) => t.function.name)).toContain('patchbay__fetch_rule');
   });
 
+  it('files AGENTS.md @-mentions follow it, each once; in an untrusted folder not one outside it', async () => {
+    // ECA context.clj `parse-agents-file`: `@path.ext` mentions, from the file's folder or absolute, recursively.
+    const s = setup({
+      'pkg/docs/style.md': 'MENTIONED-STYLE: two spaces. Back to @../AGENTS.md',
+      'pkg/docs/deeper.md': 'MENTIONED-DEEPER',
+    });
+    write(s.home, { 'outside.md': 'MENTIONED-OUTSIDE-SECRET' });
+    write(s.root, { 'AGENTS.md': `WORKSPACE-AGENTS: use pnpm. Read @docs/style.md, @./docs/deeper.md and @${join(s.home, 'outside.md')}; mail dev@example.com.` });
+    const p = await boot(s);
+    llm().script([{ text: 'ok' }]);
+    const chatId = await prompt(p, { message: 'hi' });
+    const sys = system(0);
+    expect(sys.indexOf('MENTIONED-STYLE')).toBeGreaterThan(sys.indexOf('WORKSPACE-AGENTS'));
+    expect(sys.indexOf('MENTIONED-DEEPER')).toBeGreaterThan(sys.indexOf('MENTIONED-STYLE'));
+    expect(sys).toContain(`<agents-file description="Primary System Directives &amp; Coding Standards." path="${join(s.root, 'docs/style.md')}">`);
+    // The cycle back to AGENTS.md does not repeat it.
+    expect(sys.split('WORKSPACE-AGENTS').length).toBe(2);
+    expect(sys).not.toContain('MENTIONED-OUTSIDE-SECRET');
+    expect(systemTexts(p, chatId).join('\n')).toContain(`${join(s.home, 'outside.md')}: mentioned in ${join(s.root, 'AGENTS.md')}, is outside ${s.repo}`);
+  });
+
   it('a path-scoped rule body reaches the model once a matching file is in play (an @-mentioned file)', async () => {
     const s = setup();
     const p = await boot(s);
