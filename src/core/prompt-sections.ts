@@ -20,6 +20,8 @@ export interface PromptScope {
   stored: readonly StoredMessage[];
   /** Set for a subagent's child chat: its agent's name. */
   subagent?: string;
+  /** The tools this request offers, as the model names them (`patchbay__read_file`); unset when unknown. */
+  tools?: readonly string[];
 }
 
 export interface PromptSection {

@@ -344,7 +344,8 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
 export function chatSystemPrompt(chat: LiveChat, agent: Agent, model: string | undefined, tools: Tool[], deps: ChatDeps): SystemPrompt {
   const roots = deps.roots();
   const def = chat.subagent?.def;
-  const sections = deps.promptSections({ chatId: chat.id, agent, model, roots, stored: chat.stored, ...(def ? { subagent: def.name } : {}) });
+  const toolNames = tools.map((t) => `${t.server}__${t.name}`);
+  const sections = deps.promptSections({ chatId: chat.id, agent, model, roots, stored: chat.stored, tools: toolNames, ...(def ? { subagent: def.name } : {}) });
   // A subagent's prompt is its definition's, after the config's own instructions.
   const extra = [deps.config().systemPrompt, def?.systemPrompt].filter(Boolean).join('\n\n');
   return systemPrompt({ agent, roots, tools, extra, sections });

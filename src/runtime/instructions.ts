@@ -129,6 +129,19 @@ function folderChain(root: string, parents: boolean | undefined): string[] {
 }
 
 /**
+ * ECA's `toolEnabled_<full name>` template variables, for each tool offered; a native tool also
+ * under ECA's own prefix (`toolEnabled_eca__shell_command`), so rules written for ECA work as is.
+ */
+function toolVars(tools: readonly string[] | undefined): TemplateVars {
+  const vars: Record<string, boolean> = {};
+  for (const t of tools ?? []) {
+    vars[`toolEnabled_${t}`] = true;
+    if (t.startsWith('patchbay__')) vars[`toolEnabled_eca__${t.slice('patchbay__'.length)}`] = true;
+  }
+  return vars;
+}
+
+/**
  * The files an instructions file @-mentions (ECA context.clj `extract-at-mentions`: `@` then a
  * path ending in `.ext`), absolute or from the file's folder. Whether each exists is the caller's.
  */
@@ -143,7 +156,7 @@ function xmlAttr(v: string): string {
 export class ProjectInstructions {
   private snap: Snapshot | undefined;
   /** Each chat's agent and model as its last request saw them (what fetch_rule and enforce go by). */
-  private readonly lastScope = new Map<string, { agent?: string; model?: string; vars: TemplateVars }>();
+  private readonly lastScope = new Map<string, { agent?: string; model?: string; vars: TemplateVars; canFetch: boolean }>();
   readonly tool: Tool;
 
   constructor(private readonly host: InstructionsHost) {
@@ -327,8 +340,8 @@ export class ProjectInstructions {
 
   /** The chat's path-scoped rules, their bodies rendered for it. */
   pathScoped(chatId: string): Rule[] {
-    const s = this.lastScope.get(chatId) ?? { vars: {} };
-    return this.applicable(s.agent, s.model).pathScoped.map((r) => renderRule(r, s.vars));
+    const s = this.lastScope.get(chatId) ?? { vars: {}, canFetch: true };
+    return s.canFetch ? this.applicable(s.agent, s.model).pathScoped.map((r) => renderRule(r, s.vars)) : [];
   }
 
   /** The prompt sections for one request (workspace.prompt source `instructions`). */
@@ -337,13 +350,16 @@ export class ProjectInstructions {
     // ECA runs a subagent's chat with its own agent name (tools/agent.clj `spawn-agent`): rules' `agent` filters name it.
     const agent = scope.subagent ?? scope.agent;
     // ECA prompt.clj `->base-selmer-ctx`, the variables a rule's template may test.
-    const vars: TemplateVars = { isSubagent: scope.subagent !== undefined, workspaceRoots: scope.roots.join(', ') };
-    this.lastScope.set(scope.chatId, { agent, model: scope.model, vars });
+    const vars: TemplateVars = { isSubagent: scope.subagent !== undefined, workspaceRoots: scope.roots.join(', '), ...toolVars(scope.tools) };
+    // ECA prompt.clj and path_rules.clj: path-scoped rules are inactive (no catalog, no enforce) when
+    // the chat cannot call fetch_rule (a subagent whose tools leave it out).
+    const canFetch = !scope.tools || scope.tools.includes(`patchbay__${this.tool.name}`);
+    this.lastScope.set(scope.chatId, { agent, model: scope.model, vars, canFetch });
     const snap = this.current();
     const out: PromptSection[] = snap.files.map((f) => ({ id: `instructions:${f.path}`, text: f.text, stable: true, order: 10 }));
     const applicable = this.applicable(agent, scope.model, snap);
     const statics = applicable.statics.map((r) => renderRule(r, vars));
-    const pathScoped = applicable.pathScoped.map((r) => renderRule(r, vars));
+    const pathScoped = canFetch ? applicable.pathScoped.map((r) => renderRule(r, vars)) : [];
     out.push({ id: 'rules', text: rulesPromptText(statics, pathScoped), stable: true, order: 20 });
     if (pathScoped.length) {
       const state = chatRuleState(scope.stored, scope.roots);

@@ -235,6 +235,30 @@ describe('project instructions and rules', () => {
     expect(systemTexts(p, chatId).join('\n')).toMatch(/bad-template\.md: bad template: "\{% if %\}" without its "\{% endif %\}"/);
   });
 
+  it("a subagent whose tools leave out fetch_rule gets no path-scoped catalog, and toolEnabled_* follows the chat's tools", async () => {
+    // ECA prompt.clj `build-static-instructions` (`fetch-rule-available?` on the chat's tools) and
+    // `->base-selmer-ctx` (`toolEnabled_<full name>`); agents.md: a subagent's `tools` deny.
+    const s = setup({
+      'pkg/.patchbay/agents/nofetch.md': '---\ndescription: Looks around\nmode: subagent\ntools:\n  deny:\n    - eca__fetch_rule\n---\nNOFETCH-PROMPT: look around.',
+      'pkg/.patchbay/rules/tools.md': '{% if toolEnabled_eca__fetch_rule %}FETCH-AVAILABLE{% else %}NO-FETCH{% endif %}',
+    });
+    const p = await boot(s);
+    const sysOf = (b: any): string => String(b.messages.find((m: any) => m.role === 'system')?.content ?? '');
+    llm().onRequest = (path, body) => {
+      if (sysOf(body).includes('NOFETCH-PROMPT')) return [{ text: 'looked' }];
+      return body.messages.some((m: any) => m.role === 'tool') ? [{ text: 'done' }] : [{ toolCall: { id: 'n1', name: 'patchbay__spawn_agent', args: { agent: 'nofetch', task: 'Look' } } }];
+    };
+    await prompt(p, { message: 'look around' });
+    const child = llm().requests.find((r) => sysOf(r.body).includes('NOFETCH-PROMPT'))!.body;
+    const parent = llm().requests.find((r) => !sysOf(r.body).includes('NOFETCH-PROMPT'))!.body;
+    expect(child.tools.map((t: any) => t.function.name)).not.toContain('patchbay__fetch_rule');
+    expect(sysOf(child)).not.toContain('<path-scoped-rules');
+    expect(sysOf(child)).toContain('STATIC-RULE');
+    expect(sysOf(child)).toContain('NO-FETCH');
+    expect(sysOf(parent)).toContain('<path-scoped-rules');
+    expect(sysOf(parent)).toContain('FETCH-AVAILABLE');
+  });
+
   it('/rules lists the instructions files and the rules of this chat; doctor lists them and the bad file', async () => {
     const s = setup();
     const p = await boot(s);
