@@ -44,6 +44,8 @@ import { textResult, type Tool } from '../shapes/tool.js';
 export const MAX_INSTRUCTIONS_BYTES = 64 * 1024;
 /** Rule files read in all, and files read per folder walk: a runaway folder costs no more. */
 const MAX_RULE_FILES = 500;
+/** Folder entries looked at in all when listing rules folders. */
+const MAX_WALK_ENTRIES = 5000;
 /** Instructions files in all, @-mentioned ones included: mentions cannot pull a whole tree in. */
 const MAX_INSTRUCTIONS_FILES = 50;
 
@@ -56,6 +58,8 @@ export interface InstructionsHost {
   trusted(root: string): boolean;
   board: RuntimeBoard;
   stored(chatId: string): readonly StoredMessage[];
+  /** Folder entries a scan of the rules folders looks at, at most (default 5000; tests lower it). */
+  maxWalkEntries?: number;
   /** Told after each read whether there is any path-scoped rule at all (fetch_rule is offered then). */
   pathScopedChanged?(any: boolean): void;
 }
@@ -256,7 +260,7 @@ export class ProjectInstructions {
     const rules: Rule[] = [];
     const seen = new Set<string>();
     const add = (path: string, source: AgentFileSource): void => {
-      if (seen.has(path) || rules.length >= MAX_RULE_FILES) return;
+      if (seen.has(path) || seen.size >= MAX_RULE_FILES) return;
       seen.add(path);
       stamp(path);
       // Config entries too: a path inside an untrusted folder is the repository's, and so are its links.
@@ -278,7 +282,16 @@ export class ProjectInstructions {
       if (parsed.ok === false) problems.push(`rules: ${path}: ${parsed.error}; the rule is skipped`);
       else if (parsed.rule.body) rules.push(parsed.rule);
     };
+    // Entries looked at in all: a rules folder that is (or links to) a huge tree is read no further.
+    const maxEntries = this.host.maxWalkEntries ?? MAX_WALK_ENTRIES;
+    let budget = maxEntries;
     const walk = (dir: string, source: AgentFileSource, depth: number): void => {
+      // A folder of an untrusted repository linking out of it is not walked at all (a link to `/`
+      // would otherwise be walked at every change).
+      if (source.scope === 'project' && source.root !== undefined && !this.host.trusted(source.root) && !realInside(source.root, dir)) {
+        problems.push(`rules: ${dir}: links outside ${source.root}, a folder you have not trusted; not read`);
+        return;
+      }
       let entries;
       try {
         entries = readdirSync(dir, { withFileTypes: true });
@@ -288,6 +301,10 @@ export class ProjectInstructions {
       }
       const found: string[] = [];
       for (const ent of entries) {
+        if (budget-- <= 0) {
+          if (budget === -1) problems.push(`rules: ${source.path}: more than ${maxEntries} entries; the rest is not read`);
+          break;
+        }
         // As ECA: every file of the folder, recursively; hidden ones (editor backups, .DS_Store) skipped.
         if (ent.name.startsWith('.')) continue;
         const p = join(dir, ent.name);
