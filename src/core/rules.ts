@@ -212,6 +212,23 @@ function unescapeAttr(v: string): string {
     .replace(/&amp;/g, '&');
 }
 
+/**
+ * The files a user message's rendered contexts name, worked out once per message (held weakly: it
+ * goes with the message): the context text holds whole files, and every request of a chat with
+ * path-scoped rules asks again.
+ */
+const filesOfMessage = new WeakMap<object, { text: string; files: string[] }>();
+
+function contextFiles(m: { contextText?: string }): string[] {
+  const text = m.contextText ?? '';
+  const hit = filesOfMessage.get(m);
+  // The message's contexts are attached (and a hook may add more) after it is stored: keyed by both.
+  if (hit && hit.text === text) return hit.files;
+  const files = [...text.matchAll(FILE_CONTEXT)].map((x) => resolve(unescapeAttr(x[1])));
+  filesOfMessage.set(m, { text, files });
+  return files;
+}
+
 export interface ChatRuleState {
   /** Files in play: @-mentioned file contexts and the files of native file tool calls made. */
   files: string[];
@@ -232,7 +249,7 @@ export function chatRuleState(stored: readonly StoredMessage[], roots: string[])
   const read = new Set<StoredMessage>(sentMessages(stored as StoredMessage[]));
   for (const m of stored) {
     if (m.role === 'user' && m.contextText) {
-      for (const hit of m.contextText.matchAll(FILE_CONTEXT)) files.add(resolve(unescapeAttr(hit[1])));
+      for (const f of contextFiles(m)) files.add(f);
     } else if (m.role === 'tool' && m.server === 'patchbay') {
       if (m.name === 'fetch_rule') {
         if (m.outcome === 'called' && !m.error && typeof m.args.id === 'string' && read.has(m)) fetched.add(m.args.id);

@@ -305,7 +305,7 @@ describe('project instructions and rules', () => {
     expect(system(0)).toContain('STATIC-RULE');
     expect(system(0)).not.toContain('LINKED-SECRET');
     const told = systemTexts(p, chatId).join('\n');
-    expect(told).toContain(`${join(s.root, 'linked-rules', 'notes.md')}: links outside ${s.root}`);
+    expect(told).toContain(`${join(s.root, 'linked-rules')}: links outside ${s.root}`);
     expect(told).toContain(`${join(s.root, 'one-rule.md')}: links outside ${s.root}`);
   });
 });
