@@ -24,15 +24,15 @@
  *                 (fake LLM): added latency p50/p95, FIM and chat paths (bench/inline.ts)
  *   jobs          server VmRSS while two background jobs flood it (short lines, one endless
  *                 line) vs. the same server idle (bench/jobs.ts)
- *   rules         system prompt assembly with AGENTS.md files, 50 rules and a 200-message chat,
- *                 in process, vs. the same with no files (bench/prompt-rules.ts)
+ *   rules         system prompt assembly through a real Workspace's loaders with AGENTS.md files,
+ *                 50 rules, 50 skills and a 200-message chat, vs. the same with no files
+ *                 (bench/prompt-rules.ts)
  *   local         the tiny GGUF test model through patchbay's built-in local provider vs.
  *                 node-llama-cpp driven directly with the same prompt: cold and warm time to
  *                 the first token, tokens/s (bench/local.ts)
  *   cache         a 40-turn chat through the real server against the fake Anthropic server: share
  *                 of input tokens read from the prompt cache, overall and after turn 2, vs. the same
- *                 chat with cacheRetention "none"; system prompt assembly with 50 rules and 50
- *                 skills, p50/p95 (bench/cache.ts)
+ *                 chat with cacheRetention "none" (bench/cache.ts)
  *
  * `node bench/.out/bench/run.js relay rss` runs only those. BENCH_CHILD_NODE_ARGS passes
  * node flags to every spawned server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
@@ -40,7 +40,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runFraming } from './framing.js';
-import { ASSEMBLY_TARGET_MS, CACHE_SHARE_TARGET, runCacheChat, runPromptAssembly } from './cache.js';
+import { CACHE_SHARE_TARGET, runCacheChat } from './cache.js';
 import { INLINE_TARGET_MS, runInline } from './inline.js';
 import { FLOOD_TARGET, runFlood } from './flood.js';
 import { GATEWAY_TARGETS, runGatewayCalls, runGatewayRss } from './gateway.js';
@@ -613,20 +613,6 @@ async function cache(): Promise<void> {
   } catch (e) {
     failed('prompt cache reads', e);
   }
-  try {
-    log('cache: system prompt assembly with 50 rules and 50 skills…');
-    const r = await runPromptAssembly(log);
-    row({
-      bench: 'system prompt assembly p95',
-      figure: ms(r.p95, 3),
-      reference: `p50 ${ms(r.p50, 3)}, ${r.samples} requests${r.standIn ? ', stand-in loaders' : ''}`,
-      ratio: '—',
-      target: `≤ ${ASSEMBLY_TARGET_MS} ms`,
-      pass: r.p95 <= ASSEMBLY_TARGET_MS,
-    });
-  } catch (e) {
-    failed('system prompt assembly', e);
-  }
 }
 
 // ---------------------------------------------------------------- main
@@ -649,13 +635,14 @@ function table(): void {
 
 // ---------------------------------------------------------------- rules
 
-function rules(): void {
+async function rules(): Promise<void> {
   try {
-    const r = runPromptRules(log);
+    log(`rules: system prompt assembly with 50 rules and 50 skills…`);
+    const r = await runPromptRules(log);
     row({
-      bench: `prompt assembly p95, ${r.rules} rules`,
+      bench: `system prompt assembly p95, ${r.rules} rules + ${r.skills} skills`,
       figure: ms(r.withFiles.p95, 3),
-      reference: `no files ${ms(r.empty.p95, 3)}`,
+      reference: `no files ${ms(r.empty.p95, 3)}; CPU p95 ${ms(r.withFilesCpu.p95, 3)}`,
       ratio: ratio(r.withFiles.p95 / r.empty.p95),
       target: `≤ ${PROMPT_TARGET_MS} ms`,
       pass: r.withFiles.p95 <= PROMPT_TARGET_MS,
@@ -687,7 +674,7 @@ async function main(): Promise<void> {
   if (want('openctx')) await openctx();
   if (want('lsp')) await lsp();
   if (want('inline')) await inline();
-  if (want('rules')) rules();
+  if (want('rules')) await rules();
   if (want('local')) await local();
   if (want('cache')) await cache();
   table();

@@ -9,6 +9,8 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { parseFrontMatter, stringList } from '../config/frontmatter.js';
+import { compileTemplate, type Template, type TemplateVars } from './rule-template.js';
+import { sentMessages } from './messages.js';
 import type { StoredMessage } from './stored-message.js';
 
 export type RuleScope = 'project' | 'global';
@@ -22,7 +24,9 @@ export interface Rule {
   scope: RuleScope;
   /** For project rules: the workspace folder the rule belongs to (its `paths` are relative to it). */
   root?: string;
+  /** The text as written (after the front-matter); what the model reads is `render`ed (rule-template.ts). */
   body: string;
+  render: Template;
   agents?: string[];
   /** The `model` patterns as written, and compiled (partial match, as ECA's `re-find`). */
   models?: string[];
@@ -63,12 +67,16 @@ export function parseRule(path: string, text: string, where: { scope: RuleScope;
   }
   const bad = enforce.filter((e) => e !== 'read' && e !== 'modify');
   if (bad.length) return { ok: false, error: `"enforce" must be read and/or modify, not ${bad.map((b) => JSON.stringify(b)).join(', ')}` };
+  const body = fm.body.trim();
+  const render = compileTemplate(body);
+  if (typeof render === 'string') return { ok: false, error: `bad template: ${render}` };
   const rule: Rule = {
     id: path,
     name: path.split(/[\\/]/).pop() ?? path,
     scope: where.scope,
     ...(where.root ? { root: where.root } : {}),
-    body: fm.body.trim(),
+    body,
+    render,
     enforce: enforce.length ? (enforce as EnforceOn[]) : ['modify'],
   };
   if (agents.length) rule.agents = agents;
@@ -109,6 +117,16 @@ export function compileGlob(glob: string): ((rel: string) => boolean) | string {
   } catch (e) {
     return e instanceof Error ? e.message : String(e);
   }
+}
+
+/**
+ * The rule as one chat reads it: its body rendered with the chat's template variables
+ * (`isSubagent`, `workspaceRoots`, ECA prompt.clj `->base-selmer-ctx`), trimmed; a body that
+ * renders empty is skipped by whoever shows it, as ECA does.
+ */
+export function renderRule(rule: Rule, vars: TemplateVars): Rule {
+  const body = rule.render(vars).trim();
+  return body === rule.body ? rule : { ...rule, body };
 }
 
 /** ECA `agent-matches?` and `model-matches?`: no filter matches all; a model filter needs a model. */
@@ -194,6 +212,23 @@ function unescapeAttr(v: string): string {
     .replace(/&amp;/g, '&');
 }
 
+/**
+ * The files a user message's rendered contexts name, worked out once per message (held weakly: it
+ * goes with the message): the context text holds whole files, and every request of a chat with
+ * path-scoped rules asks again.
+ */
+const filesOfMessage = new WeakMap<object, { text: string; files: string[] }>();
+
+function contextFiles(m: { contextText?: string }): string[] {
+  const text = m.contextText ?? '';
+  const hit = filesOfMessage.get(m);
+  // The message's contexts are attached (and a hook may add more) after it is stored: keyed by both.
+  if (hit && hit.text === text) return hit.files;
+  const files = [...text.matchAll(FILE_CONTEXT)].map((x) => resolve(unescapeAttr(x[1])));
+  filesOfMessage.set(m, { text, files });
+  return files;
+}
+
 export interface ChatRuleState {
   /** Files in play: @-mentioned file contexts and the files of native file tool calls made. */
   files: string[];
@@ -201,16 +236,23 @@ export interface ChatRuleState {
   fetched: Set<string>;
 }
 
-/** What a chat's messages say about rules: the files in play and the rules already fetched. */
+/**
+ * What a chat's messages say about rules: the files in play and the rules already fetched. A rule
+ * counts as fetched only while its result is among what the model reads: once the chat is
+ * compacted, the summary stands in for it and the rule must be fetched again (ECA shared.clj
+ * `compact-side-effect!` drops the chat's validated rules). Files stay in play: their rules go
+ * in the system prompt, which compaction does not touch.
+ */
 export function chatRuleState(stored: readonly StoredMessage[], roots: string[]): ChatRuleState {
   const files = new Set<string>();
   const fetched = new Set<string>();
+  const read = new Set<StoredMessage>(sentMessages(stored as StoredMessage[]));
   for (const m of stored) {
     if (m.role === 'user' && m.contextText) {
-      for (const hit of m.contextText.matchAll(FILE_CONTEXT)) files.add(resolve(unescapeAttr(hit[1])));
+      for (const f of contextFiles(m)) files.add(f);
     } else if (m.role === 'tool' && m.server === 'patchbay') {
       if (m.name === 'fetch_rule') {
-        if (m.outcome === 'called' && !m.error && typeof m.args.id === 'string') fetched.add(m.args.id);
+        if (m.outcome === 'called' && !m.error && typeof m.args.id === 'string' && read.has(m)) fetched.add(m.args.id);
       } else {
         for (const p of fileToolPaths(m.name, m.args, roots)) files.add(p);
       }

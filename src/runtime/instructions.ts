@@ -10,6 +10,8 @@
  *    `true` every parent, `false` none) down to the workspace folder:
  *    its `AGENTS.md`, else its `CLAUDE.md`, else (only at the git root and the workspace folder)
  *    its `.github/copilot-instructions.md`.
+ * Each is followed by the files it @-mentions (`@docs/style.md`, from its folder, or absolute;
+ * ECA context.clj `parse-agents-file`), recursively, each file once, at most 50 files in all.
  * Each is cut at 64 KB (told once per chat and by doctor).
  *
  * Everything is read synchronously into a snapshot; each request stats the files and folders it
@@ -18,17 +20,20 @@
  *
  * Trust: a project file (`.patchbay/rules`, `.eca/rules`, AGENTS.md…) of a folder that is not
  * trusted is read only when its real path stays inside the folder (its git root for parents'
- * files): a symbolic link in a repository must not read the user's files into a prompt. Config
- * `rules` entries from an untrusted workspace config that leave it are held back (held-back.ts).
+ * files, the files they @-mention included), whether the rules folder was found by convention or named by a config `rules` entry: a
+ * symbolic link in a repository must not read the user's files into a prompt. Config `rules`
+ * entries from an untrusted workspace config that leave it as written are held back (held-back.ts).
  */
 import { readdirSync, realpathSync, statSync, openSync, readSync, closeSync } from 'node:fs';
+import { llmName } from '../shapes/tool-names.js';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { agentFileSources, isInside, type AgentFileSource } from '../config/agent-files.js';
 import type { Config } from '../config/schema.js';
 import type { Command } from '../core/commands.js';
 import type { PromptScope, PromptSection } from '../core/prompt-sections.js';
-import { chatRuleState, fileToolAction, fileToolPaths, matchRule, parseRule, ruleApplies, rulesInPlay, type Rule, type RuleMatch } from '../core/rules.js';
+import type { TemplateVars } from '../core/rule-template.js';
+import { chatRuleState, fileToolAction, fileToolPaths, matchRule, parseRule, renderRule, ruleApplies, rulesInPlay, type Rule, type RuleMatch } from '../core/rules.js';
 import { inPlayRulesText, missingRulesText, rulesCommandText, rulesPromptText, type InstructionsFileInfo } from '../core/rules-text.js';
 import type { RuntimeBoard } from '../core/runtime-board.js';
 import type { StoredMessage } from '../core/stored-message.js';
@@ -40,6 +45,10 @@ import { textResult, type Tool } from '../shapes/tool.js';
 export const MAX_INSTRUCTIONS_BYTES = 64 * 1024;
 /** Rule files read in all, and files read per folder walk: a runaway folder costs no more. */
 const MAX_RULE_FILES = 500;
+/** Folder entries looked at in all when listing rules folders. */
+const MAX_WALK_ENTRIES = 5000;
+/** Instructions files in all, @-mentioned ones included: mentions cannot pull a whole tree in. */
+const MAX_INSTRUCTIONS_FILES = 50;
 
 export interface InstructionsHost {
   roots(): string[];
@@ -50,6 +59,8 @@ export interface InstructionsHost {
   trusted(root: string): boolean;
   board: RuntimeBoard;
   stored(chatId: string): readonly StoredMessage[];
+  /** Folder entries a scan of the rules folders looks at, at most (default 5000; tests lower it). */
+  maxWalkEntries?: number;
   /** Told after each read whether there is any path-scoped rule at all (fetch_rule is offered then). */
   pathScopedChanged?(any: boolean): void;
 }
@@ -122,6 +133,27 @@ function folderChain(root: string, parents: boolean | undefined): string[] {
   }
 }
 
+/**
+ * ECA's `toolEnabled_<full name>` template variables, for each tool offered; a native tool also
+ * under ECA's own prefix (`toolEnabled_eca__shell_command`), so rules written for ECA work as is.
+ */
+function toolVars(tools: readonly string[] | undefined): TemplateVars {
+  const vars: Record<string, boolean> = {};
+  for (const t of tools ?? []) {
+    vars[`toolEnabled_${t}`] = true;
+    if (t.startsWith('patchbay__')) vars[`toolEnabled_eca__${t.slice('patchbay__'.length)}`] = true;
+  }
+  return vars;
+}
+
+/**
+ * The files an instructions file @-mentions (ECA context.clj `extract-at-mentions`: `@` then a
+ * path ending in `.ext`), absolute or from the file's folder. Whether each exists is the caller's.
+ */
+function mentionedFiles(text: string, dir: string): string[] {
+  return [...new Set([...text.matchAll(/@([^\s)]+\.\w+)/g)].map((m) => resolve(dir, m[1])))];
+}
+
 function xmlAttr(v: string): string {
   return `"${v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')}"`;
 }
@@ -129,7 +161,7 @@ function xmlAttr(v: string): string {
 export class ProjectInstructions {
   private snap: Snapshot | undefined;
   /** Each chat's agent and model as its last request saw them (what fetch_rule and enforce go by). */
-  private readonly lastScope = new Map<string, { agent?: string; model?: string }>();
+  private readonly lastScope = new Map<string, { agent?: string; model?: string; vars: TemplateVars; canFetch: boolean }>();
   readonly tool: Tool;
 
   constructor(private readonly host: InstructionsHost) {
@@ -171,20 +203,29 @@ export class ProjectInstructions {
     const home = this.host.homeDir ?? homedir();
     const out: InstructionsFile[] = [];
     const seen = new Set<string>();
-    const take = (path: string, kind: string, boundary?: string): void => {
-      if (seen.has(path)) return;
+    const take = (path: string, kind: string, boundary?: string, mentionedBy?: string): void => {
+      if (seen.has(path) || out.length >= MAX_INSTRUCTIONS_FILES) return;
       seen.add(path);
       if (boundary && !realInside(boundary, path)) {
-        problems.push(`rules: ${path}: links outside ${boundary}, a folder you have not trusted; not read`);
+        const why = mentionedBy ? `mentioned in ${mentionedBy}, is outside ${boundary}` : `links outside ${boundary}`;
+        problems.push(`rules: ${path}: ${why}, a folder you have not trusted; not read`);
         return;
       }
+      let text: string;
       try {
-        const { text, cut, size } = readCapped(path, MAX_INSTRUCTIONS_BYTES);
-        if (cut) problems.push(`rules: ${path} is ${Math.round(size / 1024)} KB; only its first 64 KB is in the prompt`);
-        const note = cut ? `\n[cut: only the first 64 KB of this file is included]` : '';
-        out.push({ path, kind, cut, text: `<agents-file description="Primary System Directives &amp; Coding Standards." path=${xmlAttr(path)}>\n${text.trim()}${note}\n</agents-file>` });
+        const r = readCapped(path, MAX_INSTRUCTIONS_BYTES);
+        if (r.cut) problems.push(`rules: ${path} is ${Math.round(r.size / 1024)} KB; only its first 64 KB is in the prompt`);
+        const note = r.cut ? `\n[cut: only the first 64 KB of this file is included]` : '';
+        text = r.text;
+        out.push({ path, kind, cut: r.cut, text: `<agents-file description="Primary System Directives &amp; Coding Standards." path=${xmlAttr(path)}>\n${text.trim()}${note}\n</agents-file>` });
       } catch (e) {
         problems.push(`rules: ${path}: ${errorMessage(e)}`);
+        return;
+      }
+      // ECA context.clj `parse-agents-file`: files it @-mentions follow it, each once.
+      for (const m of mentionedFiles(text, dirname(path))) {
+        stamp(m);
+        if (isFile(m)) take(m, kind, boundary, path);
       }
     };
     for (const dir of [userConfigDir(env, home), userConfigDir(env, home, 'eca')]) {
@@ -220,10 +261,11 @@ export class ProjectInstructions {
     const rules: Rule[] = [];
     const seen = new Set<string>();
     const add = (path: string, source: AgentFileSource): void => {
-      if (seen.has(path) || rules.length >= MAX_RULE_FILES) return;
+      if (seen.has(path) || seen.size >= MAX_RULE_FILES) return;
       seen.add(path);
       stamp(path);
-      const fromRepo = source.scope === 'project' && source.root && !source.origin.startsWith('config ') && !this.host.trusted(source.root);
+      // Config entries too: a path inside an untrusted folder is the repository's, and so are its links.
+      const fromRepo = source.scope === 'project' && source.root !== undefined && !this.host.trusted(source.root);
       if (fromRepo && !realInside(source.root!, path)) {
         problems.push(`rules: ${path}: links outside ${source.root}, a folder you have not trusted; not read`);
         return;
@@ -241,7 +283,16 @@ export class ProjectInstructions {
       if (parsed.ok === false) problems.push(`rules: ${path}: ${parsed.error}; the rule is skipped`);
       else if (parsed.rule.body) rules.push(parsed.rule);
     };
+    // Entries looked at in all: a rules folder that is (or links to) a huge tree is read no further.
+    const maxEntries = this.host.maxWalkEntries ?? MAX_WALK_ENTRIES;
+    let budget = maxEntries;
     const walk = (dir: string, source: AgentFileSource, depth: number): void => {
+      // A folder of an untrusted repository linking out of it is not walked at all (a link to `/`
+      // would otherwise be walked at every change).
+      if (source.scope === 'project' && source.root !== undefined && !this.host.trusted(source.root) && !realInside(source.root, dir)) {
+        problems.push(`rules: ${dir}: links outside ${source.root}, a folder you have not trusted; not read`);
+        return;
+      }
       let entries;
       try {
         entries = readdirSync(dir, { withFileTypes: true });
@@ -251,6 +302,10 @@ export class ProjectInstructions {
       }
       const found: string[] = [];
       for (const ent of entries) {
+        if (budget-- <= 0) {
+          if (budget === -1) problems.push(`rules: ${source.path}: more than ${maxEntries} entries; the rest is not read`);
+          break;
+        }
         // As ECA: every file of the folder, recursively; hidden ones (editor backups, .DS_Store) skipped.
         if (ent.name.startsWith('.')) continue;
         const p = join(dir, ent.name);
@@ -301,18 +356,28 @@ export class ProjectInstructions {
     return !disabled.includes('fetch_rule') && !disabled.includes('patchbay__fetch_rule');
   }
 
+  /** The chat's path-scoped rules, their bodies rendered for it. */
   pathScoped(chatId: string): Rule[] {
-    const s = this.lastScope.get(chatId) ?? {};
-    return this.applicable(s.agent, s.model).pathScoped;
+    const s = this.lastScope.get(chatId) ?? { vars: {}, canFetch: true };
+    return s.canFetch ? this.applicable(s.agent, s.model).pathScoped.map((r) => renderRule(r, s.vars)) : [];
   }
 
   /** The prompt sections for one request (workspace.prompt source `instructions`). */
   sections(scope: PromptScope): PromptSection[] {
     if (this.lastScope.size > 1000) this.lastScope.clear();
-    this.lastScope.set(scope.chatId, { agent: scope.agent, model: scope.model });
+    // ECA runs a subagent's chat with its own agent name (tools/agent.clj `spawn-agent`): rules' `agent` filters name it.
+    const agent = scope.subagent ?? scope.agent;
+    // ECA prompt.clj `->base-selmer-ctx`, the variables a rule's template may test.
+    const vars: TemplateVars = { isSubagent: scope.subagent !== undefined, workspaceRoots: scope.roots.join(', '), ...toolVars(scope.tools?.map(llmName)) };
+    // ECA prompt.clj and path_rules.clj: path-scoped rules are inactive (no catalog, no enforce) when
+    // the chat cannot call fetch_rule (a subagent whose tools leave it out).
+    const canFetch = !scope.tools || scope.tools.some((t) => t.server === this.tool.server && t.name === this.tool.name);
+    this.lastScope.set(scope.chatId, { agent, model: scope.model, vars, canFetch });
     const snap = this.current();
     const out: PromptSection[] = snap.files.map((f) => ({ id: `instructions:${f.path}`, text: f.text, stable: true, order: 10 }));
-    const { statics, pathScoped } = this.applicable(scope.agent, scope.model, snap);
+    const applicable = this.applicable(agent, scope.model, snap);
+    const statics = applicable.statics.map((r) => renderRule(r, vars));
+    const pathScoped = canFetch ? applicable.pathScoped.map((r) => renderRule(r, vars)) : [];
     out.push({ id: 'rules', text: rulesPromptText(statics, pathScoped), stable: true, order: 20 });
     if (pathScoped.length) {
       const state = chatRuleState(scope.stored, scope.roots);
@@ -344,7 +409,11 @@ export class ProjectInstructions {
       }
       for (const h of hits) if (!found.has(h.rule.id)) found.set(h.rule.id, h);
     }
-    return rules.flatMap((r) => found.get(r.id) ?? []);
+    // The rules as given (rendered for the chat), not the snapshot's the cache holds.
+    return rules.flatMap((rule) => {
+      const hit = found.get(rule.id);
+      return hit ? [{ rule, match: hit.match }] : [];
+    });
   }
 
   /**

@@ -24,7 +24,8 @@ export interface TrustTarget {
 
 /** Settings the running session takes on live; the others are read only at start. */
 function appliesLive(path: string[]): boolean {
-  return path[0] === 'toolCall' || path[0] === 'disabledTools' || path[0] === 'providers' || path[0] === 'rules';
+  // Rules and AGENTS.md are read again at the next request whenever the config changed (runtime/instructions.ts).
+  return path[0] === 'toolCall' || path[0] === 'disabledTools' || path[0] === 'providers' || path[0] === 'rules' || path[0] === 'includeParentAgentsFiles';
 }
 
 export async function trustHeldBack(t: TrustTarget): Promise<string> {

@@ -8,7 +8,7 @@
  * tools/path_rules.clj `require-fetched-path-scoped-rules` (enforce) and commands.clj `rules-msg`
  * (`/rules`).
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ECA } from '../../src/protocol/eca/methods.js';
@@ -93,6 +93,27 @@ describe('project instructions and rules', () => {
     expect(llm().requests[0].body.tools.map((t: any) => t.function.name)).toContain('patchbay__fetch_rule');
   });
 
+  it('files AGENTS.md @-mentions follow it, each once; in an untrusted folder not one outside it', async () => {
+    // ECA context.clj `parse-agents-file`: `@path.ext` mentions, from the file's folder or absolute, recursively.
+    const s = setup({
+      'pkg/docs/style.md': 'MENTIONED-STYLE: two spaces. Back to @../AGENTS.md',
+      'pkg/docs/deeper.md': 'MENTIONED-DEEPER',
+    });
+    write(s.home, { 'outside.md': 'MENTIONED-OUTSIDE-SECRET' });
+    write(s.root, { 'AGENTS.md': `WORKSPACE-AGENTS: use pnpm. Read @docs/style.md, @./docs/deeper.md and @${join(s.home, 'outside.md')}; mail dev@example.com.` });
+    const p = await boot(s);
+    llm().script([{ text: 'ok' }]);
+    const chatId = await prompt(p, { message: 'hi' });
+    const sys = system(0);
+    expect(sys.indexOf('MENTIONED-STYLE')).toBeGreaterThan(sys.indexOf('WORKSPACE-AGENTS'));
+    expect(sys.indexOf('MENTIONED-DEEPER')).toBeGreaterThan(sys.indexOf('MENTIONED-STYLE'));
+    expect(sys).toContain(`<agents-file description="Primary System Directives &amp; Coding Standards." path="${join(s.root, 'docs/style.md')}">`);
+    // The cycle back to AGENTS.md does not repeat it.
+    expect(sys.split('WORKSPACE-AGENTS').length).toBe(2);
+    expect(sys).not.toContain('MENTIONED-OUTSIDE-SECRET');
+    expect(systemTexts(p, chatId).join('\n')).toContain(`${join(s.home, 'outside.md')}: mentioned in ${join(s.root, 'AGENTS.md')}, is outside ${s.repo}`);
+  });
+
   it('a path-scoped rule body reaches the model once a matching file is in play (an @-mentioned file)', async () => {
     const s = setup();
     const p = await boot(s);
@@ -125,6 +146,29 @@ describe('project instructions and rules', () => {
     expect(system(2)).not.toContain('TS-RULE');
   });
 
+  it('after the chat is compacted, a rule fetched before must be fetched again, and fetch_rule gives its body again', async () => {
+    // ECA shared.clj `compact-side-effect!` drops the chat's `:validated-path-rules`: the model no
+    // longer reads the fetched content, so fetch_rule.clj must not answer "already loaded".
+    const s = setup();
+    const p = await boot(s);
+    const id = join(s.root, '.patchbay/rules/ts.md');
+    const fetch = (callId: string) => [{ toolCall: { id: callId, name: 'patchbay__fetch_rule', args: { id, path: join(s.root, 'src/a.ts') } } }];
+    llm().script(fetch('f1'), fetch('f2'), [{ text: 'read it' }], [{ text: 'Summary: the user asked about a.ts.' }], fetch('f3'), [{ text: 'done' }]);
+    const chatId = await prompt(p, { message: 'edit a' });
+    const before = llm().requests[2].body.messages.filter((m: any) => m.role === 'tool');
+    expect(before[0].content).toContain('TS-RULE: no default exports.');
+    // Fetched and still in what the model reads: said so, not sent twice.
+    expect(before[1].content).toContain('already loaded in this chat');
+    await p.request(ECA.chatPrompt, { chatId, message: '/compact' });
+    await p.turnDone(chatId, 2);
+    await p.request(ECA.chatPrompt, { chatId, message: 'edit a again' });
+    await p.turnDone(chatId, 3);
+    const after = toolMessage(5);
+    expect(JSON.stringify(llm().requests[5].body.messages)).toContain('Summary: the user asked about a.ts.');
+    expect(after).not.toContain('already loaded');
+    expect(after).toContain('TS-RULE: no default exports.');
+  });
+
   it('enforce: write_file refuses a matching file until the rule reached the model, then writes it', async () => {
     const s = setup();
     // No language server for the .ts file written: not what this is about, and slow to start.
@@ -147,6 +191,72 @@ describe('project instructions and rules', () => {
     llm().script([{ text: 'planned' }]);
     await prompt(p, { message: 'plan it', agent: 'plan' });
     expect(system(0)).toContain('PLAN-RULE: list the risks.');
+  });
+
+  it("a subagent's child chat gets AGENTS.md and the rules for its own agent name, not the parent's agent's", async () => {
+    // ECA tools/agent.clj `spawn-agent` runs the child through chat.clj `prompt` with `:agent` the
+    // subagent's name, so context.clj `agents-file-contexts` and rules.clj `all-rules` (filtered
+    // by that name) apply to it as to any chat.
+    const s = setup({
+      'pkg/.patchbay/rules/explorer-only.md': '---\nagent: explorer\n---\nEXPLORER-RULE: cite file paths.',
+      'pkg/.patchbay/rules/code-only.md': '---\nagent: code\n---\nCODE-RULE: run the tests.',
+      // ECA docs/config/rules.md "Condition variables": rendered per chat with `isSubagent`.
+      'pkg/.patchbay/rules/context-aware.md': '{% if isSubagent %}\nSUB-ONLY: return only the result.\n{% else %}\nMAIN-ONLY: mention trade-offs.\n{% endif %}',
+      'pkg/.patchbay/rules/only-sub.md': '{% if isSubagent %}ONLY-SUB-RULE{% endif %}',
+      'pkg/.patchbay/rules/bad-template.md': '{% if isSubagent %}never closed',
+    });
+    const p = await boot(s);
+    const sysOf = (b: any): string => String(b.messages.find((m: any) => m.role === 'system')?.content ?? '');
+    llm().onRequest = (path, body) => {
+      if (sysOf(body).includes('You are an explorer subagent')) return [{ text: 'found it' }];
+      return body.messages.some((m: any) => m.role === 'tool') ? [{ text: 'done' }] : [{ toolCall: { id: 's1', name: 'patchbay__spawn_agent', args: { agent: 'explorer', task: 'Find the parser' } } }];
+    };
+    const chatId = await prompt(p, { message: 'where is the parser?' });
+    const systems = llm().requests.map((r) => sysOf(r.body));
+    const child = systems.find((t) => t.includes('You are an explorer subagent'))!;
+    const parent = systems.find((t) => !t.includes('You are an explorer subagent'))!;
+    expect(child).toBeDefined();
+    expect(child).toContain('WORKSPACE-AGENTS: use pnpm.');
+    expect(child).toContain('STATIC-RULE: prefer small functions.');
+    expect(child).toContain('EXPLORER-RULE: cite file paths.');
+    expect(child).not.toContain('CODE-RULE');
+    expect(parent).toContain('CODE-RULE: run the tests.');
+    expect(parent).not.toContain('EXPLORER-RULE');
+    expect(child).toContain('SUB-ONLY: return only the result.');
+    expect(child).not.toContain('MAIN-ONLY');
+    expect(child).toContain('ONLY-SUB-RULE');
+    expect(parent).toContain('MAIN-ONLY: mention trade-offs.');
+    expect(parent).not.toContain('SUB-ONLY');
+    expect(parent).not.toContain('{%');
+    // A rule that renders to nothing is left out whole (no empty <rule> tag), as ECA skips it.
+    expect(parent).not.toContain('name="only-sub.md"');
+    // A template that cannot be rendered: the rule is skipped and the user told why.
+    expect(parent).not.toContain('never closed');
+    expect(systemTexts(p, chatId).join('\n')).toMatch(/bad-template\.md: bad template: "\{% if %\}" without its "\{% endif %\}"/);
+  });
+
+  it("a subagent whose tools leave out fetch_rule gets no path-scoped catalog, and toolEnabled_* follows the chat's tools", async () => {
+    // ECA prompt.clj `build-static-instructions` (`fetch-rule-available?` on the chat's tools) and
+    // `->base-selmer-ctx` (`toolEnabled_<full name>`); agents.md: a subagent's `tools` deny.
+    const s = setup({
+      'pkg/.patchbay/agents/nofetch.md': '---\ndescription: Looks around\nmode: subagent\ntools:\n  deny:\n    - eca__fetch_rule\n---\nNOFETCH-PROMPT: look around.',
+      'pkg/.patchbay/rules/tools.md': '{% if toolEnabled_eca__fetch_rule %}FETCH-AVAILABLE{% else %}NO-FETCH{% endif %}',
+    });
+    const p = await boot(s);
+    const sysOf = (b: any): string => String(b.messages.find((m: any) => m.role === 'system')?.content ?? '');
+    llm().onRequest = (path, body) => {
+      if (sysOf(body).includes('NOFETCH-PROMPT')) return [{ text: 'looked' }];
+      return body.messages.some((m: any) => m.role === 'tool') ? [{ text: 'done' }] : [{ toolCall: { id: 'n1', name: 'patchbay__spawn_agent', args: { agent: 'nofetch', task: 'Look' } } }];
+    };
+    await prompt(p, { message: 'look around' });
+    const child = llm().requests.find((r) => sysOf(r.body).includes('NOFETCH-PROMPT'))!.body;
+    const parent = llm().requests.find((r) => !sysOf(r.body).includes('NOFETCH-PROMPT'))!.body;
+    expect(child.tools.map((t: any) => t.function.name)).not.toContain('patchbay__fetch_rule');
+    expect(sysOf(child)).not.toContain('<path-scoped-rules');
+    expect(sysOf(child)).toContain('STATIC-RULE');
+    expect(sysOf(child)).toContain('NO-FETCH');
+    expect(sysOf(parent)).toContain('<path-scoped-rules');
+    expect(sysOf(parent)).toContain('FETCH-AVAILABLE');
   });
 
   it('/rules lists the instructions files and the rules of this chat; doctor lists them and the bad file', async () => {
@@ -181,5 +291,21 @@ describe('project instructions and rules', () => {
     await prompt(p, { message: 'hi' });
     expect(system(0)).toContain('TEAM-RULE: write tests.');
     expect(system(0)).not.toContain('SECRET-FROM-HOME');
+  });
+
+  it('a rules path an untrusted workspace config names inside the folder is not followed out of it by a symbolic link', async () => {
+    // The entry passes held-back (it is inside the folder as written); the link is the repository's.
+    const s = setup({ 'pkg/.patchbay/config.json': JSON.stringify({ rules: [{ path: 'linked-rules' }, { path: 'one-rule.md' }] }) });
+    write(s.home, { 'private/notes.md': 'LINKED-SECRET-DIR', 'private/key.md': 'LINKED-SECRET-FILE' });
+    symlinkSync(join(s.home, 'private'), join(s.root, 'linked-rules'));
+    symlinkSync(join(s.home, 'private/key.md'), join(s.root, 'one-rule.md'));
+    const p = await boot(s);
+    llm().script([{ text: 'ok' }]);
+    const chatId = await prompt(p, { message: 'hi' });
+    expect(system(0)).toContain('STATIC-RULE');
+    expect(system(0)).not.toContain('LINKED-SECRET');
+    const told = systemTexts(p, chatId).join('\n');
+    expect(told).toContain(`${join(s.root, 'linked-rules')}: links outside ${s.root}`);
+    expect(told).toContain(`${join(s.root, 'one-rule.md')}: links outside ${s.root}`);
   });
 });

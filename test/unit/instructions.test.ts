@@ -30,7 +30,7 @@ function write(base: string, files: Record<string, string>): void {
   }
 }
 
-function make(opts: { roots: string[]; home: string; config?: Partial<Config>; trusted?: boolean; stored?: StoredMessage[] }) {
+function make(opts: { roots: string[]; home: string; config?: Partial<Config>; trusted?: boolean; stored?: StoredMessage[]; maxWalkEntries?: number }) {
   const board = new RuntimeBoard();
   const config = { ...configSchema.parse({}), ...opts.config } as Config;
   const pi = new ProjectInstructions({
@@ -41,6 +41,7 @@ function make(opts: { roots: string[]; home: string; config?: Partial<Config>; t
     trusted: () => opts.trusted ?? false,
     board,
     stored: () => opts.stored ?? [],
+    ...(opts.maxWalkEntries ? { maxWalkEntries: opts.maxWalkEntries } : {}),
   });
   const scope = (extra: Partial<PromptScope> = {}): PromptScope => ({ chatId: 'c1', agent: 'code', model: 'fake/m1', roots: opts.roots, stored: opts.stored ?? [], ...extra });
   return { pi, board, scope };
@@ -115,6 +116,36 @@ describe('project instructions files', () => {
     const trusted = make({ roots: [root], home, trusted: true });
     expect(trusted.pi.current().files).toHaveLength(1);
     expect(trusted.pi.current().rules.map((r) => r.body)).toEqual(['SECRET']);
+  });
+
+  it("an untrusted folder's rules folder linking out of it is not walked, nor its linked subfolders", () => {
+    const home = temp();
+    const root = temp();
+    write(home, { 'tree/a/one.md': 'ONE', 'tree/b/c/two.md': 'TWO', 'other/three.md': 'THREE' });
+    mkdirSync(join(root, '.eca'), { recursive: true });
+    symlinkSync(join(home, 'tree'), join(root, '.eca', 'rules'));
+    mkdirSync(join(root, '.patchbay', 'rules'), { recursive: true });
+    write(root, { '.patchbay/rules/own.md': 'OWN' });
+    symlinkSync(join(home, 'other'), join(root, '.patchbay', 'rules', 'linked'));
+    const { pi, board } = make({ roots: [root], home });
+    expect(pi.current().rules.map((r) => r.body)).toEqual(['OWN']);
+    // One problem per folder refused, none per file inside it: they were never listed.
+    expect(board.problems().sort()).toEqual([
+      `rules: ${join(root, '.eca', 'rules')}: links outside ${root}, a folder you have not trusted; not read`,
+      `rules: ${join(root, '.patchbay', 'rules', 'linked')}: links outside ${root}, a folder you have not trusted; not read`,
+    ]);
+  });
+
+  it('a rules folder with more entries than the walk takes is read up to the limit and says so', () => {
+    const home = temp();
+    const root = temp();
+    const dir = join(root, '.patchbay', 'rules', 'many');
+    mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < 60; i++) writeFileSync(join(dir, `r${String(i).padStart(2, '0')}.md`), `rule ${i}`);
+    const { pi, board } = make({ roots: [root], home, trusted: true, maxWalkEntries: 50 });
+    // The folder `many` is one entry, so 49 of its files are read.
+    expect(pi.current().rules).toHaveLength(49);
+    expect(board.problems()).toEqual([`rules: ${join(root, '.patchbay', 'rules')}: more than 50 entries; the rest is not read`]);
   });
 });
 

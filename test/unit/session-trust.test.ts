@@ -33,4 +33,18 @@ describe('trustHeldBack', () => {
     expect(text).toContain('Applied now: mcpServers["a.b"] (runs "true"), providers["my.prov"].url (sends prompts to https://x.example/v1).');
     expect(text).not.toContain('after you restart');
   });
+
+  it('says the rules settings apply now: instructions and rules are read again at the next request (runtime/instructions.ts)', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'pb-session-trust-'));
+    const root = join(tmp, 'ws');
+    mkdirSync(join(root, '.patchbay'), { recursive: true });
+    writeFileSync(join(root, '.patchbay', 'config.json'), JSON.stringify({ includeParentAgentsFiles: true, rules: [{ path: '~/team-rules' }] }));
+    const env = { PATCHBAY_HOME: join(tmp, 'home') };
+    const load = (): WorkspaceConfig => ({ roots: [root], ...loadConfig({ roots: [root], env, homeDir: tmp }) });
+    const first = load();
+    const text = await trustHeldBack({ home: env.PATCHBAY_HOME, workspaces: first.workspaces, reload: load, apply: () => {}, reconfigurePeers: () => [], modelsChanged: async () => {} });
+    expect(text).toMatch(/Applied now: .*rules\.0/);
+    expect(text).toMatch(/Applied now: .*includeParentAgentsFiles: true/);
+    expect(text).not.toContain('after you restart');
+  });
 });
