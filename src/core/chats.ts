@@ -394,6 +394,11 @@ export class ChatService {
     return this.live.get(chatId)?.model;
   }
 
+  /** A chat of that id is running or stored (a new subagent's id must be free). */
+  hasChat(chatId: string): boolean {
+    return this.live.has(chatId) || this.deps.store.getChat(chatId) !== undefined;
+  }
+
   isSubagent(chatId: string): boolean {
     return this.parentOf(chatId) !== undefined;
   }

@@ -228,5 +228,46 @@ describe('a subagent stopped, failing, deleted or cut by a restart', () => {
   });
 });
 
-// Keeps the import used when a test above is trimmed.
-export type { Msg };
+describe('child chat ids', () => {
+  // agent.clj `->subagent-chat-id` names the child after the tool call id, which the provider chose:
+  // some OpenAI-compatible servers repeat ids across answers, so a second call must not land in the first child's chat.
+  it('a tool call id the model uses again (in a later turn, or in another chat) gets a child chat of its own', async () => {
+    const { p, home } = await boot();
+    let n = 0;
+    llm().onRequest = (path, body: Body) => {
+      if (path !== '/v1/chat/completions') return undefined;
+      if (system(body).includes(EXPLORER)) return [{ text: `answer ${++n}` }];
+      // Every prompt of the parent spawns with the same call id; the tool result gets an answer.
+      return body.messages.at(-1)?.role === 'tool' ? [{ text: 'ok' }] : [spawn('same', { agent: 'explorer', task: 'look' })];
+    };
+    const a = await prompt(p, 'first');
+    await p.turnDone(a);
+    const again = (await p.request(ECA.chatPrompt, { chatId: a, message: 'again' })).result.chatId as string;
+    expect(again).toBe(a);
+    await p.turnDone(a, 2);
+    const b = await prompt(p, 'other chat');
+    await p.turnDone(b);
+    const results = [...p.contents(a), ...p.contents(b)].filter((c) => c.content.type === 'toolCalled' && c.content.name === 'spawn_agent').map((c) => c.content);
+    expect(results.map((r) => r.outputs[0].text)).toEqual(["## Agent 'explorer' Result\n\nanswer 1", "## Agent 'explorer' Result\n\nanswer 2", "## Agent 'explorer' Result\n\nanswer 3"]);
+    const childIds = results.map((r) => r.details.subagentChatId as string);
+    expect(new Set(childIds).size).toBe(3);
+    // Each child's contents went out under its own id, naming its own parent.
+    for (const [i, id] of childIds.entries()) {
+      const own = p.messages.filter((m: Msg) => m.method === ECA.chatContentReceived.method && m.params.chatId === id).map((m: Msg) => m.params);
+      expect(own.every((c) => c.parentChatId === (i < 2 ? a : b))).toBe(true);
+      expect(
+        own
+          .filter((c) => c.role === 'assistant' && c.content.type === 'text')
+          .map((c) => c.content.text)
+          .join(''),
+      ).toBe(`answer ${i + 1}`);
+    }
+    const db = new Database(join(home, '.patchbay', 'patchbay.db'), { readonly: true });
+    try {
+      const rows = db.prepare('SELECT id, parent_chat_id AS parent FROM chats WHERE parent_chat_id IS NOT NULL ORDER BY created_at').all() as Array<{ id: string; parent: string }>;
+      expect(rows.map((r) => r.parent)).toEqual([a, a, b]);
+    } finally {
+      db.close();
+    }
+  });
+});
