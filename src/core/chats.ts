@@ -22,6 +22,7 @@ import type { Context as ChatContext } from '../shapes/context.js';
 import type { Agent } from '../shapes/agent.js';
 import type { StoredMessage } from './stored-message.js';
 import type { ChildSpec } from './subagents/runner.js';
+import { withSubagents, type ReplayItem } from './subagents/replay.js';
 import { validVariant, variantNames } from '../shapes/variants.js';
 
 const log = logger('chats');
@@ -576,13 +577,22 @@ export class ChatService {
     const replay = (): void => {
       events.cleared(chat.id);
       events.opened(chat.id, chat.title);
-      for (const e of page ? page.events : replayEvents(chat.stored)) events.event(chat.id, e);
+      for (const x of this.withSubagents(chat.id, page ? page.events : replayEvents(chat.stored))) events.event(x.chatId, x.event, x.parentChatId);
       events.event(chat.id, { type: 'title', ...(chat.title ? { title: chat.title } : {}) });
     };
     if (events.together) events.together(replay);
     else replay();
     const model = entry?.id;
     return { id: chat.id, agent: chat.agent, trust: chat.trust, ...variants, ...(chat.title ? { title: chat.title } : {}), ...(model ? { model } : {}), ...(page ? { page } : {}) };
+  }
+
+  /** A replay of `chatId` with its subagents' contents inside (subagents/replay.ts). */
+  withSubagents(chatId: string, events: ChatEvent[]): ReplayItem[] {
+    return withSubagents(chatId, events, (childId) => {
+      const live = this.live.get(childId);
+      if (live) return live.parentId === chatId ? live.stored : undefined;
+      return this.deps.store.getChat(childId)?.parentChatId === chatId ? this.deps.store.messages(childId) : undefined;
+    });
   }
 
   /** `chat/history`: a window of a stored chat (./chat-history.ts). */

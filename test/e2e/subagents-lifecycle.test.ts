@@ -271,3 +271,45 @@ describe('child chat ids', () => {
     }
   });
 });
+
+describe('a reopened chat shows its subagents', () => {
+  // ECA chat.clj `messages->contents` (used by `open-chat!` and `chat/history`): the spawn call,
+  // then the child's messages under its id with `parentChatId`, then the call's result; eca-emacs
+  // `eca-chat--render-history-contents` routes such items into the call's block.
+  it("chat/open after a restart, and chat/history, replay the child's contents inside the spawn_agent call", async () => {
+    const home = tempDir();
+    const root = workspace({ 'a.txt': 'alpha\n' });
+    const first = await boot({ home, root });
+    route(EXPLORER, () => [{ text: 'CHILD-ANSWER' }], { first: [spawn('o1', { agent: 'explorer', task: 'CHILD-TASK' })], then: [{ text: 'parent answer' }] });
+    const chatId = await prompt(first.p, 'go');
+    await first.p.turnDone(chatId);
+    await first.p.stop();
+
+    const { p } = await boot({ home, root });
+    const from = p.messages.length;
+    await p.request(ECA.chatOpen, { chatId });
+    const replay = p.messages
+      .slice(from)
+      .filter((m: Msg) => m.method === ECA.chatContentReceived.method)
+      .map((m: Msg) => m.params);
+    const at = (pred: (c: any) => boolean) => replay.findIndex(pred);
+    const run = at((c) => c.chatId === chatId && c.content.type === 'toolCallRun' && c.content.name === 'spawn_agent');
+    const childUser = at((c) => c.chatId === 'subagent-o1' && c.role === 'user');
+    const childText = at((c) => c.chatId === 'subagent-o1' && c.content.type === 'text' && c.content.text === 'CHILD-ANSWER');
+    const called = at((c) => c.chatId === chatId && c.content.type === 'toolCalled' && c.content.name === 'spawn_agent');
+    expect(run).toBeGreaterThanOrEqual(0);
+    expect(replay[run].content).toMatchObject({ manualApproval: false, details: { type: 'subagent', subagentChatId: 'subagent-o1' } });
+    expect(run).toBeLessThan(childUser);
+    expect(childUser).toBeLessThan(childText);
+    expect(childText).toBeLessThan(called);
+    expect(replay.filter((c) => c.chatId === 'subagent-o1').every((c) => c.parentChatId === chatId)).toBe(true);
+    expect(replay.filter((c) => c.chatId === chatId).every((c) => c.parentChatId === undefined)).toBe(true);
+    // No spinner left running by the replay.
+    expect(replay.some((c) => c.content.type === 'progress' && c.content.state === 'running')).toBe(false);
+
+    const history = (await p.request(ECA.chatHistory, { chatId, limit: 50 })).result.contents as Array<{ chatId: string; parentChatId?: string; content: any }>;
+    const childItems = history.filter((c) => c.chatId === 'subagent-o1');
+    expect(childItems.some((c) => c.content.type === 'text' && c.content.text === 'CHILD-ANSWER')).toBe(true);
+    expect(childItems.every((c) => c.parentChatId === chatId)).toBe(true);
+  });
+});
