@@ -106,7 +106,8 @@ describe('hooks in subagent chats', () => {
     expect(chatStarts.map((x) => x.chat_id)).toEqual([chatId]);
     const subStarts = jsonl(join(root, 'sub-start.jsonl'));
     expect(subStarts).toHaveLength(1);
-    expect(subStarts[0]).toMatchObject({ hook_type: 'subagentStart', chat_id: childId, parent_chat_id: chatId });
+    // The child's agent is the subagent's name, as ECA prompts it (agent.clj `spawn-agent` `:agent agent-name`).
+    expect(subStarts[0]).toMatchObject({ hook_type: 'subagentStart', chat_id: childId, parent_chat_id: chatId, agent: 'explorer' });
     // subagentStart's additionalContext reaches the child's prompt only.
     const bodies = chatRequests();
     expect(bodies.filter((b) => system(b).includes(EXPLORER)).every((b) => system(b).includes('SUBAGENT-HOOK-CONTEXT'))).toBe(true);
@@ -311,5 +312,43 @@ describe('a reopened chat shows its subagents', () => {
     const childItems = history.filter((c) => c.chatId === 'subagent-o1');
     expect(childItems.some((c) => c.content.type === 'text' && c.content.text === 'CHILD-ANSWER')).toBe(true);
     expect(childItems.every((c) => c.parentChatId === chatId)).toBe(true);
+  });
+});
+
+describe('the context window of a child chat', () => {
+  // ECA lifecycle.clj `auto-compact?` / chat.clj `trigger-auto-compact!` apply to every chat,
+  // subagents' too; what the child tells on the way names its parent (lifecycle.clj `send-content!`).
+  it("a child pushed past its agent's autoCompactPercentage compacts itself and still returns its answer; every content it sends names the parent", async () => {
+    const WINDOW = 40_000;
+    // 60% of the window: past the explorer's own 50%, short of the global 75%.
+    const root = workspace({ 'big.txt': `${'b'.repeat(79)}\n`.repeat((WINDOW * 4 * 0.6) / 80), 'a.txt': 'alpha\n' });
+    const cfg = fakeProviderConfig(llm().url, 'openai-chat', { agent: { explorer: { autoCompactPercentage: 50 } } });
+    (cfg.providers as Record<string, { models: Record<string, unknown> }>).fake.models = { m1: { limit: { context: WINDOW, output: 100 } } };
+    const p = track(new EcaProc({ home: tempDir(), config: cfg }));
+    await p.initialize(root);
+    await p.waitFor((m) => m.method === ECA.configUpdated.method);
+    let summaries = 0;
+    llm().onRequest = (path, body: Body & { tools?: unknown[] }) => {
+      if (path !== '/v1/chat/completions') return undefined;
+      if (!body.tools?.length && JSON.stringify(body).includes('Summarize this conversation')) return (summaries++, [{ text: 'Summary: big.txt is all b.' }]);
+      if (system(body).includes(EXPLORER)) {
+        const results = body.messages.filter((m) => m.role === 'tool').length;
+        if (results === 0 && !JSON.stringify(body.messages).includes('Summary: big.txt')) return [{ toolCall: { id: 'k1', name: 'patchbay__read_file', args: { path: 'big.txt' } } }];
+        if (!JSON.stringify(body.messages).includes('Summary: big.txt')) return [{ toolCall: { id: 'k2', name: 'patchbay__read_file', args: { path: 'a.txt' } } }];
+        return [{ text: 'CHILD-AFTER-COMPACTION' }];
+      }
+      return hasToolResult(body) ? [{ text: 'parent done' }] : [spawn('cw', { agent: 'explorer', task: 'read big.txt' })];
+    };
+    const chatId = await prompt(p, 'go');
+    await p.turnDone(chatId, 1, 30_000);
+    expect(summaries).toBe(1);
+    expect(spawnCalled(p, chatId).outputs[0].text).toBe("## Agent 'explorer' Result\n\nCHILD-AFTER-COMPACTION");
+    const childId = 'subagent-cw';
+    const unmarked = p.messages.filter((m: Msg) => m.method === ECA.chatContentReceived.method && m.params.chatId === childId && m.params.parentChatId !== chatId);
+    expect(unmarked).toEqual([]);
+    // The parent's own requests never carried the child's big file.
+    const parentRequests = chatRequests().filter((b) => JSON.stringify((b as { tools?: unknown }).tools ?? []).includes('patchbay__spawn_agent'));
+    expect(parentRequests).toHaveLength(2);
+    expect(parentRequests.some((b) => JSON.stringify(b).includes('b'.repeat(79)))).toBe(false);
   });
 });
