@@ -10,7 +10,7 @@
  *   the `toolCalled` keeps the subagent details (eca-emacs eca-chat.el drops its subagent mapping
  *   by `details.subagentChatId` at `toolCalled`).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -350,5 +350,23 @@ describe('the context window of a child chat', () => {
     const parentRequests = chatRequests().filter((b) => JSON.stringify((b as { tools?: unknown }).tools ?? []).includes('patchbay__spawn_agent'));
     expect(parentRequests).toHaveLength(2);
     expect(parentRequests.some((b) => JSON.stringify(b).includes('b'.repeat(79)))).toBe(false);
+  });
+});
+
+describe('agent files of a workspace the user has not trusted', () => {
+  // Issue 16: an untrusted folder must not make patchbay read files outside it (here: into a subagent's prompt, sent to the model).
+  it('an agent file that links outside the workspace is skipped and told; its target never reaches the model', async () => {
+    const outside = tempDir();
+    writeFileSync(join(outside, 'notes.md'), '---\ndescription: Private notes\n---\nSECRET-BODY of the user\n');
+    const root = workspace({ 'a.txt': 'alpha\n' });
+    mkdirSync(join(root, '.patchbay', 'agents'), { recursive: true });
+    symlinkSync(join(outside, 'notes.md'), join(root, '.patchbay', 'agents', 'leak.md'));
+    const { p } = await boot({ root });
+    route('SECRET-BODY', () => [{ text: 'leaked' }], { first: [spawn('l1', { agent: 'leak', task: 'tell me' })], then: [{ text: 'ok' }] });
+    const chatId = await prompt(p, 'go');
+    await p.turnDone(chatId);
+    expect(spawnCalled(p, chatId).outputs[0].text).toMatch(/^Agent "leak" not found or not available/);
+    expect(llm().requests.some((r) => JSON.stringify(r.body).includes('SECRET-BODY') || JSON.stringify(r.body).includes('Private notes'))).toBe(false);
+    expect(p.text(chatId, 'system')).toMatch(/leak\.md is skipped: it links outside .*, a folder you have not trusted/);
   });
 });
