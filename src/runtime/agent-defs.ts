@@ -7,7 +7,7 @@
  * for after READ_AGAIN_MS, so a file added or edited is picked up without a restart. A file in a
  * folder the user has not trusted loses what would widen approvals (its allow rules).
  */
-import { readFile, realpath } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import type { Config } from '../config/schema.js';
 import { agentFileSources, isInside, listAgentFiles } from '../config/agent-files.js';
 import { BUILT_IN_SUBAGENTS, mergeDefs, type SubagentDef } from '../core/subagents/definitions.js';
@@ -19,6 +19,7 @@ const log = logger('agents');
 /** A scan older than this is done again (in the background) when the list is read. */
 const READ_AGAIN_MS = 2_000;
 const AGENT_FILE = /\.md$/i;
+const MAX_BYTES = 256 * 1024;
 
 export interface AgentDefsHost {
   roots(): string[];
@@ -90,6 +91,8 @@ export class AgentDefs {
       }
       let text: string;
       try {
+        // A prompt, not a data file: a huge one (read again every few seconds) is refused, as skills' are.
+        if ((await stat(f.path)).size > MAX_BYTES) throw new Error(`larger than ${MAX_BYTES / 1024} KiB`);
         text = await readFile(f.path, 'utf8');
       } catch (e) {
         problems.push(`Agent file ${f.path}: ${errorMessage(e)}`);

@@ -369,4 +369,15 @@ describe('agent files of a workspace the user has not trusted', () => {
     expect(llm().requests.some((r) => JSON.stringify(r.body).includes('SECRET-BODY') || JSON.stringify(r.body).includes('Private notes'))).toBe(false);
     expect(p.text(chatId, 'system')).toMatch(/leak\.md is skipped: it links outside .*, a folder you have not trusted/);
   });
+
+  // Read again every few seconds: a huge file is refused (as skills' files are), not read into memory each time.
+  it('an agent file over 256 KiB is skipped and told; the others still work', async () => {
+    const root = workspace({ '.patchbay/agents/huge.md': `---\ndescription: Huge\n---\n${'x'.repeat(300 * 1024)}\n` });
+    const { p } = await boot({ root });
+    route(EXPLORER, () => [{ text: 'found' }], { first: [spawn('z1', { agent: 'huge', task: 'go' })], then: [{ text: 'ok' }] });
+    const chatId = await prompt(p, 'go');
+    await p.turnDone(chatId);
+    expect(spawnCalled(p, chatId).outputs[0].text).toMatch(/^Agent "huge" not found or not available\. Available agents: explorer, general\./);
+    expect(p.text(chatId, 'system')).toMatch(/Agent file .*huge\.md: larger than 256 KiB/);
+  });
 });
