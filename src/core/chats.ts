@@ -184,6 +184,7 @@ export class ChatService {
       chat.queued--;
       // Deleted, cleared or shutting down since this prompt was queued: drop it.
       if (this.disposed || chat.generation !== queuedIn) return settle({ stopReason: 'cancelled' });
+      if (chat.subagent?.stopped) return ((chat.subagent.stopped = false), settle({ stopReason: 'cancelled' }));
       // The user message's id names it for rollback, fork and flags, so it must be unique in the
       // chat: a client's id is kept only when new there (ECA always mints one; a client numbering
       // its requests from 0 again after a reload would make a rollback cut at the wrong message).
@@ -341,6 +342,8 @@ export class ChatService {
   stop(chatId: string): void {
     const chat = this.live.get(chatId);
     chat?.injected.splice(0);
+    // A subagent whose turn is still queued (its parent stopped right as it spawned it) must not start after the stop.
+    if (!chat?.turn && chat?.subagent && chat.queued > 0) chat.subagent.stopped = true;
     if (!chat?.turn) return;
     chat.steer = undefined;
     this.setStatus(chat, 'stopping');
