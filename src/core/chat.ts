@@ -10,6 +10,8 @@ import type { SubagentDef } from './subagents/definitions.js';
 export interface SubagentRun {
   def: SubagentDef;
   onStep(step: number): void;
+  /** Stopped before its turn began (the parent's stop came while it was queued): it never starts. */
+  stopped?: boolean;
 }
 
 export interface Usage {

@@ -22,6 +22,7 @@ import type { Context as ChatContext } from '../shapes/context.js';
 import type { Agent } from '../shapes/agent.js';
 import type { StoredMessage } from './stored-message.js';
 import type { ChildSpec } from './subagents/runner.js';
+import { withSubagents, type ReplayItem } from './subagents/replay.js';
 import { validVariant, variantNames } from '../shapes/variants.js';
 
 const log = logger('chats');
@@ -183,6 +184,7 @@ export class ChatService {
       chat.queued--;
       // Deleted, cleared or shutting down since this prompt was queued: drop it.
       if (this.disposed || chat.generation !== queuedIn) return settle({ stopReason: 'cancelled' });
+      if (chat.subagent?.stopped) return ((chat.subagent.stopped = false), settle({ stopReason: 'cancelled' }));
       // The user message's id names it for rollback, fork and flags, so it must be unique in the
       // chat: a client's id is kept only when new there (ECA always mints one; a client numbering
       // its requests from 0 again after a reload would make a rollback cut at the wrong message).
@@ -340,6 +342,8 @@ export class ChatService {
   stop(chatId: string): void {
     const chat = this.live.get(chatId);
     chat?.injected.splice(0);
+    // A subagent whose turn is still queued (its parent stopped right as it spawned it) must not start after the stop.
+    if (!chat?.turn && chat?.subagent && chat.queued > 0) chat.subagent.stopped = true;
     if (!chat?.turn) return;
     chat.steer = undefined;
     this.setStatus(chat, 'stopping');
@@ -392,6 +396,11 @@ export class ChatService {
   /** The model a chat's turns use now (a subagent takes its parent's unless told otherwise). */
   modelOf(chatId: string): string | undefined {
     return this.live.get(chatId)?.model;
+  }
+
+  /** A chat of that id is running or stored (a new subagent's id must be free). */
+  hasChat(chatId: string): boolean {
+    return this.live.has(chatId) || this.deps.store.getChat(chatId) !== undefined;
   }
 
   isSubagent(chatId: string): boolean {
@@ -571,13 +580,22 @@ export class ChatService {
     const replay = (): void => {
       events.cleared(chat.id);
       events.opened(chat.id, chat.title);
-      for (const e of page ? page.events : replayEvents(chat.stored)) events.event(chat.id, e);
+      for (const x of this.withSubagents(chat.id, page ? page.events : replayEvents(chat.stored))) events.event(x.chatId, x.event, x.parentChatId);
       events.event(chat.id, { type: 'title', ...(chat.title ? { title: chat.title } : {}) });
     };
     if (events.together) events.together(replay);
     else replay();
     const model = entry?.id;
     return { id: chat.id, agent: chat.agent, trust: chat.trust, ...variants, ...(chat.title ? { title: chat.title } : {}), ...(model ? { model } : {}), ...(page ? { page } : {}) };
+  }
+
+  /** A replay of `chatId` with its subagents' contents inside (subagents/replay.ts). */
+  withSubagents(chatId: string, events: ChatEvent[]): ReplayItem[] {
+    return withSubagents(chatId, events, (childId) => {
+      const live = this.live.get(childId);
+      if (live) return live.parentId === chatId ? live.stored : undefined;
+      return this.deps.store.getChat(childId)?.parentChatId === chatId ? this.deps.store.messages(childId) : undefined;
+    });
   }
 
   /** `chat/history`: a window of a stored chat (./chat-history.ts). */

@@ -82,7 +82,8 @@ export class ContextWindow {
    * filled. `usage` is the provider's count; without one, an estimate of what was sent and said.
    */
   afterStep(usage: { inputTokens: number; outputTokens: number } | undefined, outputChars: number): StepContext {
-    const pct = autoCompactPercentage(this.deps.config(), this.chat.agent);
+    // A subagent's chat goes by its agent's name (ECA: `agent.<name>.autoCompactPercentage` of a subagent).
+    const pct = autoCompactPercentage(this.deps.config(), this.chat.subagent?.def.name ?? this.chat.agent);
     const limit = this.entry.limit?.context;
     const req = this.last ?? { system: '', tools: [], messages: [] };
     const used = usage ? usage.inputTokens + usage.outputTokens : textTokens(req.system) + textTokens(JSON.stringify(req.tools)) + estimateTokens(req.messages) + Math.ceil(outputChars / 4);

@@ -7,9 +7,9 @@
  * for after READ_AGAIN_MS, so a file added or edited is picked up without a restart. A file in a
  * folder the user has not trusted loses what would widen approvals (its allow rules).
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import type { Config } from '../config/schema.js';
-import { agentFileSources, listAgentFiles } from '../config/agent-files.js';
+import { agentFileSources, isInside, listAgentFiles } from '../config/agent-files.js';
 import { BUILT_IN_SUBAGENTS, mergeDefs, type SubagentDef } from '../core/subagents/definitions.js';
 import { parseAgentConfig, parseAgentFile } from '../core/subagents/parse.js';
 import type { RuntimeBoard } from '../core/runtime-board.js';
@@ -19,6 +19,7 @@ const log = logger('agents');
 /** A scan older than this is done again (in the background) when the list is read. */
 const READ_AGAIN_MS = 2_000;
 const AGENT_FILE = /\.md$/i;
+const MAX_BYTES = 256 * 1024;
 
 export interface AgentDefsHost {
   roots(): string[];
@@ -82,14 +83,21 @@ export class AgentDefs {
     const fromFiles: SubagentDef[] = [];
     const narrowed: string[] = [];
     for (const f of listing.files) {
+      const widen = f.source.scope === 'user' || (f.source.root !== undefined && this.host.trustedFolder(f.source.root));
+      // A link out of a folder the user has not trusted would have us read (and send the model) any file of theirs.
+      if (!widen && f.source.root !== undefined && !(await staysInside(f.source.root, f.path))) {
+        problems.push(`Agent file ${f.path} is skipped: it links outside ${f.source.root}, a folder you have not trusted.`);
+        continue;
+      }
       let text: string;
       try {
+        // A prompt, not a data file: a huge one (read again every few seconds) is refused, as skills' are.
+        if ((await stat(f.path)).size > MAX_BYTES) throw new Error(`larger than ${MAX_BYTES / 1024} KiB`);
         text = await readFile(f.path, 'utf8');
       } catch (e) {
         problems.push(`Agent file ${f.path}: ${errorMessage(e)}`);
         continue;
       }
-      const widen = f.source.scope === 'user' || (f.source.root !== undefined && this.host.trustedFolder(f.source.root));
       const parsed = parseAgentFile(f.path, text, { widen });
       if (parsed.kind === 'bad') problems.push(`Agent file ${f.path} is skipped: ${parsed.problems.join('; ')}.`);
       else if (parsed.kind === 'subagent') {
@@ -115,5 +123,14 @@ export class AgentDefs {
       ...custom.map((d) => `  ${d.name}: ${d.origin}${d.model ? `, model ${d.model}` : ''}${d.maxSteps ? `, at most ${d.maxSteps} steps` : ''}`),
       ...this.narrowed.map((p) => `  ${p}: in a folder you have not trusted, so its tool auto-approvals are ignored`),
     ];
+  }
+}
+
+/** Whether `path`, its links followed, is still inside `root` (its links followed too). */
+async function staysInside(root: string, path: string): Promise<boolean> {
+  try {
+    return isInside(await realpath(root), await realpath(path));
+  } catch {
+    return false;
   }
 }

@@ -17,8 +17,9 @@ export function chatHistory(chats: ChatService, chatId: string, w: HistoryWindow
   // ECA answers both failures in the result, and eca-emacs reads them there.
   if (!page.ok) return { error: { code: page.code, message: page.message } };
   const contents: ContentReceived[] = [];
-  for (const e of page.events) {
-    for (const n of toEcaNotifications(chatId, e)) if (n.method === ECA.chatContentReceived.method) contents.push(n.params);
+  // A subagent's contents come inside the page, naming this chat (ECA `messages->contents`).
+  for (const x of chats.withSubagents(chatId, page.events)) {
+    for (const n of toEcaNotifications(x.chatId, x.event, x.parentChatId)) if (n.method === ECA.chatContentReceived.method) contents.push(n.params);
   }
   const { total, returned, beforeCursor, afterCursor, compactionCursor } = page;
   return { contents, meta: { total, returned, beforeCursor, afterCursor, compactionCursor } };

@@ -16,6 +16,7 @@ import { ToolRegistry } from '../../src/core/tool-registry.js';
 import { LlmError, type LlmClient, type LlmEvent, type LlmRequest, type ModelEntry } from '../../src/shapes/llm.js';
 import type { Tool, ToolResult } from '../../src/shapes/tool.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
+import { BUILT_IN_SUBAGENTS } from '../../src/core/subagents/definitions.js';
 
 /** One model step: its events in order; `hang` then waits for the abort; `fail` throws after them. */
 interface Step {
@@ -349,5 +350,21 @@ describe('ChatService steering', () => {
     expect(steps).toHaveLength(2);
     await chats.prompt({ chatId: h.chatId, message: 'next' }).done;
     expect(userTexts(requests[1])).toEqual(['hi', 'next']);
+  });
+});
+
+describe('ChatService subagents', () => {
+  // The parent's stop can arrive between `startSubagent` and the child's queued turn (core/subagents/runner.ts stops the child then).
+  it('a child stopped before its turn began never starts: cancelled, no model request', async () => {
+    const { chats, requests, on } = setup([{ events: [text('thinking')], hang: true }]);
+    const parent = chats.prompt({ message: 'go' });
+    await new Promise<void>((resolve) => on((e) => e.type === 'assistantText' && resolve()));
+    const started = chats.startSubagent({ id: 'subagent-q1', parentId: parent.chatId, def: BUILT_IN_SUBAGENTS[0], task: 'look', onStep: () => {} });
+    if ('error' in started) throw new Error(started.error);
+    chats.stop('subagent-q1');
+    expect(await started.done).toEqual({ stopReason: 'cancelled' });
+    expect(requests).toHaveLength(1);
+    chats.stop(parent.chatId);
+    expect(await parent.done).toEqual({ stopReason: 'cancelled' });
   });
 });

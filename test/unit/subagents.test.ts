@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAgentConfig, parseAgentFile } from '../../src/core/subagents/parse.js';
 import { runToolCalls } from '../../src/core/subagents/step.js';
+import { ChildIds } from '../../src/core/subagents/child-ids.js';
 import { subagentApproval } from '../../src/core/subagents/definitions.js';
 import { toLlmMessages, type StoredMessage } from '../../src/core/messages.js';
 import type { Tool } from '../../src/shapes/tool.js';
@@ -126,5 +127,21 @@ describe('toLlmMessages with results stored as they finished', () => {
     ];
     const out = toLlmMessages(stored);
     expect(out.filter((m) => m.role === 'tool').map((m) => (m as { toolCallId: string }).toolCallId)).toEqual(['x', 'y']);
+  });
+});
+
+describe('child chat ids (core/subagents/child-ids.ts)', () => {
+  it("is ECA's `subagent-<toolCallId>` when free, the same until claimed, and suffixed when the id is taken or reserved", () => {
+    const existing = new Set(['subagent-c0']);
+    const ids = new ChildIds((id) => existing.has(id));
+    expect(ids.peek('p1', 'c1')).toBe('subagent-c1');
+    expect(ids.peek('p1', 'c1')).toBe('subagent-c1');
+    // Another chat's call with the same id while the first is not started yet.
+    expect(ids.peek('p2', 'c1')).toBe('subagent-c1-2');
+    expect(ids.claim('p1', 'c1')).toBe('subagent-c1');
+    existing.add('subagent-c1');
+    // The same parent reusing the id in a later step gets a new chat.
+    expect(ids.claim('p1', 'c1')).toBe('subagent-c1-3');
+    expect(ids.claim('p1', 'c0')).toBe('subagent-c0-2');
   });
 });

@@ -4,5 +4,6 @@ import type { ChatDeps } from '../deps.js';
 import type { HookChat } from './hooks.js';
 
 export function hookChat(chat: LiveChat, deps: ChatDeps): HookChat {
-  return { chatId: chat.id, agent: chat.agent, model: chat.model, variant: chat.variant, emit: (e) => deps.events.event(chat.id, e) };
+  // A subagent's chat is its agent's, by name (ECA agent.clj prompts the child with `:agent agent-name`).
+  return { chatId: chat.id, agent: chat.subagent?.def.name ?? chat.agent, model: chat.model, variant: chat.variant, emit: (e) => deps.events.event(chat.id, e) };
 }

@@ -1,6 +1,6 @@
 /**
  * Runs one subagent for a `spawn_agent` call (ECA tools/agent.clj `spawn-agent`): a child chat
- * named after the call (`subagent-<toolCallId>`), linked to its parent, that gets the task as its
+ * named after the call (`subagent-<toolCallId>`, child-ids.ts), linked to its parent, that gets the task as its
  * prompt and runs one turn; its last answer is the call's result. Stopping the parent's turn (the
  * call's signal) stops the child. Each model step of the child is told to the parent's call.
  */
@@ -28,6 +28,8 @@ export interface ChildSpec {
 
 /** What the runner needs of the chats. */
 export interface ChildChats {
+  /** A chat of that id is known (running, or stored). */
+  hasChat(chatId: string): boolean;
   /** Starts the child's turn; `model` is the one it resolved to. An error text when it cannot start. */
   startSubagent(spec: ChildSpec): { model: string; done: Promise<TurnOutcome> } | { error: string };
   stop(chatId: string): void;
@@ -40,19 +42,15 @@ export interface SubagentObserver {
   ended?(info: { chatId: string; parentChatId: string; agent: string; outcome: TurnOutcome }): void;
 }
 
-export function subagentChatId(toolCallId: string): string {
-  return `subagent-${toolCallId}`;
-}
-
 export async function runSubagent(
   def: SubagentDef,
-  call: { task: string; activity?: string; model?: string; variant?: string },
+  call: { task: string; activity?: string; model?: string; variant?: string; /** The child chat's id (child-ids.ts). */ chatId: string },
   ctx: ToolContext,
   chats: ChildChats,
   observer: SubagentObserver = {},
 ): Promise<ToolResult> {
   const parentId = ctx.chatId;
-  const id = subagentChatId(ctx.toolCallId ?? `${Date.now()}`);
+  const id = call.chatId;
   // As ECA: the step limit is said in the task, so the child keeps its answer for the end.
   const task = def.maxSteps
     ? `${call.task}\n\nIMPORTANT: You have at most ${def.maxSteps} steps for this task. Work efficiently and give a clear summary of what you found before you reach the limit.`

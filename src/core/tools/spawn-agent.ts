@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { defineNativeTool } from '../../shapes/define-tool.js';
 import { textResult, type Tool } from '../../shapes/tool.js';
 import type { SubagentDef } from '../subagents/definitions.js';
-import { runSubagent, subagentChatId, type ChildChats, type SubagentObserver } from '../subagents/runner.js';
+import { ChildIds } from '../subagents/child-ids.js';
+import { runSubagent, type ChildChats, type SubagentObserver } from '../subagents/runner.js';
 
 export const SPAWN_AGENT = 'spawn_agent';
 /** ECA cuts the UI label to this many characters (agent.clj `activity-summary-max-length`). */
@@ -45,6 +46,7 @@ export interface SpawnAgentOptions {
 
 export function spawnAgentTool(opts: SpawnAgentOptions): Tool {
   const find = (name: string | undefined) => opts.defs().find((d) => d.name === name?.trim().toLowerCase());
+  const childIds = new ChildIds((id) => opts.chats.hasChat(id));
   const tool = defineNativeTool({
     name: SPAWN_AGENT,
     description: BASE_DESCRIPTION,
@@ -62,7 +64,8 @@ export function spawnAgentTool(opts: SpawnAgentOptions): Tool {
         const names = opts.defs().map((d) => d.name);
         return textResult(`Agent "${args.agent}" not found or not available. Available agents: ${names.length ? names.join(', ') : 'none'}.`, true);
       }
-      return runSubagent(def, { task: args.task, activity: activity(args.activity), model: args.model, variant: args.variant }, ctx, opts.chats, opts.observer);
+      const chatId = childIds.claim(ctx.chatId, ctx.toolCallId ?? `${Date.now()}`);
+      return runSubagent(def, { task: args.task, activity: activity(args.activity), model: args.model, variant: args.variant, chatId }, ctx, opts.chats, opts.observer);
     },
   });
   // Read per request: the list of subagents changes with their files and the config.
@@ -72,7 +75,7 @@ export function spawnAgentTool(opts: SpawnAgentOptions): Tool {
       const def = find(typeof args.agent === 'string' ? args.agent : undefined);
       if (!def) return undefined;
       const model = typeof args.model === 'string' ? args.model : (def.model ?? opts.chats.modelOf(call.chatId) ?? '');
-      return { type: 'subagent' as const, subagentChatId: subagentChatId(call.toolCallId), model, agentName: def.name, step: 1, ...(def.maxSteps ? { maxSteps: def.maxSteps } : {}) };
+      return { type: 'subagent' as const, subagentChatId: childIds.peek(call.chatId, call.toolCallId), model, agentName: def.name, step: 1, ...(def.maxSteps ? { maxSteps: def.maxSteps } : {}) };
     },
     parallel: { limit: () => opts.maxParallel() },
   }) satisfies Tool;
