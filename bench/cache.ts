@@ -16,6 +16,7 @@
  *    re-read when it changed) and says so.
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { FakeLlm } from '../test/fixtures/fake-llm.js';
 import { agentFileSources, listAgentFiles } from '../src/config/agent-files.js';
@@ -126,6 +127,12 @@ export interface AssemblyRun {
   chars: number;
   /** The rules and skills came from the bench's stand-in source, not the workspace's own loaders. */
   standIn: boolean;
+  /**
+   * p95 of the CPU time the process spent per request: unlike the wall time it leaves out the
+   * waits of a machine whose cores other work holds (the 1-minute load average is given with it).
+   */
+  cpuP95: number;
+  load: number;
 }
 
 const RULES = 50;
@@ -205,17 +212,20 @@ export async function runPromptAssembly(log: (s: string) => void): Promise<Assem
     const standIn = !(offered.includes('bench-rule-50') && offered.includes('bench-skill-50'));
     if (standIn) await standInSource(ws);
     const times: number[] = [];
+    const cpu: number[] = [];
     let text = '';
     for (let i = 0; i < SAMPLES + 20; i++) {
+      const c = process.cpuUsage();
       const t = now();
       text = chatSystemPrompt(chat, 'code', undefined, tools(), deps).text;
-      if (i >= 20) times.push(now() - t);
+      const used = process.cpuUsage(c);
+      if (i >= 20) (times.push(now() - t), cpu.push((used.user + used.system) / 1000));
     }
     if (!text.includes('bench-rule-50') || !text.includes('bench-skill-50')) throw new Error('the system prompt lacks the rules or skills');
     const sum = summarize(times);
     const sections = ws.prompt.sections({ chatId: chat.id, agent: 'code', roots: ws.roots, stored: [] }).length;
     log(`  system prompt: ${sections} sections, ${text.length} characters${standIn ? ' (rules and skills from the bench stand-in source)' : ''}`);
-    return { p50: sum.p50, p95: sum.p95, samples: times.length, sections, chars: text.length, standIn };
+    return { p50: sum.p50, p95: sum.p95, samples: times.length, sections, chars: text.length, standIn, cpuP95: summarize(cpu).p95, load: loadavg()[0] };
   } finally {
     await ws.dispose();
   }
