@@ -16,7 +16,7 @@ import { ToolRegistry } from '../../src/core/tool-registry.js';
 import type { LlmEvent, LlmMessage, LlmRequest } from '../../src/shapes/llm.js';
 import type { Tool } from '../../src/shapes/tool.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
-import { anthropicMarkers } from '../fixtures/fake-llm-cache.js';
+import { anthropicMarkers, FakePromptCache } from '../fixtures/fake-llm-cache.js';
 import { run, weatherTool } from './llm-helpers.js';
 
 const fake = useFakeLlm();
@@ -75,6 +75,18 @@ describe('Anthropic cache breakpoints', () => {
     expect(body.cache_control).toEqual({ type: 'ephemeral' });
     expect(breakpoints(body)).toEqual(['tool 1', 'system 0', 'message 2.0 user']);
     expect(anthropicMarkers(body)).toBe(MAX_BREAKPOINTS);
+  });
+
+  it("the fake's cache is per model, as the providers' are", () => {
+    const cache = new FakePromptCache();
+    const body = (model: string) => ({ model, system: [{ type: 'text', text: 'x'.repeat(8000), cache_control: { type: 'ephemeral' } }], messages: [{ role: 'user', content: 'hi' }] });
+    expect(cache.anthropic(body('a'), 10_000).read).toBe(0);
+    expect(cache.anthropic(body('a'), 10_000).read).toBeGreaterThan(1024);
+    expect(cache.anthropic(body('b'), 10_000).read).toBe(0);
+    const chat = (model: string) => ({ model, prompt_cache_key: 'k', messages: [{ role: 'system', content: 'y'.repeat(8000) }] });
+    cache.openAi(chat('a'), 10_000);
+    expect(cache.openAi(chat('a'), 10_000).read).toBeGreaterThan(1024);
+    expect(cache.openAi(chat('b'), 10_000).read).toBe(0);
   });
 
   it('the fake refuses a fifth marker as Anthropic does', async () => {
