@@ -211,13 +211,15 @@ export async function runPromptAssembly(log: (s: string) => void): Promise<Assem
     const offered = chatSystemPrompt(chat, 'code', undefined, tools(), deps).text;
     const standIn = !(offered.includes('bench-rule-50') && offered.includes('bench-skill-50'));
     if (standIn) await standInSource(ws);
+    const pin = { autoSync: false, notice: () => {} };
     const times: number[] = [];
     const cpu: number[] = [];
     let text = '';
     for (let i = 0; i < SAMPLES + 20; i++) {
       const c = process.cpuUsage();
       const t = now();
-      text = chatSystemPrompt(chat, 'code', undefined, tools(), deps).text;
+      // As a turn asks for it: with the chat's pinned stable part (core/pinned-prompt.ts).
+      text = chatSystemPrompt(chat, 'code', undefined, tools(), deps, pin).text;
       const used = process.cpuUsage(c);
       if (i >= 20) (times.push(now() - t), cpu.push((used.user + used.system) / 1000));
     }
