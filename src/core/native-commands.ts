@@ -47,7 +47,7 @@ export function nativeCommands(hooks: NativeCommandHooks): Command[] {
       const config = deps.config();
       const tools = deps.tools.visible({ agent: chat.agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
       const model = (deps.models().find((m) => m.id === chat.model) ?? deps.defaultModel())?.id;
-      const system = chatSystemPrompt(chat, chat.agent, model, tools, deps).text;
+      const system = chatSystemPrompt(chat, chat.agent, model, tools, deps, { autoSync: config.chat.autoSyncSystemPrompt, notice: () => {}, peek: true }).text;
       return { kind: 'show', text: `System prompt:\n${system}\n\nTools:\n${tools.map((t) => `- ${llmName(t)}: ${t.description.split('\n')[0]}`).join('\n')}` };
     }),
     // ECA commands.clj "sync-system-prompt".

@@ -58,7 +58,7 @@ export function pinnedPrompt(
   at: { agent: string; model: string | undefined },
   built: SystemPrompt,
   signature: PromptSignature,
-  opts: { autoSync: boolean; notice(text: string): void },
+  opts: { autoSync: boolean; notice(text: string): void; peek?: boolean },
 ): SystemPrompt {
   const pin = pins.get(chat);
   const stable = built.text.slice(0, built.stableLength);
@@ -67,13 +67,15 @@ export function pinnedPrompt(
     if (!changed.length) return { text: pin.stable + built.text.slice(built.stableLength), stableLength: pin.stable.length };
     if (!opts.autoSync || (changed.length === 1 && changed[0] === 'skills')) {
       const key = JSON.stringify(signature);
-      if (pin.told !== key) {
+      if (pin.told !== key && !opts.peek) {
         pin.told = key;
         opts.notice(keptText(changed));
       }
       return { text: pin.stable + built.text.slice(built.stableLength), stableLength: pin.stable.length };
     }
   }
+  // `/prompt-show`: what the next request would send, pinning and telling nothing.
+  if (opts.peek) return built;
   if (pin) {
     const changed = [...(pin.agent !== at.agent ? ['agent'] : []), ...(pin.model !== at.model ? ['model'] : []), ...changedCategories(pin.signature, signature)];
     opts.notice(`System prompt changed${changed.length ? ` (${changed.join(', ')})` : ''}, prompt cache invalidated.`);

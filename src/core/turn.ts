@@ -342,7 +342,14 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
 }
 
 /** The system prompt of a request of this chat, with every source's sections. */
-export function chatSystemPrompt(chat: LiveChat, agent: Agent, model: string | undefined, tools: Tool[], deps: ChatDeps, pin?: { autoSync: boolean; notice(text: string): void }): SystemPrompt {
+export function chatSystemPrompt(
+  chat: LiveChat,
+  agent: Agent,
+  model: string | undefined,
+  tools: Tool[],
+  deps: ChatDeps,
+  pin?: { autoSync: boolean; notice(text: string): void; peek?: boolean },
+): SystemPrompt {
   const roots = deps.roots();
   const def = chat.subagent?.def;
   const sections = deps.promptSections({ chatId: chat.id, agent, model, roots, stored: chat.stored, ...(def ? { subagent: def.name } : {}) });

@@ -53,12 +53,18 @@ describe('the pinned system prompt', () => {
     expect(stableOf(3)).toContain('AGENTS-V2');
     expect(notices(p, other)).not.toContain(kept);
 
+    // /prompt-show shows what the chat's model receives: the pinned prompt.
+    await p.request(ECA.chatPrompt, { chatId, message: '/prompt-show' });
+    const shown = await p.waitFor((m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId && String(m.params.content.text).startsWith('System prompt:'), '/prompt-show');
+    expect(shown.params.content.text).toContain('AGENTS-V1');
+    expect(shown.params.content.text).not.toContain('AGENTS-V2');
+
     await p.request(ECA.chatPrompt, { chatId, message: '/sync-system-prompt' });
     await p.waitFor(
       (m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId && m.params.content.text === 'System prompt will be re-synced on the next message (prompt cache invalidated).',
       'the sync notice',
     );
-    await turn(p, 'four', chatId, 5);
+    await turn(p, 'four', chatId, 6);
     expect(stableOf(4)).toContain('AGENTS-V2');
     expect(stableOf(4)).not.toContain('AGENTS-V1');
   });
