@@ -68,8 +68,13 @@ export const configSchema = z
         defaultAgent: agentSchema.default('code'),
         /** New chats start in trust mode (tool calls that would ask run without asking; deny still denies). */
         defaultTrust: z.boolean().default(false),
+        /**
+         * ECA's key: chats pick up system prompt changes (AGENTS.md, rules, prompts) mid-chat, which
+         * re-bills the provider's prompt cache. Off: changes apply to new chats, or after `/sync-system-prompt`.
+         */
+        autoSyncSystemPrompt: z.boolean().default(false),
       })
-      .default({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code', defaultTrust: false }),
+      .default({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code', defaultTrust: false, autoSyncSystemPrompt: false }),
     /**
      * Share (%) of the model's context window at which the chat is compacted automatically (ECA's
      * key; also per agent as `agent.<name>.autoCompactPercentage`). `null` turns it off.

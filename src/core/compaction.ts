@@ -23,6 +23,8 @@ export interface WindowState {
   due: boolean;
   /** The provider overflowed: old tool results go pruned in every request from now on. */
   prune: boolean;
+  /** Which ones: the calls pruned when it overflowed, and no others (a stable prefix for the prompt cache). */
+  pruned?: ReadonlySet<string>;
 }
 
 const windows = new WeakMap<LiveChat, WindowState>();

@@ -40,6 +40,11 @@ export function reachedThreshold(usedTokens: number, contextLimit: number | unde
  * which arguments; only the bulk goes. Returns the same array when nothing was pruned.
  */
 export function pruneToolResults(messages: LlmMessage[], keepSteps = KEEP_STEPS): LlmMessage[] {
+  return pruneToolCalls(messages, toolResultsToPrune(messages, keepSteps));
+}
+
+/** The ids of the tool calls whose results pruneToolResults would prune in `messages`. */
+export function toolResultsToPrune(messages: LlmMessage[], keepSteps = KEEP_STEPS): Set<string> {
   // The oldest step kept whole: results before it belong to older steps.
   let steps = 0;
   let cut = -1;
@@ -49,10 +54,25 @@ export function pruneToolResults(messages: LlmMessage[], keepSteps = KEEP_STEPS)
       break;
     }
   }
-  if (cut < 0) return messages;
+  const ids = new Set<string>();
+  for (let i = 0; i < cut; i++) {
+    const m = messages[i];
+    if (m.role === 'tool' && (m.content.length > PRUNED_MARKER.length || m.images?.length)) ids.add(m.toolCallId);
+  }
+  return ids;
+}
+
+/**
+ * `messages` with the results of the tool calls `ids` replaced by PRUNED_MARKER (images dropped).
+ * A chat that pruned keeps pruning the same calls (context-window.ts): a window sliding along would
+ * change an earlier message in every request, and the provider's prompt cache would read none of
+ * the conversation back. Returns the same array when nothing was pruned.
+ */
+export function pruneToolCalls(messages: LlmMessage[], ids: ReadonlySet<string>): LlmMessage[] {
+  if (!ids.size) return messages;
   let pruned = false;
-  const out = messages.map((m, i) => {
-    if (i >= cut || m.role !== 'tool' || (m.content.length <= PRUNED_MARKER.length && !m.images?.length)) return m;
+  const out = messages.map((m) => {
+    if (m.role !== 'tool' || !ids.has(m.toolCallId)) return m;
     pruned = true;
     return { role: 'tool' as const, toolCallId: m.toolCallId, name: m.name, content: PRUNED_MARKER, error: m.error };
   });

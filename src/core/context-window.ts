@@ -14,7 +14,7 @@ import type { ChatEvent } from './events.js';
 import { toLlmMessages } from './messages.js';
 import { compactChat, windowState } from './compaction.js';
 import type { HookStop } from './hooks/effects.js';
-import { contextBreakdown, estimateTokens, pruneToolResults, reachedThreshold, textTokens, type ContextBreakdown } from './context-size.js';
+import { contextBreakdown, estimateTokens, pruneToolCalls, reachedThreshold, textTokens, toolResultsToPrune, type ContextBreakdown } from './context-size.js';
 
 /** What ECA tells the user when recovery is out of options (chat.clj, `:context-overflow`). */
 export const OVERFLOW_FAILED =
@@ -69,7 +69,8 @@ export class ContextWindow {
   /** The messages of the next request: old tool results pruned once the provider overflowed. */
   messages(images: boolean): LlmMessage[] {
     const all = toLlmMessages(this.chat.stored, { images });
-    return windowState(this.chat).prune ? pruneToolResults(all) : all;
+    const state = windowState(this.chat);
+    return state.prune ? pruneToolCalls(all, state.pruned ?? toolResultsToPrune(all)) : all;
   }
 
   /** Remembers what the request carried, for the estimate and the breakdown. */
@@ -102,9 +103,12 @@ export class ContextWindow {
     if (this.recovery === 'none') {
       this.recovery = 'pruned';
       const all = toLlmMessages(this.chat.stored, { images });
-      // Pruning that changes nothing would only send the same request again.
-      if (!state.prune && pruneToolResults(all) !== all) {
+      // Results newer than the ones pruned before, now old enough to prune: pruning that
+      // changes nothing would only send the same request again.
+      const fresh = [...toolResultsToPrune(all)].filter((id) => !state.pruned?.has(id));
+      if (fresh.length) {
         state.prune = true;
+        state.pruned = new Set([...(state.pruned ?? []), ...fresh]);
         this.emit({ type: 'notice', text: 'Context window exceeded. Pruning old tool outputs and retrying...' });
         return true;
       }

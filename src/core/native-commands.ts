@@ -3,6 +3,7 @@ import type { Command, CommandContext } from './commands.js';
 import { compactChat } from './compaction.js';
 import { chatSystemPrompt, formatCost } from './turn.js';
 import { llmName } from './tool-registry.js';
+import { unpin } from './pinned-prompt.js';
 import { errorMessage } from '../util/log.js';
 import { stoppedText } from './hooks/effects.js';
 
@@ -46,8 +47,13 @@ export function nativeCommands(hooks: NativeCommandHooks): Command[] {
       const config = deps.config();
       const tools = deps.tools.visible({ agent: chat.agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
       const model = (deps.models().find((m) => m.id === chat.model) ?? deps.defaultModel())?.id;
-      const system = chatSystemPrompt(chat, chat.agent, model, tools, deps).text;
+      const system = chatSystemPrompt(chat, chat.agent, model, tools, deps, { autoSync: config.chat.autoSyncSystemPrompt, notice: () => {}, peek: true }).text;
       return { kind: 'show', text: `System prompt:\n${system}\n\nTools:\n${tools.map((t) => `- ${llmName(t)}: ${t.description.split('\n')[0]}`).join('\n')}` };
+    }),
+    // ECA commands.clj "sync-system-prompt".
+    cmd('sync-system-prompt', 'Re-sync the system prompt (AGENTS.md, rules, skills) on the next message, invalidating the chat prompt cache.', async (_a, { chat }) => {
+      unpin(chat);
+      return { kind: 'show', text: 'System prompt will be re-synced on the next message (prompt cache invalidated).' };
     }),
     cmd('trust', "Trust this folder's .patchbay/config.json: apply the settings held back from it", async () => ({ kind: 'show', text: await hooks.trust() })),
     cmd('repo-map-show', 'Show the repo map the model receives with the repoMap context', async (_a, { signal }) => ({

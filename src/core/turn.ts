@@ -12,6 +12,7 @@ import { toolImages, type StoredMessage } from './messages.js';
 import { noVisionText } from './prompt-images.js';
 import type { ToolCallRecord } from './persistence.js';
 import { systemPrompt, type SystemPrompt } from './system-prompt.js';
+import { pinnedPrompt, promptSignature } from './pinned-prompt.js';
 import { ToolCall } from './tool-call.js';
 import { ContextWindow, type StepContext } from './context-window.js';
 import type { Tool } from '../shapes/tool.js';
@@ -245,7 +246,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
 
     let failure: unknown;
     try {
-      const system = chatSystemPrompt(chat, agent, entry.id, tools, deps);
+      const system = chatSystemPrompt(chat, agent, entry.id, tools, deps, { autoSync: config.chat.autoSyncSystemPrompt, notice: (text) => emit({ type: 'notice', text }) });
       const sent = { system: system.text, tools: toolSpecs(tools), messages: contextWindow.messages(images) };
       contextWindow.sent(sent);
       const stream = deps.stream(
@@ -341,14 +342,25 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
 }
 
 /** The system prompt of a request of this chat, with every source's sections. */
-export function chatSystemPrompt(chat: LiveChat, agent: Agent, model: string | undefined, tools: Tool[], deps: ChatDeps): SystemPrompt {
+export function chatSystemPrompt(
+  chat: LiveChat,
+  agent: Agent,
+  model: string | undefined,
+  tools: Tool[],
+  deps: ChatDeps,
+  pin?: { autoSync: boolean; notice(text: string): void; peek?: boolean },
+): SystemPrompt {
   const roots = deps.roots();
   const def = chat.subagent?.def;
   const approval = subagentApproval(deps.config().toolCall.approval, def);
   const sections = deps.promptSections({ chatId: chat.id, agent, model, roots, stored: chat.stored, tools, approval, ...(def ? { subagent: def.name } : {}) });
   // A subagent's prompt is its definition's, after the config's own instructions.
   const extra = [deps.config().systemPrompt, def?.systemPrompt].filter(Boolean).join('\n\n');
-  return systemPrompt({ agent, roots, tools, extra, sections });
+  const built = systemPrompt({ agent, roots, tools, extra, sections });
+  if (!pin) return built;
+  // The stable part stays the chat's first one (pinned-prompt.ts), so the provider's prompt cache keeps it.
+  const signature = promptSignature({ agent, extra, roots, tools: tools.map((t) => `${t.server}__${t.name}`), sections });
+  return pinnedPrompt(chat, { agent, model }, built, signature, pin);
 }
 
 /** The model's own reason for ending a step without tool calls. */

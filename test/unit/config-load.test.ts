@@ -43,7 +43,7 @@ describe('loadConfig: defaults', () => {
     const r = loadConfig({ roots: [ws1], env: {}, homeDir: home });
     expect(r.errors).toEqual([]);
     expect(r.sources).toEqual([]);
-    expect(r.config.chat).toEqual({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code', defaultTrust: false });
+    expect(r.config.chat).toEqual({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code', defaultTrust: false, autoSyncSystemPrompt: false });
     expect(r.config.providers).toEqual({});
     expect(r.config.toolCall.approval).toEqual({});
     expect(r.config.mcpTimeoutSeconds).toBe(60);
@@ -143,7 +143,7 @@ describe('loadConfig: deep merge', () => {
       ollama: { api: 'ollama' },
     });
     // untouched keys keep lower layers' values or defaults
-    expect(r.config.chat).toEqual({ stallTimeoutSeconds: 120, maxRetries: 7, generateTitles: false, defaultAgent: 'code', defaultTrust: false });
+    expect(r.config.chat).toEqual({ stallTimeoutSeconds: 120, maxRetries: 7, generateTitles: false, defaultAgent: 'code', defaultTrust: false, autoSyncSystemPrompt: false });
     expect(r.config.disabledTools).toEqual(['c']);
   });
 

@@ -16,6 +16,7 @@ import { ToolRegistry } from '../../src/core/tool-registry.js';
 import type { LlmEvent, LlmMessage, LlmRequest } from '../../src/shapes/llm.js';
 import type { Tool } from '../../src/shapes/tool.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
+import { anthropicMarkers, FakePromptCache } from '../fixtures/fake-llm-cache.js';
 import { run, weatherTool } from './llm-helpers.js';
 
 const fake = useFakeLlm();
@@ -63,6 +64,54 @@ describe('Anthropic cache breakpoints', () => {
     const body = fake().requests[0].body;
     expect(breakpoints(body)).toEqual(['system 0', 'message 0.0 user']);
     expect(body.system).toEqual([{ type: 'text', text: 'All stable.', cache_control: { type: 'ephemeral' } }]);
+  });
+
+  it("a payload's top-level cache_control (Anthropic's automatic caching) takes the last user turn's slot: never a fifth marker", async () => {
+    // Anthropic's automatic caching marks the request's last block and counts against the four;
+    // the fake answers a fifth marker with Anthropic's 400.
+    const events = await run(anthropic(), { system: 'STABLE\nDYNAMIC', systemStableLength: 'STABLE\n'.length, tools, messages: loop, payload: { cache_control: { type: 'ephemeral' } } });
+    expect(events.find((e) => e.type === 'finish')).toBeDefined();
+    const body = fake().requests[0].body;
+    expect(body.cache_control).toEqual({ type: 'ephemeral' });
+    expect(breakpoints(body)).toEqual(['tool 1', 'system 0', 'message 2.0 user']);
+    expect(anthropicMarkers(body)).toBe(MAX_BREAKPOINTS);
+  });
+
+  it("the fake's cache is per model, as the providers' are", () => {
+    const cache = new FakePromptCache();
+    const body = (model: string) => ({ model, system: [{ type: 'text', text: 'x'.repeat(8000), cache_control: { type: 'ephemeral' } }], messages: [{ role: 'user', content: 'hi' }] });
+    expect(cache.anthropic(body('a'), 10_000).read).toBe(0);
+    expect(cache.anthropic(body('a'), 10_000).read).toBeGreaterThan(1024);
+    expect(cache.anthropic(body('b'), 10_000).read).toBe(0);
+    const chat = (model: string) => ({ model, prompt_cache_key: 'k', messages: [{ role: 'system', content: 'y'.repeat(8000) }] });
+    cache.openAi(chat('a'), 10_000);
+    expect(cache.openAi(chat('a'), 10_000).read).toBeGreaterThan(1024);
+    expect(cache.openAi(chat('b'), 10_000).read).toBe(0);
+  });
+
+  it('the fake refuses a fifth marker as Anthropic does', async () => {
+    const res = await fetch(`${fake().url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'm',
+        max_tokens: 10,
+        cache_control: { type: 'ephemeral' },
+        tools: [{ name: 't', input_schema: { type: 'object' }, cache_control: { type: 'ephemeral' } }],
+        system: [{ type: 'text', text: 's', cache_control: { type: 'ephemeral' } }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'x', content: [{ type: 'text', text: 'r', cache_control: { type: 'ephemeral' } }] },
+              { type: 'text', text: 'u', cache_control: { type: 'ephemeral' } },
+            ],
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.message).toBe('A maximum of 4 blocks with cache_control may be provided. Found 5.');
   });
 
   it('cacheRetention "none" sends no breakpoint and the system prompt as one string', async () => {

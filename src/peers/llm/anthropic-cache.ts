@@ -12,6 +12,10 @@
  *    second-to-last one is where the previous request of the turn loop put its last breakpoint,
  *    and this request reads that whole prefix back while writing its own, one step longer.
  *
+ * A top-level `cache_control` from the model's `extraPayload` (Anthropic's automatic caching) marks
+ * the request's last block itself and takes one of the four slots: the last user turn is then left
+ * to it, so the request never carries a fifth marker (which Anthropic refuses with a 400).
+ *
  * `cacheRetention` follows ECA's provider key (docs/config/models.md): `short` (default, the
  * 5-minute cache), `long` (1 hour, only on Anthropic's own API as ECA does, since proxies reject
  * the ttl), and patchbay's `none`, which sends no breakpoint at all.
@@ -45,10 +49,13 @@ export function systemBlocks(system: string, stableLength: number | undefined, m
   return blocks;
 }
 
-/** Puts the breakpoints on a built request body (tools, system blocks, messages), at most MAX_BREAKPOINTS. */
-export function placeBreakpoints(params: Params, marker: Marker | undefined): void {
+/**
+ * Puts the breakpoints on a built request body (tools, system blocks, messages), at most
+ * MAX_BREAKPOINTS with the `automatic` one (a payload's top-level `cache_control`) counted.
+ */
+export function placeBreakpoints(params: Params, marker: Marker | undefined, automatic = false): void {
   if (!marker) return;
-  let left = MAX_BREAKPOINTS;
+  let left = automatic ? MAX_BREAKPOINTS - 1 : MAX_BREAKPOINTS;
   const tools = params.tools;
   if (tools?.length) {
     const last = tools[tools.length - 1] as Anthropic.Tool;
@@ -57,7 +64,9 @@ export function placeBreakpoints(params: Params, marker: Marker | undefined): vo
   }
   if (Array.isArray(params.system)) left -= params.system.filter((b) => b.cache_control).length;
   let marked = 0;
-  for (let i = params.messages.length - 1; i >= 0 && left > 0 && marked < 2; i--) {
+  // The automatic breakpoint sits on the last message's last block: ours would be a second one there.
+  const from = automatic ? params.messages.length - 2 : params.messages.length - 1;
+  for (let i = from; i >= 0 && left > 0 && marked < 2; i--) {
     const m = params.messages[i];
     if (m.role !== 'user') continue;
     if (typeof m.content === 'string') {

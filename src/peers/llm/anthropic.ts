@@ -184,7 +184,7 @@ export class AnthropicClient implements LlmClient {
         input_schema: { type: 'object', ...t.parameters } as Anthropic.Tool.InputSchema,
       }));
     }
-    placeBreakpoints(params, marker);
+    placeBreakpoints(params, marker, isRecord(req.payload) && !!req.payload.cache_control);
     if (req.reasoning) {
       // Half the output budget for thinking, within Anthropic's limits (≥1024, < max_tokens).
       const budget = Math.max(MIN_BUDGET, Math.min(32_000, Math.floor(maxTokens / 2)));
