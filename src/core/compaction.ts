@@ -21,15 +21,20 @@ export type CompactTrigger = 'manual' | 'auto';
 export interface WindowState {
   /** The last step reached the auto-compaction threshold: compact before the next request. */
   due: boolean;
-  /** The provider overflowed: old tool results go pruned in every request from now on. */
-  prune: boolean;
+  /**
+   * The provider overflowed: the tool results before this index of the model's messages go pruned
+   * in every request from now on. The index stays put as the chat grows (a rolling cut would
+   * change an already-sent message at every step and miss the prompt cache each time); a later
+   * overflow moves it on. Undefined: nothing is pruned.
+   */
+  pruneBefore?: number;
 }
 
 const windows = new WeakMap<LiveChat, WindowState>();
 
 export function windowState(chat: LiveChat): WindowState {
   let s = windows.get(chat);
-  if (!s) windows.set(chat, (s = { due: false, prune: false }));
+  if (!s) windows.set(chat, (s = { due: false }));
   return s;
 }
 

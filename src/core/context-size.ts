@@ -35,20 +35,25 @@ export function reachedThreshold(usedTokens: number, contextLimit: number | unde
 }
 
 /**
- * `messages` with the output of every tool result older than the latest `keepSteps` model steps
- * replaced by PRUNED_MARKER (its images dropped too). The model still sees which tools ran with
- * which arguments; only the bulk goes. Returns the same array when nothing was pruned.
+ * The index of the assistant message that starts the latest `keepSteps` model steps: the tool
+ * results before it belong to older steps. -1 when there are not that many steps.
  */
-export function pruneToolResults(messages: LlmMessage[], keepSteps = KEEP_STEPS): LlmMessage[] {
-  // The oldest step kept whole: results before it belong to older steps.
+export function pruneCut(messages: LlmMessage[], keepSteps = KEEP_STEPS): number {
   let steps = 0;
-  let cut = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i].role === 'assistant' && ++steps === keepSteps) {
-      cut = i;
-      break;
-    }
+    if (messages[i].role === 'assistant' && ++steps === keepSteps) return i;
   }
+  return -1;
+}
+
+/**
+ * `messages` with the output of every tool result before `cut` (by default, older than the latest
+ * `keepSteps` model steps) replaced by PRUNED_MARKER (its images dropped too). The model still sees
+ * which tools ran with which arguments; only the bulk goes. Returns the same array when nothing
+ * was pruned. A chat that keeps pruning passes the `cut` it chose when the provider overflowed,
+ * so that what was sent whole stays whole and the provider's prompt cache keeps matching.
+ */
+export function pruneToolResults(messages: LlmMessage[], keepSteps = KEEP_STEPS, cut = pruneCut(messages, keepSteps)): LlmMessage[] {
   if (cut < 0) return messages;
   let pruned = false;
   const out = messages.map((m, i) => {

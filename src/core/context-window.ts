@@ -14,7 +14,7 @@ import type { ChatEvent } from './events.js';
 import { toLlmMessages } from './messages.js';
 import { compactChat, windowState } from './compaction.js';
 import type { HookStop } from './hooks/effects.js';
-import { contextBreakdown, estimateTokens, pruneToolResults, reachedThreshold, textTokens, type ContextBreakdown } from './context-size.js';
+import { contextBreakdown, estimateTokens, KEEP_STEPS, pruneCut, pruneToolResults, reachedThreshold, textTokens, type ContextBreakdown } from './context-size.js';
 
 /** What ECA tells the user when recovery is out of options (chat.clj, `:context-overflow`). */
 export const OVERFLOW_FAILED =
@@ -68,8 +68,7 @@ export class ContextWindow {
 
   /** The messages of the next request: old tool results pruned once the provider overflowed. */
   messages(images: boolean): LlmMessage[] {
-    const all = toLlmMessages(this.chat.stored, { images });
-    return windowState(this.chat).prune ? pruneToolResults(all) : all;
+    return prunedAsBefore(this.chat, toLlmMessages(this.chat.stored, { images }));
   }
 
   /** Remembers what the request carried, for the estimate and the breakdown. */
@@ -101,9 +100,10 @@ export class ContextWindow {
     if (this.recovery === 'none') {
       this.recovery = 'pruned';
       const all = toLlmMessages(this.chat.stored, { images });
-      // Pruning that changes nothing would only send the same request again.
-      if (!state.prune && pruneToolResults(all) !== all) {
-        state.prune = true;
+      const cut = pruneCut(all);
+      // Pruning that frees nothing more than what was just refused would only send it again.
+      if (cut > (state.pruneBefore ?? -1) && estimateTokens(pruneToolResults(all, KEEP_STEPS, cut)) < estimateTokens(prunedAsBefore(this.chat, all))) {
+        state.pruneBefore = cut;
         this.emit({ type: 'notice', text: 'Context window exceeded. Pruning old tool outputs and retrying...' });
         return true;
       }
@@ -130,4 +130,18 @@ export class ContextWindow {
     if (!r.stop || r.ok) this.emit({ type: 'notice', text: r.ok ? 'Auto-compacted chat' : `Auto-compaction skipped: ${r.reason}` });
     return r.ok && !r.stop;
   }
+}
+
+/**
+ * `all` with the tool results pruned that the chat prunes since its provider overflowed. A
+ * rollback to before the cut took the overflowing part away: the chat is sent whole again.
+ */
+function prunedAsBefore(chat: LiveChat, all: LlmMessage[]): LlmMessage[] {
+  const state = windowState(chat);
+  if (state.pruneBefore === undefined) return all;
+  if (all.length <= state.pruneBefore) {
+    state.pruneBefore = undefined;
+    return all;
+  }
+  return pruneToolResults(all, KEEP_STEPS, state.pruneBefore);
 }

@@ -226,6 +226,32 @@ describe('context-overflow recovery', () => {
     expect(p.text(chatId)).toBe('ok1ok2');
   });
 
+  // ECA chat.clj `prune-tool-results!` clears the old outputs in the stored history once, so later
+  // requests repeat the same pruned prefix; a cut that moved with every step would change an
+  // already-sent tool result at each request and miss the provider's prompt cache every time.
+  it('after pruning, later requests keep the same prefix: what was sent whole stays whole', async () => {
+    const p = await boot({ window: null, files: { 'one.txt': bulk('one', 4000), 'two.txt': bulk('two', 3000), 'a.txt': 'alpha\n' } });
+    const read = (id: string, path: string) => [{ toolCall: { id, name: 'patchbay__read_file', args: { path } } }];
+    llm().script(read('c1', 'one.txt'), [{ text: 'ok1' }], read('c2', 'two.txt'), [{ text: 'ok2' }], read('c3', 'a.txt'), [{ text: 'ok3' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'read one.txt' })).result.chatId;
+    await p.turnDone(chatId);
+    llm().contextLimit = tokens(chatRequests()[0]) + 5000;
+    await p.request(ECA.chatPrompt, { chatId, message: 'read two.txt' });
+    await p.turnDone(chatId, 2);
+    expect(llm().overflows).toBe(1);
+    const before = chatRequests().length;
+    await p.request(ECA.chatPrompt, { chatId, message: 'read a.txt' });
+    await p.turnDone(chatId, 3);
+    const [asked, answered] = chatRequests().slice(before);
+    expect(answered).toBeDefined();
+    // The system prompt aside, the second request starts with every message of the first, unchanged.
+    const first = asked.body.messages.slice(1);
+    expect(answered.body.messages.slice(1, first.length + 1)).toEqual(first);
+    expect(JSON.stringify(answered.body.messages)).toContain('two....');
+    expect(JSON.stringify(answered.body.messages)).not.toContain('one....');
+    expect(p.text(chatId)).toBe('ok1ok2ok3');
+  });
+
   it('a provider that keeps overflowing ends the turn with a clear error, after a bounded number of tries', async () => {
     const p = await boot({ window: null });
     llm().contextLimit = 10;
