@@ -5,6 +5,7 @@
  * differently, and a provider's own count wins wherever it reports one.
  */
 import type { LlmMessage, LlmToolSpec } from '../shapes/llm.js';
+import type { PromptSection } from './prompt-sections.js';
 
 /** What a pruned tool result says instead of its output. */
 export const PRUNED_MARKER = '[output pruned]';
@@ -76,10 +77,45 @@ export interface ContextBreakdown {
 }
 
 /**
- * How a request fills the context window (ECA shared.clj `context-breakdown`): estimated per
- * category, then scaled so the categories sum to the provider's count when it reported one.
+ * The share of the system prompt a section counts under, as ECA splits its own by its section
+ * headers (shared.clj `system-prompt-section-headers`): project instructions (AGENTS.md and its
+ * kin, runtime/instructions.ts) are "AGENTS.md", rules "Rules", the skills catalog "Skills";
+ * everything else stays "System prompt".
  */
-export function contextBreakdown(req: { system: string; tools: LlmToolSpec[]; messages: LlmMessage[] }, reported: number | undefined, contextLimit: number | undefined): ContextBreakdown {
+function sectionCategory(id: string): string {
+  if (id.startsWith('instructions:')) return 'AGENTS.md';
+  if (id === 'rules' || id.startsWith('rules:')) return 'Rules';
+  if (id === 'skills' || id.startsWith('skills:')) return 'Skills';
+  return 'System prompt';
+}
+
+/** ECA's order of the system prompt's categories (shared.clj `system-prompt-category-order`). */
+const SYSTEM_CATEGORIES = ['System prompt', 'Rules', 'Skills', 'AGENTS.md'];
+
+function systemCategories(system: string, sections: readonly PromptSection[]): ContextCategory[] {
+  const tokens = new Map<string, number>();
+  let own = textTokens(system);
+  for (const s of sections) {
+    const name = sectionCategory(s.id);
+    if (name === 'System prompt') continue;
+    const n = textTokens(s.text.trim());
+    tokens.set(name, (tokens.get(name) ?? 0) + n);
+    own -= n;
+  }
+  tokens.set('System prompt', Math.max(0, own));
+  return SYSTEM_CATEGORIES.map((name) => ({ name, tokens: tokens.get(name) ?? 0 }));
+}
+
+/**
+ * How a request fills the context window (ECA shared.clj `context-breakdown`): estimated per
+ * category, then scaled so the categories sum to the provider's count when it reported one. The
+ * system prompt's `sections` (prompt-sections.ts) are told apart as ECA does.
+ */
+export function contextBreakdown(
+  req: { system: string; sections?: readonly PromptSection[]; tools: LlmToolSpec[]; messages: LlmMessage[] },
+  reported: number | undefined,
+  contextLimit: number | undefined,
+): ContextBreakdown {
   let toolCalls = 0;
   let conversation = 0;
   for (const m of req.messages) {
@@ -93,7 +129,7 @@ export function contextBreakdown(req: { system: string; tools: LlmToolSpec[]; me
     } else conversation += messageTokens(m);
   }
   const raw: ContextCategory[] = [
-    { name: 'System prompt', tokens: textTokens(req.system) },
+    ...systemCategories(req.system, req.sections ?? []),
     { name: 'Tool definitions', tokens: req.tools.length ? textTokens(JSON.stringify(req.tools)) : 0 },
     { name: 'Tool calls', tokens: toolCalls },
     { name: 'Conversation', tokens: conversation },

@@ -14,6 +14,7 @@ import type { ChatEvent } from './events.js';
 import { toLlmMessages } from './messages.js';
 import { compactChat, windowState } from './compaction.js';
 import type { HookStop } from './hooks/effects.js';
+import type { PromptSection } from './prompt-sections.js';
 import { contextBreakdown, estimateTokens, KEEP_STEPS, pruneCut, pruneToolResults, reachedThreshold, textTokens, type ContextBreakdown } from './context-size.js';
 
 /** What ECA tells the user when recovery is out of options (chat.clj, `:context-overflow`). */
@@ -22,6 +23,8 @@ export const OVERFLOW_FAILED =
 
 export interface SentRequest {
   system: string;
+  /** The system prompt's sections, for the breakdown's Rules, Skills and AGENTS.md. */
+  sections?: readonly PromptSection[];
   tools: LlmToolSpec[];
   messages: LlmMessage[];
 }

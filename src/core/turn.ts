@@ -12,6 +12,7 @@ import { toolImages, type StoredMessage } from './messages.js';
 import { noVisionText } from './prompt-images.js';
 import type { ToolCallRecord } from './persistence.js';
 import { systemPrompt, type SystemPrompt } from './system-prompt.js';
+import type { PromptSection } from './prompt-sections.js';
 import { ToolCall } from './tool-call.js';
 import { ContextWindow, type StepContext } from './context-window.js';
 import type { Tool } from '../shapes/tool.js';
@@ -246,7 +247,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     let failure: unknown;
     try {
       const system = chatSystemPrompt(chat, agent, entry.id, tools, deps);
-      const sent = { system: system.text, tools: toolSpecs(tools), messages: contextWindow.messages(images) };
+      const sent = { system: system.text, sections: system.sections, tools: toolSpecs(tools), messages: contextWindow.messages(images) };
       contextWindow.sent(sent);
       const stream = deps.stream(
         client,
@@ -341,13 +342,13 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
 }
 
 /** The system prompt of a request of this chat, with every source's sections. */
-export function chatSystemPrompt(chat: LiveChat, agent: Agent, model: string | undefined, tools: Tool[], deps: ChatDeps): SystemPrompt {
+export function chatSystemPrompt(chat: LiveChat, agent: Agent, model: string | undefined, tools: Tool[], deps: ChatDeps): SystemPrompt & { sections: PromptSection[] } {
   const roots = deps.roots();
   const def = chat.subagent?.def;
   const sections = deps.promptSections({ chatId: chat.id, agent, model, roots, stored: chat.stored, ...(def ? { subagent: def.name } : {}) });
   // A subagent's prompt is its definition's, after the config's own instructions.
   const extra = [deps.config().systemPrompt, def?.systemPrompt].filter(Boolean).join('\n\n');
-  return systemPrompt({ agent, roots, tools, extra, sections });
+  return { ...systemPrompt({ agent, roots, tools, extra, sections }), sections };
 }
 
 /** The model's own reason for ending a step without tool calls. */

@@ -89,6 +89,32 @@ describe('auto-compaction (autoCompactPercentage)', () => {
     expect(replayed).toContain('now read a.txt');
   });
 
+  // ECA shared.clj `context-breakdown` / `split-system-prompt`: the system prompt's rules, skills
+  // catalog and AGENTS.md count apart, in ECA's order, before the tools and the conversation.
+  it('the usage breakdown counts Rules, Skills and AGENTS.md apart from the rest of the system prompt', async () => {
+    const p = await boot({
+      files: {
+        'a.txt': 'alpha\n',
+        'AGENTS.md': `AGENTS-TEXT ${'a'.repeat(800)}`,
+        '.patchbay/rules/style.md': `RULE-TEXT ${'r'.repeat(400)}`,
+        '.agents/skills/review-pr/SKILL.md': '---\nname: review-pr\ndescription: Review a pull request given its URL\n---\nBODY\n',
+      },
+    });
+    llm().script([{ text: 'hi' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'hello' })).result.chatId;
+    await p.turnDone(chatId);
+    const system = JSON.stringify(chatRequests()[0].body.messages[0]);
+    expect(system).toContain('AGENTS-TEXT');
+    expect(system).toContain('RULE-TEXT');
+    const breakdown = p.contents(chatId).find((c) => c.content.type === 'usage')!.content.contextBreakdown;
+    const names = breakdown.categories.map((c: { name: string }) => c.name);
+    expect(names).toEqual(['System prompt', 'Rules', 'Skills', 'AGENTS.md', 'Tool definitions', 'Conversation']);
+    const tokensOf = (name: string) => breakdown.categories.find((c: { name: string }) => c.name === name).tokens as number;
+    // The AGENTS.md text is about twice the rule's (the counts are scaled to the provider's).
+    expect(tokensOf('AGENTS.md')).toBeGreaterThan(tokensOf('Rules'));
+    expect(breakdown.categories.find((c: { name: string }) => c.name === 'Rules').color).toBe('#c678dd');
+  });
+
   it('rolling back past the summary restores the full history for the model (the store kept it)', async () => {
     const p = await boot();
     const note = `Remember this note: ${'n'.repeat(WINDOW * 4 * 0.8)}`;
