@@ -87,6 +87,7 @@ describe('auto-compaction (autoCompactPercentage)', () => {
     expect(replayed).toContain('Remember this note');
     expect(replayed).toContain('The user shared a long note about n.');
     expect(replayed).toContain('now read a.txt');
+    expect(replay.some((m) => m.params.role === 'system' && m.params.content.text === '── Chat auto-compacted ──')).toBe(true);
   });
 
   // ECA shared.clj `context-breakdown` / `split-system-prompt`: the system prompt's rules, skills
@@ -201,6 +202,16 @@ describe('/compact (ECA commands.clj "compact")', () => {
       .filter((m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId)
       .map((m) => m.params.content.text ?? '');
     expect(replayed).toEqual(expect.arrayContaining(['hello there', 'first answer', 'and now?', 'second answer']));
+    // ECA chat.clj `message->contents`: the compact_marker as a system text, then the summary as
+    // the user message shared.clj `compact-side-effect!` stores, where the compaction happened.
+    const contents = p.messages
+      .slice(from)
+      .filter((m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId && m.params.content.type === 'text')
+      .map((m) => `${m.params.role}: ${m.params.content.text}`);
+    const at = contents.indexOf('system: ── Chat compacted ──');
+    expect(at).toBeGreaterThan(contents.indexOf('assistant: first answer'));
+    expect(contents[at + 1]).toBe('user: The conversation was compacted/summarized, consider this summary:\nSummary: the user said hello.');
+    expect(contents[at + 2]).toBe('user: and now?');
   });
 });
 
