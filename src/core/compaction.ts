@@ -77,8 +77,14 @@ export async function compactChat(chat: LiveChat, deps: ChatDeps, opts: CompactO
   const veto = await beforeCompact(deps, chat, opts.trigger, opts.instructions ?? '', opts.signal);
   if (veto) return { ok: false, reason: veto.text, ...(veto.stop ? { stop: veto.stop } : {}) };
   let summary: string;
+  // The summary request is paid for like any other (ECA runs it as a prompt of the chat).
+  let charged: { usage: StepUsage; cost?: number } | undefined;
+  const charge = (u: StepUsage) => {
+    const cost = chargeUsage(chat, entry, u, deps);
+    charged = { usage: u, ...(cost !== undefined ? { cost } : {}) };
+  };
   try {
-    summary = await summarize(entry, history, opts, deps);
+    summary = await summarize(entry, history, opts, deps, charge);
   } catch (e) {
     if (opts.signal.aborted) throw e;
     return { ok: false, reason: `Compacting failed: ${errorMessage(e)}` };
@@ -98,7 +104,35 @@ export async function compactChat(chat: LiveChat, deps: ChatDeps, opts: CompactO
     msg.text += after.append;
     deps.store.replaceMessage(chat.id, seq, msg);
   }
+  // ECA shared.clj `compact-side-effect!`: the chat's usage starts afresh, and the editor is told
+  // (its context bar empties instead of showing the window as full until the next request).
+  deps.events.event(chat.id, {
+    type: 'usage',
+    contextTokens: 0,
+    stepInputTokens: charged?.usage.inputTokens ?? 0,
+    stepOutputTokens: charged?.usage.outputTokens ?? 0,
+    ...(charged?.cost !== undefined ? { stepCost: charged.cost, chatCost: chat.usage.cost } : {}),
+    ...(entry.limit ? { limit: entry.limit } : {}),
+  });
   return { ok: true, summary: msg.text, kept, ...(after.stop ? { stop: after.stop } : {}) };
+}
+
+type StepUsage = { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number };
+
+/** Adds a request's tokens and cost to the chat's totals (as turn.ts `reportUsage` does for a step); its cost when priced. */
+function chargeUsage(chat: LiveChat, entry: ModelEntry, u: StepUsage, deps: ChatDeps): number | undefined {
+  const cost = deps.cost(entry, u);
+  const read = (chat.usage.cacheReadTokens ?? 0) + (u.cacheReadTokens ?? 0);
+  const write = (chat.usage.cacheWriteTokens ?? 0) + (u.cacheWriteTokens ?? 0);
+  chat.usage = {
+    inputTokens: chat.usage.inputTokens + u.inputTokens,
+    outputTokens: chat.usage.outputTokens + u.outputTokens,
+    cost: chat.usage.cost + (cost ?? 0),
+    ...(read ? { cacheReadTokens: read } : {}),
+    ...(write ? { cacheWriteTokens: write } : {}),
+  };
+  deps.store.updateChat(chat.id, { usage: chat.usage });
+  return cost;
 }
 
 /** What the summary must keep: ECA's compact prompt asks for the same points. */
@@ -113,7 +147,7 @@ function summaryPrompt(instructions: string | undefined): string {
     .join('\n');
 }
 
-async function summarize(entry: ModelEntry, history: LlmMessage[], opts: CompactOptions, deps: ChatDeps): Promise<string> {
+async function summarize(entry: ModelEntry, history: LlmMessage[], opts: CompactOptions, deps: ChatDeps, charge: (u: StepUsage) => void): Promise<string> {
   const client = await deps.clientFor(entry, opts.signal);
   const config = deps.config();
   const ask = async (messages: LlmMessage[]): Promise<string> => {
@@ -123,7 +157,16 @@ async function summarize(entry: ModelEntry, history: LlmMessage[], opts: Compact
       { model: entry.modelName, system: SYSTEM, messages: [...messages, { role: 'user', content: summaryPrompt(opts.instructions) }], tools: [], signal: opts.signal },
       { maxRetries: config.chat.maxRetries, stallMs: config.chat.stallTimeoutSeconds * 1000, onRetry: () => {} },
     );
-    for await (const ev of stream) if (ev.type === 'text') text += ev.text;
+    let usage: StepUsage | undefined;
+    try {
+      for await (const ev of stream) {
+        if (ev.type === 'text') text += ev.text;
+        else if (ev.type === 'usage') usage = ev;
+      }
+    } finally {
+      // Stopped or failed after the provider counted it: still paid for.
+      if (usage) charge(usage);
+    }
     return text.trim();
   };
   if (opts.prune) return ask(pruneToolResults(history));

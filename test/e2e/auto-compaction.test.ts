@@ -16,12 +16,12 @@ const { llm, track } = useFakeLlmSuite();
 /** The model's context window in these tests; auto-compaction at 75% of it. */
 const WINDOW = 40_000;
 
-async function boot(opts: { api?: string; window?: number | null; files?: Record<string, string>; extra?: Record<string, unknown> } = {}) {
+async function boot(opts: { api?: string; window?: number | null; files?: Record<string, string>; extra?: Record<string, unknown>; cost?: { input: number; output: number } } = {}) {
   const root = workspace(opts.files ?? { 'a.txt': 'alpha\n' });
   const cfg = fakeProviderConfig(llm().url, opts.api ?? 'openai-chat', opts.extra);
   const fake = (cfg.providers as Record<string, { models: Record<string, unknown> }>).fake;
   // No window: the model's size is unknown, so only the provider's refusal can tell (no auto-compaction).
-  fake.models = { m1: opts.window === null ? {} : { limit: { context: opts.window ?? WINDOW, output: 100 } } };
+  fake.models = { m1: { ...(opts.window === null ? {} : { limit: { context: opts.window ?? WINDOW, output: 100 } }), ...(opts.cost ? { cost: opts.cost } : {}) } };
   const p = track(new EcaProc({ home: tempDir(), config: cfg }));
   await p.initialize(root);
   await p.waitFor((m) => m.method === ECA.configUpdated.method);
@@ -212,6 +212,32 @@ describe('/compact (ECA commands.clj "compact")', () => {
     expect(at).toBeGreaterThan(contents.indexOf('assistant: first answer'));
     expect(contents[at + 1]).toBe('user: The conversation was compacted/summarized, consider this summary:\nSummary: the user said hello.');
     expect(contents[at + 2]).toBe('user: and now?');
+  });
+
+  // ECA runs the compaction as a prompt of the chat, so its tokens are paid and counted; then
+  // shared.clj `compact-side-effect!` zeroes the chat's usage and sends a usage content, so the
+  // editor's context bar empties at once (eca-chat.el takes sessionTokens from every usage content).
+  it('the summary request counts in the chat cost, and a usage content with an empty window follows the compaction', async () => {
+    const p = await boot({ cost: { input: 1000, output: 2000 } });
+    llm().script([{ text: 'first answer' }], [{ text: 'Summary: the user said hello.' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: `hello there ${'h'.repeat(4000)}` })).result.chatId;
+    await p.turnDone(chatId);
+    const usages = () =>
+      p
+        .contents(chatId)
+        .filter((c) => c.content.type === 'usage')
+        .map((c) => c.content);
+    const before = usages().at(-1)!;
+    expect(before.sessionTokens).toBeGreaterThan(1000);
+    await p.request(ECA.chatPrompt, { chatId, message: '/compact' });
+    await p.turnDone(chatId, 2);
+    expect(isSummaryRequest(chatRequests()[1])).toBe(true);
+    const after = usages().at(-1)!;
+    expect(after).not.toBe(before);
+    expect(after.sessionTokens).toBe(0);
+    expect(after.messageInputTokens).toBeGreaterThan(1000);
+    expect(after.limit).toEqual({ context: WINDOW, output: 100 });
+    expect(Number(after.sessionCost)).toBeGreaterThan(Number(before.sessionCost));
   });
 });
 
