@@ -8,7 +8,7 @@
  * docs/protocol.md `ChatUsageContent` (shared.clj `context-breakdown`).
  */
 import { describe, expect, it } from 'vitest';
-import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+import { ECA, EcaProc, fakeChatConfig, fakeProviderConfig, runPatchbay, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 import type { RecordedRequest } from '../fixtures/fake-llm.js';
 
 const { llm, track } = useFakeLlmSuite();
@@ -330,5 +330,28 @@ describe('context-overflow recovery', () => {
     await p.request(ECA.chatPrompt, { chatId, message: 'again' });
     await p.turnDone(chatId, 2);
     expect(llm().overflows).toBe(4);
+  });
+});
+
+describe('auto-compaction in patchbay chat', () => {
+  // The CLI is an ECA client too: it shows the system texts chat.clj sends around an auto-compaction.
+  it('tells the terminal user that the chat was compacted mid-turn, and still prints the answer', async () => {
+    const cwd = workspace({ 'big.txt': bulk('big', WINDOW * 0.8) });
+    llm().script(
+      [{ toolCall: { id: 'c1', name: 'patchbay__read_file', args: { path: 'big.txt' } } }],
+      [{ toolCall: { id: 'c2', name: 'patchbay__read_file', args: { path: 'big.txt', limit: 1 } } }],
+      [{ text: 'Read big.txt: lines of dots.' }],
+      [{ text: 'big.txt is dots' }],
+    );
+    const config = fakeChatConfig(llm().url, {
+      providers: { fake: { api: 'openai-chat', url: `${llm().url}/v1`, key: 'x', models: { m1: { limit: { context: WINDOW, output: 100 } } } } },
+    });
+    const r = await runPatchbay(['chat', 'what is in big.txt?'], { home: tempDir(), cwd, env: { PATCHBAY_CONFIG: config } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(chatRequests().some(isSummaryRequest)).toBe(true);
+    expect(`${r.stdout}${r.stderr}`).toContain('Auto-compacted chat');
+    expect(r.stdout).toContain('big.txt is dots');
+    // The usage line after the turn is the last request's, after the compaction: well under the limit.
+    expect(r.stderr).toMatch(/context [\d,]+ of 40,000 \(\d%|context [\d,]+ of 40,000 \(1\d%/);
   });
 });
