@@ -62,7 +62,8 @@ export class ContextWindow {
     if (!state.due || this.autoCompacted) return undefined;
     state.due = false;
     this.autoCompacted = true;
-    await this.compact(false);
+    // A stop during the summary leaves the chat as big as it was: the compaction is still owed.
+    if (!(await this.compact(false)) && this.signal.aborted) state.due = true;
     return this.hookStop;
   }
 

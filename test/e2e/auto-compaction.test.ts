@@ -116,6 +116,31 @@ describe('auto-compaction (autoCompactPercentage)', () => {
     expect(breakdown.categories.find((c: { name: string }) => c.name === 'Rules').color).toBe('#c678dd');
   });
 
+  // ECA chat.clj: a stop while compacting (`:auto-compacting?`) leaves the chat as it was; the
+  // compaction is still owed, so the next prompt compacts first (lifecycle.clj `auto-compact?` holds).
+  it('a stop during the summary request ends the turn, keeps the chat whole, and the next prompt compacts first', async () => {
+    const p = await boot({ extra: { chat: { generateTitles: false, maxRetries: 0, stallTimeoutSeconds: 60 } } });
+    const note = `Remember this note: ${'n'.repeat(WINDOW * 4 * 0.8)}`;
+    llm().script([{ text: 'noted' }], [{ stall: 'forever' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: note })).result.chatId;
+    await p.turnDone(chatId);
+    await p.request(ECA.chatPrompt, { chatId, message: 'next one' });
+    // The summary request is in flight (the fake holds it open).
+    for (const until = Date.now() + 15_000; chatRequests().length < 2 && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
+    p.notify(ECA.chatPromptStop, { chatId });
+    await p.turnDone(chatId, 2);
+    expect(isSummaryRequest(chatRequests()[1])).toBe(true);
+    expect(texts(p, chatId)).not.toContain('Auto-compacted chat');
+    llm().script([{ text: 'Summary: a long note.' }], [{ text: 'answered' }]);
+    await p.request(ECA.chatPrompt, { chatId, message: 'last one' });
+    await p.turnDone(chatId, 3);
+    const [summary, answer] = chatRequests().slice(2);
+    expect(isSummaryRequest(summary)).toBe(true);
+    expect(JSON.stringify(answer.body.messages)).toContain('Summary: a long note.');
+    expect(JSON.stringify(answer.body.messages)).not.toContain('Remember this note');
+    expect(p.text(chatId)).toBe('notedanswered');
+  });
+
   it('rolling back past the summary restores the full history for the model (the store kept it)', async () => {
     const p = await boot();
     const note = `Remember this note: ${'n'.repeat(WINDOW * 4 * 0.8)}`;
