@@ -5,7 +5,7 @@
  * (messages.ts `sentMessages` decides what the model reads). `/compact` and auto-compaction
  * (context-window.ts) both come here, through `compactChat`.
  */
-import type { LlmMessage, ModelEntry } from '../shapes/llm.js';
+import type { LlmMessage, LlmToolSpec, ModelEntry } from '../shapes/llm.js';
 import { LlmError } from '../shapes/llm.js';
 import type { LiveChat } from './chat.js';
 import type { ChatDeps } from './deps.js';
@@ -28,6 +28,8 @@ export interface WindowState {
    * overflow moves it on. Undefined: nothing is pruned.
    */
   pruneBefore?: number;
+  /** How the chat's last request began, for the summary request to begin alike. */
+  head?: ChatRequestHead;
 }
 
 const windows = new WeakMap<LiveChat, WindowState>();
@@ -48,6 +50,19 @@ export interface CompactOptions {
   entry?: ModelEntry;
   /** Send old tool results pruned (after the provider said the context overflowed). */
   prune?: boolean;
+  /**
+   * The system prompt and tools of the chat's last request. The summary request repeats them, as
+   * ECA sends its compaction as a prompt of the chat, so the provider's prompt cache of the chat
+   * is read back instead of the whole history being paid for again; without them, a bare request.
+   */
+  like?: ChatRequestHead;
+}
+
+/** What a chat's requests start with (the provider's cached prefix runs tools, system, messages). */
+export interface ChatRequestHead {
+  system: string;
+  systemStableLength: number;
+  tools: LlmToolSpec[];
 }
 
 /** `stop`: a compact hook said `continue: false` (the turn, if any, ends). */
@@ -84,7 +99,7 @@ export async function compactChat(chat: LiveChat, deps: ChatDeps, opts: CompactO
     charged = { usage: u, ...(cost !== undefined ? { cost } : {}) };
   };
   try {
-    summary = await summarize(entry, history, opts, deps, charge);
+    summary = await summarize(chat.id, entry, history, opts, deps, charge);
   } catch (e) {
     if (opts.signal.aborted) throw e;
     return { ok: false, reason: `Compacting failed: ${errorMessage(e)}` };
@@ -136,9 +151,10 @@ function chargeUsage(chat: LiveChat, entry: ModelEntry, u: StepUsage, deps: Chat
 }
 
 /** What the summary must keep: ECA's compact prompt asks for the same points. */
-function summaryPrompt(instructions: string | undefined): string {
+function summaryPrompt(instructions: string | undefined, tools: boolean): string {
   return [
     'Summarize this conversation so that it can continue from the summary alone.',
+    tools ? 'Do not call any tool now: answer with the summary text only.' : '',
     'For a coding session keep: the goal and the progress made, decisions and why, the files touched and their state, technical details that must not be lost, and the unfinished tasks and next steps.',
     'For a general conversation, summarize it so that any model can continue it.',
     instructions?.trim() ?? '',
@@ -147,14 +163,23 @@ function summaryPrompt(instructions: string | undefined): string {
     .join('\n');
 }
 
-async function summarize(entry: ModelEntry, history: LlmMessage[], opts: CompactOptions, deps: ChatDeps, charge: (u: StepUsage) => void): Promise<string> {
+async function summarize(chatId: string, entry: ModelEntry, history: LlmMessage[], opts: CompactOptions, deps: ChatDeps, charge: (u: StepUsage) => void): Promise<string> {
   const client = await deps.clientFor(entry, opts.signal);
   const config = deps.config();
-  const ask = async (messages: LlmMessage[]): Promise<string> => {
+  const ask = async (messages: LlmMessage[], like: ChatRequestHead | undefined): Promise<string> => {
     let text = '';
     const stream = deps.stream(
       client,
-      { model: entry.modelName, system: SYSTEM, messages: [...messages, { role: 'user', content: summaryPrompt(opts.instructions) }], tools: [], signal: opts.signal },
+      {
+        model: entry.modelName,
+        system: like?.system ?? SYSTEM,
+        ...(like ? { systemStableLength: like.systemStableLength } : {}),
+        messages: [...messages, { role: 'user', content: summaryPrompt(opts.instructions, !!like?.tools.length) }],
+        tools: like?.tools ?? [],
+        signal: opts.signal,
+        chatId,
+        ...(entry.cacheRetention ? { cacheRetention: entry.cacheRetention } : {}),
+      },
       { maxRetries: config.chat.maxRetries, stallMs: config.chat.stallTimeoutSeconds * 1000, onRetry: () => {} },
     );
     let usage: StepUsage | undefined;
@@ -169,14 +194,16 @@ async function summarize(entry: ModelEntry, history: LlmMessage[], opts: Compact
     }
     return text.trim();
   };
-  if (opts.prune) return ask(pruneToolResults(history));
+  // Already too long for the model: the bare request, with old tool results pruned, fits best
+  // (the cache would not match a pruned history anyway).
+  if (opts.prune) return ask(pruneToolResults(history), undefined);
   try {
-    return await ask(history);
+    return await ask(history, opts.like);
   } catch (e) {
-    // The history alone is too long for the model: once more with old tool results pruned.
+    // The history alone is too long for the model: once more, bare and with old tool results pruned.
     const pruned = pruneToolResults(history);
-    if (!(e instanceof LlmError && e.kind === 'contextOverflow') || pruned === history) throw e;
-    return ask(pruned);
+    if (!(e instanceof LlmError && e.kind === 'contextOverflow') || (pruned === history && !opts.like)) throw e;
+    return ask(pruned, undefined);
   }
 }
 

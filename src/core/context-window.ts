@@ -23,6 +23,7 @@ export const OVERFLOW_FAILED =
 
 export interface SentRequest {
   system: string;
+  systemStableLength: number;
   /** The system prompt's sections, for the breakdown's Rules, Skills and AGENTS.md. */
   sections?: readonly PromptSection[];
   tools: LlmToolSpec[];
@@ -78,6 +79,7 @@ export class ContextWindow {
   /** Remembers what the request carried, for the estimate and the breakdown. */
   sent(req: SentRequest): void {
     this.last = req;
+    windowState(this.chat).head = { system: req.system, systemStableLength: req.systemStableLength, tools: req.tools };
   }
 
   /**
@@ -87,7 +89,7 @@ export class ContextWindow {
   afterStep(usage: { inputTokens: number; outputTokens: number } | undefined, outputChars: number): StepContext {
     const pct = autoCompactPercentage(this.deps.config(), this.chat.agent);
     const limit = this.entry.limit?.context;
-    const req = this.last ?? { system: '', tools: [], messages: [] };
+    const req = this.last ?? { system: '', systemStableLength: 0, tools: [], messages: [] };
     const used = usage ? usage.inputTokens + usage.outputTokens : textTokens(req.system) + textTokens(JSON.stringify(req.tools)) + estimateTokens(req.messages) + Math.ceil(outputChars / 4);
     if (reachedThreshold(used, limit, pct)) windowState(this.chat).due = true;
     return { ...(pct !== null && limit ? { autoCompactPercentage: pct } : {}), context: contextBreakdown(req, used, limit) };
@@ -124,7 +126,8 @@ export class ContextWindow {
     this.emit({ type: 'progress', text: 'Compacting...' });
     let r;
     try {
-      r = await compactChat(this.chat, this.deps, { trigger: 'auto', signal: this.signal, entry: this.entry, prune });
+      const like = windowState(this.chat).head;
+      r = await compactChat(this.chat, this.deps, { trigger: 'auto', signal: this.signal, entry: this.entry, prune, ...(like ? { like } : {}) });
     } catch {
       // Only a stop gets here; the turn sees its signal and ends as cancelled.
       return false;

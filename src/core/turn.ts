@@ -247,7 +247,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     let failure: unknown;
     try {
       const system = chatSystemPrompt(chat, agent, entry.id, tools, deps);
-      const sent = { system: system.text, sections: system.sections, tools: toolSpecs(tools), messages: contextWindow.messages(images) };
+      const sent = { system: system.text, systemStableLength: system.stableLength, sections: system.sections, tools: toolSpecs(tools), messages: contextWindow.messages(images) };
       contextWindow.sent(sent);
       const stream = deps.stream(
         client,

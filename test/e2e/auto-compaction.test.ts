@@ -31,7 +31,7 @@ async function boot(opts: { api?: string; window?: number | null; files?: Record
 /** A request's size as the fake counts it. */
 const tokens = (r: RecordedRequest): number => Math.ceil(JSON.stringify(r.body).length / 4);
 const chatRequests = () => llm().requests.filter((r) => r.method === 'POST' && r.path !== '/api/tags');
-const isSummaryRequest = (r: RecordedRequest) => (r.body.tools ?? []).length === 0 && JSON.stringify(r.body).includes('Summarize this conversation');
+const isSummaryRequest = (r: RecordedRequest) => JSON.stringify(r.body.messages?.at(-1) ?? '').includes('Summarize this conversation');
 /** Lines of 80 characters, `n` tokens in all. */
 const bulk = (mark: string, n: number) => `${mark}${'.'.repeat(79 - mark.length)}\n`.repeat(Math.ceil((n * 4) / 80));
 
@@ -139,6 +139,31 @@ describe('auto-compaction (autoCompactPercentage)', () => {
     expect(JSON.stringify(answer.body.messages)).toContain('Summary: a long note.');
     expect(JSON.stringify(answer.body.messages)).not.toContain('Remember this note');
     expect(p.text(chatId)).toBe('notedanswered');
+  });
+
+  // ECA chat.clj `trigger-auto-compact!` sends the compaction as a prompt of the chat (same system
+  // prompt and tools), so it reads the chat's prompt cache back instead of paying for it all again.
+  it('the summary request repeats the chat request head, so the provider reads it from the prompt cache', async () => {
+    const p = await boot({ api: 'anthropic', files: { 'big.txt': bulk('big', WINDOW * 0.8) } });
+    llm().script(
+      [{ toolCall: { id: 'c1', name: 'patchbay__read_file', args: { path: 'big.txt' } } }],
+      [{ toolCall: { id: 'c2', name: 'patchbay__read_file', args: { path: 'big.txt', limit: 1 } } }],
+      [{ text: 'Read big.txt: lines of dots.' }],
+      [{ text: 'big.txt is dots' }],
+    );
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'what is in big.txt?' })).result.chatId;
+    await p.turnDone(chatId);
+    const reqs = chatRequests();
+    expect(reqs).toHaveLength(4);
+    const [, last, summary] = reqs;
+    expect(isSummaryRequest(summary)).toBe(true);
+    expect(summary.body.system).toEqual(last.body.system);
+    expect(summary.body.tools).toEqual(last.body.tools);
+    // The big tool result was written to the cache by the request before: the summary reads it back.
+    const reports = llm().promptCache.reports;
+    expect(reports).toHaveLength(4);
+    expect(reports[2].read).toBeGreaterThan(WINDOW * 0.5);
+    expect(p.text(chatId)).toBe('big.txt is dots');
   });
 
   it('rolling back past the summary restores the full history for the model (the store kept it)', async () => {
