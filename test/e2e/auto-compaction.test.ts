@@ -291,6 +291,43 @@ describe('/compact (ECA commands.clj "compact")', () => {
   });
 });
 
+describe('auto-compaction in a subagent', () => {
+  // ECA tools/agent.clj `spawn-agent` runs the subagent as a chat of its own, with the chat
+  // lifecycle (auto-compaction included); lifecycle.clj `send-content!` names the parent on each
+  // of its contents, the compaction's texts too.
+  it("a subagent's child chat compacts its own history and still returns its answer to the parent", async () => {
+    const p = await boot({ files: { 'big.txt': bulk('big', WINDOW * 0.8) } });
+    const EXPLORER = 'You are an explorer subagent';
+    const read = (id: string, args: Record<string, unknown>) => [{ toolCall: { id, name: 'patchbay__read_file', args } }];
+    llm().onRequest = (path, body: any) => {
+      if (path !== '/v1/chat/completions') return undefined;
+      const all = JSON.stringify(body.messages);
+      const results = body.messages.filter((m: any) => m.role === 'tool').length;
+      if (!String(body.messages[0]?.content).includes(EXPLORER))
+        return results ? [{ text: 'parent done' }] : [{ toolCall: { id: 's1', name: 'patchbay__spawn_agent', args: { agent: 'explorer', task: 'look at big.txt' } } }];
+      if (JSON.stringify(body.messages.at(-1)).includes('Summarize this conversation')) return [{ text: 'Child summary: big.txt is dots.' }];
+      if (all.includes('Child summary')) return [{ text: 'CHILD-ANSWER: dots' }];
+      return results ? read('c2', { path: 'big.txt', limit: 1 }) : read('c1', { path: 'big.txt' });
+    };
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'what is in big.txt?' })).result.chatId;
+    await p.turnDone(chatId);
+    const childId = 'subagent-s1';
+    const child = p.messages.filter((m) => m.method === ECA.chatContentReceived.method && m.params.chatId === childId).map((m) => m.params);
+    expect(child.some((c) => c.role === 'system' && c.content.text === 'Auto-compacted chat')).toBe(true);
+    expect(child.every((c) => c.parentChatId === chatId)).toBe(true);
+    const childReqs = chatRequests().filter((r) => String(r.body.messages[0]?.content).includes(EXPLORER));
+    const last = JSON.stringify(childReqs.at(-1)!.body.messages);
+    expect(last).toContain('Child summary: big.txt is dots.');
+    expect(last).not.toContain('big....');
+    // The parent reads the child's answer; its own history never had the big file.
+    const parentLast = chatRequests()
+      .filter((r) => !String(r.body.messages[0]?.content).includes(EXPLORER))
+      .at(-1)!;
+    expect(JSON.stringify(parentLast.body.messages)).toContain('CHILD-ANSWER: dots');
+    expect(p.text(chatId)).toBe('parent done');
+  });
+});
+
 describe('context-overflow recovery', () => {
   it('Anthropic "prompt is too long": prunes old tool results and retries, then compacts and retries, and the turn ends with the answer', async () => {
     const p = await boot({ api: 'anthropic', window: null, files: { 'one.txt': bulk('one', 2000), 'two.txt': bulk('two', 1000), 'three.txt': bulk('three', 6000) } });
