@@ -60,17 +60,30 @@ function resolveCursor(rows: StoredRow[], cursor: string): number | undefined {
   return matches[0];
 }
 
+/**
+ * Where the model's context starts since the last compaction: the first of the messages the last
+ * summary kept verbatim (they are stored just before it), else the summary itself. ECA's
+ * compact_marker sits there: after it the active context (the summary included), before it the
+ * summarized-away history.
+ */
 function lastCompactionIndex(rows: StoredRow[]): number | undefined {
   for (let i = rows.length - 1; i >= 0; i--) {
     const m = rows[i].message;
-    if (m.role === 'system' && m.kind === 'summary') return i;
+    if (m.role === 'system' && m.kind === 'summary') return i - Math.min(m.kept ?? 0, i);
   }
   return undefined;
 }
 
-/** An index; 'none' for the sentinel in a chat never compacted (ECA then ignores the bound); 'expired'. */
-function resolveBound(rows: StoredRow[], value: string): number | 'none' | 'expired' {
-  if (value === LAST_COMPACTION) return lastCompactionIndex(rows) ?? 'none';
+/**
+ * An index (an exclusive bound); 'none' for the sentinel in a chat never compacted (ECA then
+ * ignores the bound); 'expired'. As `after`, the sentinel bounds just before the compaction, so
+ * its page starts with the active context's first message.
+ */
+function resolveBound(rows: StoredRow[], value: string, side: 'after' | 'before'): number | 'none' | 'expired' {
+  if (value === LAST_COMPACTION) {
+    const at = lastCompactionIndex(rows);
+    return at === undefined ? 'none' : side === 'after' ? at - 1 : at;
+  }
   return resolveCursor(rows, value) ?? 'expired';
 }
 
@@ -84,8 +97,8 @@ const EXPIRED = 'Cursor no longer points to an existing message; refetch the lat
  */
 export function historyPage(rows: StoredRow[], w: HistoryWindow): HistoryPage {
   const n = rows.length;
-  const after = w.after === undefined ? undefined : resolveBound(rows, w.after);
-  const before = w.before === undefined ? undefined : resolveBound(rows, w.before);
+  const after = w.after === undefined ? undefined : resolveBound(rows, w.after, 'after');
+  const before = w.before === undefined ? undefined : resolveBound(rows, w.before, 'before');
   if (after === 'expired' || before === 'expired') return { ok: false, code: 'cursor_expired', message: EXPIRED };
   const lo = typeof after === 'number' ? after : -1;
   const hi = typeof before === 'number' ? before : n;

@@ -5,7 +5,7 @@
  * (messages.ts `sentMessages` decides what the model reads). `/compact` and auto-compaction
  * (context-window.ts) both come here, through `compactChat`.
  */
-import type { LlmMessage, ModelEntry } from '../shapes/llm.js';
+import type { LlmMessage, LlmToolSpec, ModelEntry } from '../shapes/llm.js';
 import { LlmError } from '../shapes/llm.js';
 import type { LiveChat } from './chat.js';
 import type { ChatDeps } from './deps.js';
@@ -21,17 +21,22 @@ export type CompactTrigger = 'manual' | 'auto';
 export interface WindowState {
   /** The last step reached the auto-compaction threshold: compact before the next request. */
   due: boolean;
-  /** The provider overflowed: old tool results go pruned in every request from now on. */
-  prune: boolean;
-  /** Which ones: the calls pruned when it overflowed, and no others (a stable prefix for the prompt cache). */
-  pruned?: ReadonlySet<string>;
+  /**
+   * The provider overflowed: the tool results before this index of the model's messages go pruned
+   * in every request from now on. The index stays put as the chat grows (a rolling cut would
+   * change an already-sent message at every step and miss the prompt cache each time); a later
+   * overflow moves it on. Undefined: nothing is pruned.
+   */
+  pruneBefore?: number;
+  /** How the chat's last request began, for the summary request to begin alike. */
+  head?: ChatRequestHead;
 }
 
 const windows = new WeakMap<LiveChat, WindowState>();
 
 export function windowState(chat: LiveChat): WindowState {
   let s = windows.get(chat);
-  if (!s) windows.set(chat, (s = { due: false, prune: false }));
+  if (!s) windows.set(chat, (s = { due: false }));
   return s;
 }
 
@@ -45,6 +50,19 @@ export interface CompactOptions {
   entry?: ModelEntry;
   /** Send old tool results pruned (after the provider said the context overflowed). */
   prune?: boolean;
+  /**
+   * The system prompt and tools of the chat's last request. The summary request repeats them, as
+   * ECA sends its compaction as a prompt of the chat, so the provider's prompt cache of the chat
+   * is read back instead of the whole history being paid for again; without them, a bare request.
+   */
+  like?: ChatRequestHead;
+}
+
+/** What a chat's requests start with (the provider's cached prefix runs tools, system, messages). */
+export interface ChatRequestHead {
+  system: string;
+  systemStableLength: number;
+  tools: LlmToolSpec[];
 }
 
 /** `stop`: a compact hook said `continue: false` (the turn, if any, ends). */
@@ -74,8 +92,14 @@ export async function compactChat(chat: LiveChat, deps: ChatDeps, opts: CompactO
   const veto = await beforeCompact(deps, chat, opts.trigger, opts.instructions ?? '', opts.signal);
   if (veto) return { ok: false, reason: veto.text, ...(veto.stop ? { stop: veto.stop } : {}) };
   let summary: string;
+  // The summary request is paid for like any other (ECA runs it as a prompt of the chat).
+  let charged: { usage: StepUsage; cost?: number } | undefined;
+  const charge = (u: StepUsage) => {
+    const cost = chargeUsage(chat, entry, u, deps);
+    charged = { usage: u, ...(cost !== undefined ? { cost } : {}) };
+  };
   try {
-    summary = await summarize(entry, history, opts, deps);
+    summary = await summarize(chat.id, entry, history, opts, deps, charge);
   } catch (e) {
     if (opts.signal.aborted) throw e;
     return { ok: false, reason: `Compacting failed: ${errorMessage(e)}` };
@@ -95,13 +119,42 @@ export async function compactChat(chat: LiveChat, deps: ChatDeps, opts: CompactO
     msg.text += after.append;
     deps.store.replaceMessage(chat.id, seq, msg);
   }
+  // ECA shared.clj `compact-side-effect!`: the chat's usage starts afresh, and the editor is told
+  // (its context bar empties instead of showing the window as full until the next request).
+  deps.events.event(chat.id, {
+    type: 'usage',
+    contextTokens: 0,
+    stepInputTokens: charged?.usage.inputTokens ?? 0,
+    stepOutputTokens: charged?.usage.outputTokens ?? 0,
+    ...(charged?.cost !== undefined ? { stepCost: charged.cost, chatCost: chat.usage.cost } : {}),
+    ...(entry.limit ? { limit: entry.limit } : {}),
+  });
   return { ok: true, summary: msg.text, kept, ...(after.stop ? { stop: after.stop } : {}) };
 }
 
+type StepUsage = { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number };
+
+/** Adds a request's tokens and cost to the chat's totals (as turn.ts `reportUsage` does for a step); its cost when priced. */
+function chargeUsage(chat: LiveChat, entry: ModelEntry, u: StepUsage, deps: ChatDeps): number | undefined {
+  const cost = deps.cost(entry, u);
+  const read = (chat.usage.cacheReadTokens ?? 0) + (u.cacheReadTokens ?? 0);
+  const write = (chat.usage.cacheWriteTokens ?? 0) + (u.cacheWriteTokens ?? 0);
+  chat.usage = {
+    inputTokens: chat.usage.inputTokens + u.inputTokens,
+    outputTokens: chat.usage.outputTokens + u.outputTokens,
+    cost: chat.usage.cost + (cost ?? 0),
+    ...(read ? { cacheReadTokens: read } : {}),
+    ...(write ? { cacheWriteTokens: write } : {}),
+  };
+  deps.store.updateChat(chat.id, { usage: chat.usage });
+  return cost;
+}
+
 /** What the summary must keep: ECA's compact prompt asks for the same points. */
-function summaryPrompt(instructions: string | undefined): string {
+function summaryPrompt(instructions: string | undefined, tools: boolean): string {
   return [
     'Summarize this conversation so that it can continue from the summary alone.',
+    tools ? 'Do not call any tool now: answer with the summary text only.' : '',
     'For a coding session keep: the goal and the progress made, decisions and why, the files touched and their state, technical details that must not be lost, and the unfinished tasks and next steps.',
     'For a general conversation, summarize it so that any model can continue it.',
     instructions?.trim() ?? '',
@@ -110,27 +163,47 @@ function summaryPrompt(instructions: string | undefined): string {
     .join('\n');
 }
 
-async function summarize(entry: ModelEntry, history: LlmMessage[], opts: CompactOptions, deps: ChatDeps): Promise<string> {
+async function summarize(chatId: string, entry: ModelEntry, history: LlmMessage[], opts: CompactOptions, deps: ChatDeps, charge: (u: StepUsage) => void): Promise<string> {
   const client = await deps.clientFor(entry, opts.signal);
   const config = deps.config();
-  const ask = async (messages: LlmMessage[]): Promise<string> => {
+  const ask = async (messages: LlmMessage[], like: ChatRequestHead | undefined): Promise<string> => {
     let text = '';
     const stream = deps.stream(
       client,
-      { model: entry.modelName, system: SYSTEM, messages: [...messages, { role: 'user', content: summaryPrompt(opts.instructions) }], tools: [], signal: opts.signal },
+      {
+        model: entry.modelName,
+        system: like?.system ?? SYSTEM,
+        ...(like ? { systemStableLength: like.systemStableLength } : {}),
+        messages: [...messages, { role: 'user', content: summaryPrompt(opts.instructions, !!like?.tools.length) }],
+        tools: like?.tools ?? [],
+        signal: opts.signal,
+        chatId,
+        ...(entry.cacheRetention ? { cacheRetention: entry.cacheRetention } : {}),
+      },
       { maxRetries: config.chat.maxRetries, stallMs: config.chat.stallTimeoutSeconds * 1000, onRetry: () => {} },
     );
-    for await (const ev of stream) if (ev.type === 'text') text += ev.text;
+    let usage: StepUsage | undefined;
+    try {
+      for await (const ev of stream) {
+        if (ev.type === 'text') text += ev.text;
+        else if (ev.type === 'usage') usage = ev;
+      }
+    } finally {
+      // Stopped or failed after the provider counted it: still paid for.
+      if (usage) charge(usage);
+    }
     return text.trim();
   };
-  if (opts.prune) return ask(pruneToolResults(history));
+  // Already too long for the model: the bare request, with old tool results pruned, fits best
+  // (the cache would not match a pruned history anyway).
+  if (opts.prune) return ask(pruneToolResults(history), undefined);
   try {
-    return await ask(history);
+    return await ask(history, opts.like);
   } catch (e) {
-    // The history alone is too long for the model: once more with old tool results pruned.
+    // The history alone is too long for the model: once more, bare and with old tool results pruned.
     const pruned = pruneToolResults(history);
-    if (!(e instanceof LlmError && e.kind === 'contextOverflow') || pruned === history) throw e;
-    return ask(pruned);
+    if (!(e instanceof LlmError && e.kind === 'contextOverflow') || (pruned === history && !opts.like)) throw e;
+    return ask(pruned, undefined);
   }
 }
 

@@ -5,6 +5,7 @@
  * differently, and a provider's own count wins wherever it reports one.
  */
 import type { LlmMessage, LlmToolSpec } from '../shapes/llm.js';
+import type { PromptSection } from './prompt-sections.js';
 
 /** What a pruned tool result says instead of its output. */
 export const PRUNED_MARKER = '[output pruned]';
@@ -35,44 +36,29 @@ export function reachedThreshold(usedTokens: number, contextLimit: number | unde
 }
 
 /**
- * `messages` with the output of every tool result older than the latest `keepSteps` model steps
- * replaced by PRUNED_MARKER (its images dropped too). The model still sees which tools ran with
- * which arguments; only the bulk goes. Returns the same array when nothing was pruned.
+ * The index of the assistant message that starts the latest `keepSteps` model steps: the tool
+ * results before it belong to older steps. -1 when there are not that many steps.
  */
-export function pruneToolResults(messages: LlmMessage[], keepSteps = KEEP_STEPS): LlmMessage[] {
-  return pruneToolCalls(messages, toolResultsToPrune(messages, keepSteps));
-}
-
-/** The ids of the tool calls whose results pruneToolResults would prune in `messages`. */
-export function toolResultsToPrune(messages: LlmMessage[], keepSteps = KEEP_STEPS): Set<string> {
-  // The oldest step kept whole: results before it belong to older steps.
+export function pruneCut(messages: LlmMessage[], keepSteps = KEEP_STEPS): number {
   let steps = 0;
-  let cut = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i].role === 'assistant' && ++steps === keepSteps) {
-      cut = i;
-      break;
-    }
+    if (messages[i].role === 'assistant' && ++steps === keepSteps) return i;
   }
-  const ids = new Set<string>();
-  for (let i = 0; i < cut; i++) {
-    const m = messages[i];
-    if (m.role === 'tool' && (m.content.length > PRUNED_MARKER.length || m.images?.length)) ids.add(m.toolCallId);
-  }
-  return ids;
+  return -1;
 }
 
 /**
- * `messages` with the results of the tool calls `ids` replaced by PRUNED_MARKER (images dropped).
- * A chat that pruned keeps pruning the same calls (context-window.ts): a window sliding along would
- * change an earlier message in every request, and the provider's prompt cache would read none of
- * the conversation back. Returns the same array when nothing was pruned.
+ * `messages` with the output of every tool result before `cut` (by default, older than the latest
+ * `keepSteps` model steps) replaced by PRUNED_MARKER (its images dropped too). The model still sees
+ * which tools ran with which arguments; only the bulk goes. Returns the same array when nothing
+ * was pruned. A chat that keeps pruning passes the `cut` it chose when the provider overflowed,
+ * so that what was sent whole stays whole and the provider's prompt cache keeps matching.
  */
-export function pruneToolCalls(messages: LlmMessage[], ids: ReadonlySet<string>): LlmMessage[] {
-  if (!ids.size) return messages;
+export function pruneToolResults(messages: LlmMessage[], keepSteps = KEEP_STEPS, cut = pruneCut(messages, keepSteps)): LlmMessage[] {
+  if (cut < 0) return messages;
   let pruned = false;
-  const out = messages.map((m) => {
-    if (m.role !== 'tool' || !ids.has(m.toolCallId)) return m;
+  const out = messages.map((m, i) => {
+    if (i >= cut || m.role !== 'tool' || (m.content.length <= PRUNED_MARKER.length && !m.images?.length)) return m;
     pruned = true;
     return { role: 'tool' as const, toolCallId: m.toolCallId, name: m.name, content: PRUNED_MARKER, error: m.error };
   });
@@ -91,10 +77,45 @@ export interface ContextBreakdown {
 }
 
 /**
- * How a request fills the context window (ECA shared.clj `context-breakdown`): estimated per
- * category, then scaled so the categories sum to the provider's count when it reported one.
+ * The share of the system prompt a section counts under, as ECA splits its own by its section
+ * headers (shared.clj `system-prompt-section-headers`): project instructions (AGENTS.md and its
+ * kin, runtime/instructions.ts) are "AGENTS.md", rules "Rules", the skills catalog "Skills";
+ * everything else stays "System prompt".
  */
-export function contextBreakdown(req: { system: string; tools: LlmToolSpec[]; messages: LlmMessage[] }, reported: number | undefined, contextLimit: number | undefined): ContextBreakdown {
+function sectionCategory(id: string): string {
+  if (id.startsWith('instructions:')) return 'AGENTS.md';
+  if (id === 'rules' || id.startsWith('rules:')) return 'Rules';
+  if (id === 'skills' || id.startsWith('skills:')) return 'Skills';
+  return 'System prompt';
+}
+
+/** ECA's order of the system prompt's categories (shared.clj `system-prompt-category-order`). */
+const SYSTEM_CATEGORIES = ['System prompt', 'Rules', 'Skills', 'AGENTS.md'];
+
+function systemCategories(system: string, sections: readonly PromptSection[]): ContextCategory[] {
+  const tokens = new Map<string, number>();
+  let own = textTokens(system);
+  for (const s of sections) {
+    const name = sectionCategory(s.id);
+    if (name === 'System prompt') continue;
+    const n = textTokens(s.text.trim());
+    tokens.set(name, (tokens.get(name) ?? 0) + n);
+    own -= n;
+  }
+  tokens.set('System prompt', Math.max(0, own));
+  return SYSTEM_CATEGORIES.map((name) => ({ name, tokens: tokens.get(name) ?? 0 }));
+}
+
+/**
+ * How a request fills the context window (ECA shared.clj `context-breakdown`): estimated per
+ * category, then scaled so the categories sum to the provider's count when it reported one. The
+ * system prompt's `sections` (prompt-sections.ts) are told apart as ECA does.
+ */
+export function contextBreakdown(
+  req: { system: string; sections?: readonly PromptSection[]; tools: LlmToolSpec[]; messages: LlmMessage[] },
+  reported: number | undefined,
+  contextLimit: number | undefined,
+): ContextBreakdown {
   let toolCalls = 0;
   let conversation = 0;
   for (const m of req.messages) {
@@ -108,7 +129,7 @@ export function contextBreakdown(req: { system: string; tools: LlmToolSpec[]; me
     } else conversation += messageTokens(m);
   }
   const raw: ContextCategory[] = [
-    { name: 'System prompt', tokens: textTokens(req.system) },
+    ...systemCategories(req.system, req.sections ?? []),
     { name: 'Tool definitions', tokens: req.tools.length ? textTokens(JSON.stringify(req.tools)) : 0 },
     { name: 'Tool calls', tokens: toolCalls },
     { name: 'Conversation', tokens: conversation },

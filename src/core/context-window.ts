@@ -14,7 +14,8 @@ import type { ChatEvent } from './events.js';
 import { toLlmMessages } from './messages.js';
 import { compactChat, windowState } from './compaction.js';
 import type { HookStop } from './hooks/effects.js';
-import { contextBreakdown, estimateTokens, pruneToolCalls, reachedThreshold, textTokens, toolResultsToPrune, type ContextBreakdown } from './context-size.js';
+import type { PromptSection } from './prompt-sections.js';
+import { contextBreakdown, estimateTokens, KEEP_STEPS, pruneCut, pruneToolResults, reachedThreshold, textTokens, type ContextBreakdown } from './context-size.js';
 
 /** What ECA tells the user when recovery is out of options (chat.clj, `:context-overflow`). */
 export const OVERFLOW_FAILED =
@@ -22,6 +23,9 @@ export const OVERFLOW_FAILED =
 
 export interface SentRequest {
   system: string;
+  systemStableLength: number;
+  /** The system prompt's sections, for the breakdown's Rules, Skills and AGENTS.md. */
+  sections?: readonly PromptSection[];
   tools: LlmToolSpec[];
   messages: LlmMessage[];
 }
@@ -59,7 +63,8 @@ export class ContextWindow {
     if (!state.due || this.autoCompacted) return undefined;
     state.due = false;
     this.autoCompacted = true;
-    await this.compact(false);
+    // A stop during the summary leaves the chat as big as it was: the compaction is still owed.
+    if (!(await this.compact(false)) && this.signal.aborted) state.due = true;
     return this.hookStop;
   }
 
@@ -68,14 +73,13 @@ export class ContextWindow {
 
   /** The messages of the next request: old tool results pruned once the provider overflowed. */
   messages(images: boolean): LlmMessage[] {
-    const all = toLlmMessages(this.chat.stored, { images });
-    const state = windowState(this.chat);
-    return state.prune ? pruneToolCalls(all, state.pruned ?? toolResultsToPrune(all)) : all;
+    return prunedAsBefore(this.chat, toLlmMessages(this.chat.stored, { images }));
   }
 
   /** Remembers what the request carried, for the estimate and the breakdown. */
   sent(req: SentRequest): void {
     this.last = req;
+    windowState(this.chat).head = { system: req.system, systemStableLength: req.systemStableLength, tools: req.tools };
   }
 
   /**
@@ -86,7 +90,7 @@ export class ContextWindow {
     // A subagent's chat goes by its agent's name (ECA: `agent.<name>.autoCompactPercentage` of a subagent).
     const pct = autoCompactPercentage(this.deps.config(), this.chat.subagent?.def.name ?? this.chat.agent);
     const limit = this.entry.limit?.context;
-    const req = this.last ?? { system: '', tools: [], messages: [] };
+    const req = this.last ?? { system: '', systemStableLength: 0, tools: [], messages: [] };
     const used = usage ? usage.inputTokens + usage.outputTokens : textTokens(req.system) + textTokens(JSON.stringify(req.tools)) + estimateTokens(req.messages) + Math.ceil(outputChars / 4);
     if (reachedThreshold(used, limit, pct)) windowState(this.chat).due = true;
     return { ...(pct !== null && limit ? { autoCompactPercentage: pct } : {}), context: contextBreakdown(req, used, limit) };
@@ -103,12 +107,10 @@ export class ContextWindow {
     if (this.recovery === 'none') {
       this.recovery = 'pruned';
       const all = toLlmMessages(this.chat.stored, { images });
-      // Results newer than the ones pruned before, now old enough to prune: pruning that
-      // changes nothing would only send the same request again.
-      const fresh = [...toolResultsToPrune(all)].filter((id) => !state.pruned?.has(id));
-      if (fresh.length) {
-        state.prune = true;
-        state.pruned = new Set([...(state.pruned ?? []), ...fresh]);
+      const cut = pruneCut(all);
+      // Pruning that frees nothing more than what was just refused would only send it again.
+      if (cut > (state.pruneBefore ?? -1) && estimateTokens(pruneToolResults(all, KEEP_STEPS, cut)) < estimateTokens(prunedAsBefore(this.chat, all))) {
+        state.pruneBefore = cut;
         this.emit({ type: 'notice', text: 'Context window exceeded. Pruning old tool outputs and retrying...' });
         return true;
       }
@@ -125,7 +127,8 @@ export class ContextWindow {
     this.emit({ type: 'progress', text: 'Compacting...' });
     let r;
     try {
-      r = await compactChat(this.chat, this.deps, { trigger: 'auto', signal: this.signal, entry: this.entry, prune });
+      const like = windowState(this.chat).head;
+      r = await compactChat(this.chat, this.deps, { trigger: 'auto', signal: this.signal, entry: this.entry, prune, ...(like ? { like } : {}) });
     } catch {
       // Only a stop gets here; the turn sees its signal and ends as cancelled.
       return false;
@@ -135,4 +138,18 @@ export class ContextWindow {
     if (!r.stop || r.ok) this.emit({ type: 'notice', text: r.ok ? 'Auto-compacted chat' : `Auto-compaction skipped: ${r.reason}` });
     return r.ok && !r.stop;
   }
+}
+
+/**
+ * `all` with the tool results pruned that the chat prunes since its provider overflowed. A
+ * rollback to before the cut took the overflowing part away: the chat is sent whole again.
+ */
+function prunedAsBefore(chat: LiveChat, all: LlmMessage[]): LlmMessage[] {
+  const state = windowState(chat);
+  if (state.pruneBefore === undefined) return all;
+  if (all.length <= state.pruneBefore) {
+    state.pruneBefore = undefined;
+    return all;
+  }
+  return pruneToolResults(all, KEEP_STEPS, state.pruneBefore);
 }

@@ -10,6 +10,12 @@ import type { StoredMessage } from './stored-message.js';
 
 export type { StoredMessage };
 
+/** What the editor shows where a chat was compacted, when it opens the chat (ECA's texts). */
+export const COMPACT_MARKER = '── Chat compacted ──';
+export const COMPACT_MARKER_AUTO = '── Chat auto-compacted ──';
+/** How a summary starts when the editor replays it. */
+const REPLAY_SUMMARY_HEAD = 'The conversation was compacted/summarized, consider this summary:';
+
 /** How a summary starts for the model. */
 export const SUMMARY_HEAD = 'Summary of the conversation so far:';
 
@@ -134,7 +140,12 @@ export function replayEvents(stored: StoredMessage[], reasonSeqStart = 0): ChatE
         break;
       }
       case 'system':
-        out.push({ type: 'notice', text: m.kind === 'summary' ? `Conversation compacted:\n${m.text}` : m.text });
+        if (m.kind === 'summary') {
+          // ECA chat.clj `message->contents`: its compact_marker shows as this system text, and
+          // the summary after it (shared.clj `compact-side-effect!`) as a user message.
+          out.push({ type: 'notice', text: m.auto ? COMPACT_MARKER_AUTO : COMPACT_MARKER });
+          out.push({ type: 'userMessage', text: `${REPLAY_SUMMARY_HEAD}\n${m.text}` });
+        } else out.push({ type: 'notice', text: m.text });
         break;
       case 'flag':
         out.push({ type: 'flag', id: m.contentId, text: m.text });

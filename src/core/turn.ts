@@ -13,6 +13,7 @@ import { noVisionText } from './prompt-images.js';
 import type { ToolCallRecord } from './persistence.js';
 import { systemPrompt, type SystemPrompt } from './system-prompt.js';
 import { pinnedPrompt, promptSignature } from './pinned-prompt.js';
+import type { PromptSection } from './prompt-sections.js';
 import { ToolCall } from './tool-call.js';
 import { ContextWindow, type StepContext } from './context-window.js';
 import type { Tool } from '../shapes/tool.js';
@@ -247,7 +248,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     let failure: unknown;
     try {
       const system = chatSystemPrompt(chat, agent, entry.id, tools, deps, { autoSync: config.chat.autoSyncSystemPrompt, notice: (text) => emit({ type: 'notice', text }) });
-      const sent = { system: system.text, tools: toolSpecs(tools), messages: contextWindow.messages(images) };
+      const sent = { system: system.text, systemStableLength: system.stableLength, sections: system.sections, tools: toolSpecs(tools), messages: contextWindow.messages(images) };
       contextWindow.sent(sent);
       const stream = deps.stream(
         client,
@@ -349,7 +350,7 @@ export function chatSystemPrompt(
   tools: Tool[],
   deps: ChatDeps,
   pin?: { autoSync: boolean; notice(text: string): void; peek?: boolean },
-): SystemPrompt {
+): SystemPrompt & { sections: PromptSection[] } {
   const roots = deps.roots();
   const def = chat.subagent?.def;
   const approval = subagentApproval(deps.config().toolCall.approval, def);
@@ -357,10 +358,10 @@ export function chatSystemPrompt(
   // A subagent's prompt is its definition's, after the config's own instructions.
   const extra = [deps.config().systemPrompt, def?.systemPrompt].filter(Boolean).join('\n\n');
   const built = systemPrompt({ agent, roots, tools, extra, sections });
-  if (!pin) return built;
+  if (!pin) return { ...built, sections };
   // The stable part stays the chat's first one (pinned-prompt.ts), so the provider's prompt cache keeps it.
   const signature = promptSignature({ agent, extra, roots, tools: tools.map((t) => `${t.server}__${t.name}`), sections });
-  return pinnedPrompt(chat, { agent, model }, built, signature, pin);
+  return { ...pinnedPrompt(chat, { agent, model }, built, signature, pin), sections };
 }
 
 /** The model's own reason for ending a step without tool calls. */

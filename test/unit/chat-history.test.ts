@@ -26,7 +26,8 @@ describe('historyPage', () => {
   const chat = rows([user('q1'), answer('a1'), summary, user('q2'), answer('a2')]);
 
   it('"lastCompaction" as after is the active context, as before the summarized-away history', () => {
-    expect(texts(historyPage(chat, { after: LAST_COMPACTION }))).toEqual(['q2', 'a2']);
+    // ECA chat/history.clj: after the compact_marker, so the summary is part of the active context.
+    expect(texts(historyPage(chat, { after: LAST_COMPACTION }))).toEqual(['── Chat compacted ──', 'The conversation was compacted/summarized, consider this summary:\nwe talked', 'q2', 'a2']);
     expect(texts(historyPage(chat, { before: LAST_COMPACTION }))).toEqual(['q1', 'a1']);
     const page = historyPage(chat, { after: LAST_COMPACTION, limit: 1 });
     // The sentinel stays newest-anchored (it is no opaque cursor paging forward).
@@ -35,6 +36,20 @@ describe('historyPage', () => {
     // The compaction cursor is a cursor like the others: before it is the same older history.
     const cursor = page.ok ? page.compactionCursor : null;
     expect(texts(historyPage(chat, { before: cursor ?? '' }))).toEqual(['q1', 'a1']);
+  });
+
+  it('the turn an auto-compaction kept verbatim is part of the active context, not of the history before it', () => {
+    const kept = rows([user('q1'), answer('a1'), user('q2'), answer('a2'), { role: 'system', kind: 'summary', text: 'we talked', kept: 2, auto: true }, user('q3')]);
+    expect(texts(historyPage(kept, { after: LAST_COMPACTION }))).toEqual([
+      'q2',
+      'a2',
+      '── Chat auto-compacted ──',
+      'The conversation was compacted/summarized, consider this summary:\nwe talked',
+      'q3',
+    ]);
+    expect(texts(historyPage(kept, { before: LAST_COMPACTION }))).toEqual(['q1', 'a1']);
+    const page = historyPage(kept, {});
+    expect(texts(historyPage(kept, { before: (page.ok && page.compactionCursor) || '' }))).toEqual(['q1', 'a1']);
   });
 
   it('a chat never compacted ignores the sentinel, as ECA does, and has no compaction cursor', () => {
@@ -59,7 +74,8 @@ describe('historyPage', () => {
   });
 
   it('a limit that is not positive is no limit (ECA coerce-limit)', () => {
-    expect(texts(historyPage(chat, { limit: 0 }))).toHaveLength(chat.length);
+    // The summary replays as ECA's compact marker and the summary itself (messages.ts replayEvents).
+    expect(texts(historyPage(chat, { limit: 0 }))).toEqual(['q1', 'a1', '── Chat compacted ──', 'The conversation was compacted/summarized, consider this summary:\nwe talked', 'q2', 'a2']);
   });
 });
 

@@ -120,4 +120,30 @@ describe('contextBreakdown (ECA shared.clj context-breakdown)', () => {
     expect(scaled.categories.find((c) => c.name === 'System prompt')?.tokens).toBe(200);
     expect(scaled.contextLimit).toBeUndefined();
   });
+
+  it("counts the rules, the skills catalog and AGENTS.md apart, by their sections' ids (ECA split-system-prompt)", () => {
+    const agents = 'a'.repeat(200);
+    const rules = 'r'.repeat(80);
+    const inPlay = 'p'.repeat(40);
+    const skills = 'k'.repeat(120);
+    const hooks = 'h'.repeat(40);
+    const system = ['own text '.repeat(20), agents, rules, skills, inPlay, hooks].join('\n\n');
+    const sections = [
+      { id: 'instructions:/w/AGENTS.md', text: agents, stable: true },
+      { id: 'rules', text: rules, stable: true },
+      { id: 'skills', text: skills, stable: true },
+      { id: 'rules:in-play', text: inPlay, stable: false },
+      { id: 'hooks:chatStart', text: hooks, stable: false },
+    ];
+    const b = contextBreakdown({ ...req, system, sections }, undefined, undefined);
+    expect(b.categories.map((c) => [c.name, c.tokens])).toEqual([
+      ['System prompt', Math.ceil(system.length / 4) - 50 - 30 - 30],
+      ['Rules', 30],
+      ['Skills', 30],
+      ['AGENTS.md', 50],
+      ['Tool definitions', expect.any(Number)],
+      ['Tool calls', expect.any(Number)],
+      ['Conversation', expect.any(Number)],
+    ]);
+  });
 });

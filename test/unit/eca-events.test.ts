@@ -113,7 +113,9 @@ describe('ECA translation of core events', () => {
       'assistant:reasonFinished',
       'assistant:text',
       'assistant:toolCallRejected',
+      // ECA chat.clj `message->contents`: the compact marker, then the summary as a user message.
       'system:text',
+      'user:text',
     ]);
     // A rejection stored without its reason replays as the user's.
     expect(out[5].params).toMatchObject({ content: { reason: 'user' } });

@@ -90,6 +90,11 @@ describe('messages', () => {
     const replay = replayEvents(history).flatMap((e) => toEcaNotifications('c', e).flatMap((n) => (n.method === 'chat/contentReceived' ? [{ role: n.params.role, content: n.params.content }] : [])));
     expect(replay[0]).toEqual({ role: 'user', content: { type: 'text', text: 'old' } });
     expect(replay.find((r) => r.content.type === 'text' && r.content.text === 'q')).toBeDefined();
-    expect(replay.map((r) => r.content.type)).toEqual(['text', 'text', 'text', 'reasonStarted', 'reasonText', 'reasonFinished', 'toolCalled']);
+    // The summary: ECA's compact marker (system), then the summary as a user message.
+    expect(replay.slice(1, 3)).toEqual([
+      { role: 'system', content: { type: 'text', text: '── Chat compacted ──' } },
+      { role: 'user', content: { type: 'text', text: 'The conversation was compacted/summarized, consider this summary:\nwe talked' } },
+    ]);
+    expect(replay.map((r) => r.content.type)).toEqual(['text', 'text', 'text', 'text', 'reasonStarted', 'reasonText', 'reasonFinished', 'toolCalled']);
   });
 });
