@@ -35,7 +35,7 @@ describe('config keys', () => {
         welcomeMessage: 'still applied',
         toolCall: { approval: { byDefualt: 'deny', deny: { grep: { argMatchers: {} } } } },
         chat: { maxRetrys: 2 },
-        hooks: { pre: {} },
+        customTools: { pre: {} },
       }),
     );
     const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url) }));
@@ -49,12 +49,12 @@ describe('config keys', () => {
     expect(shown).toContain(`Invalid config in ${file} at toolCall.approval.deny.grep.argMatchers: unknown key "argMatchers"; did you mean "argsMatchers"?`);
     expect(shown).toContain(`Invalid config in ${file} at chat.maxRetrys: unknown key "maxRetrys"; did you mean "maxRetries"?`);
     // An ECA key is not a typo, and the editor is not bothered with it.
-    expect(shown.some((m) => m.includes('hooks'))).toBe(false);
+    expect(shown.some((m) => m.includes('customTools'))).toBe(false);
 
     const report = await doctor(home, workspace());
     expect(report).toContain('at mcpServer: unknown key "mcpServer"; did you mean "mcpServers"?');
     expect(report).toContain('Config warning in');
-    expect(report).toContain('at hooks: "hooks" is an ECA setting patchbay does not implement; ignored');
+    expect(report).toContain('at customTools: "customTools" is an ECA setting patchbay does not implement; ignored');
     expect(report).not.toContain('Config problems: none');
   });
 

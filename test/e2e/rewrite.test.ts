@@ -96,7 +96,10 @@ describe('rewrite/prompt', () => {
     llm().script([{ text: 'ok' }]);
     const root = workspace();
     writeFileSync(join(root, 'app.min.js'), `${'a'.repeat(1_500_000)}TARGET${'b'.repeat(1_500_000)}`);
-    const p = await started(fakeProviderConfig(llm().url), root);
+    // A model with a 1000-token context: the window is its floor (4096 characters).
+    const config = fakeProviderConfig(llm().url);
+    Object.assign(config, { providers: { fake: { api: 'openai-chat', url: `${llm().url}/v1`, key: 'test-key', models: { m1: { limit: { context: 1000, output: 100 } } } } } });
+    const p = await started(config, root);
     const sel = { start: { line: 1, character: 1_500_000 }, end: { line: 1, character: 1_500_006 } };
     await p.request(ECA.rewritePrompt, { id: 'rw-big', text: 'TARGET', prompt: 'x', path: 'app.min.js', range: sel });
     await ended(p, 'rw-big');
