@@ -42,8 +42,17 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
+/**
+ * The tiny model's tokenizer spends about a token per character, so patchbay's tools and system
+ * prompt (about 20,000 characters) need more than the default 8192-token context; it was trained
+ * for 32768.
+ */
+const TINY = { contextSize: 16384, limit: { context: 16384, output: 2048 } };
+
 function localServer(model: string): EcaProc {
-  return track(new EcaProc({ home: tempDir(), config: { chat: { generateTitles: false } }, env: { PATCHBAY_LOCAL_MODEL: model } }));
+  // The model is named after its file (caller.gguf → local/caller).
+  const name = model.slice(model.lastIndexOf('/') + 1).replace(/\.gguf$/, '');
+  return track(new EcaProc({ home: tempDir(), config: { chat: { generateTitles: false }, providers: { local: { models: { [name]: TINY } } } }, env: { PATCHBAY_LOCAL_MODEL: model } }));
 }
 
 const texts = (p: EcaProc, chatId: string) => p.contents(chatId).filter((c) => c.role === 'assistant' && c.content.type === 'text');
@@ -153,7 +162,7 @@ describe('the CLI with the local model', () => {
   it('`patchbay chat "…"` answers with no key and no Ollama (the README command, pointed at the tiny model)', async () => {
     const home = tempDir();
     // The default model's output limit (2048 tokens) applies; a small one keeps the test short.
-    const config = JSON.stringify({ providers: { local: { models: { tiny: { limit: { context: 8192, output: 48 } } } } }, gateway: { port: 0 } });
+    const config = JSON.stringify({ providers: { local: { models: { tiny: { ...TINY, limit: { context: 16384, output: 48 } } } } }, gateway: { port: 0 } });
     const r = await cli(['chat', 'hello'], { PATCHBAY_LOCAL_MODEL: tiny.path, PATCHBAY_CONFIG: config }, home);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toMatch(/^[a-z ]{20,}/);
@@ -161,7 +170,7 @@ describe('the CLI with the local model', () => {
 
   it('`patchbay chat` downloads the default local model on first use and reports the download', async () => {
     const home = tempDir();
-    const config = JSON.stringify({ providers: { local: { models: { tiny: { limit: { context: 8192, output: 16 } } } } }, gateway: { port: 0 } });
+    const config = JSON.stringify({ providers: { local: { models: { tiny: { ...TINY, limit: { context: 16384, output: 16 } } } } }, gateway: { port: 0 } });
     const r = await cli(['chat', 'hello'], { PATCHBAY_LOCAL_MODEL: `${base}/tiny.gguf`, PATCHBAY_CONFIG: config }, home);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/Downloading 127\.0\.0\.1_\d+_tiny\.gguf: 100% \(/);
