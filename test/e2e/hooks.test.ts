@@ -5,6 +5,7 @@
  * (eca chat/lifecycle.clj `notify-before-hook-action!` / `notify-after-hook-action!`, rendered by
  * eca-emacs eca-chat.el `eca-chat--handle-content` "hookActionStarted"/"hookActionFinished").
  */
+import { isAlive } from '../../src/util/pid.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -39,15 +40,6 @@ const lastToolMessage = () =>
     .requests.at(-1)!
     .body.messages.filter((m: any) => m.role === 'tool')
     .at(-1);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('hooks', () => {
   // hooks.md "preToolCall": exit 2 rejects the call, stderr is the reason the LLM reads (tool_calls.clj `process-pre-tool-call-hook-result`).
@@ -176,7 +168,7 @@ describe('hooks', () => {
     expect(finished).toMatchObject({ name: 'hang', status: 1 });
     expect(finished.error).toMatch(/timed out/);
     const child = Number(readFileSync(join(root, 'child.pid'), 'utf8'));
-    await expect.poll(() => alive(child), { timeout: 5_000 }).toBe(false);
+    await expect.poll(() => isAlive(child), { timeout: 5_000 }).toBe(false);
   });
 
   // Issue 18 "Done when": a hook command that does not exist or prints garbage is reported by doctor and in the chat.

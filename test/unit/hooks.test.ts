@@ -3,6 +3,7 @@
  * answers, the timeout killing the whole process group, the order hooks run in, continue:false,
  * matchers, and the merge of preToolCall's updatedInput (ECA docs/config/hooks.md; hooks.clj).
  */
+import { isAlive } from '../../src/util/pid.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -29,15 +30,6 @@ function engine(root: string, hooks: Record<string, HookConfig>, problems: strin
 
 const shell = (script: string, extra: Partial<HookConfig> = {}): HookConfig => ({ type: 'preRequest', actions: [{ type: 'shell', shell: script }], ...extra });
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('runAction', () => {
   it('passes the input on stdin and reports exit code, stdout and stderr', async () => {
     const cwd = await dir();
@@ -63,7 +55,7 @@ describe('runAction', () => {
     expect(r).toMatchObject({ exit: 1, timedOut: true });
     expect(r.stderr).toMatch(/timed out after 0.5 seconds/);
     const child = Number(readFileSync(join(cwd, 'child.pid'), 'utf8'));
-    await expect.poll(() => alive(child), { timeout: 5_000 }).toBe(false);
+    await expect.poll(() => isAlive(child), { timeout: 5_000 }).toBe(false);
   });
 
   it('a child left in the background holding the pipes is killed once the shell exited; one that let go of them is not', async () => {
@@ -71,12 +63,12 @@ describe('runAction', () => {
     const r = await runAction({ script: { shell: 'sleep 300 & echo $! > held.pid; echo done' }, cwd, input: '', timeoutMs: 30_000 });
     expect(r).toMatchObject({ exit: 0, stdout: 'done\n' });
     const held = Number(readFileSync(join(cwd, 'held.pid'), 'utf8'));
-    await expect.poll(() => alive(held), { timeout: 5_000 }).toBe(false);
+    await expect.poll(() => isAlive(held), { timeout: 5_000 }).toBe(false);
     // A deliberate background job (a notifier) that let go of the pipes runs on.
     await runAction({ script: { shell: 'sleep 300 >/dev/null 2>&1 </dev/null & echo $! > free.pid' }, cwd, input: '', timeoutMs: 30_000 });
     const free = Number(readFileSync(join(cwd, 'free.pid'), 'utf8'));
     await new Promise((r) => setTimeout(r, 300));
-    expect(alive(free)).toBe(true);
+    expect(isAlive(free)).toBe(true);
     process.kill(free, 'SIGKILL');
   });
 
@@ -222,7 +214,7 @@ describe('Hooks.trigger', () => {
     const pid = Number(readFileSync(join(root, 'a.pid'), 'utf8'));
     hooks.killAll();
     expect((await runs).map((r) => r.name)).toEqual(['a']);
-    expect(alive(pid)).toBe(false);
+    expect(isAlive(pid)).toBe(false);
     expect(existsSync(join(root, 'b.ran'))).toBe(false);
     // Nor later: a trigger after shutdown runs nothing.
     expect(await hooks.trigger('sessionEnd')).toEqual([]);
