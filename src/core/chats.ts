@@ -9,7 +9,9 @@ import type { ChatEvent, ChatStatus, TurnOutcome } from './events.js';
 import { replayEvents } from './messages.js';
 import { findContentIndex, forkTitle, historyPage, type HistoryPage, type HistoryWindow } from './chat-history.js';
 import { addFlag, removeFlag, type FlagResult } from './chat-flags.js';
-import { newId, rememberUserMessage, runTurn } from './turn.js';
+import { newId, rememberUserMessage } from './turn.js';
+import { resetWindow } from './compaction.js';
+import { unpin } from './pinned-prompt.js';
 import { hookedTurn } from './hooks/turn-hooks.js';
 import { clearsAtNextPrompt } from './tools/native/task-lists.js';
 import { EMPTY_TASK_LIST, taskDetails } from './tools/native/task-list.js';
@@ -49,6 +51,8 @@ export interface PromptInput {
    * shows with every prompt; null: none). Omitted: the chat keeps its own.
    */
   variant?: string | null;
+  /** The message is text for the model even when it starts with `/` (a subagent's task). */
+  literal?: boolean;
 }
 
 /**
@@ -147,7 +151,8 @@ export class ChatService {
     const agent = params.agent;
     const existing = params.chatId ? this.load(params.chatId) : undefined;
     const entry = this.resolveModel(params.model, existing);
-    const command = parseCommandLine(params.message);
+    // A subagent's task is text for its model, never a /command (ECA prompts the child directly).
+    const command = params.literal ? undefined : parseCommandLine(params.message);
     const known = command && this.commands.find(command.name);
     if (!entry && !known) {
       // Say it in the chat too (not every editor shows $/showMessage) and end the "turn" so the
@@ -202,6 +207,8 @@ export class ChatService {
       this.setStatus(chat, 'running', deps);
       const emit = (e: ChatEvent) => deps.events.event(chat.id, e);
       const tellProblems = () => {
+        // A subagent's chat shows inside its parent's call: the parent was told already.
+        if (chat.parentId) return;
         for (const p of deps.problems?.() ?? []) {
           if (chat.shownProblems.has(p)) continue;
           chat.shownProblems.add(p);
@@ -217,7 +224,10 @@ export class ChatService {
           if (ran.kind === 'show') emit({ type: 'notice', text: ran.text });
           else if (entry) {
             await deps.toolsReady?.(chat.id, abort.signal);
-            outcome = await runTurn(chat, entry, { userText: ran.userText, contextText: ran.contextText }, deps, abort);
+            // The prompt a command renders is a prompt like any other: stored, then through the prompt hooks.
+            const user = rememberUserMessage(chat, deps.store, ran.userText, cid);
+            user.attachContext(ran.contextText ?? '');
+            outcome = await hookedTurn(chat, entry, { userText: ran.userText, contentId: cid, userStored: true }, deps, abort, user);
           } else {
             deps.events.showMessage('warning', noModelMessage());
             outcome = { stopReason: 'error', error: noModelMessage() };
@@ -389,7 +399,7 @@ export class ChatService {
     chat.subagent = { def: spec.def, onStep: spec.onStep };
     this.live.set(chat.id, chat);
     this.deps.store.createChat({ id: chat.id, model: entry.id, agent, parentChatId: parent.id });
-    const handle = this.prompt({ chatId: chat.id, message: spec.task, model: entry.id });
+    const handle = this.prompt({ chatId: chat.id, message: spec.task, model: entry.id, literal: true });
     return { model: entry.id, done: handle.done };
   }
 
@@ -492,6 +502,9 @@ export class ChatService {
     chat.turn?.abort.abort();
     chat.approvals.settleAll();
     chat.stored.length = 0;
+    // What the cleared messages made due (compaction, pruning) and the prompt they were sent with go too.
+    resetWindow(chat);
+    unpin(chat);
     chat.usage = { inputTokens: 0, outputTokens: 0, cost: 0 };
     this.deps.store.clearMessages(chatId);
     this.deps.events.cleared(chatId);

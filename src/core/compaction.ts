@@ -34,6 +34,11 @@ export interface WindowState {
 
 const windows = new WeakMap<LiveChat, WindowState>();
 
+/** The chat's messages were cleared or rolled back: what the old ones made due (compaction, pruning) goes. */
+export function resetWindow(chat: LiveChat): void {
+  windows.delete(chat);
+}
+
 export function windowState(chat: LiveChat): WindowState {
   let s = windows.get(chat);
   if (!s) windows.set(chat, (s = { due: false }));

@@ -56,8 +56,7 @@ export class ContextWindow {
     private readonly emit: (e: ChatEvent) => void,
   ) {}
 
-  /** Before each request: compacts first when the last step reached the threshold (once a turn). */
-  /** Compacts when the last step made it due. A compact hook's `continue: false` is returned: the turn ends. */
+  /** Before each request: compacts when the last step made it due (once a turn). A compact hook's `continue: false` is returned: the turn ends. */
   async beforeRequest(): Promise<HookStop | undefined> {
     const state = windowState(this.chat);
     if (!state.due || this.autoCompacted) return undefined;

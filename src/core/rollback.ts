@@ -9,6 +9,7 @@
  * arriving meanwhile waits for the whole rollback, which is bounded by the checkpoint size limit).
  * Contents are read from the store one path at a time, and only the one each path gets back.
  */
+import { resetWindow } from './compaction.js';
 import { lstatSync, mkdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { LiveChat } from './chat.js';
@@ -179,6 +180,7 @@ export function rollbackChat(chat: LiveChat, deps: Pick<ChatDeps, 'store' | 'eve
   if (include.messages) {
     // The next prompt's LLM request is built from these: the removed turns must be gone from memory too.
     chat.stored.splice(0, chat.stored.length, ...store.messages(chat.id));
+    resetWindow(chat);
   }
   const notice = notRestored.length ? { role: 'system' as const, kind: 'notice' as const, text: notRestoredText(notRestored) } : undefined;
   if (notice) {

@@ -22,6 +22,7 @@ import { errorMessage, logger } from '../util/log.js';
 import { toolSpecs } from '../shapes/tool-names.js';
 import { requestPayload, variantNames } from '../shapes/variants.js';
 import { stoppedText, type HookStop } from './hooks/effects.js';
+import { hookChat } from './hooks/hook-chat.js';
 import { runToolCalls, subagentTools } from './subagents/step.js';
 import { subagentApproval } from './subagents/definitions.js';
 
@@ -76,6 +77,13 @@ export interface UserMessageHandle {
   drop(): void;
 }
 
+const stoppedOutcomes = new WeakSet<TurnOutcome>();
+
+/** The turn was ended by a hook's `continue: false` (hooks/turn-hooks.ts then runs no postRequest). */
+export function stoppedByHook(outcome: TurnOutcome): boolean {
+  return stoppedOutcomes.has(outcome);
+}
+
 /** Runs one turn; resolves with how it ended (a stop is reported by the caller, who knows why). */
 export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInput, deps: ChatDeps, abort: AbortController): Promise<TurnOutcome> {
   const { events, store } = deps;
@@ -87,6 +95,13 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
   const fail = (text: string): TurnOutcome => (emit({ type: 'error', text }), { stopReason: 'error', error: text });
   const progress = (text: string) => emit({ type: 'progress', text });
   const cancelled: TurnOutcome = { stopReason: 'cancelled' };
+  // A hook's `continue: false` ends the turn (ECA docs/config/hooks.md "Stopping"): no postRequest or follow-up after it.
+  const hookStopped = (stop: HookStop): TurnOutcome => {
+    emit({ type: 'notice', text: stoppedText(stop) });
+    const outcome: TurnOutcome = { stopReason: 'end_turn' };
+    stoppedOutcomes.add(outcome);
+    return outcome;
+  };
 
   /** The position `remember` stored the last message at (tool calls name their assistant message by it). */
   let lastSeq = 0;
@@ -156,7 +171,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     }
     const compactStop = await contextWindow.beforeRequest();
     if (signal.aborted) return cancelled;
-    if (compactStop) return (emit({ type: 'notice', text: stoppedText(compactStop) }), { stopReason: 'end_turn' });
+    if (compactStop) return hookStopped(compactStop);
     const tools = subagentTools(chat, deps.tools.visible({ agent, approval, disabled: config.disabledTools, chatId: chat.id }));
     progress(step === 0 ? 'Waiting model' : 'Continuing');
     const parts: AssistantPart[] = [];
@@ -291,7 +306,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         continue;
       }
       if (signal.aborted) return cancelled;
-      if (contextWindow.hookStop) return (emit({ type: 'notice', text: stoppedText(contextWindow.hookStop) }), { stopReason: 'end_turn' });
+      if (contextWindow.hookStop) return hookStopped(contextWindow.hookStop);
       log.warn(`chat ${chat.id}: ${errorMessage(failure)}`);
       return fail(`Error from ${entry.id}: ${recovered ?? errorMessage(failure)}`);
     }
@@ -326,7 +341,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         trusted: () => chat.trust,
         stopGraceMs: deps.stopGraceMs,
         roots: deps.roots,
-        ...(deps.hooks ? { hooks: { hooks: deps.hooks, chat: { chatId: chat.id, agent, model: entry.id, variant: chat.variant, emit } } } : {}),
+        ...(deps.hooks ? { hooks: { hooks: deps.hooks, chat: { ...hookChat(chat, deps), model: entry.id } } } : {}),
       });
       await tc.run();
       hookStop ??= tc.hookStop;
@@ -337,7 +352,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     };
     await runToolCalls(toolCalls, (call) => deps.tools.get(call.name, chat.id), runCall);
     // ECA docs/config/hooks.md "Stopping".
-    if (hookStop) return (emit({ type: 'notice', text: stoppedText(hookStop) }), { stopReason: 'end_turn' });
+    if (hookStop) return hookStopped(hookStop);
   }
   return fail(`Stopped after ${maxSteps} model steps without a final answer.`);
 }

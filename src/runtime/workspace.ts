@@ -43,7 +43,6 @@ import { workspaceHooks } from './hooks.js';
 import { StatusHooks, type Hooks } from '../core/hooks/index.js';
 import { AgentDefs } from './agent-defs.js';
 import { spawnAgentTool } from '../core/tools/spawn-agent.js';
-import type { SubagentObserver } from '../core/subagents/runner.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
 import { SqliteStore } from '../store/sqlite.js';
@@ -150,8 +149,6 @@ export class Workspace {
   private readonly statusHooks: StatusHooks;
   /** The subagents there are (./agent-defs.ts). */
   readonly agentDefs: AgentDefs;
-  /** Told where each subagent's child chat starts and ends (fill in `started` / `ended`, e.g. for hooks). */
-  readonly subagentObserver: SubagentObserver = {};
   readonly store: SqliteStore;
   readonly chats: ChatService;
   /** The @-mention file index of each root, by root. */
@@ -270,7 +267,7 @@ export class Workspace {
     // Subagents (core/subagents/): their definitions, and the tool that spawns them as child chats.
     this.agentDefs = new AgentDefs({ roots: () => this.roots, config: () => this.config, env: opts.env, trustedFolder: (root) => isTrustedFolder(this.home, root), board: this.board });
     void this.agentDefs.refresh();
-    this.tools.set('subagents', [spawnAgentTool({ defs: () => this.agentDefs.list(), chats: this.chats, maxParallel: () => this.config.subagents.maxParallel, observer: this.subagentObserver })]);
+    this.tools.set('subagents', [spawnAgentTool({ defs: () => this.agentDefs.list(), chats: this.chats, maxParallel: () => this.config.subagents.maxParallel })]);
     this.completer = new InlineCompleter(this.deps());
     this.rewriter = new Rewriter(this.deps());
     for (const { name, make } of makers) this.peers.set(name, make(this.peerHost(name)));

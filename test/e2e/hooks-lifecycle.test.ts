@@ -2,7 +2,7 @@
  * ECA's hooks around chats and the session over the built binary (eca docs/config/hooks.md is
  * the contract; each test names the ECA function whose behaviour it follows).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
@@ -26,6 +26,31 @@ async function prompt(p: EcaProc, message: string, chatId?: string, nth = 1): Pr
 const sh = (type: string, shell: string, extra: Record<string, unknown> = {}) => ({ type, actions: [{ type: 'shell', shell }], ...extra });
 
 describe('hooks around chats and the session', () => {
+  // lifecycle.clj `prompt-messages!` runs preRequest for every prompt, a command's rendered one included.
+  it("a custom command's prompt goes through preRequest: an exit 2 blocks it before the model is asked", async () => {
+    const { p, root } = await boot({ guard: sh('preRequest', `if grep -q 'to production'; then echo "no deploys today" >&2; exit 2; fi`) });
+    mkdirSync(join(root, '.patchbay', 'commands'), { recursive: true });
+    writeFileSync(join(root, '.patchbay', 'commands', 'deploy.md'), 'Deploy the app to production now.\n');
+    llm().script([{ text: 'deployed' }]);
+    const chatId = await prompt(p, '/deploy');
+    expect(llm().requests).toHaveLength(0);
+    expect(p.text(chatId)).not.toContain('deployed');
+  });
+
+  // hooks.md "Stopping": a turn a hook stopped runs no postRequest and no follow-up.
+  it('a preToolCall continue:false ends the turn without postRequest or its follow-up', async () => {
+    const { p, root } = await boot({
+      halt: sh('preToolCall', `echo '{"continue":false,"stopReason":"enough for today"}'`),
+      more: sh('postRequest', `touch "$PWD/post-ran"; echo '{"followUp":"keep going"}'`),
+    });
+    llm().script([{ toolCall: { id: 'c1', name: 'patchbay__read_file', args: { path: 'a.txt' } } }], [{ text: 'never' }]);
+    const chatId = await prompt(p, 'read it');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(existsSync(join(root, 'post-ran'))).toBe(false);
+    expect(llm().requests).toHaveLength(1);
+    expect(p.contents(chatId).some((c) => c.content.type === 'text' && String(c.content.text).includes('enough for today'))).toBe(true);
+  });
+
   // chat.clj `run-start-hooks!`: chatStart's additionalContext goes into the chat's instructions.
   it('chatStart additionalContext reaches the system prompt, once per chat, told whether it was resumed', async () => {
     const { p, root } = await boot({ start: sh('chatStart', `cat >> "$PWD/starts.jsonl"; echo '{"additionalContext":"Today is release day"}'`) });

@@ -8,7 +8,7 @@ import type { ModelEntry } from '../../shapes/llm.js';
 import type { LiveChat } from '../chat.js';
 import type { ChatDeps } from '../deps.js';
 import type { TurnOutcome } from '../events.js';
-import { newId, rememberUserMessage, runTurn, type TurnInput, type UserMessageHandle } from '../turn.js';
+import { newId, rememberUserMessage, runTurn, stoppedByHook, type TurnInput, type UserMessageHandle } from '../turn.js';
 import { hookChat } from './hook-chat.js';
 import { additionalContexts, blockedText, followUpOf, stopOf, stoppedText, wrapContext } from './effects.js';
 
@@ -71,7 +71,7 @@ export async function hookedTurn(chat: LiveChat, entry: ModelEntry, input: TurnI
 
   let outcome = await runTurn(chat, entry, input, deps, abort);
   for (let n = 0; n < MAX_FOLLOW_UPS; n++) {
-    if (outcome.stopReason !== 'end_turn' || signal.aborted) return outcome;
+    if (outcome.stopReason !== 'end_turn' || signal.aborted || stoppedByHook(outcome)) return outcome;
     const data = { response: lastAnswer(chat), followUpActive: n > 0, ...(parentChatId ? { parentChatId } : {}) };
     const post = await hooks.trigger(parentChatId ? 'subagentPostRequest' : 'postRequest', { chat: chatHook, data, signal });
     const halt = stopOf(post);

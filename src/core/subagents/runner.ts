@@ -36,18 +36,11 @@ export interface ChildChats {
   messages(chatId: string): StoredMessage[];
 }
 
-/** Where a child chat starts and ends, for whoever wants to know (hooks: ECA's `subagentStart`). */
-export interface SubagentObserver {
-  started?(info: { chatId: string; parentChatId: string; agent: string; task: string }): void;
-  ended?(info: { chatId: string; parentChatId: string; agent: string; outcome: TurnOutcome }): void;
-}
-
 export async function runSubagent(
   def: SubagentDef,
   call: { task: string; activity?: string; model?: string; variant?: string; /** The child chat's id (child-ids.ts). */ chatId: string },
   ctx: ToolContext,
   chats: ChildChats,
-  observer: SubagentObserver = {},
 ): Promise<ToolResult> {
   const parentId = ctx.chatId;
   const id = call.chatId;
@@ -68,7 +61,6 @@ export async function runSubagent(
   const started = chats.startSubagent({ id, parentId, def, model: call.model, variant: call.variant, task, onStep: (step) => ctx.setDetails?.(details(step)) });
   if ('error' in started) return textResult(started.error, true);
   model = started.model;
-  observer.started?.({ chatId: id, parentChatId: parentId, agent: def.name, task: call.task });
   const onAbort = () => chats.stop(id);
   if (ctx.signal.aborted) onAbort();
   else ctx.signal.addEventListener('abort', onAbort, { once: true });
@@ -78,7 +70,6 @@ export async function runSubagent(
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
   }
-  observer.ended?.({ chatId: id, parentChatId: parentId, agent: def.name, outcome });
   const answer = finalText(chats.messages(id));
   if (ctx.signal.aborted || outcome.stopReason === 'cancelled') return textResult(`Agent '${def.name}' was stopped because the parent chat was stopped.`, true);
   if (outcome.stopReason === 'error') {

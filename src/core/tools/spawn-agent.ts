@@ -9,7 +9,7 @@ import { defineNativeTool } from '../../shapes/define-tool.js';
 import { textResult, type Tool } from '../../shapes/tool.js';
 import type { SubagentDef } from '../subagents/definitions.js';
 import { ChildIds } from '../subagents/child-ids.js';
-import { runSubagent, type ChildChats, type SubagentObserver } from '../subagents/runner.js';
+import { runSubagent, type ChildChats } from '../subagents/runner.js';
 
 export const SPAWN_AGENT = 'spawn_agent';
 /** ECA cuts the UI label to this many characters (agent.clj `activity-summary-max-length`). */
@@ -41,7 +41,6 @@ export interface SpawnAgentOptions {
   defs(): SubagentDef[];
   chats: ChildChats & { isSubagent(chatId: string): boolean; modelOf(chatId: string): string | undefined };
   maxParallel(): number;
-  observer?: SubagentObserver;
 }
 
 export function spawnAgentTool(opts: SpawnAgentOptions): Tool {
@@ -65,7 +64,7 @@ export function spawnAgentTool(opts: SpawnAgentOptions): Tool {
         return textResult(`Agent "${args.agent}" not found or not available. Available agents: ${names.length ? names.join(', ') : 'none'}.`, true);
       }
       const chatId = childIds.claim(ctx.chatId, ctx.toolCallId ?? `${Date.now()}`);
-      return runSubagent(def, { task: args.task, activity: activity(args.activity), model: args.model, variant: args.variant, chatId }, ctx, opts.chats, opts.observer);
+      return runSubagent(def, { task: args.task, activity: activity(args.activity), model: args.model, variant: args.variant, chatId }, ctx, opts.chats);
     },
   });
   // Read per request: the list of subagents changes with their files and the config.
