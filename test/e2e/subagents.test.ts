@@ -350,3 +350,21 @@ describe('agents defined in Markdown files (ECA docs/config/agents.md)', () => {
     expect(report).toMatch(/Problem: Agent file .*nodesc\.md is skipped/);
   });
 });
+
+describe('a child chat is a prompt for its model', () => {
+  // agent.clj `spawn-agent` prompts the child with the task as is; a task that starts with "/" is
+  // not a command (here /compact would summarise instead of asking the model). The workspace's bad
+  // files were told in the parent already: the child does not repeat them inside the call's block.
+  it('a task starting with / reaches the child model as text, and the child repeats no problem notice', async () => {
+    const root = workspace({ 'a.txt': 'alpha\n', '.patchbay/rules/broken.md': '---\npaths: [unclosed\n---\nx\n' });
+    const { p } = await boot({ root });
+    route(EXPLORER, () => [{ text: 'child read the task' }], { first: [spawn('lt', { agent: 'explorer', task: '/compact everything you find' })], then: [{ text: 'parent done' }] });
+    const chatId = await prompt(p, 'go');
+    await p.turnDone(chatId, 1, 30_000);
+    const child = chatRequests().find((b) => system(b).includes(EXPLORER));
+    expect(child && lastUser(child)).toContain('/compact everything you find');
+    const notices = (id: string) => p.contents(id).filter((c) => c.content.type === 'text' && String(c.content.text).includes('broken.md'));
+    expect(notices(chatId)).toHaveLength(1);
+    expect(notices('subagent-lt')).toEqual([]);
+  });
+});
