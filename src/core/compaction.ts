@@ -12,6 +12,7 @@ import type { ChatDeps } from './deps.js';
 import { SUMMARY_HEAD, sentMessages, toLlmMessages, type StoredMessage } from './messages.js';
 import { estimateTokens, pruneToolResults } from './context-size.js';
 import { errorMessage } from '../util/log.js';
+import { chargeUsage, type StepUsage } from './usage.js';
 import { afterCompact, beforeCompact } from './hooks/compact-hooks.js';
 import type { HookStop } from './hooks/effects.js';
 
@@ -135,24 +136,6 @@ export async function compactChat(chat: LiveChat, deps: ChatDeps, opts: CompactO
     ...(entry.limit ? { limit: entry.limit } : {}),
   });
   return { ok: true, summary: msg.text, kept, ...(after.stop ? { stop: after.stop } : {}) };
-}
-
-type StepUsage = { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number };
-
-/** Adds a request's tokens and cost to the chat's totals (as turn.ts `reportUsage` does for a step); its cost when priced. */
-function chargeUsage(chat: LiveChat, entry: ModelEntry, u: StepUsage, deps: ChatDeps): number | undefined {
-  const cost = deps.cost(entry, u);
-  const read = (chat.usage.cacheReadTokens ?? 0) + (u.cacheReadTokens ?? 0);
-  const write = (chat.usage.cacheWriteTokens ?? 0) + (u.cacheWriteTokens ?? 0);
-  chat.usage = {
-    inputTokens: chat.usage.inputTokens + u.inputTokens,
-    outputTokens: chat.usage.outputTokens + u.outputTokens,
-    cost: chat.usage.cost + (cost ?? 0),
-    ...(read ? { cacheReadTokens: read } : {}),
-    ...(write ? { cacheWriteTokens: write } : {}),
-  };
-  deps.store.updateChat(chat.id, { usage: chat.usage });
-  return cost;
 }
 
 /** What the summary must keep: ECA's compact prompt asks for the same points. */

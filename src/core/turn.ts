@@ -23,6 +23,7 @@ import { toolSpecs } from '../shapes/tool-names.js';
 import { requestPayload, variantNames } from '../shapes/variants.js';
 import { stoppedText, type HookStop } from './hooks/effects.js';
 import { hookChat } from './hooks/hook-chat.js';
+import { chargeUsage, type StepUsage } from './usage.js';
 import { runToolCalls, subagentTools } from './subagents/step.js';
 import { subagentApproval } from './subagents/definitions.js';
 
@@ -384,21 +385,8 @@ function stopReasonOf(finish: Extract<LlmEvent, { type: 'finish' }>['reason'] | 
   return finish === 'length' ? 'max_tokens' : finish === 'refusal' ? 'refusal' : 'end_turn';
 }
 
-function reportUsage(
-  chat: LiveChat,
-  entry: ModelEntry,
-  u: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number },
-  deps: ChatDeps,
-  windowUse?: StepContext,
-): void {
-  const cost = deps.cost(entry, u);
-  chat.usage = {
-    inputTokens: chat.usage.inputTokens + u.inputTokens,
-    outputTokens: chat.usage.outputTokens + u.outputTokens,
-    cost: chat.usage.cost + (cost ?? 0),
-    ...cacheTotals(chat.usage, u),
-  };
-  deps.store.updateChat(chat.id, { usage: chat.usage });
+function reportUsage(chat: LiveChat, entry: ModelEntry, u: StepUsage, deps: ChatDeps, windowUse?: StepContext): void {
+  const cost = chargeUsage(chat, entry, u, deps);
   deps.events.event(chat.id, {
     type: 'usage',
     // ECA shared.clj `usage-sumary`: the last request's tokens, not the chat's sum.
@@ -409,13 +397,6 @@ function reportUsage(
     ...(entry.limit ? { limit: entry.limit } : {}),
     ...windowUse,
   });
-}
-
-/** The chat's prompt-cache totals with this step's added; none until a step reports some. */
-function cacheTotals(total: Usage, step: { cacheReadTokens?: number; cacheWriteTokens?: number }): Pick<Usage, 'cacheReadTokens' | 'cacheWriteTokens'> {
-  const read = (total.cacheReadTokens ?? 0) + (step.cacheReadTokens ?? 0);
-  const write = (total.cacheWriteTokens ?? 0) + (step.cacheWriteTokens ?? 0);
-  return { ...(read ? { cacheReadTokens: read } : {}), ...(write ? { cacheWriteTokens: write } : {}) };
 }
 
 /** `2`, `0.5`, `12`: whole seconds once the wait is long enough for tenths not to matter. */
