@@ -72,6 +72,10 @@ export interface FrontEnd {
   diagnostics?: (uri?: string) => Promise<EditorDiagnostic[]>;
   /** Puts a question to the user mid-turn; the `ask_user` tool is offered only when it is set. */
   ask?: AskUser;
+  /** The editor reads and writes files for the file tools (its unsaved buffers), when it can (ACP `fs/*`). */
+  files?: Pick<EditorBridge, 'readTextFile' | 'writeTextFile'>;
+  /** The editor runs `shell_command` in a terminal it shows, when it can (ACP `terminal/*`). */
+  terminal?: EditorBridge['runInTerminal'];
 }
 
 export interface WorkspaceOptions {
@@ -563,7 +567,11 @@ export class Workspace {
   /** The front end's diagnostics (when it has them) merged with the peers' own (language servers). */
   private mergedEditor(): EditorBridge {
     const theirs = this.opts.frontEnd.diagnostics;
+    const { files, terminal } = this.opts.frontEnd;
     return {
+      ...(files?.readTextFile ? { readTextFile: files.readTextFile } : {}),
+      ...(files?.writeTextFile ? { writeTextFile: files.writeTextFile } : {}),
+      ...(terminal ? { runInTerminal: terminal } : {}),
       getDiagnostics: async (uri?: string) => {
         const path = uri ? fileURLToPath(uri) : undefined;
         const own: EditorDiagnostic[] = this.all().flatMap((p) => p.diagnostics?.(path) ?? []);

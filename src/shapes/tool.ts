@@ -88,6 +88,57 @@ export interface ToolResult {
 export interface EditorBridge {
   /** `editor/getDiagnostics`; undefined when the client did not declare the capability. */
   getDiagnostics?: (uri?: string) => Promise<EditorDiagnostic[]>;
+  /**
+   * The editor's text of a file, its unsaved changes included (ACP `fs/read_text_file`); unset when
+   * the client cannot. `path` is absolute and was already checked (containment, protected paths) on
+   * disk: the editor is asked only for what the tool could have read itself.
+   */
+  readTextFile?: (req: EditorFileRead) => Promise<string>;
+  /** Writes a file through the editor (ACP `fs/write_text_file`), so its open buffers follow; same checks first. */
+  writeTextFile?: (req: EditorFileWrite) => Promise<void>;
+  /**
+   * Runs a command in a terminal the editor shows (ACP `terminal/*`); unset when the client has none.
+   * Always settles; the signal kills the command (and releases the terminal).
+   */
+  runInTerminal?: (req: TerminalRunRequest) => Promise<TerminalRunResult>;
+}
+
+/** Who asks the editor: the chat (a subagent's chat too) and the tool call, for the editor to place the request. */
+export interface EditorRequestScope {
+  chatId: string;
+  toolCallId?: string;
+  signal: AbortSignal;
+}
+
+export interface EditorFileRead extends EditorRequestScope {
+  path: string;
+}
+
+export interface EditorFileWrite extends EditorRequestScope {
+  path: string;
+  content: string;
+}
+
+export interface TerminalRunRequest extends EditorRequestScope {
+  /** The program and its arguments (a shell line runs as the shell with `-c`). */
+  command: string;
+  args: string[];
+  cwd: string;
+  env?: Record<string, string>;
+  /** Output beyond this many bytes is dropped from the start (the editor keeps the end). */
+  outputByteLimit: number;
+  timeoutMs: number;
+}
+
+export interface TerminalRunResult {
+  output: string;
+  truncated: boolean;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** The terminal could not be created or read: why (the tool says so instead of running). */
+  error?: string;
 }
 
 export interface EditorDiagnostic {
