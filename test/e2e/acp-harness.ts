@@ -103,9 +103,9 @@ export class AcpProc {
   }
 
   /** The text of a session's agent message chunks. */
-  text(sessionId: string, kind: SessionUpdate['sessionUpdate'] = 'agent_message_chunk'): string {
+  text(sessionId: string, kind: 'agent_message_chunk' | 'agent_thought_chunk' | 'user_message_chunk' = 'agent_message_chunk'): string {
     return this.updates(sessionId)
-      .flatMap((u) => (u.sessionUpdate === kind && 'content' in u && !Array.isArray(u.content) && u.content.type === 'text' ? [u.content.text] : []))
+      .flatMap((u) => (u.sessionUpdate === kind && u.content.type === 'text' ? [u.content.text] : []))
       .join('');
   }
 
