@@ -92,7 +92,8 @@ export async function runTerminal(client: TerminalClient, req: TerminalRunReques
       return stopped(result, first);
     }
     if (!first.ok) return { ...result, error: `the editor could not create a terminal: ${first.error}` };
-    const id = first.value.id;
+    const id = first.value?.id;
+    if (typeof id !== 'string' || !id) return { ...result, error: 'the editor answered terminal/create without a terminal id' };
     try {
       try {
         onTerminal?.(id);
@@ -129,9 +130,16 @@ async function runIn(client: TerminalClient, id: string, byteLimit: number, stop
     if (result.timedOut || result.aborted) return { ...result, exitCode: exit?.exitCode ?? null, signal: exit?.signal ?? null };
     return { ...base, error: `the editor's terminal output could not be read: ${out.error}` };
   }
-  exit ??= out.value.exitStatus ?? undefined;
+  // wait_for_exit's answer first; the output's exitStatus fills in what it left out.
+  const status = out.value.exitStatus ?? undefined;
   const { text, cut } = keepLastBytes(typeof out.value.output === 'string' ? out.value.output : '', byteLimit);
-  return { ...result, output: text, truncated: out.value.truncated === true || cut, exitCode: exit?.exitCode ?? null, signal: exit?.signal ?? null };
+  return {
+    ...result,
+    output: text,
+    truncated: out.value.truncated === true || cut,
+    exitCode: exit?.exitCode ?? status?.exitCode ?? null,
+    signal: exit?.signal ?? status?.signal ?? null,
+  };
 }
 
 function stopped(r: TerminalRunResult, why: Stop): TerminalRunResult {

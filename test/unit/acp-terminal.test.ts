@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runTerminal, sdkTerminalClient, type TerminalHandleLike } from '../../src/server/acp-terminal.js';
+import { runTerminal, sdkTerminalClient, type TerminalClient, type TerminalHandleLike } from '../../src/server/acp-terminal.js';
 import type { TerminalRunRequest } from '../../src/shapes/tool.js';
 import { isAlive } from '../../src/util/pid.js';
 import { ProcessTerminalClient, type Misbehaviour } from '../support/process-terminal-client.js';
@@ -41,6 +41,17 @@ function request(line: string, cwd: string, extra: Partial<TerminalRunRequest> =
     outputByteLimit: 10_000,
     timeoutMs: 30_000,
     ...extra,
+  };
+}
+
+/** A client that answers at once: terminal t-1, exit 7, output "x". */
+function scripted(): TerminalClient {
+  return {
+    createTerminal: async () => ({ id: 't-1' }),
+    waitForExit: async () => ({ exitCode: 7 }),
+    output: async () => ({ output: 'x', truncated: false, exitStatus: { exitCode: 7 } }),
+    kill: async () => ({}),
+    release: async () => ({}),
   };
 }
 
@@ -164,6 +175,13 @@ describe.skipIf(process.platform === 'win32')('runTerminal (ACP terminal/*)', ()
     const r = await runTerminal(client, request('sleep 30', dir, { timeoutMs: 200 }));
     expect(r.timedOut).toBe(true);
     expect(client.methods()).toEqual(['create', 'waitForExit', 'kill', 'output', 'release']);
+  });
+
+  it('a create answer without a terminal id is an error; an empty wait_for_exit answer is filled in from the output', async () => {
+    const noId = { ...scripted(), createTerminal: async () => ({}) as { id: string } };
+    expect((await runTerminal(noId, request('true', '/'))).error).toBe('the editor answered terminal/create without a terminal id');
+    const quiet = { ...scripted(), waitForExit: async () => ({}) };
+    expect(await runTerminal(quiet, request('true', '/'))).toMatchObject({ exitCode: 7, signal: null, output: 'x' });
   });
 
   it('sdkTerminalClient drives the SDK handle of each terminal it created', async () => {
