@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatEvent } from '../../src/core/events.js';
 import { Workspace } from '../../src/runtime/workspace.js';
-import { runTerminal } from '../../src/server/acp-terminal.js';
+import { runTerminal } from '../../src/server/acp/terminal.js';
 import type { TerminalRunRequest } from '../../src/shapes/tool.js';
 import { isAlive } from '../../src/util/pid.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';

@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { CreateTerminalRequest, TerminalOutputResponse, WaitForTerminalExitResponse } from '@agentclientprotocol/sdk';
-import type { TerminalClient } from '../../src/server/acp-terminal.js';
+import type { TerminalClient } from '../../src/server/acp/terminal.js';
 
 export interface Misbehaviour {
   /** `terminal/create` fails with this message. */

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { agent, client, methods } from '@agentclientprotocol/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runTerminal, sdkTerminalClient } from '../../src/server/acp-terminal.js';
+import { runTerminal, sdkTerminalClient } from '../../src/server/acp/terminal.js';
 import type { TerminalRunResult } from '../../src/shapes/tool.js';
 import { isAlive } from '../../src/util/pid.js';
 import { ProcessTerminalClient } from '../support/process-terminal-client.js';

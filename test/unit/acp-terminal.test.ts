@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runTerminal, sdkTerminalClient, type TerminalClient, type TerminalHandleLike } from '../../src/server/acp-terminal.js';
+import { runTerminal, sdkTerminalClient, type TerminalClient, type TerminalHandleLike } from '../../src/server/acp/terminal.js';
 import type { TerminalRunRequest } from '../../src/shapes/tool.js';
 import { isAlive } from '../../src/util/pid.js';
 import { ProcessTerminalClient, type Misbehaviour } from '../support/process-terminal-client.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobRegistry } from '../../src/core/jobs/index.js';
 import { shellCommandTool } from '../../src/core/tools/native/index.js';
-import { runTerminal } from '../../src/server/acp-terminal.js';
+import { runTerminal } from '../../src/server/acp/terminal.js';
 import type { EditorBridge, TerminalRunRequest, TerminalRunResult } from '../../src/shapes/tool.js';
 import { isAlive } from '../../src/util/pid.js';
 import { ProcessTerminalClient, type Misbehaviour } from '../support/process-terminal-client.js';

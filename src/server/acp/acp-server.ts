@@ -48,6 +48,7 @@ import { promptParts } from './prompt-content.js';
 import { applyOption, configOptions, modeState, type SessionChoice } from './session-options.js';
 import { availableCommands } from './commands.js';
 import { disposeWithin } from '../dispose-within.js';
+import { runTerminal, sdkTerminalClient } from './terminal.js';
 import { patchbayVersion } from '../../util/version.js';
 
 const log = logger('acp');
@@ -74,7 +75,15 @@ const AUTH_METHOD_IDS = new Set(['login', 'configured']);
 function authMethods(caps: ClientCapabilities): AuthMethod[] {
   return [
     ...(caps.auth?.terminal
-      ? [{ type: 'terminal' as const, id: 'login', name: 'Log in to a model provider', description: 'Runs `patchbay login` in a terminal: pick a provider, then log in or paste an API key.', args: ['login'] }]
+      ? [
+          {
+            type: 'terminal' as const,
+            id: 'login',
+            name: 'Log in to a model provider',
+            description: 'Runs `patchbay login` in a terminal: pick a provider, then log in or paste an API key.',
+            args: ['login'],
+          },
+        ]
       : []),
     {
       id: 'configured',
@@ -462,7 +471,21 @@ export class AcpServer {
           }
         : {}),
     };
-    return { canAsk: true, canShowDiffs: true, ...(fs.readTextFile || fs.writeTextFile ? { files } : {}) };
+    const terminal: FrontEnd['terminal'] = (req) => {
+      const sessionId = this.sessionIdOf(req.chatId);
+      // The call shows the live terminal (ACP tool-calls.mdx "Terminals"): its id as the call's content.
+      const show = (terminalId: string) => {
+        const s = this.sessions.get(sessionId);
+        if (s && req.toolCallId)
+          this.send(s, { sessionUpdate: 'tool_call_update', toolCallId: toolCallIdOf(req.toolCallId, req.chatId === sessionId ? undefined : req.chatId), content: [{ type: 'terminal', terminalId }] });
+      };
+      return runTerminal(
+        sdkTerminalClient((p) => this.conn.client.createTerminal(p)),
+        { ...req, sessionId },
+        show,
+      );
+    };
+    return { canAsk: true, canShowDiffs: true, ...(fs.readTextFile || fs.writeTextFile ? { files } : {}), ...(this.caps.terminal ? { terminal } : {}) };
   }
 
   /** The session a chat's editor requests belong to (a subagent's: its root session's). */

@@ -12,7 +12,7 @@
  *   editor that stops answering cannot hold the tool call (or the turn) forever.
  */
 import type { CreateTerminalRequest, TerminalOutputResponse, WaitForTerminalExitResponse } from '@agentclientprotocol/sdk';
-import type { TerminalRunRequest, TerminalRunResult } from '../shapes/tool.js';
+import type { TerminalRunRequest, TerminalRunResult } from '../../shapes/tool.js';
 
 /**
  * The ACP terminal calls this helper needs, one per method. The SDK's `AgentContext.createTerminal`
