@@ -195,7 +195,7 @@ describe('edit_file through the editor', () => {
     expect(changes).toEqual([{ path: file, before: Buffer.from('const a = 1;\nconst b = 2; // unsaved\n'), afterHash: contentHash(Buffer.from(after)) }]);
   });
 
-  it("matches LF original_content against a CRLF buffer and writes CRLF, as on disk", async () => {
+  it('matches LF original_content against a CRLF buffer and writes CRLF, as on disk', async () => {
     const file = join(ws, 'crlf.txt');
     await writeFile(file, 'x\r\n');
     editor.buffers.set(file, 'one\r\ntwo\r\nthree\r\n');
