@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { editFileTool, readFileTool, writeFileTool } from '../../src/core/tools/native/index.js';
 import { contentHash } from '../../src/core/tools/checkpoint.js';
 import { protectedPath } from '../../src/core/protected-paths.js';
+import { OutsideWorkspaceError, resolveContained } from '../../src/util/contained.js';
 import type { EditorBridge, EditorFileRead, EditorFileWrite, FileCheckpoint, ToolContext } from '../../src/shapes/tool.js';
 import { context, removeDir, tempDir, text } from './tools-helpers.js';
 
@@ -264,6 +265,39 @@ describe('edit_file through the editor', () => {
     expect(editor.writes.map((w) => w.path)).toEqual([join(ws, 'innocent.txt')]);
   });
 
+  it('a folder swapped for a symlink out while the editor read is caught before the editor is asked to write', async () => {
+    await mkdir(join(ws, 'd'));
+    await writeFile(join(ws, 'd', 'f.txt'), 'inside\n');
+    await writeFile(join(outside, 'f.txt'), 'inside\n');
+    editor.duringRead = async () => {
+      await rename(join(ws, 'd'), join(ws, 'd-was'));
+      await symlink(outside, join(ws, 'd'));
+    };
+    const r = await tool.call({ path: 'd/f.txt', original_content: 'inside', new_content: 'changed' }, ctx());
+    expect(r.error).toBe(true);
+    expect(text(r)).toMatch(/was moved outside the workspace while the call ran/);
+    expect(editor.writes).toEqual([]);
+    expect(changes).toEqual([]);
+  });
+
+  it('a stop while the editor is asked ends the call as cancelled, writing nothing', async () => {
+    await writeFile(join(ws, 'a.txt'), 'hello\n');
+    const ac = new AbortController();
+    const bridge = {
+      ...editor.bridge(),
+      // An editor that answers only when the request is cancelled (as the façade's request does on abort).
+      readTextFile: (req: EditorFileRead) =>
+        new Promise<string>((_, reject) => {
+          req.signal.addEventListener('abort', () => reject(new Error('request cancelled')));
+          ac.abort();
+        }),
+    };
+    const r = await tool.call({ path: 'a.txt', original_content: 'hello', new_content: 'bye' }, ctx({ bridge, signal: ac.signal }));
+    expect(r.error).toBe(true);
+    expect(text(r)).toBe('edit_file was cancelled.');
+    expect(editor.writes).toEqual([]);
+  });
+
   it('with a read-only bridge (no writeTextFile), reads the buffer and writes disk', async () => {
     const file = join(ws, 'a.txt');
     await writeFile(file, 'disk\n');
@@ -340,5 +374,37 @@ describe('write_file through the editor', () => {
     const r = await tool.call({ path: 'plain.txt', content: 'disk\n' }, ctx({ bridge: {} }));
     expect(r.error).toBe(false);
     expect(await readFile(join(ws, 'plain.txt'), 'utf8')).toBe('disk\n');
+  });
+});
+
+// The check made before a path is handed to the editor (util/contained.ts), by both methods: through
+// /proc/self/fd on Linux, and the portable one.
+describe.each(['fd', 'path'] as const)('resolveContained (via %s)', (via) => {
+  it('finds where a path really leads, following symlinks (a dangling one too) and judging a missing file by its folder', async () => {
+    await mkdir(join(ws, 'd'));
+    await writeFile(join(ws, 'd', 'f.txt'), 'x');
+    await symlink(join(ws, 'd'), join(ws, 'dl'));
+    await symlink('f.txt', join(ws, 'd', 'rel'));
+    await symlink(join(ws, 'd', 'later.txt'), join(ws, 'dangling'));
+    const opts = { roots: [ws], via };
+    expect(await resolveContained(join(ws, 'dl', 'rel'), opts)).toEqual({ real: join(ws, 'd', 'f.txt'), kind: 'file' });
+    expect(await resolveContained(join(ws, 'dangling'), opts)).toEqual({ real: join(ws, 'd', 'later.txt'), kind: 'missing' });
+    expect(await resolveContained(join(ws, 'dl'), opts)).toEqual({ real: join(ws, 'd'), kind: 'directory' });
+    await expect(resolveContained(join(ws, 'no', 'such', 'x'), opts)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await resolveContained(join(ws, 'no', 'such', 'x'), { ...opts, mkdirs: true })).toEqual({ real: join(ws, 'no', 'such', 'x'), kind: 'missing' });
+    expect((await stat(join(ws, 'no', 'such'))).isDirectory()).toBe(true);
+  });
+
+  it('refuses what leads outside (making no folder there) unless unconfined, and asks the guard about the real path', async () => {
+    await symlink(outside, join(ws, 'out'));
+    const opts = { roots: [ws], via, mkdirs: true };
+    await expect(resolveContained(join(ws, 'out', 'new', 'x'), opts)).rejects.toBeInstanceOf(OutsideWorkspaceError);
+    expect(await exists(join(outside, 'new'))).toBe(false);
+    expect(await resolveContained(join(ws, 'out', 'x'), { ...opts, confined: false })).toEqual({ real: join(outside, 'x'), kind: 'missing' });
+    const asked: string[] = [];
+    const guard = async (real: string) => (asked.push(real), real.endsWith('.env') ? 'secrets' : undefined);
+    await symlink(join(ws, '.env'), join(ws, 'innocent'));
+    await expect(resolveContained(join(ws, 'innocent'), { roots: [ws], via, guard })).rejects.toMatchObject({ protectedWhy: 'secrets' });
+    expect(asked).toEqual([join(ws, '.env')]);
   });
 });
