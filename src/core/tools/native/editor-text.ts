@@ -9,6 +9,9 @@
  * it, while the file we just checked is there. Any other failure, and every failed write, is a tool
  * error the model reads ("the editor said: …"): writing disk behind the editor's back would leave
  * its buffer and the file disagreeing, and the user would not know which one the model changed.
+ *
+ * Checkpoints hold the editor's text the change was made on (unsaved changes included); a
+ * rollback (../../rollback.ts) restores through disk, as always, and the editor reloads the file.
  */
 import { readFile } from 'node:fs/promises';
 import type { ToolContext } from '../../../shapes/tool.js';
