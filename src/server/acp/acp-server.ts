@@ -476,8 +476,7 @@ export class AcpServer {
       // The call shows the live terminal (ACP tool-calls.mdx "Terminals"): its id as the call's content.
       const show = (terminalId: string) => {
         const s = this.sessions.get(sessionId);
-        if (s && req.toolCallId)
-          this.send(s, { sessionUpdate: 'tool_call_update', toolCallId: toolCallIdOf(req.toolCallId, req.chatId === sessionId ? undefined : req.chatId), content: [{ type: 'terminal', terminalId }] });
+        if (s && req.toolCallId) this.send(s, s.translator.terminal(toolCallIdOf(req.toolCallId, req.chatId === sessionId ? undefined : req.chatId), terminalId));
       };
       return runTerminal(
         sdkTerminalClient((p) => this.conn.client.createTerminal(p)),
