@@ -66,4 +66,26 @@ describe('patchbay acp with the client’s fs and terminal', () => {
       .at(-1);
     expect(done).toMatchObject({ status: 'completed', content: expect.arrayContaining([{ type: 'terminal', terminalId: expect.any(String) as string }]) as unknown });
   });
+
+  it('ask_user is a form elicitation placed at its call; the answer reaches the model', async () => {
+    const { p, root } = start();
+    p.onElicit = () => ({ action: 'accept', content: { answer: 'Postgres' } });
+    await p.initialize({ elicitation: { form: {} } });
+    const sessionId = await p.newSession(root);
+    const question = { question: 'Which database?', options: [{ label: 'Postgres' }, { label: 'SQLite' }], allowFreeform: false };
+    llm().script([{ toolCall: { id: 'q1', name: 'patchbay__ask_user', args: question } }], [{ text: 'ok' }]);
+    expect((await p.prompt(sessionId, 'set up the db')).stopReason).toBe('end_turn');
+    expect(p.elicitations[0]).toMatchObject({ mode: 'form', sessionId, toolCallId: 'q1', message: 'Which database?' });
+    expect(JSON.stringify(p.elicitations[0])).toContain('"oneOf"');
+    expect(JSON.stringify(llm().requests[1]?.body)).toContain('Postgres');
+  });
+
+  it('without elicitation the model is not offered ask_user', async () => {
+    const { p, root } = start();
+    await p.initialize();
+    const sessionId = await p.newSession(root);
+    llm().script([{ text: 'hi' }]);
+    await p.prompt(sessionId, 'hello');
+    expect(JSON.stringify(llm().requests[0]?.body)).not.toContain('ask_user');
+  });
 });

@@ -13,6 +13,8 @@ import {
   type ClientCapabilities,
   type ClientConnection,
   type ClientContext,
+  type CreateElicitationRequest,
+  type CreateElicitationResponse,
   type ReadTextFileRequest,
   type ReadTextFileResponse,
   type RequestPermissionRequest,
@@ -47,6 +49,9 @@ export class AcpProc {
   /** `fs/read_text_file`, when the client offers it (caps). */
   onRead?: (r: ReadTextFileRequest) => ReadTextFileResponse | Promise<ReadTextFileResponse>;
   onWrite?: (r: WriteTextFileRequest) => void | Promise<void>;
+  /** `elicitation/create`, when the client offers it (caps). */
+  onElicit?: (r: CreateElicitationRequest) => CreateElicitationResponse | Promise<CreateElicitationResponse>;
+  readonly elicitations: CreateElicitationRequest[] = [];
   /** The client's terminals (`terminal/*`): real processes, every call recorded. */
   readonly terminals = new ProcessTerminalClient();
   private waiters: Array<() => void> = [];
@@ -79,6 +84,11 @@ export class AcpProc {
         if (!this.onWrite) throw new Error('no fs in this test');
         await this.onWrite(params);
         return {};
+      })
+      .onRequest(methods.client.elicitation.create, async ({ params }) => {
+        this.elicitations.push(params);
+        if (!this.onElicit) throw new Error('no elicitation in this test');
+        return this.onElicit(params);
       })
       .onRequest(methods.client.terminal.create, async ({ params }) => ({ terminalId: (await this.terminals.createTerminal(params)).id }))
       .onRequest(methods.client.terminal.output, ({ params }) => this.terminals.output(params.terminalId))

@@ -49,6 +49,7 @@ import { applyOption, configOptions, modeState, type SessionChoice } from './ses
 import { availableCommands } from './commands.js';
 import { disposeWithin } from '../dispose-within.js';
 import { runTerminal, sdkTerminalClient } from './terminal.js';
+import { acpAsk } from './ask.js';
 import { patchbayVersion } from '../../util/version.js';
 
 const log = logger('acp');
@@ -484,7 +485,15 @@ export class AcpServer {
         show,
       );
     };
-    return { canAsk: true, canShowDiffs: true, ...(fs.readTextFile || fs.writeTextFile ? { files } : {}), ...(this.caps.terminal ? { terminal } : {}) };
+    const ask = acpAsk(
+      this.caps,
+      () => this.conn.client,
+      (chatId, toolCallId) => {
+        const sessionId = this.sessionIdOf(chatId);
+        return { sessionId, ...(toolCallId ? { toolCallId: toolCallIdOf(toolCallId, chatId === sessionId ? undefined : chatId) } : {}) };
+      },
+    );
+    return { canAsk: true, canShowDiffs: true, ...(fs.readTextFile || fs.writeTextFile ? { files } : {}), ...(this.caps.terminal ? { terminal } : {}), ...(ask ? { ask } : {}) };
   }
 
   /** The session a chat's editor requests belong to (a subagent's: its root session's). */
