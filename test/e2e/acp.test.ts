@@ -100,4 +100,17 @@ describe('patchbay acp', () => {
     expect(tools).not.toContain('edit_file');
     await expect(p.agent.request(methods.agent.session.setConfigOption, { sessionId: r.sessionId, configId: 'model', value: 'nope/none' })).rejects.toMatchObject({ code: -32602 });
   });
+
+  it('a second session in another folder adds that folder to the workspace: its files are inside', async () => {
+    const { p, root } = start();
+    const other = scratch(workspace({ 'b.txt': 'in the other folder\n' }));
+    await p.initialize();
+    await p.newSession(root);
+    const second = await p.newSession(other);
+    llm().script([{ toolCall: { id: 'r1', name: 'patchbay__read_file', args: { path: join(other, 'b.txt') } } }], [{ text: 'read' }]);
+    expect((await p.prompt(second, 'read b')).stopReason).toBe('end_turn');
+    // Read without asking (read-only, inside the workspace), and the model got the text.
+    expect(p.permissionRequests).toEqual([]);
+    expect(JSON.stringify(llm().requests[1]?.body)).toContain('in the other folder');
+  });
 });

@@ -8,11 +8,12 @@
  * object against ACP's schema (−32602 before a handler runs), the initialize gate (−32600 before
  * it), unknown methods (−32601). This file owns the sessions.
  *
- * Sessions: one workspace per distinct `cwd` (created on the first session there, kept until
- * exit); a session is a chat id with the agent/model/variant the client chose. A session exists
- * in the store from its first prompt on (as an ECA chat does).
+ * Sessions: one workspace per process, made for the first session's `cwd` (see `workspace`); a
+ * session is a chat id with the agent/model/variant the client chose. A session exists in the
+ * store from its first prompt on (as an ECA chat does).
  */
 import { isAbsolute, resolve } from 'node:path';
+import { isInside } from '../../config/agent-files.js';
 import { Readable, Writable } from 'node:stream';
 import {
   agent,
@@ -128,7 +129,8 @@ export class AcpServer {
   private readonly conn: AgentConnection;
   private caps: ClientCapabilities = {};
   private initialized = false;
-  private readonly workspaces = new Map<string, Promise<Workspace>>();
+  /** The workspace, once a session needed one. */
+  private ws: Promise<Workspace> | undefined;
   private readonly sessions = new Map<string, Session>();
   /** The last notification written: a prompt is answered only after every update before it. */
   private lastWrite: Promise<void> = Promise.resolve();
@@ -187,16 +189,15 @@ export class AcpServer {
    */
   private async authenticate(methodId: string): Promise<Record<string, never>> {
     if (!AUTH_METHOD_IDS.has(methodId)) throw RequestError.invalidParams({ methodId }, `unknown auth method "${methodId}" (offered: ${[...AUTH_METHOD_IDS].join(', ')})`);
-    const workspaces = await Promise.all([...this.workspaces.values()].map((w) => w.catch(() => undefined)));
+    const ws = await this.ws?.catch(() => undefined);
     let usable = false;
-    for (const ws of workspaces) {
-      if (!ws) continue;
+    if (ws) {
       // TODO(login merge): Workspace.refreshLogins
       await (ws as { refreshLogins?: () => Promise<boolean> }).refreshLogins?.();
       if (ws.models.length) usable = true;
     }
     // No session yet: nothing is loaded to check against; the next session/new reads the logins afresh.
-    if (!usable && workspaces.length) throw RequestError.authRequired({ authMethods: authMethods(this.caps) }, noModelMessage());
+    if (!usable && ws) throw RequestError.authRequired({ authMethods: authMethods(this.caps) }, noModelMessage());
     return {};
   }
 
@@ -416,17 +417,29 @@ export class AcpServer {
 
   // ── workspaces ──────────────────────────────────────────────────────────────
 
-  private workspace(cwd: string): Promise<Workspace> {
+  /**
+   * The process's workspace, for a session in `cwd`. One per process, as ARCHITECTURE.md
+   * "Façades" requires (a workspace owns the store, the listeners and the published env): the
+   * first session's `cwd` is its folder, and a later session in a folder outside it adds that
+   * folder to the workspace (as an editor adding a workspace folder does, with the same trust rules).
+   */
+  private async workspace(cwd: string): Promise<Workspace> {
     if (!isAbsolute(cwd)) throw RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`);
-    const key = resolve(cwd);
-    let ws = this.workspaces.get(key);
-    if (!ws) {
-      ws = this.createWorkspace(key);
-      this.workspaces.set(key, ws);
+    const root = resolve(cwd);
+    if (!this.ws) {
+      const ws = this.createWorkspace(root);
+      this.ws = ws;
       ws.catch((e: unknown) => {
-        log.error(`could not start the workspace ${key}: ${errorMessage(e)}`);
-        this.workspaces.delete(key);
+        log.error(`could not start the workspace ${root}: ${errorMessage(e)}`);
+        if (this.ws === ws) this.ws = undefined;
       });
+      return ws;
+    }
+    const ws = await this.ws;
+    if (!ws.roots.some((r) => isInside(r, root))) {
+      log.info(`session in ${root}: adding it as a workspace folder`);
+      const change = await ws.changeRoots({ added: [root], removed: [] });
+      for (const w of change.warnings) log.warn(w);
     }
     return ws;
   }
@@ -518,8 +531,7 @@ export class AcpServer {
     log.info(`exiting (${why}) with code ${code}`);
     for (const s of this.sessions.values()) for (const ask of s.asks) ask.abort();
     // A server whose client is gone must not linger: every workspace gets the dispose deadline, then the process ends.
-    const all = [...this.workspaces.values()].map((ws) => disposeWithin(ws));
-    void Promise.all(all).finally(() => {
+    void (this.ws ? disposeWithin(this.ws) : Promise.resolve()).finally(() => {
       this.conn.close();
       this.opts.onExit(code);
     });
