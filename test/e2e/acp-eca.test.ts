@@ -71,4 +71,30 @@ describe('ECA and ACP share chats', () => {
     await eca.turnDone(sessionId);
     expect(lastConversation()).toEqual([expect.stringContaining('first over ACP'), 'assistant: hello over ACP', expect.stringContaining('second over ECA')]);
   });
+
+  it('a replayed edit comes back as a completed call with its diff; the replay is not echoed as live', async () => {
+    const home = scratch(tempDir());
+    const root = scratch(workspace({ 'x.txt': 'one\ntwo\n' }));
+    const config = fakeProviderConfig(llm().url);
+    const first = trackAcp(new AcpProc({ home, config }));
+    await first.initialize();
+    const sessionId = await first.newSession(root);
+    llm().script([{ toolCall: { id: 'e1', name: 'patchbay__edit_file', args: { path: `${root}/x.txt`, original_content: 'two', new_content: 'TWO' } } }], [{ text: 'edited' }]);
+    await first.prompt(sessionId, 'edit x');
+    await first.stop();
+
+    const again = trackAcp(new AcpProc({ home, config }));
+    await again.initialize();
+    await again.agent.request(methods.agent.session.load, { sessionId, cwd: root, mcpServers: [] });
+    const updates = again.updates(sessionId);
+    expect(again.text(sessionId, 'user_message_chunk')).toBe('edit x');
+    const call = updates.find((u) => u.sessionUpdate === 'tool_call');
+    expect(call).toMatchObject({ toolCallId: 'e1', kind: 'edit' });
+    const last = updates.filter((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === 'e1').at(-1);
+    expect(last).toMatchObject({ status: 'completed' });
+    expect(JSON.stringify([call, last])).toContain('"type":"diff"');
+    expect(again.text(sessionId)).toBe('edited');
+    // Nothing asked again on replay.
+    expect(again.permissionRequests).toEqual([]);
+  });
 });
