@@ -42,9 +42,7 @@ const have = state();
 if (have.ok) {
   console.log(`ensure-node22: Node ${have.node} and acpx ${have.acpx} are in ${dir}`);
 } else {
-  console.log(
-    `ensure-node22: installing Node 22 and acpx ${acpxWanted} (have node ${have.node ?? 'none'}, acpx ${have.acpx ?? 'none'}): npm ci --prefix ${dir}`,
-  );
+  console.log(`ensure-node22: installing Node 22 and acpx ${acpxWanted} (have node ${have.node ?? 'none'}, acpx ${have.acpx ?? 'none'}): npm ci --prefix ${dir}`);
   execFileSync('npm', ['ci', '--prefix', dir, '--no-audit', '--no-fund'], { stdio: 'inherit', shell: process.platform === 'win32' });
   const now = state();
   if (!now.ok) {
