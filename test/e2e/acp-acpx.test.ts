@@ -11,11 +11,11 @@
  * `stopReason`). Build first (`npm run build`); Node 22 and acpx come from
  * `node scripts/ensure-node22.mjs` (npm test runs it).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
-import { ACPX_EXIT, assertAcpxInstalled, processesWithHome, runAcpx, type AcpxLine } from './acpx.js';
+import { ACPX_EXIT, assertAcpxInstalled, processesWithHome, runAcpx, type AcpxLine, type AcpxRun } from './acpx.js';
 import { fakeProviderConfig, tempDir, useTempDirs, workspace } from './harness.js';
 
 assertAcpxInstalled();
@@ -67,24 +67,41 @@ async function nothingLeft(home: string): Promise<number[]> {
   return left;
 }
 
-describe('patchbay acp under acpx', () => {
-  it('--approve-all: the edit asks permission, arrives as a diff, is written through acpx fs/write_text_file; end_turn, rc 0', async () => {
-    const root = scratch(workspace({ 'm.ts': BEFORE }));
-    const home = scratch(tempDir('pb-acpx-home-'));
+describe('patchbay acp under acpx --approve-all', () => {
+  // One acpx run, looked at from several sides (each run costs seconds of two cold Node starts).
+  let root = '';
+  let home = '';
+  let run: AcpxRun;
+  let why = '';
+  let path = '';
+  beforeAll(async () => {
+    root = workspace({ 'm.ts': BEFORE });
+    home = tempDir('pb-acpx-home-');
+    path = join(root, 'm.ts');
     scriptEdit();
-    const run = await runAcpx('change b to 3 in m.ts', { cwd: root, home, config: config(), permissions: 'approve-all' });
-    const why = `rc ${run.code}\nstderr:\n${run.stderr.slice(-3000)}\nstdout:\n${run.stdout.slice(-6000)}`;
+    run = await runAcpx('change b to 3 in m.ts', { cwd: root, home, config: config(), permissions: 'approve-all' });
+    why = `rc ${run.code}\nstderr:\n${run.stderr.slice(-3000)}\nstdout:\n${run.stdout.slice(-6000)}`;
+  }, 90_000);
+  afterAll(() => {
+    for (const d of [root, home]) if (d) rmSync(d, { recursive: true, force: true });
+  });
 
-    // The permission was asked for the edit, and acpx picked an allow option the agent offered.
+  it('the edit asks permission; acpx picks an offered allow option and the call completes', () => {
     const perm = requestAndAnswer(run.lines, 'session/request_permission');
     expect(perm, why).toBeDefined();
+    expect(perm!.request.params.toolCall).toMatchObject({ kind: 'edit' });
     const offered = perm!.request.params.options as Array<{ optionId: string; kind: string }>;
     expect(perm!.answer?.result?.outcome?.outcome, why).toBe('selected');
     const picked = offered.find((o) => o.optionId === perm!.answer!.result.outcome.optionId);
     expect(picked?.kind, why).toMatch(/^allow_(once|always)$/);
+    const id = perm!.request.params.toolCall.toolCallId;
+    expect(
+      updates(run.lines).some((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === id && u.status === 'completed'),
+      why,
+    ).toBe(true);
+  });
 
-    // The edit shows as a diff on the tool call (announced or updated), with the absolute path.
-    const path = join(root, 'm.ts');
+  it('the edit arrives as a diff: absolute path, old and new text', () => {
     const toolUpdates = updates(run.lines).filter((u) => u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update');
     const diffs = toolUpdates.flatMap((u) => (u.content ?? []) as any[]).filter((c) => c.type === 'diff');
     expect(diffs.length, why).toBeGreaterThan(0);
@@ -92,21 +109,17 @@ describe('patchbay acp under acpx', () => {
     expect(diffs[0].oldText).toContain('const b = 2;');
     expect(diffs[0].newText).toContain('const b = 3;');
     expect(diffs[0].newText).not.toContain('const b = 2;');
-    // …and its call completes.
-    const editId = toolUpdates.find((u) => (u.content ?? []).some((c: any) => c.type === 'diff'))?.toolCallId;
-    expect(
-      toolUpdates.some((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === editId && u.status === 'completed'),
-      why,
-    ).toBe(true);
+  });
 
-    // The bytes went through the client: acpx was asked to write the new text, and wrote it.
+  it('the new text is written through acpx (fs/write_text_file) and is on disk', () => {
     const write = requestAndAnswer(run.lines, 'fs/write_text_file');
     expect(write, why).toBeDefined();
     expect(write!.request.params).toMatchObject({ path, content: AFTER });
     expect(write!.answer?.result, why).toEqual({});
     expect(readFileSync(path, 'utf8')).toBe(AFTER);
+  });
 
-    // The model's closing text came through, and the turn ended normally.
+  it("the turn ends end_turn after the model's text; acpx exits 0 and leaves no process", async () => {
     expect(
       updates(run.lines)
         .filter((u) => u.sessionUpdate === 'agent_message_chunk')
@@ -117,8 +130,10 @@ describe('patchbay acp under acpx', () => {
     expect(run.code, why).toBe(ACPX_EXIT.ok);
     expect(await nothingLeft(home)).toEqual([]);
   });
+});
 
-  it('--deny-all: the permission is refused, m.ts stays as it was, rc 5', async () => {
+describe('patchbay acp under acpx --deny-all', () => {
+  it('the permission is refused, m.ts stays as it was, no write is asked, rc 5', async () => {
     const root = scratch(workspace({ 'm.ts': BEFORE }));
     const home = scratch(tempDir('pb-acpx-home-'));
     scriptEdit();
