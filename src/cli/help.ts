@@ -36,6 +36,24 @@ ${CONFIG_FILE}
     overviewOptions: ['--log-level error|warn|info|debug', '--config-file <path>'],
   },
   {
+    name: 'acp',
+    synopsis: '',
+    summary: 'Speak the Agent Client Protocol over stdio (Zed, JetBrains, Neovim, agent-shell)',
+    usage: `Usage: patchbay acp [options]
+
+Speaks ACP v1 (newline-delimited JSON-RPC) on stdin/stdout, as an agent for Zed, JetBrains IDEs,
+Neovim (CodeCompanion, avante.nvim) and Emacs agent-shell; they start it. Sessions are patchbay
+chats: a chat started over ECA can be loaded here by its id, and the other way round. stdout
+carries protocol messages only; logs go to stderr and $PATCHBAY_HOME/logs/server.log.
+
+Options:
+  --log-level <level>   error, warn, info (default) or debug
+${CONFIG_FILE}
+  -h, --help            Show this help
+`,
+    overviewOptions: ['--log-level error|warn|info|debug', '--config-file <path>'],
+  },
+  {
     name: 'chat',
     synopsis: '["prompt"]',
     summary: 'Chat in the terminal (answers once when given a prompt)',

@@ -13,6 +13,10 @@ export async function main(argv: string[]): Promise<void> {
       const { runServer } = await import('./server-command.js');
       return runServer(rest);
     }
+    case 'acp': {
+      const { runAcp } = await import('./acp-command.js');
+      return runAcp(rest);
+    }
     case 'chat': {
       const { runChat } = await import('./chat.js');
       return runChat(rest);
@@ -36,9 +40,8 @@ export async function main(argv: string[]): Promise<void> {
     }
     case '--version':
     case '-v': {
-      const { createRequire } = await import('node:module');
-      const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
-      process.stdout.write(`${pkg.version}\n`);
+      const { patchbayVersion } = await import('../util/version.js');
+      process.stdout.write(`${patchbayVersion()}\n`);
       return;
     }
     case undefined:

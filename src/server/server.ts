@@ -36,6 +36,7 @@ import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { Workspace } from '../runtime/workspace.js';
 import { loadWorkspaceConfig } from '../runtime/workspace-config.js';
 import { rootsRequest } from './eca-roots.js';
+import { disposeWithin } from './dispose-within.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Config } from '../config/schema.js';
 import { isAlive } from '../util/pid.js';
@@ -222,7 +223,7 @@ export class EcaServer {
       const session = this.session();
       this.state = { kind: 'shuttingDown', session };
       // The editor waits for this answer: a clean stop gets longer than when the editor is gone.
-      await this.disposeWithin(session, 1_500);
+      await disposeWithin(session, 1_500);
       return null;
     });
     c.onNotification(ECA.exit.method, () => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'exit'));
@@ -427,37 +428,13 @@ export class EcaServer {
     this.parentWatch.unref();
   }
 
-  /**
-   * Disposes the session, and what has not stopped by the deadline is stopped by force (child
-   * processes killed, the store closed): a shutdown never hangs on a peer that will not go.
-   */
-  private async disposeWithin(session: Promise<Workspace>, ms = 600): Promise<void> {
-    let s: Workspace;
-    try {
-      s = await session;
-    } catch {
-      return; // it never started: nothing to stop
-    }
-    const deadline = new Promise<'late'>((r) => setTimeout(() => r('late'), ms).unref());
-    const outcome = await Promise.race([
-      s.dispose().then(
-        () => 'done' as const,
-        (e: unknown) => (log.error(`shutdown: ${errorMessage(e)}`), 'failed' as const),
-      ),
-      deadline,
-    ]);
-    if (outcome === 'done') return;
-    if (outcome === 'late') log.warn('shutdown did not finish in time: stopping child processes and closing the store');
-    s.forceClose();
-  }
-
   private exit(code: number, why: string): void {
     if (this.exited) return;
     this.exited = true;
     log.info(`exiting (${why}) with code ${code}`);
     if (this.parentWatch) clearInterval(this.parentWatch);
     // A server whose editor is gone must not linger: at most the dispose deadline, then the process ends.
-    const done = this.state.kind !== 'awaitingInitialize' ? this.disposeWithin(this.state.session) : Promise.resolve();
+    const done = this.state.kind !== 'awaitingInitialize' ? disposeWithin(this.state.session) : Promise.resolve();
     void done.finally(() => {
       this.conn.dispose();
       this.opts.onExit(code);

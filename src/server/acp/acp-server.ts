@@ -1,0 +1,454 @@
+/**
+ * The ACP façade (Agent Client Protocol v1, newline-delimited JSON-RPC over stdio): `patchbay acp`
+ * for Zed, JetBrains, Neovim and Emacs agent-shell. A translator over the workspace runtime and
+ * core's chat events, as the ECA façade (../server.ts) is: the same chats, tools, peers and store,
+ * so a chat started over ECA is a session here (its id is the session id) and the other way round.
+ *
+ * The SDK (`@agentclientprotocol/sdk`) owns the wire: framing, validation of every inbound params
+ * object against ACP's schema (−32602 before a handler runs), the initialize gate (−32600 before
+ * it), unknown methods (−32601). This file owns the sessions.
+ *
+ * Sessions: one workspace per distinct `cwd` (created on the first session there, kept until
+ * exit); a session is a chat id with the agent/model/variant the client chose. A session exists
+ * in the store from its first prompt on (as an ECA chat does).
+ */
+import { isAbsolute, resolve } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import {
+  agent,
+  methods,
+  ndJsonStream,
+  PROTOCOL_VERSION,
+  RequestError,
+  type AgentConnection,
+  type ClientCapabilities,
+  type InitializeRequest,
+  type InitializeResponse,
+  type ListSessionsRequest,
+  type ListSessionsResponse,
+  type LoadSessionRequest,
+  type LoadSessionResponse,
+  type McpServer,
+  type NewSessionRequest,
+  type NewSessionResponse,
+  type PromptRequest,
+  type PromptResponse,
+  type RequestPermissionRequest,
+  type SessionUpdate,
+} from '@agentclientprotocol/sdk';
+import type { ChatEvent, ChatEvents, ToolCallEvent } from '../../core/events.js';
+import { newId } from '../../core/turn.js';
+import type { Workspace, FrontEnd } from '../../runtime/workspace.js';
+import type { Config } from '../../config/schema.js';
+import { errorMessage, logger } from '../../util/log.js';
+import { AcpTranslator, toolCallFields, toolCallIdOf } from './updates.js';
+import { promptParts } from './prompt-content.js';
+import { applyOption, configOptions, modeState, type SessionChoice } from './session-options.js';
+import { availableCommands } from './commands.js';
+import { disposeWithin } from '../dispose-within.js';
+import { patchbayVersion } from '../../util/version.js';
+
+const log = logger('acp');
+
+/** How long the client gets to answer a file read or write before the tool reports it. */
+const FS_REQUEST_TIMEOUT_MS = 30_000;
+/** Sessions per `session/list` page. */
+const LIST_PAGE = 50;
+
+/** The permission choices offered for every call that needs approval (ACP `PermissionOption`). */
+const PERMISSION_OPTIONS = [
+  { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+  { optionId: 'allow-always', name: 'Always allow in this session', kind: 'allow_always' },
+  { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
+] as const;
+
+export interface AcpServerOptions {
+  input: Readable;
+  output: Writable;
+  env?: NodeJS.ProcessEnv;
+  configFile?: string;
+  logLevel?: Config['logLevel'];
+  /** Called with the exit code once the client has gone and everything is stopped. */
+  onExit: (code: number) => void;
+}
+
+interface Session {
+  id: string;
+  cwd: string;
+  ws: Workspace;
+  choice: SessionChoice;
+  translator: AcpTranslator;
+  /** Ids of the user messages this client sent (not echoed back). */
+  own: Set<string>;
+  /** A `session/prompt` is being answered. */
+  running: boolean;
+  /** A cancel came while the prompt's turn may not have started yet: stop it when it does. */
+  cancelPending: boolean;
+  /** `session/load` is replaying the stored chat. */
+  replaying: boolean;
+  /** Permission requests waiting for the client (aborted by a cancel). */
+  asks: Set<AbortController>;
+  /** The last commands list sent, to send it again only when it changed. */
+  commands?: string;
+}
+
+export class AcpServer {
+  private readonly conn: AgentConnection;
+  private caps: ClientCapabilities = {};
+  private initialized = false;
+  private readonly workspaces = new Map<string, Promise<Workspace>>();
+  private readonly sessions = new Map<string, Session>();
+  /** The last notification written: a prompt is answered only after every update before it. */
+  private lastWrite: Promise<void> = Promise.resolve();
+  private exited = false;
+  /** Workspaces whose config problems were told (once, in their first prompt's answer). */
+  private readonly told = new WeakSet<Workspace>();
+
+  constructor(private readonly opts: AcpServerOptions) {
+    const app = agent({ name: 'patchbay' })
+      .onRequest(methods.agent.initialize, ({ params }) => this.initialize(params))
+      .onRequest(methods.agent.session.new, ({ params }) => this.newSession(params))
+      .onRequest(methods.agent.session.load, ({ params }) => this.loadSession(params))
+      .onRequest(methods.agent.session.list, ({ params }) => this.listSessions(params))
+      .onRequest(methods.agent.session.prompt, ({ params, signal }) => this.prompt(params, signal))
+      .onRequest(methods.agent.session.setMode, ({ params }) => (this.choose(params.sessionId, 'mode', params.modeId), {}))
+      .onRequest(methods.agent.session.setConfigOption, ({ params }) => ({ configOptions: this.choose(params.sessionId, params.configId, params.value) }))
+      // Handled at once (the SDK runs notifications concurrently): a stop must not wait behind anything.
+      .onNotification(methods.agent.session.cancel, ({ params }) => this.cancel(params.sessionId));
+    const stream = ndJsonStream(Writable.toWeb(opts.output) as WritableStream<Uint8Array>, Readable.toWeb(opts.input) as ReadableStream<Uint8Array>);
+    this.conn = app.connect(stream);
+    void this.conn.closed.then(() => this.exit(0, 'the client closed the connection'));
+    // A write to a closed pipe (EPIPE) means the client can no longer hear us: it is gone.
+    opts.output.on('error', (e: Error) => this.exit(1, `cannot write to the client: ${errorMessage(e)}`));
+  }
+
+  /** The client's end of stdio broke, or a signal came: shut down at once. */
+  clientGone(why: string): void {
+    this.exit(1, why);
+  }
+
+  private initialize(params: InitializeRequest): InitializeResponse {
+    if (this.initialized) throw RequestError.invalidRequest(undefined, 'initialize was already received');
+    this.initialized = true;
+    this.caps = params.clientCapabilities ?? {};
+    log.info(`initialized by ${params.clientInfo?.name ?? 'unknown client'} (protocol ${params.protocolVersion})`);
+    // bin/patchbay saves its V8 code cache now: the start-up path, nothing more.
+    (globalThis as { __patchbayStartupDone?: () => void }).__patchbayStartupDone?.();
+    return {
+      // ACP: the client's version when supported, else the agent's latest; v1 is the only one.
+      protocolVersion: PROTOCOL_VERSION,
+      agentCapabilities: {
+        loadSession: true,
+        promptCapabilities: { image: true, audio: false, embeddedContext: true },
+        mcpCapabilities: { http: false, sse: false },
+        sessionCapabilities: { list: {} },
+      },
+      authMethods: [],
+      agentInfo: { name: 'patchbay', title: 'patchbay', version: patchbayVersion() },
+    };
+  }
+
+  // ── sessions ────────────────────────────────────────────────────────────────
+
+  private async newSession(params: NewSessionRequest): Promise<NewSessionResponse> {
+    const ws = await this.workspace(params.cwd);
+    await ws.modelsReady;
+    const s = this.addSession(newId(), ws, params.cwd, { agent: ws.config.chat.defaultAgent === 'plan' ? 'plan' : 'code', variant: null });
+    this.sessionServers(s, params.mcpServers);
+    setImmediate(() => this.sendCommands(s));
+    return { sessionId: s.id, modes: modeState(s.choice.agent), configOptions: this.options(s) };
+  }
+
+  private async loadSession(params: LoadSessionRequest): Promise<LoadSessionResponse> {
+    const ws = await this.workspace(params.cwd);
+    await ws.modelsReady;
+    const prior = this.sessions.get(params.sessionId);
+    if (prior?.running) throw RequestError.invalidRequest({ sessionId: params.sessionId }, 'this session has a prompt running: cancel it before loading it again');
+    const s = this.addSession(params.sessionId, ws, params.cwd, { agent: 'code', variant: null });
+    // core replays the stored chat through the events before `open` returns (core/chats.ts `open`).
+    s.replaying = true;
+    let opened;
+    try {
+      opened = ws.chats.open(params.sessionId);
+    } finally {
+      s.replaying = false;
+    }
+    if (!opened) {
+      this.sessions.delete(params.sessionId);
+      throw RequestError.sessionNotFound(params.sessionId);
+    }
+    s.choice = { agent: opened.agent, ...(opened.model ? { model: opened.model } : {}), variant: opened.variant };
+    this.sessionServers(s, params.mcpServers);
+    setImmediate(() => this.sendCommands(s));
+    // ACP: the answer comes once the whole conversation has been streamed.
+    await this.lastWrite;
+    return { modes: modeState(s.choice.agent), configOptions: this.options(s) };
+  }
+
+  private async listSessions(params: ListSessionsRequest): Promise<ListSessionsResponse> {
+    const cwd = params.cwd ?? process.cwd();
+    const ws = await this.workspace(cwd);
+    const offset = params.cursor ? Number.parseInt(params.cursor, 10) : 0;
+    if (!Number.isInteger(offset) || offset < 0) throw RequestError.invalidParams({ cursor: params.cursor }, `cursor ${JSON.stringify(params.cursor)} is not one this agent gave`);
+    const chats = ws.chats.list({ limit: offset + LIST_PAGE + 1, sortBy: 'updatedAt' });
+    const page = chats.slice(offset, offset + LIST_PAGE);
+    return {
+      sessions: page.map((c) => ({ sessionId: c.id, cwd, ...(c.title ? { title: c.title } : {}), ...(c.updatedAt ? { updatedAt: new Date(c.updatedAt).toISOString() } : {}) })),
+      ...(chats.length > offset + LIST_PAGE ? { nextCursor: String(offset + LIST_PAGE) } : {}),
+    };
+  }
+
+  private addSession(id: string, ws: Workspace, cwd: string, choice: SessionChoice): Session {
+    const s: Session = { id, cwd, ws, choice, translator: new AcpTranslator(), own: new Set(), running: false, cancelPending: false, replaying: false, asks: new Set() };
+    this.sessions.set(id, s);
+    return s;
+  }
+
+  private session(id: string): Session {
+    const s = this.sessions.get(id);
+    if (!s) throw RequestError.sessionNotFound(id);
+    return s;
+  }
+
+  private options(s: Session) {
+    return configOptions(s.choice, s.ws.models, s.ws.defaultModel);
+  }
+
+  /** `set_mode` and `set_config_option`: the choice applies from the next prompt, as ECA's selection does. */
+  private choose(sessionId: string, configId: string, value: unknown) {
+    const s = this.session(sessionId);
+    s.choice = applyOption(s.choice, configId, value, s.ws.models);
+    if (configId === 'mode') {
+      if (s.ws.chats.hasChat(s.id)) s.ws.chats.selectAgent(s.id, s.choice.agent);
+      this.send(s, { sessionUpdate: 'current_mode_update', currentModeId: s.choice.agent });
+    } else if (configId === 'model' && s.choice.model && s.ws.chats.hasChat(s.id)) {
+      s.ws.chats.selectModel(s.id, s.choice.model, s.choice.variant ?? undefined);
+    }
+    return this.options(s);
+  }
+
+  /** The session's own MCP servers (`mcpServers`); none are supported yet beyond the configured ones. */
+  private sessionServers(s: Session, servers: McpServer[]): void {
+    if (servers.length) log.warn(`session ${s.id}: ${servers.length} MCP server(s) from the client are not started`);
+  }
+
+  // ── prompts ─────────────────────────────────────────────────────────────────
+
+  private async prompt(params: PromptRequest, signal: AbortSignal): Promise<PromptResponse> {
+    const s = this.session(params.sessionId);
+    if (s.running) throw RequestError.invalidRequest({ sessionId: s.id }, 'a prompt is already running in this session: wait for its answer or send session/cancel');
+    const { message, contexts } = promptParts(params.prompt);
+    s.running = true;
+    s.cancelPending = false;
+    const stop = () => this.cancel(s.id);
+    signal.addEventListener('abort', stop);
+    try {
+      await s.ws.modelsReady;
+      this.tellConfigProblems(s);
+      const contentId = newId();
+      s.own.add(contentId);
+      const handle = s.ws.chats.prompt({
+        chatId: s.id,
+        message,
+        ...(contexts.length ? { contexts } : {}),
+        agent: s.choice.agent,
+        ...(s.choice.model ? { model: s.choice.model } : {}),
+        variant: s.choice.variant,
+        contentId,
+      });
+      const outcome = await handle.done;
+      await this.lastWrite;
+      // ACP has no error stop reason: a failed turn is an error answer with core's message.
+      if (outcome.stopReason === 'error') throw RequestError.internalError({ stopReason: 'error' }, outcome.error ?? 'the turn failed');
+      return { stopReason: outcome.stopReason };
+    } finally {
+      signal.removeEventListener('abort', stop);
+      s.running = false;
+      s.cancelPending = false;
+    }
+  }
+
+  private cancel(sessionId: string): void {
+    const s = this.sessions.get(sessionId);
+    if (!s) return log.warn(`session/cancel for unknown session ${sessionId}`);
+    // ACP: pending permission requests are answered `cancelled`; ours are withdrawn too.
+    for (const ask of s.asks) ask.abort();
+    if (s.running) s.cancelPending = true;
+    s.ws.chats.stop(s.id);
+  }
+
+  /** Config errors and held-back settings of the workspace, said once, in its first answer (ACP has no message outside a session). */
+  private tellConfigProblems(s: Session): void {
+    if (this.told.has(s.ws)) return;
+    this.told.add(s.ws);
+    const lines = [...s.ws.configErrors.flatMap((e) => (e.severity !== 'warning' ? [`Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}`] : [])), ...s.ws.heldBackMessages()];
+    for (const text of lines) this.send(s, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${text}\n\n` } });
+  }
+
+  // ── events ──────────────────────────────────────────────────────────────────
+
+  /** Where core's events go for one workspace. */
+  private events(wsRef: { ws?: Workspace }): ChatEvents {
+    return {
+      event: (chatId, e, parentChatId) => this.onEvent(wsRef.ws, chatId, e, parentChatId),
+      opened: () => undefined,
+      cleared: () => undefined,
+      deleted: (chatId) => void this.sessions.delete(chatId),
+      showMessage: (type, message) => (type === 'error' ? log.error(message) : log.warn(message)),
+    };
+  }
+
+  /** The session a chat's events go to: its own, or for a subagent's chat the session of the chat that spawned it. */
+  private route(ws: Workspace | undefined, chatId: string, parentChatId?: string): { s: Session; child: boolean } | undefined {
+    const own = this.sessions.get(chatId);
+    if (own && parentChatId === undefined) return { s: own, child: false };
+    let id: string | undefined = parentChatId ?? ws?.chats.parentOf(chatId);
+    for (let depth = 0; id !== undefined && depth < 16; depth++) {
+      const s = this.sessions.get(id);
+      if (s) return { s, child: true };
+      id = ws?.chats.parentOf(id);
+    }
+    return undefined;
+  }
+
+  private onEvent(ws: Workspace | undefined, chatId: string, e: ChatEvent, parentChatId?: string): void {
+    const route = this.route(ws, chatId, parentChatId);
+    if (!route) return;
+    const { s, child } = route;
+    if (!child && e.type === 'status' && e.status === 'running' && s.cancelPending) s.ws.chats.stop(s.id);
+    for (const u of s.translator.translate(e, { replay: s.replaying, ownMessages: s.own }, child ? chatId : undefined)) this.send(s, u);
+    if (e.type === 'toolCall' && e.state === 'announced' && e.needsApproval && !s.replaying) void this.askPermission(s, chatId, e, child);
+  }
+
+  private send(s: Session, update: SessionUpdate): void {
+    if (this.exited) return;
+    this.lastWrite = this.conn.client.notify(methods.client.session.update, { sessionId: s.id, update }).catch((e: unknown) => log.debug(`session/update not sent: ${errorMessage(e)}`));
+  }
+
+  /** The available commands (native, custom, skills, MCP prompts), sent again only when they changed. */
+  private sendCommands(s: Session): void {
+    const list = availableCommands(s.ws.commands.query(''));
+    const key = JSON.stringify(list);
+    if (key === s.commands) return;
+    s.commands = key;
+    this.send(s, { sessionUpdate: 'available_commands_update', availableCommands: list });
+  }
+
+  // ── approvals ───────────────────────────────────────────────────────────────
+
+  /** A call that needs approval: ask the client (`session/request_permission`) and answer core. */
+  private async askPermission(s: Session, chatId: string, e: Extract<ToolCallEvent, { state: 'announced' }>, child: boolean): Promise<void> {
+    const id = toolCallIdOf(e.id, child ? chatId : undefined);
+    const chats = s.ws.chats;
+    const ask = new AbortController();
+    s.asks.add(ask);
+    try {
+      const params: RequestPermissionRequest = { sessionId: s.id, toolCall: { ...toolCallFields(e, id), status: 'pending' }, options: [...PERMISSION_OPTIONS] };
+      const r = await this.conn.client.request(methods.client.session.requestPermission, params, { cancellationSignal: ask.signal, stopWaitingOnCancel: true });
+      const choice = r.outcome.outcome === 'selected' ? r.outcome.optionId : 'cancelled';
+      if (choice === 'allow' || choice === 'allow-always') chats.approve(chatId, e.id, choice === 'allow-always');
+      else chats.reject(chatId, e.id);
+    } catch (err) {
+      // No answer we can use (the request was withdrawn, the client failed it or is gone): the call does not run.
+      if (!ask.signal.aborted) log.warn(`session ${s.id}: permission request for ${e.name} failed: ${errorMessage(err)}`);
+      chats.reject(chatId, e.id);
+    } finally {
+      s.asks.delete(ask);
+    }
+  }
+
+  // ── workspaces ──────────────────────────────────────────────────────────────
+
+  private workspace(cwd: string): Promise<Workspace> {
+    if (!isAbsolute(cwd)) throw RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`);
+    const key = resolve(cwd);
+    let ws = this.workspaces.get(key);
+    if (!ws) {
+      ws = this.createWorkspace(key);
+      this.workspaces.set(key, ws);
+      ws.catch((e: unknown) => {
+        log.error(`could not start the workspace ${key}: ${errorMessage(e)}`);
+        this.workspaces.delete(key);
+      });
+    }
+    return ws;
+  }
+
+  private async createWorkspace(root: string): Promise<Workspace> {
+    const { Workspace } = await import('../../runtime/workspace.js');
+    const ref: { ws?: Workspace } = {};
+    const ws = await Workspace.create({
+      roots: [root],
+      env: this.opts.env ?? process.env,
+      configFile: this.opts.configFile,
+      logLevel: this.opts.logLevel,
+      frontEnd: this.frontEnd(),
+      events: this.events(ref),
+      onToolServer: () => this.commandsChanged(ref.ws),
+      onModelsChanged: (w) => this.modelsChanged(w),
+      onNotice: (type, message) => (type === 'error' ? log.error(message) : log.info(message)),
+    });
+    ref.ws = ws;
+    ws.startSession();
+    void ws.startServers();
+    for (const { peer, started } of ws.startListeners()) void started.catch((e: unknown) => log.warn(`${peer}: ${errorMessage(e)}`));
+    for (const ix of ws.indexes) void ix.warm();
+    ws.watchConfig();
+    log.info(`workspace ready for ${root}`);
+    return ws;
+  }
+
+  /** What this client lets the runtime do: ask (always), show diffs (always), and read and write files through its buffers when it offers that. */
+  private frontEnd(): FrontEnd {
+    const fs = this.caps.fs ?? {};
+    const files: FrontEnd['files'] = {
+      ...(fs.readTextFile
+        ? {
+            readTextFile: async (r) => (await this.conn.client.request(methods.client.fs.readTextFile, { sessionId: this.sessionIdOf(r.chatId), path: r.path }, withDeadline(r.signal))).content,
+          }
+        : {}),
+      ...(fs.writeTextFile
+        ? {
+            writeTextFile: async (r) => {
+              await this.conn.client.request(methods.client.fs.writeTextFile, { sessionId: this.sessionIdOf(r.chatId), path: r.path, content: r.content }, withDeadline(r.signal));
+            },
+          }
+        : {}),
+    };
+    return { canAsk: true, canShowDiffs: true, ...(fs.readTextFile || fs.writeTextFile ? { files } : {}) };
+  }
+
+  /** The session a chat's editor requests belong to (a subagent's: its root session's). */
+  private sessionIdOf(chatId: string): string {
+    for (const s of this.sessions.values()) if (this.route(s.ws, chatId)?.s === s) return s.id;
+    throw new Error(`no ACP session for chat ${chatId}`);
+  }
+
+  private commandsChanged(ws: Workspace | undefined): void {
+    for (const s of this.sessions.values()) if (s.ws === ws) this.sendCommands(s);
+  }
+
+  private modelsChanged(ws: Workspace): void {
+    for (const s of this.sessions.values()) if (s.ws === ws) this.send(s, { sessionUpdate: 'config_option_update', configOptions: this.options(s) });
+  }
+
+  // ── exit ────────────────────────────────────────────────────────────────────
+
+  private exit(code: number, why: string): void {
+    if (this.exited) return;
+    this.exited = true;
+    log.info(`exiting (${why}) with code ${code}`);
+    for (const s of this.sessions.values()) for (const ask of s.asks) ask.abort();
+    // A server whose client is gone must not linger: every workspace gets the dispose deadline, then the process ends.
+    const all = [...this.workspaces.values()].map((ws) => disposeWithin(ws));
+    void Promise.all(all).finally(() => {
+      this.conn.close();
+      this.opts.onExit(code);
+    });
+  }
+}
+
+/** A request to the client that the tool's stop withdraws, and that is given up on after FS_REQUEST_TIMEOUT_MS. */
+function withDeadline(signal: AbortSignal): { cancellationSignal: AbortSignal; stopWaitingOnCancel: true } {
+  return { cancellationSignal: AbortSignal.any([signal, AbortSignal.timeout(FS_REQUEST_TIMEOUT_MS)]), stopWaitingOnCancel: true };
+}

@@ -1,0 +1,29 @@
+/** Stopping a façade's workspace on the way out, with a deadline (ECA `shutdown`/exit, ACP exit). */
+import type { Workspace } from '../runtime/workspace.js';
+import { errorMessage, logger } from '../util/log.js';
+
+const log = logger('server');
+
+/**
+ * Disposes the workspace, and what has not stopped by the deadline is stopped by force (child
+ * processes killed, the store closed): a shutdown never hangs on a peer that will not go.
+ */
+export async function disposeWithin(workspace: Promise<Workspace>, ms = 600): Promise<void> {
+  let w: Workspace;
+  try {
+    w = await workspace;
+  } catch {
+    return; // it never started: nothing to stop
+  }
+  const deadline = new Promise<'late'>((r) => setTimeout(() => r('late'), ms).unref());
+  const outcome = await Promise.race([
+    w.dispose().then(
+      () => 'done' as const,
+      (e: unknown) => (log.error(`shutdown: ${errorMessage(e)}`), 'failed' as const),
+    ),
+    deadline,
+  ]);
+  if (outcome === 'done') return;
+  if (outcome === 'late') log.warn('shutdown did not finish in time: stopping child processes and closing the store');
+  w.forceClose();
+}

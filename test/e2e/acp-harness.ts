@@ -1,0 +1,146 @@
+/**
+ * `patchbay acp` driven by the ACP SDK's own client (`client()` over the child's real stdio), as
+ * Zed or CodeCompanion drive an agent. Records every `session/update`; answers permission, file
+ * and terminal requests with handlers a test sets.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { Readable, Writable } from 'node:stream';
+import { afterEach } from 'vitest';
+import {
+  client,
+  methods,
+  ndJsonStream,
+  type ClientCapabilities,
+  type ClientConnection,
+  type ClientContext,
+  type ReadTextFileRequest,
+  type ReadTextFileResponse,
+  type RequestPermissionRequest,
+  type RequestPermissionResponse,
+  type SessionNotification,
+  type SessionUpdate,
+  type WriteTextFileRequest,
+} from '@agentclientprotocol/sdk';
+import { BIN, cliEnv } from './harness.js';
+
+export interface AcpStart {
+  home: string;
+  /** PATCHBAY_CONFIG (a free gateway port is added). */
+  config?: Record<string, unknown>;
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+export class AcpProc {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly conn: ClientConnection;
+  readonly notifications: SessionNotification[] = [];
+  readonly permissionRequests: RequestPermissionRequest[] = [];
+  readonly reads: ReadTextFileRequest[] = [];
+  readonly writes: WriteTextFileRequest[] = [];
+  stderr = '';
+  exitCode: number | null | undefined;
+  readonly exited: Promise<number | null>;
+  /** How a permission request is answered (default: the first option, "allow"). */
+  onPermission: (r: RequestPermissionRequest) => RequestPermissionResponse | Promise<RequestPermissionResponse> = (r) => ({ outcome: { outcome: 'selected', optionId: r.options[0]!.optionId } });
+  /** `fs/read_text_file`, when the client offers it (caps). */
+  onRead?: (r: ReadTextFileRequest) => ReadTextFileResponse | Promise<ReadTextFileResponse>;
+  onWrite?: (r: WriteTextFileRequest) => void | Promise<void>;
+  private waiters: Array<() => void> = [];
+
+  constructor(opts: AcpStart) {
+    this.child = spawn(process.execPath, [BIN, 'acp'], {
+      cwd: opts.cwd ?? opts.home,
+      env: cliEnv(opts.home, { PATCHBAY_CONFIG: JSON.stringify({ gateway: { port: 0 }, ...opts.config }), ...opts.env }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.child.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()));
+    this.exited = new Promise((r) => this.child.on('exit', (code) => ((this.exitCode = code), r(code))));
+    const app = client({ name: 'patchbay-test' })
+      .onNotification(methods.client.session.update, ({ params }) => {
+        this.notifications.push(params);
+        for (const w of this.waiters.splice(0)) w();
+      })
+      .onRequest(methods.client.session.requestPermission, ({ params }) => {
+        this.permissionRequests.push(params);
+        for (const w of this.waiters.splice(0)) w();
+        return this.onPermission(params);
+      })
+      .onRequest(methods.client.fs.readTextFile, async ({ params }) => {
+        this.reads.push(params);
+        if (!this.onRead) throw new Error('no fs in this test');
+        return this.onRead(params);
+      })
+      .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
+        this.writes.push(params);
+        if (!this.onWrite) throw new Error('no fs in this test');
+        await this.onWrite(params);
+        return {};
+      });
+    this.conn = app.connect(ndJsonStream(Writable.toWeb(this.child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(this.child.stdout) as ReadableStream<Uint8Array>));
+  }
+
+  get agent(): ClientContext {
+    return this.conn.agent;
+  }
+
+  initialize(caps: ClientCapabilities = {}) {
+    return this.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: caps, clientInfo: { name: 'patchbay-test', version: '0' } });
+  }
+
+  async newSession(cwd: string): Promise<string> {
+    const r = await this.agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
+    return r.sessionId;
+  }
+
+  prompt(sessionId: string, text: string) {
+    return this.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] });
+  }
+
+  /** The updates of a session, in order. */
+  updates(sessionId: string): SessionUpdate[] {
+    return this.notifications.filter((n) => n.sessionId === sessionId).map((n) => n.update);
+  }
+
+  /** The text of a session's agent message chunks. */
+  text(sessionId: string, kind: 'agent_message_chunk' | 'agent_thought_chunk' | 'user_message_chunk' = 'agent_message_chunk'): string {
+    return this.updates(sessionId)
+      .flatMap((u) => (u.sessionUpdate === kind && u.content.type === 'text' ? [u.content.text] : []))
+      .join('');
+  }
+
+  /** Resolves once `pred` holds (checked after each notification or permission request). */
+  async until(pred: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!pred()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stderr:\n${this.stderr.slice(-3000)}`);
+      await new Promise<void>((r) => {
+        this.waiters.push(r);
+        setTimeout(r, 100);
+      });
+    }
+  }
+
+  /** Closes stdin (the client goes away) and waits for the exit; SIGKILL after `ms`. */
+  async stop(ms = 3000): Promise<number | null> {
+    if (this.exitCode !== undefined) return this.exitCode;
+    this.child.stdin.end();
+    const t = setTimeout(() => this.child.kill('SIGKILL'), ms);
+    const code = await this.exited;
+    clearTimeout(t);
+    return code;
+  }
+}
+
+/** Every AcpProc handed to the returned function is stopped after each test. */
+export function useAcpProcs(): (p: AcpProc) => AcpProc {
+  let procs: AcpProc[] = [];
+  afterEach(async () => {
+    await Promise.all(procs.map((p) => p.stop()));
+    procs = [];
+  });
+  return (p) => {
+    procs.push(p);
+    return p;
+  };
+}
