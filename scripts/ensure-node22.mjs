@@ -5,6 +5,11 @@
 // beside acpx pinned to an exact version, so its `bin/node` never shadows Node 20 in the root's npm
 // scripts. (Re)installed from the lock file when either is missing or not the pinned version
 // (`npm test` and .ci/run call this first); prints what it does.
+//
+// `npm install`, not `npm ci`: acpx depends on @openclaw/fs-safe 0.12.0, whose per-platform
+// optional packages were published for Linux x64 only, so the lock cannot name the others and
+// `npm ci` refuses it as out of sync. `npm install` installs exactly the locked versions here and
+// leaves the lock as it is.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -42,8 +47,8 @@ const have = state();
 if (have.ok) {
   console.log(`ensure-node22: Node ${have.node} and acpx ${have.acpx} are in ${dir}`);
 } else {
-  console.log(`ensure-node22: installing Node 22 and acpx ${acpxWanted} (have node ${have.node ?? 'none'}, acpx ${have.acpx ?? 'none'}): npm ci --prefix ${dir}`);
-  execFileSync('npm', ['ci', '--prefix', dir, '--no-audit', '--no-fund'], { stdio: 'inherit', shell: process.platform === 'win32' });
+  console.log(`ensure-node22: installing Node 22 and acpx ${acpxWanted} (have node ${have.node ?? 'none'}, acpx ${have.acpx ?? 'none'}): npm install --prefix ${dir}`);
+  execFileSync('npm', ['install', '--prefix', dir, '--no-audit', '--no-fund'], { stdio: 'inherit', shell: process.platform === 'win32' });
   const now = state();
   if (!now.ok) {
     console.error(`ensure-node22: after the install ${dir} has node ${now.node ?? 'missing'} and acpx ${now.acpx ?? 'missing'}, wanted Node 22 and acpx ${acpxWanted}`);
