@@ -5,7 +5,7 @@
  * source (openclaw/acpx): src/permissions.ts `resolvePermissionRequest` (--approve-all selects an
  * allow_once/allow_always option, --deny-all a reject option or `cancelled`), src/filesystem.ts
  * `FileSystemHandlers.writeTextFile` (acpx advertises fs write and performs the write itself,
- * refusing it under --deny-all), and src/cli.ts exit codes (0 ok, 5 some permission denied and
+ * refusing it under --deny-all), and src/types.ts `EXIT_CODES` (0 ok, 5 some permission denied and
  * none approved); on the agent side ACP v1's prompt-turn.mdx and tool-calls.mdx (a tool call's
  * `content[]` carries `{type:'diff', path, oldText, newText}`; the prompt resolves with a
  * `stopReason`). Build first (`npm run build`); Node 22 and acpx come from

@@ -18,7 +18,7 @@ const NODE22_DIR = join(ROOT, 'test/conformance/node22');
 export const NODE22 = join(NODE22_DIR, 'node_modules/.bin/node');
 export const ACPX = join(NODE22_DIR, 'node_modules/acpx/dist/cli.js');
 
-/** acpx's exit codes (acpx docs/CLI.md "Exit codes"; `EXIT_CODES` in its dist). */
+/** acpx's exit codes (its docs/CLI.md "Exit codes", src/types.ts `EXIT_CODES`). */
 export const ACPX_EXIT = { ok: 0, agentError: 1, usage: 2, timeout: 3, noSession: 4, permissionDenied: 5, interrupted: 130 } as const;
 
 /** Throws with the fix when Node 22 or acpx is not installed (they come from the npm registry). */
