@@ -171,7 +171,8 @@ export class ToolCall {
     }
     if (tool.detailsBefore) this.details = safe(() => tool.detailsBefore!(this.args, { chatId: this.env.chatId, toolCallId: this.id }));
     if (tool.preview && this.env.showDiffs !== false && !this.env.ctx.signal.aborted) {
-      this.details = await tool.preview(this.args, this.env.ctx).catch(() => undefined);
+      // With the call's id: a preview may ask the editor for the file's text (its unsaved buffer).
+      this.details = await tool.preview(this.args, { ...this.env.ctx, toolCallId: this.id }).catch(() => undefined);
     }
     let announced: ToolCallEvent = { ...this.base(), state: 'announced', needsApproval: decision.kind === 'ask' };
     if (decision.kind === 'ask') {

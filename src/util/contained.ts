@@ -293,20 +293,78 @@ async function verifyByPath(fh: FileHandle, dirReal: string, name: string, scope
   return real;
 }
 
+/** Where a path leads, found by resolveContained. */
+export interface ContainedTarget {
+  /** The real path (for a missing file: its folder's real path and its name). */
+  real: string;
+  kind: 'file' | 'directory' | 'other' | 'missing';
+}
+
 /**
- * The whole text of a contained regular file (EISDIR for a directory). Opened O_NONBLOCK and
- * refused unless regular, so a FIFO or device in the workspace cannot hang the reader.
+ * Checks `abs` as openContained would check what it opens (roots, and `guard` when given), without
+ * opening or reading it: for a path handed to someone who opens it by path (the editor, ACP
+ * `fs/*_text_file`). Symlinks on the way, the last one included, are followed through the same
+ * steps; a missing file is judged by its folder's real path (with `mkdirs`, missing folders are made,
+ * each checked). The window between this check and the other side's open remains: callers check
+ * again afterwards (recheckPath).
  */
-export async function readContainedText(abs: string, opts: ContainOptions): Promise<string> {
+export async function resolveContained(abs: string, opts: ContainOptions): Promise<ContainedTarget> {
+  return resolveIn(resolve(abs), await scopeOf(opts), 0);
+}
+
+async function resolveIn(abs: string, scope: Scope, hops: number): Promise<ContainedTarget> {
+  const dir = await pinDir(dirname(abs), scope);
+  const name = basename(abs);
+  try {
+    const st = await lstat(dir.entry(name)).catch((err: unknown) => {
+      if (errnoCode(err) === 'ENOENT') return undefined;
+      throw err;
+    });
+    if (st?.isSymbolicLink()) {
+      if (hops >= MAX_HOPS) throw Object.assign(new Error(`Too many levels of symbolic links: ${abs}`), { code: 'ELOOP' });
+      return await resolveIn(resolve(dir.real, await readlink(dir.entry(name))), scope, hops + 1);
+    }
+    const real = join(dir.real, name);
+    check(scope, real, abs);
+    await guardEntry(scope, dir, name, abs);
+    const kind = !st ? 'missing' : st.isFile() ? 'file' : st.isDirectory() ? 'directory' : 'other';
+    return { real, kind };
+  } finally {
+    await dir.close();
+  }
+}
+
+/**
+ * resolveContained again after someone else opened `abs` by path: a path that now leads outside
+ * (or, with `guard`, to a protected path) is reported as moved out while the call ran.
+ */
+export async function recheckPath(abs: string, opts: ContainOptions): Promise<ContainedTarget> {
+  try {
+    return await resolveContained(abs, opts);
+  } catch (e) {
+    throw e instanceof OutsideWorkspaceError && !e.protectedWhy ? new OutsideWorkspaceError(abs, true) : e;
+  }
+}
+
+/** The bytes of a contained regular file (EISDIR for a directory), opened without blocking as readContainedText. */
+export async function readContainedBytes(abs: string, opts: ContainOptions, signal?: AbortSignal): Promise<Buffer> {
   const { fh } = await openContained(abs, O_RDONLY | constants.O_NONBLOCK, opts);
   try {
     const st = await fh.stat();
     if (st.isDirectory()) throw Object.assign(new Error(`${abs} is a directory`), { code: 'EISDIR' });
     if (!st.isFile()) throw Object.assign(new Error(`${abs} is not a regular file`), { code: 'EINVAL' });
-    return await fh.readFile('utf8');
+    return await fh.readFile({ signal });
   } finally {
     await fh.close();
   }
+}
+
+/**
+ * The whole text of a contained regular file (EISDIR for a directory). Opened O_NONBLOCK and
+ * refused unless regular, so a FIFO or device in the workspace cannot hang the reader.
+ */
+export async function readContainedText(abs: string, opts: ContainOptions): Promise<string> {
+  return (await readContainedBytes(abs, opts)).toString('utf8');
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   type WriteTextFileRequest,
 } from '@agentclientprotocol/sdk';
 import { BIN, cliEnv } from './harness.js';
+import { ProcessTerminalClient } from '../support/process-terminal-client.js';
 
 export interface AcpStart {
   home: string;
@@ -46,6 +47,8 @@ export class AcpProc {
   /** `fs/read_text_file`, when the client offers it (caps). */
   onRead?: (r: ReadTextFileRequest) => ReadTextFileResponse | Promise<ReadTextFileResponse>;
   onWrite?: (r: WriteTextFileRequest) => void | Promise<void>;
+  /** The client's terminals (`terminal/*`): real processes, every call recorded. */
+  readonly terminals = new ProcessTerminalClient();
   private waiters: Array<() => void> = [];
 
   constructor(opts: AcpStart) {
@@ -76,7 +79,12 @@ export class AcpProc {
         if (!this.onWrite) throw new Error('no fs in this test');
         await this.onWrite(params);
         return {};
-      });
+      })
+      .onRequest(methods.client.terminal.create, async ({ params }) => ({ terminalId: (await this.terminals.createTerminal(params)).id }))
+      .onRequest(methods.client.terminal.output, ({ params }) => this.terminals.output(params.terminalId))
+      .onRequest(methods.client.terminal.waitForExit, ({ params }) => this.terminals.waitForExit(params.terminalId))
+      .onRequest(methods.client.terminal.kill, async ({ params }) => (await this.terminals.kill(params.terminalId), {}))
+      .onRequest(methods.client.terminal.release, async ({ params }) => (await this.terminals.release(params.terminalId), {}));
     this.conn = app.connect(ndJsonStream(Writable.toWeb(this.child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(this.child.stdout) as ReadableStream<Uint8Array>));
   }
 
@@ -123,6 +131,7 @@ export class AcpProc {
 
   /** Closes stdin (the client goes away) and waits for the exit; SIGKILL after `ms`. */
   async stop(ms = 3000): Promise<number | null> {
+    this.terminals.killAll();
     if (this.exitCode !== undefined) return this.exitCode;
     this.child.stdin.end();
     const t = setTimeout(() => this.child.kill('SIGKILL'), ms);

@@ -21,6 +21,7 @@ import {
   PROTOCOL_VERSION,
   RequestError,
   type AgentConnection,
+  type AuthMethod,
   type ClientCapabilities,
   type InitializeRequest,
   type InitializeResponse,
@@ -38,6 +39,7 @@ import {
 } from '@agentclientprotocol/sdk';
 import type { ChatEvent, ChatEvents, ToolCallEvent } from '../../core/events.js';
 import { newId } from '../../core/turn.js';
+import { noModelMessage } from '../../core/chats.js';
 import type { Workspace, FrontEnd } from '../../runtime/workspace.js';
 import type { Config } from '../../config/schema.js';
 import { errorMessage, logger } from '../../util/log.js';
@@ -46,6 +48,7 @@ import { promptParts } from './prompt-content.js';
 import { applyOption, configOptions, modeState, type SessionChoice } from './session-options.js';
 import { availableCommands } from './commands.js';
 import { disposeWithin } from '../dispose-within.js';
+import { runTerminal, sdkTerminalClient } from './terminal.js';
 import { patchbayVersion } from '../../util/version.js';
 
 const log = logger('acp');
@@ -61,6 +64,34 @@ const PERMISSION_OPTIONS = [
   { optionId: 'allow-always', name: 'Always allow in this session', kind: 'allow_always' },
   { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
 ] as const;
+
+const AUTH_METHOD_IDS = new Set(['login', 'configured']);
+
+/**
+ * How a user gets a model (ACP registry AUTHENTICATION.md): `patchbay login` run by the client in
+ * a terminal, offered only to clients that declare terminal auth (ACP `AuthMethodTerminal`); and
+ * for every client, picking up a key or login made outside (config, environment, another window).
+ */
+function authMethods(caps: ClientCapabilities): AuthMethod[] {
+  return [
+    ...(caps.auth?.terminal
+      ? [
+          {
+            type: 'terminal' as const,
+            id: 'login',
+            name: 'Log in to a model provider',
+            description: 'Runs `patchbay login` in a terminal: pick a provider, then log in or paste an API key.',
+            args: ['login'],
+          },
+        ]
+      : []),
+    {
+      id: 'configured',
+      name: 'Use a configured provider',
+      description: 'Set a provider key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY, or `providers` in ~/.config/patchbay/config.json) or run `patchbay login` in a terminal, then continue.',
+    },
+  ];
+}
 
 export interface AcpServerOptions {
   input: Readable;
@@ -107,6 +138,7 @@ export class AcpServer {
   constructor(private readonly opts: AcpServerOptions) {
     const app = agent({ name: 'patchbay' })
       .onRequest(methods.agent.initialize, ({ params }) => this.initialize(params))
+      .onRequest(methods.agent.authenticate, ({ params }) => this.authenticate(params.methodId))
       .onRequest(methods.agent.session.new, ({ params }) => this.newSession(params))
       .onRequest(methods.agent.session.load, ({ params }) => this.loadSession(params))
       .onRequest(methods.agent.session.list, ({ params }) => this.listSessions(params))
@@ -143,9 +175,28 @@ export class AcpServer {
         mcpCapabilities: { http: false, sse: false },
         sessionCapabilities: { list: {} },
       },
-      authMethods: [],
+      authMethods: authMethods(this.caps),
       agentInfo: { name: 'patchbay', title: 'patchbay', version: patchbayVersion() },
     };
+  }
+
+  /**
+   * `authenticate`: the user logged in elsewhere (`patchbay login` in a terminal the client ran,
+   * or a key set in the config or environment): pick that up. Answers once some model is usable.
+   */
+  private async authenticate(methodId: string): Promise<Record<string, never>> {
+    if (!AUTH_METHOD_IDS.has(methodId)) throw RequestError.invalidParams({ methodId }, `unknown auth method "${methodId}" (offered: ${[...AUTH_METHOD_IDS].join(', ')})`);
+    const workspaces = await Promise.all([...this.workspaces.values()].map((w) => w.catch(() => undefined)));
+    let usable = false;
+    for (const ws of workspaces) {
+      if (!ws) continue;
+      // TODO(login merge): Workspace.refreshLogins
+      await (ws as { refreshLogins?: () => Promise<boolean> }).refreshLogins?.();
+      if (ws.models.length) usable = true;
+    }
+    // No session yet: nothing is loaded to check against; the next session/new reads the logins afresh.
+    if (!usable && workspaces.length) throw RequestError.authRequired({ authMethods: authMethods(this.caps) }, noModelMessage());
+    return {};
   }
 
   // ── sessions ────────────────────────────────────────────────────────────────
@@ -256,6 +307,11 @@ export class AcpServer {
         variant: s.choice.variant,
         contentId,
       });
+      if (handle.status === 'noModel') {
+        // Said as ACP's auth_required, so the client offers its login (initialize's authMethods).
+        void handle.done.catch(() => undefined);
+        throw RequestError.authRequired({ authMethods: authMethods(this.caps) }, noModelMessage());
+      }
       const outcome = await handle.done;
       await this.lastWrite;
       // ACP has no error stop reason: a failed turn is an error answer with core's message.
@@ -415,7 +471,20 @@ export class AcpServer {
           }
         : {}),
     };
-    return { canAsk: true, canShowDiffs: true, ...(fs.readTextFile || fs.writeTextFile ? { files } : {}) };
+    const terminal: FrontEnd['terminal'] = (req) => {
+      const sessionId = this.sessionIdOf(req.chatId);
+      // The call shows the live terminal (ACP tool-calls.mdx "Terminals"): its id as the call's content.
+      const show = (terminalId: string) => {
+        const s = this.sessions.get(sessionId);
+        if (s && req.toolCallId) this.send(s, s.translator.terminal(toolCallIdOf(req.toolCallId, req.chatId === sessionId ? undefined : req.chatId), terminalId));
+      };
+      return runTerminal(
+        sdkTerminalClient((p) => this.conn.client.createTerminal(p)),
+        { ...req, sessionId },
+        show,
+      );
+    };
+    return { canAsk: true, canShowDiffs: true, ...(fs.readTextFile || fs.writeTextFile ? { files } : {}), ...(this.caps.terminal ? { terminal } : {}) };
   }
 
   /** The session a chat's editor requests belong to (a subagent's: its root session's). */

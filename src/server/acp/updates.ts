@@ -32,6 +32,14 @@ export interface TranslateOptions {
 export class AcpTranslator {
   /** Tool calls the client knows of (their `tool_call` was sent), by the id the client sees. */
   private readonly known = new Set<string>();
+  /** Calls running in a client terminal: the terminal stays in the call's content once it is done (ACP keeps its output visible). */
+  private readonly terminals = new Map<string, string>();
+
+  /** A call started running in the client's terminal `terminalId`. */
+  terminal(toolCallId: string, terminalId: string): SessionUpdate {
+    this.terminals.set(toolCallId, terminalId);
+    return { sessionUpdate: 'tool_call_update', toolCallId, content: [{ type: 'terminal', terminalId }] };
+  }
 
   /**
    * The updates for one event. `childChatId`: the event is a subagent's (run for a call of the
@@ -89,7 +97,9 @@ export class AcpTranslator {
         break;
       case 'done': {
         const status: ToolCallStatus = e.error ? 'failed' : 'completed';
-        out.push({ sessionUpdate: 'tool_call_update', toolCallId: id, status, content: [...detailContents(e), ...e.outputs.map(outputContent)], ...locationsOf(e) });
+        const terminalId = this.terminals.get(id);
+        const shown: ToolCallContent[] = terminalId ? [{ type: 'terminal', terminalId }] : [];
+        out.push({ sessionUpdate: 'tool_call_update', toolCallId: id, status, content: [...shown, ...detailContents(e), ...e.outputs.map(outputContent)], ...locationsOf(e) });
         if (e.details?.type === 'task') out.push(planOf(e.details));
         break;
       }

@@ -1,15 +1,15 @@
 /** `edit_file`: replace an exact piece of a file's content. */
 import { constants } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Tool, ToolResult } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
-import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText, writeChecked } from '../../../util/contained.js';
+import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText, recheckPath, writeChecked } from '../../../util/contained.js';
 import { checkpointOf } from '../checkpoint.js';
 import { fileChange } from '../diff.js';
 import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { errnoCode, fsErrorText } from '../../../util/fs-util.js';
+import { EditorFileError, editorWrites, previewText, readThroughEditor, writeThroughEditor } from './editor-text.js';
 
 export const editFileSchema = z.object({
   path: z.string().min(1).describe('Absolute path of the file to edit (relative paths are taken from the first workspace root).'),
@@ -38,14 +38,17 @@ Usage:
     summary: (a) => (a.path ? `Editing file "${a.path}"` : 'Editing file'),
     async preview(args, ctx) {
       const abs = resolvePath(args.path, ctx.roots);
-      const plan = planEdit(await readFile(abs, 'utf8'), args, abs);
+      const plan = planEdit(await previewText(ctx, abs), args, abs);
       return 'after' in plan ? fileChange(abs, plan.before, plan.after) : undefined;
     },
     async run(args, ctx) {
       const abs = resolvePath(args.path, ctx.roots);
+      const contain = { roots: ctx.roots, confined: ctx.confined, guard: ctx.guardProtected };
       let file: ContainedFile;
       try {
-        file = await openContained(abs, constants.O_RDWR, { roots: ctx.roots, confined: ctx.confined, guard: ctx.guardProtected });
+        // Checked on disk first, also when the editor reads and writes it: it is asked only about a
+        // file this call could have opened itself.
+        file = await openContained(abs, constants.O_RDWR, contain);
       } catch (err) {
         if (ctx.signal.aborted) throw err;
         if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, abs, 'nothing was read or written'), true);
@@ -58,20 +61,29 @@ Usage:
       let plan: ReturnType<typeof planEdit>;
       try {
         try {
-          // Bytes, not text: a rollback restores the file byte for byte (../checkpoint.ts).
-          beforeBytes = await file.fh.readFile({ signal: ctx.signal });
+          // Bytes, not text: a rollback restores the file byte for byte (../checkpoint.ts). With
+          // the editor's buffer, they are its text: what the edit was made on.
+          beforeBytes = await readThroughEditor(ctx, abs, () => file.fh.readFile({ signal: ctx.signal }));
           before = beforeBytes.toString('utf8');
         } catch (err) {
           if (ctx.signal.aborted) throw err;
+          if (err instanceof EditorFileError) return textResult(`Cannot edit file: ${err.message}`, true);
           return textResult(`Cannot edit file: ${fsErrorText(err, abs)}.`, true);
         }
         plan = planEdit(before, args, abs);
         if (!('after' in plan)) return plan;
         try {
           ctx.signal.throwIfAborted();
-          await writeChecked(file, plan.after, before);
+          if (editorWrites(ctx)) {
+            // The editor opens the path itself: it must still lead where it was checked.
+            await recheckPath(abs, contain);
+            await writeThroughEditor(ctx, abs, plan.after);
+          } else {
+            await writeChecked(file, plan.after, before);
+          }
         } catch (err) {
           if (ctx.signal.aborted) throw err;
+          if (err instanceof EditorFileError) return textResult(`Cannot write file: ${err.message}`, true);
           if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, abs, 'nothing was written'), true);
           return textResult(`Cannot write file: ${fsErrorText(err, abs)}`, true);
         }

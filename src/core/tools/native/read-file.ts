@@ -1,18 +1,24 @@
 /** `read_file`: a text file's content, a window of lines at a time. */
 import { constants, createReadStream } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Tool, ToolResult } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
-import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText } from '../../../util/contained.js';
+import { type ContainedFile, openContained, OutsideWorkspaceError, outsideText, recheckPath } from '../../../util/contained.js';
 import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { fsErrorText, isBinaryHandle, notice } from '../../../util/fs-util.js';
+import { EditorFileError, readThroughEditor } from './editor-text.js';
 
 export const DEFAULT_READ_LINES = 2000;
 export const MAX_READ_CHARS = 256 * 1024;
 /** Past this size, lines after the shown window are not counted (the notice says "more"). */
 const COUNT_REST_MAX_BYTES = 64 * 1024 * 1024;
+/**
+ * Past this size on disk, the file is streamed from disk even when the editor offers its buffers:
+ * such a file is a log or a data dump, not something open in an editor, and the editor's answer
+ * would carry all of it in one message.
+ */
+const EDITOR_READ_MAX_BYTES = COUNT_REST_MAX_BYTES;
 
 export const readFileSchema = z.object({
   path: z.string().min(1).describe('Absolute path of the file to read (relative paths are taken from the first workspace root).'),
@@ -52,8 +58,27 @@ export function readFileTool(): Tool {
         const st = await fh.stat();
         if (st.isDirectory()) return textResult(`${abs} is a directory; use directory_tree to list it.`, true);
         if (await isBinaryHandle(fh)) return textResult(`${abs} is a binary file (${st.size} bytes); read_file only reads text.`, true);
+        const offset = args.line_offset ?? 0;
+        const limit = args.limit ?? DEFAULT_READ_LINES;
+        if (ctx.editor.readTextFile && st.isFile() && st.size <= EDITOR_READ_MAX_BYTES) {
+          // The whole text through the editor (its unsaved changes included), windowed here as a
+          // disk read is, so the output is the same; a file the editor does not know reads from disk.
+          let bytes: Buffer;
+          try {
+            bytes = await readThroughEditor(ctx, abs, () => fh.readFile({ signal: ctx.signal }));
+            // The editor opened the path itself: it must still lead inside.
+            await recheckPath(abs, { roots: ctx.roots, confined: ctx.confined });
+          } catch (err) {
+            if (ctx.signal.aborted) throw err;
+            if (err instanceof EditorFileError) return textResult(`Cannot read file: ${err.message}`, true);
+            if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, abs, 'nothing was read'), true);
+            return textResult(`Cannot read file: ${fsErrorText(err, abs)}`, true);
+          }
+          return await readWindow(chunksOf(bytes.toString('utf8')), abs, bytes.length, offset, limit);
+        }
         handedOver = true;
-        return await readWindow(fh, abs, st.size, args.line_offset ?? 0, args.limit ?? DEFAULT_READ_LINES, ctx.signal);
+        const stream = createReadStream('', { fd: fh, start: 0, encoding: 'utf8', highWaterMark: 64 * 1024, signal: ctx.signal });
+        return await readWindow(stream as AsyncIterable<string>, abs, st.size, offset, limit);
       } finally {
         // The read stream closes the handle it was given.
         if (!handedOver) await fh.close();
@@ -62,12 +87,18 @@ export function readFileTool(): Tool {
   });
 }
 
+/** A text in pieces of the size a disk read streams, for readWindow. */
+function* chunksOf(text: string): Generator<string> {
+  for (let i = 0; i < text.length; i += CHUNK_CHARS) yield text.slice(i, i + CHUNK_CHARS);
+}
+const CHUNK_CHARS = 64 * 1024;
+
 /**
- * Streams the file once: skips `offset` lines, collects up to `limit` lines or MAX_READ_CHARS,
- * then (for files that are not huge) keeps counting lines so the notice can give a total.
- * Line endings are kept as they are in the file.
+ * Goes through the text once (streamed from disk, or the editor's): skips `offset` lines, collects
+ * up to `limit` lines or MAX_READ_CHARS, then (for files that are not huge) keeps counting lines so
+ * the notice can give a total. Line endings are kept as they are in the file. `size` is in bytes.
  */
-async function readWindow(fh: FileHandle, abs: string, size: number, offset: number, limit: number, signal: AbortSignal): Promise<ToolResult> {
+async function readWindow(source: AsyncIterable<string> | Iterable<string>, abs: string, size: number, offset: number, limit: number): Promise<ToolResult> {
   let state: 'skip' | 'collect' | 'count' = offset > 0 ? 'skip' : 'collect';
   let lines = 0; // complete lines seen so far
   let collected = 0;
@@ -77,8 +108,8 @@ async function readWindow(fh: FileHandle, abs: string, size: number, offset: num
   let lastChar = '';
   const out: string[] = [];
 
-  const stream = createReadStream('', { fd: fh, start: 0, encoding: 'utf8', highWaterMark: 64 * 1024, signal });
-  read: for await (const chunk of stream as AsyncIterable<string>) {
+  // Leaving the loop early destroys a disk stream (closing its handle).
+  read: for await (const chunk of source) {
     lastChar = chunk[chunk.length - 1] ?? lastChar;
     let pos = 0;
     while (pos < chunk.length) {
@@ -108,7 +139,6 @@ async function readWindow(fh: FileHandle, abs: string, size: number, offset: num
       } else {
         if (size > COUNT_REST_MAX_BYTES) {
           countedAll = false;
-          stream.destroy();
           break read;
         }
         for (let i = chunk.indexOf('\n', pos); i !== -1; i = chunk.indexOf('\n', i + 1)) lines++;

@@ -7,6 +7,7 @@ import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { fsErrorText, notice } from '../../../util/fs-util.js';
 import { runShell } from './shell.js';
+import { runInEditorTerminal } from './shell-terminal.js';
 import type { JobRegistry } from '../../jobs/registry.js';
 import { lineText, newestWithin } from '../../jobs/format.js';
 
@@ -84,22 +85,35 @@ Usage:
         return startJob(opts.jobs, args.command, cwd, args.background, ctx, maxOutputChars);
       }
       const timeout = args.timeout ?? defaultTimeout;
-      const r = await runShell(args.command, { cwd, timeoutMs: timeout * 1000, signal: ctx.signal, maxOutputChars });
+      const runOpts = { cwd, timeoutMs: timeout * 1000, maxOutputChars };
+      // The editor runs it in a terminal it shows, when it offers one (ACP `terminal/*`). Background jobs stay local (core/jobs/).
+      const inTerminal = ctx.editor.runInTerminal;
+      if (inTerminal) {
+        const r = await runInEditorTerminal(inTerminal, args.command, runOpts, ctx);
+        // The user chose the editor's terminal: a failure there is reported, not run locally instead.
+        if (r.error !== undefined) return textResult(`Could not run the command in the editor's terminal: ${r.error}`, true);
+        return shellResult(r, timeout);
+      }
+      const r = await runShell(args.command, { ...runOpts, signal: ctx.signal });
       if (r.spawnError) return textResult(`Could not start the shell: ${r.spawnError}`, true);
-
-      const body = r.output.length ? r.output.replace(/\n$/, '') : '(no output)';
-      let status: string;
-      let error = true;
-      if (r.timedOut) status = notice(`timed out after ${timeout} s; the command and its processes were killed`);
-      else if (r.aborted) status = notice('cancelled; the command and its processes were killed');
-      else if (r.exitCode !== null) {
-        status = `Exit code: ${r.exitCode}`;
-        error = r.exitCode !== 0;
-      } else status = `Killed by signal ${r.signal ?? 'unknown'}`;
-      if (r.strays) status += `\n${notice('background processes still running when the command exited were stopped')}`;
-      return textResult(`${body}\n\n${status}`, error);
+      return shellResult(r, timeout);
     },
   });
+}
+
+/** What the model reads of a foreground run, local or in the editor's terminal: the output, then how it ended. */
+function shellResult(r: { output: string; exitCode: number | null; signal: string | null; timedOut: boolean; aborted: boolean; strays?: boolean }, timeout: number): ToolResult {
+  const body = r.output.length ? r.output.replace(/\n$/, '') : '(no output)';
+  let status: string;
+  let error = true;
+  if (r.timedOut) status = notice(`timed out after ${timeout} s; the command and its processes were killed`);
+  else if (r.aborted) status = notice('cancelled; the command and its processes were killed');
+  else if (r.exitCode !== null) {
+    status = `Exit code: ${r.exitCode}`;
+    error = r.exitCode !== 0;
+  } else status = `Killed by signal ${r.signal ?? 'unknown'}`;
+  if (r.strays) status += `\n${notice('background processes still running when the command exited were stopped')}`;
+  return textResult(`${body}\n\n${status}`, error);
 }
 
 /**

@@ -113,14 +113,25 @@ export function runShell(command: string, opts: ShellRunOptions): Promise<ShellR
  * both get the same shell, environment and working directory.
  */
 export function spawnShell(command: string, cwd: string): ChildProcess {
+  const shell = shellArgv(command);
   return isWindows
-    ? spawn(process.env.ComSpec ?? 'cmd.exe', ['/d', '/s', '/c', `"${command}"`], {
+    ? spawn(shell.command, ['/d', '/s', '/c', `"${command}"`], {
         cwd,
         stdio: ['ignore', 'pipe', 'pipe'],
         windowsVerbatimArguments: true,
         windowsHide: true,
       })
-    : spawn('/bin/sh', ['-c', command], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    : spawn(shell.command, shell.args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+}
+
+/**
+ * The program and arguments that run a command line under the same shell as `spawnShell`, for a
+ * runner that starts it elsewhere (the editor's terminal, ACP `terminal/create`). On Windows the
+ * line is one argument: whoever spawns it quotes it (cmd's own `/s /c "…"` quoting needs verbatim
+ * arguments, which a remote runner cannot be asked for).
+ */
+export function shellArgv(line: string): { command: string; args: string[] } {
+  return isWindows ? { command: process.env.ComSpec ?? 'cmd.exe', args: ['/d', '/s', '/c', line] } : { command: '/bin/sh', args: ['-c', line] };
 }
 
 export function groupAlive(pid: number): boolean {

@@ -1,15 +1,26 @@
 /** `write_file`: create a file or replace its whole content. */
 import { constants } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Tool } from '../../../shapes/tool.js';
+import type { Tool, ToolContext, ToolResult } from '../../../shapes/tool.js';
 import { textResult } from '../../../shapes/tool.js';
-import { type ContainOptions, type ContainedFile, openContained, OutsideWorkspaceError, outsideText, writeChecked } from '../../../util/contained.js';
+import {
+  type ContainOptions,
+  type ContainedFile,
+  openContained,
+  OutsideWorkspaceError,
+  outsideText,
+  readContainedBytes,
+  recheckPath,
+  resolveContained,
+  writeChecked,
+} from '../../../util/contained.js';
 import { checkpointOf } from '../checkpoint.js';
 import { fileChange } from '../diff.js';
 import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { errnoCode, fsErrorText } from '../../../util/fs-util.js';
+import { EditorFileError, editorWrites, previewText, readThroughEditor, writeThroughEditor } from './editor-text.js';
 
 const { O_CREAT, O_EXCL, O_RDONLY, O_RDWR } = constants;
 
@@ -35,11 +46,12 @@ Usage:
     summary: (a) => (a.path ? `Writing file "${a.path}"` : 'Writing file'),
     async preview(args, ctx) {
       const abs = resolvePath(args.path, ctx.roots);
-      const before = await currentContent(abs);
+      const before = await currentContent(abs, ctx);
       return before === undefined ? undefined : fileChange(abs, before.text, args.content);
     },
     async run(args, ctx) {
       const abs = resolvePath(args.path, ctx.roots);
+      if (editorWrites(ctx)) return writeViaEditor(abs, args.content, ctx);
       let before: { text: string; existed: boolean };
       let beforeBytes: Buffer | null;
       try {
@@ -59,16 +71,48 @@ Usage:
         if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, abs, 'nothing was written'), true);
         return textResult(`Cannot write file: ${fsErrorText(err, abs)}`, true);
       }
-      ctx.recordChange?.(checkpointOf(abs, beforeBytes, Buffer.from(args.content, 'utf8')));
-      const details = fileChange(abs, before.text, args.content);
-      const verb = before.existed ? 'Wrote' : 'Created';
-      return {
-        error: false,
-        outputs: [{ type: 'text', text: `${verb} ${abs} (+${details.linesAdded} -${details.linesRemoved} lines).` }],
-        details,
-      };
+      return written(abs, beforeBytes, args.content, ctx);
     },
   });
+}
+
+/** The result of a write that happened, with its checkpoint recorded. */
+function written(abs: string, beforeBytes: Buffer | null, content: string, ctx: ToolContext): ToolResult {
+  ctx.recordChange?.(checkpointOf(abs, beforeBytes, Buffer.from(content, 'utf8')));
+  const details = fileChange(abs, beforeBytes?.toString('utf8') ?? '', content);
+  const verb = beforeBytes !== null ? 'Wrote' : 'Created';
+  return {
+    error: false,
+    outputs: [{ type: 'text', text: `${verb} ${abs} (+${details.linesAdded} -${details.linesRemoved} lines).` }],
+    details,
+  };
+}
+
+/**
+ * write_file when the editor writes files: the path is checked on disk as an open would check it
+ * (a new file by its folder's real path; missing folders are made here, each checked, as the
+ * editor may not make them), the content before comes from the editor's buffer (for the diff and
+ * the rollback checkpoint), and the file itself is written by the editor, never by us.
+ */
+async function writeViaEditor(abs: string, content: string, ctx: ToolContext): Promise<ToolResult> {
+  const contain: ContainOptions = { roots: ctx.roots, confined: ctx.confined, guard: ctx.guardProtected };
+  let beforeBytes: Buffer | null;
+  try {
+    const target = await resolveContained(abs, { ...contain, mkdirs: true });
+    if (target.kind === 'directory') return textResult(`${abs} is a directory; cannot write a file there.`, true);
+    if (target.kind === 'other') return textResult(`Cannot write file: ${abs} is not a regular file.`, true);
+    beforeBytes = target.kind === 'missing' ? null : await readThroughEditor(ctx, abs, () => readContainedBytes(abs, contain, ctx.signal));
+    ctx.signal.throwIfAborted();
+    // Reading through the editor took a round trip: the path must still lead where it was checked.
+    await recheckPath(abs, contain);
+    await writeThroughEditor(ctx, abs, content);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    if (err instanceof EditorFileError) return textResult(`Cannot write file: ${err.message}`, true);
+    if (err instanceof OutsideWorkspaceError) return textResult(outsideText(err, abs, 'nothing was written'), true);
+    return textResult(`Cannot write file: ${fsErrorText(err, abs)}`, true);
+  }
+  return written(abs, beforeBytes, content, ctx);
 }
 
 /**
@@ -88,10 +132,10 @@ async function openForWrite(abs: string, opts: ContainOptions): Promise<Containe
 }
 
 /** The file's current text ('' when it does not exist yet), or undefined when `abs` is a directory. */
-async function currentContent(abs: string): Promise<{ text: string; existed: boolean } | undefined> {
+async function currentContent(abs: string, ctx: ToolContext): Promise<{ text: string; existed: boolean } | undefined> {
   try {
     if ((await stat(abs)).isDirectory()) return undefined;
-    return { text: await readFile(abs, 'utf8'), existed: true };
+    return { text: await previewText(ctx, abs), existed: true };
   } catch (err) {
     if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') return { text: '', existed: false };
     throw err;

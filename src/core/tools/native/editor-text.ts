@@ -1,0 +1,91 @@
+/**
+ * The file tools' text through the editor, when the front end offers it (ACP `fs/read_text_file`,
+ * `fs/write_text_file`): what the model reads and edits is the editor's buffer, unsaved changes
+ * included, and what it writes lands in the editor, which saves it. Callers check the path on disk
+ * first (util/contained.ts); the editor is asked only about what the tool could have opened itself.
+ *
+ * When the editor fails: a read falls back to disk only when the editor says it does not know the
+ * file (ACP's "resource not found", -32002, or an ENOENT): it has no buffer for it and cannot open
+ * it, while the file we just checked is there. Any other failure, and every failed write, is a tool
+ * error the model reads ("the editor said: …"): writing disk behind the editor's back would leave
+ * its buffer and the file disagreeing, and the user would not know which one the model changed.
+ *
+ * Checkpoints hold the editor's text the change was made on (unsaved changes included); a
+ * rollback (../../rollback.ts) restores through disk, as always, and the editor reloads the file.
+ */
+import { readFile } from 'node:fs/promises';
+import type { ToolContext } from '../../../shapes/tool.js';
+import { isContained } from '../../../util/contained.js';
+
+/** The editor answered an error (or its request timed out): `message` is for the model. */
+export class EditorFileError extends Error {
+  constructor(readonly editorMessage: string) {
+    super(`the editor said: ${editorMessage}`);
+  }
+}
+
+/** An editor's message is echoed to the model; one past this many characters is cut. */
+const MAX_MESSAGE_CHARS = 500;
+/** ACP `ErrorCode` "resource not found" (the session or file named does not exist). */
+const RESOURCE_NOT_FOUND = -32002;
+
+/**
+ * The file's bytes: the editor's text (as UTF-8) when it offers reading and knows the file, else
+ * what `disk()` reads. Throws EditorFileError for any other failure of the editor; a stop (the
+ * signal) is thrown as it came.
+ */
+export async function readThroughEditor(ctx: ToolContext, path: string, disk: () => Promise<Buffer>): Promise<Buffer> {
+  const read = ctx.editor.readTextFile;
+  if (!read) return disk();
+  let text: unknown;
+  try {
+    text = await read({ path, chatId: ctx.chatId, toolCallId: ctx.toolCallId, signal: ctx.signal });
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    if (notFound(err)) return disk();
+    throw new EditorFileError(messageOf(err));
+  }
+  // The bridge validates the wire; this keeps a bad bridge from handing the model something else.
+  if (typeof text !== 'string') throw new EditorFileError('its answer was not text');
+  return Buffer.from(text, 'utf8');
+}
+
+/**
+ * The text a preview diffs against (before approval): the editor's for a file inside the workspace,
+ * else the disk's, as before (a path outside is shown, not handed to the editor).
+ */
+export async function previewText(ctx: ToolContext, path: string): Promise<string> {
+  const disk = () => readFile(path);
+  if (!ctx.editor.readTextFile || !(await isContained(path, { roots: ctx.roots, confined: ctx.confined }))) return (await disk()).toString('utf8');
+  return (await readThroughEditor(ctx, path, disk)).toString('utf8');
+}
+
+/** Whether writes go through the editor (else the tool writes disk as it always has). */
+export function editorWrites(ctx: ToolContext): boolean {
+  return ctx.editor.writeTextFile !== undefined;
+}
+
+/** Writes `content` through the editor; throws EditorFileError when it fails (nothing falls back to disk). */
+export async function writeThroughEditor(ctx: ToolContext, path: string, content: string): Promise<void> {
+  const write = ctx.editor.writeTextFile;
+  if (!write) throw new Error('writeThroughEditor: the editor does not write files');
+  try {
+    await write({ path, content, chatId: ctx.chatId, toolCallId: ctx.toolCallId, signal: ctx.signal });
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    throw new EditorFileError(messageOf(err));
+  }
+}
+
+function notFound(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === RESOURCE_NOT_FOUND || code === 'ENOENT';
+}
+
+function messageOf(err: unknown): string {
+  // An Error, or a plain `{ code, message }` object (some JSON-RPC libraries reject with those).
+  const message = (err as { message?: unknown } | null)?.message;
+  const raw = typeof message === 'string' ? message : typeof err === 'string' ? err : '';
+  const flat = raw.replace(/\s+/g, ' ').trim() || 'an error without a message';
+  return flat.length > MAX_MESSAGE_CHARS ? `${flat.slice(0, MAX_MESSAGE_CHARS)}…` : flat;
+}
