@@ -71,11 +71,7 @@ describe("the ACP registry's checks against patchbay acp", () => {
     expect(code).toBe(0);
   });
 
-  // Known gap, kept as an expected failure (the conformance suite's expected-failures habit):
-  // `patchbay acp` advertises no authMethods yet, so the registry's auth check refuses it. When
-  // the façade offers one (an `agent` method running a provider login, or a `terminal` method
-  // running `patchbay login`), this starts passing and `it.fails` must become `it`.
-  it.fails('auth: initialize advertises at least one auth method of type agent or terminal (registry AUTHENTICATION.md)', async () => {
+  it('auth: initialize advertises at least one auth method of type agent or terminal (registry AUTHENTICATION.md)', async () => {
     const home = scratch(tempDir('pb-reg-home-'));
     const { response } = await registryInitialize(home);
     const methods = (response.result?.authMethods ?? []) as Array<{ id: string; type?: string }>;
