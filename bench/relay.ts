@@ -10,15 +10,17 @@
  *   figure reported is relay − direct at each percentile.
  * - Rate: a 10,000-chunk burst (the fake's fast path), chunks / (last chunk read − moment
  *   the fake started answering). Direct and relay runs alternate; medians are reported.
+ *
+ * bench/acp-relay.ts measures `patchbay acp` the same way, with the pieces exported here.
  */
 import { FakeLlm, chunkReply, type Reply, type Step } from '../test/fixtures/fake-llm.js';
 import { fakeConfig, median, now, Server, summarize, tempDir, type Msg, type Summary } from './util.js';
 
-const CHUNKS = 10_000;
+export const CHUNKS = 10_000;
 /** Chunks written back to back between timer ticks in the latency run. */
 const PACE_GROUP = Number(process.env.BENCH_PACE_GROUP ?? 1);
-const BURST_RUNS = Number(process.env.BENCH_BURST_RUNS ?? 5);
-const BURST_TEXT = 'tok ';
+export const BURST_RUNS = Number(process.env.BENCH_BURST_RUNS ?? 5);
+export const BURST_TEXT = 'tok ';
 
 export interface RelayResult {
   chunks: number;
@@ -30,7 +32,7 @@ export interface RelayResult {
 }
 
 /** Parses `<sendTime>|` records out of a text stream, however it was split or merged. */
-class Stamps {
+export class Stamps {
   private rest = '';
   readonly latencies: number[] = [];
   feed(text: string, t: number): void {
@@ -44,7 +46,7 @@ class Stamps {
 }
 
 /** Paced steps whose text is evaluated (as the current time) when the fake sends it. */
-function pacedReply(n: number): Step[] {
+export function pacedReply(n: number): Step[] {
   const stamp = {
     get text(): string {
       return `${now().toFixed(4)}|`;
@@ -59,7 +61,7 @@ function pacedReply(n: number): Step[] {
 }
 
 /** The fake answers whatever `next` says; `startedAt` is when it began answering. */
-class Driver {
+export class Driver {
   next: () => Reply = () => [{ text: 'ok' }];
   startedAt = 0;
   constructor(readonly fake: FakeLlm) {
@@ -108,7 +110,7 @@ async function direct(url: string, onText: (text: string, t: number) => void): P
   }
 }
 
-async function directPaced(d: Driver, n: number): Promise<number[]> {
+export async function directPaced(d: Driver, n: number): Promise<number[]> {
   d.next = () => pacedReply(n);
   const stamps = new Stamps();
   await direct(d.fake.url, (text, t) => stamps.feed(text, t));
@@ -117,7 +119,7 @@ async function directPaced(d: Driver, n: number): Promise<number[]> {
 }
 
 /** Chunks per second of one burst. */
-async function directBurst(d: Driver, n: number): Promise<number> {
+export async function directBurst(d: Driver, n: number): Promise<number> {
   d.next = () => chunkReply(n, BURST_TEXT);
   let chars = 0;
   let last = 0;

@@ -4,7 +4,9 @@
  * not tests.
  *
  *   relay         10,000 streamed chunks through patchbay vs. read directly (bench/relay.ts)
+ *   acp-relay     the same through `patchbay acp` (ACP session/update chunks) (bench/acp-relay.ts)
  *   startup       spawn → initialize answered vs. `node -e 0` (bench/startup.ts)
+ *   acp-startup   `patchbay acp` spawn → initialize answered vs. `patchbay server`'s (bench/acp-startup.ts)
  *   idle RSS      after the handshake and ~2 s idle (bench/rss.ts)
  *   queryContext  in-process FileIndex on a 100k-file workspace (bench/query-context.mjs),
  *                 and `chat/queryContext` through the real server over stdio on the same one
@@ -48,7 +50,9 @@ import { runLocal, type LocalRun } from './local.js';
 import { LSP_SETTLE_MS, LSP_TARGET, runLsp } from './lsp.js';
 import { MCP_SLOW, runMcpCalls, runMcpStart } from './mcp.js';
 import { OPENCTX_SLACK_MS, runOpenCtx } from './openctx.js';
-import { runRelay } from './relay.js';
+import { runRelay, type RelayResult } from './relay.js';
+import { runAcpRelay } from './acp-relay.js';
+import { ACP_STARTUP_TARGET, runAcpStartup } from './acp-startup.js';
 import { runRss } from './rss.js';
 import { JOBS_TARGET_MB, runJobsFlood } from './jobs.js';
 import { runStartup } from './startup.js';
@@ -101,40 +105,52 @@ async function framing(): Promise<void> {
 
 // ---------------------------------------------------------------- relay
 
+/** The rows of a relay run (bench/relay.ts for ECA, bench/acp-relay.ts for ACP), labelled `name`. */
+function relayRows(name: string, r: RelayResult): void {
+  const d = r.direct.latency;
+  const p = r.relay.latency;
+  log(`  direct  latency p50 ${ms(d.p50, 3)}  p99 ${ms(d.p99, 3)}  max ${ms(d.max, 3)}   rate ${rate(r.direct.rate)} (runs: ${r.direct.rates.map(rate).join(', ')})`);
+  log(`  relay   latency p50 ${ms(p.p50, 3)}  p99 ${ms(p.p99, 3)}  max ${ms(p.max, 3)}   rate ${rate(r.relay.rate)} (runs: ${r.relay.rates.map(rate).join(', ')})`);
+  log(`  relay sent ${r.relay.notifications} text notifications for ${r.chunks} chunks`);
+  row({
+    bench: `${name} added latency p50`,
+    figure: `+${ms(r.addedP50, 3)}`,
+    reference: `relay ${ms(p.p50, 3)} vs direct ${ms(d.p50, 3)}`,
+    ratio: ratio(p.p50 / d.p50),
+    target: '≤ 0.5 ms',
+    pass: r.addedP50 <= 0.5,
+  });
+  row({
+    bench: `${name} added latency p99`,
+    figure: `+${ms(r.addedP99, 3)}`,
+    reference: `relay ${ms(p.p99, 3)} vs direct ${ms(d.p99, 3)}`,
+    ratio: ratio(p.p99 / d.p99),
+    target: '(info)',
+    pass: undefined,
+  });
+  row({
+    bench: `${name} rate`,
+    figure: `${rate(r.relay.rate)} chunks`,
+    reference: `direct ${rate(r.direct.rate)}`,
+    ratio: pct(r.rateRatio),
+    target: '≥ 50% of direct',
+    pass: r.rateRatio >= 0.5,
+  });
+}
+
 async function relay(): Promise<void> {
   try {
-    const r = await runRelay(log);
-    const d = r.direct.latency;
-    const p = r.relay.latency;
-    log(`  direct  latency p50 ${ms(d.p50, 3)}  p99 ${ms(d.p99, 3)}  max ${ms(d.max, 3)}   rate ${rate(r.direct.rate)} (runs: ${r.direct.rates.map(rate).join(', ')})`);
-    log(`  relay   latency p50 ${ms(p.p50, 3)}  p99 ${ms(p.p99, 3)}  max ${ms(p.max, 3)}   rate ${rate(r.relay.rate)} (runs: ${r.relay.rates.map(rate).join(', ')})`);
-    log(`  relay sent ${r.relay.notifications} text notifications for ${r.chunks} chunks`);
-    row({
-      bench: 'relay added latency p50',
-      figure: `+${ms(r.addedP50, 3)}`,
-      reference: `relay ${ms(p.p50, 3)} vs direct ${ms(d.p50, 3)}`,
-      ratio: ratio(p.p50 / d.p50),
-      target: '≤ 0.5 ms',
-      pass: r.addedP50 <= 0.5,
-    });
-    row({
-      bench: 'relay added latency p99',
-      figure: `+${ms(r.addedP99, 3)}`,
-      reference: `relay ${ms(p.p99, 3)} vs direct ${ms(d.p99, 3)}`,
-      ratio: ratio(p.p99 / d.p99),
-      target: '(info)',
-      pass: undefined,
-    });
-    row({
-      bench: 'relay rate',
-      figure: `${rate(r.relay.rate)} chunks`,
-      reference: `direct ${rate(r.direct.rate)}`,
-      ratio: pct(r.rateRatio),
-      target: '≥ 50% of direct',
-      pass: r.rateRatio >= 0.5,
-    });
+    relayRows('relay', await runRelay(log));
   } catch (e) {
     failed('relay', e);
+  }
+}
+
+async function acpRelay(): Promise<void> {
+  try {
+    relayRows('acp relay', await runAcpRelay(log));
+  } catch (e) {
+    failed('acp relay', e);
   }
 }
 
@@ -155,6 +171,24 @@ async function startup(): Promise<void> {
     });
   } catch (e) {
     failed('startup', e);
+  }
+}
+
+async function acpStartup(): Promise<void> {
+  try {
+    const r = await runAcpStartup(log);
+    const spread = (xs: number[]) => `min ${ms(Math.min(...xs), 0)}, max ${ms(Math.max(...xs), 0)}`;
+    log(`  patchbay acp ${spread(r.acpAll)};  patchbay server ${spread(r.ecaAll)}`);
+    row({
+      bench: 'acp startup (median)',
+      figure: ms(r.acpMs, 1),
+      reference: `ECA server ${ms(r.ecaMs, 1)}`,
+      ratio: ratio(r.ratio),
+      target: `≤ ${ACP_STARTUP_TARGET}× ECA`,
+      pass: r.ratio <= ACP_STARTUP_TARGET,
+    });
+  } catch (e) {
+    failed('acp startup', e);
   }
 }
 
@@ -652,7 +686,7 @@ async function rules(): Promise<void> {
   }
 }
 
-const ALL = ['relay', 'framing', 'startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'jobs', 'openctx', 'lsp', 'inline', 'rules', 'local', 'cache'];
+const ALL = ['relay', 'acp-relay', 'framing', 'startup', 'acp-startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'jobs', 'openctx', 'lsp', 'inline', 'rules', 'local', 'cache'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).map((a) => a.toLowerCase());
@@ -661,8 +695,10 @@ async function main(): Promise<void> {
   log(`patchbay bench — node ${process.version}, ${process.platform}/${process.arch}`);
   const t0 = now();
   if (want('relay')) await relay();
+  if (want('acp-relay')) await acpRelay();
   if (want('framing')) await framing();
   if (want('startup')) await startup();
+  if (want('acp-startup')) await acpStartup();
   if (want('rss')) await rss();
   if (want('querycontext')) {
     await queryContextStdio(await queryContextInProcess());

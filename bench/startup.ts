@@ -31,7 +31,8 @@ function nodeStart(): Promise<number> {
   });
 }
 
-async function patchbayStart(home: string, ws: string): Promise<number> {
+/** spawn → `initialize` answered for one `patchbay server` (bench/acp-startup.ts compares `patchbay acp` with it). */
+export async function patchbayStart(home: string, ws: string): Promise<number> {
   const s = new Server({ home });
   try {
     const { t } = await s.request('initialize', s.initializeParams(ws), 30_000);

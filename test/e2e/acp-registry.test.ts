@@ -1,0 +1,80 @@
+/**
+ * The two checks the ACP registry's CI runs against an agent before listing it (github.com/
+ * agentclientprotocol/registry), run against the built `patchbay acp` the way the registry
+ * entry (acp/registry/patchbay/agent.json: `npx patchbay@<version> acp`) starts it, with a fresh
+ * HOME and no config:
+ *   - .github/workflows/verify_agents.py `verify_npx` / `run_process`: started with stdin on
+ *     /dev/null, the agent either keeps running or exits 0;
+ *   - .github/workflows/client.py `run_auth_check`: one `initialize` (its exact params below),
+ *     and the answer's `authMethods` must hold at least one method of type `agent` or
+ *     `terminal` (no type counts as `agent`; `parse_auth_methods`, `validate_auth_methods`),
+ *     as AUTHENTICATION.md requires of every listed agent.
+ */
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { BIN, cliEnv, runPatchbay, tempDir, useTempDirs } from './harness.js';
+
+const scratch = useTempDirs();
+
+/** client.py's initialize request, as it sends it. */
+const REGISTRY_INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: 1,
+    clientInfo: { name: 'ACP Registry Validator', version: '1.0.0' },
+    clientCapabilities: { terminal: true, fs: { readTextFile: true, writeTextFile: true }, _meta: { terminal_output: true, 'terminal-auth': true } },
+  },
+};
+
+/** Starts `patchbay acp`, sends the registry's initialize, and returns the first line it answers (then closes stdin and waits for the exit). */
+async function registryInitialize(home: string): Promise<{ response: any; code: number | null }> {
+  const child = spawn(process.execPath, [BIN, 'acp'], { cwd: home, env: cliEnv(home), stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const line = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no initialize answer in 20 s; stderr:\n${err}`)), 20_000);
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) {
+        clearTimeout(timer);
+        resolve(out.slice(0, nl));
+      }
+    });
+  });
+  child.stdin.write(`${JSON.stringify(REGISTRY_INITIALIZE)}\n`);
+  try {
+    const response = JSON.parse(await line);
+    child.stdin.end();
+    return { response, code: await exited };
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}
+
+describe("the ACP registry's checks against patchbay acp", () => {
+  it('launch: with stdin on /dev/null it exits 0 and writes nothing to stdout', async () => {
+    const home = scratch(tempDir('pb-reg-home-'));
+    const r = await runPatchbay(['acp'], { home, stdin: null });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('');
+  });
+
+  it('initialize (registry params) is answered with protocol 1, and patchbay exits 0 when stdin closes', async () => {
+    const home = scratch(tempDir('pb-reg-home-'));
+    const { response, code } = await registryInitialize(home);
+    expect(response).toMatchObject({ jsonrpc: '2.0', id: 1, result: { protocolVersion: 1 } });
+    expect(code).toBe(0);
+  });
+
+  it('auth: initialize advertises at least one auth method of type agent or terminal (registry AUTHENTICATION.md)', async () => {
+    const home = scratch(tempDir('pb-reg-home-'));
+    const { response } = await registryInitialize(home);
+    const methods = (response.result?.authMethods ?? []) as Array<{ id: string; type?: string }>;
+    expect(methods.filter((m) => (m.type ?? 'agent') === 'agent' || m.type === 'terminal').length).toBeGreaterThan(0);
+  });
+});
