@@ -1,5 +1,6 @@
-// Runs `patchbay server` through one initialize so bin/patchbay saves the V8 code cache of the
-// bundle at build time; the first real start is then as fast as every later one.
+// Runs `patchbay server` and `patchbay acp` through one initialize each, so bin/patchbay saves the
+// V8 code cache of the bundle for both start-up paths at build time; the first real start is then
+// as fast as every later one.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,5 +27,20 @@ child.stdout.once('data', () => {
 const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
 child.on('exit', () => {
   clearTimeout(timer);
-  rmSync(home, { recursive: true, force: true });
+  warmAcp();
 });
+
+/** The ACP path: newline-delimited JSON-RPC; closing stdin ends it. */
+function warmAcp() {
+  const acp = spawn(process.execPath, ['bin/patchbay', 'acp'], {
+    stdio: ['pipe', 'pipe', 'ignore'],
+    env: { ...process.env, PATCHBAY_HOME: home, PATCHBAY_CONFIG: '{}' },
+  });
+  acp.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}\n`);
+  acp.stdout.once('data', () => setTimeout(() => acp.stdin.end(), 800));
+  const t = setTimeout(() => acp.kill('SIGKILL'), 10_000);
+  acp.on('exit', () => {
+    clearTimeout(t);
+    rmSync(home, { recursive: true, force: true });
+  });
+}

@@ -27,6 +27,9 @@ import type { ChildSpec } from './subagents/runner.js';
 import { withSubagents, type ReplayItem } from './subagents/replay.js';
 import { validVariant, variantNames } from '../shapes/variants.js';
 
+export { noModelMessage } from './no-model.js';
+import { noModelMessage } from './no-model.js';
+
 const log = logger('chats');
 /** An inject burst is gathered until this long passes without another… */
 const INJECT_QUIET_MS = 100;
@@ -750,16 +753,4 @@ function bindAll<T extends object>(o: T): T {
     proto = Object.getPrototypeOf(proto);
   }
   return out as T;
-}
-
-export function noModelMessage(): string {
-  return [
-    'No LLM is configured. Set one of:',
-    '  OPENAI_API_KEY=…    (OpenAI)',
-    '  ANTHROPIC_API_KEY=… (Anthropic)',
-    '  OLLAMA_API_URL=http://localhost:11434 (a running Ollama)',
-    '  PATCHBAY_LOCAL_MODEL=hf:…|https://…|/path/model.gguf (a model run by patchbay itself; unset = the default one)',
-    'or add a provider to ~/.config/patchbay/config.json, e.g.',
-    '  {"providers": {"my": {"api": "openai-chat", "url": "https://host/v1", "key": "${env:MY_KEY}", "models": {"my-model": {}}}}, "defaultModel": "my/my-model"}',
-  ].join('\n');
 }

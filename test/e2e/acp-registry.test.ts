@@ -76,5 +76,7 @@ describe("the ACP registry's checks against patchbay acp", () => {
     const { response } = await registryInitialize(home);
     const methods = (response.result?.authMethods ?? []) as Array<{ id: string; type?: string }>;
     expect(methods.filter((m) => (m.type ?? 'agent') === 'agent' || m.type === 'terminal').length).toBeGreaterThan(0);
+    // The validator declares terminal auth in `_meta` (its client.py): it is offered `patchbay login`.
+    expect(methods).toContainEqual(expect.objectContaining({ type: 'terminal', id: 'login', args: ['login'] }));
   });
 });

@@ -39,8 +39,8 @@ import {
   type SessionUpdate,
 } from '@agentclientprotocol/sdk';
 import type { ChatEvent, ChatEvents, ToolCallEvent } from '../../core/events.js';
-import { newId } from '../../core/turn.js';
-import { noModelMessage } from '../../core/chats.js';
+import { randomUUID as newId } from 'node:crypto';
+import { noModelMessage } from '../../core/no-model.js';
 import type { Workspace, FrontEnd } from '../../runtime/workspace.js';
 import type { Config } from '../../config/schema.js';
 import { errorMessage, logger } from '../../util/log.js';
@@ -76,7 +76,8 @@ const AUTH_METHOD_IDS = new Set(['login', 'configured']);
  */
 function authMethods(caps: ClientCapabilities): AuthMethod[] {
   return [
-    ...(caps.auth?.terminal
+    // `_meta["terminal-auth"]`: how clients declared it before ACP had `auth.terminal` (the registry's own validator still does).
+    ...(caps.auth?.terminal || caps._meta?.['terminal-auth'] === true
       ? [
           {
             type: 'terminal' as const,
