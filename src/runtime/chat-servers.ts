@@ -92,6 +92,11 @@ export class ChatServers {
     if (host) await waitForMcpStarts(host, report, signal, this.deps.startWaitSeconds());
   }
 
+  /** The workspace folders changed: every chat's running servers are told (`notifications/roots/list_changed`). */
+  async setRoots(roots: string[]): Promise<void> {
+    await Promise.all([...this.hosts.values()].map((h) => h.setRoots(roots)));
+  }
+
   /** A running stdio server's pid (diagnostics and tests); `name` as the chat's servers are named. */
   pid(chatId: string, name: string): number | undefined {
     return this.hosts.get(chatId)?.pid(name);

@@ -448,7 +448,10 @@ export class Workspace {
     if (this.disposed) return { ...plan, heldBack: [] };
     // Peers follow in the background, each bounded: a peer that hangs holds back no later change.
     this.rootsNotifier.tell(
-      [...this.peers].map(([name, p]) => ({ name, rootsChanged: p.rootsChanged && ((c: RootsChange) => p.rootsChanged!(c)) })),
+      [
+        ...[...this.peers].map(([name, p]) => ({ name, rootsChanged: p.rootsChanged && ((c: RootsChange) => p.rootsChanged!(c)) })),
+        { name: 'chat MCP servers', rootsChanged: () => this.chatServers.setRoots(this.roots) },
+      ],
       { added: plan.added, removed: plan.removed },
     );
     const held = heldBack({ workspaces: this.workspaces.filter((w) => plan.added.includes(resolve(w.root))) }).map(heldBackMessage);
@@ -561,6 +564,8 @@ export class Workspace {
           this.hooks.setChatContext(id, undefined);
           this.hooks.trigger('chatEnd', { chat: { chatId: id } }).catch((e: unknown) => log.warn(`chatEnd hooks: ${errorMessage(e)}`));
           for (const p of this.all()) p.chatEnded?.(id);
+          // A deleted chat's own MCP servers go with it.
+          void this.chatServers.remove(id);
           for (const c of this.clients.values()) void c.then((client) => client.release?.(id)).catch(() => {});
         },
       },

@@ -5,7 +5,9 @@
 // so this drives a Workspace as the ACP façade will, with real MCP servers as child processes
 // (@modelcontextprotocol/server-everything, and the notes fixture) and the fake LLM over real HTTP.
 import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { configEntries } from '../../src/runtime/chat-servers.js';
 import type { ChatMcpServer } from '../../src/shapes/chat-servers.js';
 import { isAlive } from '../../src/util/pid.js';
@@ -126,6 +128,25 @@ describe("a chat's own MCP servers", () => {
     expect(pids[0]).not.toBe(pids[1]);
     await ws.dispose();
     for (const pid of pids) await gone(pid);
+  });
+
+  it('a folder added later reaches the chat’s running servers (roots/list); deleting the chat stops them', { timeout: 60_000 }, async () => {
+    t = await turnsWorkspace();
+    const { ws } = t;
+    await ws.addChatServers('c1', [everything()]);
+    // server-everything registers get-roots-list once it knows the client has roots.
+    const tool = await waitFor(() => ws.tools.get('everything__get-roots-list', 'c1'), 'get-roots-list');
+    const ctx = { signal: new AbortController().signal, roots: ws.roots, chatId: 'c1', editor: {} };
+    const rootsText = async () => (await tool.call({}, ctx)).outputs.map((o) => (o.type === 'text' ? o.text : '')).join('\n');
+    expect(await rootsText()).toContain(pathToFileURL(t.root).href);
+    const extra = mkdtempSync(join(t.home, 'extra-'));
+    await ws.changeRoots({ added: [extra], removed: [] });
+    await waitFor(async () => (await rootsText()).includes(pathToFileURL(extra).href), 'the added folder in roots/list');
+
+    const pid = ws.chatServers.pid('c1', 'everything')!;
+    ws.chats.delete('c1');
+    await gone(pid);
+    expect(ws.tools.all('c1').some((x) => x.server === 'everything')).toBe(false);
   });
 
   it('maps the transports to config entries (remote headers and stdio env kept)', () => {
