@@ -5,7 +5,9 @@
 // so this drives a Workspace as the ACP façade will, with real MCP servers as child processes
 // (@modelcontextprotocol/server-everything, and the notes fixture) and the fake LLM over real HTTP.
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { configEntries } from '../../src/runtime/chat-servers.js';
@@ -16,10 +18,26 @@ import { everythingBin, fixture, waitFor } from '../support/mcp-helpers.js';
 import { filesUnder, turnsWorkspace, type TurnsWorkspace } from '../support/workspace-turns.js';
 
 let t: TurnsWorkspace | undefined;
+const children: ChildProcess[] = [];
 afterEach(async () => {
   await t?.close();
   t = undefined;
+  for (const c of children.splice(0)) c.kill('SIGKILL');
 });
+
+/** server-everything as a remote server on a free port (it reads PORT and says on stderr when it listens). */
+async function everythingOver(transport: 'streamableHttp' | 'sse'): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise((r) => probe.close(r));
+  const child = spawn(process.execPath, [everythingBin, transport], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(child);
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  await waitFor(() => err.includes(`port ${port}`), `server-everything ${transport} to listen`);
+  return port;
+}
 
 const everything = (name = 'everything'): ChatMcpServer => ({ name, transport: 'stdio', command: process.execPath, args: [everythingBin, 'stdio'], env: {} });
 const notes = (name = 'notes', extra: string[] = []): ChatMcpServer => ({ name, transport: 'stdio', command: process.execPath, args: [fixture('mcp-notes.mjs'), ...extra], env: {} });
@@ -147,6 +165,24 @@ describe("a chat's own MCP servers", () => {
     ws.chats.delete('c1');
     await gone(pid);
     expect(ws.tools.all('c1').some((x) => x.server === 'everything')).toBe(false);
+  });
+
+  it('remote servers over Streamable HTTP and over SSE serve the chat; their header values stay out of the log', { timeout: 60_000 }, async () => {
+    t = await turnsWorkspace();
+    const { ws } = t;
+    const [http, sse] = [await everythingOver('streamableHttp'), await everythingOver('sse')];
+    await ws.addChatServers('c1', [
+      { name: 'web', transport: 'http', url: `http://127.0.0.1:${http}/mcp`, headers: { Authorization: 'Bearer sekret-4711' } },
+      { name: 'old', transport: 'sse', url: `http://127.0.0.1:${sse}/sse`, headers: {} },
+    ]);
+    for (const name of ['web', 'old']) {
+      const sum = await waitFor(() => ws.tools.get(`${name}__get-sum`, 'c1'), `${name}__get-sum`);
+      const r = await sum.call({ a: 20, b: 22 }, { signal: new AbortController().signal, roots: ws.roots, chatId: 'c1', editor: {} });
+      expect(r.outputs).toEqual([{ type: 'text', text: 'The sum of 20 and 22 is 42.' }]);
+    }
+    expect(readFileSync(join(t.home, '.patchbay', 'logs', 'server.log'), 'utf8')).toContain('MCP servers web, old');
+    expect(readFileSync(join(t.home, '.patchbay', 'logs', 'server.log'), 'utf8')).not.toContain('sekret-4711');
+    expect(t.statuses.filter((s) => s.status === 'running').map((s) => s.url)).toEqual(expect.arrayContaining([`http://127.0.0.1:${http}/mcp`, `http://127.0.0.1:${sse}/sse`]));
   });
 
   it('maps the transports to config entries (remote headers and stdio env kept)', () => {
