@@ -4,7 +4,8 @@
  */
 import type { RejectReason } from './events.js';
 
-export type ApprovalAnswer = { approved: true; saveForSession?: boolean } | { approved: false; reason: RejectReason };
+/** `saveForSession`: the answer holds for every later call of the same tool in this chat (allow always, reject always). */
+export type ApprovalAnswer = { approved: true; saveForSession?: boolean } | { approved: false; reason: RejectReason; saveForSession?: boolean };
 
 export class Approvals {
   private readonly waiting = new Map<string, (answer: ApprovalAnswer) => void>();

@@ -45,6 +45,8 @@ export class LiveChat {
   /** Tool calls of the running turn waiting for the user's answer. */
   readonly approvals = new Approvals();
   readonly sessionApproved = new Set<string>();
+  /** Tools (LLM names) the user rejected for the rest of this chat (ACP `reject_always`): refused unasked. */
+  readonly sessionRejected = new Set<string>();
   /** Contexts whose content can change (MCP resources) that this chat referenced. */
   readonly referenced: ChatContext[] = [];
   /**

@@ -347,8 +347,9 @@ export class ChatService {
     if (!answered) log.warn(`approve: no tool call ${toolCallId} waiting in chat ${chatId}`);
   }
 
-  reject(chatId: string, toolCallId: string): void {
-    const answered = this.live.get(chatId)?.approvals.respond(toolCallId, { approved: false, reason: 'user' });
+  /** The user rejected a waiting tool call (`forSession`: and every later call of that tool in this chat, unasked). */
+  reject(chatId: string, toolCallId: string, forSession = false): void {
+    const answered = this.live.get(chatId)?.approvals.respond(toolCallId, { approved: false, reason: 'user', saveForSession: forSession });
     if (!answered) log.warn(`reject: no tool call ${toolCallId} waiting in chat ${chatId}`);
   }
 

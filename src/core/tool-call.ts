@@ -61,6 +61,8 @@ export interface ToolCallEnv {
   approval: ApprovalConfig;
   /** Tools (LLM names) the user approved for the rest of this chat. */
   sessionApproved: Set<string>;
+  /** Tools (LLM names) the user rejected for the rest of this chat: refused without asking. */
+  sessionRejected?: Set<string>;
   store: ChatPersistence;
   events: ChatEvents;
   /**
@@ -280,6 +282,11 @@ export class ToolCall {
     if (!again) this.transition({ kind: 'waitingApproval' });
     const answer = await asked;
     if (!answer.approved) {
+      // Kept by the same key as a session approval (the LLM name), and undoing one if it was given.
+      if (answer.saveForSession && answer.reason === 'user') {
+        this.env.sessionRejected?.add(this.llmName);
+        this.env.sessionApproved.delete(this.llmName);
+      }
       this.transition({ kind: 'rejected', reason: answer.reason, why: rejectionText(answer.reason) }, false);
       return this.finish().message;
     }
@@ -315,6 +322,14 @@ export class ToolCall {
     const { agent, approval, sessionApproved, ctx } = this.env;
     if (agent === 'plan' && (tool.mutates || tool.mutatesCall?.(this.args))) {
       return { kind: 'deny', why: `The plan agent cannot run "${tool.name}": it only reads and plans. Describe the change instead.` };
+    }
+    // The user's own "reject always" is final: no config allow, session approval or trust mode runs it.
+    if (this.env.sessionRejected?.has(this.llmName)) {
+      return {
+        kind: 'deny',
+        reason: 'denied',
+        why: `The user rejected "${tool.name}" for the rest of this chat; it did not run. Do not call it again: continue without it, or ask the user what they want instead.`,
+      };
     }
     const decision = decideApproval(tool, this.args, approval);
     if (decision === 'deny') return { kind: 'deny', why: `Running "${tool.name}" is denied by the user's configuration.` };

@@ -326,6 +326,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         agent,
         approval,
         sessionApproved: chat.sessionApproved,
+        sessionRejected: chat.sessionRejected,
         store,
         events,
         remember,

@@ -53,6 +53,8 @@ import { ensurePrivateDir } from '../util/private-dir.js';
 import { doctorReport } from './doctor.js';
 import { LiveConfig, type ConfigReload } from './config-reload.js';
 import { McpManager } from './mcp-manage.js';
+import { ChatServers } from './chat-servers.js';
+import type { ChatMcpServer } from '../shapes/chat-servers.js';
 import { isRecord, safely } from '../util/guards.js';
 
 const log = logger('workspace');
@@ -171,6 +173,8 @@ export class Workspace {
   modelsReady: Promise<void>;
   /** `mcp/addServer` and the rest: edits the entry's config file, then reloadConfig() (./mcp-manage.ts). */
   readonly mcpServers: McpManager;
+  /** MCP servers a front end brings for one chat (runtime/chat-servers.ts). */
+  readonly chatServers: ChatServers;
   /** Logins to providers from the editor (./provider-logins.ts); their keys feed model resolution. */
   readonly logins: ProviderLogins;
 
@@ -275,6 +279,18 @@ export class Workspace {
     this.completer = new InlineCompleter(this.deps());
     this.rewriter = new Rewriter(this.deps());
     for (const { name, make } of makers) this.peers.set(name, make(this.peerHost(name)));
+    this.chatServers = new ChatServers({
+      setForChat: (chatId, source, tools) => this.tools.setForChat(chatId, source, tools),
+      env: opts.env,
+      roots: () => this.roots,
+      timeoutSeconds: () => this.config.mcpTimeoutSeconds,
+      startWaitSeconds: () => this.config.mcpStartWaitSeconds,
+      logLevel: () => this.config.logLevel,
+      reservedNames: () => this.all().flatMap((p) => p.serverNames?.() ?? []),
+      ...(opts.frontEnd.ask ? { ask: opts.frontEnd.ask } : {}),
+      status: (status) => this.opts.onToolServer?.(status),
+      removed: (name) => this.opts.onToolServerRemoved?.(name),
+    });
     this.tools.set(
       'native',
       native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, this.instructions.wrapTool(t))),
@@ -432,7 +448,10 @@ export class Workspace {
     if (this.disposed) return { ...plan, heldBack: [] };
     // Peers follow in the background, each bounded: a peer that hangs holds back no later change.
     this.rootsNotifier.tell(
-      [...this.peers].map(([name, p]) => ({ name, rootsChanged: p.rootsChanged && ((c: RootsChange) => p.rootsChanged!(c)) })),
+      [
+        ...[...this.peers].map(([name, p]) => ({ name, rootsChanged: p.rootsChanged && ((c: RootsChange) => p.rootsChanged!(c)) })),
+        { name: 'chat MCP servers', rootsChanged: () => this.chatServers.setRoots(this.roots) },
+      ],
       { added: plan.added, removed: plan.removed },
     );
     const held = heldBack({ workspaces: this.workspaces.filter((w) => plan.added.includes(resolve(w.root))) }).map(heldBackMessage);
@@ -536,7 +555,7 @@ export class Workspace {
           progress: (text: string) => this.opts.events.event(chatId, { type: 'progress', text }, this.chats.parentOf(chatId)),
           notice: (text: string) => this.opts.events.event(chatId, { type: 'notice', text }, this.chats.parentOf(chatId)),
         };
-        await Promise.all(this.all().map((p) => p.toolsReady?.(signal, report)));
+        await Promise.all([...this.all().map((p) => p.toolsReady?.(signal, report)), this.chatServers.ready(chatId, signal, report)]);
       },
       lifecycle: {
         created: (id) => this.all().forEach((p) => p.chatStarted?.(id)),
@@ -545,6 +564,8 @@ export class Workspace {
           this.hooks.setChatContext(id, undefined);
           this.hooks.trigger('chatEnd', { chat: { chatId: id } }).catch((e: unknown) => log.warn(`chatEnd hooks: ${errorMessage(e)}`));
           for (const p of this.all()) p.chatEnded?.(id);
+          // A deleted chat's own MCP servers go with it.
+          void this.chatServers.remove(id);
           for (const c of this.clients.values()) void c.then((client) => client.release?.(id)).catch(() => {});
         },
       },
@@ -581,6 +602,16 @@ export class Workspace {
         return [...editor, ...own.filter((d) => !seen.has(key(d)))];
       },
     };
+  }
+
+  /** Starts `servers` for one chat only, replacing its earlier set (ACP `session/new`/`load`); a failed start is reported, not thrown. */
+  addChatServers(chatId: string, servers: ChatMcpServer[]): Promise<void> {
+    return this.chatServers.add(chatId, servers);
+  }
+
+  /** Stops the servers `addChatServers` started for this chat. */
+  removeChatServers(chatId: string): Promise<void> {
+    return this.chatServers.remove(chatId);
   }
 
   /** Starts what peers serve (listeners: the gateway, the OpenCtx host). A failure is the peer's to report. */
@@ -801,6 +832,7 @@ export class Workspace {
         this.chats.dispose().catch((e: unknown) => log.error(`stopping chats: ${errorMessage(e)}`)),
         this.jobs.dispose().catch((e: unknown) => log.error(`stopping background jobs: ${errorMessage(e)}`)),
         ...[...this.peers].map(([name, p]) => p.dispose().catch((e: unknown) => log.error(`stopping ${name}: ${errorMessage(e)}`))),
+        this.chatServers.dispose().catch((e: unknown) => log.error(`stopping chats' MCP servers: ${errorMessage(e)}`)),
         ...[...this.clients.values()].map((c) => c.then((client) => client.dispose?.()).catch(() => {})),
         this.sessionStarted ? this.hooks.trigger('sessionEnd').catch((e: unknown) => log.error(`sessionEnd hooks: ${errorMessage(e)}`)) : undefined,
       ]);

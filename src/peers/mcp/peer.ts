@@ -81,7 +81,7 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
 }
 
 /** One server as front ends show it (ECA `tool/serverUpdated`). */
-function toStatus(info: McpServerInfo): ToolServerStatus {
+export function toStatus(info: McpServerInfo): ToolServerStatus {
   return {
     type: 'mcp',
     name: info.name,
