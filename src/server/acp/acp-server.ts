@@ -43,6 +43,7 @@ import { randomUUID as newId } from 'node:crypto';
 import { noModelMessage } from '../../core/no-model.js';
 import type { Workspace, FrontEnd } from '../../runtime/workspace.js';
 import type { Config } from '../../config/schema.js';
+import type { ChatMcpServer } from '../../shapes/chat-servers.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { AcpTranslator, toolCallFields, toolCallIdOf } from './updates.js';
 import { promptParts } from './prompt-content.js';
@@ -65,6 +66,7 @@ const PERMISSION_OPTIONS = [
   { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
   { optionId: 'allow-always', name: 'Always allow in this session', kind: 'allow_always' },
   { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
+  { optionId: 'reject-always', name: 'Always reject in this session', kind: 'reject_always' },
 ] as const;
 
 const AUTH_METHOD_IDS = new Set(['login', 'configured']);
@@ -124,6 +126,8 @@ interface Session {
   asks: Set<AbortController>;
   /** The last commands list sent, to send it again only when it changed. */
   commands?: string;
+  /** The client gave this session MCP servers (a reload without them stops them). */
+  hadServers?: boolean;
 }
 
 export class AcpServer {
@@ -176,7 +180,7 @@ export class AcpServer {
       agentCapabilities: {
         loadSession: true,
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
-        mcpCapabilities: { http: false, sse: false },
+        mcpCapabilities: { http: true, sse: true },
         sessionCapabilities: { list: {} },
       },
       authMethods: authMethods(this.caps),
@@ -281,9 +285,15 @@ export class AcpServer {
     return this.options(s);
   }
 
-  /** The session's own MCP servers (`mcpServers`); none are supported yet beyond the configured ones. */
+  /**
+   * The session's own MCP servers (`mcpServers`: the editor's, e.g. JetBrains' "Pass custom MCP
+   * servers"): started for this chat only, beside the configured ones, never written to a config.
+   * Not awaited: the first prompt waits for them as for configured servers; a failed start is logged.
+   */
   private sessionServers(s: Session, servers: McpServer[]): void {
-    if (servers.length) log.warn(`session ${s.id}: ${servers.length} MCP server(s) from the client are not started`);
+    if (!servers.length && !s.hadServers) return;
+    s.hadServers = servers.length > 0;
+    s.ws.addChatServers(s.id, servers.map(chatServer)).catch((e: unknown) => log.warn(`session ${s.id}: MCP servers: ${errorMessage(e)}`));
   }
 
   // ── prompts ─────────────────────────────────────────────────────────────────
@@ -406,7 +416,7 @@ export class AcpServer {
       const r = await this.conn.client.request(methods.client.session.requestPermission, params, { cancellationSignal: ask.signal, stopWaitingOnCancel: true });
       const choice = r.outcome.outcome === 'selected' ? r.outcome.optionId : 'cancelled';
       if (choice === 'allow' || choice === 'allow-always') chats.approve(chatId, e.id, choice === 'allow-always');
-      else chats.reject(chatId, e.id);
+      else chats.reject(chatId, e.id, choice === 'reject-always');
     } catch (err) {
       // No answer we can use (the request was withdrawn, the client failed it or is gone): the call does not run.
       if (!ask.signal.aborted) log.warn(`session ${s.id}: permission request for ${e.name} failed: ${errorMessage(err)}`);
@@ -542,4 +552,12 @@ export class AcpServer {
 /** A request to the client that the tool's stop withdraws, and that is given up on after FS_REQUEST_TIMEOUT_MS. */
 function withDeadline(signal: AbortSignal): { cancellationSignal: AbortSignal; stopWaitingOnCancel: true } {
   return { cancellationSignal: AbortSignal.any([signal, AbortSignal.timeout(FS_REQUEST_TIMEOUT_MS)]), stopWaitingOnCancel: true };
+}
+
+/** An ACP `McpServer` as the runtime's (ACP sends env and headers as name/value lists). */
+function chatServer(m: McpServer): ChatMcpServer {
+  const pairs = (xs: Array<{ name: string; value: string }>) => Object.fromEntries(xs.map((x) => [x.name, x.value]));
+  if ('type' in m && (m.type === 'http' || m.type === 'sse')) return { name: m.name, transport: m.type, url: m.url, headers: pairs(m.headers) };
+  const stdio = m as Extract<McpServer, { command: string }>;
+  return { name: stdio.name, transport: 'stdio', command: stdio.command, args: stdio.args, env: pairs(stdio.env) };
 }
