@@ -63,6 +63,8 @@ export class AcpProc {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.child.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()));
+    // A write racing the agent's exit fails with EPIPE on our end of stdin: the exit code tells the test.
+    this.child.stdin.on('error', () => undefined);
     this.exited = new Promise((r) => this.child.on('exit', (code) => ((this.exitCode = code), r(code))));
     const app = client({ name: 'patchbay-test' })
       .onNotification(methods.client.session.update, ({ params }) => {
