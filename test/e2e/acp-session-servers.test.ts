@@ -4,7 +4,9 @@
  * option `reject_always` (ACP tool-calls.mdx "Requesting Permission"): that tool is not asked
  * again in the session.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { isAlive } from '../../src/util/pid.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { methods } from '@agentclientprotocol/sdk';
@@ -42,6 +44,14 @@ describe('patchbay acp: session MCP servers and reject-always', () => {
     // Nothing written to a config file.
     expect(existsSync(join(root, '.patchbay'))).toBe(false);
     expect(existsSync(join(home, '.config', 'patchbay', 'config.json'))).toBe(false);
+    // The client goes away: the session's server goes with patchbay.
+    const children = execFileSync('pgrep', ['-P', String(p.child.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+    expect(children.length).toBeGreaterThan(0);
+    await p.stop();
+    expect(children.filter(isAlive)).toEqual([]);
   });
 
   it('reject_always: the same tool is refused without asking again; another tool still asks', async () => {
