@@ -38,7 +38,7 @@ ${CONFIG_FILE}
   {
     name: 'acp',
     synopsis: '',
-    summary: 'Speak the Agent Client Protocol over stdio (Zed, JetBrains, Neovim, agent-shell)',
+    summary: 'Speak ACP over stdio (Zed, JetBrains, Neovim, agent-shell)',
     usage: `Usage: patchbay acp [options]
 
 Speaks ACP v1 (newline-delimited JSON-RPC) on stdin/stdout, as an agent for Zed, JetBrains IDEs,
