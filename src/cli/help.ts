@@ -123,7 +123,7 @@ echo on a terminal, as a line from stdin otherwise. Browser logins open $BROWSER
 browser) and print the URL; device logins print the URL and the code. Ctrl-C cancels.
 
 Options:
-  --method <m>          browser, paste, device or api-key (what the provider's login config offers)
+  --method <m>          browser, paste, device or api-key (as the provider offers)
   --logout <provider>   Forget the provider's stored login
 ${CONFIG_FILE}
   -h, --help            Show this help

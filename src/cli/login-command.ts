@@ -178,7 +178,10 @@ class LoginSession {
   private async pickMethod(methods: Array<{ key: string; label: string }>): Promise<string> {
     this.say('Login methods:');
     methods.forEach((m, i) => this.say(`  ${i + 1}) ${m.label} (${m.key})`));
-    return this.choose(`Which method? [1-${methods.length}]: `, methods.map((m) => m.key));
+    return this.choose(
+      `Which method? [1-${methods.length}]: `,
+      methods.map((m) => m.key),
+    );
   }
 
   /** A number from the list, or the name itself; asked again until it is one. */

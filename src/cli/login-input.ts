@@ -78,7 +78,8 @@ export class StdinAnswers {
           if (c === '\x04') return typed || undefined;
           if (c === '\x7f' || c === '\b') typed = typed.slice(0, -1);
           else if (c === '\x15') typed = '';
-          else if (c === '\x1b') this.buf = this.buf.replace(/^\[[0-9;?]*[~A-Za-z]/, ''); // arrow keys and the like
+          else if (c === '\x1b')
+            this.buf = this.buf.replace(/^\[[0-9;?]*[~A-Za-z]/, ''); // arrow keys and the like
           else if (c >= ' ') typed += c;
         }
         if (!(await this.more())) return typed || undefined;
