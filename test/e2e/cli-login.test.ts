@@ -12,10 +12,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { BIN, cliConfig, cliEnv, runPatchbay, tempDir, useTempDirs, type CliRun } from './harness.js';
 import { useFakeAuth } from './login-support.js';
+import { KEY as KEYS, usePty } from '../support/pty.js';
 
 const scratch = useTempDirs();
 const llm = useFakeLlm({ reset: 'afterEach' });
 const auth = useFakeAuth();
+const pty = usePty();
 const KEY = 'sk-test-login-7f3a9c';
 const BROWSER = `${process.execPath} ${resolve(import.meta.dirname, '../fixtures/oauth-browser.mjs')}`;
 
@@ -216,5 +218,50 @@ describe('patchbay login: OAuth', () => {
     expect(p.err()).toContain('Login cancelled; nothing was stored.');
     expect(stored(home)).toEqual({});
     await expect(fetch(redirectUri)).rejects.toThrow();
+  });
+});
+
+describe('patchbay login on a terminal (a real pty: test/fixtures/pty-run.py)', () => {
+  const onPty = (home: string, args: string[]) => pty(process.execPath, [BIN, 'login', ...args], { cwd: home, env: cliEnv(home, env()) });
+
+  it('the key typed is not echoed (raw mode; Backspace edits it) and is stored', { timeout: 30_000 }, async () => {
+    const home = scratch(tempDir('pb-login-home-'));
+    const t = onPty(home, ['acme', '--method', 'api-key']);
+    await t.waitFor('API Key for acme (not shown): ');
+    t.write(`${KEY}x${KEYS.backspace}${KEYS.enter}`);
+    expect(await t.exit()).toBe(0);
+    expect(t.text()).toContain('Logged in to acme');
+    expect(t.raw).not.toContain(KEY);
+    expect(t.raw).not.toContain(KEY.slice(0, 8));
+    expect(stored(home)['provider/acme']).toEqual({ type: 'api-key', key: KEY });
+  });
+
+  it('Ctrl-C at the key prompt (raw mode: no SIGINT) cancels: exit 130, nothing stored', { timeout: 30_000 }, async () => {
+    const home = scratch(tempDir('pb-login-home-'));
+    const t = onPty(home, ['acme', '--method', 'api-key']);
+    await t.waitFor('(not shown): ');
+    t.write(`${KEY.slice(0, 6)}${KEYS.ctrlC}`);
+    expect(await t.exit()).toBe(130);
+    expect(t.text()).toContain('Login cancelled; nothing was stored.');
+    expect(stored(home)).toEqual({});
+  });
+
+  it('Ctrl-C at the provider question (the terminal sends SIGINT) cancels: exit 130', { timeout: 30_000 }, async () => {
+    const home = scratch(tempDir('pb-login-home-'));
+    const t = onPty(home, []);
+    await t.waitFor(/Log in to which provider\? \[1-\d+\]: /);
+    t.write(KEYS.ctrlC);
+    expect(await t.exit()).toBe(130);
+    expect(t.text()).toContain('Login cancelled');
+  });
+
+  it('a spinner runs while the device login waits for the code to be entered', { timeout: 30_000 }, async () => {
+    auth().device = { ...auth().device, pending: 2 };
+    const home = scratch(tempDir('pb-login-home-'));
+    const t = onPty(home, ['acme', '--method', 'device']);
+    await t.waitFor('WDJB-MJHT');
+    await t.waitFor('Waiting for the code to be entered… (Ctrl-C cancels)');
+    expect(await t.exit()).toBe(0);
+    expect(t.text()).toContain('Logged in to acme');
   });
 });
