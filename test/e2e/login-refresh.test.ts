@@ -10,17 +10,22 @@ import { describe, expect, it } from 'vitest';
 import { Workspace } from '../../src/runtime/workspace.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { cliConfig, cliEnv, runPatchbay, tempDir, useTempDirs } from './harness.js';
+import { useFakeAuth } from './login-support.js';
 
 const scratch = useTempDirs();
 const llm = useFakeLlm();
+const auth = useFakeAuth();
 const KEY = 'sk-test-refresh-51d0e2';
 
-/** `openai` (built in: no models without a key) and `acme` (configured: its models are listed before it has a key), both on the fake LLM. */
+/**
+ * `openai` (built in: no models without a key) and `acme` (configured: its models are listed before
+ * it has a key; OAuth at the fake authorization server), both on the fake LLM.
+ */
 function config(): string {
   return cliConfig({
     providers: {
       openai: { url: `${llm().url}/v1`, models: { m1: {} } },
-      acme: { api: 'openai-chat', url: `${llm().url}/v1`, models: { m1: {} } },
+      acme: { api: 'openai-chat', url: `${llm().url}/v1`, models: { m1: {} }, login: auth().loginConfig() },
     },
     chat: { generateTitles: false, maxRetries: 0 },
   });
@@ -89,6 +94,20 @@ describe('Workspace.refreshLogins', () => {
       expect(await ws.refreshLogins()).toBe(true);
       expect(ws.models.find((m) => m.id === 'acme/m1')?.key).toBe(KEY);
       expect(ws.providerAuth('acme')).toMatchObject({ status: 'authenticated', source: 'login' });
+    } finally {
+      await ws.dispose();
+    }
+  });
+
+  it('an OAuth login (device code) made by another process is taken with its tokens', { timeout: 60_000 }, async () => {
+    const home = scratch(tempDir('pb-refresh-home-'));
+    const ws = await boot(home, []);
+    try {
+      const r = await patchbay(home, ['login', 'acme', '--method', 'device']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(await ws.refreshLogins()).toBe(true);
+      expect(ws.providerAuth('acme')).toMatchObject({ type: 'oauth', source: 'login', mode: 'device' });
+      expect(auth().issued).toContain(ws.models.find((m) => m.id === 'acme/m1')?.key);
     } finally {
       await ws.dispose();
     }
