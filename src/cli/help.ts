@@ -109,6 +109,30 @@ ${CONFIG_FILE}
     overviewOptions: ['--config-file <path>'],
   },
   {
+    name: 'login',
+    synopsis: '[provider]',
+    summary: 'Log in to a model provider (API key, browser or device code)',
+    usage: `Usage: patchbay login [provider] [--method browser|paste|device|api-key]
+       patchbay login --logout <provider>
+
+Logs in to a model provider and stores the login (an API key, or OAuth tokens) in the system
+keychain or $PATCHBAY_HOME/secrets.json, for every patchbay on this machine: running servers
+take it up when asked (ACP authenticate). Without a provider, lists them with their status and
+asks which; without --method, asks which login the provider offers. An API key is read without
+echo on a terminal, as a line from stdin otherwise. Browser logins open $BROWSER (or the system
+browser) and print the URL; device logins print the URL and the code. Ctrl-C cancels.
+
+Options:
+  --method <m>          browser, paste, device or api-key (as the provider offers)
+  --logout <provider>   Forget the provider's stored login
+${CONFIG_FILE}
+  -h, --help            Show this help
+
+Exit codes: 0 logged in (or out), 1 the login failed, 2 bad usage, 130 Ctrl-C.
+`,
+    overviewOptions: ['--method browser|paste|device|api-key', '--logout <provider>'],
+  },
+  {
     name: 'trust',
     synopsis: '[--yes] [path]',
     summary: "Trust a folder's .patchbay/config.json (MCP servers, approvals…)",

@@ -29,6 +29,10 @@ export async function main(argv: string[]): Promise<void> {
       const { runModels } = await import('./models-command.js');
       return runModels(rest);
     }
+    case 'login': {
+      const { runLogin } = await import('./login-command.js');
+      return runLogin(rest);
+    }
     case 'trust': {
       const { runTrust } = await import('./trust-command.js');
       return runTrust(rest);

@@ -152,6 +152,32 @@ export class ProviderLogins {
     }
   }
 
+  /**
+   * Takes what another process (`patchbay login`, another window) stored since: re-reads the index
+   * and the stored login of every provider it names or we hold, and adopts each that differs.
+   * A login running here is left alone (it stores last). Each change is announced; returns the
+   * providers whose login changed.
+   */
+  async reload(): Promise<string[]> {
+    const changed: string[] = [];
+    for (const id of new Set([...readLoginIndex(this.o.indexFile), ...this.creds.keys()])) {
+      if (this.pending.has(id)) continue;
+      let theirs: Credential | undefined;
+      try {
+        theirs = await this.readStored(id);
+      } catch (e) {
+        log.warn(`Cannot read the stored login for provider "${id}": ${errorMessage(e)}`);
+        continue;
+      }
+      const ours = this.creds.get(id);
+      if (ours ? sameCredential(theirs, ours) : !theirs) continue;
+      this.takeTheirs(id, theirs);
+      changed.push(id);
+    }
+    for (const id of changed) await this.announce(id, true);
+    return changed;
+  }
+
   /** The keys logins provide, by provider (API keys and access tokens). */
   keys(): Record<string, string> {
     return Object.fromEntries([...this.creds].map(([id, c]) => [id, c.type === 'api-key' ? c.key : c.accessToken]));

@@ -41,7 +41,12 @@ export function providerAuth(id: string, config: ProviderConfig | undefined, mod
 
 /** One line per provider for doctor: its auth state, never a value. */
 export function providerAuthLine(id: string, a: ProviderAuth): string {
+  return `  - ${id}: ${providerAuthSummary(a)}`;
+}
+
+/** The auth state in words (`authenticated, api-key from login (manual)`), for doctor and `patchbay login`. */
+export function providerAuthSummary(a: ProviderAuth): string {
   const how = [a.type, a.source && `from ${a.source === 'env' ? (a.envVar ?? 'the environment') : a.source}`, a.mode && `(${a.mode})`].filter(Boolean).join(' ');
   const exp = a.expiresAt !== undefined ? `, expires ${new Date(a.expiresAt * 1000).toISOString()}` : '';
-  return `  - ${id}: ${a.status}${how ? `, ${how}` : ''}${exp}`;
+  return `${a.status}${how ? `, ${how}` : ''}${exp}`;
 }

@@ -744,6 +744,20 @@ export class Workspace {
     return { key: found?.key, bearer: found?.source === 'login' && this.logins.credential(provider)?.type === 'oauth' };
   }
 
+  /**
+   * Takes logins another process stored since start-up (`patchbay login` run by an ACP client's
+   * terminal auth): the models are re-resolved for each provider whose login changed. True when
+   * a model is available now that was not before, or a provider with models gained a login (a
+   * configured provider lists its models before it has a key).
+   */
+  async refreshLogins(): Promise<boolean> {
+    await this.modelsReady;
+    const before = new Set(this.models.map((m) => m.id));
+    const changed = await this.logins.reload();
+    const loggedIn = new Set(changed.filter((id) => this.logins.credential(id)));
+    return changed.length > 0 && this.models.some((m) => !before.has(m.id) || loggedIn.has(m.provider));
+  }
+
   /** A login changed a provider's key: its clients are rebuilt and its models re-resolved. */
   private async providerChanged(id: string, models: boolean): Promise<void> {
     if (models) {

@@ -21,6 +21,7 @@ const OPTIONS: Record<string, string[]> = {
   doctor: ['--config-file', '--help'],
   models: ['list', 'pull', 'rm', '--config-file', '--help'],
   trust: ['--revoke', '--list', '--help'],
+  login: ['--method', '--logout', '--config-file', '--help'],
 };
 
 describe('patchbay --help', () => {
