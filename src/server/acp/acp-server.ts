@@ -197,8 +197,7 @@ export class AcpServer {
     const ws = await this.ws?.catch(() => undefined);
     let usable = false;
     if (ws) {
-      // TODO(login merge): Workspace.refreshLogins
-      await (ws as { refreshLogins?: () => Promise<boolean> }).refreshLogins?.();
+      await ws.refreshLogins();
       if (ws.models.length) usable = true;
     }
     // No session yet: nothing is loaded to check against; the next session/new reads the logins afresh.
