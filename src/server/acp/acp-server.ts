@@ -42,7 +42,7 @@ import type { ChatEvent, ChatEvents, ToolCallEvent } from '../../core/events.js'
 import { randomUUID as newId } from 'node:crypto';
 import { noModelMessage } from '../../core/no-model.js';
 import type { Workspace, FrontEnd } from '../../runtime/workspace.js';
-import type { Config } from '../../config/schema.js';
+import type { ServerOptions } from '../server.js';
 import type { ChatMcpServer } from '../../shapes/chat-servers.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { AcpTranslator, toolCallFields, toolCallIdOf } from './updates.js';
@@ -98,15 +98,8 @@ function authMethods(caps: ClientCapabilities): AuthMethod[] {
   ];
 }
 
-export interface AcpServerOptions {
-  input: Readable;
-  output: Writable;
-  env?: NodeJS.ProcessEnv;
-  configFile?: string;
-  logLevel?: Config['logLevel'];
-  /** Called with the exit code once the client has gone and everything is stopped. */
-  onExit: (code: number) => void;
-}
+/** As the ECA server's: the stdio to speak on, the config to read, and what to call once everything has stopped. */
+export type AcpServerOptions = ServerOptions;
 
 interface Session {
   id: string;
