@@ -6,7 +6,7 @@
  * between the pipe and that time.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { BIN, now, type Listener, type Msg, type Timed } from './util.js';
+import { BIN, childEnv, now, TimedRpc, type Listener, type Msg, type SpawnOptions, type Timed } from './util.js';
 
 export class AcpProc {
   readonly child: ChildProcessWithoutNullStreams;
@@ -14,21 +14,15 @@ export class AcpProc {
   readonly spawnedAt: number;
   readonly exited: Promise<number | null>;
   stderr = '';
-  private nextId = 0;
   private rest = '';
-  private readonly pending = new Map<number, (m: Timed) => void>();
-  private readonly listeners = new Set<Listener>();
+  private readonly rpc = new TimedRpc(
+    (m) => this.send(m),
+    () => this.stderr,
+  );
 
   /** `home` is HOME and PATCHBAY_HOME, as for bench/util.ts Server; BENCH_CHILD_NODE_ARGS applies too. */
-  constructor(opts: { home: string; config?: Record<string, unknown>; env?: Record<string, string> }) {
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      HOME: opts.home,
-      PATCHBAY_HOME: opts.home,
-      ...(opts.config ? { PATCHBAY_CONFIG: JSON.stringify(opts.config) } : {}),
-      ...opts.env,
-    };
-    const nodeArgs = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  constructor(opts: SpawnOptions) {
+    const { env, nodeArgs } = childEnv(opts);
     this.spawnedAt = now();
     this.child = spawn(process.execPath, [...nodeArgs, BIN, 'acp'], { env, stdio: 'pipe' });
     this.child.stdout.setEncoding('utf8');
@@ -59,14 +53,7 @@ export class AcpProc {
         process.stderr.write(`bench: patchbay acp wrote a line that is not JSON: ${line.slice(0, 200)}\n`);
         continue;
       }
-      if (msg.method === undefined && typeof msg.id === 'number') {
-        const resolve = this.pending.get(msg.id);
-        if (resolve) {
-          this.pending.delete(msg.id);
-          resolve({ msg, t });
-        }
-      }
-      for (const l of this.listeners) l(msg, t);
+      this.rpc.dispatch(msg, t);
     }
   }
 
@@ -74,28 +61,16 @@ export class AcpProc {
     this.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...msg })}\n`);
   }
 
-  /** Calls `fn` for every message from now on; returns the unsubscribe. */
   listen(fn: Listener): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
+    return this.rpc.listen(fn);
   }
 
-  /** Sends a request; resolves with the response and the time it arrived (rejects on an error response). */
   request(method: string, params?: unknown, timeoutMs = 60_000): Promise<Timed> {
-    const id = this.nextId++;
-    const p = new Promise<Timed>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new Error(`${method}: no response in ${timeoutMs} ms; stderr tail:\n${this.stderr.slice(-2000)}`));
-      }, timeoutMs);
-      this.pending.set(id, (m) => {
-        clearTimeout(timer);
-        if (m.msg.error) reject(new Error(`${method} failed: ${m.msg.error.code} ${m.msg.error.message}`));
-        else resolve(m);
-      });
-    });
-    this.send({ id, method, ...(params === undefined ? {} : { params }) });
-    return p;
+    return this.rpc.request(method, params, timeoutMs);
+  }
+
+  waitFor(pred: (m: Msg) => boolean, what: string, timeoutMs = 60_000): Promise<Timed> {
+    return this.rpc.waitFor(pred, what, timeoutMs);
   }
 
   /** ACP v1 `initialize` of a client offering nothing (the smallest an editor sends). */

@@ -125,28 +125,22 @@ export interface SpawnOptions {
   env?: Record<string, string>;
 }
 
-export class Server extends FramedProcess {
+/**
+ * Requests, responses and listeners over any framing (ECA's Content-Length, ACP's lines): every
+ * message comes with the bench-clock time its bytes were read.
+ */
+export class TimedRpc {
+  private nextId = 1_000_000;
   private readonly pending = new Map<number, (m: Timed) => void>();
   private readonly listeners = new Set<Listener>();
 
-  constructor(opts: SpawnOptions) {
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      HOME: opts.home,
-      PATCHBAY_HOME: opts.home,
-      ...(opts.config ? { PATCHBAY_CONFIG: JSON.stringify(opts.config) } : {}),
-      ...opts.env,
-    };
-    const nodeArgs = opts.nodeArgs ?? (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-    super([...nodeArgs, BIN, 'server'], env, { stderrLimit: 100_000 });
-  }
+  constructor(
+    private readonly sendMsg: (msg: Record<string, unknown>) => void,
+    private readonly stderrTail: () => string,
+  ) {}
 
-  // Not a frame: say so and carry on (a throw here would kill the bench).
-  protected onBadFrame(e: Error): void {
-    process.stderr.write(`bench: ${e.message}\n`);
-  }
-
-  protected onMessage(msg: Msg, t: number): void {
+  /** A message read at `t`: settles its request, then every listener hears it. */
+  dispatch(msg: Msg, t: number): void {
     if (msg.method === undefined && typeof msg.id === 'number') {
       const resolve = this.pending.get(msg.id);
       if (resolve) {
@@ -163,13 +157,13 @@ export class Server extends FramedProcess {
     return () => this.listeners.delete(fn);
   }
 
-  /** Sends a request; resolves with the response and the time it arrived. */
+  /** Sends a request; resolves with the response and the time it arrived (rejects on an error response). */
   request(method: string, params?: unknown, timeoutMs = 60_000): Promise<Timed> {
     const id = this.nextId++;
     const p = new Promise<Timed>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error(`${method}: no response in ${timeoutMs} ms; stderr tail:\n${this.stderr.slice(-2000)}`));
+        reject(new Error(`${method}: no response in ${timeoutMs} ms; stderr tail:\n${this.stderrTail().slice(-2000)}`));
       }, timeoutMs);
       this.pending.set(id, (m) => {
         clearTimeout(timer);
@@ -177,7 +171,7 @@ export class Server extends FramedProcess {
         else resolve(m);
       });
     });
-    this.send({ id, method, ...(params === undefined ? {} : { params }) });
+    this.sendMsg({ id, method, ...(params === undefined ? {} : { params }) });
     return p;
   }
 
@@ -186,7 +180,7 @@ export class Server extends FramedProcess {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         off();
-        reject(new Error(`timed out waiting for ${what}; stderr tail:\n${this.stderr.slice(-2000)}`));
+        reject(new Error(`timed out waiting for ${what}; stderr tail:\n${this.stderrTail().slice(-2000)}`));
       }, timeoutMs);
       const off = this.listen((msg, t) => {
         if (!pred(msg)) return;
@@ -195,6 +189,51 @@ export class Server extends FramedProcess {
         resolve({ msg, t });
       });
     });
+  }
+}
+
+/** The environment and node flags of a spawned patchbay (HOME and PATCHBAY_HOME are `home`). */
+export function childEnv(opts: SpawnOptions): { env: Record<string, string>; nodeArgs: string[] } {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: opts.home,
+    PATCHBAY_HOME: opts.home,
+    ...(opts.config ? { PATCHBAY_CONFIG: JSON.stringify(opts.config) } : {}),
+    ...opts.env,
+  };
+  return { env, nodeArgs: opts.nodeArgs ?? (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(/\s+/).filter(Boolean) };
+}
+
+export class Server extends FramedProcess {
+  private readonly rpc = new TimedRpc(
+    (m) => this.send(m),
+    () => this.stderr,
+  );
+
+  constructor(opts: SpawnOptions) {
+    const { env, nodeArgs } = childEnv(opts);
+    super([...nodeArgs, BIN, 'server'], env, { stderrLimit: 100_000 });
+  }
+
+  // Not a frame: say so and carry on (a throw here would kill the bench).
+  protected onBadFrame(e: Error): void {
+    process.stderr.write(`bench: ${e.message}\n`);
+  }
+
+  protected onMessage(msg: Msg, t: number): void {
+    this.rpc.dispatch(msg, t);
+  }
+
+  listen(fn: Listener): () => void {
+    return this.rpc.listen(fn);
+  }
+
+  request(method: string, params?: unknown, timeoutMs = 60_000): Promise<Timed> {
+    return this.rpc.request(method, params, timeoutMs);
+  }
+
+  waitFor(pred: (m: Msg) => boolean, what: string, timeoutMs = 60_000): Promise<Timed> {
+    return this.rpc.waitFor(pred, what, timeoutMs);
   }
 
   initializeParams(root: string): Record<string, unknown> {
