@@ -1,0 +1,174 @@
+/**
+ * `patchbay acp` reviewed as a careful client author reads ACP v1: edge cases of prompt content
+ * (initialization.mdx "Prompt Capabilities": text and resource_link are the baseline every agent
+ * MUST take), message order (session-setup.mdx: updates name a session the client was told of;
+ * prompt-turn.mdx: the answer after the turn's updates), and cancel at each point of a turn
+ * (prompt-turn.mdx "Cancellation": the answer is `cancelled`, never an error). Driven by the SDK's
+ * client over real stdio, as Zed's `agent_servers` crate drives an agent.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { methods } from '@agentclientprotocol/sdk';
+import { fakeProviderConfig, tempDir, useTempDirs, workspace } from './harness.js';
+import { useFakeLlm } from '../support/fake-llm-suite.js';
+import { AcpProc, useAcpProcs } from './acp-harness.js';
+import { isAlive } from '../../src/util/pid.js';
+
+const scratch = useTempDirs();
+const llm = useFakeLlm();
+const track = useAcpProcs();
+
+/** A 1×1 PNG. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+async function started(files: Record<string, string> = { 'a.txt': 'one\n' }, vision = false): Promise<{ p: AcpProc; root: string; sessionId: string }> {
+  const root = scratch(workspace(files));
+  const config = fakeProviderConfig(llm().url) as { providers: { fake: { models: { m1: Record<string, unknown> } } } };
+  if (vision) config.providers.fake.models.m1.imageInput = true;
+  const p = track(new AcpProc({ home: scratch(tempDir()), config, env: { PATCHBAY_LOG_LEVEL: 'debug' } }));
+  await p.initialize();
+  const sessionId = await p.newSession(root);
+  return { p, root, sessionId };
+}
+
+/** Whether the last model request carries `text` (a boolean, so a failure does not print the whole request). */
+function sent(text: string): boolean {
+  return JSON.stringify(llm().requests.at(-1)?.body).includes(text);
+}
+
+describe('patchbay acp review: prompt content', () => {
+  it('a prompt of only a file link, its name with a space and a percent sign, sends that file', async () => {
+    const { p, root, sessionId } = await started({ 'my notes%.txt': 'the-linked-content\n' });
+    llm().script([{ text: 'read it' }]);
+    const uri = pathToFileURL(join(root, 'my notes%.txt')).href;
+    expect(uri).toContain('my%20notes%25.txt');
+    const r = await p.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'resource_link', uri, name: 'my notes%.txt' }] });
+    expect(r.stopReason).toBe('end_turn');
+    expect(sent('the-linked-content')).toBe(true);
+  });
+
+  it('a prompt of only an image reaches the model', async () => {
+    const { p, sessionId } = await started(undefined, true);
+    llm().script([{ text: 'a pixel' }]);
+    const r = await p.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'image', mimeType: 'image/png', data: PNG }] });
+    expect(r.stopReason).toBe('end_turn');
+    expect(sent(PNG.slice(0, 40))).toBe(true);
+  });
+
+  it('links that are not files (a web page, an editor thread) are taken, as the baseline requires, and named to the model', async () => {
+    const { p, sessionId } = await started();
+    llm().script([{ text: 'noted' }]);
+    const r = await p.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [
+        { type: 'text', text: 'see these' },
+        { type: 'resource_link', uri: 'zed:///agent/thread/abc?name=Earlier', name: 'Earlier thread' },
+        { type: 'resource_link', uri: 'mailto:someone@example.invalid', name: 'someone' },
+      ],
+    });
+    expect(r.stopReason).toBe('end_turn');
+    expect(sent('zed:///agent/thread/abc?name=Earlier')).toBe(true);
+    expect(sent('mailto:someone@example.invalid')).toBe(true);
+  });
+
+  it('a web link is read as a web page and a folder link as that folder', async () => {
+    const { p, root, sessionId } = await started({ 'src/inner-file.ts': 'x\n' });
+    llm().script([{ text: 'seen' }]);
+    const page = `${llm().url}/some-page`;
+    const folder = pathToFileURL(join(root, 'src')).href + '/';
+    const r = await p.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [
+        { type: 'text', text: 'look' },
+        { type: 'resource_link', uri: page, name: 'a page' },
+        { type: 'resource_link', uri: folder, name: 'src' },
+      ],
+    });
+    expect(r.stopReason).toBe('end_turn');
+    expect(sent(page)).toBe(true);
+    expect(sent('inner-file.ts')).toBe(true);
+  });
+
+  it('a prompt of only empty text is refused with a message naming what to send', async () => {
+    const { p, sessionId } = await started();
+    await expect(p.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: '  ' }] })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('empty') as string });
+    expect(llm().requests).toHaveLength(0);
+  });
+
+  it('a 1 MB text prompt is carried whole', async () => {
+    const { p, sessionId } = await started();
+    llm().script([{ text: 'long' }]);
+    const big = `${'x'.repeat(1024 * 1024)}-the-end`;
+    const r = await p.prompt(sessionId, big);
+    expect(r.stopReason).toBe('end_turn');
+    expect(sent('x-the-end')).toBe(true);
+  });
+});
+
+describe('patchbay acp review: order', () => {
+  it('available_commands_update comes only after the session/new answer', async () => {
+    const root = scratch(workspace({ 'a.txt': 'one\n' }));
+    const p = track(new AcpProc({ home: scratch(tempDir()), config: fakeProviderConfig(llm().url) }));
+    await p.initialize();
+    for (let i = 0; i < 3; i++) {
+      const before = p.notifications.length;
+      const sessionId = await p.newSession(root);
+      // Nothing for a session the client had not yet been told of.
+      expect(p.notifications.slice(before).filter((n) => n.sessionId === sessionId)).toEqual([]);
+      await p.until(() => p.updates(sessionId).some((u) => u.sessionUpdate === 'available_commands_update'), 'the commands');
+    }
+  });
+});
+
+describe('patchbay acp review: cancel', () => {
+  it('session/cancel sent right after session/prompt, before the turn starts: cancelled, and the model is not asked', async () => {
+    const { p, sessionId } = await started();
+    llm().script([{ text: 'should not be said' }]);
+    const r = p.prompt(sessionId, 'go');
+    void p.agent.notify(methods.agent.session.cancel, { sessionId });
+    expect((await r).stopReason).toBe('cancelled');
+    expect(p.text(sessionId)).not.toContain('should not be said');
+    // The session is usable after.
+    llm().script([{ text: 'second' }]);
+    expect((await p.prompt(sessionId, 'again')).stopReason).toBe('end_turn');
+    expect(p.stderr).not.toContain('unhandled rejection');
+  });
+
+  it('session/cancel during a shell command run here: cancelled, and the command process is gone', async () => {
+    const { p, root, sessionId } = await started();
+    const pidFile = join(root, 'pid');
+    llm().script([{ toolCall: { id: 's1', name: 'patchbay__shell_command', args: { command: `echo $$ > '${pidFile}'; exec sleep 60` } } }], [{ text: 'never' }]);
+    const r = p.prompt(sessionId, 'run');
+    await p.until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 'the command to start');
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    expect(isAlive(pid)).toBe(true);
+    await p.agent.notify(methods.agent.session.cancel, { sessionId });
+    expect((await r).stopReason).toBe('cancelled');
+    const deadline = Date.now() + 10_000;
+    while (isAlive(pid) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
+    expect(isAlive(pid)).toBe(false);
+    const last = p.updates(sessionId).filter((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === 's1').at(-1);
+    expect(last).toMatchObject({ status: 'failed' });
+    expect(p.stderr).not.toContain('unhandled rejection');
+  });
+
+  it('session/cancel while the permission request is open: cancelled, then the next prompt runs normally', async () => {
+    const { p, root, sessionId } = await started();
+    writeFileSync(join(root, 'b.txt'), 'two\n');
+    p.onPermission = () => new Promise(() => undefined);
+    llm().script([{ toolCall: { id: 'e1', name: 'patchbay__edit_file', args: { path: 'b.txt', original_content: 'two', new_content: 'TWO' } } }], [{ text: 'never' }]);
+    const r = p.prompt(sessionId, 'edit');
+    await p.until(() => p.permissionRequests.length > 0, 'the permission request');
+    // The tool_call came before its permission request.
+    expect(p.updates(sessionId).some((u) => u.sessionUpdate === 'tool_call' && u.toolCallId === 'e1')).toBe(true);
+    await p.agent.notify(methods.agent.session.cancel, { sessionId });
+    expect((await r).stopReason).toBe('cancelled');
+    p.onPermission = (q) => ({ outcome: { outcome: 'selected', optionId: q.options[0]!.optionId } });
+    llm().script([{ text: 'fine' }]);
+    expect((await p.prompt(sessionId, 'hello')).stopReason).toBe('end_turn');
+    expect(readFileSync(join(root, 'b.txt'), 'utf8')).toBe('two\n');
+    expect(p.stderr).not.toContain('unhandled rejection');
+  });
+});
