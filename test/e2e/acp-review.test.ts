@@ -93,7 +93,10 @@ describe('patchbay acp review: prompt content', () => {
 
   it('a prompt of only empty text is refused with a message naming what to send', async () => {
     const { p, sessionId } = await started();
-    await expect(p.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: '  ' }] })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('empty') as string });
+    await expect(p.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: '  ' }] })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('empty') as string,
+    });
     expect(llm().requests).toHaveLength(0);
   });
 
@@ -130,6 +133,7 @@ describe('patchbay acp review: cancel', () => {
     void p.agent.notify(methods.agent.session.cancel, { sessionId });
     expect((await r).stopReason).toBe('cancelled');
     expect(p.text(sessionId)).not.toContain('should not be said');
+    expect(llm().requests).toHaveLength(0);
     // The session is usable after.
     llm().script([{ text: 'second' }]);
     expect((await p.prompt(sessionId, 'again')).stopReason).toBe('end_turn');
@@ -149,7 +153,10 @@ describe('patchbay acp review: cancel', () => {
     const deadline = Date.now() + 10_000;
     while (isAlive(pid) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
     expect(isAlive(pid)).toBe(false);
-    const last = p.updates(sessionId).filter((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === 's1').at(-1);
+    const last = p
+      .updates(sessionId)
+      .filter((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === 's1')
+      .at(-1);
     expect(last).toMatchObject({ status: 'failed' });
     expect(p.stderr).not.toContain('unhandled rejection');
   });
