@@ -179,3 +179,68 @@ describe('patchbay acp review: cancel', () => {
     expect(p.stderr).not.toContain('unhandled rejection');
   });
 });
+
+describe('patchbay acp review: permissions of subagents and of sessions side by side', () => {
+  /** The parent spawns a `general` subagent that edits b.txt (an edit asks permission). */
+  function scriptSubagentEdit(root: string): void {
+    llm().onRequest = (path, body: { messages: Array<{ role: string; content: unknown }> }) => {
+      if (path !== '/v1/chat/completions') return undefined;
+      const system = JSON.stringify(body.messages[0]?.content ?? '');
+      const results = body.messages.filter((m) => m.role === 'tool').length;
+      if (system.includes('general'))
+        return results ? [{ text: 'edited' }] : [{ toolCall: { id: 'e1', name: 'patchbay__edit_file', args: { path: join(root, 'b.txt'), original_content: 'two', new_content: 'TWO' } } }];
+      return results ? [{ text: 'done' }] : [{ toolCall: { id: 's1', name: 'patchbay__spawn_agent', args: { agent: 'general', task: 'edit b.txt', activity: 'editing' } } }];
+    };
+  }
+
+  it("a subagent's call asks permission under its prefixed id, after its tool_call; allowed, the edit is made", async () => {
+    // Follows ACP tool-calls.mdx "Requesting Permission": the request names a call the client was told of.
+    const { p, root, sessionId } = await started({ 'b.txt': 'two\n' });
+    scriptSubagentEdit(root);
+    let toldBefore = false;
+    p.onPermission = (q) => {
+      toldBefore = p.updates(sessionId).some((u) => u.sessionUpdate === 'tool_call' && u.toolCallId === q.toolCall.toolCallId);
+      return { outcome: { outcome: 'selected', optionId: 'allow' } };
+    };
+    expect((await p.prompt(sessionId, 'go')).stopReason).toBe('end_turn');
+    expect(p.permissionRequests.map((q) => q.toolCall.toolCallId)).toEqual([expect.stringMatching(/^[^/]+\/e1$/)]);
+    expect(toldBefore).toBe(true);
+    expect(readFileSync(join(root, 'b.txt'), 'utf8')).toBe('TWO\n');
+    const id = p.permissionRequests[0]!.toolCall.toolCallId;
+    expect(
+      p
+        .updates(sessionId)
+        .filter((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === id)
+        .at(-1),
+    ).toMatchObject({ status: 'completed' });
+  });
+
+  it("session/cancel while a subagent's permission request is open: cancelled, nothing edited, the session goes on", async () => {
+    const { p, root, sessionId } = await started({ 'b.txt': 'two\n' });
+    scriptSubagentEdit(root);
+    p.onPermission = () => new Promise(() => undefined);
+    const r = p.prompt(sessionId, 'go');
+    await p.until(() => p.permissionRequests.length > 0, 'the permission request');
+    await p.agent.notify(methods.agent.session.cancel, { sessionId });
+    expect((await r).stopReason).toBe('cancelled');
+    expect(readFileSync(join(root, 'b.txt'), 'utf8')).toBe('two\n');
+    llm().onRequest = undefined;
+    llm().script([{ text: 'after' }]);
+    expect((await p.prompt(sessionId, 'again')).stopReason).toBe('end_turn');
+    expect(p.stderr).not.toContain('unhandled rejection');
+  });
+
+  it("a cancel of one session leaves another session's open permission request alone", async () => {
+    const { p, root, sessionId: a } = await started({ 'b.txt': 'two\n' });
+    const b = await p.newSession(root);
+    let answer: ((optionId: string) => void) | undefined;
+    p.onPermission = () => new Promise((res) => (answer = (optionId) => res({ outcome: { outcome: 'selected', optionId } })));
+    llm().script([{ toolCall: { id: 'e1', name: 'patchbay__edit_file', args: { path: 'b.txt', original_content: 'two', new_content: 'TWO' } } }], [{ text: 'edited' }]);
+    const ra = p.prompt(a, 'edit');
+    await p.until(() => p.permissionRequests.length > 0, 'the permission request');
+    await p.agent.notify(methods.agent.session.cancel, { sessionId: b });
+    answer!('allow');
+    expect((await ra).stopReason).toBe('end_turn');
+    expect(readFileSync(join(root, 'b.txt'), 'utf8')).toBe('TWO\n');
+  });
+});
