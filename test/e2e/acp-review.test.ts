@@ -244,3 +244,29 @@ describe('patchbay acp review: permissions of subagents and of sessions side by 
     expect(readFileSync(join(root, 'b.txt'), 'utf8')).toBe('TWO\n');
   });
 });
+
+describe('patchbay acp review: sessions', () => {
+  it('session/load of a session made by session/new and not yet prompted keeps it: loaded empty, and its prompt runs', async () => {
+    // ACP session-setup.mdx "Loading Sessions": the id is one this agent gave; a failed load must not end a live session.
+    const { p, root, sessionId } = await started();
+    const loaded = await p.agent.request(methods.agent.session.load, { sessionId, cwd: root, mcpServers: [] });
+    expect(loaded.modes?.currentModeId).toBe('code');
+    llm().script([{ text: 'still mine' }]);
+    expect((await p.prompt(sessionId, 'hi')).stopReason).toBe('end_turn');
+    expect(p.text(sessionId)).toBe('still mine');
+  });
+
+  it('session/list before any session, without cwd, does not make the agent folder the first workspace folder', async () => {
+    // ACP session-list.mdx: cwd is an optional filter. A later session/new's cwd is where relative paths resolve.
+    const home = scratch(tempDir());
+    const root = scratch(workspace({ 'a.txt': 'one\ntwo\n' }));
+    const p = track(new AcpProc({ home, cwd: home, config: fakeProviderConfig(llm().url) }));
+    await p.initialize();
+    await p.agent.request(methods.agent.session.list, {});
+    const sessionId = await p.newSession(root);
+    llm().script([{ toolCall: { id: 'e1', name: 'patchbay__edit_file', args: { path: 'a.txt', original_content: 'two', new_content: 'TWO' } } }], [{ text: 'edited' }]);
+    expect((await p.prompt(sessionId, 'edit a.txt')).stopReason).toBe('end_turn');
+    expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('one\nTWO\n');
+    expect(existsSync(join(home, 'a.txt'))).toBe(false);
+  });
+});
