@@ -136,6 +136,8 @@ export class AcpServer {
   private initialized = false;
   /** The workspace, once a session needed one. */
   private ws: Promise<Workspace> | undefined;
+  /** The workspace's folder when only a `session/list` without cwd made it (the agent's own folder): the first session's folder replaces it. */
+  private provisionalRoot: string | undefined;
   private readonly sessions = new Map<string, Session>();
   /** The last notification written: a prompt is answered only after every update before it. */
   private lastWrite: Promise<void> = Promise.resolve();
@@ -222,6 +224,11 @@ export class AcpServer {
     await ws.modelsReady;
     const prior = this.sessions.get(params.sessionId);
     if (prior?.running) throw RequestError.invalidRequest({ sessionId: params.sessionId }, 'this session has a prompt running: cancel it before loading it again');
+    if (prior && !ws.chats.hasChat(prior.id)) {
+      // A session this agent gave and not yet prompted (its chat is stored from the first prompt on): nothing to replay, and it stays.
+      this.sessionServers(prior, params.mcpServers);
+      return { modes: modeState(prior.choice.agent), configOptions: this.options(prior) };
+    }
     const s = this.addSession(params.sessionId, ws, params.cwd, { agent: 'code', variant: null });
     // core replays the stored chat through the events before `open` returns (core/chats.ts `open`).
     s.replaying = true;
@@ -244,8 +251,8 @@ export class AcpServer {
   }
 
   private async listSessions(params: ListSessionsRequest): Promise<ListSessionsResponse> {
-    const cwd = params.cwd ?? process.cwd();
-    const ws = await this.workspace(cwd);
+    const ws = await this.workspace(params.cwd ?? process.cwd(), params.cwd ? 'session' : 'provisional');
+    const cwd = params.cwd ?? ws.roots[0]!;
     const offset = params.cursor ? Number.parseInt(params.cursor, 10) : 0;
     if (!Number.isInteger(offset) || offset < 0) throw RequestError.invalidParams({ cursor: params.cursor }, `cursor ${JSON.stringify(params.cursor)} is not one this agent gave`);
     const chats = ws.chats.list({ limit: offset + LIST_PAGE + 1, sortBy: 'updatedAt' });
@@ -434,12 +441,13 @@ export class AcpServer {
    * first session's `cwd` is its folder, and a later session in a folder outside it adds that
    * folder to the workspace (as an editor adding a workspace folder does, with the same trust rules).
    */
-  private async workspace(cwd: string): Promise<Workspace> {
+  private async workspace(cwd: string, use: 'session' | 'provisional' = 'session'): Promise<Workspace> {
     if (!isAbsolute(cwd)) throw RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`);
     const root = resolve(cwd);
     if (!this.ws) {
       const ws = this.createWorkspace(root);
       this.ws = ws;
+      if (use === 'provisional') this.provisionalRoot = root;
       ws.catch((e: unknown) => {
         log.error(`could not start the workspace ${root}: ${errorMessage(e)}`);
         if (this.ws === ws) this.ws = undefined;
@@ -447,6 +455,18 @@ export class AcpServer {
       return ws;
     }
     const ws = await this.ws;
+    if (use === 'provisional') return ws;
+    const provisional = this.provisionalRoot;
+    if (provisional !== undefined) {
+      // The first session's folder is the one relative paths resolve in, not the agent's own.
+      this.provisionalRoot = undefined;
+      if (provisional !== root) {
+        log.info(`session in ${root}: it replaces ${provisional} (opened only to list sessions)`);
+        const change = await ws.changeRoots({ added: [root], removed: [provisional] });
+        for (const w of change.warnings) log.warn(w);
+      }
+      return ws;
+    }
     if (!ws.roots.some((r) => isInside(r, root))) {
       log.info(`session in ${root}: adding it as a workspace folder`);
       const change = await ws.changeRoots({ added: [root], removed: [] });
