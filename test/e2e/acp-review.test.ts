@@ -161,6 +161,26 @@ describe('patchbay acp review: cancel', () => {
     expect(p.stderr).not.toContain('unhandled rejection');
   });
 
+  it("session/cancel during a command in the client's terminal: cancelled, the terminal killed and released", async () => {
+    // ACP terminals.mdx "Killing Commands" and "Releasing Terminals": a stopped command is killed, every terminal released.
+    const root = scratch(workspace({ 'a.txt': 'one\n' }));
+    const p = track(new AcpProc({ home: scratch(tempDir()), config: fakeProviderConfig(llm().url) }));
+    await p.initialize({ terminal: true });
+    const sessionId = await p.newSession(root);
+    llm().script([{ toolCall: { id: 's1', name: 'patchbay__shell_command', args: { command: 'sleep 60' } } }], [{ text: 'never' }]);
+    const r = p.prompt(sessionId, 'run');
+    await p.until(() => p.terminals.methods().includes('create') && p.terminals.pids.length > 0, 'the terminal');
+    const pid = p.terminals.pids[0]!;
+    await p.agent.notify(methods.agent.session.cancel, { sessionId });
+    expect((await r).stopReason).toBe('cancelled');
+    await p.until(() => p.terminals.methods().includes('release'), 'the release');
+    expect(p.terminals.methods()).toEqual(expect.arrayContaining(['kill', 'release']));
+    expect(p.terminals.open()).toEqual([]);
+    const deadline = Date.now() + 10_000;
+    while (isAlive(pid) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
+    expect(isAlive(pid)).toBe(false);
+  });
+
   it('session/cancel while the permission request is open: cancelled, then the next prompt runs normally', async () => {
     const { p, root, sessionId } = await started();
     writeFileSync(join(root, 'b.txt'), 'two\n');
