@@ -290,3 +290,18 @@ describe('patchbay acp review: sessions', () => {
     expect(existsSync(join(home, 'a.txt'))).toBe(false);
   });
 });
+
+describe('patchbay acp review: errors', () => {
+  it('a cwd that is not a directory is refused (-32602 naming it), first session or later, and the agent goes on', async () => {
+    const root = scratch(workspace({ 'a.txt': 'one\n' }));
+    const p = track(new AcpProc({ home: scratch(tempDir()), config: fakeProviderConfig(llm().url) }));
+    await p.initialize();
+    const missing = join(root, 'no-such-dir');
+    await expect(p.agent.request(methods.agent.session.new, { cwd: missing, mcpServers: [] })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining(missing) as string });
+    const sessionId = await p.newSession(root);
+    await expect(p.agent.request(methods.agent.session.new, { cwd: join(root, 'a.txt'), mcpServers: [] })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('a.txt') as string });
+    await expect(p.agent.request(methods.agent.session.load, { sessionId, cwd: missing, mcpServers: [] })).rejects.toMatchObject({ code: -32602 });
+    llm().script([{ text: 'fine' }]);
+    expect((await p.prompt(sessionId, 'hi')).stopReason).toBe('end_turn');
+  });
+});
