@@ -12,6 +12,7 @@
  * session is a chat id with the agent/model/variant the client chose. A session exists in the
  * store from its first prompt on (as an ECA chat does).
  */
+import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { isInside } from '../../config/agent-files.js';
 import { Readable, Writable } from 'node:stream';
@@ -444,6 +445,8 @@ export class AcpServer {
   private async workspace(cwd: string, use: 'session' | 'provisional' = 'session'): Promise<Workspace> {
     if (!isAbsolute(cwd)) throw RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`);
     const root = resolve(cwd);
+    // A session's tools run and resolve paths in its folder: one that is not there is the client's mistake to hear of, not a warning in our log.
+    if (!isDirectory(root)) throw RequestError.invalidParams({ cwd }, `cwd ${root} is not a directory`);
     if (!this.ws) {
       const ws = this.createWorkspace(root);
       this.ws = ws;
@@ -566,6 +569,14 @@ export class AcpServer {
       this.conn.close();
       this.opts.onExit(code);
     });
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 
