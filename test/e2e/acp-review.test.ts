@@ -305,3 +305,68 @@ describe('patchbay acp review: errors', () => {
     expect((await p.prompt(sessionId, 'hi')).stopReason).toBe('end_turn');
   });
 });
+
+describe('patchbay acp review: session/load replay', () => {
+  it('replays an image, a rejected call, a subagent call and a compaction, all before the answer; a running session cannot be loaded', async () => {
+    // ACP session-setup.mdx "Loading Sessions": the whole conversation as session/update, then the answer.
+    const home = scratch(tempDir());
+    const root = scratch(workspace({ 'b.txt': 'two\n' }));
+    const config = fakeProviderConfig(llm().url) as { providers: { fake: { models: { m1: Record<string, unknown> } } } };
+    config.providers.fake.models.m1.imageInput = true;
+    const first = track(new AcpProc({ home, config }));
+    await first.initialize();
+    const sessionId = await first.newSession(root);
+    llm().script([{ text: 'a pixel' }]);
+    await first.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [
+        { type: 'text', text: 'what is this' },
+        { type: 'image', mimeType: 'image/png', data: PNG },
+      ],
+    });
+    first.onPermission = () => ({ outcome: { outcome: 'selected', optionId: 'reject' } });
+    llm().script([{ toolCall: { id: 'e1', name: 'patchbay__edit_file', args: { path: 'b.txt', original_content: 'two', new_content: 'TWO' } } }], [{ text: 'not edited' }]);
+    expect((await first.prompt(sessionId, 'edit b')).stopReason).toBe('end_turn');
+    llm().onRequest = (path, body: { messages: Array<{ role: string; content: unknown }> }) => {
+      if (path !== '/v1/chat/completions') return undefined;
+      const system = JSON.stringify(body.messages[0]?.content ?? '');
+      const results = body.messages.filter((m) => m.role === 'tool').length;
+      if (system.includes('You are an explorer subagent')) return [{ text: 'explored' }];
+      return results > 1 ? [{ text: 'the subagent said explored' }] : [{ toolCall: { id: 's1', name: 'patchbay__spawn_agent', args: { agent: 'explorer', task: 'look', activity: 'looking' } } }];
+    };
+    expect((await first.prompt(sessionId, 'explore')).stopReason).toBe('end_turn');
+    llm().onRequest = undefined;
+    llm().script([{ text: 'Summary: an image, a refused edit, an exploration.' }]);
+    expect((await first.prompt(sessionId, '/compact')).stopReason).toBe('end_turn');
+    // Loading the session while its prompt runs is refused with what to do.
+    llm().script([{ text: 'slow ' }, { stall: 'forever' }]);
+    const running = first.prompt(sessionId, 'stall');
+    await first.until(() => first.text(sessionId).includes('slow'), 'the running turn');
+    await expect(first.agent.request(methods.agent.session.load, { sessionId, cwd: root, mcpServers: [] })).rejects.toMatchObject({
+      code: -32600,
+      message: expect.stringContaining('cancel') as string,
+    });
+    await first.agent.notify(methods.agent.session.cancel, { sessionId });
+    expect((await running).stopReason).toBe('cancelled');
+    await first.stop();
+
+    const second = track(new AcpProc({ home, config }));
+    await second.initialize();
+    await second.agent.request(methods.agent.session.load, { sessionId, cwd: root, mcpServers: [] });
+    // Everything below was there when the answer came.
+    const u = second.updates(sessionId);
+    expect(u).toContainEqual(expect.objectContaining({ sessionUpdate: 'user_message_chunk', content: { type: 'image', mimeType: 'image/png', data: PNG } }));
+    expect(u).toContainEqual(expect.objectContaining({ sessionUpdate: 'tool_call', toolCallId: 'e1', kind: 'edit' }));
+    expect(u.filter((x) => x.sessionUpdate === 'tool_call_update' && x.toolCallId === 'e1').at(-1)).toMatchObject({
+      status: 'failed',
+      content: [{ type: 'content', content: { type: 'text', text: 'Rejected by the user.' } }],
+    });
+    expect(u.filter((x) => x.sessionUpdate === 'tool_call_update' && x.toolCallId === 's1').at(-1)).toMatchObject({ status: 'completed' });
+    expect(second.text(sessionId)).toContain('Chat compacted');
+    expect(second.text(sessionId, 'user_message_chunk')).toContain('Summary: an image, a refused edit, an exploration.');
+    expect(second.text(sessionId)).toContain('slow ');
+    // The replay is not live: nothing asks permission, nothing runs.
+    expect(second.permissionRequests).toEqual([]);
+    expect(readFileSync(join(root, 'b.txt'), 'utf8')).toBe('two\n');
+  });
+});
