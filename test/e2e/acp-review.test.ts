@@ -91,6 +91,24 @@ describe('patchbay acp review: prompt content', () => {
     expect(sent('inner-file.ts')).toBe(true);
   });
 
+  it("Zed's line ranges (#L2:3 on a file: URI) are kept: a link sends those lines only, an embedded selection is labelled with them", async () => {
+    // Zed crates/acp_thread mention.rs `MentionUri`: selections and symbols are file: URIs with a `#L<start>:<end>` fragment (1-based).
+    const { p, root, sessionId } = await started({ 'c.txt': 'line-one\nline-two\nline-three\nline-four\n' });
+    llm().script([{ text: 'ok' }], [{ text: 'ok' }]);
+    const uri = `${pathToFileURL(join(root, 'c.txt')).href}#L2:3`;
+    await p.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'resource_link', uri, name: 'c.txt' }] });
+    expect(sent('line-two') && sent('line-three')).toBe(true);
+    expect(sent('line-one') || sent('line-four')).toBe(false);
+    await p.agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [
+        { type: 'text', text: 'explain' },
+        { type: 'resource', resource: { uri, text: 'line-two\nline-three\n' } },
+      ],
+    });
+    expect(sent(`${join(root, 'c.txt')} (lines 2-3)`)).toBe(true);
+  });
+
   it('a prompt of only empty text is refused with a message naming what to send', async () => {
     const { p, sessionId } = await started();
     await expect(p.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: '  ' }] })).rejects.toMatchObject({
