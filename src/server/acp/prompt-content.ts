@@ -10,7 +10,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { RequestError, type ContentBlock } from '@agentclientprotocol/sdk';
-import type { Context } from '../../shapes/context.js';
+import type { Context, LinesRange } from '../../shapes/context.js';
 
 export interface PromptParts {
   message: string;
@@ -64,13 +64,29 @@ function linkContext(uri: string): Context | undefined {
     }
   }
   if (path === undefined) return undefined;
-  return path.length > 1 && path.endsWith('/') ? { type: 'directory', path: path.slice(0, -1) } : { type: 'file', path };
+  if (path.length > 1 && path.endsWith('/')) return { type: 'directory', path: path.slice(0, -1) };
+  const lines = linesOf(uri);
+  return { type: 'file', path, ...(lines ? { linesRange: lines } : {}) };
 }
 
-/** A resource's label: its file path when it is a file, else the URI. */
+/**
+ * The lines a file: URI's fragment names: Zed's selections and symbols are `#L<start>:<end>`
+ * (1-based, inclusive: crates/acp_thread mention.rs), the web's `#L<start>-L<end>` is read too.
+ */
+function linesOf(uri: string): LinesRange | undefined {
+  const m = /#L(\d+)(?:[:-]L?(\d+))?$/.exec(uri);
+  if (!m) return undefined;
+  const start = Number(m[1]);
+  const end = m[2] === undefined ? start : Number(m[2]);
+  return start >= 1 && end >= start ? { start, end } : undefined;
+}
+
+/** A resource's label: its file path (and the lines, for a selection) when it is a file, else the URI. */
 function labelOf(uri: string): string {
   try {
-    return uri.startsWith('file:') ? fileURLToPath(uri) : uri;
+    if (!uri.startsWith('file:')) return uri;
+    const lines = linesOf(uri);
+    return `${fileURLToPath(uri)}${lines ? ` (lines ${lines.start}-${lines.end})` : ''}`;
   } catch {
     return uri;
   }
