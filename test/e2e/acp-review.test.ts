@@ -294,6 +294,26 @@ describe('patchbay acp review: sessions', () => {
     expect(p.text(sessionId)).toBe('still mine');
   });
 
+  it('session/close (sessionCapabilities.close) cancels a running prompt and frees the session; a closed or unknown session is -32002', async () => {
+    // ACP schema.json CloseSessionRequest: "cancel any ongoing work ... then free up any resources associated with the session".
+    const root = scratch(workspace({ 'a.txt': 'one\n' }));
+    const p = track(new AcpProc({ home: scratch(tempDir()), config: fakeProviderConfig(llm().url) }));
+    const init = await p.initialize();
+    expect(init.agentCapabilities?.sessionCapabilities?.close).toEqual({});
+    const sessionId = await p.newSession(root);
+    llm().script([{ text: 'partial ' }, { stall: 'forever' }]);
+    const r = p.prompt(sessionId, 'go');
+    await p.until(() => p.text(sessionId).includes('partial'), 'the first chunk');
+    await p.agent.request(methods.agent.session.close, { sessionId });
+    expect((await r).stopReason).toBe('cancelled');
+    await expect(p.prompt(sessionId, 'again')).rejects.toMatchObject({ code: -32002 });
+    await expect(p.agent.request(methods.agent.session.close, { sessionId })).rejects.toMatchObject({ code: -32002 });
+    // The chat is kept: loading it opens the session again.
+    await p.agent.request(methods.agent.session.load, { sessionId, cwd: root, mcpServers: [] });
+    llm().script([{ text: 'back' }]);
+    expect((await p.prompt(sessionId, 'hi')).stopReason).toBe('end_turn');
+  });
+
   it('session/list before any session, without cwd, does not make the agent folder the first workspace folder', async () => {
     // ACP session-list.mdx: cwd is an optional filter. A later session/new's cwd is where relative paths resolve.
     const home = scratch(tempDir());
