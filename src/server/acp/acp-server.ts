@@ -153,6 +153,7 @@ export class AcpServer {
       .onRequest(methods.agent.session.new, ({ params }) => this.newSession(params))
       .onRequest(methods.agent.session.load, ({ params }) => this.loadSession(params))
       .onRequest(methods.agent.session.list, ({ params }) => this.listSessions(params))
+      .onRequest(methods.agent.session.close, ({ params }) => this.closeSession(params.sessionId))
       .onRequest(methods.agent.session.prompt, ({ params, signal }) => this.prompt(params, signal))
       .onRequest(methods.agent.session.setMode, ({ params }) => (this.choose(params.sessionId, 'mode', params.modeId), {}))
       .onRequest(methods.agent.session.setConfigOption, ({ params }) => ({ configOptions: this.choose(params.sessionId, params.configId, params.value) }))
@@ -184,7 +185,7 @@ export class AcpServer {
         loadSession: true,
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
         mcpCapabilities: { http: true, sse: true },
-        sessionCapabilities: { list: {} },
+        sessionCapabilities: { list: {}, close: {} },
       },
       authMethods: authMethods(this.caps),
       agentInfo: { name: 'patchbay', title: 'patchbay', version: patchbayVersion() },
@@ -262,6 +263,18 @@ export class AcpServer {
       sessions: page.map((c) => ({ sessionId: c.id, cwd, ...(c.title ? { title: c.title } : {}), ...(c.updatedAt ? { updatedAt: new Date(c.updatedAt).toISOString() } : {}) })),
       ...(chats.length > offset + LIST_PAGE ? { nextCursor: String(offset + LIST_PAGE) } : {}),
     };
+  }
+
+  /**
+   * `session/close`: its turn is stopped (as by `session/cancel`), its own MCP servers stopped, and
+   * it is forgotten here. The chat stays in the store: `session/load` opens it again.
+   */
+  private closeSession(sessionId: string): Record<string, never> {
+    const s = this.session(sessionId);
+    this.cancel(s.id);
+    this.sessionServers(s, []);
+    this.sessions.delete(s.id);
+    return {};
   }
 
   private addSession(id: string, ws: Workspace, cwd: string, choice: SessionChoice): Session {
