@@ -9,7 +9,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { methods } from '@agentclientprotocol/sdk';
 import { fakeProviderConfig, tempDir, useTempDirs, workspace } from './harness.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
@@ -18,7 +18,16 @@ import { isAlive } from '../../src/util/pid.js';
 
 const scratch = useTempDirs();
 const llm = useFakeLlm();
-const track = useAcpProcs();
+const tracked = useAcpProcs();
+const procs: AcpProc[] = [];
+/** Every agent of these tests is stopped after each, and must not have logged an unhandled rejection or a failed notification handler. */
+function track(p: AcpProc): AcpProc {
+  procs.push(p);
+  return tracked(p);
+}
+afterEach(() => {
+  for (const p of procs.splice(0)) expect(p.stderr).not.toMatch(/unhandled rejection|Error handling notification|uncaught/i);
+});
 
 /** A 1×1 PNG. */
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
