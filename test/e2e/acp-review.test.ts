@@ -277,6 +277,28 @@ describe('patchbay acp review: permissions of subagents and of sessions side by 
     expect(p.stderr).not.toContain('unhandled rejection');
   });
 
+  it('session/cancel while a subagent streams: cancelled, and the session goes on', async () => {
+    const { p, sessionId } = await started();
+    llm().onRequest = (path, body: { messages: Array<{ role: string; content: unknown }> }) => {
+      if (path !== '/v1/chat/completions') return undefined;
+      if (JSON.stringify(body.messages[0]?.content ?? '').includes('You are an explorer subagent')) return [{ text: 'exploring ' }, { stall: 'forever' }];
+      return [{ toolCall: { id: 's1', name: 'patchbay__spawn_agent', args: { agent: 'explorer', task: 'look', activity: 'looking' } } }];
+    };
+    const r = p.prompt(sessionId, 'go');
+    await p.until(() => llm().requests.length >= 2, 'the subagent request');
+    await p.agent.notify(methods.agent.session.cancel, { sessionId });
+    expect((await r).stopReason).toBe('cancelled');
+    expect(
+      p
+        .updates(sessionId)
+        .filter((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === 's1')
+        .at(-1),
+    ).toMatchObject({ status: 'failed' });
+    llm().onRequest = undefined;
+    llm().script([{ text: 'after' }]);
+    expect((await p.prompt(sessionId, 'again')).stopReason).toBe('end_turn');
+  });
+
   it("a cancel of one session leaves another session's open permission request alone", async () => {
     const { p, root, sessionId: a } = await started({ 'b.txt': 'two\n' });
     const b = await p.newSession(root);
