@@ -15,6 +15,7 @@ import { fakeProviderConfig, tempDir, useTempDirs, workspace } from './harness.j
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { AcpProc, useAcpProcs } from './acp-harness.js';
 import { isAlive } from '../../src/util/pid.js';
+import { fixture } from '../support/mcp-helpers.js';
 
 const scratch = useTempDirs();
 const llm = useFakeLlm();
@@ -344,6 +345,20 @@ describe('patchbay acp review: sessions', () => {
     await p.agent.request(methods.agent.session.load, { sessionId, cwd: root, mcpServers: [] });
     llm().script([{ text: 'back' }]);
     expect((await p.prompt(sessionId, 'hi')).stopReason).toBe('end_turn');
+  });
+
+  it("session/load again without the session's MCP servers stops them (the reload's list is the session's list)", async () => {
+    // ACP session-setup.mdx "MCP Servers": the servers are those of the session/new or session/load request.
+    const { p, root } = await started();
+    const toolNames = () => ((llm().requests.at(-1)?.body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name);
+    const made = await p.agent.request(methods.agent.session.new, { cwd: root, mcpServers: [{ name: 'notes', command: process.execPath, args: [fixture('mcp-notes.mjs')], env: [] }] });
+    llm().script([{ text: 'one' }]);
+    await p.prompt(made.sessionId, 'hello');
+    expect(toolNames()).toContain('notes__note_count');
+    await p.agent.request(methods.agent.session.load, { sessionId: made.sessionId, cwd: root, mcpServers: [] });
+    llm().script([{ text: 'two' }]);
+    await p.prompt(made.sessionId, 'again');
+    expect(toolNames()).not.toContain('notes__note_count');
   });
 
   it('session/list before any session, without cwd, does not make the agent folder the first workspace folder', async () => {
