@@ -232,6 +232,8 @@ export class AcpServer {
       return { modes: modeState(prior.choice.agent), configOptions: this.options(prior) };
     }
     const s = this.addSession(params.sessionId, ws, params.cwd, { agent: 'code', variant: null });
+    // The servers the session had are the reload's to keep or stop.
+    if (prior?.hadServers) s.hadServers = true;
     // core replays the stored chat through the events before `open` returns (core/chats.ts `open`).
     s.replaying = true;
     let opened;
