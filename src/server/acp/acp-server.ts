@@ -12,6 +12,7 @@
  * session is a chat id with the agent/model/variant the client chose. A session exists in the
  * store from its first prompt on (as an ECA chat does).
  */
+import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { isInside } from '../../config/agent-files.js';
 import { Readable, Writable } from 'node:stream';
@@ -129,6 +130,8 @@ export class AcpServer {
   private initialized = false;
   /** The workspace, once a session needed one. */
   private ws: Promise<Workspace> | undefined;
+  /** The workspace's folder when only a `session/list` without cwd made it (the agent's own folder): the first session's folder replaces it. */
+  private provisionalRoot: string | undefined;
   private readonly sessions = new Map<string, Session>();
   /** The last notification written: a prompt is answered only after every update before it. */
   private lastWrite: Promise<void> = Promise.resolve();
@@ -143,6 +146,7 @@ export class AcpServer {
       .onRequest(methods.agent.session.new, ({ params }) => this.newSession(params))
       .onRequest(methods.agent.session.load, ({ params }) => this.loadSession(params))
       .onRequest(methods.agent.session.list, ({ params }) => this.listSessions(params))
+      .onRequest(methods.agent.session.close, ({ params }) => this.closeSession(params.sessionId))
       .onRequest(methods.agent.session.prompt, ({ params, signal }) => this.prompt(params, signal))
       .onRequest(methods.agent.session.setMode, ({ params }) => (this.choose(params.sessionId, 'mode', params.modeId), {}))
       .onRequest(methods.agent.session.setConfigOption, ({ params }) => ({ configOptions: this.choose(params.sessionId, params.configId, params.value) }))
@@ -174,7 +178,7 @@ export class AcpServer {
         loadSession: true,
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
         mcpCapabilities: { http: true, sse: true },
-        sessionCapabilities: { list: {} },
+        sessionCapabilities: { list: {}, close: {} },
       },
       authMethods: authMethods(this.caps),
       agentInfo: { name: 'patchbay', title: 'patchbay', version: patchbayVersion() },
@@ -214,7 +218,14 @@ export class AcpServer {
     await ws.modelsReady;
     const prior = this.sessions.get(params.sessionId);
     if (prior?.running) throw RequestError.invalidRequest({ sessionId: params.sessionId }, 'this session has a prompt running: cancel it before loading it again');
+    if (prior && !ws.chats.hasChat(prior.id)) {
+      // A session this agent gave and not yet prompted (its chat is stored from the first prompt on): nothing to replay, and it stays.
+      this.sessionServers(prior, params.mcpServers);
+      return { modes: modeState(prior.choice.agent), configOptions: this.options(prior) };
+    }
     const s = this.addSession(params.sessionId, ws, params.cwd, { agent: 'code', variant: null });
+    // The servers the session had are the reload's to keep or stop.
+    if (prior?.hadServers) s.hadServers = true;
     // core replays the stored chat through the events before `open` returns (core/chats.ts `open`).
     s.replaying = true;
     let opened;
@@ -236,8 +247,8 @@ export class AcpServer {
   }
 
   private async listSessions(params: ListSessionsRequest): Promise<ListSessionsResponse> {
-    const cwd = params.cwd ?? process.cwd();
-    const ws = await this.workspace(cwd);
+    const ws = await this.workspace(params.cwd ?? process.cwd(), params.cwd ? 'session' : 'provisional');
+    const cwd = params.cwd ?? ws.roots[0]!;
     const offset = params.cursor ? Number.parseInt(params.cursor, 10) : 0;
     if (!Number.isInteger(offset) || offset < 0) throw RequestError.invalidParams({ cursor: params.cursor }, `cursor ${JSON.stringify(params.cursor)} is not one this agent gave`);
     const chats = ws.chats.list({ limit: offset + LIST_PAGE + 1, sortBy: 'updatedAt' });
@@ -246,6 +257,18 @@ export class AcpServer {
       sessions: page.map((c) => ({ sessionId: c.id, cwd, ...(c.title ? { title: c.title } : {}), ...(c.updatedAt ? { updatedAt: new Date(c.updatedAt).toISOString() } : {}) })),
       ...(chats.length > offset + LIST_PAGE ? { nextCursor: String(offset + LIST_PAGE) } : {}),
     };
+  }
+
+  /**
+   * `session/close`: its turn is stopped (as by `session/cancel`), its own MCP servers stopped, and
+   * it is forgotten here. The chat stays in the store: `session/load` opens it again.
+   */
+  private closeSession(sessionId: string): Record<string, never> {
+    const s = this.session(sessionId);
+    this.cancel(s.id);
+    this.sessionServers(s, []);
+    this.sessions.delete(s.id);
+    return {};
   }
 
   private addSession(id: string, ws: Workspace, cwd: string, choice: SessionChoice): Session {
@@ -426,12 +449,15 @@ export class AcpServer {
    * first session's `cwd` is its folder, and a later session in a folder outside it adds that
    * folder to the workspace (as an editor adding a workspace folder does, with the same trust rules).
    */
-  private async workspace(cwd: string): Promise<Workspace> {
+  private async workspace(cwd: string, use: 'session' | 'provisional' = 'session'): Promise<Workspace> {
     if (!isAbsolute(cwd)) throw RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`);
     const root = resolve(cwd);
+    // A session's tools run and resolve paths in its folder: one that is not there is the client's mistake to hear of, not a warning in our log.
+    if (!isDirectory(root)) throw RequestError.invalidParams({ cwd }, `cwd ${root} is not a directory`);
     if (!this.ws) {
       const ws = this.createWorkspace(root);
       this.ws = ws;
+      if (use === 'provisional') this.provisionalRoot = root;
       ws.catch((e: unknown) => {
         log.error(`could not start the workspace ${root}: ${errorMessage(e)}`);
         if (this.ws === ws) this.ws = undefined;
@@ -439,6 +465,18 @@ export class AcpServer {
       return ws;
     }
     const ws = await this.ws;
+    if (use === 'provisional') return ws;
+    const provisional = this.provisionalRoot;
+    if (provisional !== undefined) {
+      // The first session's folder is the one relative paths resolve in, not the agent's own.
+      this.provisionalRoot = undefined;
+      if (provisional !== root) {
+        log.info(`session in ${root}: it replaces ${provisional} (opened only to list sessions)`);
+        const change = await ws.changeRoots({ added: [root], removed: [provisional] });
+        for (const w of change.warnings) log.warn(w);
+      }
+      return ws;
+    }
     if (!ws.roots.some((r) => isInside(r, root))) {
       log.info(`session in ${root}: adding it as a workspace folder`);
       const change = await ws.changeRoots({ added: [root], removed: [] });
@@ -538,6 +576,14 @@ export class AcpServer {
       this.conn.close();
       this.opts.onExit(code);
     });
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 
