@@ -433,8 +433,10 @@ export class AcpServer {
       if (choice === 'allow' || choice === 'allow-always') chats.approve(chatId, e.id, choice === 'allow-always');
       else chats.reject(chatId, e.id, choice === 'reject-always');
     } catch (err) {
-      // No answer we can use (the request was withdrawn, the client failed it or is gone): the call does not run.
-      if (!ask.signal.aborted) log.warn(`session ${s.id}: permission request for ${e.name} failed: ${errorMessage(err)}`);
+      // Withdrawn by a cancel: the stop already settled the call. Otherwise (the client failed the
+      // request or is gone) there is no answer to use, and the call does not run.
+      if (ask.signal.aborted) return;
+      log.warn(`session ${s.id}: permission request for ${e.name} failed: ${errorMessage(err)}`);
       chats.reject(chatId, e.id);
     } finally {
       s.asks.delete(ask);
