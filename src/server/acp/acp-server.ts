@@ -136,8 +136,8 @@ export class AcpServer {
   /** The last notification written: a prompt is answered only after every update before it. */
   private lastWrite: Promise<void> = Promise.resolve();
   private exited = false;
-  /** Workspaces whose config problems were told (once, in their first prompt's answer). */
-  private readonly told = new WeakSet<Workspace>();
+  /** The workspace's config problems were told (once, in the first prompt's answer). */
+  private toldConfig = false;
 
   constructor(private readonly opts: AcpServerOptions) {
     const app = agent({ name: 'patchbay' })
@@ -361,10 +361,10 @@ export class AcpServer {
     s.ws.chats.stop(s.id);
   }
 
-  /** Config errors and held-back settings of the workspace, said once, in its first answer (ACP has no message outside a session). */
+  /** Config errors and held-back settings of the workspace, said once, in the first answer (ACP has no message outside a session). */
   private tellConfigProblems(s: Session): void {
-    if (this.told.has(s.ws)) return;
-    this.told.add(s.ws);
+    if (this.toldConfig) return;
+    this.toldConfig = true;
     const lines = [...s.ws.configErrors.flatMap((e) => (e.severity !== 'warning' ? [`Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}`] : [])), ...s.ws.heldBackMessages()];
     for (const text of lines) this.send(s, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${text}\n\n` } });
   }
