@@ -74,4 +74,18 @@ describe('patchbay acp session updates', () => {
     expect(spawnDone).toMatchObject({ status: 'completed' });
     expect(JSON.stringify(spawnDone!.content)).toContain('alpha is in a.txt');
   });
+
+  it("config problems are told once, in the first prompt's answer (ACP has no message outside a session)", async () => {
+    const home = scratch(tempDir());
+    const root = scratch(workspace({ 'a.txt': 'alpha\n' }));
+    const p = track(new AcpProc({ home, config: { ...fakeProviderConfig(llm().url), toolCall: { approval: 'nonsense' } } }));
+    await p.initialize();
+    const sessionId = await p.newSession(root);
+    llm().script([{ text: 'one' }], [{ text: 'two' }]);
+    await p.prompt(sessionId, 'first');
+    expect(p.text(sessionId)).toMatch(/^Invalid config in .*toolCall/);
+    const before = p.text(sessionId).length;
+    await p.prompt(sessionId, 'second');
+    expect(p.text(sessionId).slice(before)).toBe('two');
+  });
 });
