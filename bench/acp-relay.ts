@@ -8,7 +8,7 @@
  */
 import { FakeLlm, chunkReply } from '../test/fixtures/fake-llm.js';
 import { AcpProc } from './acp-proc.js';
-import { BURST_RUNS, BURST_TEXT, CHUNKS, Driver, Stamps, directBurst, directPaced, pacedReply, type RelayResult } from './relay.js';
+import { BURST_TEXT, CHUNKS, Driver, Stamps, directBurst, directPaced, pacedReply, withRates, type RelayResult } from './relay.js';
 import { fakeConfig, median, summarize, tempDir, type Msg } from './util.js';
 
 interface Turn {
@@ -77,25 +77,14 @@ export async function runAcpRelay(log: (s: string) => void = console.log): Promi
     log(`acp relay: latency run, ${CHUNKS} paced chunks direct, then through \`patchbay acp\`…`);
     const directLat = summarize(await directPaced(d, CHUNKS));
     const relayRun = await relayPaced(p, ws, d, CHUNKS);
-    const relayLat = summarize(relayRun.latencies);
-
-    log(`acp relay: rate, ${BURST_RUNS} × ${CHUNKS}-chunk bursts, direct and relay alternating…`);
-    const directRates: number[] = [];
-    const relayRates: number[] = [];
-    for (let i = 0; i < BURST_RUNS; i++) {
-      directRates.push(await directBurst(d, CHUNKS));
-      relayRates.push(await relayBurst(p, ws, d, CHUNKS));
-    }
-    const directRate = median(directRates);
-    const relayRate = median(relayRates);
-    return {
-      chunks: CHUNKS,
-      direct: { latency: directLat, rate: directRate, rates: directRates },
-      relay: { latency: relayLat, rate: relayRate, rates: relayRates, notifications: relayRun.notifications },
-      addedP50: relayLat.p50 - directLat.p50,
-      addedP99: relayLat.p99 - directLat.p99,
-      rateRatio: relayRate / directRate,
-    };
+    return await withRates(
+      'acp relay',
+      log,
+      directLat,
+      relayRun,
+      () => directBurst(d, CHUNKS),
+      () => relayBurst(p, ws, d, CHUNKS),
+    );
   } finally {
     await p.stop();
     await fake.close();

@@ -196,6 +196,38 @@ async function relayBurst(s: Server, d: Driver, n: number): Promise<number> {
 
 // ---------------------------------------------------------------- the benchmark
 
+/**
+ * The second half of a relay bench, shared by ECA's and ACP's: bursts through the relay and
+ * straight from the fake, alternating, then the result both report.
+ */
+export async function withRates(
+  label: string,
+  log: (s: string) => void,
+  directLat: Summary,
+  relayRun: { latencies: number[]; notifications: number },
+  direct: () => Promise<number>,
+  relay: () => Promise<number>,
+): Promise<RelayResult> {
+  const relayLat = summarize(relayRun.latencies);
+  log(`${label}: rate, ${BURST_RUNS} × ${CHUNKS}-chunk bursts, direct and relay alternating…`);
+  const directRates: number[] = [];
+  const relayRates: number[] = [];
+  for (let i = 0; i < BURST_RUNS; i++) {
+    directRates.push(await direct());
+    relayRates.push(await relay());
+  }
+  const directRate = median(directRates);
+  const relayRate = median(relayRates);
+  return {
+    chunks: CHUNKS,
+    direct: { latency: directLat, rate: directRate, rates: directRates },
+    relay: { latency: relayLat, rate: relayRate, rates: relayRates, notifications: relayRun.notifications },
+    addedP50: relayLat.p50 - directLat.p50,
+    addedP99: relayLat.p99 - directLat.p99,
+    rateRatio: relayRate / directRate,
+  };
+}
+
 export async function runRelay(log: (s: string) => void = console.log): Promise<RelayResult> {
   const fake = await FakeLlm.start();
   const d = new Driver(fake);
@@ -214,25 +246,14 @@ export async function runRelay(log: (s: string) => void = console.log): Promise<
     log(`relay: latency run, ${CHUNKS} paced chunks (a timer tick every ${PACE_GROUP}) direct, then through patchbay…`);
     const directLat = summarize(await directPaced(d, CHUNKS));
     const relayRun = await relayPaced(s, d, CHUNKS);
-    const relayLat = summarize(relayRun.latencies);
-
-    log(`relay: rate, ${BURST_RUNS} × ${CHUNKS}-chunk bursts, direct and relay alternating…`);
-    const directRates: number[] = [];
-    const relayRates: number[] = [];
-    for (let i = 0; i < BURST_RUNS; i++) {
-      directRates.push(await directBurst(d, CHUNKS));
-      relayRates.push(await relayBurst(s, d, CHUNKS));
-    }
-    const directRate = median(directRates);
-    const relayRate = median(relayRates);
-    return {
-      chunks: CHUNKS,
-      direct: { latency: directLat, rate: directRate, rates: directRates },
-      relay: { latency: relayLat, rate: relayRate, rates: relayRates, notifications: relayRun.notifications },
-      addedP50: relayLat.p50 - directLat.p50,
-      addedP99: relayLat.p99 - directLat.p99,
-      rateRatio: relayRate / directRate,
-    };
+    return await withRates(
+      'relay',
+      log,
+      directLat,
+      relayRun,
+      () => directBurst(d, CHUNKS),
+      () => relayBurst(s, d, CHUNKS),
+    );
   } finally {
     await s.stop();
     await fake.close();
