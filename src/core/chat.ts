@@ -44,9 +44,13 @@ export class LiveChat {
   queued = 0;
   /** Tool calls of the running turn waiting for the user's answer. */
   readonly approvals = new Approvals();
-  readonly sessionApproved = new Set<string>();
-  /** Tools (LLM names) the user rejected for the rest of this chat (ACP `reject_always`): refused unasked. */
-  readonly sessionRejected = new Set<string>();
+  /**
+   * Tools (LLM names) the user allowed, or rejected (ACP `reject_always`), for the rest of the
+   * session: asked no more. A subagent's chat shares its parent's, so an answer given in one
+   * subagent's call holds for the user's whole conversation.
+   */
+  readonly sessionApproved: Set<string>;
+  readonly sessionRejected: Set<string>;
   /** Contexts whose content can change (MCP resources) that this chat referenced. */
   readonly referenced: ChatContext[] = [];
   /**
@@ -80,9 +84,11 @@ export class LiveChat {
   constructor(
     readonly id: string,
     readonly stored: StoredMessage[],
-    init: { title?: string; model?: string; agent: Agent; usage?: Usage; trust?: boolean; variant?: string; parentId?: string },
+    init: { title?: string; model?: string; agent: Agent; usage?: Usage; trust?: boolean; variant?: string; parentId?: string; sessionOf?: LiveChat },
   ) {
     this.parentId = init.parentId;
+    this.sessionApproved = init.sessionOf?.sessionApproved ?? new Set();
+    this.sessionRejected = init.sessionOf?.sessionRejected ?? new Set();
     this.title = init.title;
     this.model = init.model;
     this.agent = init.agent;

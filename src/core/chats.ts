@@ -399,7 +399,7 @@ export class ChatService {
     }
     // Read-only definitions (explorer), and every subagent of a `plan` chat, only read.
     const agent: Agent = spec.def.readOnly || parent.agent === 'plan' ? 'plan' : 'code';
-    const chat = new LiveChat(spec.id, [], { agent, model: entry.id, trust: parent.trust, parentId: parent.id, variant: spec.variant ?? spec.def.variant });
+    const chat = new LiveChat(spec.id, [], { agent, model: entry.id, trust: parent.trust, parentId: parent.id, variant: spec.variant ?? spec.def.variant, sessionOf: parent });
     chat.subagent = { def: spec.def, onStep: spec.onStep };
     this.live.set(chat.id, chat);
     this.deps.store.createChat({ id: chat.id, model: entry.id, agent, parentChatId: parent.id });

@@ -241,6 +241,20 @@ describe('patchbay acp review: permissions of subagents and of sessions side by 
     };
   }
 
+  it("'Always allow in this session' answered in a subagent's call holds for the whole session: the parent's own edit is not asked", async () => {
+    // ACP tool-calls.mdx: allow_always is "for the session"; a subagent's calls are calls of the session.
+    const { p, root, sessionId } = await started({ 'b.txt': 'two\n' });
+    scriptSubagentEdit(root);
+    p.onPermission = () => ({ outcome: { outcome: 'selected', optionId: 'allow-always' } });
+    expect((await p.prompt(sessionId, 'go')).stopReason).toBe('end_turn');
+    expect(p.permissionRequests).toHaveLength(1);
+    llm().onRequest = undefined;
+    llm().script([{ toolCall: { id: 'e2', name: 'patchbay__edit_file', args: { path: join(root, 'b.txt'), original_content: 'TWO', new_content: 'three' } } }], [{ text: 'again' }]);
+    expect((await p.prompt(sessionId, 'edit it yourself')).stopReason).toBe('end_turn');
+    expect(p.permissionRequests).toHaveLength(1);
+    expect(readFileSync(join(root, 'b.txt'), 'utf8')).toBe('three\n');
+  });
+
   it("a subagent's call asks permission under its prefixed id, after its tool_call; allowed, the edit is made", async () => {
     // Follows ACP tool-calls.mdx "Requesting Permission": the request names a call the client was told of.
     const { p, root, sessionId } = await started({ 'b.txt': 'two\n' });
