@@ -56,6 +56,8 @@ export interface PromptInput {
   variant?: string | null;
   /** The message is text for the model even when it starts with `/` (a subagent's task). */
   literal?: boolean;
+  /** The workspace folder a new chat belongs to (an ACP session's `cwd`); default: the first workspace folder. */
+  folder?: string;
 }
 
 /**
@@ -77,6 +79,8 @@ export interface ChatSummary {
   updatedAt?: number;
   model?: string;
   messageCount: number;
+  /** The workspace folder it was started in, when recorded. */
+  folder?: string;
 }
 
 /** A chat resumed by `open`: what its view shows and what its next prompt uses. */
@@ -176,7 +180,7 @@ export class ChatService {
     if (!chat) {
       chat = new LiveChat(params.chatId ?? newId(), [], { agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent });
       this.live.set(chat.id, chat);
-      this.deps.store.createChat({ id: chat.id, model: entry?.id, agent: chat.agent });
+      this.deps.store.createChat({ id: chat.id, model: entry?.id, agent: chat.agent, folder: params.folder ?? this.deps.roots()[0] });
       if (params.chatId) this.deps.events.opened(chat.id);
       this.deps.lifecycle?.created(chat.id);
       // A new chat the front end gave no trust for takes the configured default (as ECA does).
@@ -567,7 +571,7 @@ export class ChatService {
     return { chatId: chat.id, variants, variant: selected };
   }
 
-  list(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatSummary[] {
+  list(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string }): ChatSummary[] {
     return this.deps.store.listChats(opts).map((r) => ({
       id: r.id,
       ...(r.title ? { title: r.title } : {}),
@@ -576,6 +580,7 @@ export class ChatService {
       updatedAt: r.updatedAt,
       ...(r.model ? { model: r.model } : {}),
       messageCount: r.messageCount,
+      ...(r.folder ? { folder: r.folder } : {}),
     }));
   }
 

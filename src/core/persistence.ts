@@ -19,6 +19,8 @@ export interface ChatRecord {
   trust: boolean;
   /** The chat whose `spawn_agent` call ran this one (a subagent's chat). */
   parentChatId?: string;
+  /** The workspace folder the chat was started in (unset for chats from before it was recorded). */
+  folder?: string;
 }
 
 /** A stored message with where it sits in its chat. */
@@ -74,9 +76,9 @@ export function runningElsewhereText(chatId: string, pid: number): string {
 }
 
 export interface ChatPersistence {
-  createChat(rec: { id: string; title?: string; model?: string; agent?: string; parentChatId?: string }): void;
+  createChat(rec: { id: string; title?: string; model?: string; agent?: string; parentChatId?: string; folder?: string }): void;
   getChat(id: string): ChatRecord | undefined;
-  listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatRecord[];
+  listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string }): ChatRecord[];
   /** `variant: null` clears it. */
   updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage' | 'trust'>> & { variant?: string | null }): void;
   deleteChat(id: string): void;

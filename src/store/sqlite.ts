@@ -3,7 +3,7 @@
  * committed as it happens, so a process killed mid-turn loses only the step in flight.
  */
 import Database from 'better-sqlite3';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { STORED_MESSAGE_VERSION, decodeStoredMessage, type StoredMessage } from '../core/stored-message.js';
 import { ChatRunningElsewhereError, type ChatPersistence, type ChatRecord, type CheckpointCall, type StoredCheckpoint, type StoredRow, type ToolCallRecord } from '../core/persistence.js';
 import { CHAT_CHECKPOINT_LIMIT_BYTES, CHECKPOINT_SCHEMA, CheckpointTable, dropOldCheckpoints } from './checkpoint-table.js';
@@ -34,7 +34,9 @@ CREATE TABLE IF NOT EXISTS chats (
   -- the model variant (ECA's variants: a named payload preset such as reasoning effort)
   variant TEXT,
   -- a subagent's chat: the chat whose spawn_agent call ran it (deleted with it)
-  parent_chat_id TEXT REFERENCES chats(id) ON DELETE CASCADE
+  parent_chat_id TEXT REFERENCES chats(id) ON DELETE CASCADE,
+  -- the workspace folder the chat was started in (ACP session/list by cwd); null: not recorded
+  folder TEXT
 );
 CREATE TABLE IF NOT EXISTS messages (
   chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
@@ -90,6 +92,7 @@ interface ChatRow {
   trust: number;
   variant: string | null;
   parent_chat_id: string | null;
+  folder: string | null;
   message_count: number;
 }
 
@@ -142,9 +145,9 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.checkpoints = new CheckpointTable((sql) => this.stmt(sql), opts.checkpointLimitBytes ?? CHAT_CHECKPOINT_LIMIT_BYTES);
   }
 
-  createChat(rec: { id: string; title?: string; model?: string; agent?: string; parentChatId?: string }): void {
+  createChat(rec: { id: string; title?: string; model?: string; agent?: string; parentChatId?: string; folder?: string }): void {
     const now = Date.now();
-    this.stmt('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at, parent_chat_id) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+    this.stmt('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at, parent_chat_id, folder) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
       rec.id,
       rec.title ?? null,
       rec.model ?? null,
@@ -152,6 +155,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       now,
       now,
       rec.parentChatId ?? null,
+      rec.folder ?? null,
     );
   }
 
@@ -160,11 +164,17 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     return row && toRecord(row);
   }
 
-  listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt' }): ChatRecord[] {
+  /**
+   * The newest chats (subagents' left out). `folder`: only chats started in that folder or one
+   * inside it, and those whose folder was not recorded (chats from before it was).
+   */
+  listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string }): ChatRecord[] {
     const order = opts.sortBy === 'createdAt' ? 'created_at' : 'updated_at';
+    const inFolder = opts.folder === undefined ? '' : ` AND (c.folder IS NULL OR c.folder = @folder OR substr(c.folder, 1, length(@prefix)) = @prefix)`;
+    const prefix = opts.folder === undefined ? undefined : opts.folder.endsWith(sep) ? opts.folder : `${opts.folder}${sep}`;
     const rows = this.stmt(
-      `SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c WHERE c.parent_chat_id IS NULL ORDER BY ${order} DESC, rowid DESC LIMIT ?`,
-    ).all(opts.limit ?? 100) as ChatRow[];
+      `SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c WHERE c.parent_chat_id IS NULL${inFolder} ORDER BY ${order} DESC, rowid DESC LIMIT @limit`,
+    ).all({ limit: opts.limit ?? 100, ...(opts.folder === undefined ? {} : { folder: opts.folder, prefix }) }) as ChatRow[];
     return rows.map(toRecord);
   }
 
@@ -491,6 +501,8 @@ function migrate(db: Database.Database): void {
     if (!chatColumns.includes('variant')) db.exec('ALTER TABLE chats ADD COLUMN variant TEXT');
     // Chats from before subagents have no parent.
     if (!chatColumns.includes('parent_chat_id')) db.exec('ALTER TABLE chats ADD COLUMN parent_chat_id TEXT REFERENCES chats(id) ON DELETE CASCADE');
+    // Chats from before folders were recorded have none (listed for every folder).
+    if (!chatColumns.includes('folder')) db.exec('ALTER TABLE chats ADD COLUMN folder TEXT');
   }).immediate();
 }
 
@@ -508,5 +520,6 @@ function toRecord(r: ChatRow): ChatRecord {
     trust: r.trust === 1,
     ...(r.variant ? { variant: r.variant } : {}),
     ...(r.parent_chat_id ? { parentChatId: r.parent_chat_id } : {}),
+    ...(r.folder ? { folder: r.folder } : {}),
   };
 }

@@ -113,4 +113,21 @@ describe('patchbay acp', () => {
     expect(p.permissionRequests).toEqual([]);
     expect(JSON.stringify(llm().requests[1]?.body)).toContain('in the other folder');
   });
+
+  it('session/list with a cwd lists the chats started in that folder, each with its own cwd; without one, all', async () => {
+    const { p, root } = start();
+    const other = scratch(workspace({ 'b.txt': 'b\n' }));
+    await p.initialize();
+    const a = await p.newSession(root);
+    const b = await p.newSession(other);
+    llm().script([{ text: 'a' }], [{ text: 'b' }]);
+    await p.prompt(a, 'in a');
+    await p.prompt(b, 'in b');
+    const inA = await p.agent.request(methods.agent.session.list, { cwd: root });
+    expect(inA.sessions.map((x) => [x.sessionId, x.cwd])).toEqual([[a, root]]);
+    const inB = await p.agent.request(methods.agent.session.list, { cwd: other });
+    expect(inB.sessions.map((x) => [x.sessionId, x.cwd])).toEqual([[b, other]]);
+    const all = await p.agent.request(methods.agent.session.list, {});
+    expect(all.sessions.map((x) => x.sessionId).sort()).toEqual([a, b].sort());
+  });
 });

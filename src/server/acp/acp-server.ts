@@ -251,10 +251,11 @@ export class AcpServer {
     const cwd = params.cwd ?? ws.roots[0]!;
     const offset = params.cursor ? Number.parseInt(params.cursor, 10) : 0;
     if (!Number.isInteger(offset) || offset < 0) throw RequestError.invalidParams({ cursor: params.cursor }, `cursor ${JSON.stringify(params.cursor)} is not one this agent gave`);
-    const chats = ws.chats.list({ limit: offset + LIST_PAGE + 1, sortBy: 'updatedAt' });
+    // With a cwd, the chats started there or in a folder inside it (and older ones whose folder was not recorded).
+    const chats = ws.chats.list({ limit: offset + LIST_PAGE + 1, sortBy: 'updatedAt', ...(params.cwd ? { folder: resolve(params.cwd) } : {}) });
     const page = chats.slice(offset, offset + LIST_PAGE);
     return {
-      sessions: page.map((c) => ({ sessionId: c.id, cwd, ...(c.title ? { title: c.title } : {}), ...(c.updatedAt ? { updatedAt: new Date(c.updatedAt).toISOString() } : {}) })),
+      sessions: page.map((c) => ({ sessionId: c.id, cwd: c.folder ?? cwd, ...(c.title ? { title: c.title } : {}), ...(c.updatedAt ? { updatedAt: new Date(c.updatedAt).toISOString() } : {}) })),
       ...(chats.length > offset + LIST_PAGE ? { nextCursor: String(offset + LIST_PAGE) } : {}),
     };
   }
@@ -334,6 +335,7 @@ export class AcpServer {
         ...(s.choice.model ? { model: s.choice.model } : {}),
         variant: s.choice.variant,
         contentId,
+        folder: resolve(s.cwd),
       });
       if (handle.status === 'noModel') {
         // Said as ACP's auth_required, so the client offers its login (initialize's authMethods).
