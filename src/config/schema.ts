@@ -7,6 +7,7 @@ import { PEERS } from '../peers/index.js';
 import { agentSchema } from '../shapes/agent.js';
 import { completionConfigSchema, rewriteConfigSchema } from './assist.js';
 import { hooksSchema } from './hooks.js';
+import { chatInlineConfigSchema } from './chat-inline.js';
 
 export { providerSchema } from '../peers/llm/config.js';
 import { providerSchema } from '../peers/llm/config.js';
@@ -75,6 +76,8 @@ export const configSchema = z
         autoSyncSystemPrompt: z.boolean().default(false),
       })
       .default({ stallTimeoutSeconds: 120, maxRetries: 4, generateTitles: true, defaultAgent: 'code', defaultTrust: false, autoSyncSystemPrompt: false }),
+    /** Chats made by `chat/inlinePrompt` (./chat-inline.ts). */
+    chatInline: chatInlineConfigSchema.optional(),
     /**
      * Share (%) of the model's context window at which the chat is compacted automatically (ECA's
      * key; also per agent as `agent.<name>.autoCompactPercentage`). `null` turns it off.

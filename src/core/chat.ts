@@ -5,6 +5,7 @@ import type { ChatStatus } from './events.js';
 import type { StoredMessage } from './messages.js';
 import type { Agent } from '../shapes/agent.js';
 import type { SubagentDef } from './subagents/definitions.js';
+import type { ChatKind } from './persistence.js';
 
 /** What makes a chat a subagent's: its definition, and whom to tell of each model step. */
 export interface SubagentRun {
@@ -68,6 +69,8 @@ export class LiveChat {
   readonly jobNotices: string[] = [];
   /** The chat whose `spawn_agent` call runs this one (a subagent's chat). */
   parentId: string | undefined;
+  /** ECA's chat kind (`inline`: made by `chat/inlinePrompt`, ./inline-chat.ts); unset for a regular chat. */
+  readonly kind: ChatKind | undefined;
   /** Set while this chat runs as a subagent (not for a stored child chat loaded again). */
   subagent: SubagentRun | undefined;
   /** The runtime's problems (bad rule, skill, hook… files) this chat was already told of. */
@@ -84,9 +87,10 @@ export class LiveChat {
   constructor(
     readonly id: string,
     readonly stored: StoredMessage[],
-    init: { title?: string; model?: string; agent: Agent; usage?: Usage; trust?: boolean; variant?: string; parentId?: string; sessionOf?: LiveChat },
+    init: { title?: string; model?: string; agent: Agent; usage?: Usage; trust?: boolean; variant?: string; parentId?: string; sessionOf?: LiveChat; kind?: ChatKind },
   ) {
     this.parentId = init.parentId;
+    this.kind = init.kind;
     this.sessionApproved = init.sessionOf?.sessionApproved ?? new Set();
     this.sessionRejected = init.sessionOf?.sessionRejected ?? new Set();
     this.title = init.title;

@@ -18,6 +18,7 @@ import { EMPTY_TASK_LIST, taskDetails } from './tools/native/task-list.js';
 import { rollbackChat, type RollbackInclude, type RollbackResult } from './rollback.js';
 import { ChatRunningElsewhereError } from './persistence.js';
 import { promptImages } from './prompt-images.js';
+import { createSeededChat, inlineChoices, type NewChatSeed } from './inline-chat.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../shapes/llm.js';
 import type { Context as ChatContext } from '../shapes/context.js';
@@ -58,6 +59,8 @@ export interface PromptInput {
   literal?: boolean;
   /** The workspace folder a new chat belongs to (an ACP session's `cwd`); default: the first workspace folder. */
   folder?: string;
+  /** How a new chat starts other than empty (an inline chat, `inlinePrompt`); ignored for a chat that exists. */
+  seed?: NewChatSeed;
 }
 
 /**
@@ -81,6 +84,8 @@ export interface ChatSummary {
   messageCount: number;
   /** The workspace folder it was started in, when recorded. */
   folder?: string;
+  /** `inline` for a chat made by `inlinePrompt`; unset for a regular chat. */
+  kind?: 'inline';
 }
 
 /** A chat resumed by `open`: what its view shows and what its next prompt uses. */
@@ -142,6 +147,7 @@ export class ChatService {
       trust: rec.trust,
       variant: rec.variant,
       parentId: rec.parentChatId,
+      kind: rec.kind,
     });
     this.live.set(id, chat);
     return chat;
@@ -178,10 +184,12 @@ export class ChatService {
     }
     let chat = existing;
     if (!chat) {
-      chat = new LiveChat(params.chatId ?? newId(), [], { agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent });
+      const rec = { id: params.chatId ?? newId(), model: entry?.id, agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent, folder: params.folder ?? this.deps.roots()[0] };
+      const seed = params.seed;
+      const stored = seed ? createSeededChat(this.deps.store, rec, seed) : (this.deps.store.createChat(rec), []);
+      chat = new LiveChat(rec.id, stored, { agent: rec.agent, ...(seed ? { title: seed.title, kind: seed.kind } : {}) });
       this.live.set(chat.id, chat);
-      this.deps.store.createChat({ id: chat.id, model: entry?.id, agent: chat.agent, folder: params.folder ?? this.deps.roots()[0] });
-      if (params.chatId) this.deps.events.opened(chat.id);
+      if (params.chatId) this.deps.events.opened(chat.id, chat.title);
       this.deps.lifecycle?.created(chat.id);
       // A new chat the front end gave no trust for takes the configured default (as ECA does).
       if (params.trust === undefined && this.deps.config().chat.defaultTrust) this.setTrust(chat, true);
@@ -291,6 +299,20 @@ export class ChatService {
         settle({ stopReason: 'error', error: `Internal error: ${errorMessage(e)}` });
       });
     return { chatId: chat.id, model: entry?.id ?? '', status: 'started', done };
+  }
+
+  /**
+   * `chat/inlinePrompt` (./inline-chat.ts): a prompt in a chat of kind `inline`, made on first use
+   * (with a copy of `sourceChatId`'s history when given, never replayed) and steered by the
+   * `chatInline` config. On a regular chat's id it is a plain prompt, as in ECA.
+   */
+  inlinePrompt(params: PromptInput & { sourceChatId?: string }): TurnHandle {
+    const { sourceChatId, ...input } = params;
+    const existing = input.chatId ? this.load(input.chatId) : undefined;
+    if (existing && existing.kind !== 'inline') return this.prompt(input);
+    const source = !existing && sourceChatId ? this.load(sourceChatId) : undefined;
+    if (!existing && sourceChatId && !source) log.warn(`inline chat ${input.chatId ?? ''}: no chat ${sourceChatId} to copy; it starts empty`);
+    return this.prompt({ ...input, ...inlineChoices(input, this.deps.config().chatInline, !existing, source) });
   }
 
   /**
@@ -581,6 +603,7 @@ export class ChatService {
       ...(r.model ? { model: r.model } : {}),
       messageCount: r.messageCount,
       ...(r.folder ? { folder: r.folder } : {}),
+      ...(r.kind ? { kind: r.kind } : {}),
     }));
   }
 

@@ -21,6 +21,21 @@ export interface ChatRecord {
   parentChatId?: string;
   /** The workspace folder the chat was started in (unset for chats from before it was recorded). */
   folder?: string;
+  /** ECA's chat kind: `inline` for a chat made by `chat/inlinePrompt`; unset for a regular chat. */
+  kind?: ChatKind;
+}
+
+export type ChatKind = 'inline';
+
+/** What a new chat is stored with. */
+export interface NewChatRecord {
+  id: string;
+  title?: string;
+  model?: string;
+  agent?: string;
+  parentChatId?: string;
+  folder?: string;
+  kind?: ChatKind;
 }
 
 /** A stored message with where it sits in its chat. */
@@ -76,7 +91,7 @@ export function runningElsewhereText(chatId: string, pid: number): string {
 }
 
 export interface ChatPersistence {
-  createChat(rec: { id: string; title?: string; model?: string; agent?: string; parentChatId?: string; folder?: string }): void;
+  createChat(rec: NewChatRecord): void;
   getChat(id: string): ChatRecord | undefined;
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string }): ChatRecord[];
   /** `variant: null` clears it. */
@@ -95,10 +110,11 @@ export interface ChatPersistence {
   messageRows(chatId: string): StoredRow[];
   /**
    * A new chat holding a copy of `from`'s messages up to and including position `uptoSeq`
-   * (`chat/fork`), created atomically: a failure leaves no half-copied chat. Throws
-   * ChatRunningElsewhereError.
+   * (`chat/fork`, and an inline chat's copy of its source), created atomically: a failure leaves no
+   * half-copied chat. Throws ChatRunningElsewhereError, unless `whileRunning` (an inline chat copies
+   * what its source has committed so far, as ECA does even while the source runs a prompt).
    */
-  forkChat(from: string, to: { id: string; title?: string; model?: string; agent?: string }, uptoSeq: number): void;
+  forkChat(from: string, to: NewChatRecord, uptoSeq: number, opts?: { whileRunning?: boolean }): void;
   /**
    * Puts a message right after position `afterSeq` (a flag, `chat/addFlag`): the later messages
    * move one position on, in one transaction. Returns the new message's position. Throws

@@ -26,12 +26,12 @@ export function chatHistory(chats: ChatService, chatId: string, w: HistoryWindow
 }
 
 /**
- * ECA answers `{}` and does nothing for a fork it cannot make; patchbay says why instead, as a
- * JSON-RPC error (eca-emacs `eca-chat--fork-from-flag` makes a synchronous request, which shows
- * the error's message to the user).
+ * Answered with the new chat's id (ECA 0.157 `fork-chat`). ECA answers `{}` and does nothing for
+ * a fork it cannot make; patchbay says why instead, as a JSON-RPC error (eca-emacs
+ * `eca-chat--fork-from-flag` makes a synchronous request, which shows the error's message to the user).
  */
-export function forkChat(chats: ChatService, chatId: string, contentId: string): Record<string, never> {
+export function forkChat(chats: ChatService, chatId: string, contentId: string): { chatId: string } {
   const r = chats.fork(chatId, contentId);
   if (!r.ok) throw new ResponseError(InvalidParams, r.message);
-  return {};
+  return { chatId: r.chatId };
 }

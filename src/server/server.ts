@@ -25,6 +25,7 @@ import { ecaAsk } from './eca-ask.js';
 import { openChat } from './eca-open.js';
 import { chatHistory, forkChat } from './eca-history.js';
 import { addFlag, removeFlag } from './eca-flags.js';
+import { inlineRefusal, refusedInline } from './eca-inline.js';
 import { rollbackChat } from './eca-rollback.js';
 import { loginErrors, providerStatus, providerStatuses, toEcaLoginAction } from './eca-providers.js';
 import { completeInline, startRewrite } from './eca-assist.js';
@@ -230,6 +231,13 @@ export class EcaServer {
 
     // A prompt may arrive before model discovery (e.g. Ollama) has finished: wait for it.
     this.request(ECA.chatPrompt, async (p, s) => (await s.modelsReady, promptResult(s.chats.prompt(promptInput(p, s.roots)))));
+    // An inline prompt (./eca-inline.ts): ECA's checks first, answered in the result; the variant only when named.
+    this.request(ECA.chatInlinePrompt, async (p, s) => {
+      const refused = inlineRefusal(p);
+      if (refused) return refusedInline(p, refused, (message) => this.showMessage({ type: 'warning', message }));
+      await s.modelsReady;
+      return promptResult(s.chats.inlinePrompt({ ...promptInput(p, s.roots), variant: p.variant, sourceChatId: p.sourceChatId }));
+    });
     this.notification(ECA.chatToolCallApprove, (p, s) => s.chats.approve(p.chatId, p.toolCallId, p.save === 'session'));
     this.notification(ECA.chatToolCallReject, (p, s) => s.chats.reject(p.chatId, p.toolCallId));
     this.notification(ECA.chatPromptStop, (p, s) => s.chats.stop(p.chatId));

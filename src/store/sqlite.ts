@@ -5,7 +5,16 @@
 import Database from 'better-sqlite3';
 import { join, sep } from 'node:path';
 import { STORED_MESSAGE_VERSION, decodeStoredMessage, type StoredMessage } from '../core/stored-message.js';
-import { ChatRunningElsewhereError, type ChatPersistence, type ChatRecord, type CheckpointCall, type StoredCheckpoint, type StoredRow, type ToolCallRecord } from '../core/persistence.js';
+import {
+  ChatRunningElsewhereError,
+  type ChatPersistence,
+  type ChatRecord,
+  type CheckpointCall,
+  type NewChatRecord,
+  type StoredCheckpoint,
+  type StoredRow,
+  type ToolCallRecord,
+} from '../core/persistence.js';
 import { CHAT_CHECKPOINT_LIMIT_BYTES, CHECKPOINT_SCHEMA, CheckpointTable, dropOldCheckpoints } from './checkpoint-table.js';
 import type { FileCheckpoint } from '../shapes/tool.js';
 import type { EventEntry, EventFilter, EventStreamStore } from '../shapes/event-stream.js';
@@ -36,7 +45,9 @@ CREATE TABLE IF NOT EXISTS chats (
   -- a subagent's chat: the chat whose spawn_agent call ran it (deleted with it)
   parent_chat_id TEXT REFERENCES chats(id) ON DELETE CASCADE,
   -- the workspace folder the chat was started in (ACP session/list by cwd); null: not recorded
-  folder TEXT
+  folder TEXT,
+  -- ECA's chat kind: 'inline' for a chat made by chat/inlinePrompt; null: a regular chat
+  kind TEXT
 );
 CREATE TABLE IF NOT EXISTS messages (
   chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
@@ -93,6 +104,7 @@ interface ChatRow {
   variant: string | null;
   parent_chat_id: string | null;
   folder: string | null;
+  kind: string | null;
   message_count: number;
 }
 
@@ -145,9 +157,9 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.checkpoints = new CheckpointTable((sql) => this.stmt(sql), opts.checkpointLimitBytes ?? CHAT_CHECKPOINT_LIMIT_BYTES);
   }
 
-  createChat(rec: { id: string; title?: string; model?: string; agent?: string; parentChatId?: string; folder?: string }): void {
+  createChat(rec: NewChatRecord): void {
     const now = Date.now();
-    this.stmt('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at, parent_chat_id, folder) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+    this.stmt('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at, parent_chat_id, folder, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
       rec.id,
       rec.title ?? null,
       rec.model ?? null,
@@ -156,6 +168,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       now,
       rec.parentChatId ?? null,
       rec.folder ?? null,
+      rec.kind ?? null,
     );
   }
 
@@ -277,10 +290,10 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     });
   }
 
-  forkChat(from: string, to: { id: string; title?: string; model?: string; agent?: string }, uptoSeq: number): void {
+  forkChat(from: string, to: NewChatRecord, uptoSeq: number, opts: { whileRunning?: boolean } = {}): void {
     this.db
       .transaction(() => {
-        this.refuseRunningElsewhere(from);
+        if (!opts.whileRunning) this.refuseRunningElsewhere(from);
         this.createChat(to);
         // Rows are copied as stored (format version and time kept): the fork reads them like the original.
         this.stmt('INSERT INTO messages (chat_id, seq, role, data, schema_version, created_at) SELECT ?, seq, role, data, schema_version, created_at FROM messages WHERE chat_id = ? AND seq <= ?').run(
@@ -503,6 +516,8 @@ function migrate(db: Database.Database): void {
     if (!chatColumns.includes('parent_chat_id')) db.exec('ALTER TABLE chats ADD COLUMN parent_chat_id TEXT REFERENCES chats(id) ON DELETE CASCADE');
     // Chats from before folders were recorded have none (listed for every folder).
     if (!chatColumns.includes('folder')) db.exec('ALTER TABLE chats ADD COLUMN folder TEXT');
+    // Chats from before kinds were recorded are regular chats.
+    if (!chatColumns.includes('kind')) db.exec('ALTER TABLE chats ADD COLUMN kind TEXT');
   }).immediate();
 }
 
@@ -521,5 +536,6 @@ function toRecord(r: ChatRow): ChatRecord {
     ...(r.variant ? { variant: r.variant } : {}),
     ...(r.parent_chat_id ? { parentChatId: r.parent_chat_id } : {}),
     ...(r.folder ? { folder: r.folder } : {}),
+    ...(r.kind === 'inline' ? { kind: 'inline' as const } : {}),
   };
 }

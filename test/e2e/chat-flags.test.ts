@@ -164,9 +164,10 @@ describe('chat/addFlag', () => {
     expect(badId.error).toMatchObject({ code: -32602, message: 'Chat c4 has no message with content id nope' });
     const badChat = await p.request(ECA.chatAddFlag, { chatId: 'gone', contentId: 'u1', text: 'x' });
     expect(badChat.error).toMatchObject({ code: -32602, message: 'Chat gone not found' });
-    const noText = await p.request(ECA.chatAddFlag, { chatId: 'c4', contentId: 'u1' });
-    expect(noText.error?.code).toBe(-32602);
-    expect(noText.error?.message).toMatch(/text/);
+    // A flag without text is accepted (test/e2e/chat-inline.test.ts); a text that is no string is not.
+    const badText = await p.request(ECA.chatAddFlag, { chatId: 'c4', contentId: 'u1', text: 42 });
+    expect(badText.error?.code).toBe(-32602);
+    expect(badText.error?.message).toMatch(/text/);
 
     expect(p.messages.slice(from).filter((m) => m.method)).toEqual([]);
     expect(await historyLabels(p, 'c4')).toEqual(before);
@@ -251,9 +252,10 @@ describe('flags across restarts and forks', () => {
 
     // eca-emacs eca-chat--fork-from-flag: chat/fork to the flag's contentId keeps up to and including it.
     const forkFrom = q.messages.length;
-    expect((await q.request(ECA.chatFork, { chatId: 'c7', contentId: id })).result).toEqual({});
+    const forked = (await q.request(ECA.chatFork, { chatId: 'c7', contentId: id })).result;
     const forkId: string = q.messages.slice(forkFrom).find((m) => m.method === ECA.chatOpened.method)?.params.chatId;
     expect(forkId).toBeTruthy();
+    expect(forked).toEqual({ chatId: forkId });
     expect(q.contents(forkId).map(label)).toEqual(['user text q1', 'system flag milestone', 'system metadata Untitled (2)']);
     expect(await historyLabels(q, forkId)).toEqual(['user text q1', 'system flag milestone']);
 

@@ -6,7 +6,7 @@
  * `{chatId, before: beforeCursor, limit}`, prepends `contents`, keeps `meta.beforeCursor` for the
  * next page (none left when null), and reads a failure from `error.code` ("cursor_expired").
  * Fork follows eca `chat.clj` `fork-chat` (`find-last-message-idx`, `commands.clj` `fork-title`),
- * as eca-emacs `eca-chat--fork-from-flag` sends it: `{chatId, contentId}`, answered `{}`.
+ * as eca-emacs `eca-chat--fork-from-flag` sends it: `{chatId, contentId}`, answered `{chatId}` of the new chat.
  */
 import { describe, expect, it } from 'vitest';
 import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace, type Msg } from './harness.js';
@@ -144,9 +144,10 @@ describe('chat/fork', () => {
 
     const from = p.messages.length;
     const res = await p.request(ECA.chatFork, { chatId: 'c-f', contentId: 'u2' });
-    expect(res.result).toEqual({});
     const opened = p.messages.slice(from).find((m) => m.method === ECA.chatOpened.method);
     const forkId: string = opened?.params.chatId;
+    // ECA 0.157 answers the new chat's id.
+    expect(res.result).toEqual({ chatId: forkId });
     expect(forkId).not.toBe('c-f');
     expect(sequence(p, from, res)).toEqual([
       `chat/opened {"chatId":"${forkId}","title":"Parser (2)"}`,
@@ -199,6 +200,6 @@ describe('chat/fork', () => {
     p.notify(ECA.chatPromptStop, { chatId: 'c-r' });
     await p.turnDone('c-r', 2);
     // Once stopped, the same fork is made.
-    expect((await p.request(ECA.chatFork, { chatId: 'c-r', contentId: 'u1' })).result).toEqual({});
+    expect((await p.request(ECA.chatFork, { chatId: 'c-r', contentId: 'u1' })).result).toEqual({ chatId: expect.any(String) });
   });
 });

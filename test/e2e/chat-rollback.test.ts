@@ -163,7 +163,7 @@ describe('chat/rollback', () => {
     const root = oddWorkspace();
     const { p } = await boot(root);
     await changes(p, 'c5', root);
-    expect((await p.request(ECA.chatFork, { chatId: 'c5', contentId: 'e2' })).result).toEqual({});
+    expect((await p.request(ECA.chatFork, { chatId: 'c5', contentId: 'e2' })).result).toEqual({ chatId: expect.any(String) });
     const opened = await p.waitFor((m) => m.method === ECA.chatOpened.method && m.params.chatId !== 'c5');
     const res = await p.request(ECA.chatRollback, { chatId: opened.params.chatId, contentId: 'u2', include: ['tools'] });
     expect(res.result).toEqual({});

@@ -105,6 +105,8 @@ export const chatSummarySchema = z.object({
   updatedAt: z.number().optional(),
   model: z.string().optional(),
   messageCount: z.number(),
+  /** ECA's chat kinds, absent for a regular chat: `inline` for one made by `chat/inlinePrompt`. */
+  kind: z.literal('inline').optional(),
 });
 export type ChatSummary = z.infer<typeof chatSummarySchema>;
 

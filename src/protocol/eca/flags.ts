@@ -8,8 +8,11 @@ export const chatAddFlagParamsSchema = z.object({
   chatId: z.string(),
   /** The message after which the flag goes: a user message's `contentId` or a content's `id` (tool call, reasoning, flag). */
   contentId: z.string(),
-  /** The flag's display text. */
-  text: z.string(),
+  /**
+   * The flag's display text. ECA's server takes a flag without one (eca-desktop's flag button
+   * sends none; chat.clj `add-flag` stores it as is): here it is an empty text.
+   */
+  text: z.string().default(''),
 });
 
 export const chatRemoveFlagParamsSchema = z.object({

@@ -1,7 +1,9 @@
 /**
  * `chat/history` and `chat/fork` (ECA docs/protocol.md "Chat history", "Chat fork"). History
  * answers its two failures in the result (`error`), not as JSON-RPC errors: eca-emacs
- * (`eca-chat-load-older-history`) reads `:error :code` from a successful response.
+ * (`eca-chat-load-older-history`) reads `:error :code` from a successful response. A fork
+ * answers the new chat's id (ECA 0.157; absent in ECA when the content id was not found, which
+ * patchbay answers as an error instead).
  */
 import { z } from 'zod';
 import { contentReceivedSchema } from './content.js';
@@ -37,3 +39,5 @@ export const chatForkParamsSchema = z.object({
   /** The content id of the last message the fork keeps. */
   contentId: z.string(),
 });
+
+export const chatForkResultSchema = z.object({ chatId: z.string().optional() });

@@ -39,6 +39,7 @@ import { completionInlineParamsSchema, completionInlineResultSchema, rewriteCont
 import { contentReceivedSchema } from './content.js';
 import { queryContextResultSchema } from './context.js';
 import { chatAddFlagParamsSchema, chatRemoveFlagParamsSchema } from './flags.js';
+import { chatInlinePromptParamsSchema } from './inline.js';
 import {
   jobParamsSchema,
   jobsKillResultSchema,
@@ -64,7 +65,7 @@ import {
   mcpUpdateServerResultSchema,
   toolServerRemovedSchema,
 } from './mcp-manage.js';
-import { chatForkParamsSchema, chatHistoryParamsSchema, chatHistoryResultSchema } from './history.js';
+import { chatForkParamsSchema, chatForkResultSchema, chatHistoryParamsSchema, chatHistoryResultSchema } from './history.js';
 import { chatRollbackParamsSchema, chatRollbackResultSchema } from './rollback.js';
 import {
   configUpdatedSchema,
@@ -122,6 +123,7 @@ export const ECA = {
 
   // Chat, editor → patchbay ("Code Assistant Features").
   chatPrompt: request('chat/prompt', toServer, chatPromptParamsSchema, chatPromptResultSchema),
+  chatInlinePrompt: request('chat/inlinePrompt', toServer, chatInlinePromptParamsSchema, chatPromptResultSchema),
   chatToolCallApprove: notification('chat/toolCallApprove', toServer, toolCallApproveParamsSchema),
   chatToolCallReject: notification('chat/toolCallReject', toServer, toolCallRejectParamsSchema),
   chatPromptStop: notification('chat/promptStop', toServer, promptStopParamsSchema),
@@ -140,7 +142,7 @@ export const ECA = {
   chatList: request('chat/list', toServer, chatListParamsSchema, chatListResultSchema),
   chatOpen: request('chat/open', toServer, chatOpenParamsSchema, chatOpenResultSchema),
   chatHistory: request('chat/history', toServer, chatHistoryParamsSchema, chatHistoryResultSchema),
-  chatFork: request('chat/fork', toServer, chatForkParamsSchema, emptyResultSchema),
+  chatFork: request('chat/fork', toServer, chatForkParamsSchema, chatForkResultSchema),
   chatAddFlag: request('chat/addFlag', toServer, chatAddFlagParamsSchema, emptyResultSchema),
   chatRemoveFlag: request('chat/removeFlag', toServer, chatRemoveFlagParamsSchema, emptyResultSchema),
   chatRollback: request('chat/rollback', toServer, chatRollbackParamsSchema, chatRollbackResultSchema),
