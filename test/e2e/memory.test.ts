@@ -98,10 +98,15 @@ describe('the index and the guidance (ECA memory_test.clj)', () => {
 
   it('disabled by default: nothing memory-related is sent, told or listed', async () => {
     const home = tempDir('pb-home-');
-    seed(globalDir(home), 'x.md', { name: 'Seeded', description: 'should not show' });
+    const seeded = seed(globalDir(home), 'x.md', { name: 'Seeded', description: 'should not show' });
     const { p } = await boot({ home });
-    llm().script([{ text: 'hi' }]);
-    await prompt(p, 'Hello');
+    // The memory folder is then outside like any other: a read of it asks.
+    llm().script([{ toolCall: { id: 'r1', name: 'patchbay__read_file', args: { path: seeded } } }], [{ text: 'ok' }]);
+    const chatId = (await p.request(ECA.chatPrompt, { message: 'Hello' })).result.chatId as string;
+    const ask = await p.waitFor((m) => m.params?.content?.type === 'toolCallRun', 'toolCallRun');
+    expect(ask.params.content.manualApproval).toBe(true);
+    p.notify(ECA.chatToolCallReject, { chatId, toolCallId: 'r1' });
+    await p.turnDone(chatId);
     const body = JSON.stringify(chatRequests()[0]);
     expect(body).not.toContain('## Memory');
     expect(body).not.toContain('Memory write guidance');
@@ -292,19 +297,6 @@ describe('writes into the memory folders', () => {
     expect(runs.find((r) => r.id === 'r1').manualApproval).toBe(false);
     expect(contentsOf(p, chatId, 'toolCalled').find((c) => c.id === 'r1').outputs[0].text).toContain('already there');
     expect(existsSync(file)).toBe(false);
-  });
-
-  it('memory off: the memory folder is outside like any other (a read asks)', async () => {
-    const home = tempDir('pb-home-');
-    const existing = seed(globalDir(home), 'known.md', { name: 'Known', description: 'already there' });
-    const { p } = await boot({ home });
-    llm().script([{ toolCall: { id: 'r1', name: 'patchbay__read_file', args: { path: existing } } }], [{ text: 'ok' }]);
-    const res = await p.request(ECA.chatPrompt, { message: 'read it' });
-    const chatId = res.result.chatId as string;
-    const ask = await p.waitFor((m) => m.params?.content?.type === 'toolCallRun', 'toolCallRun');
-    expect(ask.params.content.manualApproval).toBe(true);
-    p.notify(ECA.chatToolCallReject, { chatId, toolCallId: 'r1' });
-    await p.turnDone(chatId);
   });
 });
 

@@ -5,7 +5,7 @@
  * file never breaks a prompt. Writing is strict (`memoryContentError`): a write that would leave
  * a file the index cannot read is refused before it reaches disk.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseFrontMatter } from '../../config/frontmatter.js';
 import { errorMessage } from '../../util/log.js';
@@ -87,9 +87,19 @@ function readEntry(path: string): { parsed: ReturnType<typeof parseMemory>; mtim
   return { parsed, mtimeMs: st.mtimeMs };
 }
 
-/** Every `.md` below `dir` (symlinks followed: the folder is the user's own), bounded in depth and count. */
-function markdownFiles(dir: string, depth = 0, out: string[] = []): string[] {
+/**
+ * Every `.md` below `dir` (symlinks followed: the folder is the user's own, a dotfiles link is
+ * meant), each real folder once (a link loop ends), bounded in depth and count.
+ */
+function markdownFiles(dir: string, depth = 0, out: string[] = [], seen = new Set<string>()): string[] {
   if (depth > MAX_DEPTH || out.length >= MAX_FILES) return out;
+  try {
+    const real = realpathSync(dir);
+    if (seen.has(real)) return out;
+    seen.add(real);
+  } catch {
+    return out;
+  }
   let names: string[];
   try {
     names = readdirSync(dir).sort();
@@ -105,7 +115,7 @@ function markdownFiles(dir: string, depth = 0, out: string[] = []): string[] {
     } catch {
       continue;
     }
-    if (st.isDirectory()) markdownFiles(p, depth + 1, out);
+    if (st.isDirectory()) markdownFiles(p, depth + 1, out, seen);
     else if (st.isFile() && name.endsWith('.md')) out.push(p);
   }
   return out;
