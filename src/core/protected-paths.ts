@@ -8,9 +8,9 @@
  * A path is protected when, inside a workspace folder, one of its segments (at any depth, so a
  * nested repository's `.git` counts too; compared without case, as on case-insensitive file
  * systems) is one of WORKSPACE_NAMES, or when it lies anywhere inside patchbay's user config
- * folder (but its `memory/` folder, durable memory's notes) or its data folder (`$PATCHBAY_HOME`, holding trust.json and tokens). Both the path as
- * written and its real path (every symlink followed, a dangling one too) are checked, so a link
- * to `.git/hooks` is no way around it.
+ * folder (but its `memory/` folder: durable memory's notes) or its data folder (`$PATCHBAY_HOME`,
+ * holding trust.json and tokens). Both the path as written and its real path (every symlink
+ * followed, a dangling one too) are checked, so a link to `.git/hooks` is no way around it.
  */
 import { realpath } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
