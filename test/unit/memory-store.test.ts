@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { canonicalProject, memoryContentError, memoryDirs, memoryIndex, memorySettings, memoryWriteRefusal, parseMemory, projectSlug, scanDir, type MemoryEntry } from '../../src/core/memory/index.js';
 import { configSchema } from '../../src/config/schema.js';
 import { holdBack } from '../../src/config/held-back.js';
+import { protectedPath } from '../../src/core/protected-paths.js';
 import { removeDir, tempDir } from './tools-helpers.js';
 
 const dirs: string[] = [];
@@ -227,5 +228,20 @@ describe('writes into a memory folder', () => {
     // A path that leads into the folder through a symlink is a memory write too.
     symlinkSync(dir, join(base, 'via'));
     expect(await memoryWriteRefusal('write_file', { path: join(base, 'via', 'y.md'), content: 'plain' }, roots, dirs)).toMatch(/Invalid memory file content/);
+  });
+});
+
+describe('the memory folder and protected paths', () => {
+  it("is not patchbay's protected user config; the rest of it is, and so is a link from memory to it", async () => {
+    const base = await temp();
+    const env = { XDG_CONFIG_HOME: join(base, 'xdg'), PATCHBAY_HOME: join(base, 'home') };
+    const config = join(base, 'xdg', 'patchbay');
+    const memory = join(config, 'memory', 'global');
+    mkdirSync(memory, { recursive: true });
+    writeFileSync(join(config, 'config.json'), '{}');
+    expect(await protectedPath(join(memory, 'note.md'), [], env)).toBeUndefined();
+    expect(await protectedPath(join(config, 'config.json'), [], env)).toMatch(/user config/);
+    symlinkSync(join(config, 'config.json'), join(memory, 'sneaky.md'));
+    expect(await protectedPath(join(memory, 'sneaky.md'), [], env)).toMatch(/user config/);
   });
 });
