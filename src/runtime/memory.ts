@@ -130,6 +130,22 @@ export class WorkspaceMemory {
     return scanDirs(dirs);
   }
 
+  /** `patchbay doctor` / `/doctor`: whether memory is on, and what it holds. */
+  doctorLines(): string[] {
+    const s = this.settings();
+    if (!s.enabled) return ['Memory: off (set memory.enabled to turn it on)'];
+    try {
+      const dirs = this.dirs();
+      const { entries, skipped } = scanDirs(dirs);
+      return [
+        `Memory: on (writeMode ${s.writeMode}; index at most ${s.maxEntries} entries, ${s.maxTokens} tokens): ${entries.length} ${entries.length === 1 ? 'memory' : 'memories'}${skipped.length ? `, ${skipped.length} skipped (see /memory-consolidate)` : ''}`,
+        ...dirs.map((d) => `  ${d.dir} (${d.label})`),
+      ];
+    } catch (e) {
+      return [`Memory: on, but its folders could not be read: ${errorMessage(e)}`];
+    }
+  }
+
   /** `memory/list`: every memory by folder, newest file first; throws MemoryDisabledError while off. */
   list(): { memories: MemoryEntry[]; skipped: SkippedMemory[] } {
     if (!this.settings().enabled) throw new MemoryDisabledError();

@@ -839,7 +839,7 @@ export class Workspace {
       tools: this.tools.all(),
       providers: [`Provider auth (secrets in ${this.logins.storeKind}):`, ...this.providerIds().map((id) => providerAuthLine(id, this.providerAuth(id)))],
       peers: sections.flatMap((s) => s?.lines ?? []),
-      agentRuntime: [...this.board.summary(), ...this.board.problems().map((p) => `Problem: ${p}`)],
+      agentRuntime: [...this.board.summary(), ...this.memory.doctorLines(), ...this.board.problems().map((p) => `Problem: ${p}`)],
     });
   }
 

@@ -199,6 +199,9 @@ describe('memory/list (ECA docs/protocol.md "List Memories")', () => {
     expect(res.result.memories[0]).toMatchObject({ path: join(dir, 'p.md'), tier: 'personal', label: basename(root), type: 'note', tags: [], mtimeMs: 1_500_000_000_000 });
     expect(res.result.memories[1]).toMatchObject({ tier: 'global', label: 'global', type: 'gotcha', tags: ['docker', 'ci'] });
     expect(res.result.skipped).toEqual([{ path: join(globalDir(home), 'broken.md'), tier: 'global', label: 'global', reason: expect.stringContaining('front-matter') }]);
+    // `/doctor` says memory is on and what it holds.
+    const doctor = await prompt(p, '/doctor');
+    expect(p.text(doctor, 'system')).toContain('Memory: on (writeMode agent; index at most 100 entries, 2000 tokens): 3 memories, 1 skipped');
   });
 
   it("a linked git worktree uses its main worktree's project folder", async () => {
