@@ -8,6 +8,7 @@ import { agentSchema } from '../shapes/agent.js';
 import { completionConfigSchema, rewriteConfigSchema } from './assist.js';
 import { hooksSchema } from './hooks.js';
 import { chatInlineConfigSchema } from './chat-inline.js';
+import { memoryConfigSchema } from './memory.js';
 
 export { providerSchema } from '../peers/llm/config.js';
 import { providerSchema } from '../peers/llm/config.js';
@@ -98,6 +99,8 @@ export const configSchema = z
     rewrite: rewriteConfigSchema.default({ fullFileMaxLines: 2000 }),
     /** Shell actions run on chat events (ECA's `hooks`, ./hooks.ts; core/hooks/). */
     hooks: hooksSchema.optional(),
+    /** Durable memory (./memory.ts, core/memory/): Markdown files under the user config folder. */
+    memory: memoryConfigSchema.optional(),
     // Each peer's own keys (mcpServers, languageServers, openctx, gateway, …): src/peers/index.ts.
     ...peerConfigShape(),
     logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),

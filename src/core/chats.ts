@@ -262,7 +262,9 @@ export class ChatService {
             deps.messageContext?.(params.message, abort.signal).catch(() => '') ?? '',
           ]);
           for (const err of rendered?.errors ?? []) emit({ type: 'notice', text: `Context skipped: ${err}` });
-          user.attachContext([rendered?.text, auto].filter(Boolean).join('\n\n'), images);
+          // Durable memory's index trails the contexts (not for a subagent: its parent has it).
+          const memory = chat.parentId ? '' : (deps.memoryIndex?.(chat.id) ?? '');
+          user.attachContext([rendered?.text, auto, memory].filter(Boolean).join('\n\n'), images);
           outcome = await hookedTurn(chat, entry, { userText: params.message, contentId: cid, userStored: true }, deps, abort, user);
         }
       } catch (e) {

@@ -4,7 +4,7 @@ import type { LlmClient, ModelEntry } from '../shapes/llm.js';
 import type { Context as ChatContext } from '../shapes/context.js';
 import type { ChatEvents } from './events.js';
 import type { ChatPersistence } from './persistence.js';
-import type { EditorBridge } from '../shapes/tool.js';
+import type { EditorBridge, Tool } from '../shapes/tool.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { PromptScope, PromptSection } from './prompt-sections.js';
 import type { LlmEvent, LlmRequest } from '../shapes/llm.js';
@@ -36,6 +36,10 @@ export interface ChatDeps {
   problems?(): string[];
   /** Context peers add for a user message (e.g. OpenCtx auto-include providers); '' for none. */
   messageContext?(message: string, signal: AbortSignal): Promise<string>;
+  /** Durable memory's index for a user turn of this chat ('' for none); runtime/memory.ts. */
+  memoryIndex?(chatId: string): string;
+  /** Folders a call of this tool may treat as inside the workspace (memory's, runtime/memory.ts). */
+  trustedFolders?(tool: Pick<Tool, 'name' | 'server'>): string[];
   /** Told when a chat starts, goes idle after a turn, and ends (deleted); e.g. for gateway providers. */
   lifecycle?: { created(chatId: string): void; idle(chatId: string): void; ended(chatId: string): void };
   /** Of the contexts a chat referenced earlier, those whose content changed since it was last read. */

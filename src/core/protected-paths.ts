@@ -8,12 +8,12 @@
  * A path is protected when, inside a workspace folder, one of its segments (at any depth, so a
  * nested repository's `.git` counts too; compared without case, as on case-insensitive file
  * systems) is one of WORKSPACE_NAMES, or when it lies anywhere inside patchbay's user config
- * folder or its data folder (`$PATCHBAY_HOME`, holding trust.json and tokens). Both the path as
- * written and its real path (every symlink followed, a dangling one too) are checked, so a link
- * to `.git/hooks` is no way around it.
+ * folder (but its `memory/` folder: durable memory's notes) or its data folder (`$PATCHBAY_HOME`,
+ * holding trust.json and tokens). Both the path as written and its real path (every symlink
+ * followed, a dangling one too) are checked, so a link to `.git/hooks` is no way around it.
  */
 import { realpath } from 'node:fs/promises';
-import { dirname, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import picomatch from 'picomatch';
 import { isWithin, realpathDeepest } from '../util/paths.js';
 import { patchbayHome, userConfigPath } from '../config/load.js';
@@ -68,8 +68,12 @@ export async function protectedPath(absPath: string, roots: string[], env: NodeJ
   const folders = await withReal(patchbayFolders(env).map((f) => f.dir));
   const whys = patchbayFolders(env).map((f) => f.why);
   const rootDirs = await withReal(roots);
+  // Durable memory's folder (core/memory/) holds notes, nothing that runs or approves: it is not
+  // patchbay's config. Each candidate is judged alone, so a link in it to config.json still counts.
+  const [memory] = await withReal([join(dirname(userConfigPath(env)), 'memory')]);
   for (const p of candidates) {
     for (let k = 0; k < folders.length; k++) {
+      if (k === 0 && memory!.some((m) => isWithin(m, p))) continue;
       if (folders[k]!.some((d) => isWithin(d, p))) return whys[k];
     }
     for (const variants of rootDirs) {

@@ -321,6 +321,9 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     const runCall = async (call: (typeof toolCalls)[number]) => {
       if (hookStop) return;
       const tool = deps.tools.get(call.name, chat.id);
+      // Folders this tool may use as if inside the workspace (durable memory's), after the roots.
+      const trusted = tool ? (deps.trustedFolders?.(tool) ?? []) : [];
+      const roots = trusted.length ? () => [...deps.roots(), ...trusted] : deps.roots;
       const tc = new ToolCall(call.id, call.name, tool, call.args, {
         chatId: chat.id,
         agent,
@@ -333,7 +336,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         messageSeq,
         ctx: {
           signal,
-          roots: deps.roots(),
+          roots: roots(),
           chatId: chat.id,
           editor: deps.editor,
           progress,
@@ -342,7 +345,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         showDiffs: deps.frontEnd?.canShowDiffs !== false,
         trusted: () => chat.trust,
         stopGraceMs: deps.stopGraceMs,
-        roots: deps.roots,
+        roots,
         ...(deps.hooks ? { hooks: { hooks: deps.hooks, chat: { ...hookChat(chat, deps), model: entry.id } } } : {}),
       });
       await tc.run();

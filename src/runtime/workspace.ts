@@ -56,6 +56,7 @@ import { McpManager } from './mcp-manage.js';
 import { ChatServers } from './chat-servers.js';
 import type { ChatMcpServer } from '../shapes/chat-servers.js';
 import { isRecord, safely } from '../util/guards.js';
+import { WorkspaceMemory, type MemoryIndexReport } from './memory.js';
 
 const log = logger('workspace');
 
@@ -107,6 +108,8 @@ export interface WorkspaceOptions {
   onNotice?: (type: 'info' | 'warning' | 'error', message: string) => void;
   /** The background jobs changed (one started, ended, was killed or evicted): read `jobs.list()`. */
   onJobsChanged?: () => void;
+  /** A chat's durable-memory index changed (runtime/memory.ts). */
+  onMemoryIndex?: (report: MemoryIndexReport) => void;
 }
 
 /**
@@ -177,6 +180,8 @@ export class Workspace {
   readonly chatServers: ChatServers;
   /** Logins to providers from the editor (./provider-logins.ts); their keys feed model resolution. */
   readonly logins: ProviderLogins;
+  /** Durable memory (./memory.ts): off until `memory.enabled`. */
+  readonly memory: WorkspaceMemory;
 
   /** Builds a workspace: loads the peers' code, then starts nothing but what is lazy. */
   static async create(opts: WorkspaceOptions): Promise<Workspace> {
@@ -252,6 +257,15 @@ export class Workspace {
       pathScopedChanged: (any) => void this.tools.set('rules', any ? [this.instructions.tool] : []),
     });
     this.prompt.set('instructions', (scope) => this.instructions.sections(scope));
+    this.memory = new WorkspaceMemory({
+      config: () => this.config,
+      roots: () => this.roots,
+      env: opts.env,
+      prompt: this.prompt,
+      commands: this.commands,
+      onIndex: (r) => this.opts.onMemoryIndex?.(r),
+    });
+    this.memory.install();
     // Read once off the start-up path, so doctor and the first prompt find the files (and their problems) known.
     setImmediate(() => safely(() => this.instructions.current()));
     this.commands.set('rules', [this.instructions.command()]);
@@ -293,7 +307,7 @@ export class Workspace {
     });
     this.tools.set(
       'native',
-      native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, this.instructions.wrapTool(t))),
+      native.map((t) => this.all().reduce((tool, p) => p.wrapTool?.(tool) ?? tool, this.memory.wrapTool(this.instructions.wrapTool(t)))),
     );
     this.live = new LiveConfig(
       {
@@ -546,6 +560,8 @@ export class Workspace {
       // Rules and instructions files are looked at again first (a few stats), so a file broken since is told.
       problems: () => (safely(() => this.instructions.current()), this.board.problems()),
       hooks: this.hooks,
+      memoryIndex: (chatId) => this.memory.indexFor(chatId),
+      trustedFolders: (tool) => this.memory.trustedFolders(tool),
       promptSections: (scope) => this.prompt.sections(scope, (source, e) => log.warn(`system prompt source ${source}: ${errorMessage(e)}`)),
       toolsReady: async (chatId, signal) => {
         // A scan of the agent files still running (a file just changed): its subagents count for this turn.
@@ -561,6 +577,7 @@ export class Workspace {
         created: (id) => this.all().forEach((p) => p.chatStarted?.(id)),
         idle: (id) => this.all().forEach((p) => p.chatIdle?.(id)),
         ended: (id) => {
+          this.memory.forget(id);
           this.hooks.setChatContext(id, undefined);
           this.hooks.trigger('chatEnd', { chat: { chatId: id } }).catch((e: unknown) => log.warn(`chatEnd hooks: ${errorMessage(e)}`));
           for (const p of this.all()) p.chatEnded?.(id);
@@ -822,7 +839,7 @@ export class Workspace {
       tools: this.tools.all(),
       providers: [`Provider auth (secrets in ${this.logins.storeKind}):`, ...this.providerIds().map((id) => providerAuthLine(id, this.providerAuth(id)))],
       peers: sections.flatMap((s) => s?.lines ?? []),
-      agentRuntime: [...this.board.summary(), ...this.board.problems().map((p) => `Problem: ${p}`)],
+      agentRuntime: [...this.board.summary(), ...this.memory.doctorLines(), ...this.board.problems().map((p) => `Problem: ${p}`)],
     });
   }
 

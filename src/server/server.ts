@@ -31,6 +31,7 @@ import { loginErrors, providerStatus, providerStatuses, toEcaLoginAction } from 
 import { completeInline, startRewrite } from './eca-assist.js';
 import { addServer, removeServer, setServerDisabled, updateServer } from './eca-mcp-manage.js';
 import { ecaJobOutput, ecaJobs } from './eca-jobs.js';
+import { listMemories } from './eca-memory.js';
 import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } from './eca-tool-servers.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
@@ -163,6 +164,7 @@ export class EcaServer {
             onNotice: (type, message) => this.showMessage({ type, message }),
             onTask: (t) => this.tasks.report(t),
             onJobsChanged: () => void session.then((s) => this.notify(ECA.jobsUpdated, jobsOf(s))),
+            onMemoryIndex: (report) => this.notify(ECA.memoryIndexLoaded, report),
           }),
         );
       session.then(
@@ -299,6 +301,7 @@ export class EcaServer {
     this.request(ECA.providersLogout, (p, s) => loginErrors(async () => (await s.modelsReady, await s.logins.logout(p.provider), {})));
     // Background jobs (./eca-jobs.ts). A kill that happened is announced by the registry (`jobs/updated`), as ECA's `jobs-kill`.
     this.request(ECA.jobsList, (_p, s) => jobsOf(s));
+    this.request(ECA.memoryList, (_p, s) => listMemories(s));
     this.request(ECA.jobsKill, (p, s) => ({ killed: s.jobs.kill(p.jobId) }));
     this.request(ECA.jobsReadOutput, (p, s) => ecaJobOutput(s.jobs, p.jobId));
     // Inline completion and rewrite (./eca-assist.ts), once models are known.

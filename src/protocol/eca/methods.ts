@@ -67,6 +67,7 @@ import {
 } from './mcp-manage.js';
 import { chatForkParamsSchema, chatForkResultSchema, chatHistoryParamsSchema, chatHistoryResultSchema } from './history.js';
 import { chatRollbackParamsSchema, chatRollbackResultSchema } from './rollback.js';
+import { memoryIndexLoadedSchema, memoryListParamsSchema, memoryListResultSchema } from './memory.js';
 import {
   configUpdatedSchema,
   didChangeWorkspaceFoldersParamsSchema,
@@ -164,6 +165,8 @@ export const ECA = {
   jobsList: request('jobs/list', toServer, jobsListParamsSchema, jobsListResultSchema),
   jobsKill: request('jobs/kill', toServer, jobParamsSchema, jobsKillResultSchema),
   jobsReadOutput: request('jobs/readOutput', toServer, jobParamsSchema, jobsReadOutputResultSchema),
+  // Durable memory (./memory.ts).
+  memoryList: request('memory/list', toServer, memoryListParamsSchema, memoryListResultSchema),
   // Inline completion and rewrite (./assist.ts).
   completionInline: request('completion/inline', toServer, completionInlineParamsSchema, completionInlineResultSchema),
   rewritePrompt: request('rewrite/prompt', toServer, rewritePromptParamsSchema, rewritePromptResultSchema),
@@ -184,6 +187,7 @@ export const ECA = {
   editorGetDiagnostics: request('editor/getDiagnostics', toClient, getDiagnosticsParamsSchema, getDiagnosticsResultSchema),
   chatAskQuestion: request('chat/askQuestion', toClient, askQuestionParamsSchema, askQuestionResultSchema),
   jobsUpdated: notification('jobs/updated', toClient, jobsListResultSchema),
+  memoryIndexLoaded: notification('memory/indexLoaded', toClient, memoryIndexLoadedSchema),
 } as const satisfies Record<string, EcaMethodType>;
 
 type Table = typeof ECA;

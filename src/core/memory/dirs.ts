@@ -1,0 +1,88 @@
+/**
+ * Where durable memory lives (ECA docs/config/memory.md "Two tiers"): under
+ * `<XDG_CONFIG_HOME or ~/.config>/patchbay/memory/`, one personal folder per project
+ * (`projects/<slug>-<hash>/`) and one `global/` folder for every project.
+ *
+ * A project is named by its canonical folder: the real path, and for a linked git worktree the
+ * main worktree's folder (its `.git` file names a gitdir whose `commondir` is the main `.git`),
+ * so every worktree of a repository shares one memory.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { userConfigDir } from '../../util/locations.js';
+
+export type MemoryTier = 'personal' | 'global';
+
+export interface MemoryDir {
+  /** Absolute folder. */
+  dir: string;
+  tier: MemoryTier;
+  /** What the index and `memory/list` call it: the project folder's name, or `global`. */
+  label: string;
+}
+
+/** The root of all memory: `<user config dir>/memory`. */
+export function memoryRoot(env: NodeJS.ProcessEnv, homeDir?: string): string {
+  return join(userConfigDir(env, homeDir), 'memory');
+}
+
+function real(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
+/**
+ * The folder a workspace root stands for: its real path, or for a linked worktree the main
+ * worktree's. A `.git` that cannot be read leaves the root as it is.
+ */
+export function canonicalProject(root: string): string {
+  const folder = real(root);
+  try {
+    const dotGit = join(folder, '.git');
+    if (!statSync(dotGit).isFile()) return folder;
+    const line = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'));
+    if (!line) return folder;
+    const gitdir = resolve(folder, line[1]!);
+    const common = readFileSync(join(gitdir, 'commondir'), 'utf8').trim();
+    if (!common) return folder;
+    const commonDir = real(isAbsolute(common) ? common : resolve(gitdir, common));
+    // The main worktree holds its repository in `<main>/.git`; a bare repository has no worktree to name.
+    return basename(commonDir) === '.git' ? dirname(commonDir) : folder;
+  } catch {
+    return folder;
+  }
+}
+
+const MAX_READABLE = 64;
+
+/** `home-me-src-app-1a2b3c4d`: a readable slug of the canonical folder and 8 hex of its sha256. */
+export function projectSlug(root: string): string {
+  const canonical = canonicalProject(root);
+  const hash = createHash('sha256').update(canonical, 'utf8').digest('hex').slice(0, 8);
+  const readable = canonical
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, MAX_READABLE)
+    .replace(/-+$/, '');
+  return readable ? `${readable}-${hash}` : hash;
+}
+
+/** A chat's memory folders: each root's personal folder (in root order), then the global one. */
+export function memoryDirs(roots: readonly string[], env: NodeJS.ProcessEnv, homeDir?: string): MemoryDir[] {
+  const base = memoryRoot(env, homeDir);
+  const seen = new Set<string>();
+  const dirs: MemoryDir[] = [];
+  for (const root of roots) {
+    const dir = join(base, 'projects', projectSlug(root));
+    // Two worktrees of one repository open together share one folder: listed once.
+    if (seen.has(dir)) continue;
+    seen.add(dir);
+    dirs.push({ dir, tier: 'personal', label: basename(canonicalProject(root)) || canonicalProject(root) });
+  }
+  dirs.push({ dir: join(base, 'global'), tier: 'global', label: 'global' });
+  return dirs;
+}

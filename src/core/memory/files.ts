@@ -1,0 +1,141 @@
+/**
+ * Memory files (ECA docs/config/memory.md "File format"): Markdown with YAML front-matter naming
+ * the memory (`name`, `description`, both required) and optionally its `type` and `tags`. Reading
+ * is lenient: a file that does not parse is skipped with its reason, never an error, so one bad
+ * file never breaks a prompt. Writing is strict (`memoryContentError`): a write that would leave
+ * a file the index cannot read is refused before it reaches disk.
+ */
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseFrontMatter } from '../../config/frontmatter.js';
+import { errorMessage } from '../../util/log.js';
+import type { MemoryDir, MemoryTier } from './dirs.js';
+
+export interface MemoryEntry {
+  /** Absolute path: a memory's identity (a rename is a new memory). */
+  path: string;
+  tier: MemoryTier;
+  label: string;
+  name: string;
+  description: string;
+  /** `note` when the file names none. */
+  type: string;
+  tags: string[];
+  mtimeMs: number;
+}
+
+export interface SkippedMemory {
+  path: string;
+  tier: MemoryTier;
+  label: string;
+  reason: string;
+}
+
+/** At most this many tags count per memory (the rest stay in the file; consolidation trims them). */
+const MAX_TAGS = 3;
+/** A folder tree deeper than this is not followed (a symlink loop must end somewhere). */
+const MAX_DEPTH = 8;
+/** And a store bigger than this is not read further: memory is meant to stay small. */
+const MAX_FILES = 5_000;
+
+const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '');
+
+/** Why `content` is not a valid memory file, or undefined when it is. Worded for the model to fix and retry. */
+export function memoryContentError(content: string): string | undefined {
+  const fm = parseFrontMatter(content);
+  if (!fm.present) return 'Invalid memory file content: it must start with YAML front-matter (a "---" line, `name:` and `description:`, a "---" line); fix and retry.';
+  if (fm.error) return `Invalid memory file content: the YAML front-matter does not parse (${fm.error}); fix and retry.`;
+  for (const key of ['name', 'description']) {
+    if (!text(fm.data[key])) return `Invalid memory file content: the YAML front-matter is missing the required key \`${key}\` (memory files need a non-blank name and description); fix and retry.`;
+  }
+  return undefined;
+}
+
+function tagsOf(v: unknown): string[] {
+  const raw = typeof v === 'string' ? v.split(',') : Array.isArray(v) ? v.filter((t): t is string => typeof t === 'string') : [];
+  const tags = raw.map((t) => t.trim().toLowerCase()).filter(Boolean);
+  return [...new Set(tags)].slice(0, MAX_TAGS);
+}
+
+/** The memory in `content`, or why it is skipped. */
+export function parseMemory(content: string): { name: string; description: string; type: string; tags: string[] } | { skip: string } {
+  const error = memoryContentError(content);
+  if (error) return { skip: error };
+  const { data } = parseFrontMatter(content);
+  return { name: text(data.name), description: text(data.description), type: text(data.type) || 'note', tags: tagsOf(data.tags) };
+}
+
+/** mtime and size → what the file held then: a store is read every turn, unchanged files once. */
+const cache = new Map<string, { mtimeMs: number; size: number; parsed: ReturnType<typeof parseMemory> }>();
+
+function readEntry(path: string): { parsed: ReturnType<typeof parseMemory>; mtimeMs: number } {
+  let st;
+  try {
+    st = statSync(path);
+  } catch (e) {
+    return { parsed: { skip: `cannot read file: ${errorMessage(e)}` }, mtimeMs: 0 };
+  }
+  const hit = cache.get(path);
+  if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return { parsed: hit.parsed, mtimeMs: st.mtimeMs };
+  let parsed: ReturnType<typeof parseMemory>;
+  try {
+    parsed = parseMemory(readFileSync(path, 'utf8'));
+  } catch (e) {
+    parsed = { skip: `cannot read file: ${errorMessage(e)}` };
+  }
+  cache.set(path, { mtimeMs: st.mtimeMs, size: st.size, parsed });
+  return { parsed, mtimeMs: st.mtimeMs };
+}
+
+/**
+ * Every `.md` below `dir` (symlinks followed: the folder is the user's own, a dotfiles link is
+ * meant), each real folder once (a link loop ends), bounded in depth and count.
+ */
+function markdownFiles(dir: string, depth = 0, out: string[] = [], seen = new Set<string>()): string[] {
+  if (depth > MAX_DEPTH || out.length >= MAX_FILES) return out;
+  try {
+    const real = realpathSync(dir);
+    if (seen.has(real)) return out;
+    seen.add(real);
+  } catch {
+    return out;
+  }
+  let names: string[];
+  try {
+    names = readdirSync(dir).sort();
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (out.length >= MAX_FILES) break;
+    const p = join(dir, name);
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isDirectory()) markdownFiles(p, depth + 1, out, seen);
+    else if (st.isFile() && name.endsWith('.md')) out.push(p);
+  }
+  return out;
+}
+
+/** One folder's memories, newest file first, and the files skipped (in path order). */
+export function scanDir(d: MemoryDir): { entries: MemoryEntry[]; skipped: SkippedMemory[] } {
+  const entries: MemoryEntry[] = [];
+  const skipped: SkippedMemory[] = [];
+  for (const path of markdownFiles(d.dir)) {
+    const { parsed, mtimeMs } = readEntry(path);
+    if ('skip' in parsed) skipped.push({ path, tier: d.tier, label: d.label, reason: parsed.skip });
+    else entries.push({ path, tier: d.tier, label: d.label, ...parsed, mtimeMs });
+  }
+  entries.sort((a, b) => b.mtimeMs - a.mtimeMs || a.path.localeCompare(b.path));
+  return { entries, skipped };
+}
+
+/** Every folder's memories, folder by folder in the order given. */
+export function scanDirs(dirs: readonly MemoryDir[]): { entries: MemoryEntry[]; skipped: SkippedMemory[] } {
+  const all = dirs.map(scanDir);
+  return { entries: all.flatMap((s) => s.entries), skipped: all.flatMap((s) => s.skipped) };
+}

@@ -1,0 +1,8 @@
+/** Durable memory (ECA docs/config/memory.md): where it lives, its files, the index, the guidance. */
+export { canonicalProject, memoryDirs, memoryRoot, projectSlug, type MemoryDir, type MemoryTier } from './dirs.js';
+export { memoryContentError, parseMemory, scanDir, scanDirs, type MemoryEntry, type SkippedMemory } from './files.js';
+export { memoryIndex, type MemoryIndex, type MemoryIndexItem } from './index-text.js';
+export { GUIDANCE_HEADING, memoryGuidance } from './guidance.js';
+export { CONSOLIDATE_PROMPT, consolidateSnapshot } from './consolidate.js';
+export { memorySettings, type MemorySettings, type WriteMode } from './settings.js';
+export { memoryWriteRefusal } from './write-check.js';

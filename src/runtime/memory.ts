@@ -1,0 +1,204 @@
+/**
+ * Durable memory in the workspace (ECA docs/config/memory.md): the write guidance in the system
+ * prompt, the index appended to each user turn (and told to the front end when it changes),
+ * `/memory-consolidate`, the check on writes into the memory folders, the folders' path trust,
+ * and the listing a front end shows. All of it is off until `memory.enabled`; every call reads
+ * the config of now, so an edited config or a trusted folder applies at the next prompt.
+ */
+import { mkdirSync } from 'node:fs';
+import type { Config } from '../config/schema.js';
+import type { Command, CommandRegistry } from '../core/commands.js';
+import type { PromptSources } from '../core/prompt-sections.js';
+import type { Tool } from '../shapes/tool.js';
+import { textResult } from '../shapes/tool.js';
+import {
+  CONSOLIDATE_PROMPT,
+  consolidateSnapshot,
+  memoryDirs,
+  memoryGuidance,
+  memoryIndex,
+  memorySettings,
+  memoryWriteRefusal,
+  scanDirs,
+  type MemoryDir,
+  type MemoryEntry,
+  type MemoryIndexItem,
+  type SkippedMemory,
+} from '../core/memory/index.js';
+import { errorMessage, logger } from '../util/log.js';
+
+const log = logger('memory');
+
+/** What the front end hears when a chat's index changed (ECA `memory/indexLoaded`). */
+export interface MemoryIndexReport {
+  chatId: string;
+  count: number;
+  totalCount: number;
+  items: MemoryIndexItem[];
+}
+
+export interface MemoryHost {
+  config(): Config;
+  roots(): string[];
+  env: NodeJS.ProcessEnv;
+  prompt: PromptSources;
+  commands: CommandRegistry;
+  onIndex?(report: MemoryIndexReport): void;
+}
+
+/** Asked for while memory is off (ECA answers `memory/list` with an error then). */
+export class MemoryDisabledError extends Error {
+  constructor() {
+    super('memory is disabled');
+  }
+}
+
+/** The file tools whose paths the memory folders' trust covers: reads always, writes in `agent` mode. */
+const READS = new Set(['read_file', 'grep', 'directory_tree']);
+const WRITES = new Set(['write_file', 'edit_file', 'move_file']);
+
+export class WorkspaceMemory {
+  /** What each chat was last told (a signature), so the same index is not told twice. */
+  private readonly told = new Map<string, string>();
+
+  constructor(private readonly host: MemoryHost) {}
+
+  install(): void {
+    // Stable: the guidance and the folders do not change during a chat (the roots seldom do),
+    // so they ride the cached prefix; only the index changes per turn. Subagents get none.
+    this.host.prompt.set('memory', (scope) => {
+      const s = this.settings();
+      if (!s.enabled || scope.subagent) return [];
+      return [{ id: 'memory', text: memoryGuidance(s.writeMode, memoryDirs(scope.roots, this.host.env)), stable: true, order: 70 }];
+    });
+    this.host.commands.live('memory', () => (this.settings().enabled ? [this.consolidateCommand()] : []));
+  }
+
+  settings() {
+    return memorySettings(this.host.config());
+  }
+
+  dirs(): MemoryDir[] {
+    return memoryDirs(this.host.roots(), this.host.env);
+  }
+
+  /** ECA pre-creates them, so the model writes without a mkdir first; a failure only is logged. */
+  private ensureDirs(dirs: MemoryDir[]): void {
+    for (const d of dirs) {
+      try {
+        mkdirSync(d.dir, { recursive: true, mode: 0o700 });
+      } catch (e) {
+        log.warn(`could not create the memory folder ${d.dir}: ${errorMessage(e)}`);
+      }
+    }
+  }
+
+  /**
+   * The index for this user turn of a chat ('' for none), telling the front end when it differs
+   * from what that chat was last told. A memory problem never breaks a prompt: it is logged.
+   */
+  indexFor(chatId: string): string {
+    try {
+      const s = this.settings();
+      const index = s.enabled ? this.scan(true).entries : [];
+      const built = memoryIndex(index, s);
+      this.tell(chatId, { chatId, count: built.count, totalCount: built.totalCount, items: built.items });
+      return built.text;
+    } catch (e) {
+      log.warn(`memory index failed; the prompt goes without it: ${errorMessage(e)}`);
+      return '';
+    }
+  }
+
+  private tell(chatId: string, report: MemoryIndexReport): void {
+    const signature = JSON.stringify([report.count, report.totalCount, report.items]);
+    const before = this.told.get(chatId);
+    // An empty store the chat was never told of says nothing; a change, or a clearing, is told.
+    if (before === signature || (before === undefined && report.totalCount === 0 && report.count === 0)) return;
+    this.told.set(chatId, signature);
+    this.host.onIndex?.(report);
+  }
+
+  /** A chat that is gone (deleted) is forgotten. */
+  forget(chatId: string): void {
+    this.told.delete(chatId);
+  }
+
+  private scan(create: boolean): { entries: MemoryEntry[]; skipped: SkippedMemory[] } {
+    const dirs = this.dirs();
+    if (create) this.ensureDirs(dirs);
+    return scanDirs(dirs);
+  }
+
+  /** `patchbay doctor` / `/doctor`: whether memory is on, and what it holds. */
+  doctorLines(): string[] {
+    const s = this.settings();
+    if (!s.enabled) return ['Memory: off (set memory.enabled to turn it on)'];
+    try {
+      const dirs = this.dirs();
+      const { entries, skipped } = scanDirs(dirs);
+      return [
+        `Memory: on (writeMode ${s.writeMode}; index at most ${s.maxEntries} entries, ${s.maxTokens} tokens): ${entries.length} ${entries.length === 1 ? 'memory' : 'memories'}${skipped.length ? `, ${skipped.length} skipped (see /memory-consolidate)` : ''}`,
+        ...dirs.map((d) => `  ${d.dir} (${d.label})`),
+      ];
+    } catch (e) {
+      return [`Memory: on, but its folders could not be read: ${errorMessage(e)}`];
+    }
+  }
+
+  /** `memory/list`: every memory by folder, newest file first; throws MemoryDisabledError while off. */
+  list(): { memories: MemoryEntry[]; skipped: SkippedMemory[] } {
+    if (!this.settings().enabled) throw new MemoryDisabledError();
+    const { entries, skipped } = this.scan(true);
+    return { memories: entries, skipped };
+  }
+
+  /**
+   * Folders a call of this tool may use as if inside the workspace (ECA: reads in the memory
+   * folders never ask for being outside; writes and moves do not either in `agent` mode). Only
+   * the file tools, and only while memory is on; deny rules, protected paths and the rest apply.
+   */
+  trustedFolders(tool: Pick<Tool, 'name' | 'server'>): string[] {
+    if (tool.server !== 'patchbay') return [];
+    const s = this.settings();
+    if (!s.enabled) return [];
+    if (READS.has(tool.name) || (WRITES.has(tool.name) && s.writeMode === 'agent')) return this.dirs().map((d) => d.dir);
+    return [];
+  }
+
+  /** `write_file` / `edit_file` refuse content that is no valid memory file, before writing (./core/memory/write-check.ts). */
+  wrapTool(tool: Tool): Tool {
+    if (tool.server !== 'patchbay' || (tool.name !== 'write_file' && tool.name !== 'edit_file')) return tool;
+    return {
+      ...tool,
+      call: async (args, ctx) => {
+        if (this.settings().enabled) {
+          const refusal = await memoryWriteRefusal(tool.name, args, ctx.roots, this.dirs()).catch(() => undefined);
+          if (refusal) return textResult(refusal, true);
+        }
+        return tool.call(args, ctx);
+      },
+    };
+  }
+
+  private consolidateCommand(): Command {
+    return {
+      name: 'memory-consolidate',
+      description: 'Tidy up memory: merge duplicates, check stale facts, remove secrets, shorten entries (add your own instructions after it).',
+      type: 'native',
+      arguments: [{ name: 'instructions', description: 'More instructions for this cleanup', required: false }],
+      run: async (args) => {
+        if (!this.settings().enabled) return { kind: 'show', text: 'Memory is disabled: set "memory": {"enabled": true} in your config to use it.' };
+        const dirs = this.dirs();
+        this.ensureDirs(dirs);
+        const { entries, skipped } = scanDirs(dirs);
+        const extra = args.join(' ').trim();
+        return {
+          kind: 'prompt',
+          userText: extra ? `${CONSOLIDATE_PROMPT}\n\nMy added instructions: ${extra}` : CONSOLIDATE_PROMPT,
+          contextText: consolidateSnapshot(dirs, entries, skipped),
+        };
+      },
+    };
+  }
+}
