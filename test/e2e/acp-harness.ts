@@ -30,8 +30,11 @@ export interface AcpStart {
   home: string;
   /** PATCHBAY_CONFIG (a free gateway port is added). */
   config?: Record<string, unknown>;
-  env?: Record<string, string>;
+  /** Laid over the harness's environment; a key given as undefined is left unset. */
+  env?: Record<string, string | undefined>;
   cwd?: string;
+  /** More arguments after `acp` (`--log-level`). */
+  args?: string[];
 }
 
 export class AcpProc {
@@ -57,7 +60,7 @@ export class AcpProc {
   private waiters: Array<() => void> = [];
 
   constructor(opts: AcpStart) {
-    this.child = spawn(process.execPath, [BIN, 'acp'], {
+    this.child = spawn(process.execPath, [BIN, 'acp', ...(opts.args ?? [])], {
       cwd: opts.cwd ?? opts.home,
       env: cliEnv(opts.home, { PATCHBAY_CONFIG: JSON.stringify({ gateway: { port: 0 }, ...opts.config }), ...opts.env }),
       stdio: ['pipe', 'pipe', 'pipe'],
