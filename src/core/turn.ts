@@ -25,6 +25,7 @@ import { stoppedText, type HookStop } from './hooks/effects.js';
 import { hookChat } from './hooks/hook-chat.js';
 import { chargeUsage, type StepUsage } from './usage.js';
 import { runToolCalls, subagentTools } from './subagents/step.js';
+import { toolRoots } from './inside-workspace.js';
 import { subagentApproval } from './subagents/definitions.js';
 
 const log = logger('turn');
@@ -318,6 +319,8 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
 
     // A tool hook's `continue: false` ends the turn after its call: the calls not started yet are not run.
     let hookStop: HookStop | undefined;
+    // The folders a call is contained in: the workspace's, then `insideWorkspace` (inside-workspace.ts).
+    const callRoots = () => toolRoots(deps.roots(), deps.config().toolCall.approval.insideWorkspace, deps.homeDir);
     const runCall = async (call: (typeof toolCalls)[number]) => {
       if (hookStop) return;
       const tool = deps.tools.get(call.name, chat.id);
@@ -333,7 +336,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         messageSeq,
         ctx: {
           signal,
-          roots: deps.roots(),
+          roots: callRoots(),
           chatId: chat.id,
           editor: deps.editor,
           progress,
@@ -342,7 +345,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         showDiffs: deps.frontEnd?.canShowDiffs !== false,
         trusted: () => chat.trust,
         stopGraceMs: deps.stopGraceMs,
-        roots: deps.roots,
+        roots: callRoots,
         ...(deps.hooks ? { hooks: { hooks: deps.hooks, chat: { ...hookChat(chat, deps), model: entry.id } } } : {}),
       });
       await tc.run();
