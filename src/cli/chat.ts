@@ -107,7 +107,8 @@ async function chat(flags: ChatFlags): Promise<number> {
   let asker: (q: Question, signal: AbortSignal) => Promise<QuestionAnswer> = async () => ({ cancelled: true });
   const printQuestion = (line: string) => term.outLine(term.paint('cyan', withoutControlChars(line)));
   const server = new ServerProcess({
-    args: [...(flags.configFile ? ['--config-file', flags.configFile] : []), ...(flags.logLevel ? ['--log-level', flags.logLevel] : [])],
+    // --verbose streams the server's log: its stderr keeps to errors unless a level is asked for.
+    args: [...(flags.configFile ? ['--config-file', flags.configFile] : []), ...(flags.logLevel ? ['--log-level', flags.logLevel] : flags.verbose ? ['--log-level', 'info'] : [])],
     cwd,
     verbose: flags.verbose,
     logSink: (chunk) => term.err(term.paint('dim', chunk, 'err')),

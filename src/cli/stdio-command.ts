@@ -4,7 +4,7 @@
  */
 import { usageError } from './help.js';
 import { parseFlags } from './flags.js';
-import { setLogLevel, type LogLevel } from '../util/log.js';
+import { envLogLevel, setLogLevel, setStderrLevel, type LogLevel } from '../util/log.js';
 
 const levels = ['error', 'warn', 'info', 'debug'];
 
@@ -26,6 +26,10 @@ export function stdioCommand(name: string, args: string[]): StdioFlags {
     process.exit(2);
   }
   if (level) setLogLevel(level as LogLevel);
+  // Editors show every stderr line as an error (agent-shell, the ECA plugins' stderr buffers):
+  // at the default level stderr carries only errors, the rest goes to the log file. A level asked
+  // for (`--log-level`, `PATCHBAY_LOG_LEVEL`) is what stderr shows.
+  setStderrLevel((level as LogLevel | undefined) ?? envLogLevel() ?? 'error');
   // Route stray console output to stderr.
   console.log = console.info = console.debug = (...a: unknown[]) => process.stderr.write(`${a.map(String).join(' ')}\n`);
   return { configFile: flags['config-file'], logLevel: level as LogLevel | undefined };

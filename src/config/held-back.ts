@@ -12,6 +12,7 @@
  * - `chat.defaultTrust: true` (new chats would approve every call that asks).
  * - `agent.<name>.toolCall.approval.allow.*`, `.tools.allow.*`, a flat `.tools` list and a
  *   `byDefault: "allow"` in either: a subagent's approvals must not widen the user's.
+ * - `toolCall.approval.insideWorkspace`: folders the tools would then read and write unasked.
  * - `toolCall.approval.allow.*`: every rule. `ask` and `deny` rules only narrow, so they apply,
  *   except one that would replace a lower layer's rule for the same selector (its argsMatchers
  *   could make that rule match less).
@@ -116,6 +117,9 @@ export function holdBack(layer: Obj, lower: Obj, root?: string): { kept: Obj; he
     if (STRICTNESS[byDefault] < below) hold(['toolCall', 'approval', 'byDefault'], JSON.stringify(byDefault));
   }
   for (const [selector] of entries('toolCall', 'approval', 'allow')) hold(['toolCall', 'approval', 'allow', selector], 'auto-approves it');
+  // Folders the tools would go into unasked: the repository must not widen its own containment.
+  const inside = get(layer, 'toolCall', 'approval', 'insideWorkspace');
+  if (inside !== undefined) hold(['toolCall', 'approval', 'insideWorkspace'], Array.isArray(inside) ? `treats ${inside.map((f) => JSON.stringify(f)).join(', ')} as inside the workspace` : '');
   // A subagent's own approvals (`agent.<name>.toolCall.approval`, or `.tools` as in its Markdown
   // file) must not widen the user's either: its allow rules and a `byDefault: "allow"` are held.
   for (const [name] of entries('agent')) {

@@ -21,6 +21,8 @@ export const approvalSchema = z.object({
   allow: approvalRuleSchema.optional(),
   ask: approvalRuleSchema.optional(),
   deny: approvalRuleSchema.optional(),
+  /** ECA's `insideWorkspace` (0.172): folders tools treat as inside the workspace (core/inside-workspace.ts). */
+  insideWorkspace: z.array(z.string()).optional(),
 });
 
 type PeerShapes = UnionToIntersection<(typeof PEERS)[number]['config']>;

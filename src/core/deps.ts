@@ -17,6 +17,8 @@ export interface ChatDeps {
   editor: EditorBridge;
   config(): Config;
   roots(): string[];
+  /** The home folder `~` means in config paths (`toolCall.approval.insideWorkspace`); unset: the process's. */
+  homeDir?: string;
   models(): ModelEntry[];
   defaultModel(): ModelEntry | undefined;
   /** `signal`: the turn or request waiting (a stop ends the wait for a login refresh). */

@@ -25,6 +25,7 @@ import { stoppedText, type HookStop } from './hooks/effects.js';
 import { hookChat } from './hooks/hook-chat.js';
 import { chargeUsage, type StepUsage } from './usage.js';
 import { runToolCalls, subagentTools } from './subagents/step.js';
+import { toolRoots } from './inside-workspace.js';
 import { subagentApproval } from './subagents/definitions.js';
 
 const log = logger('turn');
@@ -318,12 +319,14 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
 
     // A tool hook's `continue: false` ends the turn after its call: the calls not started yet are not run.
     let hookStop: HookStop | undefined;
+    // The folders a call is contained in: the workspace's, then `insideWorkspace` (inside-workspace.ts).
+    const callRoots = () => toolRoots(deps.roots(), deps.config().toolCall.approval.insideWorkspace, deps.homeDir);
     const runCall = async (call: (typeof toolCalls)[number]) => {
       if (hookStop) return;
       const tool = deps.tools.get(call.name, chat.id);
       // Folders this tool may use as if inside the workspace (durable memory's), after the roots.
       const trusted = tool ? (deps.trustedFolders?.(tool) ?? []) : [];
-      const roots = trusted.length ? () => [...deps.roots(), ...trusted] : deps.roots;
+      const roots = trusted.length ? () => [...callRoots(), ...trusted] : callRoots;
       const tc = new ToolCall(call.id, call.name, tool, call.args, {
         chatId: chat.id,
         agent,

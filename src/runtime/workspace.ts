@@ -534,6 +534,7 @@ export class Workspace {
       editor: this.editor,
       config: () => this.config,
       roots: () => this.roots,
+      homeDir: this.opts.env.HOME || homedir(),
       models: () => this.models,
       defaultModel: () => this.defaultModel,
       clientFor: (entry, signal) => this.clientFor(entry, signal),

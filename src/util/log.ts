@@ -12,6 +12,12 @@ const order: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 }
 
 let level: LogLevel = (process.env.PATCHBAY_LOG_LEVEL as LogLevel) in order ? (process.env.PATCHBAY_LOG_LEVEL as LogLevel) : 'info';
 let toStderr = true;
+/**
+ * How much of it stderr shows, when less than the file: `patchbay server` and `patchbay acp` keep
+ * stderr to errors unless a level was asked for (their editors show each stderr line as an
+ * error: agent-shell, ECA's stderr buffers). Unset: stderr shows what the file gets.
+ */
+let stderrLevel: LogLevel | undefined;
 
 /** The log file, capped: past `maxBytes` it is renamed to `<file>.1` (the older `.1` to `.2`) and started anew. */
 interface LogFile {
@@ -38,6 +44,14 @@ export function logToFile(path: string, opts: { maxBytes?: number; keep?: number
     /* a new file */
   }
   file = { path, size, maxBytes: opts.maxBytes ?? LOG_MAX_BYTES, keep: opts.keep ?? 2 };
+}
+export function setStderrLevel(l: LogLevel | undefined): void {
+  stderrLevel = l;
+}
+/** The level asked for in the environment (`PATCHBAY_LOG_LEVEL`), if it is one. */
+export function envLogLevel(env: NodeJS.ProcessEnv = process.env): LogLevel | undefined {
+  const l = env.PATCHBAY_LOG_LEVEL;
+  return l !== undefined && l in order ? (l as LogLevel) : undefined;
 }
 export function logToStderr(on: boolean): void {
   toStderr = on;
@@ -89,7 +103,7 @@ function appendToFile(f: LogFile, line: string): void {
 function write(l: LogLevel, scope: string, msg: string): void {
   if (order[l] > order[level]) return;
   const line = `${new Date().toISOString()} ${l.toUpperCase()} [${scope}] ${redact(msg)}\n`;
-  if (toStderr) {
+  if (toStderr && (stderrLevel === undefined || order[l] <= order[stderrLevel])) {
     const err = process.stderr;
     if (err.destroyed || err.writableEnded) toStderr = false;
     else {

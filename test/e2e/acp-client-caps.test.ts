@@ -42,7 +42,7 @@ describe('patchbay acp with the client’s fs and terminal', () => {
     expect(buffers.get(file)).toBe('edited text\n');
     expect(readFileSync(file, 'utf8')).toBe('on disk\n');
     const diff = p.updates(sessionId).find((u) => u.sessionUpdate === 'tool_call' && u.toolCallId === 'e1');
-    expect(diff && 'content' in diff ? diff.content : undefined).toEqual([{ type: 'diff', path: file, oldText: 'unsaved text', newText: 'edited text' }]);
+    expect(diff && 'content' in diff ? diff.content : undefined).toEqual([{ type: 'diff', path: file, oldText: 'unsaved text\n', newText: 'edited text\n' }]);
   });
 
   it('runs shell_command in the client terminal and shows it in the call', async () => {

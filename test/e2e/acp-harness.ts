@@ -25,13 +25,17 @@ import {
 } from '@agentclientprotocol/sdk';
 import { BIN, cliEnv } from './harness.js';
 import { ProcessTerminalClient } from '../support/process-terminal-client.js';
+import { AcpSchemaCheck } from './acp-schema.js';
 
 export interface AcpStart {
   home: string;
   /** PATCHBAY_CONFIG (a free gateway port is added). */
   config?: Record<string, unknown>;
-  env?: Record<string, string>;
+  /** Laid over the harness's environment; a key given as undefined is left unset. */
+  env?: Record<string, string | undefined>;
   cwd?: string;
+  /** More arguments after `acp` (`--log-level`). */
+  args?: string[];
 }
 
 export class AcpProc {
@@ -54,15 +58,19 @@ export class AcpProc {
   readonly elicitations: CreateElicitationRequest[] = [];
   /** The client's terminals (`terminal/*`): real processes, every call recorded. */
   readonly terminals = new ProcessTerminalClient();
+  /** Every message both ways checked against ACP's schema (./acp-schema.ts); useAcpProcs fails a test with violations. */
+  readonly schema = new AcpSchemaCheck();
   private waiters: Array<() => void> = [];
 
   constructor(opts: AcpStart) {
-    this.child = spawn(process.execPath, [BIN, 'acp'], {
+    this.child = spawn(process.execPath, [BIN, 'acp', ...(opts.args ?? [])], {
       cwd: opts.cwd ?? opts.home,
       env: cliEnv(opts.home, { PATCHBAY_CONFIG: JSON.stringify({ gateway: { port: 0 }, ...opts.config }), ...opts.env }),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.child.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()));
+    // A second reader of stdout: the SDK's stream gets the same chunks.
+    this.child.stdout.on('data', (d: Buffer) => this.schema.feed('toClient', d));
     // A write racing the agent's exit fails with EPIPE on our end of stdin: the exit code tells the test.
     this.child.stdin.on('error', () => undefined);
     this.exited = new Promise((r) => this.child.on('exit', (code) => ((this.exitCode = code), r(code))));
@@ -97,7 +105,17 @@ export class AcpProc {
       .onRequest(methods.client.terminal.waitForExit, ({ params }) => this.terminals.waitForExit(params.terminalId))
       .onRequest(methods.client.terminal.kill, async ({ params }) => (await this.terminals.kill(params.terminalId), {}))
       .onRequest(methods.client.terminal.release, async ({ params }) => (await this.terminals.release(params.terminalId), {}));
-    this.conn = app.connect(ndJsonStream(Writable.toWeb(this.child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(this.child.stdout) as ReadableStream<Uint8Array>));
+    // What the client writes passes the schema check on its way to stdin.
+    const stdin = (Writable.toWeb(this.child.stdin) as WritableStream<Uint8Array>).getWriter();
+    const toAgent = new WritableStream<Uint8Array>({
+      write: (chunk) => {
+        this.schema.feed('toAgent', chunk);
+        return stdin.write(chunk);
+      },
+      close: () => stdin.close(),
+      abort: (reason) => stdin.abort(reason),
+    });
+    this.conn = app.connect(ndJsonStream(toAgent, Readable.toWeb(this.child.stdout) as ReadableStream<Uint8Array>));
   }
 
   get agent(): ClientContext {
@@ -153,12 +171,18 @@ export class AcpProc {
   }
 }
 
-/** Every AcpProc handed to the returned function is stopped after each test. */
+/**
+ * Every AcpProc handed to the returned function is stopped after each test; then the test fails
+ * if any message it exchanged broke ACP's schema (AcpProc.schema; `schema.skip` for bad input
+ * sent on purpose).
+ */
 export function useAcpProcs(): (p: AcpProc) => AcpProc {
   let procs: AcpProc[] = [];
   afterEach(async () => {
     await Promise.all(procs.map((p) => p.stop()));
+    const report = procs.map((p) => p.schema.report()).filter(Boolean);
     procs = [];
+    if (report.length) throw new Error(`ACP messages that break ACP's schema (schema/v1/schema.json):\n${report.join('\n')}`);
   });
   return (p) => {
     procs.push(p);

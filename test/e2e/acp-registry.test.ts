@@ -9,10 +9,16 @@
  *     and the answer's `authMethods` must hold at least one method of type `agent` or
  *     `terminal` (no type counts as `agent`; `parse_auth_methods`, `validate_auth_methods`),
  *     as AUTHENTICATION.md requires of every listed agent.
+ * And the one its build runs on the entry itself: `build_registry.py` `validate_against_schema`,
+ * agent.json against the registry's agent.schema.json (vendored: test/fixtures/specs/).
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { BIN, cliEnv, runPatchbay, tempDir, useTempDirs } from './harness.js';
+
+const repoFile = (path: string) => new URL(`../../${path}`, import.meta.url);
 
 const scratch = useTempDirs();
 
@@ -55,6 +61,20 @@ async function registryInitialize(home: string): Promise<{ response: any; code: 
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
 }
+
+describe("the ACP registry's schema for patchbay's entry", () => {
+  it('acp/registry/patchbay/agent.json validates against the registry’s agent.schema.json; its id is its folder’s name', () => {
+    const schema = JSON.parse(readFileSync(repoFile('test/fixtures/specs/acp-registry-agent.schema.json'), 'utf8'));
+    const entry = JSON.parse(readFileSync(repoFile('acp/registry/patchbay/agent.json'), 'utf8'));
+    // jsonschema (the registry's validator) checks `uri` as a URL: the same here, without a formats package.
+    const ajv = new Ajv({ allErrors: true, strict: true }).addFormat('uri', (s: string) => URL.canParse(s));
+    const validate = ajv.compile(schema);
+    expect(validate(entry), ajv.errorsText(validate.errors)).toBe(true);
+    expect(entry.id).toBe('patchbay');
+    // And the schema bites: an entry it must refuse is refused.
+    expect(validate({ ...entry, id: 'Patch Bay', distribution: { npx: { package: 'patchbay', command: 'x' } } })).toBe(false);
+  });
+});
 
 describe("the ACP registry's checks against patchbay acp", () => {
   it('launch: with stdin on /dev/null it exits 0 and writes nothing to stdout', async () => {

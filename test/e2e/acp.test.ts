@@ -65,7 +65,7 @@ describe('patchbay acp', () => {
     expect(ask.options.map((o) => o.kind)).toEqual(expect.arrayContaining(['allow_once', 'allow_always', 'reject_once']));
     const call = ofKind(p.updates(sessionId), 'tool_call')[0]!;
     expect(call).toMatchObject({ toolCallId: 'e1', kind: 'edit', status: 'pending', locations: [{ path: join(root, 'a.txt') }] });
-    expect(call.content).toEqual([{ type: 'diff', path: join(root, 'a.txt'), oldText: 'const a = 1;\nconst b = 2;', newText: 'const a = 1;\nconst b = 3;' }]);
+    expect(call.content).toEqual([{ type: 'diff', path: join(root, 'a.txt'), oldText: 'const a = 1;\nconst b = 2;\n', newText: 'const a = 1;\nconst b = 3;\n' }]);
     const statuses = ofKind(p.updates(sessionId), 'tool_call_update').map((u) => u.status);
     expect(statuses).toContain('in_progress');
     expect(statuses.at(-1)).toBe('completed');

@@ -84,6 +84,8 @@ export function cliEnv(home: string, extra: Record<string, string | undefined> =
     XDG_CONFIG_HOME: join(home, '.config'),
     PATCHBAY_HOME: join(home, '.patchbay'),
     PATCHBAY_LOCAL_MODEL: 'off',
+    // An asked-for level: stderr shows the INFO lines tests read (the default keeps it to errors, stderr-quiet.test.ts).
+    PATCHBAY_LOG_LEVEL: 'info',
     PATCHBAY_CONFIG: cliConfig(),
     ...extra,
   };
@@ -158,7 +160,7 @@ export class EcaProc extends FramedProcess {
   readonly messages: Msg[] = [];
   private waiters: Array<{ pred: (m: Msg) => boolean; resolve: (m: Msg) => void; from: number }> = [];
 
-  constructor(opts: { home: string; config?: Record<string, unknown>; env?: Record<string, string>; args?: string[] }) {
+  constructor(opts: { home: string; config?: Record<string, unknown>; env?: Record<string, string | undefined>; args?: string[] }) {
     // No built-in local model and no fixed gateway port unless a test asks for one (cliEnv).
     super([BIN, 'server', ...(opts.args ?? [])], cliEnv(opts.home, { PATCHBAY_CONFIG: JSON.stringify({ gateway: { port: 0 }, ...opts.config }), ...opts.env }));
   }

@@ -63,7 +63,17 @@ describe.skipIf(process.platform === 'win32')("shell_command in the editor's ter
     expect(r.error).toBe(false);
     expect(asked).toHaveLength(1);
     const { signal, ...rest } = asked[0];
-    expect(rest).toEqual({ chatId: 'test-chat', toolCallId: 'call-7', command: '/bin/sh', args: ['-c', 'pwd; echo "$RAN_IN"; echo err >&2'], cwd: ws, outputByteLimit: 5000, timeoutMs: 60_000 });
+    expect(rest).toEqual({
+      chatId: 'test-chat',
+      toolCallId: 'call-7',
+      command: '/bin/sh',
+      args: ['-c', 'pwd; echo "$RAN_IN"; echo err >&2'],
+      cwd: ws,
+      // The agent's variables (core/agent-env.ts), added by the editor to its terminal's environment.
+      env: { ECA_AGENT: '1', ECA_CHAT_ID: 'test-chat', PATCHBAY_CHAT_ID: 'test-chat' },
+      outputByteLimit: 5000,
+      timeoutMs: 60_000,
+    });
     expect(signal).toBe(ctx.signal);
   });
 

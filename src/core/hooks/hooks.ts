@@ -14,6 +14,7 @@ import { isAbsolute, join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { HOOK_TYPES, type HookConfig, type HookType } from '../../config/hooks.js';
 import type { ChatEvent } from '../events.js';
+import { withAgentEnv } from '../agent-env.js';
 import { DEFAULT_HOOK_TIMEOUT_MS, MAX_STDOUT_CHARS, runAction, type ActionRun } from './runner.js';
 import { badPatterns, matches, type MatchData } from './matcher.js';
 import { blockText } from './effects.js';
@@ -137,7 +138,8 @@ export class Hooks {
         cwd,
         input,
         timeoutMs: action.timeout ?? hook.timeout ?? DEFAULT_HOOK_TIMEOUT_MS,
-        env: this.env.env,
+        // ECA_AGENT always, and the chat's id when a chat triggered it (core/agent-env.ts).
+        env: withAgentEnv(opts.chat?.chatId, this.env.env),
         signal: opts.signal,
         track: { started: (c) => this.running.add(c), ended: (c) => this.running.delete(c) },
       });

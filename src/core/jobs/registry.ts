@@ -145,7 +145,7 @@ export class JobRegistry {
       return { ok: false, message: `Maximum number of background jobs reached (${this.o.maxRunning}). Kill an existing job first.` };
     }
     const id = `job-${this.nextId++}`;
-    const child = spawnShell(spec.command, spec.cwd);
+    const child = spawnShell(spec.command, spec.cwd, spec.chatId);
     const info: JobInfo = {
       id,
       type: 'shell',

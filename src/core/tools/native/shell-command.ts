@@ -94,7 +94,7 @@ Usage:
         if (r.error !== undefined) return textResult(`Could not run the command in the editor's terminal: ${r.error}`, true);
         return shellResult(r, timeout);
       }
-      const r = await runShell(args.command, { ...runOpts, signal: ctx.signal });
+      const r = await runShell(args.command, { ...runOpts, signal: ctx.signal, chatId: ctx.chatId });
       if (r.spawnError) return textResult(`Could not start the shell: ${r.spawnError}`, true);
       return shellResult(r, timeout);
     },

@@ -7,6 +7,7 @@
 import type { EditorBridge, ToolContext } from '../../../shapes/tool.js';
 import { notice } from '../../../util/fs-util.js';
 import { shellArgv } from './shell.js';
+import { agentEnv } from '../../agent-env.js';
 
 export type TerminalRunner = NonNullable<EditorBridge['runInTerminal']>;
 
@@ -38,6 +39,8 @@ export async function runInEditorTerminal(run: TerminalRunner, line: string, opt
       command,
       args,
       cwd: opts.cwd,
+      // The editor's terminal adds these to its own environment, as a local run has them.
+      env: agentEnv(ctx.chatId),
       // One byte is at most one character, so what the editor keeps fits the tool's character budget.
       outputByteLimit: opts.maxOutputChars,
       timeoutMs: opts.timeoutMs,

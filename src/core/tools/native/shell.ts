@@ -10,6 +10,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import { notice } from '../../../util/fs-util.js';
+import { withAgentEnv } from '../../agent-env.js';
 
 export const KILL_GRACE_MS = 500;
 /** After the shell exits, how long its stdio may stay open before it is abandoned. */
@@ -31,6 +32,8 @@ export interface ShellRunOptions {
   timeoutMs: number;
   signal: AbortSignal;
   maxOutputChars: number;
+  /** The chat that runs it: `ECA_CHAT_ID` / `PATCHBAY_CHAT_ID` (core/agent-env.ts). */
+  chatId?: string;
 }
 
 const isWindows = process.platform === 'win32';
@@ -38,7 +41,7 @@ const isWindows = process.platform === 'win32';
 export function runShell(command: string, opts: ShellRunOptions): Promise<ShellRun> {
   return new Promise((settle) => {
     const out = new OutputBuffer(opts.maxOutputChars);
-    const child = spawnShell(command, opts.cwd);
+    const child = spawnShell(command, opts.cwd, opts.chatId);
 
     let timedOut = false;
     let aborted = false;
@@ -110,18 +113,21 @@ export function runShell(command: string, opts: ShellRunOptions): Promise<ShellR
 /**
  * The command under the system shell, in its own process group (not on Windows), with no input
  * and its output piped: the one way a foreground call and a background job start a command, so
- * both get the same shell, environment and working directory.
+ * both get the same shell, environment (patchbay's, with core/agent-env.ts's variables for the
+ * chat that runs it) and working directory.
  */
-export function spawnShell(command: string, cwd: string): ChildProcess {
+export function spawnShell(command: string, cwd: string, chatId?: string): ChildProcess {
   const shell = shellArgv(command);
+  const env = withAgentEnv(chatId);
   return isWindows
     ? spawn(shell.command, ['/d', '/s', '/c', `"${command}"`], {
         cwd,
+        env,
         stdio: ['ignore', 'pipe', 'pipe'],
         windowsVerbatimArguments: true,
         windowsHide: true,
       })
-    : spawn(shell.command, shell.args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    : spawn(shell.command, shell.args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
 }
 
 /**
