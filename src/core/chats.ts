@@ -58,6 +58,8 @@ export interface PromptInput {
   literal?: boolean;
   /** The workspace folder a new chat belongs to (an ACP session's `cwd`); default: the first workspace folder. */
   folder?: string;
+  /** Further folders a new chat was started with (an ACP session's `additionalDirectories`). */
+  additionalFolders?: string[];
 }
 
 /**
@@ -81,6 +83,8 @@ export interface ChatSummary {
   messageCount: number;
   /** The workspace folder it was started in, when recorded. */
   folder?: string;
+  /** The further folders it was started or last loaded with, when recorded. */
+  additionalFolders?: string[];
 }
 
 /** A chat resumed by `open`: what its view shows and what its next prompt uses. */
@@ -180,7 +184,7 @@ export class ChatService {
     if (!chat) {
       chat = new LiveChat(params.chatId ?? newId(), [], { agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent });
       this.live.set(chat.id, chat);
-      this.deps.store.createChat({ id: chat.id, model: entry?.id, agent: chat.agent, folder: params.folder ?? this.deps.roots()[0] });
+      this.deps.store.createChat({ id: chat.id, model: entry?.id, agent: chat.agent, folder: params.folder ?? this.deps.roots()[0], ...(params.additionalFolders?.length ? { additionalFolders: params.additionalFolders } : {}) });
       if (params.chatId) this.deps.events.opened(chat.id);
       this.deps.lifecycle?.created(chat.id);
       // A new chat the front end gave no trust for takes the configured default (as ECA does).
@@ -581,7 +585,16 @@ export class ChatService {
       ...(r.model ? { model: r.model } : {}),
       messageCount: r.messageCount,
       ...(r.folder ? { folder: r.folder } : {}),
+      ...(r.additionalFolders?.length ? { additionalFolders: r.additionalFolders } : {}),
     }));
+  }
+
+  /**
+   * Records where a stored chat is worked on (an ACP `session/load`): `folder` only when none was
+   * recorded (a chat from before folders were), `additionalFolders` replacing the list when given.
+   */
+  recordFolders(chatId: string, f: { folder?: string; additionalFolders?: string[] }): void {
+    this.deps.store.recordFolders?.(chatId, f);
   }
 
   /**

@@ -21,6 +21,8 @@ export interface ChatRecord {
   parentChatId?: string;
   /** The workspace folder the chat was started in (unset for chats from before it was recorded). */
   folder?: string;
+  /** The further folders it was started or last loaded with (ACP `additionalDirectories`). */
+  additionalFolders?: string[];
 }
 
 /** A stored message with where it sits in its chat. */
@@ -76,7 +78,9 @@ export function runningElsewhereText(chatId: string, pid: number): string {
 }
 
 export interface ChatPersistence {
-  createChat(rec: { id: string; title?: string; model?: string; agent?: string; parentChatId?: string; folder?: string }): void;
+  createChat(rec: { id: string; title?: string; model?: string; agent?: string; parentChatId?: string; folder?: string; additionalFolders?: string[] }): void;
+  /** `folder` only where none is recorded; `additionalFolders` replaces the list. Does not touch `updatedAt`. */
+  recordFolders?(id: string, f: { folder?: string; additionalFolders?: string[] }): void;
   getChat(id: string): ChatRecord | undefined;
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string }): ChatRecord[];
   /** `variant: null` clears it. */

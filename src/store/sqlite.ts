@@ -36,7 +36,9 @@ CREATE TABLE IF NOT EXISTS chats (
   -- a subagent's chat: the chat whose spawn_agent call ran it (deleted with it)
   parent_chat_id TEXT REFERENCES chats(id) ON DELETE CASCADE,
   -- the workspace folder the chat was started in (ACP session/list by cwd); null: not recorded
-  folder TEXT
+  folder TEXT,
+  -- its further folders (ACP additionalDirectories), a JSON array; null: none recorded
+  additional_folders TEXT
 );
 CREATE TABLE IF NOT EXISTS messages (
   chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
@@ -93,6 +95,7 @@ interface ChatRow {
   variant: string | null;
   parent_chat_id: string | null;
   folder: string | null;
+  additional_folders: string | null;
   message_count: number;
 }
 
@@ -145,9 +148,9 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.checkpoints = new CheckpointTable((sql) => this.stmt(sql), opts.checkpointLimitBytes ?? CHAT_CHECKPOINT_LIMIT_BYTES);
   }
 
-  createChat(rec: { id: string; title?: string; model?: string; agent?: string; parentChatId?: string; folder?: string }): void {
+  createChat(rec: { id: string; title?: string; model?: string; agent?: string; parentChatId?: string; folder?: string; additionalFolders?: string[] }): void {
     const now = Date.now();
-    this.stmt('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at, parent_chat_id, folder) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(
+    this.stmt('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at, parent_chat_id, folder, additional_folders) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
       rec.id,
       rec.title ?? null,
       rec.model ?? null,
@@ -156,7 +159,13 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       now,
       rec.parentChatId ?? null,
       rec.folder ?? null,
+      rec.additionalFolders?.length ? JSON.stringify(rec.additionalFolders) : null,
     );
+  }
+
+  recordFolders(id: string, f: { folder?: string; additionalFolders?: string[] }): void {
+    if (f.folder !== undefined) this.stmt('UPDATE chats SET folder = ? WHERE id = ? AND folder IS NULL').run(f.folder, id);
+    if (f.additionalFolders !== undefined) this.stmt('UPDATE chats SET additional_folders = ? WHERE id = ?').run(f.additionalFolders.length ? JSON.stringify(f.additionalFolders) : null, id);
   }
 
   getChat(id: string): ChatRecord | undefined {
@@ -166,11 +175,11 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
 
   /**
    * The newest chats (subagents' left out). `folder`: only chats started in that folder or one
-   * inside it, and those whose folder was not recorded (chats from before it was).
+   * inside it (a chat whose folder was not recorded, from before it was, is not one of them).
    */
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string }): ChatRecord[] {
     const order = opts.sortBy === 'createdAt' ? 'created_at' : 'updated_at';
-    const inFolder = opts.folder === undefined ? '' : ` AND (c.folder IS NULL OR c.folder = @folder OR substr(c.folder, 1, length(@prefix)) = @prefix)`;
+    const inFolder = opts.folder === undefined ? '' : ` AND (c.folder = @folder OR substr(c.folder, 1, length(@prefix)) = @prefix)`;
     const prefix = opts.folder === undefined ? undefined : opts.folder.endsWith(sep) ? opts.folder : `${opts.folder}${sep}`;
     const rows = this.stmt(
       `SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c WHERE c.parent_chat_id IS NULL${inFolder} ORDER BY ${order} DESC, rowid DESC LIMIT @limit`,
@@ -503,6 +512,7 @@ function migrate(db: Database.Database): void {
     if (!chatColumns.includes('parent_chat_id')) db.exec('ALTER TABLE chats ADD COLUMN parent_chat_id TEXT REFERENCES chats(id) ON DELETE CASCADE');
     // Chats from before folders were recorded have none (listed for every folder).
     if (!chatColumns.includes('folder')) db.exec('ALTER TABLE chats ADD COLUMN folder TEXT');
+    if (!chatColumns.includes('additional_folders')) db.exec('ALTER TABLE chats ADD COLUMN additional_folders TEXT');
   }).immediate();
 }
 
@@ -521,5 +531,16 @@ function toRecord(r: ChatRow): ChatRecord {
     ...(r.variant ? { variant: r.variant } : {}),
     ...(r.parent_chat_id ? { parentChatId: r.parent_chat_id } : {}),
     ...(r.folder ? { folder: r.folder } : {}),
+    ...(r.additional_folders ? { additionalFolders: foldersOf(r.additional_folders) } : {}),
   };
+}
+
+/** A stored folder list; one that cannot be read is none (it only labels a listing). */
+function foldersOf(json: string): string[] {
+  try {
+    const v: unknown = JSON.parse(json);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
 }
