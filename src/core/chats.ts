@@ -184,7 +184,13 @@ export class ChatService {
     if (!chat) {
       chat = new LiveChat(params.chatId ?? newId(), [], { agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent });
       this.live.set(chat.id, chat);
-      this.deps.store.createChat({ id: chat.id, model: entry?.id, agent: chat.agent, folder: params.folder ?? this.deps.roots()[0], ...(params.additionalFolders?.length ? { additionalFolders: params.additionalFolders } : {}) });
+      this.deps.store.createChat({
+        id: chat.id,
+        model: entry?.id,
+        agent: chat.agent,
+        folder: params.folder ?? this.deps.roots()[0],
+        ...(params.additionalFolders?.length ? { additionalFolders: params.additionalFolders } : {}),
+      });
       if (params.chatId) this.deps.events.opened(chat.id);
       this.deps.lifecycle?.created(chat.id);
       // A new chat the front end gave no trust for takes the configured default (as ECA does).

@@ -169,7 +169,10 @@ describe('patchbay acp under acpx --cwd <home folder>', () => {
     const asked = requestAndAnswer(run.lines, 'session/new');
     expect(asked?.request.params.cwd, why).toBe(home);
     expect(asked?.answer?.error, why).toMatchObject({ code: -32602, message: expect.stringContaining(`cwd ${home} is your home folder`) });
-    expect(run.lines.some((l) => l.method === 'session/prompt'), why).toBe(false);
+    expect(
+      run.lines.some((l) => l.method === 'session/prompt'),
+      why,
+    ).toBe(false);
     expect(run.code, why).not.toBe(ACPX_EXIT.ok);
     expect(llm().requests).toEqual([]);
     expect(await nothingLeft(home)).toEqual([]);

@@ -169,7 +169,9 @@ describe('patchbay acp: what the client sends', () => {
     await p.initialize({ fs: { readTextFile: true, writeTextFile: true } });
     const s = await p.newSession(root);
     const N = 24;
-    llm().script(...Array.from({ length: N }, (_, i) => [{ toolCall: { id: `w${i}`, name: 'patchbay__write_file', args: { path: join(root, 'alias', `f${i}.txt`), content: `${i}\n` } } }]), [{ text: 'done' }]);
+    llm().script(...Array.from({ length: N }, (_, i) => [{ toolCall: { id: `w${i}`, name: 'patchbay__write_file', args: { path: join(root, 'alias', `f${i}.txt`), content: `${i}\n` } } }]), [
+      { text: 'done' },
+    ]);
     // The attacker: `alias` flips between the folder inside and one outside, as fast as it can.
     const flipper = spawn(
       process.execPath,

@@ -8,8 +8,9 @@
  * object against ACP's schema (−32602 before a handler runs), the initialize gate (−32600 before
  * it), unknown methods (−32601). This file owns the sessions.
  *
- * Sessions: one workspace per process, made for the first session's `cwd` (see `workspace`); a
- * session is a chat id with the agent/model/variant the client chose. A session exists in the
+ * Sessions: one workspace per process, made for the first session's folders (see `workspace`),
+ * whose folders then follow the open sessions' (session-roots.ts); a session is a chat id with
+ * the agent/model/variant the client chose. A session exists in the
  * store from its first prompt on (as an ECA chat does).
  */
 import { statSync } from 'node:fs';
@@ -313,7 +314,19 @@ export class AcpServer {
   }
 
   private addSession(id: string, ws: Workspace, roots: SessionRootSet, choice: SessionChoice): Session {
-    const s: Session = { id, cwd: roots.cwd, additional: roots.additional, ws, choice, translator: new AcpTranslator(), own: new Set(), running: false, cancelPending: false, replaying: false, asks: new Set() };
+    const s: Session = {
+      id,
+      cwd: roots.cwd,
+      additional: roots.additional,
+      ws,
+      choice,
+      translator: new AcpTranslator(),
+      own: new Set(),
+      running: false,
+      cancelPending: false,
+      replaying: false,
+      asks: new Set(),
+    };
     this.sessions.set(id, s);
     return s;
   }
@@ -531,7 +544,9 @@ export class AcpServer {
     const next = this.rootsChange.then(async () => {
       const change = this.roots.change(ws.roots);
       if (!change.added.length && !change.removed.length) return;
-      log.info(`workspace folders follow the sessions: ${change.added.length ? `adding ${change.added.join(', ')}` : ''}${change.added.length && change.removed.length ? '; ' : ''}${change.removed.length ? `removing ${change.removed.join(', ')}` : ''}`);
+      log.info(
+        `workspace folders follow the sessions: ${change.added.length ? `adding ${change.added.join(', ')}` : ''}${change.added.length && change.removed.length ? '; ' : ''}${change.removed.length ? `removing ${change.removed.join(', ')}` : ''}`,
+      );
       const done = await ws.changeRoots(change);
       for (const w of done.warnings) log.warn(w);
     });

@@ -55,9 +55,11 @@ function checkedFolder(raw: string, field: string, home: string): string {
   // A session's tools run and resolve paths in its folders: one that is not there is the client's mistake to hear of.
   if (!isDirectory(path)) throw RequestError.invalidParams(data, `${field} ${path} is not a directory`);
   const real = realOf(path);
-  if (real === sep || path === sep) throw RequestError.invalidParams(data, `${field} ${path} is the root of the file system: open a project folder instead (every file on the machine would be inside the workspace)`);
+  if (real === sep || path === sep)
+    throw RequestError.invalidParams(data, `${field} ${path} is the root of the file system: open a project folder instead (every file on the machine would be inside the workspace)`);
   const homes = new Set([resolve(home), realOf(resolve(home))]);
-  if (homes.has(path) || homes.has(real)) throw RequestError.invalidParams(data, `${field} ${path} is your home folder: open a project folder instead (every file you have would be inside the workspace)`);
+  if (homes.has(path) || homes.has(real))
+    throw RequestError.invalidParams(data, `${field} ${path} is your home folder: open a project folder instead (every file you have would be inside the workspace)`);
   return path;
 }
 
