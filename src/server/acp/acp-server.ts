@@ -55,7 +55,7 @@ import { disposeWithin } from '../dispose-within.js';
 import { runTerminal, sdkTerminalClient } from './terminal.js';
 import { acpAsk } from './ask.js';
 import { patchbayVersion } from '../../util/version.js';
-import { folderCover, sessionRoots, SessionRootsLedger, type SessionRootParams, type SessionRootSet } from './session-roots.js';
+import { sessionRoots, workspaceFolders, SessionRootsLedger, type SessionRootParams, type SessionRootSet } from './session-roots.js';
 import { cappedLines } from './line-cap.js';
 
 const log = logger('acp');
@@ -515,7 +515,7 @@ export class AcpServer {
    * and from then on its folders follow the open sessions' (`followRoots`).
    */
   private workspace(roots: SessionRootSet): Promise<Workspace> {
-    return this.ws ?? this.startWorkspace(folderCover([roots.cwd, ...roots.additional]));
+    return this.ws ?? this.startWorkspace(workspaceFolders([roots]));
   }
 
   /** The workspace for reading the store (`session/list`): made in the agent's own folder when none exists yet. */

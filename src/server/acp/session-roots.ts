@@ -93,13 +93,9 @@ export class SessionRootsLedger {
     return this.bySession.delete(sessionId);
   }
 
-  /**
-   * The workspace folders the open sessions need: each session's `cwd` then its additional
-   * folders, sessions in the order they opened, a folder inside another one left out (it is
-   * inside already). Empty when no session is open.
-   */
+  /** The workspace folders the open sessions need (see workspaceFolders). Empty when no session is open. */
   wanted(): string[] {
-    return folderCover([...this.bySession.values()].flatMap((s) => [s.cwd, ...s.additional]));
+    return workspaceFolders([...this.bySession.values()]);
   }
 
   /**
@@ -114,10 +110,17 @@ export class SessionRootsLedger {
   }
 }
 
-/** The folders in order, each once, those inside another one left out (they are inside it already). */
-export function folderCover(dirs: readonly string[]): string[] {
-  const all = [...new Set(dirs)];
-  return all.filter((dir) => !all.some((other) => other !== dir && within(other, dir)));
+/**
+ * The workspace folders for these sessions (in the order they opened): the first session's `cwd`
+ * first, always (relative paths resolve in the first folder), then every other folder of theirs,
+ * each once, those inside another one left out (they are inside it already).
+ */
+export function workspaceFolders(sessions: readonly SessionRootSet[]): string[] {
+  const dirs = sessions.flatMap((s) => [s.cwd, ...s.additional]);
+  if (!dirs.length) return [];
+  const [first, ...others] = dirs as [string, ...string[]];
+  const rest = [...new Set(others)].filter((dir) => !within(first, dir));
+  return [first, ...rest.filter((dir) => !rest.some((other) => other !== dir && within(other, dir)))];
 }
 
 function within(root: string, path: string): boolean {
