@@ -61,6 +61,8 @@ export interface PromptInput {
   folder?: string;
   /** How a new chat starts other than empty (an inline chat, `inlinePrompt`); ignored for a chat that exists. */
   seed?: NewChatSeed;
+  /** Further folders a new chat was started with (an ACP session's `additionalDirectories`). */
+  additionalFolders?: string[];
 }
 
 /**
@@ -86,6 +88,8 @@ export interface ChatSummary {
   folder?: string;
   /** `inline` for a chat made by `inlinePrompt`; unset for a regular chat. */
   kind?: 'inline';
+  /** The further folders it was started or last loaded with, when recorded. */
+  additionalFolders?: string[];
 }
 
 /** A chat resumed by `open`: what its view shows and what its next prompt uses. */
@@ -184,7 +188,13 @@ export class ChatService {
     }
     let chat = existing;
     if (!chat) {
-      const rec = { id: params.chatId ?? newId(), model: entry?.id, agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent, folder: params.folder ?? this.deps.roots()[0] };
+      const rec = {
+        id: params.chatId ?? newId(),
+        model: entry?.id,
+        agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent,
+        folder: params.folder ?? this.deps.roots()[0],
+        ...(params.additionalFolders?.length ? { additionalFolders: params.additionalFolders } : {}),
+      };
       const seed = params.seed;
       const stored = seed ? createSeededChat(this.deps.store, rec, seed) : (this.deps.store.createChat(rec), []);
       chat = new LiveChat(rec.id, stored, { agent: rec.agent, ...(seed ? { title: seed.title, kind: seed.kind } : {}) });
@@ -606,7 +616,16 @@ export class ChatService {
       messageCount: r.messageCount,
       ...(r.folder ? { folder: r.folder } : {}),
       ...(r.kind ? { kind: r.kind } : {}),
+      ...(r.additionalFolders?.length ? { additionalFolders: r.additionalFolders } : {}),
     }));
+  }
+
+  /**
+   * Records where a stored chat is worked on (an ACP `session/load`): `folder` only when none was
+   * recorded (a chat from before folders were), `additionalFolders` replacing the list when given.
+   */
+  recordFolders(chatId: string, f: { folder?: string; additionalFolders?: string[] }): void {
+    this.deps.store.recordFolders?.(chatId, f);
   }
 
   /**

@@ -23,6 +23,8 @@ export interface ChatRecord {
   folder?: string;
   /** ECA's chat kind: `inline` for a chat made by `chat/inlinePrompt`; unset for a regular chat. */
   kind?: ChatKind;
+  /** The further folders it was started or last loaded with (ACP `additionalDirectories`). */
+  additionalFolders?: string[];
 }
 
 export type ChatKind = 'inline';
@@ -36,6 +38,7 @@ export interface NewChatRecord {
   parentChatId?: string;
   folder?: string;
   kind?: ChatKind;
+  additionalFolders?: string[];
 }
 
 /** A stored message with where it sits in its chat. */
@@ -92,6 +95,8 @@ export function runningElsewhereText(chatId: string, pid: number): string {
 
 export interface ChatPersistence {
   createChat(rec: NewChatRecord): void;
+  /** `folder` only where none is recorded; `additionalFolders` replaces the list. Does not touch `updatedAt`. */
+  recordFolders?(id: string, f: { folder?: string; additionalFolders?: string[] }): void;
   getChat(id: string): ChatRecord | undefined;
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string }): ChatRecord[];
   /** `variant: null` clears it. */

@@ -47,7 +47,9 @@ CREATE TABLE IF NOT EXISTS chats (
   -- the workspace folder the chat was started in (ACP session/list by cwd); null: not recorded
   folder TEXT,
   -- ECA's chat kind: 'inline' for a chat made by chat/inlinePrompt; null: a regular chat
-  kind TEXT
+  kind TEXT,
+  -- its further folders (ACP additionalDirectories), a JSON array; null: none recorded
+  additional_folders TEXT
 );
 CREATE TABLE IF NOT EXISTS messages (
   chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
@@ -105,6 +107,7 @@ interface ChatRow {
   parent_chat_id: string | null;
   folder: string | null;
   kind: string | null;
+  additional_folders: string | null;
   message_count: number;
 }
 
@@ -159,7 +162,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
 
   createChat(rec: NewChatRecord): void {
     const now = Date.now();
-    this.stmt('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at, parent_chat_id, folder, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
+    this.stmt('INSERT OR IGNORE INTO chats (id, title, model, agent, created_at, updated_at, parent_chat_id, folder, kind, additional_folders) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
       rec.id,
       rec.title ?? null,
       rec.model ?? null,
@@ -169,7 +172,13 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
       rec.parentChatId ?? null,
       rec.folder ?? null,
       rec.kind ?? null,
+      rec.additionalFolders?.length ? JSON.stringify(rec.additionalFolders) : null,
     );
+  }
+
+  recordFolders(id: string, f: { folder?: string; additionalFolders?: string[] }): void {
+    if (f.folder !== undefined) this.stmt('UPDATE chats SET folder = ? WHERE id = ? AND folder IS NULL').run(f.folder, id);
+    if (f.additionalFolders !== undefined) this.stmt('UPDATE chats SET additional_folders = ? WHERE id = ?').run(f.additionalFolders.length ? JSON.stringify(f.additionalFolders) : null, id);
   }
 
   getChat(id: string): ChatRecord | undefined {
@@ -179,11 +188,11 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
 
   /**
    * The newest chats (subagents' left out). `folder`: only chats started in that folder or one
-   * inside it, and those whose folder was not recorded (chats from before it was).
+   * inside it (a chat whose folder was not recorded, from before it was, is not one of them).
    */
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string }): ChatRecord[] {
     const order = opts.sortBy === 'createdAt' ? 'created_at' : 'updated_at';
-    const inFolder = opts.folder === undefined ? '' : ` AND (c.folder IS NULL OR c.folder = @folder OR substr(c.folder, 1, length(@prefix)) = @prefix)`;
+    const inFolder = opts.folder === undefined ? '' : ` AND (c.folder = @folder OR substr(c.folder, 1, length(@prefix)) = @prefix)`;
     const prefix = opts.folder === undefined ? undefined : opts.folder.endsWith(sep) ? opts.folder : `${opts.folder}${sep}`;
     const rows = this.stmt(
       `SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c WHERE c.parent_chat_id IS NULL${inFolder} ORDER BY ${order} DESC, rowid DESC LIMIT @limit`,
@@ -518,6 +527,7 @@ function migrate(db: Database.Database): void {
     if (!chatColumns.includes('folder')) db.exec('ALTER TABLE chats ADD COLUMN folder TEXT');
     // Chats from before kinds were recorded are regular chats.
     if (!chatColumns.includes('kind')) db.exec('ALTER TABLE chats ADD COLUMN kind TEXT');
+    if (!chatColumns.includes('additional_folders')) db.exec('ALTER TABLE chats ADD COLUMN additional_folders TEXT');
   }).immediate();
 }
 
@@ -537,5 +547,16 @@ function toRecord(r: ChatRow): ChatRecord {
     ...(r.parent_chat_id ? { parentChatId: r.parent_chat_id } : {}),
     ...(r.folder ? { folder: r.folder } : {}),
     ...(r.kind === 'inline' ? { kind: 'inline' as const } : {}),
+    ...(r.additional_folders ? { additionalFolders: foldersOf(r.additional_folders) } : {}),
   };
+}
+
+/** A stored folder list; one that cannot be read is none (it only labels a listing). */
+function foldersOf(json: string): string[] {
+  try {
+    const v: unknown = JSON.parse(json);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
 }

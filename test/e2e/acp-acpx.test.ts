@@ -159,3 +159,22 @@ describe('patchbay acp under acpx --deny-all', () => {
     expect(await nothingLeft(home)).toEqual([]);
   });
 });
+
+describe('patchbay acp under acpx --cwd <home folder>', () => {
+  it('session/new is refused with -32602 naming the home folder (issue 28 point 11); acpx fails and nothing is left', async () => {
+    const home = scratch(tempDir('pb-acpx-home-'));
+    llm().script([{ text: 'must not be asked' }]);
+    const run = await runAcpx('hi', { cwd: home, home, config: config(), permissions: 'approve-all' });
+    const why = `rc ${run.code}\nstderr:\n${run.stderr.slice(-3000)}\nstdout:\n${run.stdout.slice(-6000)}`;
+    const asked = requestAndAnswer(run.lines, 'session/new');
+    expect(asked?.request.params.cwd, why).toBe(home);
+    expect(asked?.answer?.error, why).toMatchObject({ code: -32602, message: expect.stringContaining(`cwd ${home} is your home folder`) });
+    expect(
+      run.lines.some((l) => l.method === 'session/prompt'),
+      why,
+    ).toBe(false);
+    expect(run.code, why).not.toBe(ACPX_EXIT.ok);
+    expect(llm().requests).toEqual([]);
+    expect(await nothingLeft(home)).toEqual([]);
+  });
+});

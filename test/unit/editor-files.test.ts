@@ -262,7 +262,8 @@ describe('edit_file through the editor', () => {
     // Approved for the protected path (no guard, as tool-call.ts makes it then): the editor writes it.
     const ok = await tool.call({ path: 'innocent.txt', original_content: '[core]', new_content: '[core]\n\tx = 1' }, ctx({ guard: false }));
     expect(ok.error).toBe(false);
-    expect(editor.writes.map((w) => w.path)).toEqual([join(ws, 'innocent.txt')]);
+    // The editor is sent where the symlink led when checked (issue 28 point 16): a swap of the link afterwards cannot redirect it.
+    expect(editor.writes.map((w) => w.path)).toEqual([join(ws, '.git', 'config')]);
   });
 
   it('a folder swapped for a symlink out while the editor read is caught before the editor is asked to write', async () => {

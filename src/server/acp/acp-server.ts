@@ -8,13 +8,14 @@
  * object against ACP's schema (−32602 before a handler runs), the initialize gate (−32600 before
  * it), unknown methods (−32601). This file owns the sessions.
  *
- * Sessions: one workspace per process, made for the first session's `cwd` (see `workspace`); a
- * session is a chat id with the agent/model/variant the client chose. A session exists in the
+ * Sessions: one workspace per process, made for the first session's folders (see `workspace`),
+ * whose folders then follow the open sessions' (session-roots.ts); a session is a chat id with
+ * the agent/model/variant the client chose. A session exists in the
  * store from its first prompt on (as an ECA chat does).
  */
 import { statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
-import { isInside } from '../../config/agent-files.js';
 import { Readable, Writable } from 'node:stream';
 import {
   agent,
@@ -54,6 +55,8 @@ import { disposeWithin } from '../dispose-within.js';
 import { runTerminal, sdkTerminalClient } from './terminal.js';
 import { acpAsk } from './ask.js';
 import { patchbayVersion } from '../../util/version.js';
+import { sessionRoots, workspaceFolders, SessionRootsLedger, type SessionRootParams, type SessionRootSet } from './session-roots.js';
+import { cappedLines } from './line-cap.js';
 
 const log = logger('acp');
 
@@ -105,6 +108,8 @@ export type AcpServerOptions = ServerOptions;
 interface Session {
   id: string;
   cwd: string;
+  /** Its `additionalDirectories` (resolved): inside the workspace while it is open. */
+  additional: string[];
   ws: Workspace;
   choice: SessionChoice;
   translator: AcpTranslator;
@@ -130,8 +135,10 @@ export class AcpServer {
   private initialized = false;
   /** The workspace, once a session needed one. */
   private ws: Promise<Workspace> | undefined;
-  /** The workspace's folder when only a `session/list` without cwd made it (the agent's own folder): the first session's folder replaces it. */
-  private provisionalRoot: string | undefined;
+  /** The folders of the open sessions: the workspace's folders follow them (session-roots.ts). */
+  private readonly roots = new SessionRootsLedger();
+  /** The last workspace folder change: one at a time, each from the sessions open when it runs. */
+  private rootsChange: Promise<void> = Promise.resolve();
   private readonly sessions = new Map<string, Session>();
   /** The last notification written: a prompt is answered only after every update before it. */
   private lastWrite: Promise<void> = Promise.resolve();
@@ -152,7 +159,10 @@ export class AcpServer {
       .onRequest(methods.agent.session.setConfigOption, ({ params }) => ({ configOptions: this.choose(params.sessionId, params.configId, params.value) }))
       // Handled at once (the SDK runs notifications concurrently): a stop must not wait behind anything.
       .onNotification(methods.agent.session.cancel, ({ params }) => this.cancel(params.sessionId));
-    const stream = ndJsonStream(Writable.toWeb(opts.output) as WritableStream<Uint8Array>, Readable.toWeb(opts.input) as ReadableStream<Uint8Array>);
+    // Our own line splitter caps each line before the SDK's framing sees it: an over-long line is
+    // answered with an error and dropped, and the connection lives on (line-cap.ts).
+    const framed = cappedLines(Writable.toWeb(opts.output) as WritableStream<Uint8Array>, Readable.toWeb(opts.input) as ReadableStream<Uint8Array>);
+    const stream = ndJsonStream(framed.output, framed.input, { maxMessageBytes: framed.sdkMaxBytes });
     this.conn = app.connect(stream);
     void this.conn.closed.then(() => this.exit(0, 'the client closed the connection'));
     // A write to a closed pipe (EPIPE) means the client can no longer hear us: it is gone.
@@ -178,7 +188,7 @@ export class AcpServer {
         loadSession: true,
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
         mcpCapabilities: { http: true, sse: true },
-        sessionCapabilities: { list: {}, close: {} },
+        sessionCapabilities: { list: {}, close: {}, additionalDirectories: {} },
       },
       authMethods: authMethods(this.caps),
       agentInfo: { name: 'patchbay', title: 'patchbay', version: patchbayVersion() },
@@ -205,25 +215,32 @@ export class AcpServer {
   // ── sessions ────────────────────────────────────────────────────────────────
 
   private async newSession(params: NewSessionRequest): Promise<NewSessionResponse> {
-    const ws = await this.workspace(params.cwd);
+    const roots = this.sessionRoots(params);
+    const ws = await this.workspace(roots);
+    const s = this.addSession(newId(), ws, roots, { agent: ws.config.chat.defaultAgent === 'plan' ? 'plan' : 'code', variant: null });
+    this.roots.set(s.id, roots);
+    await this.followRoots(ws);
     await ws.modelsReady;
-    const s = this.addSession(newId(), ws, params.cwd, { agent: ws.config.chat.defaultAgent === 'plan' ? 'plan' : 'code', variant: null });
     this.sessionServers(s, params.mcpServers);
     setImmediate(() => this.sendCommands(s));
     return { sessionId: s.id, modes: modeState(s.choice.agent), configOptions: this.options(s) };
   }
 
   private async loadSession(params: LoadSessionRequest): Promise<LoadSessionResponse> {
-    const ws = await this.workspace(params.cwd);
+    const roots = this.sessionRoots(params);
+    const ws = await this.workspace(roots);
     await ws.modelsReady;
     const prior = this.sessions.get(params.sessionId);
     if (prior?.running) throw RequestError.invalidRequest({ sessionId: params.sessionId }, 'this session has a prompt running: cancel it before loading it again');
     if (prior && !ws.chats.hasChat(prior.id)) {
       // A session this agent gave and not yet prompted (its chat is stored from the first prompt on): nothing to replay, and it stays.
+      Object.assign(prior, { cwd: roots.cwd, additional: roots.additional });
+      this.roots.set(prior.id, roots);
+      await this.followRoots(ws);
       this.sessionServers(prior, params.mcpServers);
       return { modes: modeState(prior.choice.agent), configOptions: this.options(prior) };
     }
-    const s = this.addSession(params.sessionId, ws, params.cwd, { agent: 'code', variant: null });
+    const s = this.addSession(params.sessionId, ws, roots, { agent: 'code', variant: null });
     // The servers the session had are the reload's to keep or stop.
     if (prior?.hadServers) s.hadServers = true;
     // core replays the stored chat through the events before `open` returns (core/chats.ts `open`).
@@ -236,8 +253,14 @@ export class AcpServer {
     }
     if (!opened) {
       this.sessions.delete(params.sessionId);
+      // A session loaded before keeps nothing of it: its folders leave with it.
+      if (this.roots.delete(params.sessionId)) await this.followRoots(ws);
       throw RequestError.sessionNotFound(params.sessionId);
     }
+    // Its folders are inside from now on; a chat from before folders were recorded gets this one.
+    this.roots.set(s.id, roots);
+    ws.chats.recordFolders(s.id, { folder: roots.cwd, ...(roots.additional.length ? { additionalFolders: roots.additional } : {}) });
+    await this.followRoots(ws);
     s.choice = { agent: opened.agent, ...(opened.model ? { model: opened.model } : {}), variant: opened.variant };
     this.sessionServers(s, params.mcpServers);
     setImmediate(() => this.sendCommands(s));
@@ -246,16 +269,31 @@ export class AcpServer {
     return { modes: modeState(s.choice.agent), configOptions: this.options(s) };
   }
 
+  /**
+   * `session/list` reads the store only: it never changes the workspace's folders or any trust
+   * (it makes the workspace when none exists yet, in the agent's own folder, which the first
+   * session's folders replace). With a `cwd`, the chats whose recorded folder is it or lies
+   * inside it; a chat from before folders were recorded has none, so it is listed only without a
+   * `cwd`, under the workspace's first folder with `_meta.patchbay.folderRecorded: false`
+   * (`session/load` records the folder it is loaded in).
+   */
   private async listSessions(params: ListSessionsRequest): Promise<ListSessionsResponse> {
-    const ws = await this.workspace(params.cwd ?? process.cwd(), params.cwd ? 'session' : 'provisional');
-    const cwd = params.cwd ?? ws.roots[0]!;
+    if (params.cwd && !isAbsolute(params.cwd)) throw RequestError.invalidParams({ cwd: params.cwd }, `cwd must be an absolute path, got ${JSON.stringify(params.cwd)}`);
+    const ws = await this.storeWorkspace();
     const offset = params.cursor ? Number.parseInt(params.cursor, 10) : 0;
     if (!Number.isInteger(offset) || offset < 0) throw RequestError.invalidParams({ cursor: params.cursor }, `cursor ${JSON.stringify(params.cursor)} is not one this agent gave`);
-    // With a cwd, the chats started there or in a folder inside it (and older ones whose folder was not recorded).
     const chats = ws.chats.list({ limit: offset + LIST_PAGE + 1, sortBy: 'updatedAt', ...(params.cwd ? { folder: resolve(params.cwd) } : {}) });
     const page = chats.slice(offset, offset + LIST_PAGE);
+    const unrecorded = ws.roots[0]!;
     return {
-      sessions: page.map((c) => ({ sessionId: c.id, cwd: c.folder ?? cwd, ...(c.title ? { title: c.title } : {}), ...(c.updatedAt ? { updatedAt: new Date(c.updatedAt).toISOString() } : {}) })),
+      sessions: page.map((c) => ({
+        sessionId: c.id,
+        cwd: c.folder ?? unrecorded,
+        ...(c.additionalFolders?.length ? { additionalDirectories: c.additionalFolders } : {}),
+        ...(c.title ? { title: c.title } : {}),
+        ...(c.updatedAt ? { updatedAt: new Date(c.updatedAt).toISOString() } : {}),
+        ...(c.folder ? {} : { _meta: { patchbay: { folderRecorded: false } } }),
+      })),
       ...(chats.length > offset + LIST_PAGE ? { nextCursor: String(offset + LIST_PAGE) } : {}),
     };
   }
@@ -264,16 +302,31 @@ export class AcpServer {
    * `session/close`: its turn is stopped (as by `session/cancel`), its own MCP servers stopped, and
    * it is forgotten here. The chat stays in the store: `session/load` opens it again.
    */
-  private closeSession(sessionId: string): Record<string, never> {
+  private async closeSession(sessionId: string): Promise<Record<string, never>> {
     const s = this.session(sessionId);
     this.cancel(s.id);
     this.sessionServers(s, []);
     this.sessions.delete(s.id);
+    // Its folders leave the workspace unless another open session uses them.
+    this.roots.delete(s.id);
+    await this.followRoots(s.ws);
     return {};
   }
 
-  private addSession(id: string, ws: Workspace, cwd: string, choice: SessionChoice): Session {
-    const s: Session = { id, cwd, ws, choice, translator: new AcpTranslator(), own: new Set(), running: false, cancelPending: false, replaying: false, asks: new Set() };
+  private addSession(id: string, ws: Workspace, roots: SessionRootSet, choice: SessionChoice): Session {
+    const s: Session = {
+      id,
+      cwd: roots.cwd,
+      additional: roots.additional,
+      ws,
+      choice,
+      translator: new AcpTranslator(),
+      own: new Set(),
+      running: false,
+      cancelPending: false,
+      replaying: false,
+      asks: new Set(),
+    };
     this.sessions.set(id, s);
     return s;
   }
@@ -335,7 +388,8 @@ export class AcpServer {
         ...(s.choice.model ? { model: s.choice.model } : {}),
         variant: s.choice.variant,
         contentId,
-        folder: resolve(s.cwd),
+        folder: s.cwd,
+        ...(s.additional.length ? { additionalFolders: s.additional } : {}),
       });
       if (handle.status === 'noModel') {
         // Said as ACP's auth_required, so the client offers its login (initialize's authMethods).
@@ -379,7 +433,10 @@ export class AcpServer {
       event: (chatId, e, parentChatId) => this.onEvent(wsRef.ws, chatId, e, parentChatId),
       opened: () => undefined,
       cleared: () => undefined,
-      deleted: (chatId) => void this.sessions.delete(chatId),
+      deleted: (chatId) => {
+        this.sessions.delete(chatId);
+        if (this.roots.delete(chatId) && wsRef.ws) void this.followRoots(wsRef.ws);
+      },
       showMessage: (type, message) => (type === 'error' ? log.error(message) : log.warn(message)),
     };
   }
@@ -447,53 +504,61 @@ export class AcpServer {
 
   // ── workspaces ──────────────────────────────────────────────────────────────
 
+  /** A session request's folders, checked (session-roots.ts); `session/resume` uses the same. */
+  private sessionRoots(params: SessionRootParams): SessionRootSet {
+    return sessionRoots(params, (this.opts.env ?? process.env).HOME || homedir());
+  }
+
   /**
-   * The process's workspace, for a session in `cwd`. One per process, as ARCHITECTURE.md
-   * "Façades" requires (a workspace owns the store, the listeners and the published env): the
-   * first session's `cwd` is its folder, and a later session in a folder outside it adds that
-   * folder to the workspace (as an editor adding a workspace folder does, with the same trust rules).
+   * The process's workspace. One per process, as ARCHITECTURE.md "Façades" requires (a workspace
+   * owns the store, the listeners and the published env): the first session's folders make it,
+   * and from then on its folders follow the open sessions' (`followRoots`).
    */
-  private async workspace(cwd: string, use: 'session' | 'provisional' = 'session'): Promise<Workspace> {
-    if (!isAbsolute(cwd)) throw RequestError.invalidParams({ cwd }, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`);
-    const root = resolve(cwd);
-    // A session's tools run and resolve paths in its folder: one that is not there is the client's mistake to hear of, not a warning in our log.
-    if (!isDirectory(root)) throw RequestError.invalidParams({ cwd }, `cwd ${root} is not a directory`);
-    if (!this.ws) {
-      const ws = this.createWorkspace(root);
-      this.ws = ws;
-      if (use === 'provisional') this.provisionalRoot = root;
-      ws.catch((e: unknown) => {
-        log.error(`could not start the workspace ${root}: ${errorMessage(e)}`);
-        if (this.ws === ws) this.ws = undefined;
-      });
-      return ws;
-    }
-    const ws = await this.ws;
-    if (use === 'provisional') return ws;
-    const provisional = this.provisionalRoot;
-    if (provisional !== undefined) {
-      // The first session's folder is the one relative paths resolve in, not the agent's own.
-      this.provisionalRoot = undefined;
-      if (provisional !== root) {
-        log.info(`session in ${root}: it replaces ${provisional} (opened only to list sessions)`);
-        const change = await ws.changeRoots({ added: [root], removed: [provisional] });
-        for (const w of change.warnings) log.warn(w);
-      }
-      return ws;
-    }
-    if (!ws.roots.some((r) => isInside(r, root))) {
-      log.info(`session in ${root}: adding it as a workspace folder`);
-      const change = await ws.changeRoots({ added: [root], removed: [] });
-      for (const w of change.warnings) log.warn(w);
-    }
+  private workspace(roots: SessionRootSet): Promise<Workspace> {
+    return this.ws ?? this.startWorkspace(workspaceFolders([roots]));
+  }
+
+  /** The workspace for reading the store (`session/list`): made in the agent's own folder when none exists yet. */
+  private storeWorkspace(): Promise<Workspace> {
+    if (this.ws) return this.ws;
+    const here = process.cwd();
+    if (!isDirectory(here)) throw RequestError.internalError(undefined, `the agent's folder ${here} is not a directory`);
+    return this.startWorkspace([here]);
+  }
+
+  private startWorkspace(roots: string[]): Promise<Workspace> {
+    const ws = this.createWorkspace(roots);
+    this.ws = ws;
+    ws.catch((e: unknown) => {
+      log.error(`could not start the workspace ${roots.join(', ')}: ${errorMessage(e)}`);
+      if (this.ws === ws) this.ws = undefined;
+    });
     return ws;
   }
 
-  private async createWorkspace(root: string): Promise<Workspace> {
+  /**
+   * Makes the workspace's folders those the open sessions need (session-roots.ts): one change at
+   * a time, each computed when it runs, so the last one matches the sessions open then.
+   */
+  private followRoots(ws: Workspace): Promise<void> {
+    const next = this.rootsChange.then(async () => {
+      const change = this.roots.change(ws.roots);
+      if (!change.added.length && !change.removed.length) return;
+      log.info(
+        `workspace folders follow the sessions: ${change.added.length ? `adding ${change.added.join(', ')}` : ''}${change.added.length && change.removed.length ? '; ' : ''}${change.removed.length ? `removing ${change.removed.join(', ')}` : ''}`,
+      );
+      const done = await ws.changeRoots(change);
+      for (const w of done.warnings) log.warn(w);
+    });
+    this.rootsChange = next.catch((e: unknown) => log.warn(`workspace folders not changed: ${errorMessage(e)}`));
+    return this.rootsChange;
+  }
+
+  private async createWorkspace(roots: string[]): Promise<Workspace> {
     const { Workspace } = await import('../../runtime/workspace.js');
     const ref: { ws?: Workspace } = {};
     const ws = await Workspace.create({
-      roots: [root],
+      roots,
       env: this.opts.env ?? process.env,
       configFile: this.opts.configFile,
       logLevel: this.opts.logLevel,
@@ -509,7 +574,7 @@ export class AcpServer {
     for (const { peer, started } of ws.startListeners()) void started.catch((e: unknown) => log.warn(`${peer}: ${errorMessage(e)}`));
     for (const ix of ws.indexes) void ix.warm();
     ws.watchConfig();
-    log.info(`workspace ready for ${root}`);
+    log.info(`workspace ready for ${roots.join(', ')}`);
     return ws;
   }
 

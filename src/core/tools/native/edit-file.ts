@@ -63,7 +63,7 @@ Usage:
         try {
           // Bytes, not text: a rollback restores the file byte for byte (../checkpoint.ts). With
           // the editor's buffer, they are its text: what the edit was made on.
-          beforeBytes = await readThroughEditor(ctx, abs, () => file.fh.readFile({ signal: ctx.signal }));
+          beforeBytes = await readThroughEditor(ctx, abs, () => file.fh.readFile({ signal: ctx.signal }), contain);
           before = beforeBytes.toString('utf8');
         } catch (err) {
           if (ctx.signal.aborted) throw err;
@@ -75,9 +75,8 @@ Usage:
         try {
           ctx.signal.throwIfAborted();
           if (editorWrites(ctx)) {
-            // The editor opens the path itself: it must still lead where it was checked.
-            await recheckPath(abs, contain);
-            await writeThroughEditor(ctx, abs, plan.after);
+            // The editor opens the path itself: checked again at the last moment (writeThroughEditor).
+            await writeThroughEditor(ctx, abs, plan.after, contain);
           } else {
             await writeChecked(file, plan.after, before);
           }

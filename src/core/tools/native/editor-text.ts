@@ -14,8 +14,10 @@
  * rollback (../../rollback.ts) restores through disk, as always, and the editor reloads the file.
  */
 import { readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import type { ToolContext } from '../../../shapes/tool.js';
-import { isContained } from '../../../util/contained.js';
+import { type ContainOptions, isContained, OutsideWorkspaceError, realRootsOf, recheckPath } from '../../../util/contained.js';
+import { isWithin } from '../../../util/paths.js';
 
 /** The editor answered an error (or its request timed out): `message` is for the model. */
 export class EditorFileError extends Error {
@@ -34,12 +36,15 @@ const RESOURCE_NOT_FOUND = -32002;
  * what `disk()` reads. Throws EditorFileError for any other failure of the editor; a stop (the
  * signal) is thrown as it came.
  */
-export async function readThroughEditor(ctx: ToolContext, path: string, disk: () => Promise<Buffer>): Promise<Buffer> {
+export async function readThroughEditor(ctx: ToolContext, path: string, disk: () => Promise<Buffer>, contain?: ContainOptions): Promise<Buffer> {
   const read = ctx.editor.readTextFile;
   if (!read) return disk();
+  // As for writes (writeThroughEditor): the editor gets the path resolved at the last moment, so
+  // no symlink on the way can redirect its read; callers check again once it answered.
+  const sent = contain && contain.confined !== false ? (await editorPath(path, contain)).path : path;
   let text: unknown;
   try {
-    text = await read({ path, chatId: ctx.chatId, toolCallId: ctx.toolCallId, signal: ctx.signal });
+    text = await read({ path: sent, chatId: ctx.chatId, toolCallId: ctx.toolCallId, signal: ctx.signal });
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     if (notFound(err)) return disk();
@@ -65,16 +70,49 @@ export function editorWrites(ctx: ToolContext): boolean {
   return ctx.editor.writeTextFile !== undefined;
 }
 
-/** Writes `content` through the editor; throws EditorFileError when it fails (nothing falls back to disk). */
-export async function writeThroughEditor(ctx: ToolContext, path: string, content: string): Promise<void> {
+/**
+ * Writes `content` through the editor; throws EditorFileError when it fails (nothing falls back
+ * to disk), OutsideWorkspaceError when the path leads outside (checked with `contain`).
+ *
+ * The editor opens the file by path, in its own process, so no check of ours can hold at the
+ * moment it opens it (issue 28, point 16). What is done instead:
+ * - the path is resolved again right before the request (resolveContained's steps: each symlink
+ *   on the way followed and checked), and the editor is sent that resolved path (the root's own
+ *   prefix kept as the client named it, see editorPath): a symlink inside the workspace that is
+ *   swapped after the check cannot redirect the write, because the path sent has none;
+ * - after the editor answers, the same resolution must give the same real path: when a folder on
+ *   it was swapped for a symlink (or moved) meanwhile, the call reports the write as moved out.
+ * The residual window: a real folder on the sent path renamed and replaced by a symlink between
+ * this check and the editor's open (one request's trip through the pipe) still redirects that
+ * write; it is then reported to the model afterwards, not prevented.
+ */
+export async function writeThroughEditor(ctx: ToolContext, path: string, content: string, contain: ContainOptions): Promise<void> {
   const write = ctx.editor.writeTextFile;
   if (!write) throw new Error('writeThroughEditor: the editor does not write files');
+  const sent = await editorPath(path, contain);
   try {
-    await write({ path, content, chatId: ctx.chatId, toolCallId: ctx.toolCallId, signal: ctx.signal });
+    await write({ path: sent.path, content, chatId: ctx.chatId, toolCallId: ctx.toolCallId, signal: ctx.signal });
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     throw new EditorFileError(messageOf(err));
   }
+  if (contain.confined === false) return;
+  const after = await recheckPath(sent.path, contain);
+  if (after.real !== sent.real) throw new OutsideWorkspaceError(path, true);
+}
+
+/**
+ * Where the editor is sent to read or write `path`: its real location (checked: throws
+ * OutsideWorkspaceError when it leads outside), written under the workspace root as the client
+ * named it (a root reached through a symlink of its own, macOS's /tmp, keeps its name, so the
+ * editor's buffers still match), and `real` to compare with afterwards.
+ */
+export async function editorPath(path: string, contain: ContainOptions): Promise<{ path: string; real: string }> {
+  const { real } = await recheckPath(path, contain);
+  const roots = contain.roots;
+  const reals = contain.realRoots ?? (await realRootsOf(roots));
+  for (const [i, realRoot] of reals.entries()) if (isWithin(realRoot, real)) return { path: join(roots[i]!, relative(realRoot, real)), real };
+  return { path: real, real };
 }
 
 function notFound(err: unknown): boolean {

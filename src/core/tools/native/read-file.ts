@@ -65,7 +65,7 @@ export function readFileTool(): Tool {
           // disk read is, so the output is the same; a file the editor does not know reads from disk.
           let bytes: Buffer;
           try {
-            bytes = await readThroughEditor(ctx, abs, () => fh.readFile({ signal: ctx.signal }));
+            bytes = await readThroughEditor(ctx, abs, () => fh.readFile({ signal: ctx.signal }), { roots: ctx.roots, confined: ctx.confined });
             // The editor opened the path itself: it must still lead inside.
             await recheckPath(abs, { roots: ctx.roots, confined: ctx.confined });
           } catch (err) {

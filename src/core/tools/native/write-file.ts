@@ -101,11 +101,10 @@ async function writeViaEditor(abs: string, content: string, ctx: ToolContext): P
     const target = await resolveContained(abs, { ...contain, mkdirs: true });
     if (target.kind === 'directory') return textResult(`${abs} is a directory; cannot write a file there.`, true);
     if (target.kind === 'other') return textResult(`Cannot write file: ${abs} is not a regular file.`, true);
-    beforeBytes = target.kind === 'missing' ? null : await readThroughEditor(ctx, abs, () => readContainedBytes(abs, contain, ctx.signal));
+    beforeBytes = target.kind === 'missing' ? null : await readThroughEditor(ctx, abs, () => readContainedBytes(abs, contain, ctx.signal), contain);
     ctx.signal.throwIfAborted();
-    // Reading through the editor took a round trip: the path must still lead where it was checked.
-    await recheckPath(abs, contain);
-    await writeThroughEditor(ctx, abs, content);
+    // Reading through the editor took a round trip: checked again, at the last moment (writeThroughEditor).
+    await writeThroughEditor(ctx, abs, content, contain);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     if (err instanceof EditorFileError) return textResult(`Cannot write file: ${err.message}`, true);

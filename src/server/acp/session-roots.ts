@@ -1,0 +1,128 @@
+/**
+ * The folders an ACP session works in, and the workspace folders they add up to (issue 28,
+ * points 10 and 11). One workspace serves every session of a `patchbay acp` process (see
+ * acp-server.ts `workspace`); its folders are the folders of the sessions open now:
+ *
+ * - a session's folders are its `cwd` and its `additionalDirectories` (ACP
+ *   `SessionAdditionalDirectoriesCapabilities`, on `session/new`, `session/load` and
+ *   `session/resume`), each checked as `cwd` is: absolute, an existing directory, and neither `/`
+ *   nor the user's home folder (a session there would put every file the user has inside the
+ *   workspace, where reads need no asking);
+ * - a folder stays a workspace folder only while some open session uses it: `session/close`,
+ *   `session/delete` and a failed load take their session's folders out;
+ * - the workspace is never left without a folder (relative paths and shell commands need one):
+ *   when the last session closes, its folders stay, unused, until the next session's replace them
+ *   (as the agent's own folder, used only to list sessions, is replaced by the first session's);
+ * - `session/list` reads the store only: it never changes the folders, nor any trust.
+ */
+import { realpathSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, resolve, sep } from 'node:path';
+import { RequestError } from '@agentclientprotocol/sdk';
+
+/** What a session asked for, checked and resolved. */
+export interface SessionRootSet {
+  /** The session's `cwd` (resolved), the base of its relative paths. */
+  cwd: string;
+  /** Its `additionalDirectories` (resolved, in the client's order, duplicates and `cwd` left out). */
+  additional: string[];
+}
+
+/** The request fields that name a session's folders (new, load and resume all have them). */
+export interface SessionRootParams {
+  cwd: string;
+  additionalDirectories?: string[] | null;
+}
+
+/**
+ * The folders of a session request, each checked (invalid params naming the field otherwise).
+ * `home` is the user's home folder (the environment's `HOME`, else the OS's).
+ */
+export function sessionRoots(params: SessionRootParams, home: string = homedir()): SessionRootSet {
+  const cwd = checkedFolder(params.cwd, 'cwd', home);
+  const additional: string[] = [];
+  for (const [i, raw] of (params.additionalDirectories ?? []).entries()) {
+    const dir = checkedFolder(raw, `additionalDirectories[${i}]`, home);
+    if (dir !== cwd && !additional.includes(dir)) additional.push(dir);
+  }
+  return { cwd, additional };
+}
+
+function checkedFolder(raw: string, field: string, home: string): string {
+  const data = { [field]: raw };
+  if (!isAbsolute(raw)) throw RequestError.invalidParams(data, `${field} must be an absolute path, got ${JSON.stringify(raw)}`);
+  const path = resolve(raw);
+  // A session's tools run and resolve paths in its folders: one that is not there is the client's mistake to hear of.
+  if (!isDirectory(path)) throw RequestError.invalidParams(data, `${field} ${path} is not a directory`);
+  const real = realOf(path);
+  if (real === sep || path === sep)
+    throw RequestError.invalidParams(data, `${field} ${path} is the root of the file system: open a project folder instead (every file on the machine would be inside the workspace)`);
+  const homes = new Set([resolve(home), realOf(resolve(home))]);
+  if (homes.has(path) || homes.has(real))
+    throw RequestError.invalidParams(data, `${field} ${path} is your home folder: open a project folder instead (every file you have would be inside the workspace)`);
+  return path;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function realOf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** The folders of the open sessions, and the workspace folder changes that follow from them. */
+export class SessionRootsLedger {
+  private readonly bySession = new Map<string, SessionRootSet>();
+
+  /** A session opened (or loaded again) with these folders; they replace the ones it had. */
+  set(sessionId: string, roots: SessionRootSet): void {
+    this.bySession.set(sessionId, roots);
+  }
+
+  /** A session closed, was deleted, or failed to load: its folders are no longer its. */
+  delete(sessionId: string): boolean {
+    return this.bySession.delete(sessionId);
+  }
+
+  /** The workspace folders the open sessions need (see workspaceFolders). Empty when no session is open. */
+  wanted(): string[] {
+    return workspaceFolders([...this.bySession.values()]);
+  }
+
+  /**
+   * What to add and remove so that `current` becomes what the sessions need. Nothing when no
+   * session is open: the workspace keeps its folders until the next session's replace them.
+   */
+  change(current: readonly string[]): { added: string[]; removed: string[] } {
+    const wanted = this.wanted();
+    if (!wanted.length) return { added: [], removed: [] };
+    const now = current.map((r) => resolve(r));
+    return { added: wanted.filter((w) => !now.includes(w)), removed: now.filter((r) => !wanted.includes(r)) };
+  }
+}
+
+/**
+ * The workspace folders for these sessions (in the order they opened): the first session's `cwd`
+ * first, always (relative paths resolve in the first folder), then every other folder of theirs,
+ * each once, those inside another one left out (they are inside it already).
+ */
+export function workspaceFolders(sessions: readonly SessionRootSet[]): string[] {
+  const dirs = sessions.flatMap((s) => [s.cwd, ...s.additional]);
+  if (!dirs.length) return [];
+  const [first, ...others] = dirs as [string, ...string[]];
+  const rest = [...new Set(others)].filter((dir) => !within(first, dir));
+  return [first, ...rest.filter((dir) => !rest.some((other) => other !== dir && within(other, dir)))];
+}
+
+function within(root: string, path: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+}
