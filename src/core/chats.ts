@@ -178,13 +178,12 @@ export class ChatService {
     }
     let chat = existing;
     if (!chat) {
-      chat = new LiveChat(params.chatId ?? newId(), [], { agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent });
-      this.live.set(chat.id, chat);
-      this.deps.store.createChat({ id: chat.id, model: entry?.id, agent: chat.agent, folder: params.folder ?? this.deps.roots()[0] });
+      chat = this.newChat(
+        params.chatId ?? newId(),
+        { agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent, model: entry?.id, folder: params.folder },
+        params.trust === undefined,
+      );
       if (params.chatId) this.deps.events.opened(chat.id);
-      this.deps.lifecycle?.created(chat.id);
-      // A new chat the front end gave no trust for takes the configured default (as ECA does).
-      if (params.trust === undefined && this.deps.config().chat.defaultTrust) this.setTrust(chat, true);
     }
     // Applies at once, to the calls of a turn already running too.
     if (params.trust !== undefined) this.setTrust(chat, params.trust);
@@ -291,6 +290,46 @@ export class ChatService {
         settle({ stopReason: 'error', error: `Internal error: ${errorMessage(e)}` });
       });
     return { chatId: chat.id, model: entry?.id ?? '', status: 'started', done };
+  }
+
+  /** A new chat, stored at once (empty until its first prompt). `defaultTrust`: the front end gave no trust for it, so the configured default applies (as ECA does). */
+  private newChat(id: string, init: { agent: Agent; model?: string; variant?: string; folder?: string }, defaultTrust: boolean): LiveChat {
+    const chat = new LiveChat(id, [], { agent: init.agent, ...(init.model ? { model: init.model } : {}), ...(init.variant ? { variant: init.variant } : {}) });
+    this.live.set(chat.id, chat);
+    this.deps.store.createChat({ id: chat.id, model: init.model, agent: chat.agent, folder: init.folder ?? this.deps.roots()[0] });
+    if (init.variant) this.deps.store.updateChat(chat.id, { variant: init.variant });
+    this.deps.lifecycle?.created(chat.id);
+    if (defaultTrust && this.deps.config().chat.defaultTrust) this.setTrust(chat, true);
+    return chat;
+  }
+
+  /**
+   * A chat made before its first prompt (ACP `session/new`): stored empty with its folder and the
+   * choices made for it, so it is listed, and opened or resumed after a restart, as a prompted one
+   * is. An id already taken is left as it is.
+   */
+  create(id: string, init: { agent: Agent; model?: string; variant?: string; folder?: string }): void {
+    if (this.disposed || this.load(id)) return;
+    this.newChat(id, init, true);
+  }
+
+  /**
+   * A stored chat made live again without replaying it (ACP `session/resume`: the client keeps
+   * its view): what `open` answers, and undefined as `open` is (unknown, or a subagent's).
+   */
+  resume(chatId: string): OpenedChat | undefined {
+    const chat = this.load(chatId);
+    if (!chat || chat.parentId !== undefined) return undefined;
+    const entry = chat.model ? this.deps.models().find((m) => m.id === chat.model) : undefined;
+    return {
+      id: chat.id,
+      agent: chat.agent,
+      trust: chat.trust,
+      variants: variantNames(entry),
+      variant: validVariant(entry, chat.variant),
+      ...(chat.title ? { title: chat.title } : {}),
+      ...(entry ? { model: entry.id } : {}),
+    };
   }
 
   /**

@@ -9,8 +9,8 @@
  * it), unknown methods (−32601). This file owns the sessions.
  *
  * Sessions: one workspace per process, made for the first session's `cwd` (see `workspace`); a
- * session is a chat id with the agent/model/variant the client chose. A session exists in the
- * store from its first prompt on (as an ECA chat does).
+ * session is a chat id with the agent/model/variant the client chose. A session is stored from
+ * `session/new` on (empty until its first prompt), so it can be loaded or resumed after a restart.
  */
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
@@ -36,10 +36,13 @@ import {
   type NewSessionResponse,
   type PromptRequest,
   type PromptResponse,
+  type ResumeSessionRequest,
+  type ResumeSessionResponse,
   type RequestPermissionRequest,
   type SessionUpdate,
 } from '@agentclientprotocol/sdk';
 import type { ChatEvent, ChatEvents, ToolCallEvent } from '../../core/events.js';
+import type { OpenedChat } from '../../core/chats.js';
 import { randomUUID as newId } from 'node:crypto';
 import { noModelMessage } from '../../core/no-model.js';
 import type { Workspace, FrontEnd } from '../../runtime/workspace.js';
@@ -53,6 +56,7 @@ import { availableCommands } from './commands.js';
 import { disposeWithin } from '../dispose-within.js';
 import { runTerminal, sdkTerminalClient } from './terminal.js';
 import { acpAsk } from './ask.js';
+import { logoutAll } from './logout.js';
 import { patchbayVersion } from '../../util/version.js';
 
 const log = logger('acp');
@@ -147,6 +151,9 @@ export class AcpServer {
       .onRequest(methods.agent.session.load, ({ params }) => this.loadSession(params))
       .onRequest(methods.agent.session.list, ({ params }) => this.listSessions(params))
       .onRequest(methods.agent.session.close, ({ params }) => this.closeSession(params.sessionId))
+      .onRequest(methods.agent.session.resume, ({ params }) => this.resumeSession(params))
+      .onRequest(methods.agent.session.delete, ({ params }) => this.deleteSession(params.sessionId))
+      .onRequest(methods.agent.logout, async () => (await logoutAll(await this.workspace(process.cwd(), 'provisional')), {}))
       .onRequest(methods.agent.session.prompt, ({ params, signal }) => this.prompt(params, signal))
       .onRequest(methods.agent.session.setMode, ({ params }) => (this.choose(params.sessionId, 'mode', params.modeId), {}))
       .onRequest(methods.agent.session.setConfigOption, ({ params }) => ({ configOptions: this.choose(params.sessionId, params.configId, params.value) }))
@@ -178,7 +185,8 @@ export class AcpServer {
         loadSession: true,
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
         mcpCapabilities: { http: true, sse: true },
-        sessionCapabilities: { list: {}, close: {} },
+        sessionCapabilities: { list: {}, close: {}, resume: {}, delete: {} },
+        auth: { logout: {} },
       },
       authMethods: authMethods(this.caps),
       agentInfo: { name: 'patchbay', title: 'patchbay', version: patchbayVersion() },
@@ -208,6 +216,8 @@ export class AcpServer {
     const ws = await this.workspace(params.cwd);
     await ws.modelsReady;
     const s = this.addSession(newId(), ws, params.cwd, { agent: ws.config.chat.defaultAgent === 'plan' ? 'plan' : 'code', variant: null });
+    // Stored now, so it can be loaded or resumed after a restart before its first prompt.
+    ws.chats.create(s.id, { agent: s.choice.agent, folder: resolve(params.cwd) });
     this.sessionServers(s, params.mcpServers);
     setImmediate(() => this.sendCommands(s));
     return { sessionId: s.id, modes: modeState(s.choice.agent), configOptions: this.options(s) };
@@ -238,7 +248,7 @@ export class AcpServer {
       this.sessions.delete(params.sessionId);
       throw RequestError.sessionNotFound(params.sessionId);
     }
-    s.choice = { agent: opened.agent, ...(opened.model ? { model: opened.model } : {}), variant: opened.variant };
+    s.choice = choiceOf(opened);
     this.sessionServers(s, params.mcpServers);
     setImmediate(() => this.sendCommands(s));
     // ACP: the answer comes once the whole conversation has been streamed.
@@ -269,6 +279,33 @@ export class AcpServer {
     this.cancel(s.id);
     this.sessionServers(s, []);
     this.sessions.delete(s.id);
+    return {};
+  }
+
+  /** `session/resume`: the stored chat made live again without its replay (unlike `session/load`); the next prompt continues it. */
+  private async resumeSession(params: ResumeSessionRequest): Promise<ResumeSessionResponse> {
+    const ws = await this.workspace(params.cwd);
+    await ws.modelsReady;
+    const prior = this.sessions.get(params.sessionId);
+    const opened = ws.chats.resume(params.sessionId);
+    if (!opened) throw RequestError.sessionNotFound(params.sessionId);
+    // A session live here already keeps what its client was told (its tool calls); resumed after a restart, it starts afresh.
+    const s = prior ?? this.addSession(params.sessionId, ws, params.cwd, { agent: 'code', variant: null });
+    s.cwd = params.cwd;
+    if (!s.running) s.choice = choiceOf(opened);
+    this.sessionServers(s, params.mcpServers ?? []);
+    setImmediate(() => this.sendCommands(s));
+    return { modes: modeState(s.choice.agent), configOptions: this.options(s) };
+  }
+
+  /** `session/delete`: its turn stopped, its chat and its subagents' removed from the store (`session/list` no longer has it), its own MCP servers stopped. */
+  private async deleteSession(sessionId: string): Promise<Record<string, never>> {
+    const ws = this.sessions.get(sessionId)?.ws ?? (await this.workspace(process.cwd(), 'provisional'));
+    // A subagent's chat is not a session (it is listed and loaded only inside its parent's).
+    if (!ws.chats.resume(sessionId)) throw RequestError.sessionNotFound(sessionId);
+    if (this.sessions.has(sessionId)) this.cancel(sessionId);
+    // core's `deleted` event forgets the session here.
+    ws.chats.delete(sessionId);
     return {};
   }
 
@@ -402,7 +439,8 @@ export class AcpServer {
     if (!route) return;
     const { s, child } = route;
     if (!child && e.type === 'status' && e.status === 'running' && s.cancelPending) s.ws.chats.stop(s.id);
-    for (const u of s.translator.translate(e, { replay: s.replaying, ownMessages: s.own }, child ? chatId : undefined)) this.send(s, u);
+    const compaction = this.caps.session?.compaction != null;
+    for (const u of s.translator.translate(e, { replay: s.replaying, ownMessages: s.own, compaction }, child ? chatId : undefined)) this.send(s, u);
     if (e.type === 'toolCall' && e.state === 'announced' && e.needsApproval && !s.replaying) void this.askPermission(s, chatId, e, child);
   }
 
@@ -581,6 +619,11 @@ export class AcpServer {
       this.opts.onExit(code);
     });
   }
+}
+
+/** What a stored chat's next prompt uses, as the session's choice. */
+function choiceOf(opened: OpenedChat): SessionChoice {
+  return { agent: opened.agent, ...(opened.model ? { model: opened.model } : {}), variant: opened.variant };
 }
 
 function isDirectory(path: string): boolean {
