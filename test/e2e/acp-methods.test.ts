@@ -173,6 +173,25 @@ describe('patchbay acp: compaction, usage and message ids', () => {
     expectSchemaValid(p);
   });
 
+  it('auto-compaction (a step past 75% of the window) shows the same way, inside the prompt that compacts', async () => {
+    const config = fakeProviderConfig(llm().url) as { providers: { fake: { models: { m1: Record<string, unknown> } } } };
+    config.providers.fake.models.m1.limit = { context: 40_000, output: 100 };
+    const { root, start } = setup(config);
+    const p = start();
+    await p.initialize({ session: { compaction: {} } });
+    const sessionId = await p.newSession(root);
+    llm().script([{ text: 'noted' }], [{ text: 'The user shared a long note.' }], [{ text: 'done' }]);
+    await p.prompt(sessionId, `Remember this note: ${'n'.repeat(40_000 * 4 * 0.8)}`);
+    expect(ofKind(p.updates(sessionId), 'compaction_update')).toEqual([]);
+    const before = p.updates(sessionId).length;
+    expect((await p.prompt(sessionId, 'and now?')).stopReason).toBe('end_turn');
+    const u = p.updates(sessionId).slice(before);
+    expect(ofKind(u, 'compaction_update').map((x) => x.status)).toEqual(['in_progress', 'completed']);
+    expect(ofKind(u, 'compaction_summary_chunk')[0]?.content).toMatchObject({ type: 'text', text: expect.stringContaining('The user shared a long note.') as string });
+    expect(p.text(sessionId)).toContain('done');
+    expectSchemaValid(p);
+  });
+
   it('a client without the compaction capability gets no compaction updates (ACP: only when advertised)', async () => {
     const { root, start } = setup();
     const p = start();
