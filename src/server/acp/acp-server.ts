@@ -42,7 +42,6 @@ import {
   type SessionUpdate,
 } from '@agentclientprotocol/sdk';
 import type { ChatEvent, ChatEvents, ToolCallEvent } from '../../core/events.js';
-import type { OpenedChat } from '../../core/chats.js';
 import { randomUUID as newId } from 'node:crypto';
 import { noModelMessage } from '../../core/no-model.js';
 import type { Workspace, FrontEnd } from '../../runtime/workspace.js';
@@ -51,7 +50,7 @@ import type { ChatMcpServer } from '../../shapes/chat-servers.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { AcpTranslator, toolCallFields, toolCallIdOf } from './updates.js';
 import { promptParts } from './prompt-content.js';
-import { applyOption, configOptions, modeState, type SessionChoice } from './session-options.js';
+import { applyOption, choiceOf, configOptions, modeState, type SessionChoice } from './session-options.js';
 import { availableCommands } from './commands.js';
 import { disposeWithin } from '../dispose-within.js';
 import { runTerminal, sdkTerminalClient } from './terminal.js';
@@ -228,11 +227,6 @@ export class AcpServer {
     await ws.modelsReady;
     const prior = this.sessions.get(params.sessionId);
     if (prior?.running) throw RequestError.invalidRequest({ sessionId: params.sessionId }, 'this session has a prompt running: cancel it before loading it again');
-    if (prior && !ws.chats.hasChat(prior.id)) {
-      // A session this agent gave and not yet prompted (its chat is stored from the first prompt on): nothing to replay, and it stays.
-      this.sessionServers(prior, params.mcpServers);
-      return { modes: modeState(prior.choice.agent), configOptions: this.options(prior) };
-    }
     const s = this.addSession(params.sessionId, ws, params.cwd, { agent: 'code', variant: null });
     // The servers the session had are the reload's to keep or stop.
     if (prior?.hadServers) s.hadServers = true;
@@ -619,11 +613,6 @@ export class AcpServer {
       this.opts.onExit(code);
     });
   }
-}
-
-/** What a stored chat's next prompt uses, as the session's choice. */
-function choiceOf(opened: OpenedChat): SessionChoice {
-  return { agent: opened.agent, ...(opened.model ? { model: opened.model } : {}), variant: opened.variant };
 }
 
 function isDirectory(path: string): boolean {
