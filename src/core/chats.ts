@@ -188,21 +188,18 @@ export class ChatService {
     }
     let chat = existing;
     if (!chat) {
-      const rec = {
-        id: params.chatId ?? newId(),
-        model: entry?.id,
-        agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent,
-        folder: params.folder ?? this.deps.roots()[0],
-        ...(params.additionalFolders?.length ? { additionalFolders: params.additionalFolders } : {}),
-      };
-      const seed = params.seed;
-      const stored = seed ? createSeededChat(this.deps.store, rec, seed) : (this.deps.store.createChat(rec), []);
-      chat = new LiveChat(rec.id, stored, { agent: rec.agent, ...(seed ? { title: seed.title, kind: seed.kind } : {}) });
-      this.live.set(chat.id, chat);
+      chat = this.newChat(
+        params.chatId ?? newId(),
+        {
+          agent: agent ?? this.selectedAgent ?? this.deps.config().chat.defaultAgent,
+          model: entry?.id,
+          folder: params.folder,
+          ...(params.additionalFolders?.length ? { additionalFolders: params.additionalFolders } : {}),
+          ...(params.seed ? { seed: params.seed } : {}),
+        },
+        params.trust === undefined,
+      );
       if (params.chatId) this.deps.events.opened(chat.id, chat.title);
-      this.deps.lifecycle?.created(chat.id);
-      // A new chat the front end gave no trust for takes the configured default (as ECA does).
-      if (params.trust === undefined && this.deps.config().chat.defaultTrust) this.setTrust(chat, true);
     }
     // Applies at once, to the calls of a turn already running too.
     if (params.trust !== undefined) this.setTrust(chat, params.trust);
@@ -311,6 +308,60 @@ export class ChatService {
         settle({ stopReason: 'error', error: `Internal error: ${errorMessage(e)}` });
       });
     return { chatId: chat.id, model: entry?.id ?? '', status: 'started', done };
+  }
+
+  /** A new chat, stored at once (empty until its first prompt). `defaultTrust`: the front end gave no trust for it, so the configured default applies (as ECA does). */
+  private newChat(id: string, init: { agent: Agent; model?: string; variant?: string; folder?: string; additionalFolders?: string[]; seed?: NewChatSeed }, defaultTrust: boolean): LiveChat {
+    const { seed } = init;
+    const rec = {
+      id,
+      model: init.model,
+      agent: init.agent,
+      folder: init.folder ?? this.deps.roots()[0],
+      ...(init.additionalFolders?.length ? { additionalFolders: init.additionalFolders } : {}),
+    };
+    // An inline chat may start with a copy of another chat's history (./inline-chat.ts).
+    const stored = seed ? createSeededChat(this.deps.store, rec, seed) : (this.deps.store.createChat(rec), []);
+    const chat = new LiveChat(id, stored, {
+      agent: init.agent,
+      ...(init.model ? { model: init.model } : {}),
+      ...(init.variant ? { variant: init.variant } : {}),
+      ...(seed ? { title: seed.title, kind: seed.kind } : {}),
+    });
+    this.live.set(chat.id, chat);
+    if (init.variant) this.deps.store.updateChat(chat.id, { variant: init.variant });
+    this.deps.lifecycle?.created(chat.id);
+    if (defaultTrust && this.deps.config().chat.defaultTrust) this.setTrust(chat, true);
+    return chat;
+  }
+
+  /**
+   * A chat made before its first prompt (ACP `session/new`): stored empty with its folder and the
+   * choices made for it, so it is listed, and opened or resumed after a restart, as a prompted one
+   * is. An id already taken is left as it is.
+   */
+  create(id: string, init: { agent: Agent; model?: string; variant?: string; folder?: string }): void {
+    if (this.disposed || this.load(id)) return;
+    this.newChat(id, init, true);
+  }
+
+  /**
+   * A stored chat made live again without replaying it (ACP `session/resume`: the client keeps
+   * its view): what `open` answers, and undefined as `open` is (unknown, or a subagent's).
+   */
+  resume(chatId: string): OpenedChat | undefined {
+    const chat = this.load(chatId);
+    if (!chat || chat.parentId !== undefined) return undefined;
+    const entry = chat.model ? this.deps.models().find((m) => m.id === chat.model) : undefined;
+    return {
+      id: chat.id,
+      agent: chat.agent,
+      trust: chat.trust,
+      variants: variantNames(entry),
+      variant: validVariant(entry, chat.variant),
+      ...(chat.title ? { title: chat.title } : {}),
+      ...(entry ? { model: entry.id } : {}),
+    };
   }
 
   /**

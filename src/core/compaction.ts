@@ -5,6 +5,7 @@
  * (messages.ts `sentMessages` decides what the model reads). `/compact` and auto-compaction
  * (context-window.ts) both come here, through `compactChat`.
  */
+import { randomUUID } from 'node:crypto';
 import type { LlmMessage, LlmToolSpec, ModelEntry } from '../shapes/llm.js';
 import { LlmError } from '../shapes/llm.js';
 import type { LiveChat } from './chat.js';
@@ -104,13 +105,24 @@ export async function compactChat(chat: LiveChat, deps: ChatDeps, opts: CompactO
     const cost = chargeUsage(chat, entry, u, deps);
     charged = { usage: u, ...(cost !== undefined ? { cost } : {}) };
   };
+  // Façades that show a compaction as it runs (ACP `compaction_update`) follow it by this id.
+  const progress = compactionProgress(chat.id, deps, opts.trigger);
   try {
     summary = await summarize(chat.id, entry, history, opts, deps, charge);
   } catch (e) {
-    if (opts.signal.aborted) throw e;
-    return { ok: false, reason: `Compacting failed: ${errorMessage(e)}` };
+    if (opts.signal.aborted) {
+      progress('cancelled');
+      throw e;
+    }
+    const reason = `Compacting failed: ${errorMessage(e)}`;
+    progress('failed', { error: reason });
+    return { ok: false, reason };
   }
-  if (!summary) return { ok: false, reason: 'The model returned an empty summary; the chat was left as it was.' };
+  if (!summary) {
+    const reason = 'The model returned an empty summary; the chat was left as it was.';
+    progress('failed', { error: reason });
+    return { ok: false, reason };
+  }
   // Summarised mid-turn with nothing kept: the request in progress must survive in the summary.
   const request = kept === 0 && opts.trigger === 'auto' ? lastUserText(older) : undefined;
   const text = request ? `${summary}\n\nThe user's latest request, still in progress:\n${request}` : summary;
@@ -125,6 +137,7 @@ export async function compactChat(chat: LiveChat, deps: ChatDeps, opts: CompactO
     msg.text += after.append;
     deps.store.replaceMessage(chat.id, seq, msg);
   }
+  progress('completed', { summary: msg.text });
   // ECA shared.clj `compact-side-effect!`: the chat's usage starts afresh, and the editor is told
   // (its context bar empties instead of showing the window as full until the next request).
   deps.events.event(chat.id, {
@@ -136,6 +149,13 @@ export async function compactChat(chat: LiveChat, deps: ChatDeps, opts: CompactO
     ...(entry.limit ? { limit: entry.limit } : {}),
   });
   return { ok: true, summary: msg.text, kept, ...(after.stop ? { stop: after.stop } : {}) };
+}
+
+/** Emits `started` at once; the function returned tells how the compaction ended. */
+function compactionProgress(chatId: string, deps: ChatDeps, trigger: CompactTrigger) {
+  const id = randomUUID();
+  deps.events.event(chatId, { type: 'compaction', id, status: 'started', trigger });
+  return (status: 'completed' | 'failed' | 'cancelled', more: { summary?: string; error?: string } = {}) => deps.events.event(chatId, { type: 'compaction', id, status, trigger, ...more });
 }
 
 /** What the summary must keep: ECA's compact prompt asks for the same points. */

@@ -58,8 +58,11 @@ const otherEventSchema = z.discriminatedUnion('type', [
    * prompt's images are the front end's own). Tool-result images ride on the tool call's outputs.
    */
   z.object({ type: z.literal('userImage'), mediaType: z.string(), base64: z.string() }),
-  /** A piece of the assistant's answer. */
-  z.object({ type: z.literal('assistantText'), text: z.string() }),
+  /**
+   * A piece of the assistant's answer. `id` names the text part it belongs to (stored with it, so a
+   * replay names it alike; parts stored before text had ids have none).
+   */
+  z.object({ type: z.literal('assistantText'), text: z.string(), id: z.string().optional() }),
   z.object({ type: z.literal('reasoningStarted'), id: z.string() }),
   z.object({ type: z.literal('reasoningDelta'), id: z.string(), text: z.string() }),
   z.object({ type: z.literal('reasoningFinished'), id: z.string(), totalTimeMs: z.number() }),
@@ -112,6 +115,19 @@ const otherEventSchema = z.discriminatedUnion('type', [
     output: z.string().optional(),
     error: z.string().optional(),
     toolCallId: z.string().optional(),
+  }),
+  /**
+   * The chat is being compacted (`/compact` or auto-compaction, core/compaction.ts): `started`
+   * once the summary is asked for, then how it ended; `summary` is what the model reads from then
+   * on. `id` pairs the events of one compaction.
+   */
+  z.object({
+    type: z.literal('compaction'),
+    id: z.string(),
+    status: z.enum(['started', 'completed', 'failed', 'cancelled']),
+    trigger: z.enum(['manual', 'auto']),
+    summary: z.string().optional(),
+    error: z.string().optional(),
   }),
   /** The turn is over and the chat is idle again (no separate `status: idle` precedes it). */
   z.object({ type: z.literal('turnEnded'), ...turnOutcomeSchema.shape }),

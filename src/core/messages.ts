@@ -123,7 +123,7 @@ export function replayEvents(stored: StoredMessage[], reasonSeqStart = 0): ChatE
         break;
       case 'assistant':
         for (const p of m.parts) {
-          if (p.type === 'text') out.push({ type: 'assistantText', text: p.text });
+          if (p.type === 'text') out.push({ type: 'assistantText', text: p.text, ...(p.id ? { id: p.id } : {}) });
           else if (p.type === 'reasoning') {
             // Its stored id when it has one; else (stored before ids were) the n-th replay id.
             const n = reasonSeq++;

@@ -192,10 +192,11 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     const handle = (ev: LlmEvent) => {
       switch (ev.type) {
         case 'text': {
-          const p = lastText();
+          let p = lastText();
           if (p) p.text += ev.text;
-          else parts.push({ type: 'text', text: ev.text });
-          emit({ type: 'assistantText', text: ev.text });
+          // Its id names it for the front end live and on replay (ACP `messageId`).
+          else parts.push((p = { type: 'text', text: ev.text, id: randomUUID() }));
+          emit({ type: 'assistantText', text: ev.text, ...(p.id ? { id: p.id } : {}) });
           break;
         }
         case 'reasoningStart': {

@@ -131,6 +131,9 @@ export function toEcaNotifications(chatId: string, e: ChatEvent, parentChatId?: 
         // fields); `patchbay chat` reads it instead of matching texts.
         content('system', { type: 'progress', state: 'finished', text: '', stopReason: e.stopReason }),
       ];
+    case 'compaction':
+      // ECA says a compaction with the command's or the turn's own text (its compact marker on replay).
+      return [];
     case 'toolCall':
       // ECA has no state for a tool that outlives its stop: said as progress until the turn ends.
       if (e.state === 'stopping') return [content('system', { type: 'progress', state: 'running', text: `Stopping ${e.name}: it has not returned yet` })];

@@ -19,7 +19,8 @@ export type CacheRetention = 'none' | 'short' | 'long';
  * (core/stored-message.ts) and read back through it.
  */
 export const assistantPartSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), text: z.string() }),
+  /** Text. `id` is the id the front end was given for it (ACP's `messageId`); parts stored before it existed have none. */
+  z.object({ type: z.literal('text'), text: z.string(), id: z.string().optional() }),
   /**
    * Reasoning. `signature` is Anthropic's thinking signature (must be replayed verbatim
    * next turn); `redacted` is Anthropic's redacted_thinking data; `encrypted` / `itemId`

@@ -8,20 +8,23 @@
  * refusing it under --deny-all), and src/types.ts `EXIT_CODES` (0 ok, 5 some permission denied and
  * none approved); on the agent side ACP v1's prompt-turn.mdx and tool-calls.mdx (a tool call's
  * `content[]` carries `{type:'diff', path, oldText, newText}`; the prompt resolves with a
- * `stopReason`). Build first (`npm run build`); Node 22 and acpx come from
+ * `stopReason`; a persistent session reconnects with `session/resume` when the agent offers it,
+ * src `resumeSessionRecordWithClient`). Build first (`npm run build`); Node 22 and acpx come from
  * `node scripts/ensure-node22.mjs` (npm test runs it).
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
-import { ACPX_EXIT, assertAcpxInstalled, processesWithHome, runAcpx, type AcpxLine, type AcpxRun } from './acpx.js';
+import { ACPX_EXIT, assertAcpxInstalled, processesWithHome, runAcpx, runAcpxCommand, type AcpxLine, type AcpxRun } from './acpx.js';
+import { AcpProc, useAcpProcs } from './acp-harness.js';
 import { fakeProviderConfig, tempDir, useTempDirs, workspace } from './harness.js';
 
 assertAcpxInstalled();
 
 const scratch = useTempDirs();
 const llm = useFakeLlm();
+const track = useAcpProcs();
 
 const BEFORE = 'const a = 1;\nconst b = 2;\n';
 const AFTER = 'const a = 1;\nconst b = 3;\n';
@@ -177,4 +180,38 @@ describe('patchbay acp under acpx --cwd <home folder>', () => {
     expect(llm().requests).toEqual([]);
     expect(await nothingLeft(home)).toEqual([]);
   });
+});
+
+describe('patchbay acp under acpx persistent sessions', () => {
+  it('acpx picks session/resume to reconnect (agentCapabilities.sessionCapabilities.resume): no replay, and its prompt continues the chat', async () => {
+    const root = scratch(workspace({ 'a.txt': 'a\n' }));
+    const home = scratch(tempDir('pb-acpx-home-'));
+    // The chat made outside acpx (as another editor would), then adopted with `sessions new --resume-session`.
+    const first = track(new AcpProc({ home, config: config() }));
+    await first.initialize();
+    const sessionId = await first.newSession(root);
+    llm().script([{ text: 'zebra noted' }]);
+    expect((await first.prompt(sessionId, 'remember the word zebra')).stopReason).toBe('end_turn');
+    await first.stop();
+
+    const opts = { cwd: root, home, config: config(), permissions: 'approve-all' as const };
+    const adopted = await runAcpxCommand(['sessions', 'new', '--resume-session', sessionId], opts);
+    expect(adopted.code, adopted.stderr).toBe(ACPX_EXIT.ok);
+    llm().script([{ text: 'you said zebra' }]);
+    const run = await runAcpxCommand(['prompt', 'which word did I say?'], opts);
+    const why = `rc ${run.code}\nstderr:\n${run.stderr.slice(-3000)}\nstdout:\n${run.stdout.slice(-6000)}`;
+    // acpx's reconnect (queue-owner runtime `resumeSessionRecordWithClient`) prefers session/resume when offered.
+    const resumed = requestAndAnswer(run.lines, 'session/resume');
+    expect(resumed, why).toBeDefined();
+    expect(resumed!.request.params).toMatchObject({ sessionId, cwd: root });
+    expect(resumed!.answer?.result?.modes?.currentModeId, why).toBe('code');
+    expect(run.lines.some((l) => l.method === 'session/load')).toBe(false);
+    // Nothing of the earlier turn is sent again; the model still reads it.
+    expect(updates(run.lines).filter((u) => u.sessionUpdate === 'user_message_chunk' || (u.sessionUpdate === 'agent_message_chunk' && u.content.text === 'zebra noted'))).toEqual([]);
+    expect(stopReason(run.lines), why).toBe('end_turn');
+    expect(JSON.stringify(llm().requests.at(-1)?.body.messages)).toContain('remember the word zebra');
+    const closed = await runAcpxCommand(['sessions', 'close'], opts);
+    expect(closed.code, closed.stderr).toBe(ACPX_EXIT.ok);
+    expect(await nothingLeft(home)).toEqual([]);
+  }, 90_000);
 });

@@ -53,10 +53,15 @@ export interface AcpxRun {
 
 /** `acpx --<permissions> --format json --json-strict --cwd <cwd> --agent "<node20> <bin/patchbay> acp" exec <prompt>`. */
 export function runAcpx(prompt: string, opts: AcpxOptions): Promise<AcpxRun> {
+  return runAcpxCommand(['exec', prompt], opts);
+}
+
+/** The same with another acpx command after the options (`['sessions', 'new']`, `['prompt', text]`): its persistent sessions live under the temp HOME's ~/.acpx. */
+export function runAcpxCommand(command: string[], opts: AcpxOptions): Promise<AcpxRun> {
   assertAcpxInstalled();
   // acpx shell-splits --agent; the paths here hold no spaces or quotes (temp dirs and the repo).
   const agent = `${process.execPath} ${BIN} acp`;
-  const args = [ACPX, `--${opts.permissions}`, '--format', 'json', '--json-strict', '--cwd', opts.cwd, '--agent', agent, 'exec', prompt];
+  const args = [ACPX, `--${opts.permissions}`, '--format', 'json', '--json-strict', '--cwd', opts.cwd, '--agent', agent, ...command];
   // Its own process group, so a deadline kills acpx and the agent it started together.
   const child = spawn(NODE22, args, {
     cwd: opts.cwd,

@@ -10,8 +10,8 @@
  *
  * Sessions: one workspace per process, made for the first session's folders (see `workspace`),
  * whose folders then follow the open sessions' (session-roots.ts); a session is a chat id with
- * the agent/model/variant the client chose. A session exists in the
- * store from its first prompt on (as an ECA chat does).
+ * the agent/model/variant the client chose. A session is stored from `session/new` on (empty
+ * until its first prompt), so it can be loaded or resumed after a restart.
  */
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -37,6 +37,8 @@ import {
   type NewSessionResponse,
   type PromptRequest,
   type PromptResponse,
+  type ResumeSessionRequest,
+  type ResumeSessionResponse,
   type RequestPermissionRequest,
   type SessionUpdate,
 } from '@agentclientprotocol/sdk';
@@ -49,11 +51,12 @@ import type { ChatMcpServer } from '../../shapes/chat-servers.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { AcpTranslator, toolCallFields, toolCallIdOf } from './updates.js';
 import { promptParts } from './prompt-content.js';
-import { applyOption, configOptions, modeState, type SessionChoice } from './session-options.js';
+import { applyOption, choiceOf, configOptions, modeState, type SessionChoice } from './session-options.js';
 import { availableCommands } from './commands.js';
 import { disposeWithin } from '../dispose-within.js';
 import { runTerminal, sdkTerminalClient } from './terminal.js';
 import { acpAsk } from './ask.js';
+import { logoutAll } from './logout.js';
 import { patchbayVersion } from '../../util/version.js';
 import { sessionRoots, workspaceFolders, SessionRootsLedger, type SessionRootParams, type SessionRootSet } from './session-roots.js';
 import { cappedLines } from './line-cap.js';
@@ -154,6 +157,9 @@ export class AcpServer {
       .onRequest(methods.agent.session.load, ({ params }) => this.loadSession(params))
       .onRequest(methods.agent.session.list, ({ params }) => this.listSessions(params))
       .onRequest(methods.agent.session.close, ({ params }) => this.closeSession(params.sessionId))
+      .onRequest(methods.agent.session.resume, ({ params }) => this.resumeSession(params))
+      .onRequest(methods.agent.session.delete, ({ params }) => this.deleteSession(params.sessionId))
+      .onRequest(methods.agent.logout, async () => (await logoutAll(await this.storeWorkspace()), {}))
       .onRequest(methods.agent.session.prompt, ({ params, signal }) => this.prompt(params, signal))
       .onRequest(methods.agent.session.setMode, ({ params }) => (this.choose(params.sessionId, 'mode', params.modeId), {}))
       .onRequest(methods.agent.session.setConfigOption, ({ params }) => ({ configOptions: this.choose(params.sessionId, params.configId, params.value) }))
@@ -188,7 +194,8 @@ export class AcpServer {
         loadSession: true,
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
         mcpCapabilities: { http: true, sse: true },
-        sessionCapabilities: { list: {}, close: {}, additionalDirectories: {} },
+        sessionCapabilities: { list: {}, close: {}, resume: {}, delete: {}, additionalDirectories: {} },
+        auth: { logout: {} },
       },
       authMethods: authMethods(this.caps),
       agentInfo: { name: 'patchbay', title: 'patchbay', version: patchbayVersion() },
@@ -221,6 +228,8 @@ export class AcpServer {
     this.roots.set(s.id, roots);
     await this.followRoots(ws);
     await ws.modelsReady;
+    // Stored now, so it can be loaded or resumed after a restart before its first prompt.
+    ws.chats.create(s.id, { agent: s.choice.agent, folder: roots.cwd, ...(roots.additional.length ? { additionalFolders: roots.additional } : {}) });
     this.sessionServers(s, params.mcpServers);
     setImmediate(() => this.sendCommands(s));
     return { sessionId: s.id, modes: modeState(s.choice.agent), configOptions: this.options(s) };
@@ -232,14 +241,6 @@ export class AcpServer {
     await ws.modelsReady;
     const prior = this.sessions.get(params.sessionId);
     if (prior?.running) throw RequestError.invalidRequest({ sessionId: params.sessionId }, 'this session has a prompt running: cancel it before loading it again');
-    if (prior && !ws.chats.hasChat(prior.id)) {
-      // A session this agent gave and not yet prompted (its chat is stored from the first prompt on): nothing to replay, and it stays.
-      Object.assign(prior, { cwd: roots.cwd, additional: roots.additional });
-      this.roots.set(prior.id, roots);
-      await this.followRoots(ws);
-      this.sessionServers(prior, params.mcpServers);
-      return { modes: modeState(prior.choice.agent), configOptions: this.options(prior) };
-    }
     const s = this.addSession(params.sessionId, ws, roots, { agent: 'code', variant: null });
     // The servers the session had are the reload's to keep or stop.
     if (prior?.hadServers) s.hadServers = true;
@@ -261,7 +262,7 @@ export class AcpServer {
     this.roots.set(s.id, roots);
     ws.chats.recordFolders(s.id, { folder: roots.cwd, ...(roots.additional.length ? { additionalFolders: roots.additional } : {}) });
     await this.followRoots(ws);
-    s.choice = { agent: opened.agent, ...(opened.model ? { model: opened.model } : {}), variant: opened.variant };
+    s.choice = choiceOf(opened);
     this.sessionServers(s, params.mcpServers);
     setImmediate(() => this.sendCommands(s));
     // ACP: the answer comes once the whole conversation has been streamed.
@@ -310,6 +311,38 @@ export class AcpServer {
     // Its folders leave the workspace unless another open session uses them.
     this.roots.delete(s.id);
     await this.followRoots(s.ws);
+    return {};
+  }
+
+  /** `session/resume`: the stored chat made live again without its replay (unlike `session/load`); the next prompt continues it. */
+  private async resumeSession(params: ResumeSessionRequest): Promise<ResumeSessionResponse> {
+    const roots = this.sessionRoots(params);
+    const ws = await this.workspace(roots);
+    await ws.modelsReady;
+    const prior = this.sessions.get(params.sessionId);
+    const opened = ws.chats.resume(params.sessionId);
+    if (!opened) throw RequestError.sessionNotFound(params.sessionId);
+    // A session live here already keeps what its client was told (its tool calls); resumed after a restart, it starts afresh.
+    const s = prior ?? this.addSession(params.sessionId, ws, roots, { agent: 'code', variant: null });
+    Object.assign(s, { cwd: roots.cwd, additional: roots.additional });
+    // Its folders are inside from now on, as a load's are.
+    this.roots.set(s.id, roots);
+    ws.chats.recordFolders(s.id, { folder: roots.cwd, ...(roots.additional.length ? { additionalFolders: roots.additional } : {}) });
+    await this.followRoots(ws);
+    if (!s.running) s.choice = choiceOf(opened);
+    this.sessionServers(s, params.mcpServers ?? []);
+    setImmediate(() => this.sendCommands(s));
+    return { modes: modeState(s.choice.agent), configOptions: this.options(s) };
+  }
+
+  /** `session/delete`: its turn stopped, its chat and its subagents' removed from the store (`session/list` no longer has it), its own MCP servers stopped. */
+  private async deleteSession(sessionId: string): Promise<Record<string, never>> {
+    const ws = this.sessions.get(sessionId)?.ws ?? (await this.storeWorkspace());
+    // A subagent's chat is not a session (it is listed and loaded only inside its parent's).
+    if (!ws.chats.resume(sessionId)) throw RequestError.sessionNotFound(sessionId);
+    if (this.sessions.has(sessionId)) this.cancel(sessionId);
+    // core's `deleted` event forgets the session here.
+    ws.chats.delete(sessionId);
     return {};
   }
 
@@ -459,7 +492,8 @@ export class AcpServer {
     if (!route) return;
     const { s, child } = route;
     if (!child && e.type === 'status' && e.status === 'running' && s.cancelPending) s.ws.chats.stop(s.id);
-    for (const u of s.translator.translate(e, { replay: s.replaying, ownMessages: s.own }, child ? chatId : undefined)) this.send(s, u);
+    const compaction = this.caps.session?.compaction != null;
+    for (const u of s.translator.translate(e, { replay: s.replaying, ownMessages: s.own, compaction }, child ? chatId : undefined)) this.send(s, u);
     if (e.type === 'toolCall' && e.state === 'announced' && e.needsApproval && !s.replaying) void this.askPermission(s, chatId, e, child);
   }
 

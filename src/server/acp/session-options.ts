@@ -6,6 +6,7 @@
  */
 import { RequestError, type SessionConfigOption, type SessionModeState } from '@agentclientprotocol/sdk';
 import type { Agent } from '../../shapes/agent.js';
+import type { OpenedChat } from '../../core/chats.js';
 import type { ModelEntry } from '../../shapes/llm.js';
 import { validVariant, variantNames } from '../../shapes/variants.js';
 
@@ -24,6 +25,11 @@ const MODES: Array<{ id: Agent; name: string; description: string }> = [
   { id: 'code', name: 'Code', description: 'Reads, edits and runs: the full agent.' },
   { id: 'plan', name: 'Plan', description: 'Reads and plans; makes no changes.' },
 ];
+
+/** A stored chat's agent, model and variant (what `open`/`resume` answer) as the session's choice. */
+export function choiceOf(opened: Pick<OpenedChat, 'agent' | 'model' | 'variant'>): SessionChoice {
+  return { agent: opened.agent, ...(opened.model ? { model: opened.model } : {}), variant: opened.variant };
+}
 
 export function modeState(agent: Agent): SessionModeState {
   return { currentModeId: agent, availableModes: MODES };

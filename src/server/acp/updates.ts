@@ -7,6 +7,7 @@ import type { Plan, SessionUpdate, ToolCallContent, ToolCallLocation, ToolCallSt
 import type { ChatEvent, ToolCallEvent } from '../../core/events.js';
 import type { TaskDetails, ToolOutput } from '../../shapes/tool.js';
 import { diffContents } from './diff-text.js';
+import { randomUUID as newId } from 'node:crypto';
 
 /** What a tool does, for the client's icon and follow-along (ACP `ToolKind`). Unknown tools are `other`. */
 const KINDS: Record<string, ToolKind> = {
@@ -27,6 +28,8 @@ export interface TranslateOptions {
   replay: boolean;
   /** Ids of user messages the client sent itself (not echoed back live). */
   ownMessages?: ReadonlySet<string>;
+  /** The client shows compactions (`clientCapabilities.session.compaction`): ACP sends them only then. */
+  compaction?: boolean;
 }
 
 export class AcpTranslator {
@@ -34,6 +37,12 @@ export class AcpTranslator {
   private readonly known = new Set<string>();
   /** Calls running in a client terminal: the terminal stays in the call's content once it is done (ACP keeps its output visible). */
   private readonly terminals = new Map<string, string>();
+  /**
+   * ACP `messageId` for chunks whose event names no message (text stored before text had ids, a
+   * user's image): the last one seen, so chunks of one message share it; a new message resets it.
+   */
+  private textId: string | undefined;
+  private userId: string | undefined;
 
   /** A call started running in the client's terminal `terminalId`. */
   terminal(toolCallId: string, terminalId: string): SessionUpdate {
@@ -48,23 +57,27 @@ export class AcpTranslator {
    */
   translate(e: ChatEvent, opts: TranslateOptions, childChatId?: string): SessionUpdate[] {
     if (childChatId !== undefined) return e.type === 'toolCall' ? this.toolCall(e, toolCallIdOf(e.id, childChatId)) : [];
+    // Any other event ends a run of id-less text: the text after it is another message.
+    if (e.type !== 'assistantText') this.textId = undefined;
     switch (e.type) {
       case 'userMessage':
-        return opts.replay || !(e.id !== undefined && opts.ownMessages?.has(e.id))
-          ? [{ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: e.text }, ...(e.id ? { messageId: e.id } : {}) }]
-          : [];
+        // Every chunk names its message (ACP ContentChunk `messageId`): the user message's own id, the text part's, the reasoning's.
+        this.userId = e.id ?? newId();
+        return opts.replay || !(e.id !== undefined && opts.ownMessages?.has(e.id)) ? [{ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: e.text }, messageId: this.userId }] : [];
       case 'userImage':
-        return [{ sessionUpdate: 'user_message_chunk', content: { type: 'image', mimeType: e.mediaType, data: e.base64 } }];
+        return [{ sessionUpdate: 'user_message_chunk', content: { type: 'image', mimeType: e.mediaType, data: e.base64 }, ...(this.userId ? { messageId: this.userId } : {}) }];
       case 'assistantText':
-        return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: e.text } }];
+        return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: e.text }, messageId: e.id ?? (this.textId ??= newId()) }];
       case 'reasoningDelta':
-        return [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: e.text } }];
+        return [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: e.text }, messageId: e.id }];
       case 'notice':
         // A command's output, a skipped context, a problem with a rule file: text for the user, in the answer's flow.
-        return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${e.text}\n\n` } }];
+        return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${e.text}\n\n` }, messageId: newId() }];
       case 'error':
         // Live, the error is the `session/prompt` answer; a replay has no answer to carry it.
-        return opts.replay ? [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `Error: ${e.text}\n\n` } }] : [];
+        return opts.replay ? [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `Error: ${e.text}\n\n` }, messageId: newId() }] : [];
+      case 'compaction':
+        return opts.compaction ? compactionUpdates(e) : [];
       case 'usage':
         // ACP's `size` is required: without the model's window there is nothing to show it against.
         return e.limit ? [{ sessionUpdate: 'usage_update', used: e.contextTokens, size: e.limit.context, ...(e.chatCost !== undefined ? { cost: { amount: e.chatCost, currency: 'USD' } } : {}) }] : [];
@@ -108,6 +121,27 @@ export class AcpTranslator {
         break;
     }
     return out;
+  }
+}
+
+/**
+ * A compaction as ACP shows it (schema v1 `CompactionUpdate`, `CompactionSummaryChunk`): in
+ * progress once started; on success the summary as one chunk, then completed; else how it ended.
+ */
+function compactionUpdates(e: Extract<ChatEvent, { type: 'compaction' }>): SessionUpdate[] {
+  const compactionId = e.id;
+  switch (e.status) {
+    case 'started':
+      return [{ sessionUpdate: 'compaction_update', compactionId, status: 'in_progress' }];
+    case 'completed':
+      return [
+        ...(e.summary ? [{ sessionUpdate: 'compaction_summary_chunk' as const, compactionId, content: { type: 'text' as const, text: e.summary } }] : []),
+        { sessionUpdate: 'compaction_update', compactionId, status: 'completed' },
+      ];
+    case 'failed':
+      return [{ sessionUpdate: 'compaction_update', compactionId, status: 'failed', ...(e.error ? { error: e.error } : {}) }];
+    case 'cancelled':
+      return [{ sessionUpdate: 'compaction_update', compactionId, status: 'cancelled' }];
   }
 }
 
