@@ -371,7 +371,7 @@ export class ToolCall {
 
   private stored() {
     const base = this.base();
-    return { role: 'tool' as const, toolCallId: this.id, name: base.name, server: base.server, origin: base.origin, args: this.args };
+    return { role: 'tool' as const, toolCallId: this.id, name: base.name, server: base.server, origin: base.origin, args: this.args, ...(base.summary !== undefined ? { summary: base.summary } : {}) };
   }
 
   private calledMessage(): StoredMessage {
