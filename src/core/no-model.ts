@@ -9,7 +9,7 @@ export function noModelMessage(heldModels: readonly string[] = []): string {
     return [
       'No model can be used yet: the provider this workspace sets up is held back until you trust its folder.',
       ...heldModels,
-      'Trust the folder with /trust (in this chat) or `patchbay trust <folder>`, then send the prompt again.',
+      'Once it is trusted, send the prompt again.',
     ].join('\n');
   }
   return [
