@@ -6,11 +6,7 @@
  */
 export function noModelMessage(heldModels: readonly string[] = []): string {
   if (heldModels.length) {
-    return [
-      'No model can be used yet: the provider this workspace sets up is held back until you trust its folder.',
-      ...heldModels,
-      'Once it is trusted, send the prompt again.',
-    ].join('\n');
+    return ['No model can be used yet: the provider this workspace sets up is held back until you trust its folder.', ...heldModels, 'Once it is trusted, send the prompt again.'].join('\n');
   }
   return [
     'No LLM is configured. Set one of:',

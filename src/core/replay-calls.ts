@@ -61,4 +61,3 @@ export function answerOf(stored: readonly StoredMessage[], at: number, id: strin
   }
   return undefined;
 }
-

@@ -111,7 +111,10 @@ const WEBVIEW_TURN_1 = [
 
 /** The chat's contents sent since message `from`. */
 function since(p: EcaProc, from: number, chatId = 'c1'): Content[] {
-  return p.messages.slice(from).filter((m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId).map((m) => m.params);
+  return p.messages
+    .slice(from)
+    .filter((m) => m.method === ECA.chatContentReceived.method && m.params.chatId === chatId)
+    .map((m) => m.params);
 }
 
 /** Each stage's summary and details in a replay equal those the live turn sent for that stage. */

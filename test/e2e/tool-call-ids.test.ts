@@ -78,7 +78,12 @@ describe('tool-call ids are unique within a chat (ECA)', () => {
     const q = await boot(home, root);
     const from = q.messages.length;
     expect((await q.request(ECA.chatOpen, { chatId: 'c1' })).result.found).toBe(true);
-    const replayed = called(q.messages.slice(from).filter((m) => m.method === ECA.chatContentReceived.method).map((m) => m.params));
+    const replayed = called(
+      q.messages
+        .slice(from)
+        .filter((m) => m.method === ECA.chatContentReceived.method)
+        .map((m) => m.params),
+    );
     expect(replayed).toEqual(live);
   });
 

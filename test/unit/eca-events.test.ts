@@ -112,13 +112,17 @@ describe('ECA translation of core events', () => {
       'assistant:reasonText',
       'assistant:reasonFinished',
       'assistant:text',
+      // Every stage, as live: prepared, asked (the user said no), rejected (core/replay-calls.ts).
+      'assistant:toolCallPrepare',
+      'assistant:toolCallRun',
       'assistant:toolCallRejected',
       // ECA chat.clj `message->contents`: the compact marker, then the summary as a user message.
       'system:text',
       'user:text',
     ]);
     // A rejection stored without its reason replays as the user's.
-    expect(out[5].params).toMatchObject({ content: { reason: 'user' } });
+    expect(out[7].params).toMatchObject({ content: { reason: 'user' } });
+    expect(out[6].params).toMatchObject({ content: { manualApproval: true } });
   });
 
   // ECA chat/tool_calls.clj `:send-toolCalled`: text outputs stay, each image follows as ChatImageContent.
