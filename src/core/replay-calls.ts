@@ -33,8 +33,10 @@ export function preparedCall(m: ToolMessage): ToolCallEvent {
 }
 
 /**
- * The stages after preparing: a call that ran is announced, running, then done; a rejected one
- * is announced as asking when the user said no (they were asked), then rejected.
+ * The stages after preparing: a call that ran is announced, running, then done. A rejected one is
+ * announced when it was live: asking, when the user said no; a stopped one was announced too
+ * (tool-call.ts announces a call before it is stopped; whether it asked is not stored). A call
+ * the config, the agent or a hook refused was never announced.
  */
 export function finishedCall(m: ToolMessage): ToolCallEvent[] {
   const f = fields(m);
@@ -46,7 +48,8 @@ export function finishedCall(m: ToolMessage): ToolCallEvent[] {
     ];
   }
   const reason = m.reason ?? 'user';
-  return [...(reason === 'user' ? [{ ...f, state: 'announced' as const, needsApproval: true }] : []), { ...f, state: 'rejected', reason }];
+  const announced = reason === 'user' || reason === 'stopped' ? [{ ...f, state: 'announced' as const, needsApproval: reason === 'user' }] : [];
+  return [...announced, { ...f, state: 'rejected', reason }];
 }
 
 /**
