@@ -34,9 +34,10 @@ export function preparedCall(m: ToolMessage): ToolCallEvent {
 
 /**
  * The stages after preparing: a call that ran is announced, running, then done. A rejected one is
- * announced when it was live: asking, when the user said no; a stopped one was announced too
- * (tool-call.ts announces a call before it is stopped; whether it asked is not stored). A call
- * the config, the agent or a hook refused was never announced.
+ * announced when it was live (the user said no to it; a stopped one: tool-call.ts announces a call
+ * before it is stopped); a call the config, the agent or a hook refused never was. Announced
+ * without asking, as ECA's replay sends `toolCallRun` (no `manualApproval`): the question was
+ * answered long ago, and a client must not offer to approve it again.
  */
 export function finishedCall(m: ToolMessage): ToolCallEvent[] {
   const f = fields(m);
@@ -48,7 +49,7 @@ export function finishedCall(m: ToolMessage): ToolCallEvent[] {
     ];
   }
   const reason = m.reason ?? 'user';
-  const announced = reason === 'user' || reason === 'stopped' ? [{ ...f, state: 'announced' as const, needsApproval: reason === 'user' }] : [];
+  const announced = reason === 'user' || reason === 'stopped' ? [{ ...f, state: 'announced' as const, needsApproval: false }] : [];
   return [...announced, { ...f, state: 'rejected', reason }];
 }
 

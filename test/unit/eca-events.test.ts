@@ -112,7 +112,7 @@ describe('ECA translation of core events', () => {
       'assistant:reasonText',
       'assistant:reasonFinished',
       'assistant:text',
-      // Every stage, as live: prepared, asked (the user said no), rejected (core/replay-calls.ts).
+      // Every stage, as live: prepared, announced, rejected by the user (core/replay-calls.ts).
       'assistant:toolCallPrepare',
       'assistant:toolCallRun',
       'assistant:toolCallRejected',
@@ -122,7 +122,8 @@ describe('ECA translation of core events', () => {
     ]);
     // A rejection stored without its reason replays as the user's.
     expect(out[7].params).toMatchObject({ content: { reason: 'user' } });
-    expect(out[6].params).toMatchObject({ content: { manualApproval: true } });
+    // Announced without asking: the question was answered when it was live (ECA's replay sends no manualApproval).
+    expect(out[6].params).toMatchObject({ content: { manualApproval: false } });
   });
 
   // ECA chat/tool_calls.clj `:send-toolCalled`: text outputs stay, each image follows as ChatImageContent.
