@@ -32,6 +32,8 @@
  *   local         the tiny GGUF test model through patchbay's built-in local provider vs.
  *                 node-llama-cpp driven directly with the same prompt: cold and warm time to
  *                 the first token, tokens/s (bench/local.ts)
+ *   replay        `chat/open` of a stored 200-message chat with 50 tool calls (every stage of each
+ *                 call replayed) vs. a 200-message chat of text only, same server (bench/replay.ts)
  *   cache         a 40-turn chat through the real server against the fake Anthropic server: share
  *                 of input tokens read from the prompt cache, overall and after turn 2, vs. the same
  *                 chat with cacheRetention "none" (bench/cache.ts)
@@ -57,6 +59,7 @@ import { runRss } from './rss.js';
 import { JOBS_TARGET_MB, runJobsFlood } from './jobs.js';
 import { runStartup } from './startup.js';
 import { PROMPT_TARGET_MS, runPromptRules } from './prompt-rules.js';
+import { REPLAY_TARGET_MS, runReplay } from './replay.js';
 import { cleanupTemps, mb, ms, now, pct, procMemKb, rate, ratio, ROOT, Server, sleep, summarize, tempDir } from './util.js';
 
 interface Row {
@@ -686,7 +689,26 @@ async function rules(): Promise<void> {
   }
 }
 
-const ALL = ['relay', 'acp-relay', 'framing', 'startup', 'acp-startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'jobs', 'openctx', 'lsp', 'inline', 'rules', 'local', 'cache'];
+// ---------------------------------------------------------------- replay
+
+async function replay(): Promise<void> {
+  try {
+    log(`replay: chat/open of a 200-message chat with 50 tool calls…`);
+    const r = await runReplay(log);
+    row({
+      bench: `chat/open replay p50, 200 messages with ${r.calls} tool calls`,
+      figure: `${ms(r.withCalls.p50)} (p95 ${ms(r.withCalls.p95)}; ${r.contentsWithCalls} contents)`,
+      reference: `text only ${ms(r.textOnly.p50)} (p95 ${ms(r.textOnly.p95)}; ${r.contentsTextOnly} contents)`,
+      ratio: ratio(r.withCalls.p50 / r.textOnly.p50),
+      target: `≤ ${REPLAY_TARGET_MS} ms`,
+      pass: r.withCalls.p50 <= REPLAY_TARGET_MS,
+    });
+  } catch (e) {
+    failed('replay', e);
+  }
+}
+
+const ALL = ['relay', 'acp-relay', 'framing', 'startup', 'acp-startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'jobs', 'openctx', 'lsp', 'inline', 'rules', 'replay', 'local', 'cache'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2).map((a) => a.toLowerCase());
@@ -711,6 +733,7 @@ async function main(): Promise<void> {
   if (want('lsp')) await lsp();
   if (want('inline')) await inline();
   if (want('rules')) await rules();
+  if (want('replay')) await replay();
   if (want('local')) await local();
   if (want('cache')) await cache();
   table();

@@ -175,11 +175,12 @@ export class ChatService {
       // Say it in the chat too (not every editor shows $/showMessage) and end the "turn" so the
       // editor's spinner stops.
       const chatId = existing?.id ?? params.chatId ?? newId();
-      this.deps.events.showMessage('warning', noModelMessage());
-      const outcome: TurnOutcome = { stopReason: 'error', error: noModelMessage() };
+      const text = noModelMessage(this.deps.heldModels?.());
+      this.deps.events.showMessage('warning', text);
+      const outcome: TurnOutcome = { stopReason: 'error', error: text };
       const done = new Promise<TurnOutcome>((resolve) =>
         setImmediate(() => {
-          this.deps.events.event(chatId, { type: 'error', text: noModelMessage() });
+          this.deps.events.event(chatId, { type: 'error', text });
           this.deps.events.event(chatId, { type: 'turnEnded', ...outcome });
           resolve(outcome);
         }),
@@ -251,8 +252,8 @@ export class ChatService {
             user.attachContext(ran.contextText ?? '');
             outcome = await hookedTurn(chat, entry, { userText: ran.userText, contentId: cid, userStored: true }, deps, abort, user);
           } else {
-            deps.events.showMessage('warning', noModelMessage());
-            outcome = { stopReason: 'error', error: noModelMessage() };
+            deps.events.showMessage('warning', noModelMessage(deps.heldModels?.()));
+            outcome = { stopReason: 'error', error: noModelMessage(deps.heldModels?.()) };
           }
         } else if (entry) {
           // ECA's order (chat.clj `prompt`): the finished list is cleared, then the user message.

@@ -34,6 +34,8 @@ export interface ChatDeps {
   toolsReady?(chatId: string, signal: AbortSignal): Promise<void>;
   /** The system prompt's sections from every source (project instructions, rules, skills, MCP servers' instructions…). */
   promptSections(scope: PromptScope): PromptSection[];
+  /** The held-back messages of untrusted files whose provider settings would give a model (config/held-model.ts). */
+  heldModels?(): string[];
   /** Bad agent-runtime files (rules, skills, commands, agents, hooks): each is told to a chat once (runtime-board.ts). */
   problems?(): string[];
   /** Context peers add for a user message (e.g. OpenCtx auto-include providers); '' for none. */

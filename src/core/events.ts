@@ -33,6 +33,8 @@ const toolCallFields = {
   arguments: z.record(z.string(), z.unknown()).optional(),
   summary: z.string().optional(),
   details: toolDetailsSchema.optional(),
+  /** A stored call redrawn (a replay): façades show its stages but say nothing of what the chat is doing now. */
+  replayed: z.boolean().optional(),
 };
 
 /**

@@ -6,6 +6,7 @@ import type { LlmImage, LlmMessage } from '../shapes/llm.js';
 import type { ToolOutput } from '../shapes/tool.js';
 import { imageProblem, modelMediaType } from './context/images.js';
 import type { ChatEvent } from './events.js';
+import { answerOf, finishedCall, preparedCall } from './replay-calls.js';
 import type { StoredMessage } from './stored-message.js';
 
 export type { StoredMessage };
@@ -115,7 +116,10 @@ export function toolImages(outputs: ToolOutput[]): LlmImage[] {
 export function replayEvents(stored: StoredMessage[], reasonSeqStart = 0): ChatEvent[] {
   const out: ChatEvent[] = [];
   let reasonSeq = reasonSeqStart;
-  for (const m of stored) {
+  // Calls whose `preparing` was sent (at their assistant message): a page that starts at a
+  // call's result prepares it there, so the editor has a card to update.
+  const prepared = new Set<string>();
+  for (const [at, m] of stored.entries()) {
     switch (m.role) {
       case 'user':
         out.push({ type: 'userMessage', text: m.text, ...(m.contentId ? { id: m.contentId } : {}) });
@@ -131,14 +135,22 @@ export function replayEvents(stored: StoredMessage[], reasonSeqStart = 0): ChatE
             out.push({ type: 'reasoningStarted', id });
             if (p.text) out.push({ type: 'reasoningDelta', id, text: p.text });
             out.push({ type: 'reasoningFinished', id, totalTimeMs: 0 });
+          } else {
+            // Prepared where the model made it, as live; a call cut off before its result (never run) is not shown.
+            const answer = answerOf(stored, at, p.id);
+            if (answer && !prepared.has(p.id)) {
+              prepared.add(p.id);
+              out.push(preparedCall(answer));
+            }
           }
         }
         break;
-      case 'tool': {
-        const call = { type: 'toolCall' as const, origin: m.origin, id: m.toolCallId, name: m.name, server: m.server, arguments: m.args, ...(m.details ? { details: m.details } : {}) };
-        out.push(m.outcome === 'called' ? { ...call, state: 'done', error: m.error, outputs: m.outputs, totalTimeMs: m.totalTimeMs } : { ...call, state: 'rejected', reason: m.reason ?? 'user' });
+      case 'tool':
+        if (!prepared.has(m.toolCallId)) out.push(preparedCall(m));
+        // Done with: a later call that reused this id (stored before ids were made unique) is prepared anew.
+        prepared.delete(m.toolCallId);
+        out.push(...finishedCall(m));
         break;
-      }
       case 'system':
         if (m.kind === 'summary') {
           // ECA chat.clj `message->contents`: its compact_marker shows as this system text, and

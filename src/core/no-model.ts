@@ -1,5 +1,13 @@
-/** What a user is told when no model is configured (a prompt without one, a façade's login hint). */
-export function noModelMessage(): string {
+/**
+ * What a user is told when no model is configured (a prompt without one, a façade's login hint).
+ * `heldModels`: the held-back messages of the untrusted workspace files whose provider settings
+ * would give one (config/held-model.ts); then the text says that, and how to trust the folder,
+ * instead of asking for a configuration the folder already has.
+ */
+export function noModelMessage(heldModels: readonly string[] = []): string {
+  if (heldModels.length) {
+    return ['No model can be used yet: the provider this workspace sets up is held back until you trust its folder.', ...heldModels, 'Once it is trusted, send the prompt again.'].join('\n');
+  }
   return [
     'No LLM is configured. Set one of:',
     '  OPENAI_API_KEY=…    (OpenAI)',

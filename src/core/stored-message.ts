@@ -36,6 +36,8 @@ export const storedMessageSchema = z.discriminatedUnion('role', [
     /** What the LLM reads as the result. */
     llmText: z.string(),
     details: toolDetailsSchema.optional(),
+    /** The one-line summary the editor showed (a replay shows it again); rows stored before it have none. */
+    summary: z.string().optional(),
     reason: rejectReasonSchema.optional(),
     totalTimeMs: z.number(),
   }),

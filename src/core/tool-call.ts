@@ -371,7 +371,7 @@ export class ToolCall {
 
   private stored() {
     const base = this.base();
-    return { role: 'tool' as const, toolCallId: this.id, name: base.name, server: base.server, origin: base.origin, args: this.args };
+    return { role: 'tool' as const, toolCallId: this.id, name: base.name, server: base.server, origin: base.origin, args: this.args, ...(base.summary !== undefined ? { summary: base.summary } : {}) };
   }
 
   private calledMessage(): StoredMessage {
@@ -405,7 +405,17 @@ export class ToolCall {
       return { message, replace };
     }
     if (s.kind !== 'rejected') throw new Error(`tool call ${this.id} finished in state ${s.kind}`);
-    const message: StoredMessage = { ...this.stored(), outcome: 'rejected', error: true, outputs: [], llmText: s.why, reason: s.reason, totalTimeMs: 0 };
+    // With the change it would have made (the diff the user was shown), so a replay shows it again.
+    const message: StoredMessage = {
+      ...this.stored(),
+      outcome: 'rejected',
+      error: true,
+      outputs: [],
+      llmText: s.why,
+      reason: s.reason,
+      totalTimeMs: 0,
+      ...(this.details ? { details: this.details } : {}),
+    };
     this.env.remember(message, this.record());
     this.emit({ ...this.base(), state: 'rejected', reason: s.reason });
     return { message };

@@ -27,6 +27,7 @@ import { chargeUsage, type StepUsage } from './usage.js';
 import { runToolCalls, subagentTools } from './subagents/step.js';
 import { toolRoots } from './inside-workspace.js';
 import { subagentApproval } from './subagents/definitions.js';
+import { StepCallIds, usedCallIds } from './tool-call-ids.js';
 
 const log = logger('turn');
 /**
@@ -179,6 +180,8 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     const parts: AssistantPart[] = [];
     // `tool` is looked up once when the call starts, not again for every streamed argument piece.
     const calls: Array<{ id: string; name: string; args: Record<string, unknown>; tool?: Tool }> = [];
+    // The provider's call ids as the chat's own: a repeated one is replaced (./tool-call-ids.ts).
+    const callIds = new StepCallIds(usedCallIds(chat.stored));
     const reasonStart = new Map<string, number>();
     /** The adapter's reasoning id → the one the editor sees (and the store keeps). */
     const reasonIds = new Map<string, string>();
@@ -229,15 +232,16 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         }
         case 'toolCallStart':
         case 'toolCallDelta': {
-          let call = calls.find((c) => c.id === ev.id);
-          if (ev.type === 'toolCallStart') calls.push((call = { id: ev.id, name: ev.name, args: {}, tool: deps.tools.get(ev.name, chat.id) }));
+          const callId = ev.type === 'toolCallStart' ? callIds.start(ev.id) : callIds.delta(ev.id);
+          let call = calls.find((c) => c.id === callId);
+          if (ev.type === 'toolCallStart') calls.push((call = { id: callId, name: ev.name, args: {}, tool: deps.tools.get(ev.name, chat.id) }));
           const name = call?.name ?? '';
           const tool = call?.tool;
           emit({
             type: 'toolCall',
             state: 'preparing',
             origin: tool?.origin ?? 'native',
-            id: ev.id,
+            id: callId,
             name: tool?.name ?? name,
             server: tool?.server ?? (name.includes('__') ? name.slice(0, name.indexOf('__')) : 'unknown'),
             argumentsDelta: ev.type === 'toolCallDelta' ? ev.argsDelta : '',
@@ -245,10 +249,11 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           break;
         }
         case 'toolCallEnd': {
-          const c = calls.find((x) => x.id === ev.id);
+          const callId = callIds.end(ev.id);
+          const c = calls.find((x) => x.id === callId);
           if (c) c.args = ev.args;
-          else calls.push({ id: ev.id, name: ev.name, args: ev.args });
-          parts.push({ type: 'toolCall', id: ev.id, name: ev.name, args: ev.args });
+          else calls.push({ id: callId, name: ev.name, args: ev.args });
+          parts.push({ type: 'toolCall', id: callId, name: ev.name, args: ev.args });
           break;
         }
         case 'usage':

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
 import { formatConfigError, heldBack, patchbayHome, userConfigPath, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
 import { heldBackMessage } from '../config/held-back.js';
+import { heldModelMessages } from '../config/held-model.js';
 import { isTrustedFolder } from '../config/trust.js';
 import { trustHeldBack } from './trust.js';
 import { configFiles, loadWorkspaceConfig, type WorkspaceConfig } from './workspace-config.js';
@@ -560,6 +561,7 @@ export class Workspace {
       messageContext: async (message, signal) => (await Promise.all(this.all().map((p) => p.messageContext?.(message, signal) ?? ''))).filter(Boolean).join('\n\n'),
       // Rules and instructions files are looked at again first (a few stats), so a file broken since is told.
       problems: () => (safely(() => this.instructions.current()), this.board.problems()),
+      heldModels: () => heldModelMessages(this),
       hooks: this.hooks,
       memoryIndex: (chatId) => this.memory.indexFor(chatId),
       trustedFolders: (tool) => this.memory.trustedFolders(tool),

@@ -147,6 +147,8 @@ export function toEcaNotifications(chatId: string, e: ChatEvent, parentChatId?: 
  * place of "Waiting model…", so it must not go stale while the user decides or the tool runs.
  */
 function toolCallProgress(e: ToolCallEvent): string[] {
+  // A replayed call is history: the chat is not waiting on it (ECA's replay sends no progress).
+  if (e.replayed) return [];
   if (e.state === 'announced' && e.needsApproval) return [WAITING_APPROVAL_TEXT];
   if (e.state === 'running') return [e.name === 'spawn_agent' && e.server === 'patchbay' ? WAITING_SUBAGENT_TEXT : CALLING_TOOL_TEXT];
   return [];
@@ -159,16 +161,13 @@ const CALLING_TOOL_TEXT = 'Calling tool';
 const WAITING_SUBAGENT_TEXT = 'Waiting subagent';
 
 function toolCall(e: Exclude<ToolCallEvent, { state: 'stopping' }>): ChatContent[] {
-  if (e.state === 'preparing') return [{ type: 'toolCallPrepare', origin: e.origin, id: e.id, name: e.name, server: ecaServer(e.server), argumentsText: e.argumentsDelta }];
-  const base = {
-    origin: e.origin,
-    id: e.id,
-    name: e.name,
-    server: ecaServer(e.server),
-    arguments: e.arguments ?? {},
+  const known = {
     ...(e.summary !== undefined ? { summary: e.summary } : {}),
     ...(e.details ? { details: toEcaToolDetails(e.details) } : {}),
   };
+  // Live, a call is prepared before its summary is known; a replayed one has it (as ECA's replay sends it).
+  if (e.state === 'preparing') return [{ type: 'toolCallPrepare', origin: e.origin, id: e.id, name: e.name, server: ecaServer(e.server), argumentsText: e.argumentsDelta, ...known }];
+  const base = { origin: e.origin, id: e.id, name: e.name, server: ecaServer(e.server), arguments: e.arguments ?? {}, ...known };
   switch (e.state) {
     case 'announced':
       return [{ type: 'toolCallRun', ...base, manualApproval: e.needsApproval }];

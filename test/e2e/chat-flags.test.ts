@@ -121,6 +121,10 @@ describe('chat/addFlag', () => {
     expect(sequence(p, from, res)).toEqual([
       'chat/cleared {"chatId":"c2","messages":true}',
       'c2 user text read a.txt',
+      // Every stage of the call, as live (ECA's replay); the flag after its result.
+      'c2 assistant toolCallPrepare call-1',
+      'c2 assistant toolCallRun call-1',
+      'c2 assistant toolCallRunning call-1',
       'c2 assistant toolCalled call-1',
       'c2 system flag after read',
       'c2 assistant text read it',
@@ -129,7 +133,16 @@ describe('chat/addFlag', () => {
     // A second flag can go after the first (a flag's contentId names it too).
     const first = flagId(p, 'c2', 'after read');
     expect((await p.request(ECA.chatAddFlag, { chatId: 'c2', contentId: first, text: 'second' })).result).toEqual({});
-    expect(await historyLabels(p, 'c2')).toEqual(['user text read a.txt', 'assistant toolCalled call-1', 'system flag after read', 'system flag second', 'assistant text read it']);
+    expect(await historyLabels(p, 'c2')).toEqual([
+      'user text read a.txt',
+      'assistant toolCallPrepare call-1',
+      'assistant toolCallRun call-1',
+      'assistant toolCallRunning call-1',
+      'assistant toolCalled call-1',
+      'system flag after read',
+      'system flag second',
+      'assistant text read it',
+    ]);
   });
 
   it('keeps history cursors taken before the insertion pointing at the same messages', async () => {

@@ -112,13 +112,18 @@ describe('ECA translation of core events', () => {
       'assistant:reasonText',
       'assistant:reasonFinished',
       'assistant:text',
+      // Every stage, as live: prepared, announced, rejected by the user (core/replay-calls.ts).
+      'assistant:toolCallPrepare',
+      'assistant:toolCallRun',
       'assistant:toolCallRejected',
       // ECA chat.clj `message->contents`: the compact marker, then the summary as a user message.
       'system:text',
       'user:text',
     ]);
     // A rejection stored without its reason replays as the user's.
-    expect(out[5].params).toMatchObject({ content: { reason: 'user' } });
+    expect(out[7].params).toMatchObject({ content: { reason: 'user' } });
+    // Announced without asking: the question was answered when it was live (ECA's replay sends no manualApproval).
+    expect(out[6].params).toMatchObject({ content: { manualApproval: false } });
   });
 
   // ECA chat/tool_calls.clj `:send-toolCalled`: text outputs stay, each image follows as ChatImageContent.

@@ -95,6 +95,18 @@ describe('messages', () => {
       { role: 'system', content: { type: 'text', text: '── Chat compacted ──' } },
       { role: 'user', content: { type: 'text', text: 'The conversation was compacted/summarized, consider this summary:\nwe talked' } },
     ]);
-    expect(replay.map((r) => r.content.type)).toEqual(['text', 'text', 'text', 'text', 'reasonStarted', 'reasonText', 'reasonFinished', 'toolCalled']);
+    expect(replay.map((r) => r.content.type)).toEqual([
+      'text',
+      'text',
+      'text',
+      'text',
+      'reasonStarted',
+      'reasonText',
+      'reasonFinished',
+      'toolCallPrepare',
+      'toolCallRun',
+      'toolCallRunning',
+      'toolCalled',
+    ]);
   });
 });

@@ -40,6 +40,8 @@ export class StatusHooks {
 
   private seen(chatId: string, e: ChatEvent, parent: string | undefined): void {
     if (e.type !== 'status' && e.type !== 'toolCall' && e.type !== 'turnEnded') return;
+    // A replayed call is history: it waits for no one and runs nothing now.
+    if (e.type === 'toolCall' && e.replayed) return;
     if (!this.hooks.has('chatStatusChanged')) return;
     let s = this.chats.get(chatId);
     if (!s) this.chats.set(chatId, (s = { status: 'idle', approval: new Set(), question: new Set(), running: new Set(), last: '', queue: Promise.resolve() }));

@@ -1,8 +1,8 @@
 /**
  * A replayed chat with its subagents' contents inside it, as ECA replays them (chat.clj
- * `messages->contents`): a finished `spawn_agent` call is announced with its subagent details,
- * then the child chat's messages follow under the child's id naming the parent, then the call's
- * result. eca-emacs (eca-chat.el `eca-chat-content-received`, `eca-chat--render-history-contents`)
+ * `messages->contents`): a finished `spawn_agent` call is announced and started with its
+ * subagent details (../replay-calls.ts), then the child chat's messages follow under the child's
+ * id naming the parent, then the call's result. eca-emacs (eca-chat.el `eca-chat-content-received`, `eca-chat--render-history-contents`)
  * nests contents that carry `parentChatId` under the call it mapped from `details.subagentChatId`
  * at `toolCallRun`; without the child's messages a reopened chat shows an empty subagent block.
  */
@@ -23,12 +23,9 @@ export function withSubagents(chatId: string, events: ChatEvent[], child: (child
   for (const event of events) {
     const childId = event.type === 'toolCall' && event.state === 'done' && event.details?.type === 'subagent' ? event.details.subagentChatId : undefined;
     const messages = childId === undefined ? undefined : child(childId);
-    if (childId !== undefined && messages && event.type === 'toolCall' && event.state === 'done') {
-      const { error: _e, outputs: _o, totalTimeMs: _t, ...call } = event;
-      // Announced without asking (no progress text, unlike `running`): the editor maps the child's id to the call here.
-      out.push({ chatId, event: { ...call, state: 'announced', needsApproval: false } });
-      for (const e of replayEvents(messages)) out.push({ chatId: childId, event: e, parentChatId: chatId });
-    }
+    // The call was announced and started before its result (with its subagent details: the editor
+    // maps the child's id to the call there), so the child's contents go between them.
+    if (childId !== undefined && messages) for (const e of replayEvents(messages)) out.push({ chatId: childId, event: e, parentChatId: chatId });
     out.push({ chatId, event });
   }
   return out;

@@ -45,6 +45,7 @@ import {
 import type { ChatEvent, ChatEvents, ToolCallEvent } from '../../core/events.js';
 import { randomUUID as newId } from 'node:crypto';
 import { noModelMessage } from '../../core/no-model.js';
+import { heldModelMessages } from '../../config/held-model.js';
 import type { Workspace, FrontEnd } from '../../runtime/workspace.js';
 import type { ServerOptions } from '../server.js';
 import type { ChatMcpServer } from '../../shapes/chat-servers.js';
@@ -215,7 +216,7 @@ export class AcpServer {
       if (ws.models.length) usable = true;
     }
     // No session yet: nothing is loaded to check against; the next session/new reads the logins afresh.
-    if (!usable && ws) throw RequestError.authRequired({ authMethods: authMethods(this.caps) }, noModelMessage());
+    if (!usable && ws) throw RequestError.authRequired({ authMethods: authMethods(this.caps) }, noModelMessage(heldModelMessages(ws)));
     return {};
   }
 
@@ -426,8 +427,9 @@ export class AcpServer {
       });
       if (handle.status === 'noModel') {
         // Said as ACP's auth_required, so the client offers its login (initialize's authMethods).
-        void handle.done.catch(() => undefined);
-        throw RequestError.authRequired({ authMethods: authMethods(this.caps) }, noModelMessage());
+        // The chat's own text: it names a provider held back by trust rather than none configured.
+        const why = (await handle.done.catch(() => undefined))?.error;
+        throw RequestError.authRequired({ authMethods: authMethods(this.caps) }, why ?? noModelMessage());
       }
       const outcome = await handle.done;
       await this.lastWrite;
@@ -494,7 +496,7 @@ export class AcpServer {
     if (!child && e.type === 'status' && e.status === 'running' && s.cancelPending) s.ws.chats.stop(s.id);
     const compaction = this.caps.session?.compaction != null;
     for (const u of s.translator.translate(e, { replay: s.replaying, ownMessages: s.own, compaction }, child ? chatId : undefined)) this.send(s, u);
-    if (e.type === 'toolCall' && e.state === 'announced' && e.needsApproval && !s.replaying) void this.askPermission(s, chatId, e, child);
+    if (e.type === 'toolCall' && e.state === 'announced' && e.needsApproval && !e.replayed && !s.replaying) void this.askPermission(s, chatId, e, child);
   }
 
   private send(s: Session, update: SessionUpdate): void {
