@@ -122,7 +122,8 @@ export function contextBreakdown(
     if (m.role === 'tool') toolCalls += messageTokens(m);
     else if (m.role === 'assistant') {
       for (const p of m.content) {
-        const n = textTokens(JSON.stringify(p));
+        // A text part's own id (ACP's messageId) never reaches the model: only its text counts.
+        const n = textTokens(JSON.stringify(p.type === 'text' ? { type: p.type, text: p.text } : p));
         if (p.type === 'toolCall') toolCalls += n;
         else conversation += n;
       }
