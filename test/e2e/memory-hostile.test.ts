@@ -1,0 +1,50 @@
+/**
+ * Durable memory against a hostile folder or store (review of issue 28, point 3): what a
+ * repository (or whoever put files in the memory folders) can do must never hang or end the
+ * server, nor reach past the memory folders without asking.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+
+const { llm, track } = useFakeLlmSuite();
+
+async function boot(home: string, root: string) {
+  const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url, 'openai-chat', {}) }));
+  await p.initialize(root, { initializationOptions: { memory: { enabled: true } } });
+  await p.waitFor((m) => m.method === ECA.configUpdated.method);
+  return p;
+}
+
+describe('a hostile workspace with memory on', () => {
+  it('a linked-worktree .git file whose commondir is a FIFO does not hang the server', async () => {
+    // A folder from an archive can hold anything: `.git` naming a gitdir whose `commondir` is a
+    // FIFO no one writes. Reading it blocks the whole process (a synchronous open never returns).
+    const root = workspace({ '.git': 'gitdir: ./gd\n', 'a.txt': 'alpha\n' });
+    mkdirSync(join(root, 'gd'));
+    execFileSync('mkfifo', [join(root, 'gd', 'commondir')]);
+    const p = await boot(tempDir('pb-home-'), root);
+    llm().script([{ text: 'still here' }]);
+    const res = await p.request(ECA.chatPrompt, { message: 'Hello' });
+    const chatId = res.result.chatId as string;
+    await p.turnDone(chatId);
+    expect(p.text(chatId)).toBe('still here');
+    // The memory it gets is the folder's own (not a guess from the broken `.git`).
+    const list = await p.request('memory/list', {});
+    expect(list.error).toBeUndefined();
+  });
+
+  it('a .git file whose commondir links to /dev/zero does not end the server', async () => {
+    const root = workspace({ '.git': 'gitdir: ./gd\n', 'a.txt': 'alpha\n' });
+    mkdirSync(join(root, 'gd'));
+    execFileSync('ln', ['-s', '/dev/zero', join(root, 'gd', 'commondir')]);
+    const p = await boot(tempDir('pb-home-'), root);
+    llm().script([{ text: 'still here' }]);
+    const res = await p.request(ECA.chatPrompt, { message: 'Hello' });
+    const chatId = res.result.chatId as string;
+    await p.turnDone(chatId);
+    expect(p.text(chatId)).toBe('still here');
+  });
+});
