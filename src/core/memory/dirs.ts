@@ -8,7 +8,7 @@
  * so every worktree of a repository shares one memory.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { userConfigDir } from '../../util/locations.js';
 
@@ -44,10 +44,10 @@ export function canonicalProject(root: string): string {
   try {
     const dotGit = join(folder, '.git');
     if (!statSync(dotGit).isFile()) return folder;
-    const line = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'));
+    const line = /^gitdir:\s*(.+?)\s*$/m.exec(smallFile(dotGit) ?? '');
     if (!line) return folder;
     const gitdir = resolve(folder, line[1]!);
-    const common = readFileSync(join(gitdir, 'commondir'), 'utf8').trim();
+    const common = smallFile(join(gitdir, 'commondir'))?.trim();
     if (!common) return folder;
     const commonDir = real(isAbsolute(common) ? common : resolve(gitdir, common));
     // The main worktree holds its repository in `<main>/.git`; a bare repository has no worktree to name.
@@ -58,6 +58,34 @@ export function canonicalProject(root: string): string {
 }
 
 const MAX_READABLE = 64;
+
+/** A `.git` file and a `commondir` hold one path: more than this is no git file. */
+const MAX_GIT_FILE = 4096;
+
+/**
+ * The text of a small regular file, or undefined. The folder may be anyone's (an archive): a FIFO
+ * must not block the open (O_NONBLOCK, and only a regular file is read), nor a link to
+ * /dev/zero read forever (at most MAX_GIT_FILE bytes). Synchronous: the slug is needed at once.
+ */
+function smallFile(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > MAX_GIT_FILE) return undefined;
+    const buf = Buffer.alloc(MAX_GIT_FILE);
+    const n = readSync(fd, buf, 0, MAX_GIT_FILE, 0);
+    return buf.subarray(0, n).toString('utf8');
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** `home-me-src-app-1a2b3c4d`: a readable slug of the canonical folder and 8 hex of its sha256. */
 export function projectSlug(root: string): string {
