@@ -4,7 +4,7 @@
  * server, nor reach past the memory folders without asking.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
@@ -46,5 +46,23 @@ describe('a hostile workspace with memory on', () => {
     const chatId = res.result.chatId as string;
     await p.turnDone(chatId);
     expect(p.text(chatId)).toBe('still here');
+  });
+
+  it('a link in a memory folder to / is not walked whole on every turn: the scan stops and says so', async () => {
+    // Symlinks in the memory folders are followed (a dotfiles link is meant); one to `/` (or to a
+    // big home) made every turn walk the whole disk, synchronously, freezing every chat for seconds.
+    const home = tempDir('pb-home-');
+    const global = join(home, '.config', 'patchbay', 'memory', 'global');
+    mkdirSync(global, { recursive: true });
+    symlinkSync('/', join(global, 'root'));
+    const p = await boot(home, workspace({ 'a.txt': 'alpha\n' }));
+    llm().script([{ text: 'still here' }]);
+    const res = await p.request(ECA.chatPrompt, { message: 'Hello' });
+    const chatId = res.result.chatId as string;
+    await p.turnDone(chatId);
+    expect(p.text(chatId)).toBe('still here');
+    const list = await p.request('memory/list', {});
+    const skipped = list.result.skipped as Array<{ path: string; reason: string }>;
+    expect(skipped).toContainEqual(expect.objectContaining({ path: global, reason: expect.stringMatching(/more than [\d,]+ entries/) }));
   });
 });
