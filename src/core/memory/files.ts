@@ -88,26 +88,38 @@ function readEntry(path: string): { parsed: ReturnType<typeof parseMemory>; mtim
 }
 
 /**
- * Every `.md` below `dir` (symlinks followed: the folder is the user's own, a dotfiles link is
- * meant), each real folder once (a link loop ends), bounded in depth and count.
+ * Directory entries looked at per memory folder, at most: a link in it to `/` or a big home
+ * would otherwise walk the whole disk on every turn (synchronously, freezing every chat).
  */
-function markdownFiles(dir: string, depth = 0, out: string[] = [], seen = new Set<string>()): string[] {
-  if (depth > MAX_DEPTH || out.length >= MAX_FILES) return out;
+export const MAX_ENTRIES = 20_000;
+
+interface Walk {
+  out: string[];
+  seen: Set<string>;
+  entries: number;
+}
+
+/**
+ * Every `.md` below `dir` (symlinks followed: the folder is the user's own, a dotfiles link is
+ * meant), each real folder once (a link loop ends), bounded in depth, files and entries looked at.
+ */
+function markdownFiles(dir: string, depth: number, w: Walk): void {
+  if (depth > MAX_DEPTH || w.out.length >= MAX_FILES || w.entries > MAX_ENTRIES) return;
   try {
     const real = realpathSync(dir);
-    if (seen.has(real)) return out;
-    seen.add(real);
+    if (w.seen.has(real)) return;
+    w.seen.add(real);
   } catch {
-    return out;
+    return;
   }
   let names: string[];
   try {
     names = readdirSync(dir).sort();
   } catch {
-    return out;
+    return;
   }
   for (const name of names) {
-    if (out.length >= MAX_FILES) break;
+    if (w.out.length >= MAX_FILES || ++w.entries > MAX_ENTRIES) break;
     const p = join(dir, name);
     let st;
     try {
@@ -115,17 +127,21 @@ function markdownFiles(dir: string, depth = 0, out: string[] = [], seen = new Se
     } catch {
       continue;
     }
-    if (st.isDirectory()) markdownFiles(p, depth + 1, out, seen);
-    else if (st.isFile() && name.endsWith('.md')) out.push(p);
+    if (st.isDirectory()) markdownFiles(p, depth + 1, w);
+    else if (st.isFile() && name.endsWith('.md')) w.out.push(p);
   }
-  return out;
 }
 
 /** One folder's memories, newest file first, and the files skipped (in path order). */
 export function scanDir(d: MemoryDir): { entries: MemoryEntry[]; skipped: SkippedMemory[] } {
   const entries: MemoryEntry[] = [];
   const skipped: SkippedMemory[] = [];
-  for (const path of markdownFiles(d.dir)) {
+  const walk: Walk = { out: [], seen: new Set(), entries: 0 };
+  markdownFiles(d.dir, 0, walk);
+  // Said where memory/list, doctor and /memory-consolidate show it: memories past the cut are missing.
+  if (walk.entries > MAX_ENTRIES)
+    skipped.push({ path: d.dir, tier: d.tier, label: d.label, reason: `the folder (with the links in it) holds more than ${MAX_ENTRIES} entries; the rest was not read` });
+  for (const path of walk.out) {
     const { parsed, mtimeMs } = readEntry(path);
     if ('skip' in parsed) skipped.push({ path, tier: d.tier, label: d.label, reason: parsed.skip });
     else entries.push({ path, tier: d.tier, label: d.label, ...parsed, mtimeMs });
