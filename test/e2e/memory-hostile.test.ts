@@ -4,12 +4,21 @@
  * server, nor reach past the memory folders without asking.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
 const { llm, track } = useFakeLlmSuite();
+
+/** The project memory folder the system prompt of the nth request names (the guidance lists the folders). */
+function projectDirOf(nth: number): string {
+  const body = llm().requests.filter((r) => r.path === '/v1/chat/completions')[nth]!.body as { messages: Array<{ role: string; content: unknown }> };
+  const system = String(body.messages.find((m) => m.role === 'system')?.content ?? '');
+  const m = /^- (.+) \((.+)\) — this project/m.exec(system);
+  if (!m) throw new Error(`no project memory folder in the system prompt:\n${system}`);
+  return m[1]!;
+}
 
 async function boot(home: string, root: string) {
   const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url, 'openai-chat', {}) }));
@@ -64,5 +73,27 @@ describe('a hostile workspace with memory on', () => {
     const list = await p.request('memory/list', {});
     const skipped = list.result.skipped as Array<{ path: string; reason: string }>;
     expect(skipped).toContainEqual(expect.objectContaining({ path: global, reason: expect.stringMatching(/more than [\d,]+ entries/) }));
+  });
+
+  it("a folder's .git file cannot claim another project's memory: only a worktree git lists counts as linked", async () => {
+    // The victim: a repository whose project memory holds its notes.
+    const home = tempDir('pb-home-');
+    const victim = workspace({ 'a.txt': 'alpha\n' }, 'pb-victim-');
+    mkdirSync(join(victim, '.git'));
+    llm().script([{ text: 'a' }], [{ text: 'b' }]);
+    const a = await boot(home, victim);
+    const chatA = (await a.request(ECA.chatPrompt, { message: 'hi' })).result.chatId as string;
+    await a.turnDone(chatA);
+    await a.stop();
+    // The hostile folder (an archive, not yet trusted): a `.git` file naming a gitdir of its own
+    // whose commondir is the victim's `.git`. Git itself would not take it for a worktree of the
+    // victim: the victim's `.git/worktrees/` does not list it.
+    const hostile = workspace({ '.git': 'gitdir: ./gd\n', 'a.txt': 'alpha\n' }, 'pb-hostile-');
+    mkdirSync(join(hostile, 'gd'));
+    writeFileSync(join(hostile, 'gd', 'commondir'), `${join(victim, '.git')}\n`);
+    const b = await boot(home, hostile);
+    const chatB = (await b.request(ECA.chatPrompt, { message: 'hi' })).result.chatId as string;
+    await b.turnDone(chatB);
+    expect(projectDirOf(1)).not.toBe(projectDirOf(0));
   });
 });
