@@ -37,7 +37,11 @@ function real(p: string): string {
 
 /**
  * The folder a workspace root stands for: its real path, or for a linked worktree the main
- * worktree's. A `.git` that cannot be read leaves the root as it is.
+ * worktree's. A `.git` that cannot be read leaves the root as it is, and so does one git would
+ * not take for a linked worktree: the folder's `.git` file is anyone's to write (an archive), so
+ * it counts only when the repository lists it, as `git worktree add` does (the gitdir lies in
+ * `<common>/worktrees/`, and its `gitdir` file names this folder's `.git`). Otherwise a folder
+ * could claim another project's memory, reading and writing its notes.
  */
 export function canonicalProject(root: string): string {
   const folder = real(root);
@@ -50,6 +54,9 @@ export function canonicalProject(root: string): string {
     const common = smallFile(join(gitdir, 'commondir'))?.trim();
     if (!common) return folder;
     const commonDir = real(isAbsolute(common) ? common : resolve(gitdir, common));
+    if (real(dirname(gitdir)) !== join(commonDir, 'worktrees')) return folder;
+    const back = smallFile(join(gitdir, 'gitdir'))?.trim();
+    if (!back || real(resolve(gitdir, back)) !== real(dotGit)) return folder;
     // The main worktree holds its repository in `<main>/.git`; a bare repository has no worktree to name.
     return basename(commonDir) === '.git' ? dirname(commonDir) : folder;
   } catch {
