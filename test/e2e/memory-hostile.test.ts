@@ -96,4 +96,26 @@ describe('a hostile workspace with memory on', () => {
     await b.turnDone(chatB);
     expect(projectDirOf(1)).not.toBe(projectDirOf(0));
   });
+
+  it('a memory file with a huge front-matter does not freeze the server: it is skipped, and such a write refused', async () => {
+    // YAML with many keys parses in quadratic time: 1 MB of front-matter took minutes, on every turn
+    // after the file changed, and on the write check of such a write.
+    const home = tempDir('pb-home-');
+    const global = join(home, '.config', 'patchbay', 'memory', 'global');
+    mkdirSync(global, { recursive: true });
+    const keys = Array.from({ length: 40_000 }, (_, i) => `k${i}: value number ${i}`);
+    const huge = ['---', 'name: Huge', 'description: many keys', ...keys, '---', '', 'Body.', ''].join('\n');
+    writeFileSync(join(global, 'huge.md'), huge);
+    const p = await boot(home, workspace({ 'a.txt': 'alpha\n' }));
+    llm().script([{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: join(global, 'again.md'), content: huge } } }], [{ text: 'still here' }]);
+    const res = await p.request(ECA.chatPrompt, { message: 'Hello', trust: true });
+    const chatId = res.result.chatId as string;
+    await p.turnDone(chatId);
+    expect(p.text(chatId)).toBe('still here');
+    const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled');
+    expect(called?.content.error).toBe(true);
+    const list = await p.request('memory/list', {});
+    expect(list.result.skipped).toContainEqual(expect.objectContaining({ path: join(global, 'huge.md'), reason: expect.stringMatching(/front-matter is longer than/) }));
+    expect(list.result.skipped.map((s: { path: string }) => s.path)).not.toContain(join(global, 'again.md'));
+  });
 });
