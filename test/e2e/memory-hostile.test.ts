@@ -4,7 +4,7 @@
  * server, nor reach past the memory folders without asking.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
@@ -106,16 +106,18 @@ describe('a hostile workspace with memory on', () => {
     const keys = Array.from({ length: 40_000 }, (_, i) => `k${i}: value number ${i}`);
     const huge = ['---', 'name: Huge', 'description: many keys', ...keys, '---', '', 'Body.', ''].join('\n');
     writeFileSync(join(global, 'huge.md'), huge);
+    // A write of one past the cap (small enough for the model's context) is refused, as unreadable.
+    const long = ['---', 'name: Long', 'description: too many keys', ...keys.slice(0, 1000), '---', ''].join('\n');
     const p = await boot(home, workspace({ 'a.txt': 'alpha\n' }));
-    llm().script([{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: join(global, 'again.md'), content: huge } } }], [{ text: 'still here' }]);
+    llm().script([{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: join(global, 'again.md'), content: long } } }], [{ text: 'still here' }]);
     const res = await p.request(ECA.chatPrompt, { message: 'Hello', trust: true });
     const chatId = res.result.chatId as string;
     await p.turnDone(chatId);
     expect(p.text(chatId)).toBe('still here');
     const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled');
     expect(called?.content.error).toBe(true);
+    expect(existsSync(join(global, 'again.md'))).toBe(false);
     const list = await p.request('memory/list', {});
     expect(list.result.skipped).toContainEqual(expect.objectContaining({ path: join(global, 'huge.md'), reason: expect.stringMatching(/front-matter is longer than/) }));
-    expect(list.result.skipped.map((s: { path: string }) => s.path)).not.toContain(join(global, 'again.md'));
   });
 });
