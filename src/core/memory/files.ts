@@ -5,7 +5,7 @@
  * file never breaks a prompt. Writing is strict (`memoryContentError`): a write that would leave
  * a file the index cannot read is refused before it reaches disk.
  */
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseFrontMatter } from '../../config/frontmatter.js';
 import { errorMessage } from '../../util/log.js';
@@ -40,15 +40,37 @@ const MAX_FILES = 5_000;
 
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '');
 
+/**
+ * A memory's front-matter is a few short lines; a longer one is refused and skipped unparsed:
+ * YAML with many keys parses in quadratic time (1 MB took minutes, freezing every chat).
+ */
+export const MAX_FRONT_MATTER = 16 * 1024;
+/** What is read of a memory file: its front-matter at most, in UTF-8 (the body is not needed). */
+const HEAD_BYTES = 4 * MAX_FRONT_MATTER + 1;
+
+/** The front-matter's data, or why `content` is not a valid memory file (worded for the model to fix and retry). */
+function frontMatterOf(content: string): { data: Record<string, unknown> } | { error: string } {
+  // Only whole lines up to the cap, so a closing line found there is the one a full parse finds.
+  const head = content.length > MAX_FRONT_MATTER ? content.slice(0, content.lastIndexOf('\n', MAX_FRONT_MATTER) + 1) : content;
+  const fm = parseFrontMatter(head);
+  if (!fm.present) return { error: 'Invalid memory file content: it must start with YAML front-matter (a "---" line, `name:` and `description:`, a "---" line); fix and retry.' };
+  if (head !== content && fm.error && !/^---[ \t]*$/m.test(head.replace(/^\uFEFF?---[ \t]*\r?\n/, ''))) {
+    return {
+      error: `Invalid memory file content: the front-matter is longer than ${MAX_FRONT_MATTER} characters (keep it to name, description, type and tags; details go in the body); fix and retry.`,
+    };
+  }
+  if (fm.error) return { error: `Invalid memory file content: the YAML front-matter does not parse (${fm.error}); fix and retry.` };
+  for (const key of ['name', 'description']) {
+    if (!text(fm.data[key]))
+      return { error: `Invalid memory file content: the YAML front-matter is missing the required key \`${key}\` (memory files need a non-blank name and description); fix and retry.` };
+  }
+  return { data: fm.data };
+}
+
 /** Why `content` is not a valid memory file, or undefined when it is. Worded for the model to fix and retry. */
 export function memoryContentError(content: string): string | undefined {
-  const fm = parseFrontMatter(content);
-  if (!fm.present) return 'Invalid memory file content: it must start with YAML front-matter (a "---" line, `name:` and `description:`, a "---" line); fix and retry.';
-  if (fm.error) return `Invalid memory file content: the YAML front-matter does not parse (${fm.error}); fix and retry.`;
-  for (const key of ['name', 'description']) {
-    if (!text(fm.data[key])) return `Invalid memory file content: the YAML front-matter is missing the required key \`${key}\` (memory files need a non-blank name and description); fix and retry.`;
-  }
-  return undefined;
+  const fm = frontMatterOf(content);
+  return 'error' in fm ? fm.error : undefined;
 }
 
 function tagsOf(v: unknown): string[] {
@@ -59,10 +81,27 @@ function tagsOf(v: unknown): string[] {
 
 /** The memory in `content`, or why it is skipped. */
 export function parseMemory(content: string): { name: string; description: string; type: string; tags: string[] } | { skip: string } {
-  const error = memoryContentError(content);
-  if (error) return { skip: error };
-  const { data } = parseFrontMatter(content);
+  const fm = frontMatterOf(content);
+  if ('error' in fm) return { skip: fm.error };
+  const { data } = fm;
   return { name: text(data.name), description: text(data.description), type: text(data.type) || 'note', tags: tagsOf(data.tags) };
+}
+
+/**
+ * The first HEAD_BYTES of a regular file. Opened non-blocking and checked on the open file: a
+ * FIFO swapped in since the folder was listed must not block the server.
+ */
+function readHead(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error('not a regular file');
+    const buf = Buffer.alloc(HEAD_BYTES);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < HEAD_BYTES; n += got) got = readSync(fd, buf, n, HEAD_BYTES - n, n);
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** mtime and size → what the file held then: a store is read every turn, unchanged files once. */
@@ -79,7 +118,7 @@ function readEntry(path: string): { parsed: ReturnType<typeof parseMemory>; mtim
   if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return { parsed: hit.parsed, mtimeMs: st.mtimeMs };
   let parsed: ReturnType<typeof parseMemory>;
   try {
-    parsed = parseMemory(readFileSync(path, 'utf8'));
+    parsed = parseMemory(readHead(path));
   } catch (e) {
     parsed = { skip: `cannot read file: ${errorMessage(e)}` };
   }
