@@ -120,4 +120,21 @@ describe('a hostile workspace with memory on', () => {
     const list = await p.request('memory/list', {});
     expect(list.result.skipped).toContainEqual(expect.objectContaining({ path: join(global, 'huge.md'), reason: expect.stringMatching(/front-matter is longer than/) }));
   });
+
+  it('an edit_file on a FIFO in a memory folder answers with an error: the write check does not wait on it forever', async () => {
+    // The scan skips a FIFO, but the check of an edit's result read the file first, with a read
+    // that blocks until someone writes the FIFO: the call, and the turn, never ended.
+    const home = tempDir('pb-home-');
+    const global = join(home, '.config', 'patchbay', 'memory', 'global');
+    mkdirSync(global, { recursive: true });
+    execFileSync('mkfifo', [join(global, 'pipe.md')]);
+    const p = await boot(home, workspace({ 'a.txt': 'alpha\n' }));
+    llm().script([{ toolCall: { id: 'e1', name: 'patchbay__edit_file', args: { path: join(global, 'pipe.md'), original_content: 'a', new_content: 'b' } } }], [{ text: 'still here' }]);
+    const res = await p.request(ECA.chatPrompt, { message: 'Hello', trust: true });
+    const chatId = res.result.chatId as string;
+    await p.turnDone(chatId);
+    expect(p.text(chatId)).toBe('still here');
+    const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled');
+    expect(called?.content.error).toBe(true);
+  });
 });
