@@ -137,4 +137,22 @@ describe('a hostile workspace with memory on', () => {
     const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled');
     expect(called?.content.error).toBe(true);
   });
+
+  it('a write_file onto a FIFO in a memory folder answers with an error instead of never ending', async () => {
+    // Opened read-write, a FIFO is its own writer: reading what it held never ends (and no stop ends it).
+    const home = tempDir('pb-home-');
+    const global = join(home, '.config', 'patchbay', 'memory', 'global');
+    mkdirSync(global, { recursive: true });
+    execFileSync('mkfifo', [join(global, 'pipe.md')]);
+    const p = await boot(home, workspace({ 'a.txt': 'alpha\n' }));
+    const content = '---\nname: Pipe\ndescription: a valid memory\n---\n';
+    llm().script([{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: join(global, 'pipe.md'), content } } }], [{ text: 'still here' }]);
+    const res = await p.request(ECA.chatPrompt, { message: 'Hello', trust: true });
+    const chatId = res.result.chatId as string;
+    await p.turnDone(chatId);
+    expect(p.text(chatId)).toBe('still here');
+    const called = p.contents(chatId).find((c) => c.content.type === 'toolCalled');
+    expect(called?.content.error).toBe(true);
+    expect(called?.content.outputs[0].text).toContain('not a regular file');
+  });
 });
