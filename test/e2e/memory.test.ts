@@ -213,6 +213,8 @@ describe('memory/list (ECA docs/protocol.md "List Memories")', () => {
     writeFileSync(join(gitdir, 'commondir'), '../..\n');
     const wt = workspace({ 'a.txt': 'alpha\n' }, 'pb-wt-');
     writeFileSync(join(wt, '.git'), `gitdir: ${gitdir}\n`);
+    // And the way back git keeps: the worktree's `.git` file.
+    writeFileSync(join(gitdir, 'gitdir'), `${join(wt, '.git')}\n`);
     llm().script([{ text: 'a' }], [{ text: 'b' }]);
     const a = await boot({ home, root: main, memory: { enabled: true } });
     await prompt(a.p, 'hi');

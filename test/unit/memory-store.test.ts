@@ -64,6 +64,8 @@ describe('where memory lives', () => {
     const wt = join(base, 'feature');
     mkdirSync(wt);
     writeFileSync(join(wt, '.git'), 'gitdir: ../main/.git/worktrees/feature\n');
+    // The way back `git worktree add` keeps: without it, a `.git` file could claim any repository.
+    writeFileSync(join(gitdir, 'gitdir'), `${join(wt, '.git')}\n`);
     expect(canonicalProject(wt)).toBe(main);
     expect(projectSlug(wt)).toBe(projectSlug(main));
     symlinkSync(main, join(base, 'link'));

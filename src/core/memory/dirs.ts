@@ -8,7 +8,7 @@
  * so every worktree of a repository shares one memory.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { userConfigDir } from '../../util/locations.js';
 
@@ -37,19 +37,26 @@ function real(p: string): string {
 
 /**
  * The folder a workspace root stands for: its real path, or for a linked worktree the main
- * worktree's. A `.git` that cannot be read leaves the root as it is.
+ * worktree's. A `.git` that cannot be read leaves the root as it is, and so does one git would
+ * not take for a linked worktree: the folder's `.git` file is anyone's to write (an archive), so
+ * it counts only when the repository lists it, as `git worktree add` does (the gitdir lies in
+ * `<common>/worktrees/`, and its `gitdir` file names this folder's `.git`). Otherwise a folder
+ * could claim another project's memory, reading and writing its notes.
  */
 export function canonicalProject(root: string): string {
   const folder = real(root);
   try {
     const dotGit = join(folder, '.git');
     if (!statSync(dotGit).isFile()) return folder;
-    const line = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'));
+    const line = /^gitdir:\s*(.+?)\s*$/m.exec(smallFile(dotGit) ?? '');
     if (!line) return folder;
     const gitdir = resolve(folder, line[1]!);
-    const common = readFileSync(join(gitdir, 'commondir'), 'utf8').trim();
+    const common = smallFile(join(gitdir, 'commondir'))?.trim();
     if (!common) return folder;
     const commonDir = real(isAbsolute(common) ? common : resolve(gitdir, common));
+    if (real(dirname(gitdir)) !== join(commonDir, 'worktrees')) return folder;
+    const back = smallFile(join(gitdir, 'gitdir'))?.trim();
+    if (!back || real(resolve(gitdir, back)) !== real(dotGit)) return folder;
     // The main worktree holds its repository in `<main>/.git`; a bare repository has no worktree to name.
     return basename(commonDir) === '.git' ? dirname(commonDir) : folder;
   } catch {
@@ -58,6 +65,34 @@ export function canonicalProject(root: string): string {
 }
 
 const MAX_READABLE = 64;
+
+/** A `.git` file and a `commondir` hold one path: more than this is no git file. */
+const MAX_GIT_FILE = 4096;
+
+/**
+ * The text of a small regular file, or undefined. The folder may be anyone's (an archive): a FIFO
+ * must not block the open (O_NONBLOCK, and only a regular file is read), nor a link to
+ * /dev/zero read forever (at most MAX_GIT_FILE bytes). Synchronous: the slug is needed at once.
+ */
+function smallFile(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > MAX_GIT_FILE) return undefined;
+    const buf = Buffer.alloc(MAX_GIT_FILE);
+    const n = readSync(fd, buf, 0, MAX_GIT_FILE, 0);
+    return buf.subarray(0, n).toString('utf8');
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** `home-me-src-app-1a2b3c4d`: a readable slug of the canonical folder and 8 hex of its sha256. */
 export function projectSlug(root: string): string {

@@ -5,7 +5,7 @@
  * file never breaks a prompt. Writing is strict (`memoryContentError`): a write that would leave
  * a file the index cannot read is refused before it reaches disk.
  */
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseFrontMatter } from '../../config/frontmatter.js';
 import { errorMessage } from '../../util/log.js';
@@ -40,15 +40,37 @@ const MAX_FILES = 5_000;
 
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '');
 
+/**
+ * A memory's front-matter is a few short lines; a longer one is refused and skipped unparsed:
+ * YAML with many keys parses in quadratic time (1 MB took minutes, freezing every chat).
+ */
+export const MAX_FRONT_MATTER = 16 * 1024;
+/** What is read of a memory file: its front-matter at most, in UTF-8 (the body is not needed). */
+const HEAD_BYTES = 4 * MAX_FRONT_MATTER + 1;
+
+/** The front-matter's data, or why `content` is not a valid memory file (worded for the model to fix and retry). */
+function frontMatterOf(content: string): { data: Record<string, unknown> } | { error: string } {
+  // Only whole lines up to the cap, so a closing line found there is the one a full parse finds.
+  const head = content.length > MAX_FRONT_MATTER ? content.slice(0, content.lastIndexOf('\n', MAX_FRONT_MATTER) + 1) : content;
+  const fm = parseFrontMatter(head);
+  if (!fm.present) return { error: 'Invalid memory file content: it must start with YAML front-matter (a "---" line, `name:` and `description:`, a "---" line); fix and retry.' };
+  if (head !== content && fm.error && !/^---[ \t]*$/m.test(head.replace(/^\uFEFF?---[ \t]*\r?\n/, ''))) {
+    return {
+      error: `Invalid memory file content: the front-matter is longer than ${MAX_FRONT_MATTER} characters (keep it to name, description, type and tags; details go in the body); fix and retry.`,
+    };
+  }
+  if (fm.error) return { error: `Invalid memory file content: the YAML front-matter does not parse (${fm.error}); fix and retry.` };
+  for (const key of ['name', 'description']) {
+    if (!text(fm.data[key]))
+      return { error: `Invalid memory file content: the YAML front-matter is missing the required key \`${key}\` (memory files need a non-blank name and description); fix and retry.` };
+  }
+  return { data: fm.data };
+}
+
 /** Why `content` is not a valid memory file, or undefined when it is. Worded for the model to fix and retry. */
 export function memoryContentError(content: string): string | undefined {
-  const fm = parseFrontMatter(content);
-  if (!fm.present) return 'Invalid memory file content: it must start with YAML front-matter (a "---" line, `name:` and `description:`, a "---" line); fix and retry.';
-  if (fm.error) return `Invalid memory file content: the YAML front-matter does not parse (${fm.error}); fix and retry.`;
-  for (const key of ['name', 'description']) {
-    if (!text(fm.data[key])) return `Invalid memory file content: the YAML front-matter is missing the required key \`${key}\` (memory files need a non-blank name and description); fix and retry.`;
-  }
-  return undefined;
+  const fm = frontMatterOf(content);
+  return 'error' in fm ? fm.error : undefined;
 }
 
 function tagsOf(v: unknown): string[] {
@@ -59,10 +81,27 @@ function tagsOf(v: unknown): string[] {
 
 /** The memory in `content`, or why it is skipped. */
 export function parseMemory(content: string): { name: string; description: string; type: string; tags: string[] } | { skip: string } {
-  const error = memoryContentError(content);
-  if (error) return { skip: error };
-  const { data } = parseFrontMatter(content);
+  const fm = frontMatterOf(content);
+  if ('error' in fm) return { skip: fm.error };
+  const { data } = fm;
   return { name: text(data.name), description: text(data.description), type: text(data.type) || 'note', tags: tagsOf(data.tags) };
+}
+
+/**
+ * The first HEAD_BYTES of a regular file. Opened non-blocking and checked on the open file: a
+ * FIFO swapped in since the folder was listed must not block the server.
+ */
+function readHead(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    if (!fstatSync(fd).isFile()) throw new Error('not a regular file');
+    const buf = Buffer.alloc(HEAD_BYTES);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < HEAD_BYTES; n += got) got = readSync(fd, buf, n, HEAD_BYTES - n, n);
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** mtime and size → what the file held then: a store is read every turn, unchanged files once. */
@@ -79,7 +118,7 @@ function readEntry(path: string): { parsed: ReturnType<typeof parseMemory>; mtim
   if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return { parsed: hit.parsed, mtimeMs: st.mtimeMs };
   let parsed: ReturnType<typeof parseMemory>;
   try {
-    parsed = parseMemory(readFileSync(path, 'utf8'));
+    parsed = parseMemory(readHead(path));
   } catch (e) {
     parsed = { skip: `cannot read file: ${errorMessage(e)}` };
   }
@@ -88,26 +127,38 @@ function readEntry(path: string): { parsed: ReturnType<typeof parseMemory>; mtim
 }
 
 /**
- * Every `.md` below `dir` (symlinks followed: the folder is the user's own, a dotfiles link is
- * meant), each real folder once (a link loop ends), bounded in depth and count.
+ * Directory entries looked at per memory folder, at most: a link in it to `/` or a big home
+ * would otherwise walk the whole disk on every turn (synchronously, freezing every chat).
  */
-function markdownFiles(dir: string, depth = 0, out: string[] = [], seen = new Set<string>()): string[] {
-  if (depth > MAX_DEPTH || out.length >= MAX_FILES) return out;
+export const MAX_ENTRIES = 20_000;
+
+interface Walk {
+  out: string[];
+  seen: Set<string>;
+  entries: number;
+}
+
+/**
+ * Every `.md` below `dir` (symlinks followed: the folder is the user's own, a dotfiles link is
+ * meant), each real folder once (a link loop ends), bounded in depth, files and entries looked at.
+ */
+function markdownFiles(dir: string, depth: number, w: Walk): void {
+  if (depth > MAX_DEPTH || w.out.length >= MAX_FILES || w.entries > MAX_ENTRIES) return;
   try {
     const real = realpathSync(dir);
-    if (seen.has(real)) return out;
-    seen.add(real);
+    if (w.seen.has(real)) return;
+    w.seen.add(real);
   } catch {
-    return out;
+    return;
   }
   let names: string[];
   try {
     names = readdirSync(dir).sort();
   } catch {
-    return out;
+    return;
   }
   for (const name of names) {
-    if (out.length >= MAX_FILES) break;
+    if (w.out.length >= MAX_FILES || ++w.entries > MAX_ENTRIES) break;
     const p = join(dir, name);
     let st;
     try {
@@ -115,17 +166,21 @@ function markdownFiles(dir: string, depth = 0, out: string[] = [], seen = new Se
     } catch {
       continue;
     }
-    if (st.isDirectory()) markdownFiles(p, depth + 1, out, seen);
-    else if (st.isFile() && name.endsWith('.md')) out.push(p);
+    if (st.isDirectory()) markdownFiles(p, depth + 1, w);
+    else if (st.isFile() && name.endsWith('.md')) w.out.push(p);
   }
-  return out;
 }
 
 /** One folder's memories, newest file first, and the files skipped (in path order). */
 export function scanDir(d: MemoryDir): { entries: MemoryEntry[]; skipped: SkippedMemory[] } {
   const entries: MemoryEntry[] = [];
   const skipped: SkippedMemory[] = [];
-  for (const path of markdownFiles(d.dir)) {
+  const walk: Walk = { out: [], seen: new Set(), entries: 0 };
+  markdownFiles(d.dir, 0, walk);
+  // Said where memory/list, doctor and /memory-consolidate show it: memories past the cut are missing.
+  if (walk.entries > MAX_ENTRIES)
+    skipped.push({ path: d.dir, tier: d.tier, label: d.label, reason: `the folder (with the links in it) holds more than ${MAX_ENTRIES} entries; the rest was not read` });
+  for (const path of walk.out) {
     const { parsed, mtimeMs } = readEntry(path);
     if ('skip' in parsed) skipped.push({ path, tier: d.tier, label: d.label, reason: parsed.skip });
     else entries.push({ path, tier: d.tier, label: d.label, ...parsed, mtimeMs });

@@ -4,7 +4,8 @@
  * word). Checked on the content the call would write, before anything reaches disk; the model
  * reads why and can fix the content and try again.
  */
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { editFileSchema, planEdit } from '../tools/native/edit-file.js';
 import { isWithin, realpathDeepest, resolvePath } from '../../util/paths.js';
 import type { MemoryDir } from './dirs.js';
@@ -18,6 +19,23 @@ async function inMemoryDir(abs: string, dirs: readonly MemoryDir[]): Promise<boo
     if (isWithin(d.dir, abs) || isWithin(realDir, real)) return true;
   }
   return false;
+}
+
+/**
+ * The text of `abs` when it is a regular file. Opened non-blocking and checked on the open file:
+ * a plain read of a FIFO waits for a writer forever, and the call with it.
+ */
+async function regularFileText(abs: string): Promise<string | undefined> {
+  const fh = await open(abs, constants.O_RDONLY | constants.O_NONBLOCK).catch(() => undefined);
+  if (!fh) return undefined;
+  try {
+    if (!(await fh.stat()).isFile()) return undefined;
+    return await fh.readFile('utf8');
+  } catch {
+    return undefined;
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
 }
 
 /** Why this call is refused, or undefined when it may run (not a memory write, or a valid one). */
@@ -39,13 +57,9 @@ export async function memoryWriteRefusal(tool: string, args: Record<string, unkn
   } else {
     const parsed = editFileSchema.safeParse(args);
     if (!parsed.success) return undefined;
-    let before: string;
-    try {
-      before = await readFile(abs, 'utf8');
-    } catch {
-      // The tool itself says why it cannot edit the file.
-      return undefined;
-    }
+    const before = await regularFileText(abs);
+    // The tool itself says why it cannot edit the file.
+    if (before === undefined) return undefined;
     const plan = planEdit(before, parsed.data, abs);
     if (!('after' in plan)) return undefined;
     after = plan.after;

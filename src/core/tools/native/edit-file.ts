@@ -56,6 +56,11 @@ Usage:
         const hint = errnoCode(err) === 'ENOENT' ? ' To create a new file, use write_file.' : '';
         return textResult(`Cannot edit file: ${fsErrorText(err, abs)}.${hint}`, true);
       }
+      // A FIFO or a device opened for reading and writing never ends its read (it is its own writer).
+      if (!(await file.fh.stat()).isFile()) {
+        await file.fh.close().catch(() => undefined);
+        return textResult(`Cannot edit file: ${abs} is not a regular file.`, true);
+      }
       let before: string;
       let beforeBytes: Buffer;
       let plan: ReturnType<typeof planEdit>;

@@ -13,7 +13,8 @@
  * Checkpoints hold the editor's text the change was made on (unsaved changes included); a
  * rollback (../../rollback.ts) restores through disk, as always, and the editor reloads the file.
  */
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { ToolContext } from '../../../shapes/tool.js';
 import { type ContainOptions, isContained, OutsideWorkspaceError, realRootsOf, recheckPath } from '../../../util/contained.js';
@@ -56,11 +57,25 @@ export async function readThroughEditor(ctx: ToolContext, path: string, disk: ()
 }
 
 /**
+ * A regular file's bytes. Opened non-blocking and checked on the open file: a plain read of a FIFO
+ * waits for a writer forever, and the previewed call (and its turn) with it.
+ */
+async function regularFile(path: string): Promise<Buffer> {
+  const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    if (!(await fh.stat()).isFile()) throw new Error(`${path} is not a regular file`);
+    return await fh.readFile();
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
+}
+
+/**
  * The text a preview diffs against (before approval): the editor's for a file inside the workspace,
  * else the disk's, as before (a path outside is shown, not handed to the editor).
  */
 export async function previewText(ctx: ToolContext, path: string): Promise<string> {
-  const disk = () => readFile(path);
+  const disk = () => regularFile(path);
   if (!ctx.editor.readTextFile || !(await isContained(path, { roots: ctx.roots, confined: ctx.confined }))) return (await disk()).toString('utf8');
   return (await readThroughEditor(ctx, path, disk)).toString('utf8');
 }

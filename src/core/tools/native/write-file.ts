@@ -57,7 +57,10 @@ Usage:
       try {
         const file = await openForWrite(abs, { roots: ctx.roots, confined: ctx.confined, mkdirs: true, guard: ctx.guardProtected });
         try {
-          if ((await file.fh.stat()).isDirectory()) return textResult(`${abs} is a directory; cannot write a file there.`, true);
+          const st = await file.fh.stat();
+          if (st.isDirectory()) return textResult(`${abs} is a directory; cannot write a file there.`, true);
+          // A FIFO or a device opened read-write is its own writer: reading what it held never ends.
+          if (!st.isFile()) return textResult(`${abs} is not a regular file; cannot write a file there.`, true);
           // Bytes, not text: a rollback restores the file byte for byte (../checkpoint.ts).
           beforeBytes = file.existed ? await file.fh.readFile() : null;
           before = { text: beforeBytes?.toString('utf8') ?? '', existed: file.existed };
