@@ -6,8 +6,8 @@
  * - a session's folders are its `cwd` and its `additionalDirectories` (ACP
  *   `SessionAdditionalDirectoriesCapabilities`, on `session/new`, `session/load` and
  *   `session/resume`), each checked as `cwd` is: absolute, an existing directory, and neither `/`
- *   nor the user's home folder (a session there would put every file the user has inside the
- *   workspace, where reads need no asking);
+ *   nor the user's home folder or a folder containing it (a session there would put every file
+ *   the user has inside the workspace, where reads need no asking);
  * - a folder stays a workspace folder only while some open session uses it: `session/close`,
  *   `session/delete` and a failed load take their session's folders out;
  * - the workspace is never left without a folder (relative paths and shell commands need one):
@@ -60,6 +60,9 @@ function checkedFolder(raw: string, field: string, home: string): string {
   const homes = new Set([resolve(home), realOf(resolve(home))]);
   if (homes.has(path) || homes.has(real))
     throw RequestError.invalidParams(data, `${field} ${path} is your home folder: open a project folder instead (every file you have would be inside the workspace)`);
+  // A folder above home (`/home`, `/Users`) holds every file the user has just as home does.
+  const holder = [...homes].find((h) => within(path, h) || within(real, h));
+  if (holder) throw RequestError.invalidParams(data, `${field} ${path} contains your home folder ${holder}: open a project folder instead (every file you have would be inside the workspace)`);
   return path;
 }
 
