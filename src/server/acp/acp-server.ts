@@ -383,6 +383,11 @@ export class AcpServer {
       this.send(s, { sessionUpdate: 'current_mode_update', currentModeId: s.choice.agent });
     } else if (configId === 'model' && s.choice.model && s.ws.chats.hasChat(s.id)) {
       s.ws.chats.selectModel(s.id, s.choice.model, s.choice.variant ?? undefined);
+    } else if (configId === 'variant' && s.ws.chats.hasChat(s.id)) {
+      // Stored at once, as mode and model are, so a restart keeps it; with the model it is one of
+      // (a session never prompted has none stored, and a variant read back without one is none).
+      const model = s.choice.model ?? s.ws.defaultModel?.id;
+      if (model) s.ws.chats.selectModel(s.id, model, s.choice.variant);
     }
     return this.options(s);
   }
