@@ -82,4 +82,21 @@ describe('patchbay acp: hostile review of issue 28', () => {
     // The model was told the read failed, and why.
     expect(JSON.stringify(completions().at(-1)?.body.messages.at(-1))).toContain('over the limit');
   }, 60_000);
+
+  it('a load or resume without additionalDirectories drops the list session/list reports (ACP: omitted means none are active), so a client restoring from it does not bring them back', async () => {
+    const home = scratch(tempDir());
+    const root = scratch(workspace({ 'a.txt': 'a\n' }));
+    const extra = scratch(workspace({ 'c.txt': 'c\n' }));
+    const p = track(new AcpProc({ home, config: fakeProviderConfig(llm().url) }));
+    await p.initialize();
+    const listed = async () => (await p.agent.request(methods.agent.session.list, { cwd: root })).sessions.map((x) => x.additionalDirectories ?? []);
+    const { sessionId } = await p.agent.request(methods.agent.session.new, { cwd: root, additionalDirectories: [extra], mcpServers: [] });
+    expect(await listed()).toEqual([[extra]]);
+    await p.agent.request(methods.agent.session.resume, { sessionId, cwd: root });
+    expect(await listed()).toEqual([[]]);
+    await p.agent.request(methods.agent.session.load, { sessionId, cwd: root, additionalDirectories: [extra], mcpServers: [] });
+    expect(await listed()).toEqual([[extra]]);
+    await p.agent.request(methods.agent.session.load, { sessionId, cwd: root, mcpServers: [] });
+    expect(await listed()).toEqual([[]]);
+  });
 });
