@@ -259,8 +259,9 @@ export class AcpServer {
       throw RequestError.sessionNotFound(params.sessionId);
     }
     // Its folders are inside from now on; a chat from before folders were recorded gets this one.
+    // ACP: the additional list given is the whole list now (none when omitted), as session/list reports it.
     this.roots.set(s.id, roots);
-    ws.chats.recordFolders(s.id, { folder: roots.cwd, ...(roots.additional.length ? { additionalFolders: roots.additional } : {}) });
+    ws.chats.recordFolders(s.id, { folder: roots.cwd, additionalFolders: roots.additional });
     await this.followRoots(ws);
     s.choice = choiceOf(opened);
     this.sessionServers(s, params.mcpServers);
@@ -327,7 +328,7 @@ export class AcpServer {
     Object.assign(s, { cwd: roots.cwd, additional: roots.additional });
     // Its folders are inside from now on, as a load's are.
     this.roots.set(s.id, roots);
-    ws.chats.recordFolders(s.id, { folder: roots.cwd, ...(roots.additional.length ? { additionalFolders: roots.additional } : {}) });
+    ws.chats.recordFolders(s.id, { folder: roots.cwd, additionalFolders: roots.additional });
     await this.followRoots(ws);
     if (!s.running) s.choice = choiceOf(opened);
     this.sessionServers(s, params.mcpServers ?? []);
