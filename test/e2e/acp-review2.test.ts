@@ -99,4 +99,26 @@ describe('patchbay acp: hostile review of issue 28', () => {
     await p.agent.request(methods.agent.session.load, { sessionId, cwd: root, mcpServers: [] });
     expect(await listed()).toEqual([[]]);
   });
+
+  it('session/delete of a session whose turn runs in another patchbay process is refused, naming it; that turn ends whole and the session goes on', async () => {
+    const home = scratch(tempDir());
+    const root = scratch(workspace({ 'a.txt': 'a\n' }));
+    const there = track(new AcpProc({ home, config: fakeProviderConfig(llm().url) }));
+    await there.initialize();
+    const s = await there.newSession(root);
+    llm().script([{ text: 'slow ' }, { delay: 1500 }, { text: 'end' }]);
+    const running = there.prompt(s, 'one');
+    await there.until(() => there.text(s).includes('slow'), 'the running turn');
+    // A second editor on the same store.
+    const here = track(new AcpProc({ home, config: fakeProviderConfig(llm().url) }));
+    await here.initialize();
+    await expect(here.agent.request(methods.agent.session.delete, { sessionId: s })).rejects.toMatchObject({ code: -32600, message: expect.stringContaining('another patchbay process') });
+    expect((await running).stopReason).toBe('end_turn');
+    expect(there.text(s)).toBe('slow end');
+    llm().script([{ text: 'again' }]);
+    expect((await there.prompt(s, 'two')).stopReason).toBe('end_turn');
+    // Once no turn runs there, it can be deleted from here.
+    expect(await here.agent.request(methods.agent.session.delete, { sessionId: s })).toEqual({});
+    expect((await here.agent.request(methods.agent.session.list, {})).sessions).toEqual([]);
+  });
 });
