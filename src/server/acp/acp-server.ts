@@ -45,6 +45,7 @@ import {
 import type { ChatEvent, ChatEvents, ToolCallEvent } from '../../core/events.js';
 import { randomUUID as newId } from 'node:crypto';
 import { noModelMessage } from '../../core/no-model.js';
+import { runningElsewhereText } from '../../core/persistence.js';
 import type { Workspace, FrontEnd } from '../../runtime/workspace.js';
 import type { ServerOptions } from '../server.js';
 import type { ChatMcpServer } from '../../shapes/chat-servers.js';
@@ -341,6 +342,9 @@ export class AcpServer {
     const ws = this.sessions.get(sessionId)?.ws ?? (await this.storeWorkspace());
     // A subagent's chat is not a session (it is listed and loaded only inside its parent's).
     if (!ws.chats.resume(sessionId)) throw RequestError.sessionNotFound(sessionId);
+    // Another editor's patchbay on the same store runs a turn in it: deleting it under that turn would fail it and every later prompt there.
+    const elsewhere = ws.store.runningElsewhere(sessionId);
+    if (elsewhere !== undefined) throw RequestError.invalidRequest({ sessionId, pid: elsewhere }, runningElsewhereText(sessionId, elsewhere));
     if (this.sessions.has(sessionId)) this.cancel(sessionId);
     // core's `deleted` event forgets the session here.
     ws.chats.delete(sessionId);
