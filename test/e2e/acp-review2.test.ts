@@ -121,4 +121,23 @@ describe('patchbay acp: hostile review of issue 28', () => {
     expect(await here.agent.request(methods.agent.session.delete, { sessionId: s })).toEqual({});
     expect((await here.agent.request(methods.agent.session.list, {})).sessions).toEqual([]);
   });
+
+  it('a session deleted by another patchbay process: its next prompt here is answered not found (-32002), not an internal error, and the agent goes on', async () => {
+    const home = scratch(tempDir());
+    const root = scratch(workspace({ 'a.txt': 'a\n' }));
+    const there = track(new AcpProc({ home, config: fakeProviderConfig(llm().url) }));
+    await there.initialize();
+    const s = await there.newSession(root);
+    llm().script([{ text: 'first' }]);
+    expect((await there.prompt(s, 'one')).stopReason).toBe('end_turn');
+    const here = track(new AcpProc({ home, config: fakeProviderConfig(llm().url) }));
+    await here.initialize();
+    expect(await here.agent.request(methods.agent.session.delete, { sessionId: s })).toEqual({});
+    await expect(there.prompt(s, 'two')).rejects.toMatchObject({ code: -32002 });
+    // Nothing of it came back to the store, and the agent serves a new session.
+    expect((await here.agent.request(methods.agent.session.list, {})).sessions).toEqual([]);
+    const t = await there.newSession(root);
+    llm().script([{ text: 'fine' }]);
+    expect((await there.prompt(t, 'three')).stopReason).toBe('end_turn');
+  });
 });
