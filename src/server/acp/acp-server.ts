@@ -413,6 +413,12 @@ export class AcpServer {
   private async prompt(params: PromptRequest, signal: AbortSignal): Promise<PromptResponse> {
     const s = this.session(params.sessionId);
     if (s.running) throw RequestError.invalidRequest({ sessionId: s.id }, 'a prompt is already running in this session: wait for its answer or send session/cancel');
+    if (!s.ws.store.getChat(s.id)) {
+      // Deleted by another patchbay process on the same store: nothing is left to continue. It is
+      // forgotten here as a delete here would (its live chat, servers and folders).
+      s.ws.chats.delete(s.id);
+      throw RequestError.sessionNotFound(s.id);
+    }
     const { message, contexts } = promptParts(params.prompt);
     s.running = true;
     s.cancelPending = false;
