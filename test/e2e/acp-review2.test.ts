@@ -3,6 +3,7 @@
  * sessions stored at session/new, the line cap), each through the built `patchbay acp` over stdio.
  */
 import { mkdirSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { methods } from '@agentclientprotocol/sdk';
@@ -139,5 +140,28 @@ describe('patchbay acp: hostile review of issue 28', () => {
     const t = await there.newSession(root);
     llm().script([{ text: 'fine' }]);
     expect((await there.prompt(t, 'three')).stopReason).toBe('end_turn');
+  });
+
+  it('an agent started in the home folder (or /) never makes it a workspace folder: session/list before any session labels no chat with it, and that label loads', async () => {
+    const home = scratch(tempDir());
+    const root = scratch(workspace({ 'a.txt': 'a\n' }));
+    const first = track(new AcpProc({ home, config: fakeProviderConfig(llm().url) }));
+    await first.initialize();
+    const s = await first.newSession(root);
+    await first.stop();
+    // As a store from before folders were recorded has it: listed under the workspace's first folder.
+    const db = new Database(join(home, '.patchbay', 'patchbay.db'));
+    db.prepare('UPDATE chats SET folder = NULL').run();
+    db.close();
+    for (const cwd of [home, '/']) {
+      const p = track(new AcpProc({ home, config: fakeProviderConfig(llm().url), cwd }));
+      await p.initialize();
+      const [listed] = (await p.agent.request(methods.agent.session.list, {})).sessions;
+      expect(listed).toMatchObject({ sessionId: s, _meta: { patchbay: { folderRecorded: false } } });
+      expect([home, '/']).not.toContain(listed!.cwd);
+      // What session/list reports, session/load takes.
+      await p.agent.request(methods.agent.session.load, { sessionId: s, cwd: listed!.cwd, mcpServers: [] });
+      await p.stop();
+    }
   });
 });
