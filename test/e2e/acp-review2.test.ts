@@ -149,11 +149,11 @@ describe('patchbay acp: hostile review of issue 28', () => {
     await first.initialize();
     const s = await first.newSession(root);
     await first.stop();
-    // As a store from before folders were recorded has it: listed under the workspace's first folder.
-    const db = new Database(join(home, '.patchbay', 'patchbay.db'));
-    db.prepare('UPDATE chats SET folder = NULL').run();
-    db.close();
     for (const cwd of [home, '/']) {
+      // As a store from before folders were recorded has it: listed under the workspace's first folder (a load records one).
+      const db = new Database(join(home, '.patchbay', 'patchbay.db'));
+      db.prepare('UPDATE chats SET folder = NULL').run();
+      db.close();
       const p = track(new AcpProc({ home, config: fakeProviderConfig(llm().url), cwd }));
       await p.initialize();
       const [listed] = (await p.agent.request(methods.agent.session.list, {})).sessions;
