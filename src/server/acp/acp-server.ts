@@ -13,7 +13,6 @@
  * the agent/model/variant the client chose. A session is stored from `session/new` on (empty
  * until its first prompt), so it can be loaded or resumed after a restart.
  */
-import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -59,7 +58,7 @@ import { runTerminal, sdkTerminalClient } from './terminal.js';
 import { acpAsk } from './ask.js';
 import { logoutAll } from './logout.js';
 import { patchbayVersion } from '../../util/version.js';
-import { sessionRoots, workspaceFolders, SessionRootsLedger, type SessionRootParams, type SessionRootSet } from './session-roots.js';
+import { agentFolder, sessionRoots, workspaceFolders, SessionRootsLedger, type SessionRootParams, type SessionRootSet } from './session-roots.js';
 import { cappedLines } from './line-cap.js';
 
 const log = logger('acp');
@@ -568,12 +567,11 @@ export class AcpServer {
     return this.ws ?? this.startWorkspace(workspaceFolders([roots]));
   }
 
-  /** The workspace for reading the store (`session/list`): made in the agent's own folder when none exists yet. */
+  /** The workspace for reading the store (`session/list`): made in the agent's own folder when none exists yet (session-roots.ts `agentFolder`). */
   private storeWorkspace(): Promise<Workspace> {
     if (this.ws) return this.ws;
-    const here = process.cwd();
-    if (!isDirectory(here)) throw RequestError.internalError(undefined, `the agent's folder ${here} is not a directory`);
-    return this.startWorkspace([here]);
+    const env = this.opts.env ?? process.env;
+    return this.startWorkspace([agentFolder(process.cwd(), env, env.HOME || homedir())]);
   }
 
   private startWorkspace(roots: string[]): Promise<Workspace> {
@@ -695,14 +693,6 @@ export class AcpServer {
       this.conn.close();
       this.opts.onExit(code);
     });
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
   }
 }
 

@@ -15,10 +15,11 @@
  *   (as the agent's own folder, used only to list sessions, is replaced by the first session's);
  * - `session/list` reads the store only: it never changes the folders, nor any trust.
  */
-import { realpathSync, statSync } from 'node:fs';
+import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, resolve, sep } from 'node:path';
+import { isAbsolute, join, resolve, sep } from 'node:path';
 import { RequestError } from '@agentclientprotocol/sdk';
+import { patchbayHome } from '../../util/locations.js';
 
 /** What a session asked for, checked and resolved. */
 export interface SessionRootSet {
@@ -46,6 +47,22 @@ export function sessionRoots(params: SessionRootParams, home: string = homedir()
     if (dir !== cwd && !additional.includes(dir)) additional.push(dir);
   }
   return { cwd, additional };
+}
+
+/**
+ * The folder the workspace starts in when a request needs one before any session (`session/list`,
+ * `session/delete`, `logout`): the agent's own folder `here`, unless a session could not use it
+ * (`/`, the home folder, a folder holding it: where a desktop app often starts its agents); then
+ * an empty folder of patchbay's own, so the start-up folder never puts those inside the workspace.
+ */
+export function agentFolder(here: string, env: NodeJS.ProcessEnv, home: string = homedir()): string {
+  try {
+    return checkedFolder(here, 'cwd', home);
+  } catch {
+    const dir = join(patchbayHome(env, home), 'acp-no-session');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  }
 }
 
 function checkedFolder(raw: string, field: string, home: string): string {
