@@ -390,8 +390,12 @@ export class AcpServer {
     } else if (configId === 'variant' && s.ws.chats.hasChat(s.id)) {
       // Stored at once, as mode and model are, so a restart keeps it; with the model it is one of
       // (a session never prompted has none stored, and a variant read back without one is none).
+      // That model is the session's from now on, here as in the store, so what is shown is what runs.
       const model = s.choice.model ?? s.ws.defaultModel?.id;
-      if (model) s.ws.chats.selectModel(s.id, model, s.choice.variant);
+      if (model) {
+        s.choice = { ...s.choice, model };
+        s.ws.chats.selectModel(s.id, model, s.choice.variant);
+      }
     }
     return this.options(s);
   }
