@@ -641,7 +641,7 @@ export class ChatService {
    * when the model has it, else the chat's own when it has that, else none; for new chats, the
    * given one when the model has it.
    */
-  selectModel(chatId: string | undefined, model: string, variant?: string): VariantSelection {
+  selectModel(chatId: string | undefined, model: string, variant?: string | null): VariantSelection {
     const chat = chatId ? this.load(chatId) : undefined;
     const entry = this.deps.models().find((m) => m.id === model);
     const variants = variantNames(entry);
@@ -652,7 +652,8 @@ export class ChatService {
     const selected = validVariant(entry, variant) ?? validVariant(entry, chat.variant);
     chat.model = model;
     // Kept as given even when this model lacks it (as ECA): back on a model that has it, it is selected again.
-    if (variant !== undefined) chat.variant = variant;
+    // null: none (an ACP client picked "none").
+    if (variant !== undefined) chat.variant = variant ?? undefined;
     this.deps.store.updateChat(chat.id, { model, variant: chat.variant ?? null });
     return { chatId: chat.id, variants, variant: selected };
   }

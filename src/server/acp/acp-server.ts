@@ -13,7 +13,6 @@
  * the agent/model/variant the client chose. A session is stored from `session/new` on (empty
  * until its first prompt), so it can be loaded or resumed after a restart.
  */
-import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -46,6 +45,7 @@ import type { ChatEvent, ChatEvents, ToolCallEvent } from '../../core/events.js'
 import { randomUUID as newId } from 'node:crypto';
 import { noModelMessage } from '../../core/no-model.js';
 import { heldModelMessages } from '../../config/held-model.js';
+import { runningElsewhereText } from '../../core/persistence.js';
 import type { Workspace, FrontEnd } from '../../runtime/workspace.js';
 import type { ServerOptions } from '../server.js';
 import type { ChatMcpServer } from '../../shapes/chat-servers.js';
@@ -59,7 +59,7 @@ import { runTerminal, sdkTerminalClient } from './terminal.js';
 import { acpAsk } from './ask.js';
 import { logoutAll } from './logout.js';
 import { patchbayVersion } from '../../util/version.js';
-import { sessionRoots, workspaceFolders, SessionRootsLedger, type SessionRootParams, type SessionRootSet } from './session-roots.js';
+import { agentFolder, sessionRoots, workspaceFolders, SessionRootsLedger, type SessionRootParams, type SessionRootSet } from './session-roots.js';
 import { cappedLines } from './line-cap.js';
 
 const log = logger('acp');
@@ -260,8 +260,9 @@ export class AcpServer {
       throw RequestError.sessionNotFound(params.sessionId);
     }
     // Its folders are inside from now on; a chat from before folders were recorded gets this one.
+    // ACP: the additional list given is the whole list now (none when omitted), as session/list reports it.
     this.roots.set(s.id, roots);
-    ws.chats.recordFolders(s.id, { folder: roots.cwd, ...(roots.additional.length ? { additionalFolders: roots.additional } : {}) });
+    ws.chats.recordFolders(s.id, { folder: roots.cwd, additionalFolders: roots.additional });
     await this.followRoots(ws);
     s.choice = choiceOf(opened);
     this.sessionServers(s, params.mcpServers);
@@ -328,7 +329,7 @@ export class AcpServer {
     Object.assign(s, { cwd: roots.cwd, additional: roots.additional });
     // Its folders are inside from now on, as a load's are.
     this.roots.set(s.id, roots);
-    ws.chats.recordFolders(s.id, { folder: roots.cwd, ...(roots.additional.length ? { additionalFolders: roots.additional } : {}) });
+    ws.chats.recordFolders(s.id, { folder: roots.cwd, additionalFolders: roots.additional });
     await this.followRoots(ws);
     if (!s.running) s.choice = choiceOf(opened);
     this.sessionServers(s, params.mcpServers ?? []);
@@ -341,6 +342,9 @@ export class AcpServer {
     const ws = this.sessions.get(sessionId)?.ws ?? (await this.storeWorkspace());
     // A subagent's chat is not a session (it is listed and loaded only inside its parent's).
     if (!ws.chats.resume(sessionId)) throw RequestError.sessionNotFound(sessionId);
+    // Another editor's patchbay on the same store runs a turn in it: deleting it under that turn would fail it and every later prompt there.
+    const elsewhere = ws.store.runningElsewhere(sessionId);
+    if (elsewhere !== undefined) throw RequestError.invalidRequest({ sessionId, pid: elsewhere }, runningElsewhereText(sessionId, elsewhere));
     if (this.sessions.has(sessionId)) this.cancel(sessionId);
     // core's `deleted` event forgets the session here.
     ws.chats.delete(sessionId);
@@ -384,6 +388,15 @@ export class AcpServer {
       this.send(s, { sessionUpdate: 'current_mode_update', currentModeId: s.choice.agent });
     } else if (configId === 'model' && s.choice.model && s.ws.chats.hasChat(s.id)) {
       s.ws.chats.selectModel(s.id, s.choice.model, s.choice.variant ?? undefined);
+    } else if (configId === 'variant' && s.ws.chats.hasChat(s.id)) {
+      // Stored at once, as mode and model are, so a restart keeps it; with the model it is one of
+      // (a session never prompted has none stored, and a variant read back without one is none).
+      // That model is the session's from now on, here as in the store, so what is shown is what runs.
+      const model = s.choice.model ?? s.ws.defaultModel?.id;
+      if (model) {
+        s.choice = { ...s.choice, model };
+        s.ws.chats.selectModel(s.id, model, s.choice.variant);
+      }
     }
     return this.options(s);
   }
@@ -404,6 +417,12 @@ export class AcpServer {
   private async prompt(params: PromptRequest, signal: AbortSignal): Promise<PromptResponse> {
     const s = this.session(params.sessionId);
     if (s.running) throw RequestError.invalidRequest({ sessionId: s.id }, 'a prompt is already running in this session: wait for its answer or send session/cancel');
+    if (!s.ws.store.getChat(s.id)) {
+      // Deleted by another patchbay process on the same store: nothing is left to continue. It is
+      // forgotten here as a delete here would (its live chat, servers and folders).
+      s.ws.chats.delete(s.id);
+      throw RequestError.sessionNotFound(s.id);
+    }
     const { message, contexts } = promptParts(params.prompt);
     s.running = true;
     s.cancelPending = false;
@@ -554,12 +573,11 @@ export class AcpServer {
     return this.ws ?? this.startWorkspace(workspaceFolders([roots]));
   }
 
-  /** The workspace for reading the store (`session/list`): made in the agent's own folder when none exists yet. */
+  /** The workspace for reading the store (`session/list`): made in the agent's own folder when none exists yet (session-roots.ts `agentFolder`). */
   private storeWorkspace(): Promise<Workspace> {
     if (this.ws) return this.ws;
-    const here = process.cwd();
-    if (!isDirectory(here)) throw RequestError.internalError(undefined, `the agent's folder ${here} is not a directory`);
-    return this.startWorkspace([here]);
+    const env = this.opts.env ?? process.env;
+    return this.startWorkspace([agentFolder(process.cwd(), env, env.HOME || homedir())]);
   }
 
   private startWorkspace(roots: string[]): Promise<Workspace> {
@@ -681,14 +699,6 @@ export class AcpServer {
       this.conn.close();
       this.opts.onExit(code);
     });
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
   }
 }
 

@@ -7,6 +7,10 @@
  *
  *   {"jsonrpc":"2.0","id":<its id, or null>,"error":{"code":-32600,"message":"…","data":{"maxBytes":…,"bytes":…}}}
  *
+ * An over-long answer of the client to one of the agent's own requests (`result` or `error`, no
+ * `method`) is not answered: that error takes the answer's place on the way in, so the request
+ * fails at once (the client's request ids are its own; one of them may be the same number).
+ *
  * The id is the message's top-level `id` when it appears in those first kilobytes (clients write
  * `jsonrpc`, `id`, `method` before `params`), else null, as JSON-RPC answers a request whose id
  * cannot be read. Memory stays bounded: one line up to the cap, plus the chunk being read.
@@ -50,15 +54,23 @@ export function cappedLines(output: WritableStream<Uint8Array>, input: ReadableS
   /** Set while an over-long line is being dropped: its first bytes and how many came. */
   let dropping: { prefix: Uint8Array; bytes: number } | undefined;
 
-  const refuse = (d: { prefix: Uint8Array; bytes: number }): void => {
-    const id = leadingId(new TextDecoder().decode(d.prefix));
+  const refuse = (d: { prefix: Uint8Array; bytes: number }, controller: TransformStreamDefaultController<Uint8Array>): void => {
+    const { id, kind } = leadingShape(new TextDecoder().decode(d.prefix));
+    const error = { code: -32600, message: `Invalid request: the message is ${d.bytes} bytes, over the limit of ${maxBytes} bytes for one line; it was dropped`, data: { maxBytes, bytes: d.bytes } };
+    if (kind === 'answer' && id !== null) {
+      // The client's answer to one of our requests (a file read through its buffer): our request
+      // fails now, with this error in place of the answer. Sent back instead, it would answer
+      // the client's own request of that id (both sides number theirs from 0).
+      log.warn(`dropped the client's ${d.bytes}-byte answer to request ${JSON.stringify(id)} (the limit is ${maxBytes}); that request fails`);
+      controller.enqueue(
+        new TextEncoder().encode(
+          `${JSON.stringify({ jsonrpc: '2.0', id, error: { ...error, message: `The client's answer is ${d.bytes} bytes, over the limit of ${maxBytes} bytes for one line; it was dropped` } })}\n`,
+        ),
+      );
+      return;
+    }
     log.warn(`dropped a message of ${d.bytes} bytes from the client (the limit is ${maxBytes}); answered with an error${id === null ? '' : ` for id ${JSON.stringify(id)}`}`);
-    const answer = {
-      jsonrpc: '2.0',
-      id,
-      error: { code: -32600, message: `Invalid request: the message is ${d.bytes} bytes, over the limit of ${maxBytes} bytes for one line; it was dropped`, data: { maxBytes, bytes: d.bytes } },
-    };
-    void write(new TextEncoder().encode(`${JSON.stringify(answer)}\n`)).catch(() => undefined);
+    void write(new TextEncoder().encode(`${JSON.stringify({ jsonrpc: '2.0', id, error })}\n`)).catch(() => undefined);
   };
 
   const splitter = new TransformStream<Uint8Array, Uint8Array>({
@@ -79,7 +91,7 @@ export function cappedLines(output: WritableStream<Uint8Array>, input: ReadableS
         }
         if (nl === -1) break;
         if (dropping) {
-          refuse(dropping);
+          refuse(dropping, controller);
           dropping = undefined;
         } else {
           controller.enqueue(joined([...parts, chunk.subarray(nl, nl + 1)]));
@@ -90,7 +102,7 @@ export function cappedLines(output: WritableStream<Uint8Array>, input: ReadableS
       }
     },
     flush(controller) {
-      if (dropping) refuse(dropping);
+      if (dropping) refuse(dropping, controller);
       else if (length) controller.enqueue(joined(parts));
     },
   });
@@ -114,12 +126,26 @@ function prefixOf(parts: Uint8Array[]): Uint8Array {
   return Buffer.concat(out);
 }
 
-/**
- * The top-level `id` of a JSON object whose text starts with `text`, when it is there before the
- * text ends (a number or a string; anything else is null). Other members are skipped unparsed.
- */
+/** What the first bytes of a message say it is: its top-level `id`, and whether it is a request (`method`) or an answer (`result` or `error`). */
+export interface LeadingShape {
+  id: string | number | null;
+  kind: 'request' | 'answer' | 'unknown';
+}
+
+/** The top-level `id` of a JSON object whose text starts with `text` (see leadingShape). */
 export function leadingId(text: string): string | number | null {
+  return leadingShape(text).id;
+}
+
+/**
+ * The top-level `id` and kind of a JSON object whose text starts with `text`, from the members
+ * that are there before the text ends (an id that is a number or a string; anything else is
+ * null). Other members' values are skipped unparsed.
+ */
+export function leadingShape(text: string): LeadingShape {
   let i = 0;
+  let id: string | number | null = null;
+  let kind: LeadingShape['kind'] = 'unknown';
   const ws = () => {
     while (i < text.length && ' \t\r\n'.includes(text[i]!)) i++;
   };
@@ -155,27 +181,31 @@ export function leadingId(text: string): string | number | null {
     }
     return false;
   };
+  const done = () => ({ id, kind });
   ws();
-  if (text[i] !== '{') return null;
+  if (text[i] !== '{') return done();
   i++;
   for (;;) {
     ws();
-    if (text[i] !== '"') return null;
+    if (text[i] !== '"') return done();
     const raw = skipString();
-    if (raw === undefined) return null;
+    if (raw === undefined) return done();
     ws();
-    if (text[i] !== ':') return null;
+    if (text[i] !== ':') return done();
     i++;
     ws();
+    if (raw === 'method') kind = 'request';
+    else if ((raw === 'result' || raw === 'error') && kind === 'unknown') kind = 'answer';
     if (raw === 'id') {
       const m = /^(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")\s*[,}]/.exec(text.slice(i, i + 1100));
-      if (!m) return null;
+      if (!m) return done();
       const v: unknown = JSON.parse(m[1]!);
-      return typeof v === 'number' || typeof v === 'string' ? v : null;
-    }
-    if (!skipValue()) return null;
+      if (typeof v !== 'number' && typeof v !== 'string') return done();
+      id = v;
+      i += m[1]!.length;
+    } else if (!skipValue()) return done();
     ws();
-    if (text[i] !== ',') return null;
+    if (text[i] !== ',') return done();
     i++;
   }
 }

@@ -6,8 +6,8 @@
  * - a session's folders are its `cwd` and its `additionalDirectories` (ACP
  *   `SessionAdditionalDirectoriesCapabilities`, on `session/new`, `session/load` and
  *   `session/resume`), each checked as `cwd` is: absolute, an existing directory, and neither `/`
- *   nor the user's home folder (a session there would put every file the user has inside the
- *   workspace, where reads need no asking);
+ *   nor the user's home folder or a folder containing it (a session there would put every file
+ *   the user has inside the workspace, where reads need no asking);
  * - a folder stays a workspace folder only while some open session uses it: `session/close`,
  *   `session/delete` and a failed load take their session's folders out;
  * - the workspace is never left without a folder (relative paths and shell commands need one):
@@ -15,10 +15,11 @@
  *   (as the agent's own folder, used only to list sessions, is replaced by the first session's);
  * - `session/list` reads the store only: it never changes the folders, nor any trust.
  */
-import { realpathSync, statSync } from 'node:fs';
+import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, resolve, sep } from 'node:path';
+import { isAbsolute, join, resolve, sep } from 'node:path';
 import { RequestError } from '@agentclientprotocol/sdk';
+import { patchbayHome } from '../../util/locations.js';
 
 /** What a session asked for, checked and resolved. */
 export interface SessionRootSet {
@@ -48,6 +49,22 @@ export function sessionRoots(params: SessionRootParams, home: string = homedir()
   return { cwd, additional };
 }
 
+/**
+ * The folder the workspace starts in when a request needs one before any session (`session/list`,
+ * `session/delete`, `logout`): the agent's own folder `here`, unless a session could not use it
+ * (`/`, the home folder, a folder holding it: where a desktop app often starts its agents); then
+ * an empty folder of patchbay's own, so the start-up folder never puts those inside the workspace.
+ */
+export function agentFolder(here: string, env: NodeJS.ProcessEnv, home: string = homedir()): string {
+  try {
+    return checkedFolder(here, 'cwd', home);
+  } catch {
+    const dir = join(patchbayHome(env, home), 'acp-no-session');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  }
+}
+
 function checkedFolder(raw: string, field: string, home: string): string {
   const data = { [field]: raw };
   if (!isAbsolute(raw)) throw RequestError.invalidParams(data, `${field} must be an absolute path, got ${JSON.stringify(raw)}`);
@@ -60,6 +77,9 @@ function checkedFolder(raw: string, field: string, home: string): string {
   const homes = new Set([resolve(home), realOf(resolve(home))]);
   if (homes.has(path) || homes.has(real))
     throw RequestError.invalidParams(data, `${field} ${path} is your home folder: open a project folder instead (every file you have would be inside the workspace)`);
+  // A folder above home (`/home`, `/Users`) holds every file the user has just as home does.
+  const holder = [...homes].find((h) => within(path, h) || within(real, h));
+  if (holder) throw RequestError.invalidParams(data, `${field} ${path} contains your home folder ${holder}: open a project folder instead (every file you have would be inside the workspace)`);
   return path;
 }
 
