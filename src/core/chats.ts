@@ -658,7 +658,7 @@ export class ChatService {
     return { chatId: chat.id, variants, variant: selected };
   }
 
-  list(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string }): ChatSummary[] {
+  list(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string; withEmpty?: boolean }): ChatSummary[] {
     return this.deps.store.listChats(opts).map((r) => ({
       id: r.id,
       ...(r.title ? { title: r.title } : {}),

@@ -98,7 +98,8 @@ export interface ChatPersistence {
   /** `folder` only where none is recorded; `additionalFolders` replaces the list. Does not touch `updatedAt`. */
   recordFolders?(id: string, f: { folder?: string; additionalFolders?: string[] }): void;
   getChat(id: string): ChatRecord | undefined;
-  listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string }): ChatRecord[];
+  /** `withEmpty: false` leaves out chats with no message yet (an ACP session never prompted). */
+  listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string; withEmpty?: boolean }): ChatRecord[];
   /** `variant: null` clears it. */
   updateChat(id: string, patch: Partial<Pick<ChatRecord, 'title' | 'model' | 'agent' | 'status' | 'usage' | 'trust'>> & { variant?: string | null }): void;
   deleteChat(id: string): void;

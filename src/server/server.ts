@@ -285,7 +285,8 @@ export class EcaServer {
     }
     this.notification(ECA.mcpConnectServer, (p, s) => void this.signIn(s, p.name, 'connect'));
     this.notification(ECA.mcpLogoutServer, (p, s) => void this.signIn(s, p.name, 'logout'));
-    this.request(ECA.chatList, (p, s) => ({ chats: s.chats.list(p) }));
+    // An ACP session never prompted is stored empty; ECA never lists a chat with nothing in it.
+    this.request(ECA.chatList, (p, s) => ({ chats: s.chats.list({ ...p, withEmpty: false }) }));
     // After model discovery, like a prompt: the chat's model is only restored if it is known.
     this.request(ECA.chatOpen, async (p, s) => (await s.modelsReady, openChat(s.chats, p.chatId, (c) => this.notify(ECA.configUpdated, c), windowOf(p))));
     this.request(ECA.chatHistory, (p, s) => chatHistory(s.chats, p.chatId, p));

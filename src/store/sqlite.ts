@@ -190,12 +190,13 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
    * The newest chats (subagents' left out). `folder`: only chats started in that folder or one
    * inside it (a chat whose folder was not recorded, from before it was, is not one of them).
    */
-  listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string }): ChatRecord[] {
+  listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string; withEmpty?: boolean }): ChatRecord[] {
     const order = opts.sortBy === 'createdAt' ? 'created_at' : 'updated_at';
+    const nonEmpty = opts.withEmpty === false ? ' AND EXISTS (SELECT 1 FROM messages m WHERE m.chat_id = c.id)' : '';
     const inFolder = opts.folder === undefined ? '' : ` AND (c.folder = @folder OR substr(c.folder, 1, length(@prefix)) = @prefix)`;
     const prefix = opts.folder === undefined ? undefined : opts.folder.endsWith(sep) ? opts.folder : `${opts.folder}${sep}`;
     const rows = this.stmt(
-      `SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c WHERE c.parent_chat_id IS NULL${inFolder} ORDER BY ${order} DESC, rowid DESC LIMIT @limit`,
+      `SELECT c.*, (SELECT count(*) FROM messages m WHERE m.chat_id = c.id) AS message_count FROM chats c WHERE c.parent_chat_id IS NULL${inFolder}${nonEmpty} ORDER BY ${order} DESC, rowid DESC LIMIT @limit`,
     ).all({ limit: opts.limit ?? 100, ...(opts.folder === undefined ? {} : { folder: opts.folder, prefix }) }) as ChatRow[];
     return rows.map(toRecord);
   }

@@ -72,6 +72,28 @@ describe('ECA and ACP share chats', () => {
     expect(lastConversation()).toEqual([expect.stringContaining('first over ACP'), 'assistant: hello over ACP', expect.stringContaining('second over ECA')]);
   });
 
+  it("an ACP session never prompted is not in ECA's chat/list (its pickers never show an empty chat); once prompted, it is", async () => {
+    const home = scratch(tempDir());
+    const root = scratch(workspace({ 'x.txt': 'x\n' }));
+    const config = fakeProviderConfig(llm().url);
+    const acp = trackAcp(new AcpProc({ home, config }));
+    await acp.initialize();
+    const empty = await acp.newSession(root);
+    const used = await acp.newSession(root);
+    llm().script([{ text: 'hello' }]);
+    await acp.prompt(used, 'hi');
+    // ACP's own list keeps the empty one: the client made it and may come back to it.
+    expect((await acp.agent.request(methods.agent.session.list, { cwd: root })).sessions.map((s) => s.sessionId).sort()).toEqual([empty, used].sort());
+    await acp.stop();
+
+    const eca = trackEca(new EcaProc({ home, config }));
+    await eca.initialize(root);
+    const ids = (await eca.request(ECA.chatList, {})).result.chats.map((c: { id: string }) => c.id);
+    expect(ids).toEqual([used]);
+    // It is still there to open.
+    expect((await eca.request(ECA.chatOpen, { chatId: empty })).result).toMatchObject({ found: true });
+  });
+
   it('a replayed edit comes back as a completed call with its diff; the replay is not echoed as live', async () => {
     const home = scratch(tempDir());
     const root = scratch(workspace({ 'x.txt': 'one\ntwo\n' }));
