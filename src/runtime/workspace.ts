@@ -561,7 +561,7 @@ export class Workspace {
       messageContext: async (message, signal) => (await Promise.all(this.all().map((p) => p.messageContext?.(message, signal) ?? ''))).filter(Boolean).join('\n\n'),
       // Rules and instructions files are looked at again first (a few stats), so a file broken since is told.
       problems: () => (safely(() => this.instructions.current()), this.board.problems()),
-      heldModels: () => heldModelMessages(this),
+      heldModels: () => this.heldModelMessages(),
       hooks: this.hooks,
       memoryIndex: (chatId) => this.memory.indexFor(chatId),
       trustedFolders: (tool) => this.memory.trustedFolders(tool),
@@ -810,6 +810,11 @@ export class Workspace {
   /** What an untrusted workspace config asked for and did not get, one message per file. */
   heldBackMessages(): string[] {
     return heldBack(this).map(heldBackMessage);
+  }
+
+  /** The held-back settings that would set up a provider: why no model can be used yet (config/held-model.ts). */
+  heldModelMessages(): string[] {
+    return heldModelMessages(this);
   }
 
   /** `/trust`: trust the folders whose settings were held back, and apply them. */

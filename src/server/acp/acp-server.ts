@@ -44,7 +44,6 @@ import {
 import type { ChatEvent, ChatEvents, ToolCallEvent } from '../../core/events.js';
 import { randomUUID as newId } from 'node:crypto';
 import { noModelMessage } from '../../core/no-model.js';
-import { heldModelMessages } from '../../config/held-model.js';
 import { runningElsewhereText } from '../../core/persistence.js';
 import type { Workspace, FrontEnd } from '../../runtime/workspace.js';
 import type { ServerOptions } from '../server.js';
@@ -216,7 +215,7 @@ export class AcpServer {
       if (ws.models.length) usable = true;
     }
     // No session yet: nothing is loaded to check against; the next session/new reads the logins afresh.
-    if (!usable && ws) throw RequestError.authRequired({ authMethods: authMethods(this.caps) }, noModelMessage(heldModelMessages(ws)));
+    if (!usable && ws) throw RequestError.authRequired({ authMethods: authMethods(this.caps) }, noModelMessage(ws.heldModelMessages()));
     return {};
   }
 
