@@ -153,6 +153,7 @@ describe('the index', () => {
     type: 'fact',
     tags,
     mtimeMs: now - i * 86_400_000,
+    bodyHash: `h${i}`,
   });
 
   it('one heading per folder, a tags line (most used first), one line per memory', () => {
