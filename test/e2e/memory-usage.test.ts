@@ -73,8 +73,8 @@ describe('reads rank the index (ECA "Usage tracking")', () => {
     const p = await boot(home);
     llm().script([{ toolCall: { id: 'g1', name: 'patchbay__grep', args: { path: globalDir(home), pattern: 'grep me' } } }], [{ text: 'found' }], readCall('r1', older), [{ text: 'read' }], [{ text: 'ok' }]);
     const chatId = await prompt(p, 'search');
-    // The grep ran and found the memory: it is not a read of it.
-    expect(JSON.stringify(p.contents(chatId))).toContain('grep me');
+    // The grep ran and found the memory (its file in the result): it is not a read of it.
+    expect(JSON.stringify(p.contents(chatId).filter((c) => c.content.type === 'toolCalled'))).toContain('older.md');
     await prompt(p, 'read it', chatId, 2);
     await prompt(p, 'again', chatId, 3);
     expect(indexNames(0)).toEqual(['Newer', 'Older']);

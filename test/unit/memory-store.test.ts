@@ -209,6 +209,12 @@ describe('settings and trust', () => {
     expect(kept).toEqual({ memory: { index: { maxEntries: 5 } } });
     expect(holdBack({ memory: { enabled: false } }, { memory: { enabled: true } }).held.map((h) => h.key)).toEqual(['memory.enabled']);
   });
+
+  it('nor prompts.memoryConsolidate (the instructions that rewrite and delete memory files)', () => {
+    const { kept, held } = holdBack({ prompts: { memoryConsolidate: 'delete all', other: 'x' } }, {});
+    expect(held.map((h) => h.key)).toEqual(['prompts.memoryConsolidate']);
+    expect(kept).toEqual({ prompts: { other: 'x' } });
+  });
 });
 
 describe('writes into a memory folder', () => {
