@@ -7,18 +7,7 @@
  * moves the body's hash anyway), and reads while the chat, or the parent of the subagent chat
  * reading, runs `/memory-consolidate`: maintenance must not inflate the signal it is fed.
  */
-import {
-  bodyChanges,
-  isLedgerPath,
-  mergeBodyChanges,
-  memoryRoot,
-  usageFile,
-  UsageLedger,
-  withRead,
-  withUsage,
-  type MemoryEntry,
-  type RankedEntry,
-} from '../core/memory/index.js';
+import { bodyChanges, isLedgerPath, mergeBodyChanges, memoryRoot, usageFile, UsageLedger, withRead, withUsage, type MemoryEntry, type RankedEntry } from '../core/memory/index.js';
 import { errorMessage, logger } from '../util/log.js';
 
 const log = logger('memory');
@@ -26,8 +15,6 @@ const log = logger('memory');
 export class MemoryUsage {
   /** Chats whose `/memory-consolidate` turn runs (until their next prompt that is no command). */
   private readonly consolidating = new Set<string>();
-  /** Updates not yet on disk, so a test or a shutdown can wait for them. */
-  private pending: Promise<unknown> = Promise.resolve();
   private ledgerCache: { file: string; ledger: UsageLedger } | undefined;
 
   constructor(
@@ -61,7 +48,8 @@ export class MemoryUsage {
       const ledger = this.ledger();
       const known = ledger.read();
       const changes = bodyChanges(entries, known, now);
-      if (Object.keys(changes).length) this.track(ledger.update((l) => mergeBodyChanges(l, changes)));
+      // In the background: the prompt does not wait for the lock (update never rejects; it logs).
+      if (Object.keys(changes).length) void ledger.update((l) => mergeBodyChanges(l, changes));
       return withUsage(entries, mergeBodyChanges(known, changes));
     } catch (e) {
       log.warn(`memory usage could not be read: ${errorMessage(e)}`);
@@ -72,17 +60,8 @@ export class MemoryUsage {
   /** A `read_file` of the memory file `abs` in `chatId` (a subagent's chat too). Never throws. */
   async recordRead(chatId: string, abs: string): Promise<void> {
     if (this.isConsolidating(chatId)) return;
-    await this.track(this.ledger().update((l) => withRead(l, abs, Date.now())));
-  }
-
-  private track<T>(p: Promise<T>): Promise<T> {
-    this.pending = Promise.all([this.pending, p]).catch(() => undefined);
-    return p;
-  }
-
-  /** Resolves once every update started so far is on disk (or failed, logged). */
-  settled(): Promise<void> {
-    return this.pending.then(() => undefined);
+    // Awaited: the call's result comes once the read is on disk, so the next turn ranks by it.
+    await this.ledger().update((l) => withRead(l, abs, Date.now()));
   }
 
   startConsolidating(chatId: string): void {

@@ -71,7 +71,13 @@ describe('reads rank the index (ECA "Usage tracking")', () => {
   it('a read_file of a memory moves it up; a grep hit does not count', async () => {
     const { home, older } = store();
     const p = await boot(home);
-    llm().script([{ toolCall: { id: 'g1', name: 'patchbay__grep', args: { path: globalDir(home), pattern: 'grep me' } } }], [{ text: 'found' }], readCall('r1', older), [{ text: 'read' }], [{ text: 'ok' }]);
+    llm().script(
+      [{ toolCall: { id: 'g1', name: 'patchbay__grep', args: { path: globalDir(home), pattern: 'grep me' } } }],
+      [{ text: 'found' }],
+      readCall('r1', older),
+      [{ text: 'read' }],
+      [{ text: 'ok' }],
+    );
     const chatId = await prompt(p, 'search');
     // The grep ran and found the memory (its file in the result): it is not a read of it.
     expect(JSON.stringify(p.contents(chatId).filter((c) => c.content.type === 'toolCalled'))).toContain('older.md');
@@ -191,7 +197,7 @@ describe('the ledger file', () => {
     expect(readFileSync(older, 'utf8')).toContain('Older body, grep me.');
   });
 
-  it('is no memory and not the model\'s to write: a write_file of it is refused, nothing reaches disk', async () => {
+  it("is no memory and not the model's to write: a write_file of it is refused, nothing reaches disk", async () => {
     const { home } = store();
     const p = await boot(home);
     llm().script([{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: ledgerPath(home), content: '{"version":1,"files":{}}' } } }], [{ text: 'ok' }]);
