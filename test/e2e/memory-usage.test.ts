@@ -126,6 +126,29 @@ describe('/memory-consolidate and usage', () => {
     expect(lastUser(chatRequests()[4]!)).toMatch(/- Older \[note\] \(older\.md\) — age 5d; never read/);
   });
 
+  it("a subagent's reads count as its parent's: not during the parent's /memory-consolidate turn, yes otherwise", async () => {
+    const { home, older } = store();
+    const p = await boot(home);
+    const explorer = (b: Body) => String(b.messages.find((m) => m.role === 'system')?.content ?? '').includes('You are an explorer subagent');
+    // A step that follows a tool call (earlier turns' calls stay in the history).
+    const hasTool = (b: Body) => b.messages.at(-1)?.role === 'tool';
+    let spawned = 0;
+    llm().onRequest = (path, body: Body) => {
+      if (path !== '/v1/chat/completions') return undefined;
+      if (explorer(body)) return hasTool(body) ? [{ text: 'read it' }] : readCall('r1', older);
+      if (hasTool(body)) return [{ text: 'done' }];
+      spawned++;
+      return [{ toolCall: { id: `s${spawned}`, name: 'patchbay__spawn_agent', args: { agent: 'explorer', task: 'read the older memory' } } }];
+    };
+    const chatId = await prompt(p, '/memory-consolidate');
+    // The subagent did read it (its request carries the tool result), and nothing was counted.
+    expect(chatRequests().filter((b) => explorer(b) && hasTool(b))).toHaveLength(1);
+    expect(ledger(home)[older]?.reads).toBeUndefined();
+    await prompt(p, 'explore', chatId, 2);
+    expect(chatRequests().filter((b) => explorer(b) && hasTool(b))).toHaveLength(2);
+    expect(ledger(home)[older]).toMatchObject({ reads: 1 });
+  });
+
   it('prompts.memoryConsolidate replaces the prompt; the snapshot and added instructions still come with it', async () => {
     const { home } = store();
     const p = await boot(home, { prompts: { memoryConsolidate: 'My own cleanup rules: only fix typos.' } });
