@@ -20,6 +20,7 @@ import {
   memorySettings,
   memoryWriteRefusal,
   inMemoryDir,
+  isLedgerPath,
   rankEntries,
   scanDirs,
   type MemoryDir,
@@ -27,7 +28,7 @@ import {
   type MemoryIndexItem,
   type SkippedMemory,
 } from '../core/memory/index.js';
-import { resolvePath } from '../util/paths.js';
+import { realpathDeepest, resolvePath } from '../util/paths.js';
 import { errorMessage, logger } from '../util/log.js';
 import { MemoryUsage } from './memory-usage.js';
 
@@ -194,7 +195,7 @@ export class WorkspaceMemory {
       ...tool,
       call: async (args, ctx) => {
         if (this.settings().enabled) {
-          const ledger = this.ledgerArg(args, ctx.roots);
+          const ledger = await this.ledgerArg(args, ctx.roots);
           if (ledger) return textResult(`${ledger} is patchbay's memory usage ledger (its own bookkeeping, not a memory): it is not edited with the file tools.`, true);
           const refusal = await memoryWriteRefusal(tool.name, args, ctx.roots, this.dirs()).catch(() => undefined);
           if (refusal) return textResult(refusal, true);
@@ -204,17 +205,21 @@ export class WorkspaceMemory {
     };
   }
 
-  /** The usage ledger when a path argument of a write names it (as written: the ledger is no link). */
-  private ledgerArg(args: Record<string, unknown>, roots: string[]): string | undefined {
+  /** The usage ledger when a path argument of a write names it, as written or through a link. */
+  private async ledgerArg(args: Record<string, unknown>, roots: string[]): Promise<string | undefined> {
     for (const key of ['path', 'source', 'destination']) {
       const p = args[key];
       if (typeof p !== 'string' || !p) continue;
+      let abs: string;
       try {
-        const abs = resolvePath(p, roots);
-        if (this.usage.isLedger(abs)) return abs;
+        abs = resolvePath(p, roots);
       } catch {
-        /* the tool itself says what is wrong with the path */
+        continue; // the tool itself says what is wrong with the path
       }
+      if (this.usage.isLedger(abs)) return abs;
+      const real = await realpathDeepest(abs).catch(() => abs);
+      const realRoot = await realpathDeepest(this.usage.root()).catch(() => this.usage.root());
+      if (isLedgerPath(real, realRoot)) return abs;
     }
     return undefined;
   }

@@ -10,7 +10,7 @@
  * - the model cannot write the ledger through the file tools;
  * - `prompts.memoryConsolidate` replaces the consolidation prompt; its snapshot carries the usage.
  */
-import { mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
@@ -223,17 +223,30 @@ describe('the ledger file', () => {
   it("is no memory and not the model's to write: a write_file of it is refused, nothing reaches disk", async () => {
     const { home } = store();
     const p = await boot(home);
-    llm().script([{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: ledgerPath(home), content: '{"version":1,"files":{}}' } } }], [{ text: 'ok' }]);
+    const link = join(tempDir('pb-link-'), 'link.json');
+    symlinkSync(ledgerPath(home), link);
+    const empty = '{"version":1,"files":{}}';
+    llm().script(
+      [{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: ledgerPath(home), content: empty } } }],
+      [{ toolCall: { id: 'w2', name: 'patchbay__write_file', args: { path: link, content: empty } } }],
+      [{ text: 'ok' }],
+    );
     const res = await p.request(ECA.chatPrompt, { message: 'write it' });
     const chatId = res.result.chatId as string;
-    // The ledger is outside the memory folders: a write there asks; approved, it is still refused.
-    const ask = await p.waitFor((m) => m.params?.content?.type === 'toolCallRun', 'toolCallRun');
-    expect(ask.params.content.manualApproval).toBe(true);
-    p.notify(ECA.chatToolCallApprove, { chatId, toolCallId: 'w1' });
+    // The ledger is outside the memory folders: a write there asks; approved, it is still refused,
+    // and so is one through a link to it.
+    for (const id of ['w1', 'w2']) {
+      const ask = await p.waitFor((m) => m.params?.content?.type === 'toolCallRun' && m.params.content.id === id, `toolCallRun ${id}`);
+      expect(ask.params.content.manualApproval).toBe(true);
+      p.notify(ECA.chatToolCallApprove, { chatId, toolCallId: id });
+    }
     await p.turnDone(chatId);
-    const out = JSON.stringify(p.contents(chatId).filter((c) => c.content.type === 'toolCalled'));
-    expect(out).toContain('memory usage ledger');
-    expect(out).toContain('"error":true');
+    const called = p.contents(chatId).filter((c) => c.content.type === 'toolCalled');
+    expect(called).toHaveLength(2);
+    for (const c of called) {
+      expect(JSON.stringify(c.content)).toContain('memory usage ledger');
+      expect(c.content.error).toBe(true);
+    }
     // The ledger still holds what patchbay recorded of the two memories (the write would have emptied it).
     expect(Object.keys(ledger(home)).sort()).toEqual([join(globalDir(home), 'newer.md'), join(globalDir(home), 'older.md')]);
     // And the scan never takes it for a memory.
