@@ -37,7 +37,8 @@
  *   load anyway, but a repository must not have your other files read into its prompts. Likewise
  *   `includeParentAgentsFiles: true` (AGENTS.md of every folder above it).
  * - `memory.enabled` and `memory.writeMode`: a repository must not turn on (or off) a memory
- *   that is the user's own, nor let the model write it without asking (core/memory/).
+ *   that is the user's own, nor let the model write it without asking (core/memory/). Likewise
+ *   `prompts.memoryConsolidate`: the instructions the model follows to rewrite and delete it.
  * - Any other value that reads the environment (`${env:…}`): a file from a repository must not
  *   copy your secrets into a prompt or a message.
  *
@@ -177,6 +178,7 @@ export function holdBack(layer: Obj, lower: Obj, root?: string): { kept: Obj; he
   for (const feature of ['completion', 'rewrite']) if (get(layer, feature, 'systemPrompt') !== undefined) hold([feature, 'systemPrompt'], 'replaces the instructions of code written into your files');
   for (const key of ['hooks', 'customTools']) if (get(layer, key) !== undefined) hold([key]);
   for (const key of ['enabled', 'writeMode']) if (get(layer, 'memory', key) !== undefined) hold(['memory', key], JSON.stringify(get(layer, 'memory', key)));
+  if (get(layer, 'prompts', 'memoryConsolidate') !== undefined) hold(['prompts', 'memoryConsolidate'], 'replaces the instructions for editing your memory files');
   for (const key of ['rules', 'skills', 'commands']) holdOutsidePaths(layer, kept, key, root, hold);
   // AGENTS.md of every folder above the repository: the user's files, not the repository's.
   if (get(layer, 'includeParentAgentsFiles') === true) hold(['includeParentAgentsFiles'], 'true');

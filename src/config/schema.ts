@@ -103,6 +103,8 @@ export const configSchema = z
     hooks: hooksSchema.optional(),
     /** Durable memory (./memory.ts, core/memory/): Markdown files under the user config folder. */
     memory: memoryConfigSchema.optional(),
+    /** Prompts that replace patchbay's own (ECA's `prompts`); other ECA keys in it are kept and ignored. */
+    prompts: z.looseObject({ memoryConsolidate: z.string().optional() }).optional(),
     // Each peer's own keys (mcpServers, languageServers, openctx, gateway, …): src/peers/index.ts.
     ...peerConfigShape(),
     logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),

@@ -19,13 +19,18 @@ import {
   memoryIndex,
   memorySettings,
   memoryWriteRefusal,
+  inMemoryDir,
+  isLedgerPath,
+  rankEntries,
   scanDirs,
   type MemoryDir,
   type MemoryEntry,
   type MemoryIndexItem,
   type SkippedMemory,
 } from '../core/memory/index.js';
+import { realpathDeepest, resolvePath } from '../util/paths.js';
 import { errorMessage, logger } from '../util/log.js';
+import { MemoryUsage } from './memory-usage.js';
 
 const log = logger('memory');
 
@@ -44,6 +49,8 @@ export interface MemoryHost {
   prompt: PromptSources;
   commands: CommandRegistry;
   onIndex?(report: MemoryIndexReport): void;
+  /** The chat a subagent's chat runs under (its reads count, or not, with its parent's). */
+  parentOf?(chatId: string): string | undefined;
 }
 
 /** Asked for while memory is off (ECA answers `memory/list` with an error then). */
@@ -61,7 +68,12 @@ export class WorkspaceMemory {
   /** What each chat was last told (a signature), so the same index is not told twice. */
   private readonly told = new Map<string, string>();
 
-  constructor(private readonly host: MemoryHost) {}
+  /** The usage ledger (./memory-usage.ts): read counts and body-change times. */
+  readonly usage: MemoryUsage;
+
+  constructor(private readonly host: MemoryHost) {
+    this.usage = new MemoryUsage(host.env, (id) => host.parentOf?.(id));
+  }
 
   install(): void {
     // Stable: the guidance and the folders do not change during a chat (the roots seldom do),
@@ -98,10 +110,13 @@ export class WorkspaceMemory {
    * from what that chat was last told. A memory problem never breaks a prompt: it is logged.
    */
   indexFor(chatId: string): string {
+    // A prompt that is no command: a /memory-consolidate turn before it is over.
+    this.usage.endConsolidating(chatId);
     try {
       const s = this.settings();
-      const index = s.enabled ? this.scan(true).entries : [];
-      const built = memoryIndex(index, s);
+      const now = Date.now();
+      const index = s.enabled ? rankEntries(this.usage.observe(this.scan(true).entries, now), now) : [];
+      const built = memoryIndex(index, s, now);
       this.tell(chatId, { chatId, count: built.count, totalCount: built.totalCount, items: built.items });
       return built.text;
     } catch (e) {
@@ -122,6 +137,7 @@ export class WorkspaceMemory {
   /** A chat that is gone (deleted) is forgotten. */
   forget(chatId: string): void {
     this.told.delete(chatId);
+    this.usage.endConsolidating(chatId);
   }
 
   private scan(create: boolean): { entries: MemoryEntry[]; skipped: SkippedMemory[] } {
@@ -166,17 +182,62 @@ export class WorkspaceMemory {
     return [];
   }
 
-  /** `write_file` / `edit_file` refuse content that is no valid memory file, before writing (./core/memory/write-check.ts). */
+  /**
+   * `write_file` / `edit_file` refuse content that is no valid memory file, before writing
+   * (./core/memory/write-check.ts); they and `move_file` refuse the usage ledger, which is
+   * patchbay's bookkeeping and no memory. `read_file` of a memory file counts as a read of it.
+   */
   wrapTool(tool: Tool): Tool {
-    if (tool.server !== 'patchbay' || (tool.name !== 'write_file' && tool.name !== 'edit_file')) return tool;
+    if (tool.server !== 'patchbay') return tool;
+    if (tool.name === 'read_file') return this.countingReads(tool);
+    if (tool.name !== 'write_file' && tool.name !== 'edit_file' && tool.name !== 'move_file') return tool;
     return {
       ...tool,
       call: async (args, ctx) => {
         if (this.settings().enabled) {
+          const ledger = await this.ledgerArg(args, ctx.roots);
+          if (ledger) return textResult(`${ledger} is patchbay's memory usage ledger (its own bookkeeping, not a memory): it is not edited with the file tools.`, true);
           const refusal = await memoryWriteRefusal(tool.name, args, ctx.roots, this.dirs()).catch(() => undefined);
           if (refusal) return textResult(refusal, true);
         }
         return tool.call(args, ctx);
+      },
+    };
+  }
+
+  /** The usage ledger when a path argument of a write names it, as written or through a link. */
+  private async ledgerArg(args: Record<string, unknown>, roots: string[]): Promise<string | undefined> {
+    for (const key of ['path', 'source', 'destination']) {
+      const p = args[key];
+      if (typeof p !== 'string' || !p) continue;
+      let abs: string;
+      try {
+        abs = resolvePath(p, roots);
+      } catch {
+        continue; // the tool itself says what is wrong with the path
+      }
+      if (this.usage.isLedger(abs)) return abs;
+      const real = await realpathDeepest(abs).catch(() => abs);
+      const realRoot = await realpathDeepest(this.usage.root()).catch(() => this.usage.root());
+      if (isLedgerPath(real, realRoot)) return abs;
+    }
+    return undefined;
+  }
+
+  /** ECA counts `read_file` opens of memory files only: not grep hits, listings or writes. */
+  private countingReads(tool: Tool): Tool {
+    return {
+      ...tool,
+      call: async (args, ctx) => {
+        const result = await tool.call(args, ctx);
+        if (result.error || !this.settings().enabled || typeof args.path !== 'string') return result;
+        try {
+          const abs = resolvePath(args.path, ctx.roots);
+          if (abs.endsWith('.md') && (await inMemoryDir(abs, this.dirs()))) await this.usage.recordRead(ctx.chatId, abs);
+        } catch (e) {
+          log.warn(`a memory read was not counted: ${errorMessage(e)}`);
+        }
+        return result;
       },
     };
   }
@@ -187,16 +248,21 @@ export class WorkspaceMemory {
       description: 'Tidy up memory: merge duplicates, check stale facts, remove secrets, shorten entries (add your own instructions after it).',
       type: 'native',
       arguments: [{ name: 'instructions', description: 'More instructions for this cleanup', required: false }],
-      run: async (args) => {
+      run: async (args, ctx) => {
         if (!this.settings().enabled) return { kind: 'show', text: 'Memory is disabled: set "memory": {"enabled": true} in your config to use it.' };
         const dirs = this.dirs();
         this.ensureDirs(dirs);
         const { entries, skipped } = scanDirs(dirs);
         const extra = args.join(' ').trim();
+        // Its reads (and its subagents') are maintenance, not use: not counted until the chat's next prompt.
+        this.usage.startConsolidating(ctx.chatId);
+        const now = Date.now();
+        // `prompts.memoryConsolidate` replaces patchbay's own prompt (ECA's key).
+        const prompt = this.host.config().prompts?.memoryConsolidate?.trim() || CONSOLIDATE_PROMPT;
         return {
           kind: 'prompt',
-          userText: extra ? `${CONSOLIDATE_PROMPT}\n\nMy added instructions: ${extra}` : CONSOLIDATE_PROMPT,
-          contextText: consolidateSnapshot(dirs, entries, skipped),
+          userText: extra ? `${prompt}\n\nMy added instructions: ${extra}` : prompt,
+          contextText: consolidateSnapshot(dirs, this.usage.observe(entries, now), skipped, now),
         };
       },
     };

@@ -265,6 +265,7 @@ export class Workspace {
       prompt: this.prompt,
       commands: this.commands,
       onIndex: (r) => this.opts.onMemoryIndex?.(r),
+      parentOf: (id) => this.chats.parentOf(id),
     });
     this.memory.install();
     // Read once off the start-up path, so doctor and the first prompt find the files (and their problems) known.

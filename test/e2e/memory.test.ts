@@ -241,7 +241,7 @@ describe('/memory-consolidate', () => {
     expect(user).toContain('Tidy up my memory files');
     expect(user).toContain('My added instructions: just do it');
     expect(user).toContain(`- ${globalDir(home)} (global)`);
-    expect(user).toMatch(/- Duplicate topic \[note\] \(dup\.md\) — age 0d; tags: ci/);
+    expect(user).toMatch(/- Duplicate topic \[note\] \(dup\.md\) — age 0d; never read; tags: ci/);
     expect(user).toContain(`- ${join(globalDir(home), 'broken.md')} — Invalid memory file content`);
     // A command's turn gets the snapshot, not the per-turn index.
     expect(user).not.toContain('## Memory\n');

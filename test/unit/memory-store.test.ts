@@ -153,6 +153,7 @@ describe('the index', () => {
     type: 'fact',
     tags,
     mtimeMs: now - i * 86_400_000,
+    bodyHash: `h${i}`,
   });
 
   it('one heading per folder, a tags line (most used first), one line per memory', () => {
@@ -207,6 +208,12 @@ describe('settings and trust', () => {
     expect(held.map((h) => h.key)).toEqual(['memory.enabled', 'memory.writeMode']);
     expect(kept).toEqual({ memory: { index: { maxEntries: 5 } } });
     expect(holdBack({ memory: { enabled: false } }, { memory: { enabled: true } }).held.map((h) => h.key)).toEqual(['memory.enabled']);
+  });
+
+  it('nor prompts.memoryConsolidate (the instructions that rewrite and delete memory files)', () => {
+    const { kept, held } = holdBack({ prompts: { memoryConsolidate: 'delete all', other: 'x' } }, {});
+    expect(held.map((h) => h.key)).toEqual(['prompts.memoryConsolidate']);
+    expect(kept).toEqual({ prompts: { other: 'x' } });
   });
 });
 

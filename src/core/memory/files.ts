@@ -5,6 +5,7 @@
  * file never breaks a prompt. Writing is strict (`memoryContentError`): a write that would leave
  * a file the index cannot read is refused before it reaches disk.
  */
+import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseFrontMatter } from '../../config/frontmatter.js';
@@ -22,6 +23,8 @@ export interface MemoryEntry {
   type: string;
   tags: string[];
   mtimeMs: number;
+  /** sha256 of the body (what follows the front-matter, in the part read): the usage ledger's change signal. */
+  bodyHash: string;
 }
 
 export interface SkippedMemory {
@@ -79,12 +82,23 @@ function tagsOf(v: unknown): string[] {
   return [...new Set(tags)].slice(0, MAX_TAGS);
 }
 
+type Parsed = { name: string; description: string; type: string; tags: string[] };
+
 /** The memory in `content`, or why it is skipped. */
-export function parseMemory(content: string): { name: string; description: string; type: string; tags: string[] } | { skip: string } {
+export function parseMemory(content: string): Parsed | { skip: string } {
   const fm = frontMatterOf(content);
   if ('error' in fm) return { skip: fm.error };
   const { data } = fm;
   return { name: text(data.name), description: text(data.description), type: text(data.type) || 'note', tags: tagsOf(data.tags) };
+}
+
+/**
+ * The hash of a memory's body: the front-matter is left out, so a retag or a new description
+ * (what /memory-consolidate mostly does) is no change of the knowledge. Only called on a file
+ * that parsed, so its front-matter is closed.
+ */
+function bodyHash(content: string): string {
+  return createHash('sha256').update(parseFrontMatter(content).body.trim(), 'utf8').digest('hex');
 }
 
 /**
@@ -105,9 +119,11 @@ function readHead(path: string): string {
 }
 
 /** mtime and size → what the file held then: a store is read every turn, unchanged files once. */
-const cache = new Map<string, { mtimeMs: number; size: number; parsed: ReturnType<typeof parseMemory> }>();
+type Read = (Parsed & { bodyHash: string }) | { skip: string };
 
-function readEntry(path: string): { parsed: ReturnType<typeof parseMemory>; mtimeMs: number } {
+const cache = new Map<string, { mtimeMs: number; size: number; parsed: Read }>();
+
+function readEntry(path: string): { parsed: Read; mtimeMs: number } {
   let st;
   try {
     st = statSync(path);
@@ -116,9 +132,11 @@ function readEntry(path: string): { parsed: ReturnType<typeof parseMemory>; mtim
   }
   const hit = cache.get(path);
   if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return { parsed: hit.parsed, mtimeMs: st.mtimeMs };
-  let parsed: ReturnType<typeof parseMemory>;
+  let parsed: Read;
   try {
-    parsed = parseMemory(readHead(path));
+    const head = readHead(path);
+    const memory = parseMemory(head);
+    parsed = 'skip' in memory ? memory : { ...memory, bodyHash: bodyHash(head) };
   } catch (e) {
     parsed = { skip: `cannot read file: ${errorMessage(e)}` };
   }

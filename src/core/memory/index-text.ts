@@ -1,11 +1,14 @@
 /**
  * The memory index appended to each user turn (ECA docs/config/memory.md "Always-on index"):
  * `## Memory`, then one heading per memory folder with a `Tags in use:` line and one line per
- * memory, newest first. Bounded by `maxEntries` and by an estimate of `maxTokens` for the whole
+ * memory, best ranked first (./rank.ts). Bounded by `maxEntries` and by an estimate of `maxTokens` for the whole
  * block: entries are dropped from the end, with a line telling the model more exist and how to
  * find them; when not even that fits, there is no index (the folders stay in the system prompt).
  */
-import type { MemoryEntry } from './files.js';
+import type { MemoryEntry as Scanned } from './files.js';
+
+/** A memory, with when its body last changed when the usage ledger knows (./usage.ts), else its mtime counts. */
+type MemoryEntry = Scanned & { changedAt?: number };
 
 export interface MemoryIndexItem {
   name: string;
@@ -37,7 +40,7 @@ function cut(s: string, max: number): string {
 }
 
 function entryLine(e: MemoryEntry, now: number): string {
-  const days = Math.max(0, Math.floor((now - e.mtimeMs) / DAY_MS));
+  const days = Math.max(0, Math.floor((now - (e.changedAt ?? e.mtimeMs)) / DAY_MS));
   return `- ${cut(e.name, MAX_DESCRIPTION)} [${e.type}] (updated ${days}d ago) — ${cut(e.description, MAX_DESCRIPTION)}`;
 }
 
@@ -76,7 +79,7 @@ function render(shown: MemoryEntry[], total: number, now: number): string {
   return lines.join('\n');
 }
 
-/** The index of `entries` (already in folder order, newest first in each), within the limits. */
+/** The index of `entries` (already in folder order, ranked in each: ./rank.ts), within the limits. */
 export function memoryIndex(entries: readonly MemoryEntry[], limits: { maxEntries: number; maxTokens: number }, now = Date.now()): MemoryIndex {
   const total = entries.length;
   const none: MemoryIndex = { text: '', count: 0, totalCount: total, items: [] };

@@ -5,4 +5,6 @@ export { memoryIndex, type MemoryIndex, type MemoryIndexItem } from './index-tex
 export { GUIDANCE_HEADING, memoryGuidance } from './guidance.js';
 export { CONSOLIDATE_PROMPT, consolidateSnapshot } from './consolidate.js';
 export { memorySettings, type MemorySettings, type WriteMode } from './settings.js';
-export { memoryWriteRefusal } from './write-check.js';
+export { inMemoryDir, memoryWriteRefusal } from './write-check.js';
+export { rankEntries, score, withUsage, HALF_LIFE_DAYS, type RankedEntry } from './rank.js';
+export { bodyChanges, isLedgerPath, mergeBodyChanges, usageFile, UsageLedger, withRead, USAGE_FILE, type Ledger, type UsageRecord } from './usage.js';

@@ -12,7 +12,7 @@ import type { MemoryDir } from './dirs.js';
 import { memoryContentError } from './files.js';
 
 /** The memory folder `abs` lies in (as written, or once its symlinks are followed), if any. */
-async function inMemoryDir(abs: string, dirs: readonly MemoryDir[]): Promise<boolean> {
+export async function inMemoryDir(abs: string, dirs: readonly MemoryDir[]): Promise<boolean> {
   const real = await realpathDeepest(abs).catch(() => abs);
   for (const d of dirs) {
     const realDir = await realpathDeepest(d.dir).catch(() => d.dir);
