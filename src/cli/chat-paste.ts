@@ -126,6 +126,9 @@ export function pasteFilteredInput(stdin: NodeJS.ReadStream, onPaste: (raw: stri
   );
   const onData = (d: Buffer | string) => parser.push(typeof d === 'string' ? d : decoder.write(d));
   stdin.on('data', onData);
+  // A readline that asked something before (the trust question, chat-trust.ts) paused stdin as it
+  // closed, and a 'data' listener does not resume a stream paused on purpose: no key would arrive.
+  stdin.resume();
   // readline switches raw mode on and off through its input: pass that to the terminal.
   stdin.once('end', () => out.end());
   const input = Object.defineProperties(out, {

@@ -300,6 +300,22 @@ describe('workspace trust', () => {
     expect(p.text()).not.toContain('held back');
   });
 
+  it.each(['n', 'y'])('the REPL reads on after its own trust question (answered "%s"): a message is answered and Ctrl-D quits', async (answer) => {
+    // The question's readline paused stdin when it closed; the REPL's reader then never got a key.
+    const home = tempDir();
+    const { root } = evilWorkspace();
+    llm().script([{ text: 'answered after trust' }]);
+    const p = spawnPty(process.execPath, [BIN, 'chat'], { cwd: root, env: { ...env(home), TERM: 'xterm-256color' } });
+    await p.waitFor('Trust this folder? [y/N]', { timeoutMs: 20_000 });
+    p.write(`${answer}${KEY.enter}`);
+    await p.waitFor('> ', { timeoutMs: 20_000 });
+    p.write(`hello${KEY.enter}`);
+    await p.waitFor('answered after trust', { timeoutMs: 20_000 });
+    await p.waitFor(/> $/, { timeoutMs: 20_000 });
+    p.write(KEY.ctrlD);
+    expect(await p.exit()).toBe(0);
+  });
+
   it('patchbay chat without a terminal never asks: it says what was held back and goes on', async () => {
     const home = tempDir();
     const { root, marker } = evilWorkspace();
