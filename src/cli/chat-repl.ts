@@ -93,13 +93,9 @@ export async function runRepl(o: ReplOptions): Promise<number> {
   };
 
   if (o.yes || !terminal) o.setApprover(o.fallbackApprover);
-  else
-    o.setApprover(async (call, signal) => {
-      term.clearStatus();
-      return askOn(rl, call.name, signal);
-    });
+  else o.setApprover((call, signal) => term.asking(() => askOn(rl, call.name, signal)));
 
-  if (terminal) o.setAsker((q, signal, print) => askQuestionOn(rl, q, signal, print));
+  if (terminal) o.setAsker((q, signal, print) => term.asking(() => askQuestionOn(rl, q, signal, print)));
 
   let lastInterrupt = 0;
   let exitCode = 0;

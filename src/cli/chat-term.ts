@@ -35,6 +35,8 @@ export class Term {
   private readonly shared: boolean;
   private bol = { out: true, err: true };
   private spinner: { text: string; frame: number; timer: NodeJS.Timeout } | undefined;
+  /** Questions on screen now: while any is, the status line stays off (its redraw would erase them). */
+  private questions = 0;
 
   constructor(
     readonly stdout: OutStream = process.stdout,
@@ -98,7 +100,7 @@ export class Term {
   /** Shows (or replaces) the transient status line on stderr; `undefined` clears it. */
   status(text: string | undefined): void {
     if (!this.live) return;
-    if (text === undefined) return this.clearStatus();
+    if (text === undefined || this.questions) return this.clearStatus();
     if (!this.spinner) {
       this.newline('err');
       const timer = setInterval(() => this.drawStatus(), 80);
@@ -116,6 +118,21 @@ export class Term {
     const oneLine = s.text.replace(/\s+/g, ' ').trim();
     const text = oneLine.length > width ? `${oneLine.slice(0, width - 1)}…` : oneLine;
     this.stderr.write(`\r\x1b[K${this.paint('cyan', FRAMES[s.frame], 'err')} ${this.paint('dim', text, 'err')}`);
+  }
+
+  /**
+   * A question (an approval, `ask_user`) is on screen until `fn` settles: the status line is cleared
+   * and stays off meanwhile, since the server's "Waiting for tool call approval" would redraw it
+   * every 80 ms over the question and what the user types.
+   */
+  async asking<T>(fn: () => Promise<T>): Promise<T> {
+    this.clearStatus();
+    this.questions++;
+    try {
+      return await fn();
+    } finally {
+      this.questions--;
+    }
   }
 
   clearStatus(): void {

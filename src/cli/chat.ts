@@ -202,8 +202,8 @@ async function chat(flags: ChatFlags): Promise<number> {
         session.stop();
         term.errLine(term.paint('yellow', 'Stopping… (Ctrl-C again to quit now)', 'err'));
       };
-      approver = flags.yes || !process.stdin.isTTY ? fallbackApprover : (call, signal) => (term.clearStatus(), askOnce(call.name, signal, interrupt));
-      asker = (q, signal) => askQuestionOnce(q, signal, interrupt, printQuestion);
+      approver = flags.yes || !process.stdin.isTTY ? fallbackApprover : (call, signal) => term.asking(() => askOnce(call.name, signal, interrupt));
+      asker = (q, signal) => term.asking(() => askQuestionOnce(q, signal, interrupt, printQuestion));
       process.on('SIGINT', interrupt);
       try {
         return outcomeCode(await session.send(flags.prompt, mentionsToContexts(flags.prompt, cwd)));

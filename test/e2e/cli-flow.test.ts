@@ -238,3 +238,32 @@ describe('mention tokens for MCP resources and OpenCtx mentions', () => {
     expect(mentionsToContexts('what is in @notes:Releasenotes?', '/ws', known)).toEqual([res]);
   });
 });
+
+describe('issue 29: the approval question stays on screen', () => {
+  it.each(['repl', 'one-shot'])('(%s) nothing erases "Run …? [y]es / [n]o / [a]lways" while it waits: the spinner stays off until it is answered', async (mode) => {
+    llm().script([{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: 'made.txt', content: 'x\n' } } }], [{ text: 'Made it.' }]);
+    const home = tempDir('pb-flow-home-');
+    const cwd = workspace({}, 'pb-flow-ws-');
+    const args = mode === 'repl' ? ['chat'] : ['chat', 'make made.txt'];
+    const p = spawnPty(process.execPath, [BIN, ...args], { cwd, env: { ...cliEnv(home, { PATCHBAY_CONFIG: config() }), TERM: 'xterm-256color' } });
+    if (mode === 'repl') {
+      await p.waitFor('> ');
+      p.write(`make made.txt${KEY.enter}`);
+    }
+    await p.waitFor(/Run write_file\? \[y\]es/);
+    // The server says "Waiting for tool call approval" right after the call: that status must not
+    // be drawn over the question (a spinner redraw starts with \r and erases the line).
+    const asked = p.raw.lastIndexOf('[a]lways');
+    p.write(`y${KEY.enter}`);
+    await p.waitFor('Made it.');
+    // Up to the typed answer's echo (the y, then the Enter's \r).
+    const between = p.raw.slice(asked, p.raw.indexOf('y\r', asked));
+    expect(between).not.toContain('\x1b[K');
+    expect(existsSync(join(cwd, 'made.txt'))).toBe(true);
+    if (mode === 'repl') {
+      await p.waitFor(/> $/);
+      p.write(`/exit${KEY.enter}`);
+    }
+    expect(await p.exit()).toBe(0);
+  });
+});
