@@ -152,6 +152,9 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
   // A subagent's own rules: its definition's approvals over the config's, its step limit.
   const approval = subagentApproval(config.toolCall.approval, chat.subagent?.def);
   const maxSteps = chat.subagent?.def.maxSteps ?? MAX_STEPS;
+  // The provider's call ids as the chat's own: a repeated one is replaced (./tool-call-ids.ts). The
+  // chat is read for them once per turn, not per step; each step's new calls are added as they start.
+  const usedIds = usedCallIds(chat.stored);
   for (let step = 0; step < maxSteps; step++) {
     if (signal.aborted) return cancelled;
     chat.subagent?.onStep(step + 1);
@@ -180,8 +183,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     const parts: AssistantPart[] = [];
     // `tool` is looked up once when the call starts, not again for every streamed argument piece.
     const calls: Array<{ id: string; name: string; args: Record<string, unknown>; tool?: Tool }> = [];
-    // The provider's call ids as the chat's own: a repeated one is replaced (./tool-call-ids.ts).
-    const callIds = new StepCallIds(usedCallIds(chat.stored));
+    const callIds = new StepCallIds(usedIds);
     const reasonStart = new Map<string, number>();
     /** The adapter's reasoning id → the one the editor sees (and the store keeps). */
     const reasonIds = new Map<string, string>();
