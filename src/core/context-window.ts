@@ -85,10 +85,11 @@ export class ContextWindow {
    * After a step: whether the next request must be compacted first, and how the window is
    * filled. `usage` is the provider's count; without one, an estimate of what was sent and said.
    */
-  afterStep(usage: { inputTokens: number; outputTokens: number } | undefined, outputChars: number): StepContext {
+  afterStep(usage: { inputTokens: number; outputTokens: number; contextWindow?: number } | undefined, outputChars: number): StepContext {
     // A subagent's chat goes by its agent's name (ECA: `agent.<name>.autoCompactPercentage` of a subagent).
     const pct = autoCompactPercentage(this.deps.config(), this.chat.subagent?.def.name ?? this.chat.agent);
-    const limit = this.entry.limit?.context;
+    // The window the request really had (a local model's context, sized per chat), else the model's.
+    const limit = usage?.contextWindow ?? this.entry.limit?.context;
     const req = this.last ?? { system: '', systemStableLength: 0, tools: [], messages: [] };
     const used = usage ? usage.inputTokens + usage.outputTokens : textTokens(req.system) + textTokens(JSON.stringify(req.tools)) + estimateTokens(req.messages) + Math.ceil(outputChars / 4);
     if (reachedThreshold(used, limit, pct)) windowState(this.chat).due = true;

@@ -45,8 +45,9 @@ export function nativeCommands(hooks: NativeCommandHooks): Command[] {
     cmd('doctor', 'Check models, config, tool servers and storage', async () => ({ kind: 'show', text: await hooks.doctor() })),
     cmd('prompt-show', 'Show the system prompt and tools the model receives', async (_a, { chat, deps }) => {
       const config = deps.config();
-      const tools = deps.tools.visible({ agent: chat.agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id });
-      const model = (deps.models().find((m) => m.id === chat.model) ?? deps.defaultModel())?.id;
+      const entry = deps.models().find((m) => m.id === chat.model) ?? deps.defaultModel();
+      const tools = deps.tools.visible({ agent: chat.agent, approval: config.toolCall.approval, disabled: config.disabledTools, chatId: chat.id, contextWindow: entry?.limit?.context });
+      const model = entry?.id;
       const system = chatSystemPrompt(chat, chat.agent, model, tools, deps, { autoSync: config.chat.autoSyncSystemPrompt, notice: () => {}, peek: true }).text;
       return { kind: 'show', text: `System prompt:\n${system}\n\nTools:\n${tools.map((t) => `- ${llmName(t)}: ${t.description.split('\n')[0]}`).join('\n')}` };
     }),

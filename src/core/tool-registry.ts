@@ -9,7 +9,7 @@
 import type { ApprovalConfig } from '../config/schema.js';
 import type { Agent } from '../shapes/agent.js';
 import { isHiddenByDeny } from './approval.js';
-import type { Tool } from '../shapes/tool.js';
+import { SMALL_CONTEXT_TOKENS, type Tool } from '../shapes/tool.js';
 import { llmName, llmNameProblem } from '../shapes/tool-names.js';
 
 export type { ToolRefusal as Refusal } from '../shapes/registry.js';
@@ -89,17 +89,34 @@ export class ToolRegistry implements ToolSink {
   }
 
   /**
-   * What one request offers the LLM: no tools hidden by a deny rule, no mutating tools for `plan`.
+   * What one request offers the LLM: no tools hidden by a deny rule, no mutating tools for `plan`,
+   * and for a model whose context window (`contextWindow`, its `limit.context`) is under
+   * SMALL_CONTEXT_TOKENS, each tool as `smallContext` says (left out or shortened).
    * In a stable order, since the tool list opens the provider's cached prompt prefix and any
    * reordering re-bills it all: sources in the order they came (a server that starts later comes
    * after what was sent before), each source's tools by name (a server may
    * list them in any order).
    */
-  visible(opts: { agent: Agent; approval: ApprovalConfig; disabled: string[]; chatId?: string }): Tool[] {
+  visible(opts: { agent: Agent; approval: ApprovalConfig; disabled: string[]; chatId?: string; contextWindow?: number }): Tool[] {
     const chat = this.byChat.get(opts.chatId ?? '');
     const bySource = [...this.bySource.values(), ...(chat?.values() ?? [])];
-    return bySource.flatMap(byName).filter((t) => !(opts.agent === 'plan' && t.mutates) && !isHiddenByDeny(t, opts.approval) && !opts.disabled.includes(t.name) && !opts.disabled.includes(llmName(t)));
+    const shown = bySource
+      .flatMap(byName)
+      .filter((t) => !(opts.agent === 'plan' && t.mutates) && !isHiddenByDeny(t, opts.approval) && !opts.disabled.includes(t.name) && !opts.disabled.includes(llmName(t)));
+    return isSmallContext(opts.contextWindow) ? shown.flatMap(forSmallContext) : shown;
   }
+}
+
+/** Whether a model with this context window gets the small-context tool set (unknown: no). */
+export function isSmallContext(contextWindow: number | undefined): boolean {
+  return contextWindow !== undefined && contextWindow > 0 && contextWindow < SMALL_CONTEXT_TOKENS;
+}
+
+/** A tool as a small-context model is offered it: not at all, shortened, or as it is. */
+function forSmallContext(t: Tool): Tool[] {
+  if (t.smallContext === false) return [];
+  if (!t.smallContext) return [t];
+  return [{ ...t, description: t.smallContext.description, inputSchema: t.smallContext.inputSchema }];
 }
 
 function byName(tools: Tool[]): Tool[] {

@@ -178,7 +178,8 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     const compactStop = await contextWindow.beforeRequest();
     if (signal.aborted) return cancelled;
     if (compactStop) return hookStopped(compactStop);
-    const tools = subagentTools(chat, deps.tools.visible({ agent, approval, disabled: config.disabledTools, chatId: chat.id }));
+    // A model with a small context window gets fewer tools (tool-registry.ts `isSmallContext`).
+    const tools = subagentTools(chat, deps.tools.visible({ agent, approval, disabled: config.disabledTools, chatId: chat.id, contextWindow: entry.limit?.context }));
     progress(step === 0 ? 'Waiting model' : 'Continuing');
     const parts: AssistantPart[] = [];
     // `tool` is looked up once when the call starts, not again for every streamed argument piece.
@@ -187,7 +188,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     const reasonStart = new Map<string, number>();
     /** The adapter's reasoning id → the one the editor sees (and the store keeps). */
     const reasonIds = new Map<string, string>();
-    let stepUsage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number } | undefined;
+    let stepUsage: Extract<LlmEvent, { type: 'usage' }> | undefined;
     let finish: Extract<LlmEvent, { type: 'finish' }>['reason'] | undefined;
     const lastText = () => {
       const p = parts.at(-1);
@@ -400,7 +401,7 @@ function stopReasonOf(finish: Extract<LlmEvent, { type: 'finish' }>['reason'] | 
   return finish === 'length' ? 'max_tokens' : finish === 'refusal' ? 'refusal' : 'end_turn';
 }
 
-function reportUsage(chat: LiveChat, entry: ModelEntry, u: StepUsage, deps: ChatDeps, windowUse?: StepContext): void {
+function reportUsage(chat: LiveChat, entry: ModelEntry, u: StepUsage & { contextWindow?: number }, deps: ChatDeps, windowUse?: StepContext): void {
   const cost = chargeUsage(chat, entry, u, deps);
   deps.events.event(chat.id, {
     type: 'usage',
@@ -409,9 +410,15 @@ function reportUsage(chat: LiveChat, entry: ModelEntry, u: StepUsage, deps: Chat
     stepInputTokens: u.inputTokens,
     stepOutputTokens: u.outputTokens,
     ...(cost !== undefined ? { stepCost: cost, chatCost: chat.usage.cost } : {}),
-    ...(entry.limit ? { limit: entry.limit } : {}),
+    ...windowLimit(entry, u.contextWindow),
     ...windowUse,
   });
+}
+
+/** The usage event's `limit`: the model's, with the context window the request really had when the client told it. */
+function windowLimit(entry: ModelEntry, contextWindow: number | undefined): { limit?: { context: number; output: number } } {
+  if (contextWindow === undefined || !(contextWindow > 0)) return entry.limit ? { limit: entry.limit } : {};
+  return { limit: { context: contextWindow, output: entry.limit?.output ?? 0 } };
 }
 
 /** `2`, `0.5`, `12`: whole seconds once the wait is long enough for tenths not to matter. */

@@ -19,6 +19,8 @@ export interface NativeToolSpec<S extends z.ZodType<Record<string, unknown>>> {
   pathArgs: string[];
   summary(args: Partial<z.infer<S>>): string | undefined;
   preview?(args: z.infer<S>, ctx: ToolContext): Promise<FileChangeDetails | undefined>;
+  /** See `Tool.smallContext`: `false`, or the shorter description and schema a small-context model gets. */
+  smallContext?: false | { description: string; schema: z.ZodType };
   run(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 
@@ -69,6 +71,18 @@ export function defineNativeTool<S extends z.ZodType<Record<string, unknown>>>(s
       }
     },
   };
+  const small = spec.smallContext;
+  if (small === false) tool.smallContext = false;
+  else if (small) {
+    let schema: JsonSchema | undefined;
+    // Computed on first use, as the full schema is.
+    tool.smallContext = {
+      description: small.description,
+      get inputSchema() {
+        return (schema ??= toInputSchema(small.schema));
+      },
+    };
+  }
   const preview = spec.preview;
   if (preview) {
     tool.preview = async (raw, ctx) => {

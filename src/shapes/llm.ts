@@ -100,8 +100,12 @@ export type LlmEvent =
   | { type: 'toolCallStart'; id: string; name: string }
   | { type: 'toolCallDelta'; id: string; argsDelta: string }
   | { type: 'toolCallEnd'; id: string; name: string; args: Record<string, unknown> }
-  /** Once per turn, before `finish`. `inputTokens` counts every input token, cache reads and writes included. */
-  | { type: 'usage'; inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }
+  /**
+   * Once per turn, before `finish`. `inputTokens` counts every input token, cache reads and writes
+   * included. `contextWindow`: the context the request really had, when the client knows it (a
+   * local model's, sized per chat), over the model's `limit.context`.
+   */
+  | { type: 'usage'; inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number; contextWindow?: number }
   /** Why the model stopped: `length` at the output token limit, `refusal` for a refusal or a content filter. */
   | { type: 'finish'; reason: FinishReason }
   /** Work before the answer the user should see (a local model downloading or loading). */

@@ -224,7 +224,26 @@ export interface Tool {
    * the model still reads the results in the order it made the calls.
    */
   parallel?: { limit(): number };
+  /**
+   * How the tool is offered to a model whose context window is under SMALL_CONTEXT_TOKENS, so a
+   * small model's prompt leaves room for the conversation: `false` leaves it out (subagents,
+   * background jobs, language-server tools), an object offers it with that shorter description and
+   * schema (`shell_command` without `background`). Unset: offered as it is.
+   */
+  smallContext?: false | SmallContextView;
   call(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/**
+ * A model whose context window (ModelEntry `limit.context`) is under this many tokens is offered
+ * fewer tools (Tool.smallContext): their definitions alone would fill a third of an 8k window.
+ */
+export const SMALL_CONTEXT_TOKENS = 16_384;
+
+/** What a small-context model sees of a tool instead of its full description and schema. */
+export interface SmallContextView {
+  description: string;
+  inputSchema: JsonSchema;
 }
 
 export function textResult(text: string, error = false): ToolResult {

@@ -3,15 +3,17 @@
  * and no Ollama, running the tiny GGUF model (scripts/make-tiny-gguf.mjs) in-process through
  * node-llama-cpp; the download path against a local HTTP server; `patchbay models`.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeTinyGguf } from '../../scripts/make-tiny-gguf.mjs';
-import { EcaProc, runPatchbay, tempDir, useEcaProcs, workspace, type CliRun } from './harness.js';
+import { cliConfig, EcaProc, runPatchbay, tempDir, useEcaProcs, workspace, type CliRun } from './harness.js';
 
+const REPO = resolve(import.meta.dirname, '../..');
 const tiny = writeTinyGguf(join(mkdtempSync(join(tmpdir(), 'pb-local-e2e-')), 'tiny.gguf'));
 const track = useEcaProcs();
 
@@ -42,18 +44,16 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-/**
- * The tiny model's tokenizer spends about a token per character, so patchbay's tools and system
- * prompt (about 20,000 characters) need more than the default 8192-token context; it was trained
- * for 32768.
- */
-const TINY = { contextSize: 16384, limit: { context: 16384, output: 2048 } };
-
-function localServer(model: string): EcaProc {
+/** `patchbay server` on the local model file `model`, with the default local model's settings (no contextSize: sized to the prompt). */
+function localServer(model: string, settings?: Record<string, unknown>): EcaProc {
   // The model is named after its file (caller.gguf → local/caller).
   const name = model.slice(model.lastIndexOf('/') + 1).replace(/\.gguf$/, '');
-  return track(new EcaProc({ home: tempDir(), config: { chat: { generateTitles: false }, providers: { local: { models: { [name]: TINY } } } }, env: { PATCHBAY_LOCAL_MODEL: model } }));
+  const providers = settings ? { providers: { local: { models: { [name]: settings } } } } : {};
+  return track(new EcaProc({ home: tempDir(), config: { chat: { generateTitles: false }, ...providers }, env: { PATCHBAY_LOCAL_MODEL: model } }));
 }
+
+/** The usage content of a chat's last model step. */
+const lastUsage = (p: EcaProc, chatId: string) => p.contents(chatId).findLast((c) => c.content.type === 'usage')?.content;
 
 const texts = (p: EcaProc, chatId: string) => p.contents(chatId).filter((c) => c.role === 'assistant' && c.content.type === 'text');
 const progressTexts = (p: EcaProc, chatId: string) => p.contents(chatId).flatMap((c) => (c.content.type === 'progress' && c.content.state === 'running' ? [c.content.text as string] : []));
@@ -100,6 +100,17 @@ describe('patchbay server with no API key and no Ollama', () => {
 
     // The first chat goes on with its own context.
     await promptAndStop(p, 3, first.chatId);
+  }, 90_000);
+
+  it('a configured contextSize is the size the chat gets, and the usage gauge shows it, over the limit.context it would otherwise go by', async () => {
+    const p = localServer(tiny.path, { contextSize: 12_288, limit: { context: 8192, output: 8 } });
+    await p.initialize(workspace());
+    const res = await p.request('chat/prompt', { message: 'hello' });
+    const chatId = res.result.chatId as string;
+    await p.turnDone(chatId, 1, 60_000);
+    const usage = lastUsage(p, chatId);
+    expect(usage).toMatchObject({ limit: { context: 12_288, output: 8 }, contextBreakdown: { contextLimit: 12_288 } });
+    expect(usage?.sessionTokens).toBeGreaterThan(1000);
   }, 90_000);
 
   it('downloads the model on first use, with progress in the chat, and resumes a cut download', async () => {
@@ -159,18 +170,27 @@ function cli(args: string[], env: Record<string, string>, home: string): Promise
 }
 
 describe('the CLI with the local model', () => {
-  it('`patchbay chat "…"` answers with no key and no Ollama (the README command, pointed at the tiny model)', async () => {
+  it('the README\'s offline command as written: `node scripts/make-tiny-gguf.mjs /tmp/tiny.gguf && PATCHBAY_LOCAL_MODEL=/tmp/tiny.gguf ./bin/patchbay chat "hello"` answers, in the default context, and the gauge shows that context', async () => {
     const home = tempDir();
-    // The default model's output limit (2048 tokens) applies; a small one keeps the test short.
-    const config = JSON.stringify({ providers: { local: { models: { tiny: { ...TINY, limit: { context: 16384, output: 48 } } } } }, gateway: { port: 0 } });
-    const r = await cli(['chat', 'hello'], { PATCHBAY_LOCAL_MODEL: tiny.path, PATCHBAY_CONFIG: config }, home);
+    const model = join(tempDir(), 'tiny.gguf');
+    execFileSync(process.execPath, [join(REPO, 'scripts', 'make-tiny-gguf.mjs'), model]);
+    // No model settings at all (the gateway's free port is the test's, not the user's): the
+    // default context (8192), the small-context tool set, the default reply limit (2048 tokens).
+    const r = await cli(['chat', 'hello'], { PATCHBAY_LOCAL_MODEL: model, PATCHBAY_CONFIG: cliConfig() }, home);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toMatch(/^[a-z ]{20,}/);
-  }, 90_000);
+    expect(r.stderr).not.toMatch(/context shift|does not fit/);
+    // The gauge goes by the context the model got (8192, or more if the prompt and the 2048-token reply needed it).
+    const gauge = /context ([\d,]+) of ([\d,]+) \((\d+)%\) tokens \(last: in [\d,]+, out 2,048\)/.exec(r.stderr);
+    expect(gauge, r.stderr).not.toBeNull();
+    const [used, size] = [gauge![1], gauge![2]].map((n) => Number(n.replace(/,/g, '')));
+    expect(size).toBeGreaterThanOrEqual(8192);
+    expect(used).toBeLessThanOrEqual(size);
+  }, 240_000);
 
   it('`patchbay chat` downloads the default local model on first use and reports the download', async () => {
     const home = tempDir();
-    const config = JSON.stringify({ providers: { local: { models: { tiny: { ...TINY, limit: { context: 16384, output: 16 } } } } }, gateway: { port: 0 } });
+    const config = JSON.stringify({ providers: { local: { models: { tiny: { limit: { context: 8192, output: 16 } } } } }, gateway: { port: 0 } });
     const r = await cli(['chat', 'hello'], { PATCHBAY_LOCAL_MODEL: `${base}/tiny.gguf`, PATCHBAY_CONFIG: config }, home);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/Downloading 127\.0\.0\.1_\d+_tiny\.gguf: 100% \(/);

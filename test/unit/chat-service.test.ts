@@ -17,6 +17,10 @@ import { LlmError, type LlmClient, type LlmEvent, type LlmRequest, type ModelEnt
 import type { Tool, ToolResult } from '../../src/shapes/tool.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { BUILT_IN_SUBAGENTS } from '../../src/core/subagents/definitions.js';
+import { JobRegistry } from '../../src/core/jobs/registry.js';
+import { nativeTools } from '../../src/core/tools/native/index.js';
+import { spawnAgentTool, type SpawnAgentOptions } from '../../src/core/tools/spawn-agent.js';
+import { LspHostImpl } from '../../src/peers/lsp/host.js';
 
 /** One model step: its events in order; `hang` then waits for the abort; `fail` throws after them. */
 interface Step {
@@ -32,7 +36,7 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-function setup(steps: Step[], tools: Tool[] = [], frontEnd?: ChatDeps['frontEnd']) {
+function setup(steps: Step[], tools: Tool[] = [], frontEnd?: ChatDeps['frontEnd'], model: ModelEntry = MODEL) {
   const dir = mkdtempSync(join(tmpdir(), 'patchbay-chat-service-'));
   const store = new SqliteStore(join(dir, 'chats.db'));
   cleanups.push(() => {
@@ -81,8 +85,8 @@ function setup(steps: Step[], tools: Tool[] = [], frontEnd?: ChatDeps['frontEnd'
     editor: {},
     config: () => config,
     roots: () => [dir],
-    models: () => [MODEL],
-    defaultModel: () => MODEL,
+    models: () => [model],
+    defaultModel: () => model,
     clientFor: async () => client,
     stream: (c, req) => c.stream(req),
     cost: () => undefined,
@@ -366,5 +370,58 @@ describe('ChatService subagents', () => {
     expect(requests).toHaveLength(1);
     chats.stop(parent.chatId);
     expect(await parent.done).toEqual({ stopReason: 'cancelled' });
+  });
+});
+
+describe('ChatService with a model whose context window is small', () => {
+  /** The real tools whose definitions fill a small window: the native ones (with background jobs), spawn_agent and the LSP tools. */
+  function realTools(): Tool[] {
+    const jobs = new JobRegistry();
+    cleanups.push(() => void jobs.dispose());
+    const lsp = new LspHostImpl({ servers: {}, roots: [tmpdir()], env: { PATH: '' } });
+    cleanups.push(() => void lsp.dispose());
+    const chats = { hasChat: () => false, isSubagent: () => false, modelOf: () => undefined } as unknown as SpawnAgentOptions['chats'];
+    return [...nativeTools({ jobs }), spawnAgentTool({ defs: () => [...BUILT_IN_SUBAGENTS], chats, maxParallel: () => 2 }), ...lsp.tools()];
+  }
+  const withWindow = (context: number | undefined): ModelEntry => ({ ...MODEL, ...(context ? { limit: { context, output: 2048 } } : {}) });
+  const offered = async (model: ModelEntry) => {
+    const { chats, requests } = setup([{ events: [text('ok'), finish('stop')] }], realTools(), undefined, model);
+    await chats.prompt({ message: 'hi' }).done;
+    return requests[0];
+  };
+
+  it('under 16k tokens: no spawn_agent, no background jobs, no LSP tools, and shell_command without `background`; the system prompt names only what is offered', async () => {
+    const req = await offered(withWindow(8192));
+    const names = req.tools.map((t) => t.name);
+    expect(names).toContain('patchbay__shell_command');
+    expect(names).toContain('patchbay__read_file');
+    expect(names.filter((n) => /spawn_agent|bg_job|lsp_/.test(n))).toEqual([]);
+    const shell = req.tools.find((t) => t.name === 'patchbay__shell_command')!;
+    expect(Object.keys((shell.parameters as { properties: object }).properties)).toEqual(['command', 'working_directory', 'timeout']);
+    expect(shell.description).not.toMatch(/background|bg_job/i);
+    expect(req.system).toContain('patchbay__shell_command');
+    expect(req.system).not.toMatch(/spawn_agent|bg_job|lsp_/);
+  });
+
+  it('at 16k tokens, or with no known window: every tool as it is', async () => {
+    for (const context of [16_384, undefined]) {
+      const names = (await offered(withWindow(context))).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['patchbay__spawn_agent', 'patchbay__bg_job', 'patchbay__lsp_hover', 'patchbay__shell_command']));
+      const shell = (await offered(withWindow(context))).tools.find((t) => t.name === 'patchbay__shell_command')!;
+      expect(Object.keys((shell.parameters as { properties: object }).properties)).toContain('background');
+    }
+  });
+
+  it("the usage event reports the context window the client says the request had (a local model sized to its prompt), over the model's limit", async () => {
+    const usage = (contextWindow?: number): LlmEvent => ({ type: 'usage', inputTokens: 6000, outputTokens: 100, ...(contextWindow ? { contextWindow } : {}) });
+    for (const [window, expected] of [
+      [12_288, 12_288],
+      [undefined, 8192],
+    ] as const) {
+      const { chats, events } = setup([{ events: [text('ok'), usage(window), finish('stop')] }], [], undefined, withWindow(8192));
+      await chats.prompt({ message: 'hi' }).done;
+      const u = events.find((e) => e.type === 'usage');
+      expect(u).toMatchObject({ contextTokens: 6100, limit: { context: expected, output: 2048 }, context: { usedTokens: 6100, contextLimit: expected } });
+    }
   });
 });

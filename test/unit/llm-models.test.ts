@@ -117,7 +117,8 @@ describe('resolveModels', () => {
         modelName: 'qwen2.5-coder-1.5b',
         url: 'local',
         limit: { context: 8192, output: 2048 },
-        local: { model: 'hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf', contextSize: 8192 },
+        // No contextSize: its context starts at 8192 tokens and grows to fit the prompt.
+        local: { model: 'hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf' },
       },
     ]);
     expect(pickDefaultModel(alone)?.id).toBe('local/qwen2.5-coder-1.5b');
@@ -136,9 +137,13 @@ describe('resolveModels', () => {
       { ...noOllama, PATCHBAY_LOCAL_MODEL: '/tmp/tiny.gguf' },
     );
     expect(models.map((m) => [m.id, m.local, m.limit])).toEqual([
-      ['local/tiny', { model: '/tmp/tiny.gguf', contextSize: 8192 }, { context: 8192, output: 16 }],
-      ['local/big', { model: '~/m.gguf', contextSize: 4096, gpuLayers: 'max', sha256: 'a'.repeat(64) }, undefined],
+      ['local/tiny', { model: '/tmp/tiny.gguf' }, { context: 8192, output: 16 }],
+      // A local model's window is its contextSize (the gauge and the tool set go by it), its reply limit the default's.
+      ['local/big', { model: '~/m.gguf', contextSize: 4096, gpuLayers: 'max', sha256: 'a'.repeat(64) }, { context: 4096, output: 2048 }],
     ]);
+    // A contextSize wins over the limit.context it would inherit from the default model's settings.
+    const sized = await resolveModels(config({ providers: { local: { models: { tiny: { contextSize: 16384 } } } } }), { ...noOllama, PATCHBAY_LOCAL_MODEL: '/tmp/tiny.gguf' });
+    expect(sized.map((m) => [m.id, m.local?.contextSize, m.limit])).toEqual([['local/tiny', 16384, { context: 16384, output: 2048 }]]);
     expect(pickDefaultModel(models)?.id).toBe('local/tiny');
     // The built-in one stays available when the config names it.
     const named = await resolveModels(config({ providers: { local: { models: { 'qwen2.5-coder-1.5b': { limit: { context: 8192, output: 8 } } } } } }), {

@@ -48,6 +48,8 @@ export function spawnAgentTool(opts: SpawnAgentOptions): Tool {
   const childIds = new ChildIds((id) => opts.chats.hasChat(id));
   const tool = defineNativeTool({
     name: SPAWN_AGENT,
+    // A subagent's work does not fit a small-context model's window (Tool.smallContext).
+    smallContext: false,
     description: BASE_DESCRIPTION,
     schema: spawnAgentSchema,
     // It changes nothing itself: the child's own calls are judged (and asked about) one by one.

@@ -10,13 +10,19 @@
  *   most MAX_CONTEXTS exist (a request waits for one; the least recently used idle one is
  *   disposed first), a chat's context is disposed when the chat ends (`release`), and a
  *   request without a chat (a title) gets a context of its own for its one turn.
+ * - A context's size: the config's `contextSize` when it names one; else it starts at the
+ *   model's `limit.context` (8192) and is made big enough for the prompt (as the chat template
+ *   renders it, tool definitions included) and a reply, up to MAX_AUTO_CONTEXT_SIZE and what
+ *   the model was trained for; a later, longer prompt of the chat gets a bigger context. The
+ *   size it got goes out with the usage (the context gauge). A prompt that cannot fit is a
+ *   context overflow, not a failure inside the library.
  * - Tool calls use the library's function calling for the model's chat template: the
  *   functions are declared (their JSON Schema narrowed to the subset its grammar supports,
  *   optional parameters as "value or null"), the parameters stream as toolCallDelta while the
  *   model writes them, and generation stops at the model's calls. Results go back in as the
  *   `result` of the function-call items of the history.
  */
-import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, GbnfJsonSchema, Llama, LlamaChat, LlamaContext, LlamaModel } from 'node-llama-cpp';
+import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatWrapper, GbnfJsonSchema, Llama, LlamaChat, LlamaContext, LlamaModel } from 'node-llama-cpp';
 import { importModule } from '../../util/import-module.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { abortError } from './errors.js';
@@ -35,7 +41,42 @@ export type LocalModelSpec = NonNullable<ModelEntry['local']>;
 const MAX_CONTEXTS = 2;
 /** A progress note after this long without any event (the stall guard gives up after 120 s). */
 const HEARTBEAT_MS = 15_000;
+/** The context a chat starts with when neither `contextSize` nor the model's `limit.context` says. */
 const DEFAULT_CONTEXT_SIZE = 8192;
+/** A context that grows to fit its prompt grows at most to this (or the model's trained context). */
+export const MAX_AUTO_CONTEXT_SIZE = 32_768;
+/** Tokens kept free for the reply when a context is sized, unless the request asks for fewer. */
+const REPLY_TOKENS = 2048;
+/** A prompt that leaves less than this free in its context is refused (there is no room to answer). */
+const MIN_REPLY_TOKENS = 256;
+
+/**
+ * The context size to ask node-llama-cpp for (it may give less when memory is short, never less than
+ * `min`). A `fixed` size (the config's `contextSize`) is used as it is, up to what the model was
+ * trained for. Otherwise the context starts at `start` and grows, in steps of 1024 tokens, to hold
+ * the prompt and the reply budget (`needed`), up to MAX_AUTO_CONTEXT_SIZE and the trained context.
+ */
+export function contextSizeFor(o: { fixed?: number; start: number; needed: number; train: number }): { min: number; max: number } {
+  const train = o.train > 0 ? o.train : Infinity;
+  if (o.fixed !== undefined) {
+    const max = Math.min(o.fixed, train);
+    return { min: Math.min(o.needed, max), max };
+  }
+  const cap = Math.min(MAX_AUTO_CONTEXT_SIZE, train);
+  const max = Math.min(cap, Math.max(o.start, Math.ceil(o.needed / 1024) * 1024));
+  return { min: Math.min(o.needed, max), max };
+}
+
+/** What one request must fit into its context: its prompt (rendered by the model's chat template) and a reply. */
+interface PromptFit {
+  history: ChatHistoryItem[];
+  functions: ChatModelFunctions | undefined;
+  replyTokens: number;
+  /** `contextSize` from the config: the context is this size and never grows. */
+  fixed?: number;
+  /** Where a context that grows to fit starts. */
+  start: number;
+}
 
 interface ChatSlot {
   /** The chat's id; requests without one get a temporary slot, disposed when done. */
@@ -47,6 +88,18 @@ interface ChatSlot {
   usedAt: number;
   /** The chat ended while this slot was busy: dispose it when the generation is done. */
   released: boolean;
+  /** The tokens of the prompt it was acquired for (the chat template's rendering of it). */
+  promptTokens: number;
+}
+
+interface AcquireRequest {
+  path: string;
+  spec: LocalModelSpec;
+  chatId?: string;
+  signal: AbortSignal;
+  onLoad?: (fraction: number) => void;
+  /** The request's prompt, which the chat's context must hold. */
+  fit: PromptFit;
 }
 
 /** How long shutdown waits for running generations before freeing the model anyway. */
@@ -61,7 +114,7 @@ const UNLOAD_WAIT_MS = 3_000;
 export class LocalRuntime {
   private lib: Promise<NodeLlamaCpp> | undefined;
   private llama: Promise<Llama> | undefined;
-  private loaded: { path: string; model: LlamaModel } | undefined;
+  private loaded: { path: string; model: LlamaModel; wrapper?: ChatWrapper } | undefined;
   /**
    * The load under way. It belongs to no request: an inline completion superseded on the next
    * keystroke (or its 30 s timeout) only stops waiting, and the next request waits for the same
@@ -96,13 +149,13 @@ export class LocalRuntime {
    * done) and the chat's context, marked busy until `done(slot)`. Waits while the chat's own
    * context is busy or every context is. `onLoad` is told before a load and as it progresses.
    */
-  acquire(req: { path: string; spec: LocalModelSpec; chatId?: string; signal: AbortSignal; onLoad?: (fraction: number) => void }): Promise<ChatSlot> {
+  acquire(req: AcquireRequest): Promise<ChatSlot> {
     const run = this.queue.then(() => this.acquireNow(req));
     this.queue = run.catch(() => {});
     return run;
   }
 
-  private async acquireNow(req: { path: string; spec: LocalModelSpec; chatId?: string; signal: AbortSignal; onLoad?: (fraction: number) => void }): Promise<ChatSlot> {
+  private async acquireNow(req: AcquireRequest): Promise<ChatSlot> {
     const { signal } = req;
     for (;;) {
       if (signal.aborted) throw abortError(signal.reason);
@@ -142,27 +195,48 @@ export class LocalRuntime {
         await this.nextDone(signal);
         continue;
       }
+      const lib = await this.library();
+      const promptTokens = this.promptTokens(lib, req.fit);
+      const size = contextSizeFor({ fixed: req.fit.fixed, start: req.fit.start, needed: promptTokens + req.fit.replyTokens, train: model.trainContextSize });
       let slot = existing;
+      // The chat's context is too small for this prompt and may grow: a bigger one replaces it
+      // (its cache is lost; the prompt is read again).
+      if (slot && req.fit.fixed === undefined && slot.context.contextSize < size.min) {
+        this.slots.delete(slot.key);
+        await disposeSlot(slot);
+        slot = undefined;
+      }
       if (!slot) {
         await this.evictIdle(MAX_CONTEXTS - 1);
         if (this.slots.size >= MAX_CONTEXTS) {
           await this.nextDone(signal); // every context is busy
           continue;
         }
-        const lib = await this.library();
-        const context = await model.createContext({
-          contextSize: { max: Math.min(req.spec.contextSize ?? DEFAULT_CONTEXT_SIZE, model.trainContextSize) },
-          threads: threadsFor(model),
-          createSignal: signal,
-        });
+        const context = await model.createContext({ contextSize: size, threads: threadsFor(model), createSignal: signal });
+        log.debug(`local context for ${req.chatId ?? 'a request'}: ${context.contextSize} tokens (asked ${size.min}–${size.max}; prompt ${promptTokens})`);
         const key = req.chatId ?? `~temporary-${++this.temporaries}`;
-        slot = { key, temporary: req.chatId === undefined, context, chat: new lib.LlamaChat({ contextSequence: context.getSequence() }), busy: false, usedAt: 0, released: false };
+        slot = { key, temporary: req.chatId === undefined, context, chat: new lib.LlamaChat({ contextSequence: context.getSequence() }), busy: false, usedAt: 0, released: false, promptTokens };
         this.slots.set(key, slot);
       }
+      slot.promptTokens = promptTokens;
       slot.busy = true;
       slot.usedAt = Date.now();
       this.users++;
       return slot;
+    }
+  }
+
+  /** The prompt's tokens as the loaded model's chat template renders it, tool definitions included. */
+  private promptTokens(lib: NodeLlamaCpp, fit: PromptFit): number {
+    const loaded = this.loaded!;
+    try {
+      loaded.wrapper ??= lib.resolveChatWrapper(loaded.model);
+      const { contextText } = loaded.wrapper.generateContextState({ chatHistory: fit.history, ...(fit.functions ? { availableFunctions: fit.functions } : {}) });
+      return contextText.tokenize(loaded.model.tokenizer).length;
+    } catch (e) {
+      // A template that cannot render this history: the plain text, which the template only frames.
+      log.debug(`counting the prompt's tokens with the chat template: ${errorMessage(e)}`);
+      return loaded.model.tokenize(JSON.stringify(fit.history) + JSON.stringify(fit.functions ?? {})).length;
     }
   }
 
@@ -293,6 +367,8 @@ export interface LocalClientOptions {
   name?: string;
   /** PATCHBAY_HOME: downloads are cached under `<home>/models`. */
   home: string;
+  /** The size a chat's context starts at when `spec.contextSize` does not fix it (the model's `limit.context`). */
+  startContextSize?: number;
   runtime?: LocalRuntime;
 }
 
@@ -359,6 +435,13 @@ export class LocalClient implements LlmClient {
         const hint = connectionFailure(e) ? `\n${offlineHint({ model: this.opts.name, home })}` : '';
         throw new LlmError(failed + hint, undefined, false);
       }
+      const fit: PromptFit = {
+        history: toHistory(req.system, req.messages),
+        functions: toFunctions(req.tools),
+        replyTokens: Math.max(MIN_REPLY_TOKENS, Math.min(req.maxOutputTokens ?? REPLY_TOKENS, REPLY_TOKENS)),
+        ...(spec.contextSize !== undefined ? { fixed: spec.contextSize } : {}),
+        start: this.opts.startContextSize ?? DEFAULT_CONTEXT_SIZE,
+      };
       let slot: ChatSlot;
       try {
         slot = await this.runtime.acquire({
@@ -366,6 +449,7 @@ export class LocalClient implements LlmClient {
           spec,
           chatId: req.chatId,
           signal,
+          fit,
           onLoad: (f) => ((shown = true), throttled(`Loading local model ${name}…${f > 0 ? ` ${Math.floor(f * 100)}%` : ''}`, f === 0 || f === 1)),
         });
       } catch (e) {
@@ -376,7 +460,9 @@ export class LocalClient implements LlmClient {
       // must not stay up meanwhile.
       if (shown) emit({ type: 'progress', text: 'Thinking…' });
       try {
-        await this.respond(slot, req, emit);
+        const overflow = this.overflow(slot, spec);
+        if (overflow) throw overflow;
+        await this.respond(slot, req, fit, emit);
       } finally {
         this.runtime.done(slot);
       }
@@ -385,13 +471,38 @@ export class LocalClient implements LlmClient {
     }
   }
 
+  /**
+   * A prompt longer than the context it got cannot be answered (node-llama-cpp would fail with
+   * "the default context shift strategy did not return a history that fits"): a context overflow,
+   * which the chat answers by pruning and compacting, with what the user can change.
+   */
+  private overflow(slot: ChatSlot, spec: LocalModelSpec): LlmError | undefined {
+    const size = slot.context.contextSize;
+    if (slot.promptTokens + MIN_REPLY_TOKENS <= size) return undefined;
+    const train = slot.context.model.trainContextSize;
+    const key = `providers.local.models.${this.opts.name ?? '<name>'}.contextSize`;
+    const change =
+      spec.contextSize !== undefined
+        ? `raise ${key} (this model was trained for ${train} tokens)`
+        : train > size
+          ? `set ${key} to give it more (this model was trained for ${train} tokens; memory allowing)`
+          : `that is all this model was trained for`;
+    return new LlmError(
+      `The prompt is ${slot.promptTokens} tokens (system prompt, tool definitions and messages): with a reply it does not fit the local model's context of ${size} tokens; ${change}.`,
+      undefined,
+      false,
+      undefined,
+      'contextOverflow',
+    );
+  }
+
   /** One model turn on a held context: text and tool calls as they are generated, then usage. */
-  private async respond(slot: ChatSlot, req: LlmRequest, emit: (ev: LlmEvent) => void): Promise<void> {
+  private async respond(slot: ChatSlot, req: LlmRequest, fit: PromptFit, emit: (ev: LlmEvent) => void): Promise<void> {
     const { signal } = req;
     const meter = slot.chat.sequence.tokenMeter;
     const evaluatedBefore = meter.usedInputTokens;
     const outputBefore = meter.usedOutputTokens;
-    const functions = toFunctions(req.tools);
+    const functions = fit.functions;
     // Tool calls stream as they are written: the call opens with its first params chunk.
     const ids: string[] = [];
     const idOf = (index: number, name: string) => {
@@ -403,7 +514,7 @@ export class LocalClient implements LlmClient {
     };
     let res;
     try {
-      res = await slot.chat.generateResponse(toHistory(req.system, req.messages), {
+      res = await slot.chat.generateResponse(fit.history, {
         ...(functions ? { functions } : {}),
         onTextChunk: (text) => text && emit({ type: 'text', text }),
         onFunctionCallParamsChunk: (c) => {
@@ -429,7 +540,8 @@ export class LocalClient implements LlmClient {
     const outputTokens = meter.usedOutputTokens - outputBefore;
     const inputTokens = Math.max(0, slot.chat.sequence.contextTokens.length - outputTokens);
     const evaluated = meter.usedInputTokens - evaluatedBefore;
-    emit({ type: 'usage', inputTokens, outputTokens, cacheReadTokens: Math.max(0, inputTokens - evaluated) });
+    // The size this chat's context really got: the gauge shows the prompt against it.
+    emit({ type: 'usage', inputTokens, outputTokens, cacheReadTokens: Math.max(0, inputTokens - evaluated), contextWindow: slot.context.contextSize });
     const stop = res.metadata.stopReason;
     emit({ type: 'finish', reason: calls.length ? 'tool_calls' : stop === 'maxTokens' ? 'length' : 'stop' });
   }

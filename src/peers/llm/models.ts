@@ -23,6 +23,9 @@ type ModelConfig = NonNullable<ProviderConfig['models']>[string];
  */
 export const DEFAULT_LOCAL_MODEL = 'qwen2.5-coder-1.5b';
 export const DEFAULT_LOCAL_URI = 'hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf';
+/** A local model's window when neither `contextSize` nor `limit.context` names one, and its reply limit. */
+const DEFAULT_LOCAL_CONTEXT = 8192;
+const DEFAULT_LOCAL_OUTPUT = 2048;
 
 interface BuiltinProvider {
   api: LlmApi;
@@ -77,7 +80,8 @@ const BUILTINS: Record<string, BuiltinProvider> = {
     url: 'local',
     needsKey: false,
     models: {
-      [DEFAULT_LOCAL_MODEL]: { model: DEFAULT_LOCAL_URI, contextSize: 8192, limit: { context: 8192, output: 2048 } },
+      // No contextSize: the context starts at limit.context and grows to fit the prompt (local.ts).
+      [DEFAULT_LOCAL_MODEL]: { model: DEFAULT_LOCAL_URI, limit: { context: DEFAULT_LOCAL_CONTEXT, output: DEFAULT_LOCAL_OUTPUT } },
     },
   },
 };
@@ -199,6 +203,10 @@ async function providerModels(id: string, user: ProviderConfig | undefined, env:
         return [];
       }
       entry.local = { model: m.model, contextSize: m.contextSize, gpuLayers: m.gpuLayers, sha256: m.sha256 };
+      // The window the gauge, auto-compaction and the tool set go by: a `contextSize` fixes it;
+      // else the context starts at `limit.context` and grows to fit the prompt (local.ts), and the
+      // usage of each request reports the size it got.
+      entry.limit = { context: m.contextSize ?? m.limit?.context ?? DEFAULT_LOCAL_CONTEXT, output: m.limit?.output ?? DEFAULT_LOCAL_OUTPUT };
     }
     return [entry];
   });
@@ -270,7 +278,7 @@ export async function createClient(entry: ModelEntry, env: { home: string }, aut
   switch (entry.api) {
     case 'local':
       if (!entry.local) throw new Error(`model ${entry.id} has no local model file configured`);
-      return new (await import('./local.js')).LocalClient({ spec: entry.local, home: env.home, name: entry.id.slice(entry.provider.length + 1) });
+      return new (await import('./local.js')).LocalClient({ spec: entry.local, home: env.home, name: entry.id.slice(entry.provider.length + 1), startContextSize: entry.limit?.context });
     case 'openai-chat':
       return new (await import('./openai-chat.js')).OpenAiChatClient(opts);
     case 'openai-responses':

@@ -31,6 +31,8 @@ function tool<S extends z.ZodObject>(name: string, description: string, schema: 
     inputSchema: z.toJSONSchema(schema) as Record<string, unknown>,
     readOnly: true,
     mutates: false,
+    // Language-server tools are left out for a small-context model (Tool.smallContext).
+    smallContext: false,
     summary: (args) => {
       const parsed = schema.safeParse(args);
       return parsed.success ? summary(parsed.data) : undefined;

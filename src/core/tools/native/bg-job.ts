@@ -20,6 +20,8 @@ export const bgJobSchema = z.object({
 export function bgJobTool(jobs: JobRegistry, maxOutputChars = DEFAULT_MAX_OUTPUT_CHARS): Tool {
   return defineNativeTool({
     name: 'bg_job',
+    // Background jobs are not for a small-context model (Tool.smallContext).
+    smallContext: false,
     description: `Manage background jobs (long-running shell processes).
 
 Actions:

@@ -49,18 +49,21 @@ export interface ShellCommandOptions {
 export function shellCommandTool(opts: ShellCommandOptions = {}): Tool {
   const defaultTimeout = opts.shellTimeoutSeconds ?? DEFAULT_SHELL_TIMEOUT_SECONDS;
   const maxOutputChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
-  return defineNativeTool({
-    name: 'shell_command',
-    description: `Run a shell command and return its combined stdout and stderr, and its exit code.
+  const usage = (background: boolean) => `Run a shell command and return its combined stdout and stderr, and its exit code.
 
 Usage:
 - \`command\` is run by /bin/sh -c (cmd /c on Windows) with no input; quote paths that contain spaces.
 - Optional: \`working_directory\` (default: the first workspace root) and \`timeout\` in seconds (default ${defaultTimeout}).
 - On timeout the command and every process it started are killed.
 - Output over ${maxOutputChars} characters keeps its beginning and end; a notice says how much was cut.
-- Processes a foreground command leaves running when it exits are stopped: start servers and watchers with \`background\`.
-- Prefer grep, read_file and directory_tree over grep, cat and ls.${opts.jobs ? BACKGROUND_USAGE : ''}`,
+- Processes a foreground command leaves running when it exits are stopped${background ? ': start servers and watchers with `background`' : ''}.
+- Prefer grep, read_file and directory_tree over grep, cat and ls.${background && opts.jobs ? BACKGROUND_USAGE : ''}`;
+  return defineNativeTool({
+    name: 'shell_command',
+    description: usage(true),
     schema: shellCommandSchema,
+    // A small-context model gets no background jobs (bg_job is not offered to it either).
+    smallContext: { description: usage(false), schema: shellCommandSchema.omit({ background: true }) },
     readOnly: false,
     mutates: true,
     pathArgs: ['working_directory'],
