@@ -37,7 +37,13 @@ export class GatewayPublication {
   /** Listening now: the run file, then the shared pair. Files of gateways whose process is gone are removed. */
   publish(info: { url: string; port: number; token: string; roots: string[] }): void {
     // Only dead processes' files: a live gateway's file is never touched by another.
-    runningGateways(this.gatewayDir, (stale) => rmSync(stale, { force: true }));
+    runningGateways(this.gatewayDir, (stale) => {
+      try {
+        rmSync(stale, { force: true });
+      } catch {
+        // not ours to remove (another user's home?): providers skip it anyway
+      }
+    });
     this.current = { version: RUN_FILE_VERSION, pid: process.pid, startedAt: Date.now(), ...info };
     writePrivateFile(this.runFile, `${JSON.stringify(this.current, null, 2)}\n`);
     writePrivateFile(this.tokenFile, info.token);
