@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
+import { EcaProc, fakeProviderConfig, runPatchbay, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
 const { llm, track } = useFakeLlmSuite();
 const SDK = pathToFileURL(resolve(import.meta.dirname, '../../dist/provider/index.js')).href;
@@ -68,6 +68,12 @@ describe('two patchbays on one home', () => {
     const files = readdirSync(run).map((f) => JSON.parse(readFileSync(join(run, f), 'utf8')) as { pid: number; url: string; roots: string[] });
     expect(files.map((f) => f.pid).sort()).toEqual([a.p.child.pid, b.p.child.pid].sort());
     expect(files.find((f) => f.pid === a.p.child.pid)).toMatchObject({ url: a.url, roots: [rootA] });
+
+    // `patchbay doctor` on the same home lists both, newest first.
+    const doctor = await runPatchbay(['doctor'], { home, cwd: rootA, timeoutMs: 60_000 });
+    expect(doctor.stdout).toContain(
+      `Provider gateway: not listening here; running for this home (newest first):\n  - ${b.url} (pid ${b.p.child.pid}, ${rootB})\n  - ${a.url} (pid ${a.p.child.pid}, ${rootA})`,
+    );
 
     // Both running: the newest by default, the one with the folder open when asked.
     expect((await probe(home)).sessionId).toBe(b.chatId);
