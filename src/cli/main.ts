@@ -1,7 +1,19 @@
 /** The `patchbay` command. Subcommands load lazily so `patchbay server` starts fast. */
+import { isNativeModuleMismatch } from '../util/native-module.js';
 import { commandHelp, overview, wantsHelp } from './help.js';
 
 export async function main(argv: string[]): Promise<void> {
+  try {
+    await run(argv);
+  } catch (e) {
+    // Which Node built the SQLite module and how to fix it: said once, without a stack.
+    if (!isNativeModuleMismatch(e)) throw e;
+    process.stderr.write(`${e.message}\n`);
+    process.exitCode = 1;
+  }
+}
+
+async function run(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
   const help = cmd ? commandHelp(cmd) : undefined;
   if (help && wantsHelp(rest)) {
@@ -18,6 +30,9 @@ export async function main(argv: string[]): Promise<void> {
       return runAcp(rest);
     }
     case 'chat': {
+      // The server it starts runs on this Node too: a SQLite module built for another fails here, once.
+      const { SqliteStore } = await import('../store/sqlite.js');
+      SqliteStore.checkNativeModule();
       const { runChat } = await import('./chat.js');
       return runChat(rest);
     }

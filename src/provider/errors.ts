@@ -32,6 +32,8 @@ export class GatewayError extends Error {
 export type ProviderErrorCode =
   /** No token in PATCHBAY_PROVIDER_TOKEN, TAP_PROVIDER_TOKEN or the token file (yet). */
   | 'NO_TOKEN'
+  /** A workspace was asked for (`workspace` option, PATCHBAY_WORKSPACE) and no running gateway serves it (yet). */
+  | 'NO_GATEWAY'
   /** `sessions.active` had nothing the `session` option accepts. */
   | 'NO_SESSION'
   /** The WebSocket failed or closed before the provider was bound. */

@@ -14,8 +14,8 @@
 export { createProvider, Provider } from './provider.js';
 export { GatewayError, ProviderError, ToolError } from './errors.js';
 export type { ProviderErrorCode } from './errors.js';
-export { addressFilePath, DEFAULT_GATEWAY_URL, discoverToken, discoverUrl, tokenFilePath } from './discover.js';
-export type { DiscoveredToken, TokenSource } from './discover.js';
+export { addressFilePath, DEFAULT_GATEWAY_URL, discoverGateway, discoverToken, discoverUrl, listGateways, runDirPath, servesWorkspace, tokenFilePath } from './discover.js';
+export type { DiscoveredGateway, DiscoveredToken, DiscoverOptions, RunningGateway, TokenSource } from './discover.js';
 export type { BackoffOptions } from './backoff.js';
 export type {
   BoundInfo,

@@ -36,7 +36,7 @@ import {
 } from '../protocol/gateway/index.js';
 import { backoffDelay, resolveBackoff, type ResolvedBackoff } from './backoff.js';
 import { CallTable, errorResult } from './calls.js';
-import { discoverToken, discoverUrl, readTokenFile, tokenFilePath, type DiscoveredToken } from './discover.js';
+import { discoverGateway, runDirPath, tokenStillPublished, type DiscoveredToken } from './discover.js';
 import { GatewayError, ProviderError } from './errors.js';
 import { Emitter } from './events.js';
 import type { BoundInfo, ProviderEvents, ProviderOptions, ProviderState, ProviderTool, PushOptions } from './types.js';
@@ -224,10 +224,16 @@ export class Provider extends Emitter<ProviderEvents> {
   private open(): void {
     this.retryTimer = undefined;
     const env = this.opts.env ?? process.env;
-    const url = discoverUrl(this.opts.url, env);
-    const token: DiscoveredToken | undefined = this.opts.token ? { token: this.opts.token, source: 'option' } : discoverToken(env);
+    const found = discoverGateway({ url: this.opts.url, token: this.opts.token, workspace: this.opts.workspace }, env);
+    if (!found.ok) {
+      // Its patchbay may not be up yet: retried like a missing token.
+      this.retry(new ProviderError('NO_GATEWAY', found.message));
+      return;
+    }
+    const { url } = found;
+    const token: DiscoveredToken | undefined = found.token;
     if (!token) {
-      this.retry(new ProviderError('NO_TOKEN', `no gateway token: set PATCHBAY_PROVIDER_TOKEN or TAP_PROVIDER_TOKEN, or start patchbay (it writes ${tokenFilePath(env)})`));
+      this.retry(new ProviderError('NO_TOKEN', `no gateway token: set PATCHBAY_PROVIDER_TOKEN or TAP_PROVIDER_TOKEN, or start patchbay (it writes its address and token in ${runDirPath(env)})`));
       return;
     }
     let ws: WebSocket;
@@ -294,7 +300,7 @@ export class Provider extends Emitter<ProviderEvents> {
 
   /** Schedules the next attempt, or ends here when reconnecting is off or exhausted. */
   private retry(why: Error): void {
-    if (why instanceof ProviderError && why.code === 'NO_TOKEN') this.emitError(why);
+    if (why instanceof ProviderError && (why.code === 'NO_TOKEN' || why.code === 'NO_GATEWAY')) this.emitError(why);
     if (!this.backoff) {
       this.finish('closed', why);
       return;
@@ -443,7 +449,7 @@ export class Provider extends Emitter<ProviderEvents> {
 
   private onGatewayError(conn: Connection, msg: Pick<ErrorMessage, 'message' | 'replyTo' | 'providerId' | 'sessionId'> & { code: string }): void {
     // A gateway restarted after a crash may meet a token file it has since rewritten: not fatal then.
-    const staleFile = msg.code === 'AUTH_FAILED' && conn.token.source === 'file' && conn.token.file !== undefined && readTokenFile(conn.token.file) !== conn.token.token;
+    const staleFile = msg.code === 'AUTH_FAILED' && !tokenStillPublished(conn.token);
     const fatal = (FATAL_ERROR_CODES as ReadonlySet<string>).has(msg.code) && !staleFile;
     const err = new GatewayError(msg, fatal);
     if (fatal) {

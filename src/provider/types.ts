@@ -55,8 +55,13 @@ export interface ProviderOptions {
   /** Stable provider identity (`hello.name`); also the default push stream. */
   name: string;
   tools?: ProviderTool[];
-  /** Default: `PATCHBAY_GATEWAY_URL`, else the address `patchbay server` wrote, else `ws://127.0.0.1:9400`. */
+  /**
+   * Default: `PATCHBAY_GATEWAY_URL`, else the running patchbay serving `workspace`, else the newest
+   * running patchbay (each writes `<PATCHBAY_HOME>/gateway/run/<pid>.json`), else `ws://127.0.0.1:9400`.
+   */
   url?: string;
+  /** A folder: connect to the patchbay that has it open (or a folder containing it). Default: `PATCHBAY_WORKSPACE`. */
+  workspace?: string;
   /** Default: discovered before every attempt (see discover.ts). */
   token?: string;
   /** A session id, or a function choosing one. Default: the first active session. */

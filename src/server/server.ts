@@ -45,6 +45,7 @@ import { isAlive } from '../util/pid.js';
 import { fileURLToPath } from 'node:url';
 import { chatContextSchema } from '../protocol/eca/context.js';
 import type { Context } from '../shapes/context.js';
+import { isNativeModuleMismatch } from '../util/native-module.js';
 
 const log = logger('server');
 
@@ -123,13 +124,16 @@ export class EcaServer {
     this.conn.onNotification(method, (raw: unknown) => {
       if (this.state.kind !== 'running') return log.warn(`${method} ignored: server not running`);
       // Notifications run in arrival order: each waits on the same session promise.
-      void this.state.session.then((session) => {
-        try {
-          fn(parse(method, schema, raw) as z.output<E['params']>, session);
-        } catch (e) {
-          log.warn(errorMessage(e));
-        }
-      });
+      void this.state.session.then(
+        (session) => {
+          try {
+            fn(parse(method, schema, raw) as z.output<E['params']>, session);
+          } catch (e) {
+            log.warn(errorMessage(e));
+          }
+        },
+        () => log.warn(`${method} ignored: the session could not start`),
+      );
     });
   }
 
@@ -170,6 +174,12 @@ export class EcaServer {
       session.then(
         (s) => log.info(`initialized by ${params.clientInfo?.name ?? 'unknown client'} for ${s.roots.join(', ')}`),
         (e: unknown) => {
+          if (isNativeModuleMismatch(e)) {
+            // Nothing works without the store: said once (stderr and the editor), then exit 1.
+            log.error(e.message);
+            this.showMessage({ type: 'error', message: e.message });
+            return this.exit(1, 'the SQLite module was built for another Node');
+          }
           log.error(`could not start the session: ${errorMessage(e)}`);
           this.showMessage({ type: 'error', message: `patchbay could not start: ${errorMessage(e)}` });
         },
@@ -191,36 +201,39 @@ export class EcaServer {
       // Once per session: a repeated `initialized` must not open more listeners or start peers twice.
       if (this.state.initialized) return log.warn('ignoring a repeated "initialized" notification');
       this.state.initialized = true;
-      void this.state.session.then((session) => {
-        const invalid = session.configErrors.flatMap((e) => (e.severity !== 'warning' ? [`Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}`] : []));
-        for (const message of invalid) this.showMessage({ type: 'warning', message });
-        // VS Code and the desktop app never show $/showMessage: the first chat says it too.
-        if (invalid.length) this.configNotice = invalid.join('\n');
-        const held = session.heldBackMessages();
-        for (const message of held) this.showMessage({ type: 'warning', message });
-        // What the runtime said before (a folder change's reload): once, and not what was just said.
-        const early = (this.early ?? []).filter((m) => !held.includes(m.message) && !invalid.includes(m.message));
-        this.early = undefined;
-        for (const m of early) this.showMessage(m);
-        // MCP servers start once config/updated is out (spawning them is CPU work that would
-        // delay it), or after 250 ms if model discovery is slow; they never wait for each other.
-        let startMcp!: () => void;
-        void session.startServers(new Promise<void>((r) => (startMcp = r)));
-        setTimeout(startMcp, 250).unref();
-        // The servers task has begun: tasks held until now go out, starts first (./eca-tasks.ts).
-        this.tasks.release();
-        // Listeners (the OpenCtx host, the provider gateway): a peer that cannot listen says why.
-        for (const { started } of session.startListeners()) void started.catch((e: unknown) => this.showMessage({ type: 'warning', message: errorMessage(e) }));
-        session.startSession();
-        void session.modelsReady.then(() => {
-          this.sendConfig(session);
-          this.sendNativeTools(session);
-          setImmediate(startMcp);
-        });
-        for (const ix of session.indexes) void ix.warm();
-        // Config files edited while we run apply live (Workspace.reloadConfig).
-        session.watchConfig();
-      });
+      void this.state.session.then(
+        (session) => {
+          const invalid = session.configErrors.flatMap((e) => (e.severity !== 'warning' ? [`Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}`] : []));
+          for (const message of invalid) this.showMessage({ type: 'warning', message });
+          // VS Code and the desktop app never show $/showMessage: the first chat says it too.
+          if (invalid.length) this.configNotice = invalid.join('\n');
+          const held = session.heldBackMessages();
+          for (const message of held) this.showMessage({ type: 'warning', message });
+          // What the runtime said before (a folder change's reload): once, and not what was just said.
+          const early = (this.early ?? []).filter((m) => !held.includes(m.message) && !invalid.includes(m.message));
+          this.early = undefined;
+          for (const m of early) this.showMessage(m);
+          // MCP servers start once config/updated is out (spawning them is CPU work that would
+          // delay it), or after 250 ms if model discovery is slow; they never wait for each other.
+          let startMcp!: () => void;
+          void session.startServers(new Promise<void>((r) => (startMcp = r)));
+          setTimeout(startMcp, 250).unref();
+          // The servers task has begun: tasks held until now go out, starts first (./eca-tasks.ts).
+          this.tasks.release();
+          // Listeners (the OpenCtx host, the provider gateway): a peer that cannot listen says why.
+          for (const { started } of session.startListeners()) void started.catch((e: unknown) => this.showMessage({ type: 'warning', message: errorMessage(e) }));
+          session.startSession();
+          void session.modelsReady.then(() => {
+            this.sendConfig(session);
+            this.sendNativeTools(session);
+            setImmediate(startMcp);
+          });
+          for (const ix of session.indexes) void ix.warm();
+          // Config files edited while we run apply live (Workspace.reloadConfig).
+          session.watchConfig();
+        },
+        () => {},
+      ); // a session that could not start was reported where it failed (initialize)
     });
     c.onRequest(ECA.shutdown.method, async (): Promise<z.input<typeof ECA.shutdown.result>> => {
       const session = this.session();

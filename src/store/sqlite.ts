@@ -21,6 +21,7 @@ import type { EventEntry, EventFilter, EventStreamStore } from '../shapes/event-
 import { isAlive } from '../util/pid.js';
 import { ensurePrivateDir, ensurePrivateFile } from '../util/private-dir.js';
 import { errorMessage, logger } from '../util/log.js';
+import { explainNativeLoadError, NativeModuleMismatch } from '../util/native-module.js';
 
 const log = logger('store');
 /** How long pushed events wait to be written together (a SIGKILL loses at most this much). */
@@ -133,6 +134,20 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     return new SqliteStore(join(home, 'patchbay.db'), opts);
   }
 
+  /**
+   * Loads better-sqlite3's native addon (an in-memory database, nothing on disk): throws
+   * {@link NativeModuleMismatch} when it was built for another Node. `patchbay chat` checks this
+   * before it starts a server that would fail the same way.
+   */
+  static checkNativeModule(): void {
+    try {
+      new Database(':memory:').close();
+    } catch (e) {
+      const why = explainNativeLoadError(e, 'better-sqlite3');
+      throw why ? new NativeModuleMismatch(why) : e;
+    }
+  }
+
   private readonly checkpoints: CheckpointTable;
 
   private readonly statements = new Map<string, Database.Statement>();
@@ -149,7 +164,13 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
 
   constructor(path: string, opts: StoreOptions = {}) {
     this.path = path;
-    this.db = new Database(path);
+    try {
+      this.db = new Database(path);
+    } catch (e) {
+      // The first load of the native addon: built for another Node is the common failure.
+      const why = explainNativeLoadError(e, 'better-sqlite3');
+      throw why ? new NativeModuleMismatch(why) : e;
+    }
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');

@@ -105,6 +105,8 @@ export interface CliRunOptions {
   timeoutMs?: number;
   /** Resolve on the process's 'exit' (default) or on 'close' (its output streams closed too). */
   until?: 'exit' | 'close';
+  /** The Node that runs it (default: the one running the tests). */
+  node?: string;
 }
 
 export interface CliRun {
@@ -120,7 +122,7 @@ export function runPatchbay(args: string[], opts: CliRunOptions = {}): Promise<C
   const home = opts.home ?? tempDir('pb-home-');
   const stdin = opts.stdin === undefined ? '' : opts.stdin;
   const timeoutMs = opts.timeoutMs ?? 20_000;
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(opts.node ?? process.execPath, [BIN, ...args], {
     cwd: opts.cwd ?? home,
     env: cliEnv(home, opts.env),
     stdio: [stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],

@@ -141,7 +141,7 @@ describe('language server readiness and failures', () => {
     expect(p.text(chatId)).toBe('done');
     const written = toolMessage('w');
     const why =
-      'typescript-language-server failed: initialize failed: Could not find a valid TypeScript installation. Please ensure that the "typescript" dependency is installed in the workspace or that a valid `tsserver.path` is specified. Exiting. (typescript-language-server needs `typescript` installed in the project';
+      'typescript-language-server failed: initialize failed: Could not find a valid TypeScript installation. Please ensure that the "typescript" dependency is installed in the workspace or that a valid `tsserver.path` is specified. Exiting. (typescript-language-server needs `typescript@5` installed in the project (npm i -D typescript@5) or globally (npm i -g typescript@5); TypeScript 7 has no tsserver, which typescript-language-server runs)';
     expect(written).toContain(`Diagnostics: not available — ${why}`);
     expect(written).toContain('Do not take the file as free of errors');
     expect(toolMessage('h')).toContain(`lsp_hover failed: ${why}`);
@@ -157,7 +157,7 @@ describe('language server readiness and failures', () => {
       timeout: 60_000,
     });
     expect(out).toMatch(
-      /- typescript-language-server: failed \(.*\)(, \d+ restarts)? — last error: initialize failed: Could not find a valid TypeScript installation\..*; needs `typescript` installed in the project/,
+      /- typescript-language-server: failed \(.*\)(, \d+ restarts)? — last error: initialize failed: Could not find a valid TypeScript installation\..*; needs `typescript@5` installed in the project \(npm i -D typescript@5\) or globally \(npm i -g typescript@5\); TypeScript 7 has no tsserver/,
     );
   });
 });

@@ -7,6 +7,34 @@ import { useHosts, captureLog, ctx, everythingBin, fixture, makeHost, text, wait
 captureLog();
 const host = useHosts();
 
+/** What a user behind a TLS-inspecting proxy, in a non-English locale, has set. */
+const USER_NETWORK_ENV = {
+  HTTP_PROXY: 'http://proxy.corp:3128',
+  HTTPS_PROXY: 'http://proxy.corp:3128',
+  NO_PROXY: 'localhost,.corp',
+  http_proxy: 'http://proxy.corp:3128',
+  https_proxy: 'http://proxy.corp:3128',
+  no_proxy: 'localhost,.corp',
+  NODE_EXTRA_CA_CERTS: '/etc/corp/ca.pem',
+  SSL_CERT_FILE: '/etc/corp/bundle.pem',
+  SSL_CERT_DIR: '/etc/corp/certs',
+  LANG: 'de_DE.UTF-8',
+  LANGUAGE: 'de:en',
+  LC_ALL: 'de_DE.UTF-8',
+  LC_MESSAGES: 'de_DE.UTF-8',
+  TMPDIR: '/var/tmp/pb-user',
+  TEMP: '/var/tmp/pb-user',
+  TMP: '/var/tmp/pb-user',
+};
+
+const SECRETS_ENV = {
+  OPENAI_API_KEY: 'sk-openai-secret',
+  ANTHROPIC_API_KEY: 'sk-ant-secret',
+  GITHUB_TOKEN: 'ghp_secret',
+  PATCHBAY_SECRET_STORE: 'file',
+  LC_API_TOKEN: 'looks-like-a-locale',
+};
+
 describe('parseServerEntry', () => {
   it('accepts stdio entries as every host writes them, with defaults', () => {
     expect(parseServerEntry('a', { command: 'npx', args: ['-y', 'srv'], env: { K: 'v' } })).toEqual({
@@ -111,12 +139,16 @@ describe('the child environment', () => {
 
   it('is what a real server sees (server-everything get-env)', async () => {
     const t = host(
-      { everything: { command: process.execPath, args: [everythingBin, 'stdio'], env: { PATCHBAY_MCP_TEST: 'yes' } } },
-      { env: { ...process.env, HOME: '/tmp/patchbay-fake-home', PATCHBAY_NOT_INHERITED: 'x' } },
+      { everything: { command: process.execPath, args: [everythingBin, 'stdio'], env: { PATCHBAY_MCP_TEST: 'yes', MY_SERVER_KEY: 'named-on-purpose' } } },
+      { env: { ...process.env, HOME: '/tmp/patchbay-fake-home', PATCHBAY_NOT_INHERITED: 'x', ...USER_NETWORK_ENV, ...SECRETS_ENV } },
     );
     await t.host.start('everything');
     const seen = JSON.parse(text(await t.tools.get('everything__get-env')!.call({}, ctx()))) as Record<string, string>;
     expect(seen).toMatchObject({ HOME: '/tmp/patchbay-fake-home', PATCHBAY_MCP_TEST: 'yes', PATH: process.env.PATH });
     expect(seen.PATCHBAY_NOT_INHERITED).toBeUndefined();
+    // Proxies, certificates, locale and temp dirs arrive; the entry's `env` adds what it names.
+    expect(seen).toMatchObject({ ...USER_NETWORK_ENV, MY_SERVER_KEY: 'named-on-purpose' });
+    // Provider keys and tokens never do, not even one whose name fits the LC_* pattern.
+    for (const key of Object.keys(SECRETS_ENV)) expect(seen[key], key).toBeUndefined();
   });
 });

@@ -8,7 +8,7 @@ export const gatewayConfigSchema = z
   .object({
     enabled: z.boolean().default(true),
     host: z.string().default('127.0.0.1'),
-    /** Preferred port; when it is taken a free one is used (either way the address is in PATCHBAY_HOME/gateway/address). 0 picks a free port. */
+    /** Preferred port; when it is taken a free one is used (either way the address is in PATCHBAY_HOME/gateway/run/<pid>.json). 0 picks a free port. */
     port: z.number().int().min(0).max(65535).default(9400),
     /** `inject` into an idle chat starts a turn (else it waits for the next prompt). */
     injectStartsTurn: z.boolean().default(true),

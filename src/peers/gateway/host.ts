@@ -3,12 +3,14 @@
  * server that binds tool providers to patchbay chats. Owns the token, the listener, the
  * heartbeat and the chat → providers map; each connection runs its own state machine.
  */
+import { join, resolve } from 'node:path';
 import type { WebSocket } from 'ws';
 import { SHUTDOWN_DEADLINE_MS } from '../../protocol/gateway/index.js';
 import { errorMessage, logger, type Logger } from '../../util/log.js';
 import { ProviderConnection, type Binding, type ConnectionHost, type ConnectionTimings } from './connection.js';
 import { listen, type Listener } from './server.js';
-import { newToken, removeTokenFile, tokenFilePath, writeTokenFile } from './token.js';
+import { GatewayPublication } from './publish.js';
+import { newToken } from './token.js';
 import type { GatewayChats, GatewayConfig, GatewayHost } from './types.js';
 
 /** Intervals and deadlines; the defaults are the spec's, tests shorten them. */
@@ -22,8 +24,10 @@ export interface GatewayTimings extends ConnectionTimings {
 
 export interface GatewayHostOptions {
   config: GatewayConfig;
-  /** PATCHBAY_HOME: the token file goes to `<home>/gateway/provider-token`. */
+  /** PATCHBAY_HOME: the run file goes to `<home>/gateway/run/<pid>.json`, the older pair beside `run/`. */
   home: string;
+  /** The workspace folders served, published in the run file (providers may choose by workspace). */
+  roots?: () => string[];
   chats: GatewayChats;
   timings?: Partial<GatewayTimings>;
   /** Server names other tool sources own (configured MCP servers): providers may not use them. */
@@ -44,7 +48,11 @@ const DEFAULT_TIMINGS: Omit<GatewayTimings, 'rateLimitPerSecond'> = {
 };
 
 export class GatewayHostImpl implements GatewayHost {
+  /** The older shared token file (`<home>/gateway/provider-token`). */
   readonly tokenFile: string;
+  /** This gateway's own run file (`<home>/gateway/run/<pid>.json`). */
+  readonly runFile: string;
+  private readonly publication: GatewayPublication;
   private currentToken = newToken();
   private readonly log: Logger = logger('gateway');
   private readonly timings: GatewayTimings;
@@ -58,7 +66,9 @@ export class GatewayHostImpl implements GatewayHost {
   private stale = false;
 
   constructor(private readonly opts: GatewayHostOptions) {
-    this.tokenFile = tokenFilePath(opts.home);
+    this.publication = new GatewayPublication(join(opts.home, 'gateway'));
+    this.tokenFile = this.publication.tokenFile;
+    this.runFile = this.publication.runFile;
     this.timings = { ...DEFAULT_TIMINGS, rateLimitPerSecond: opts.config.rateLimitPerSecond || 200, ...opts.timings };
     this.connectionHost = this.makeConnectionHost();
   }
@@ -95,19 +105,20 @@ export class GatewayHostImpl implements GatewayHost {
       this.log.info(`port ${preferred} is in use (another patchbay?); listening on port ${listener.port} instead`);
     }
     this.listener = listener;
+    const url = `ws://${host.includes(':') ? `[${host}]` : host}:${listener.port}`;
     try {
-      writeTokenFile(this.tokenFile, this.token);
+      this.publication.publish({ url, port: listener.port, token: this.token, roots: this.roots() });
     } catch (e) {
+      this.publication.withdraw();
       await listener.close();
       this.listener = undefined;
-      throw new Error(`cannot write the provider token file ${this.tokenFile}: ${errorMessage(e)}`);
+      throw new Error(`cannot write the gateway's run file ${this.runFile}: ${errorMessage(e)}`);
     }
     this.heartbeat = setInterval(() => {
       const now = Date.now();
       for (const c of this.connections) c.heartbeat(now, this.timings.pongTimeoutMs);
     }, this.timings.pingIntervalMs);
     this.heartbeat.unref();
-    const url = `ws://${host.includes(':') ? `[${host}]` : host}:${listener.port}`;
     this.log.info(`listening on ${url}`);
     return { url, port: listener.port };
   }
@@ -161,9 +172,31 @@ export class GatewayHostImpl implements GatewayHost {
     for (const ws of listener.wss.clients) ws.terminate();
     await listener.close();
     this.listener = undefined;
-    removeTokenFile(this.tokenFile, this.token);
+    this.publication.withdraw();
     this.stale = true;
     this.log.info('stopped');
+  }
+
+  /** The workspace folders changed: the run file says so (providers choosing by workspace). */
+  rootsChanged(): void {
+    try {
+      this.publication.setRoots(this.roots());
+    } catch (e) {
+      this.log.warn(`updating the gateway's run file: ${errorMessage(e)}`);
+    }
+  }
+
+  /** The process is ending without a stop(): our files go anyway (synchronous). */
+  forceClose(): void {
+    try {
+      this.publication.withdraw();
+    } catch (e) {
+      this.log.warn(`removing the gateway's run file: ${errorMessage(e)}`);
+    }
+  }
+
+  private roots(): string[] {
+    return (this.opts.roots?.() ?? []).map((r) => resolve(r));
   }
 
   private inChat(chatId: string): ProviderConnection[] {

@@ -3,8 +3,8 @@
  * it tools, and push events into it. Every event stays in its stream; what reaches the chat and the
  * model has a budget per provider and chat, so a flooding provider cannot bury either.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { runningGateways } from '../../protocol/gateway/index.js';
 import type { Peer, PeerConfig, PeerHost } from '../../shapes/peer.js';
 import { LogBudget } from '../../util/log-budget.js';
 import { errorMessage } from '../../util/log.js';
@@ -75,26 +75,10 @@ export function createGatewayPeer(host: PeerHost<Config>): Peer {
     },
   };
 
-  const gateway = new GatewayHostImpl({ config, home: host.home, chats, reservedNames: () => host.reservedServerNames() });
+  const gateway = new GatewayHostImpl({ config, home: host.home, chats, roots: () => host.roots(), reservedNames: () => host.reservedServerNames() });
   // Published to every process patchbay starts (MCP servers, shell commands): they may be providers.
   process.env.PATCHBAY_PROVIDER_TOKEN = gateway.token;
   process.env.TAP_PROVIDER_TOKEN = gateway.token;
-  const addressFile = join(dirname(gateway.tokenFile), 'address');
-  const writtenAddress = (): string | undefined => {
-    try {
-      return readFileSync(addressFile, 'utf8').trim() || undefined;
-    } catch {
-      return undefined; // none written: no gateway is listening for this home
-    }
-  };
-  const removeAddress = (): void => {
-    try {
-      // Only our own: a second server sharing this home may have written its own since.
-      if (url && writtenAddress() === url) rmSync(addressFile, { force: true });
-    } catch (e) {
-      host.log.warn(`removing the gateway address file: ${errorMessage(e)}`);
-    }
-  };
 
   return {
     /** Listens (on a free port when the configured one is taken); a failure is reported and the rest of patchbay goes on. */
@@ -106,24 +90,27 @@ export function createGatewayPeer(host: PeerHost<Config>): Peer {
         throw new Error(`The provider gateway could not start: ${errorMessage(e)}. Set "gateway": {"port": …} (0 picks a free port) or "enabled": false.`);
       }
       process.env.PATCHBAY_GATEWAY_URL = url;
-      // Beside the token file, so providers started elsewhere (and `patchbay doctor`) find it.
-      writeFileSync(addressFile, `${url}\n`, { mode: 0o600 });
       host.log.info(`provider gateway listening on ${url}`);
     },
     chatStarted: (id) => gateway.chatStarted(id),
     chatIdle: (id) => gateway.chatIdle(id),
     chatEnded: (id) => void gateway.chatEnded(id),
+    rootsChanged: () => gateway.rootsChanged(),
     async dispose() {
       await gateway.stop().catch((e: unknown) => host.log.error(`stopping the gateway: ${errorMessage(e)}`));
-      removeAddress();
     },
-    forceClose: removeAddress,
+    forceClose: () => gateway.forceClose(),
     async doctor() {
-      // `patchbay doctor` does not listen itself: it shows the address a running server wrote.
-      const at = url ?? writtenAddress();
+      if (!url) {
+        // `patchbay doctor` does not listen itself: it shows the gateways running for this home.
+        const running = runningGateways(join(host.home, 'gateway'));
+        if (!running.length) return { lines: ['Provider gateway: not listening (no patchbay is running for this home)'] };
+        const list = running.map((g) => `  - ${g.url} (pid ${g.pid}${g.roots.length ? `, ${g.roots.join(', ')}` : ''})`);
+        return { lines: [`Provider gateway: not listening here; running for this home (newest first):\n${list.join('\n')}`] };
+      }
       const providers = gateway.providers();
       const list = providers.map((p) => `  - ${p.name} (${p.providerId}) in chat ${p.chatId}: ${p.tools} tools`);
-      return { lines: [`Provider gateway: ${at ?? 'not listening'}${list.length ? `\n${list.join('\n')}` : ', no providers connected'}`] };
+      return { lines: [`Provider gateway: ${url}${list.length ? `\n${list.join('\n')}` : ', no providers connected'}`] };
     },
   };
 }

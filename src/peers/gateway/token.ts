@@ -1,6 +1,7 @@
 /**
  * The provider token (spec "Authentication"): one per gateway start, checked in constant time,
- * published in a file only the user can read and removed when the gateway stops.
+ * published in files only the user can read (the gateway's own run file, and the older shared
+ * `provider-token`) and removed when the gateway stops.
  */
 import { secretsEqual } from '../../util/loopback.js';
 import { randomBytes } from 'node:crypto';
@@ -26,11 +27,16 @@ export function tokenFilePath(home: string): string {
 
 /** Directory 0700, file 0600, written atomically (a reader never sees half a token). */
 export function writeTokenFile(file: string, token: string): void {
+  writePrivateFile(file, token);
+}
+
+/** `content` into `file`, atomically; its directory 0700 and the file 0600 whatever the umask. */
+export function writePrivateFile(file: string, content: string): void {
   const dir = dirname(file);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700); // mkdir's mode is filtered by the umask and ignored for an existing dir
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, token, { mode: 0o600 });
+  writeFileSync(tmp, content, { mode: 0o600 });
   chmodSync(tmp, 0o600);
   renameSync(tmp, file);
 }

@@ -55,7 +55,10 @@ export const BUILTIN_SERVERS: Readonly<Record<string, LanguageServerConfig>> = {
 
 /** What each built-in server needs installed, said when it cannot run (and in the README). */
 export const BUILTIN_NEEDS: Readonly<Record<string, string>> = {
-  'typescript-language-server': '`typescript` installed in the project (npm i -D typescript) or globally (npm i -g typescript)',
+  // Version 5 on purpose: TypeScript 7 (the native port, now `typescript@latest`) ships no
+  // tsserver, and typescript-language-server cannot run without one.
+  'typescript-language-server':
+    '`typescript@5` installed in the project (npm i -D typescript@5) or globally (npm i -g typescript@5); TypeScript 7 has no tsserver, which typescript-language-server runs',
   pyright: 'pyright-langserver on PATH (npm i -g pyright, or pip install pyright)',
   gopls: 'gopls on PATH (go install golang.org/x/tools/gopls@latest) and a Go toolchain',
   'rust-analyzer': 'rust-analyzer on PATH (rustup component add rust-analyzer) and a Cargo project',

@@ -56,17 +56,63 @@ export async function connect(config: ServerConfig, opts: ConnectOptions): Promi
 }
 
 /**
- * The child gets the SDK's safe default set (HOME, LOGNAME, PATH, SHELL, TERM, USER), taken from
- * patchbay's environment, then the entry's own `env`. The SDK merges in `getDefaultEnvironment()`
- * (from `process.env`) itself; we pass the set explicitly so `opts.env` wins.
+ * What a stdio server inherits beyond the SDK's safe default set (HOME, LOGNAME, PATH, SHELL,
+ * TERM, USER): what a server needs to reach the network the user is on (proxies, extra CA
+ * certificates: an `npx` server behind a TLS-inspecting proxy cannot even be fetched without
+ * them), to speak the user's language, and to find a temp directory. Nothing that authenticates.
+ */
+export const INHERITED_ENV_VARS: readonly string[] = [
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'ALL_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'all_proxy',
+  'NODE_EXTRA_CA_CERTS',
+  'NODE_USE_SYSTEM_CA',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'REQUESTS_CA_BUNDLE',
+  'CURL_CA_BUNDLE',
+  'LANG',
+  'LANGUAGE',
+  'TMPDIR',
+  'TEMP',
+  'TMP',
+  // The gateway's address and token are published to every process patchbay starts (a server may
+  // also be a tool provider, specs/tap-provider-gateway.md "Authentication").
+  'PATCHBAY_PROVIDER_TOKEN',
+  'TAP_PROVIDER_TOKEN',
+  'PATCHBAY_GATEWAY_URL',
+];
+
+/** Inherited by pattern: the locale categories (LC_ALL, LC_CTYPE, LC_MESSAGES, …). */
+const INHERITED_ENV_PATTERN = /^LC_[A-Z_]+$/;
+
+/**
+ * Never inherited by pattern, whatever it looks like: nothing named like a key, token or password
+ * (provider keys such as OPENAI_API_KEY are never in the lists above). The entry's `env` may
+ * still name one on purpose.
+ */
+const SECRET_ENV_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH/i;
+
+/**
+ * The child gets the SDK's safe default set, {@link INHERITED_ENV_VARS} and the `LC_*` locale
+ * variables, taken from patchbay's environment, then the entry's own `env` (which wins). The SDK
+ * merges in `getDefaultEnvironment()` (from `process.env`) itself; we pass the set explicitly so
+ * `opts.env` wins.
  */
 export function childEnv(env: NodeJS.ProcessEnv, extra: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = getDefaultEnvironment();
-  // The gateway token is published to every process patchbay starts (a server may also be a provider).
-  for (const key of [...DEFAULT_INHERITED_ENV_VARS, 'PATCHBAY_PROVIDER_TOKEN', 'TAP_PROVIDER_TOKEN', 'PATCHBAY_GATEWAY_URL']) {
+  const take = (key: string): void => {
     const v = env[key];
+    // A value starting with `()` is an exported shell function (shellshock): never passed on.
     if (v !== undefined && !v.startsWith('()')) out[key] = v;
-  }
+  };
+  for (const key of [...DEFAULT_INHERITED_ENV_VARS, ...INHERITED_ENV_VARS]) take(key);
+  for (const key of Object.keys(env)) if (INHERITED_ENV_PATTERN.test(key) && !SECRET_ENV_NAME.test(key)) take(key);
   return { ...out, ...extra };
 }
 
