@@ -1,6 +1,6 @@
 /**
  * patchbay as a library: the ECA server (to embed it over any stream pair) and the provider SDK
- * (also at `patchbay/provider`). The CLI is `bin/patchbay`.
+ * (also at `patchbay-ai/provider`; the package is `patchbay-ai`). The CLI is `bin/patchbay`.
  */
 export { EcaServer, type ServerOptions } from './server/server.js';
 export { createProvider } from './provider/index.js';

@@ -1,7 +1,7 @@
 /**
- * `patchbay/provider`: write a gateway provider in ten lines (specs/tap-provider-gateway.md, core profile).
+ * `patchbay-ai/provider`: write a gateway provider in ten lines (specs/tap-provider-gateway.md, core profile).
  *
- *   import { createProvider } from 'patchbay/provider';
+ *   import { createProvider } from 'patchbay-ai/provider';
  *   const p = createProvider({
  *     name: 'weather',
  *     tools: [{ name: 'forecast', description: 'Forecast for a city',

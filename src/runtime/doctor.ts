@@ -61,6 +61,8 @@ async function localModelLines(models: ModelEntry[], home: string): Promise<stri
   if (!local.length) return [];
   // Loaded here, not at start-up: the server only needs it for a local model's first use.
   const { modelFileState } = await import('../peers/llm/local-models.js');
+  const { missingLibraryMessage } = await import('../peers/llm/local-library.js');
+  const missing = missingLibraryMessage();
   const state = (m: ModelEntry): string => {
     const f = modelFileState(m.local!.model, home);
     if (f.kind === 'ready') return `ready (${f.path})`;
@@ -68,5 +70,6 @@ async function localModelLines(models: ModelEntry[], home: string): Promise<stri
     if (f.kind === 'remote') return `downloaded on first use to ${f.path} (or: patchbay models pull ${m.id})`;
     return f.reason;
   };
-  return ['Local models:', ...local.map((m) => `  - ${m.id}: ${scrubUrls(m.local!.model)} — ${state(m)}`)];
+  const lines = local.map((m) => `  - ${m.id}: ${scrubUrls(m.local!.model)} — ${missing ? 'unavailable (node-llama-cpp is not installed)' : state(m)}`);
+  return ['Local models:', ...lines, ...(missing ? [`  ${missing}`] : [])];
 }

@@ -1,7 +1,7 @@
 /**
  * The two checks the ACP registry's CI runs against an agent before listing it (github.com/
  * agentclientprotocol/registry), run against the built `patchbay acp` the way the registry
- * entry (acp/registry/patchbay/agent.json: `npx patchbay@<version> acp`) starts it, with a fresh
+ * entry (acp/registry/patchbay/agent.json: `npx patchbay-ai@<version> acp`) starts it, with a fresh
  * HOME and no config:
  *   - .github/workflows/verify_agents.py `verify_npx` / `run_process`: started with stdin on
  *     /dev/null, the agent either keeps running or exits 0;
@@ -72,7 +72,7 @@ describe("the ACP registry's schema for patchbay's entry", () => {
     expect(validate(entry), ajv.errorsText(validate.errors)).toBe(true);
     expect(entry.id).toBe('patchbay');
     // And the schema bites: an entry it must refuse is refused.
-    expect(validate({ ...entry, id: 'Patch Bay', distribution: { npx: { package: 'patchbay', command: 'x' } } })).toBe(false);
+    expect(validate({ ...entry, id: 'Patch Bay', distribution: { npx: { package: 'patchbay-ai', command: 'x' } } })).toBe(false);
   });
 });
 

@@ -5,7 +5,7 @@
  * many servers at once and never depend on a fixed port, so each example runs with that one
  * address replaced by the port the server chose (from its address file), and the token is
  * handed over the way a launcher would. An SDK provider (src/provider via
- * `patchbay/provider`'s source) goes through the same steps.
+ * `patchbay-ai/provider`'s source) goes through the same steps.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
- * `patchbay/provider` from a project outside the checkout, the way the README says to get it:
- * `npm link patchbay` / `npm install /path/to/patchbay` put a symlink to the checkout in the
- * project's node_modules. The project's own script (plain Node, no test code) connects to a
+ * `patchbay-ai/provider` from a project outside the checkout, the way the README says to get it
+ * from a checkout: `npm link patchbay-ai` / `npm install /path/to/patchbay` put a symlink to the
+ * checkout in the project's node_modules (installing the packed tarball is pack-install.test.ts). The project's own script (plain Node, no test code) connects to a
  * running `patchbay server`; a TypeScript project without @types/node type-checks against it.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -13,18 +13,18 @@ import { EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from
 const ROOT = resolve(import.meta.dirname, '../..');
 const { llm, track } = useFakeLlmSuite();
 
-/** A project in a temp dir with patchbay linked into node_modules, as `npm link patchbay` leaves it. */
+/** A project in a temp dir with the checkout linked into node_modules as patchbay-ai, as `npm link patchbay-ai` leaves it. */
 function linkedProject(files: Record<string, string>): string {
   const dir = tempDir('pb-project-');
   mkdirSync(join(dir, 'node_modules'));
-  symlinkSync(ROOT, join(dir, 'node_modules', 'patchbay'), 'dir');
+  symlinkSync(ROOT, join(dir, 'node_modules', 'patchbay-ai'), 'dir');
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'my-provider', private: true, type: 'module' }));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   return dir;
 }
 
 const PROVIDER = `
-import { createProvider } from 'patchbay/provider';
+import { createProvider } from 'patchbay-ai/provider';
 const provider = createProvider({
   name: 'linked',
   tools: [{ name: 'shout', description: 'Upper-cases a word', parameters: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
@@ -36,7 +36,7 @@ process.on('SIGTERM', () => provider.close().then(() => process.exit(0)));
 `;
 
 describe('the provider SDK as a package', () => {
-  it('a project outside the checkout imports patchbay/provider and serves a tool to a running server', async () => {
+  it('a project outside the checkout imports patchbay-ai/provider and serves a tool to a running server', async () => {
     const home = tempDir();
     const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url, 'openai-chat', { toolCall: { approval: { byDefault: 'allow' } } }) }));
     await p.initialize(workspace());
@@ -72,7 +72,7 @@ describe('the provider SDK as a package', () => {
   it('its types check in a TypeScript project without @types/node, through the exports map', () => {
     const project = linkedProject({
       'provider.ts': `
-import { createProvider, type ProviderTool } from 'patchbay/provider';
+import { createProvider, type ProviderTool } from 'patchbay-ai/provider';
 const shout: ProviderTool<{ word: string }> = {
   name: 'shout', description: 'Upper-cases a word',
   parameters: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },

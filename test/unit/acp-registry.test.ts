@@ -80,8 +80,11 @@ describe('ACP registry entry (acp/registry/patchbay)', () => {
     expect(entry.id).toBe(basename(DIR));
   });
 
-  it('says what package.json says: name, version, license, repository', () => {
-    expect(entry.name).toBe(pkg.name);
+  it('says what package.json says: name (the command), version, license, repository', () => {
+    // The display name is the command's; the package (patchbay-ai: npm's `patchbay` is another
+    // project) is what npx installs, below.
+    expect(entry.name).toBe(Object.keys(pkg.bin)[0]);
+    expect(pkg.name).toBe('patchbay-ai');
     expect(entry.version).toBe(pkg.version);
     expect(entry.license).toBe(pkg.license);
     const repo = typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url;
@@ -90,10 +93,10 @@ describe('ACP registry entry (acp/registry/patchbay)', () => {
     else expect(entry.repository).toBeUndefined();
   });
 
-  it('is started as `npx patchbay@<version> acp`, the version pinned (the registry refuses @latest)', () => {
+  it('is started as `npx patchbay-ai@<version> acp`, the version pinned (the registry refuses @latest)', () => {
     expect(entry.distribution).toEqual({ npx: { package: `${pkg.name}@${pkg.version}`, args: ['acp'] } });
     expect(npmSpecVersion(entry.distribution.npx.package)).toBe(entry.version);
-    // `npx patchbay` runs the package's one bin; it must be the patchbay command.
+    // `npx patchbay-ai` runs the package's one bin; it must be the patchbay command.
     expect(Object.keys(pkg.bin)).toEqual(['patchbay']);
   });
 

@@ -1,7 +1,7 @@
 /**
  * Provider SDK: where the token and the gateway come from (src/provider/discover.ts), against
  * the real gateway where it matters (which token wins is decided by whether auth succeeds),
- * fatal AUTH_FAILED, reconnect backoff, and the `patchbay/provider` package export.
+ * fatal AUTH_FAILED, reconnect backoff, and the `patchbay-ai/provider` package export.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -164,10 +164,10 @@ describe('reconnect backoff', () => {
 });
 
 describe('package export', () => {
-  it('`patchbay/provider` resolves to the built SDK', async () => {
+  it('`patchbay-ai/provider` resolves to the built SDK', async () => {
     // Through the package's own `exports` (self-reference), as a provider author imports it. Not a
     // literal, so type-checking the tests does not need a build.
-    const specifier = 'patchbay/provider';
+    const specifier = 'patchbay-ai/provider';
     const mod = (await import(specifier)) as { createProvider?: unknown };
     expect(typeof mod.createProvider).toBe('function');
     expect(import.meta.resolve(specifier)).toMatch(/\/dist\/provider\/index\.js$/);

@@ -26,6 +26,7 @@ import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatWr
 import { importModule } from '../../util/import-module.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { abortError } from './errors.js';
+import { installAdvice, missingLibraryMessage, packageRoot } from './local-library.js';
 import { describeDownload, ensureModel, resolveModelUri } from './local-models.js';
 import { connectionFailure } from './net-errors.js';
 import { offlineHint } from './offline-hint.js';
@@ -37,6 +38,9 @@ type NodeLlamaCpp = typeof import('node-llama-cpp');
 
 /** `providers.local.models.<name>` in the config (documented on ModelEntry.local). */
 export type LocalModelSpec = NonNullable<ModelEntry['local']>;
+
+/** What else works when the local model cannot run. */
+const OTHER_MODELS = 'Or use another model: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or OLLAMA_API_URL for a running Ollama.';
 
 const MAX_CONTEXTS = 2;
 /** A progress note after this long without any event (the stall guard gives up after 120 s). */
@@ -131,7 +135,11 @@ export class LocalRuntime {
   library(): Promise<NodeLlamaCpp> {
     this.lib ??= (importModule('node-llama-cpp') as Promise<NodeLlamaCpp>).catch((e: unknown) => {
       this.lib = undefined;
-      throw new LlmError(`The local model needs node-llama-cpp, which did not load (${errorMessage(e)}). Install it with: npm install node-llama-cpp`, undefined, false);
+      // Not installed (an install with --omit=optional, or its optional install failed): say how
+      // to add it where patchbay can import it. Installed but broken: say what broke.
+      const missing = (e as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' ? missingLibraryMessage() : undefined;
+      if (missing) throw new LlmError(`${missing}\n${OTHER_MODELS}`, undefined, false);
+      throw new LlmError(`The local model needs node-llama-cpp, which did not load (${errorMessage(e)}). Reinstall it: ${installAdvice(packageRoot())}`, undefined, false);
     });
     return this.lib;
   }
@@ -422,6 +430,8 @@ export class LocalClient implements LlmClient {
       };
       /** Whether a download or a load was shown: the last progress then says the model is at work. */
       let shown = false;
+      // The library first: without it a download (about a gigabyte for the default model) is wasted.
+      await this.runtime.library();
       let path: string;
       try {
         path = await ensureModel({ uri: spec.model, sha256: spec.sha256 }, home, {
