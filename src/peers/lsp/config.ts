@@ -53,7 +53,7 @@ export const BUILTIN_SERVERS: Readonly<Record<string, LanguageServerConfig>> = {
   },
 };
 
-/** What each built-in server needs installed, said when it cannot run (and in the README). */
+/** What each built-in server needs installed, said when it cannot run (and in docs/language-servers.md). */
 export const BUILTIN_NEEDS: Readonly<Record<string, string>> = {
   'typescript-language-server': '`typescript` installed in the project (npm i -D typescript) or globally (npm i -g typescript)',
   pyright: 'pyright-langserver on PATH (npm i -g pyright, or pip install pyright)',
