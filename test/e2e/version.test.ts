@@ -4,7 +4,7 @@
  * so a copy of the built package outside any checkout, as an npm install is, still names it.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runPatchbay, tempDir, useTempDirs } from './harness.js';
@@ -22,7 +22,7 @@ function git(cwd: string, ...args: string[]): string {
 /** What the checkout's HEAD is, as the build should have recorded it. */
 function checkoutCommit(): string {
   const top = spawnSync('git', ['-C', ROOT, 'rev-parse', '--show-toplevel'], { encoding: 'utf8' });
-  return top.status === 0 && resolve(top.stdout.trim()) === ROOT ? git(ROOT, 'rev-parse', '--short', 'HEAD') : 'unknown';
+  return top.status === 0 && realpathSync(top.stdout.trim()) === realpathSync(ROOT) ? git(ROOT, 'rev-parse', '--short', 'HEAD') : 'unknown';
 }
 
 function buildInfo(dir: string): { version: string; commit: string } {
