@@ -4,6 +4,7 @@
 // (the LLM SDKs, html-to-text) and the native addon stay external and load on first use.
 import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
+import { writeBuildInfo } from './build-info.mjs';
 
 rmSync('dist/bundle', { recursive: true, force: true });
 
@@ -27,3 +28,6 @@ await build({
   banner: { js: "const __pbImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
 });
+
+// The version and commit `patchbay --version` prints (scripts/build-info.mjs).
+writeBuildInfo(process.cwd());

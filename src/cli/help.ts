@@ -177,7 +177,7 @@ export function overview(): string {
     }
     if (line) lines.push(`${' '.repeat(36)}${line}`);
   }
-  lines.push(`  patchbay --version | --help`, '', 'Run `patchbay <command> --help` for a command’s options.', '');
+  lines.push(`  patchbay --version | --help     Version and build commit (also -v, version)`, '', 'Run `patchbay <command> --help` for a command’s options.', '');
   return lines.join('\n');
 }
 

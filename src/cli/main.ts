@@ -58,9 +58,10 @@ async function run(argv: string[]): Promise<void> {
       return runMcpConformanceClient(rest);
     }
     case '--version':
-    case '-v': {
-      const { patchbayVersion } = await import('../util/version.js');
-      process.stdout.write(`${patchbayVersion()}\n`);
+    case '-v':
+    case 'version': {
+      const { versionLine } = await import('../util/version.js');
+      process.stdout.write(`${versionLine()}\n`);
       return;
     }
     case undefined:

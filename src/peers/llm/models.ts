@@ -19,7 +19,7 @@ type ModelConfig = NonNullable<ProviderConfig['models']>[string];
 /**
  * Qwen2.5-Coder 1.5B Instruct, Q4_K_M (about 1.1 GB): trained for code, follows Qwen's
  * tool-calling template (which node-llama-cpp speaks), and answers at a usable speed on a
- * laptop CPU. See the README for why this one.
+ * laptop CPU. See docs/models.md for why this one.
  */
 export const DEFAULT_LOCAL_MODEL = 'qwen2.5-coder-1.5b';
 export const DEFAULT_LOCAL_URI = 'hf:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf';

@@ -53,7 +53,7 @@ export const BUILTIN_SERVERS: Readonly<Record<string, LanguageServerConfig>> = {
   },
 };
 
-/** What each built-in server needs installed, said when it cannot run (and in the README). */
+/** What each built-in server needs installed, said when it cannot run (and in docs/language-servers.md). */
 export const BUILTIN_NEEDS: Readonly<Record<string, string>> = {
   // Version 5 on purpose: TypeScript 7 (the native port, now `typescript@latest`) ships no
   // tsserver, and typescript-language-server cannot run without one.
