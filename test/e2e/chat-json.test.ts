@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Reply } from '../fixtures/fake-llm.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
-import { usePty } from '../support/pty.js';
+import { KEY, usePty } from '../support/pty.js';
 import { BIN, cliEnv, fakeChatConfig, runPatchbay, tempDir, workspace, type CliRun } from './harness.js';
 
 const llm = useFakeLlm({ reset: 'afterEach' });
@@ -196,6 +196,20 @@ describe('patchbay chat --json', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('no prompt on stdin');
     expect(r.stdout).toBe('');
+  });
+
+  it('on a terminal without --yes the call is asked there, and the answer is its toolCall event', async () => {
+    llm().script([{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: 'made.txt', content: 'x\n' } } }], [{ text: 'Done.' }]);
+    const home = tempDir('pb-json-home-');
+    const cwd = workspace();
+    const p = spawnPty(process.execPath, [BIN, 'chat', '--json', 'create made.txt'], { cwd, env: cliEnv(home, { PATCHBAY_CONFIG: fakeChatConfig(llm().url) }) });
+    await p.waitFor('Run write_file? [y]es / [n]o / [a]lways for this chat');
+    p.write(`y${KEY.enter}`);
+    await p.waitFor('{"type":"toolCall","id":"w1","name":"write_file"');
+    await p.waitFor('"status":"approved"');
+    await p.waitFor('{"type":"done","stopReason":"end_turn"');
+    expect(await p.exit()).toBe(0);
+    expect(readFileSync(join(cwd, 'made.txt'), 'utf8')).toBe('x\n');
   });
 
   it('a subagent: a subagent event names it, and its tool calls and message carry parentToolCallId', async () => {
