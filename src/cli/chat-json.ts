@@ -72,6 +72,12 @@ function rejectReason(reason: string): string {
   }
 }
 
+/** Whether a content ends the assistant message being streamed (reports and reasoning text within it do not). */
+function endsMessage(c: ChatContent): boolean {
+  if (c.type === 'progress') return c.state === 'finished';
+  return c.type !== 'usage' && c.type !== 'reasonText' && c.type !== 'metadata' && c.type !== 'hookActionStarted';
+}
+
 /** ECA calls patchbay's own tools the server `eca` (server/eca-events.ts): here they are patchbay's. */
 function serverName(server: string | undefined): string {
   return !server || server === 'eca' ? 'patchbay' : server;
@@ -117,8 +123,8 @@ export class JsonView implements TurnView {
       this.emit({ type: 'text', text: c.text });
       return;
     }
-    // Anything else ends the run of text: that message is whole.
-    if (c.type !== 'usage' && c.type !== 'reasonText') this.flush('');
+    // Anything else that happens in the chat ends the run of text: that message is whole.
+    if (endsMessage(c)) this.flush('');
     switch (c.type) {
       case 'text': {
         if (role !== 'system') return; // 'user': the echo of the prompt
@@ -170,7 +176,7 @@ export class JsonView implements TurnView {
       this.pending.set(chatId, (this.pending.get(chatId) ?? '') + c.text);
       return;
     }
-    if (c.type !== 'usage' && c.type !== 'reasonText') this.flush(chatId, sub);
+    if (endsMessage(c)) this.flush(chatId, sub);
     switch (c.type) {
       case 'text':
         if (role === 'system' && c.error) this.emit({ type: 'error', message: c.text.trim(), ...parent });
@@ -376,6 +382,8 @@ function stderrReadline(onInterrupt: () => void) {
 export async function chatJson(flags: ChatFlags): Promise<number> {
   const cwd = process.cwd();
   const emit = (e: JsonEvent) => void process.stdout.write(`${JSON.stringify(e)}\n`);
+  // The reader went away (`| head -1`): nobody reads the rest; stop quietly, not with a stack trace.
+  process.stdout.on('error', () => void server.kill().finally(() => process.exit(1)));
   const failed = (message: string, exitCode: number): number => {
     emit({ type: 'error', message });
     emit({ type: 'done', stopReason: 'error', chatId: session.chatId, exitCode });
