@@ -79,8 +79,18 @@ describe('JsonView', () => {
     v.subagentContent('elsewhere', 'assistant', text('not ours'));
     expect(events.slice(2)).toEqual([{ type: 'message', text: 'found it', parentToolCallId: 's1' }]);
     // A further step of the subagent is said; the same step again is not.
-    v.content('assistant', { ...spawnRun, type: 'toolCallRunning', details: { ...(spawnRun as { details: object }).details, step: 2 } } as ChatContent);
-    v.content('assistant', { ...spawnRun, type: 'toolCallRunning', details: { ...(spawnRun as { details: object }).details, step: 2 } } as ChatContent);
+    const step2: ChatContent = {
+      type: 'toolCallRunning',
+      origin: 'native',
+      id: 's1',
+      name: 'spawn_agent',
+      server: 'eca',
+      summary: 'explorer: looking around',
+      arguments: {},
+      details: { type: 'subagent', subagentChatId: 'subagent-s1', model: 'fake/m1', agentName: 'explorer', step: 2 },
+    };
+    v.content('assistant', step2);
+    v.content('assistant', step2);
     expect(events.filter((e) => e.type === 'subagent').map((e) => e.step)).toEqual([1, 2]);
     expect(v.answer).toBeUndefined(); // the subagent's message is not our answer
   });
