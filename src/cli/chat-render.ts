@@ -1,19 +1,25 @@
 /**
  * How `patchbay chat` shows a turn's `chat/contentReceived` contents: assistant text streamed to
  * stdout, reasoning dimmed, progress as the spinner, tool calls as one line each (with the
- * arguments and diff when the user must approve), usage after the turn.
+ * arguments and diff when the user must approve), usage after the turn. A subagent's activity
+ * label and its tool calls are indented under its `spawn_agent` line while it runs.
  */
 import { relative, isAbsolute } from 'node:path';
 import type { ChatContent, Role } from '../protocol/eca/content.js';
 import type { Term } from './chat-term.js';
 import { ToolOutputs } from './chat-tool-output.js';
-import { WAITING_APPROVAL_TEXT } from '../server/eca-events.js';
+import { SubagentCalls, type SubagentCall } from './chat-subagents.js';
+import type { TurnView } from './chat-session.js';
+import { WAITING_APPROVAL_TEXT, WAITING_SUBAGENT_TEXT } from '../server/eca-events.js';
 
 type Content<T extends ChatContent['type']> = Extract<ChatContent, { type: T }>;
 export type ToolCallRun = Content<'toolCallRun'>;
 export type Usage = Content<'usage'>;
 
-export class Renderer {
+/** How far a subagent's lines are indented under its `spawn_agent` line. */
+const SUB_INDENT = '  ';
+
+export class Renderer implements TurnView {
   /** Tool calls whose prepare line was shown. */
   private readonly prepared = new Map<string, { name: string; args: string }>();
   /** Tool calls whose arguments/diff were shown for approval. */
@@ -27,6 +33,10 @@ export class Renderer {
 
   /** Finished calls' outputs: previewed under their line, whole through `/expand`. */
   readonly toolOutputs: ToolOutputs;
+  /** `--verbose`: notes on patchbay's workings (the server marks them `internal`) are shown too. */
+  verbose = false;
+  /** The `spawn_agent` calls of this turn, by the subagent chat each runs. */
+  private readonly subagents = new SubagentCalls();
 
   constructor(
     private readonly term: Term,
@@ -56,6 +66,11 @@ export class Renderer {
             t.errLine(t.paint('red', text, 'err'));
             return text;
           }
+          // …and the notes on its own workings ("prompt cache invalidated"): jargon, unless asked for.
+          if (c.internal) {
+            if (this.verbose) t.outLine(t.paint('dim', text));
+            return;
+          }
           t.outLine(stopping ? t.paint('yellow', text) : text);
         }
         return; // role 'user': the echo of what was just typed
@@ -68,7 +83,8 @@ export class Renderer {
           return;
         }
         if (t.live) {
-          t.status(withBar(c.text || 'Working'));
+          // What the subagent does (its own status) says more than that we wait for it.
+          if (c.text !== WAITING_SUBAGENT_TEXT || !this.subagents.running) t.status(withBar(c.text || 'Working'));
           return;
         }
         // No status line (not a terminal): a retry is still worth a line (it explains the wait),
@@ -109,19 +125,15 @@ export class Renderer {
       case 'toolCallRun':
         if (c.manualApproval) this.approvalBlock(c);
         else t.status(c.summary ?? c.name);
+        this.subagentCall(c);
         return;
       case 'toolCallRunning':
         t.status(c.summary ?? c.name);
+        this.subagentCall(c);
         return;
       case 'toolCalled': {
-        const ms = `(${Math.round(c.totalTimeMs)} ms)`;
-        if (c.error) {
-          const first = firstLine(c.outputs.map((o) => (o.type === 'text' ? o.text : '')).join('\n')) || 'failed';
-          t.outLine(`${t.paint('red', '✗')} ${c.name}: ${first}`);
-        } else {
-          const change = c.details?.type === 'fileChange' ? ` ${this.path(c.details.path)} ${t.paint('green', `+${c.details.linesAdded}`)} ${t.paint('red', `-${c.details.linesRemoved}`)}` : '';
-          t.outLine(`${t.paint('green', '✓')} ${c.name}${change} ${t.paint('dim', ms)}`);
-        }
+        this.subagents.finished(c.id);
+        this.calledLine(c);
         this.toolOutputs.add(c, !c.error); // a failure's first line is already on its ✗ line
         return;
       }
@@ -139,7 +151,76 @@ export class Renderer {
         return;
       }
       case 'toolCallRejected':
-        t.outLine(`${t.paint('yellow', '⊘')} ${c.name} rejected (${this.unaskedIds.has(c.id) ? 'no one could be asked' : rejectReason(c.reason)})`);
+        this.subagents.finished(c.id);
+        this.rejectedLine(c);
+        return;
+    }
+  }
+
+  /** `✓ name (n ms)`, or `✗ name: why`. */
+  private calledLine(c: Content<'toolCalled'>, indent = ''): void {
+    const t = this.term;
+    const ms = `(${Math.round(c.totalTimeMs)} ms)`;
+    if (c.error) {
+      const first = firstLine(c.outputs.map((o) => (o.type === 'text' ? o.text : '')).join('\n')) || 'failed';
+      t.outLine(`${indent}${t.paint('red', '✗')} ${c.name}: ${first}`);
+    } else {
+      const change = c.details?.type === 'fileChange' ? ` ${this.path(c.details.path)} ${t.paint('green', `+${c.details.linesAdded}`)} ${t.paint('red', `-${c.details.linesRemoved}`)}` : '';
+      t.outLine(`${indent}${t.paint('green', '✓')} ${c.name}${change} ${t.paint('dim', ms)}`);
+    }
+  }
+
+  private rejectedLine(c: Content<'toolCallRejected'>, indent = ''): void {
+    const t = this.term;
+    t.outLine(`${indent}${t.paint('yellow', '⊘')} ${c.name} rejected (${this.unaskedIds.has(c.id) ? 'no one could be asked' : rejectReason(c.reason)})`);
+  }
+
+  /**
+   * A `spawn_agent` call starts its subagent: on a terminal its line is printed now (until now it
+   * was the status line), then the activity label, indented under it.
+   */
+  private subagentCall(c: Content<'toolCallRun' | 'toolCallRunning'>): void {
+    const seen = this.subagents.note(c);
+    if (!seen?.fresh) return;
+    const t = this.term;
+    if (t.live && !this.shown.has(c.id)) t.outLine(`${t.paint('cyan', '•')} ${c.name}`);
+    t.outLine(`${SUB_INDENT}${t.paint('magenta', seen.sub.label)}`);
+  }
+
+  /**
+   * A content of a subagent's chat: its tool calls, each on a line indented under the
+   * `spawn_agent` call (an approval with its arguments), what it does now in the status line
+   * (`explorer: exploring codebase · read_file`), and why it failed. Its text is the call's result.
+   */
+  subagentContent(chatId: string, role: Role, c: ChatContent): void {
+    const sub = this.subagents.of(chatId);
+    if (!sub) return;
+    const t = this.term;
+    // Two at once: each line says whose it is.
+    const indent = this.subagents.running > 1 ? `${SUB_INDENT}${t.paint('dim', `[${sub.agent}]`)} ` : SUB_INDENT;
+    const status = (what: string) => t.status(`${subLabel(sub)} · ${what}`);
+    switch (c.type) {
+      case 'toolCallPrepare':
+        return status(c.name);
+      case 'toolCallRun':
+        if (c.manualApproval) this.approvalBlock(c, indent);
+        else status(c.summary ?? c.name);
+        return;
+      case 'toolCallRunning':
+        return status(c.summary ?? c.name);
+      case 'toolCalled':
+        return this.calledLine(c, indent);
+      case 'toolCallRejected':
+        return this.rejectedLine(c, indent);
+      case 'progress':
+        if (c.state === 'running') status(c.text || 'Working');
+        return;
+      case 'text':
+        if (role === 'system' && c.error) t.outLine(`${indent}${t.paint('red', c.text.trim())}`);
+        else if (role === 'system' && this.verbose && c.text.trim()) t.outLine(`${indent}${t.paint('dim', c.text.trim())}`);
+        else if (role === 'assistant') status('writing');
+        return;
+      default:
         return;
     }
   }
@@ -162,25 +243,25 @@ export class Renderer {
   }
 
   /** The tool, its arguments and (for file changes) the diff, before asking. */
-  private approvalBlock(c: ToolCallRun): void {
+  private approvalBlock(c: ToolCallRun, indent = ''): void {
     const t = this.term;
     if (this.shown.has(c.id)) return;
     this.shown.add(c.id);
     t.status(undefined);
     t.outLine(
-      `${t.paint('yellow', '?')} ${t.paint('bold', c.name)}${c.server && c.server !== 'eca' && c.server !== 'patchbay' ? t.paint('dim', ` (${c.server})`) : ''}${c.summary ? ` — ${c.summary}` : ''}`,
+      `${indent}${t.paint('yellow', '?')} ${t.paint('bold', c.name)}${c.server && c.server !== 'eca' && c.server !== 'patchbay' ? t.paint('dim', ` (${c.server})`) : ''}${c.summary ? ` — ${c.summary}` : ''}`,
     );
     const diff = c.details?.type === 'fileChange' ? c.details.diff : '';
     const isDiff = diff !== '';
     for (const [k, v] of Object.entries(c.arguments)) {
       if (isDiff && typeof v === 'string' && v.includes('\n')) continue; // the diff shows it
-      t.outLine(`  ${t.paint('dim', `${k}:`)} ${oneLine(v, 160)}`);
+      t.outLine(`${indent}  ${t.paint('dim', `${k}:`)} ${oneLine(v, 160)}`);
     }
     if (isDiff) {
       let inHunk = false;
       for (const line of diff.replace(/\n$/, '').split('\n')) {
         inHunk ||= line.startsWith('@@');
-        t.outLine(`  ${this.diffLine(line, inHunk)}`);
+        t.outLine(`${indent}  ${this.diffLine(line, inHunk)}`);
       }
     }
   }
@@ -234,8 +315,15 @@ export class Renderer {
     this.unaskedIds.clear();
     this.prepared.clear();
     this.shown.clear();
+    this.subagents.clear();
     this.reasoning = false;
   }
+}
+
+/** `explorer: exploring codebase (step 2/5)`. */
+function subLabel(sub: SubagentCall): string {
+  const step = sub.step > 1 || sub.maxSteps ? ` (step ${sub.step}${sub.maxSteps ? `/${sub.maxSteps}` : ''})` : '';
+  return `${sub.label}${step}`;
 }
 
 function fmt(n: number): string {

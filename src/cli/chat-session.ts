@@ -15,12 +15,37 @@ import { chatPromptResultSchema } from '../protocol/eca/chat.js';
 import { contentReceivedSchema } from '../protocol/eca/content.js';
 import { ECA } from '../protocol/eca/methods.js';
 import type { ServerProcess } from './chat-client.js';
-import type { Renderer, ToolCallRun, Usage } from './chat-render.js';
+import type { ChatContent, Role } from '../protocol/eca/content.js';
+import type { ToolCallRun, Usage } from './chat-render.js';
+
+/** Exit code: a tool call needed approval and no one could be asked. */
+export const EXIT_UNASKED = 3;
+
+export function unaskedMessage(tool: string): string {
+  return (
+    `Rejected ${tool}: it needs approval and no one could be asked (stdin is not a terminal). ` +
+    `Pass --yes to approve every tool call, or allow it in the config: {"toolCall": {"approval": {"allow": {"${tool}": {}}}}}.`
+  );
+}
 
 /** 'unasked': rejected because no one could be asked (stdin is not a terminal, no --yes). */
 export type ApprovalAnswer = 'yes' | 'no' | 'always' | 'unasked';
 /** Decides a tool call that needs approval (the block with its arguments is already shown). */
 export type Approver = (call: ToolCallRun, signal: AbortSignal) => Promise<ApprovalAnswer>;
+
+/** Where a turn's contents are shown: the terminal (chat-render.ts) or JSON lines (chat-json.ts). */
+export interface TurnView {
+  /** Shows one content of our chat; returns the failure text when it reports a failed turn. */
+  content(role: Role, c: ChatContent, stopping?: boolean): string | undefined;
+  /** A content of a subagent's chat (`chatId`), run for a `spawn_agent` call of ours. */
+  subagentContent(chatId: string, role: Role, c: ChatContent): void;
+  /** The turn ended with this `stopReason` (absent from an older server). */
+  stopNote(stopReason: string | undefined): void;
+  /** The call is about to be rejected because no one could be asked. */
+  unasked(id: string): void;
+  /** A new turn starts. */
+  reset(): void;
+}
 
 export type TurnOutcome =
   /** The turn ran; `errors` holds failure texts it produced. */
@@ -75,7 +100,7 @@ export class ChatSession {
 
   constructor(
     private readonly server: ServerProcess,
-    private readonly renderer: Renderer,
+    private readonly renderer: TurnView,
     private readonly approver: Approver,
     private readonly opts: ChatSessionOptions = {},
   ) {
@@ -101,8 +126,11 @@ export class ChatSession {
     }
     const { chatId, role, content, parentChatId } = parsed.data;
     if (chatId !== this.chatId) {
-      // A subagent of this chat asks in its own chat (ECA agent.clj): answered there, or the turn would wait forever.
-      if (parentChatId === this.chatId && this.turn && content.type === 'toolCallRun' && content.manualApproval) this.ask(this.turn, content, chatId);
+      if (parentChatId !== this.chatId || !this.turn) return;
+      // A subagent of this chat: shown under its spawn_agent call.
+      this.renderer.subagentContent(chatId, role, content);
+      // It asks in its own chat (ECA agent.clj): answered there, or the turn would wait forever.
+      if (content.type === 'toolCallRun' && content.manualApproval) this.ask(this.turn, content, chatId);
       return;
     }
     if (this.muted) {

@@ -15,8 +15,10 @@ import { matchModel } from './chat-model.js';
 import { Renderer } from './chat-render.js';
 import { runRepl } from './chat-repl.js';
 import { watchToolServers } from './chat-servers.js';
-import { ChatSession, type Approver, type TurnOutcome } from './chat-session.js';
+import { ChatSession, EXIT_UNASKED, unaskedMessage, type Approver, type TurnOutcome } from './chat-session.js';
 import { Term } from './chat-term.js';
+import { chatJson } from './chat-json.js';
+import { promptFromStdin } from './chat-stdin.js';
 import { commandHelp, usageError } from './help.js';
 import { withoutControlChars } from '../util/text.js';
 import type { Agent } from '../shapes/agent.js';
@@ -31,6 +33,10 @@ export interface ChatFlags {
   help: boolean;
   configFile?: string;
   logLevel?: string;
+  /** `--json`: one JSON object per event on stdout (chat-json.ts); one-shot only. */
+  json?: boolean;
+  /** The prompt is `-`: read it from stdin. */
+  stdinPrompt?: boolean;
   prompt: string;
 }
 
@@ -47,6 +53,7 @@ export function parseChatArgs(args: string[]): ChatFlags | { error: string } {
     }
     if (a === '-y' || a === '--yes') f.yes = true;
     else if (a === '--verbose') f.verbose = true;
+    else if (a === '--json') f.json = true;
     else if (a === '-h' || a === '--help') f.help = true;
     else if (a.startsWith('--')) {
       const eq = a.indexOf('=');
@@ -66,21 +73,15 @@ export function parseChatArgs(args: string[]): ChatFlags | { error: string } {
       }
     } else words.push(a);
   }
-  f.prompt = words.join(' ').trim();
+  // `-` alone: the prompt is read from stdin (a `-` among words is a word).
+  if (words.length === 1 && words[0] === '-') f.stdinPrompt = true;
+  else f.prompt = words.join(' ').trim();
   return f;
 }
 
 export { matchModel };
 
-/** Exit code: a tool call needed approval and no one could be asked. */
-export const EXIT_UNASKED = 3;
-
-export function unaskedMessage(tool: string): string {
-  return (
-    `Rejected ${tool}: it needs approval and no one could be asked (stdin is not a terminal). ` +
-    `Pass --yes to approve every tool call, or allow it in the config: {"toolCall": {"approval": {"allow": {"${tool}": {}}}}}.`
-  );
-}
+export { EXIT_UNASKED, unaskedMessage };
 
 export async function runChat(args: string[]): Promise<void> {
   const parsed = parseChatArgs(args);
@@ -92,7 +93,13 @@ export async function runChat(args: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  process.exitCode = await chat(parsed);
+  const prompt = await promptFromStdin(parsed);
+  if (prompt && 'error' in prompt) {
+    usageError('chat', prompt.error);
+    return;
+  }
+  if (prompt) parsed.prompt = prompt.text;
+  process.exitCode = parsed.json ? await chatJson(parsed) : await chat(parsed);
   // Nothing should keep us alive now; if something does (a stray handle), do not hang.
   setTimeout(() => process.exit(), 1_000).unref();
 }
@@ -128,6 +135,7 @@ async function chat(flags: ChatFlags): Promise<number> {
       : {}),
   });
   const renderer = new Renderer(term, cwd, shown);
+  renderer.verbose = flags.verbose;
   let approver: Approver = async () => 'no';
   const session = new ChatSession(server, renderer, (c, s) => approver(c, s), {
     agent: flags.agent,

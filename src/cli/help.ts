@@ -57,25 +57,31 @@ ${CONFIG_FILE}
     name: 'chat',
     synopsis: '["prompt"]',
     summary: 'Chat in the terminal (answers once when given a prompt)',
-    usage: `Usage: patchbay chat [options] ["prompt"]
+    usage: `Usage: patchbay chat [options] ["prompt" | -]
 
-Starts its own patchbay server and chats with it. With a prompt, answers it and exits;
-@path mentions add files and directories as context. Without a prompt, an interactive chat:
-Tab completes @files and /commands, a pasted block is one message, a line ending in \\ goes
-on to the next line, Ctrl-C stops the answer, /exit or Ctrl-D quits; /help lists commands.
+Starts its own patchbay server and chats with it. With a prompt, answers it and exits
+(- reads the prompt from stdin); @path mentions add files and directories as context.
+Without a prompt, an interactive chat: Tab completes @files and /commands, a pasted block is
+one message, a line ending in \\ goes on to the next line, Ctrl-C stops the answer, /exit or
+Ctrl-D quits; /help lists commands. A subagent's work is shown indented under its spawn_agent.
 
 Options:
   --model <id>          Model to use (provider/model, or just the model's name)
   --agent code|plan     Agent (plan only reads and plans)
   -y, --yes             Approve every tool call without asking
-  --verbose             Show the server's log
+  --json                One JSON object per line on stdout, one per event, ending with
+                        {"type":"done","stopReason":…,"exitCode":…}; for scripts. One prompt
+                        only: as words, or piped in on stdin
+  --verbose             Show the server's log and patchbay's notes on its workings
+                        (such as "prompt cache invalidated")
 ${CONFIG_FILE}
   --log-level <level>   Server log level: error, warn, info, debug
   -h, --help            Show this help
 
-Exit codes: 0 done, 1 the turn failed or no model is configured, 2 bad usage, 130 Ctrl-C.
+Exit codes: 0 done, 1 the turn failed or no model is configured, 2 bad usage, 3 a tool call
+needed approval and no one could be asked (stdin is not a terminal, no --yes), 130 Ctrl-C.
 `,
-    overviewOptions: ['--model <provider/model>', '--agent code|plan', '-y, --yes', '--verbose', '--config-file <path>', '--log-level <level>'],
+    overviewOptions: ['--model <provider/model>', '--agent code|plan', '-y, --yes', '--json', '--verbose', '--config-file <path>', '--log-level <level>'],
   },
   {
     name: 'doctor',

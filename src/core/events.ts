@@ -97,8 +97,12 @@ const otherEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('title'), title: z.string().optional() }),
   /** A flag (a named bookmark) the user put in the chat; `id` names it for removal and forks. */
   z.object({ type: z.literal('flag'), id: z.string(), text: z.string() }),
-  /** Text for the user from patchbay itself (a command's output, a skipped context, a surfaced event). */
-  z.object({ type: z.literal('notice'), text: z.string() }),
+  /**
+   * Text for the user from patchbay itself (a command's output, a skipped context, a surfaced event).
+   * `internal`: it tells how patchbay works inside (the prompt cache), nothing the user acts on;
+   * a terminal shows it only when asked to be verbose.
+   */
+  z.object({ type: z.literal('notice'), text: z.string(), internal: z.boolean().optional() }),
   /** What the turn is doing now (waiting for the model, retrying, waiting for MCP servers). */
   z.object({ type: z.literal('progress'), text: z.string() }),
   /** Something failed; the turn ends with `error` unless it was stopped. */

@@ -58,7 +58,7 @@ export function pinnedPrompt(
   at: { agent: string; model: string | undefined },
   built: SystemPrompt,
   signature: PromptSignature,
-  opts: { autoSync: boolean; notice(text: string): void; peek?: boolean },
+  opts: { autoSync: boolean; notice(text: string, internal?: boolean): void; peek?: boolean },
 ): SystemPrompt {
   const pin = pins.get(chat);
   const stable = built.text.slice(0, built.stableLength);
@@ -69,7 +69,8 @@ export function pinnedPrompt(
       const key = JSON.stringify(signature);
       if (pin.told !== key && !opts.peek) {
         pin.told = key;
-        opts.notice(keptText(changed));
+        // Only tools changed: they already apply, so there is nothing for the user to do.
+        opts.notice(keptText(changed), changed.length === 1 && changed[0] === 'tools');
       }
       return { text: pin.stable + built.text.slice(built.stableLength), stableLength: pin.stable.length };
     }
@@ -78,7 +79,8 @@ export function pinnedPrompt(
   if (opts.peek) return built;
   if (pin) {
     const changed = [...(pin.agent !== at.agent ? ['agent'] : []), ...(pin.model !== at.model ? ['model'] : []), ...changedCategories(pin.signature, signature)];
-    opts.notice(`System prompt changed${changed.length ? ` (${changed.join(', ')})` : ''}, prompt cache invalidated.`);
+    // Internal: the change already applies; what it costs is the provider's cache.
+    opts.notice(`System prompt changed${changed.length ? ` (${changed.join(', ')})` : ''}, prompt cache invalidated.`, true);
   }
   pins.set(chat, { agent: at.agent, model: at.model, stable, signature });
   return built;

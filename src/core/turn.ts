@@ -273,7 +273,10 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
 
     let failure: unknown;
     try {
-      const system = chatSystemPrompt(chat, agent, entry.id, tools, deps, { autoSync: config.chat.autoSyncSystemPrompt, notice: (text) => emit({ type: 'notice', text }) });
+      const system = chatSystemPrompt(chat, agent, entry.id, tools, deps, {
+        autoSync: config.chat.autoSyncSystemPrompt,
+        notice: (text, internal) => emit({ type: 'notice', text, ...(internal ? { internal } : {}) }),
+      });
       const sent = { system: system.text, systemStableLength: system.stableLength, sections: system.sections, tools: toolSpecs(tools), messages: contextWindow.messages(images) };
       contextWindow.sent(sent);
       const stream = deps.stream(
@@ -381,7 +384,7 @@ export function chatSystemPrompt(
   model: string | undefined,
   tools: Tool[],
   deps: ChatDeps,
-  pin?: { autoSync: boolean; notice(text: string): void; peek?: boolean },
+  pin?: { autoSync: boolean; notice(text: string, internal?: boolean): void; peek?: boolean },
 ): SystemPrompt & { sections: PromptSection[] } {
   const roots = deps.roots();
   const def = chat.subagent?.def;

@@ -80,7 +80,8 @@ export function toEcaNotifications(chatId: string, e: ChatEvent, parentChatId?: 
     case 'title':
       return [content('system', { type: 'metadata', ...(e.title !== undefined ? { title: e.title } : {}) })];
     case 'notice':
-      return [content('system', { type: 'text', text: e.text })];
+      // patchbay extension: `internal` marks a note on patchbay's workings (ECA plugins ignore it; `patchbay chat` shows it with --verbose).
+      return [content('system', { type: 'text', text: e.text, ...(e.internal ? { internal: true } : {}) })];
     // ECA lifecycle.clj `notify-before-hook-action!` / `notify-after-hook-action!`: system contents.
     case 'hookActionStarted':
       return [content('system', { type: 'hookActionStarted', id: e.id, name: e.name, actionType: e.actionType })];
@@ -158,7 +159,7 @@ function toolCallProgress(e: ToolCallEvent): string[] {
 export const WAITING_APPROVAL_TEXT = 'Waiting for tool call approval';
 const CALLING_TOOL_TEXT = 'Calling tool';
 /** While a subagent works for the call (tool_calls.clj `:progress-text` of `spawn_agent`). */
-const WAITING_SUBAGENT_TEXT = 'Waiting subagent';
+export const WAITING_SUBAGENT_TEXT = 'Waiting subagent';
 
 function toolCall(e: Exclude<ToolCallEvent, { state: 'stopping' }>): ChatContent[] {
   const known = {

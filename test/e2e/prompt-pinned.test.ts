@@ -76,10 +76,14 @@ describe('the pinned system prompt', () => {
     await turn(p, 'two', chatId, 2);
     expect(stableOf(1)).toContain('AGENTS-V2');
     expect(notices(p, chatId)).toContain('System prompt changed (contexts), prompt cache invalidated.');
+    // Marked as a note on patchbay's workings (`patchbay chat` shows it with --verbose); the kept-prompt notice below is not: it says what to do.
+    const invalidated = p.contents(chatId).find((c) => c.content.text === 'System prompt changed (contexts), prompt cache invalidated.');
+    expect(invalidated?.content.internal).toBe(true);
     // ECA: skill catalog changes never re-sync an existing chat.
     writeFileSync(join(root, '.agents/skills/deploy/SKILL.md'), '---\nname: deploy\ndescription: Deploys the app to production.\n---\nBody.');
     await turn(p, 'three', chatId, 3);
     expect(stableOf(2)).toBe(stableOf(1));
     expect(notices(p, chatId)).toContain('System prompt changed (skills), keeping current chat system prompt, changes will apply to new chats. Use /sync-system-prompt to apply now.');
+    expect(p.contents(chatId).find((c) => String(c.content.text).startsWith('System prompt changed (skills)'))?.content.internal).toBeUndefined();
   });
 });

@@ -26,6 +26,13 @@ describe('ECA translation of core events', () => {
     ]);
   });
 
+  it('a notice is a system text; an internal one (the prompt cache) says so in `internal`, a patchbay extension', () => {
+    expect(wire({ type: 'notice', text: 'Context skipped: x' })).toEqual(['chat/contentReceived {"chatId":"c1","role":"system","content":{"type":"text","text":"Context skipped: x"}}']);
+    expect(wire({ type: 'notice', text: 'System prompt changed (model), prompt cache invalidated.', internal: true })).toEqual([
+      'chat/contentReceived {"chatId":"c1","role":"system","content":{"type":"text","text":"System prompt changed (model), prompt cache invalidated.","internal":true}}',
+    ]);
+  });
+
   it('tool call states become ECA tool contents with the fields in ECA order', () => {
     const call = { type: 'toolCall' as const, origin: 'native', id: 't1', name: 'write_file', server: 'patchbay', arguments: { path: 'a' }, summary: 'Write a' };
     expect(wire({ ...call, state: 'announced', needsApproval: true })).toEqual([

@@ -69,6 +69,8 @@ export const chatContentSchema = z.discriminatedUnion('type', [
     contentId: z.string().optional(),
     /** patchbay extension, on a system text: it says why the turn failed (the turn then ends with stopReason `error`). */
     error: z.boolean().optional(),
+    /** patchbay extension, on a system text: a note on patchbay's workings (the prompt cache), for a verbose view only. */
+    internal: z.boolean().optional(),
   }),
   z.object({ type: z.literal('url'), title: z.string(), url: z.string() }),
   /**
