@@ -224,7 +224,11 @@ describe('patchbay chat: /chats, /resume, /rewind, /fork and the exit summary', 
     await p.waitFor('after the rewind');
     expect(lastSent()).toEqual(['user remember this', 'assistant Noted.', 'user what now?']);
     await atPrompt(p);
-    p.write(KEY.ctrlD);
+    // Ctrl-C twice quits too, with the summary.
+    p.write(KEY.ctrlC);
+    await p.waitFor('(Ctrl-C again, Ctrl-D or /exit to quit)');
+    p.write(KEY.ctrlC);
+    await p.waitFor(/resume: patchbay chat --resume \S+/);
     expect(await p.exit()).toBe(0);
   });
 
