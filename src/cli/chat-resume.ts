@@ -268,14 +268,14 @@ async function picker(t: Term, chats: ChatSummary[]): Promise<ChatSummary | unde
   t.errLine(t.paint('bold', 'Resume which chat? (newest first)', 'err'));
   for (const line of chatListLines(chats, Date.now())) t.errLine(line);
   const rl = createInterface({ input: process.stdin, output: process.stderr });
-  let closed = false;
-  rl.once('close', () => (closed = true));
+  // A pending question never settles when the input closes (Node 20): raced with the close.
+  const closed = new Promise<undefined>((resolve) => rl.once('close', () => resolve(undefined)));
   // Ctrl-C at the picker leaves it (readline's terminal mode turns it into SIGINT on rl).
   rl.once('SIGINT', () => rl.close());
   try {
     for (;;) {
-      const answer = await rl.question(`Pick 1-${chats.length} (Enter alone quits): `).catch(() => '');
-      if (closed || !answer.trim()) return undefined;
+      const answer = await Promise.race([rl.question(`Pick 1-${chats.length} (Enter alone quits): `).catch(() => undefined), closed]);
+      if (answer === undefined || !answer.trim()) return undefined;
       const pick = pickChat(answer, chats);
       if ('chat' in pick) return pick.chat;
       t.errLine(t.paint('yellow', 'error' in pick ? pick.error : `no chat ${answer.trim()} in this list`, 'err'));

@@ -165,6 +165,20 @@ describe('patchbay chat --continue and --resume', () => {
     p.write(KEY.ctrlD);
     expect(await p.exit()).toBe(0);
   });
+
+  it('the picker is left with Ctrl-D, Ctrl-C or Enter alone: exit 1, no chat opened, the model not asked', async () => {
+    const at = place();
+    llm().script([{ text: 'answer one' }]);
+    await oneShot(at, 'first question');
+    for (const key of [KEY.ctrlD, KEY.ctrlC, KEY.enter]) {
+      const p = chatPty(at, ['--resume', '--', 'hello']);
+      await p.waitFor('Pick 1-1 (Enter alone quits): ');
+      p.write(key);
+      await p.waitFor('patchbay chat: no chat picked');
+      expect(await p.exit()).toBe(1);
+    }
+    expect(llmCalls()).toHaveLength(1);
+  });
 });
 
 describe('patchbay chat: /chats, /resume, /rewind, /fork and the exit summary', () => {
