@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline/promises';
 import type { ChatSummary } from '../protocol/eca/chat.js';
 import type { ContentReceived } from '../protocol/eca/content.js';
 import { ECA } from '../protocol/eca/methods.js';
+import { agentSchema } from '../shapes/agent.js';
 import { withoutControlChars } from '../util/text.js';
 import type { ServerProcess } from './chat-client.js';
 import type { ChatSession } from './chat-session.js';
@@ -116,9 +117,9 @@ const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /**
  * Opens a stored chat and goes on in it: its replay is not shown, its title, size and last
- * exchanges are. `false` (with the reason printed) when the server has no such chat.
+ * exchanges are. `keep`: the session's model and agent, when set, stay (the command line's). `false` (with the reason printed) when the server has no such chat.
  */
-export async function resumeChat(d: ResumeDeps, chatId: string): Promise<boolean> {
+export async function resumeChat(d: ResumeDeps, chatId: string, keep = false): Promise<boolean> {
   const { server, session, term: t } = d;
   let opened;
   try {
@@ -134,8 +135,13 @@ export async function resumeChat(d: ResumeDeps, chatId: string): Promise<boolean
   }
   const id = result.chatId ?? chatId;
   session.adopt(id);
-  // The chat's own model and agent, unless this run chose them (--model, --agent, /model, /agent).
-  if (result.selection?.model && !session.model) session.model = result.selection.model;
+  // The chat's own model and agent (as an editor realigns them on chat/open), unless the command
+  // line chose them for this run (--model, --agent with --continue/--resume). A model no longer
+  // configured: the default one.
+  const sel = result.selection;
+  if (sel && !(keep && session.model)) session.model = sel.model ?? undefined;
+  const agent = agentSchema.safeParse(sel?.agent);
+  if (agent.success && !(keep && session.agent)) session.agent = agent.data;
   const recent = recentExchanges(contents, id);
   t.outLine(t.paint('bold', `Resumed: ${titleOf(result)} · ${recent.prompts} prompt${recent.prompts === 1 ? '' : 's'} · ${id}`));
   for (const line of recent.lines) t.outLine(t.paint('dim', line));
@@ -259,7 +265,7 @@ export async function startIn(d: ResumeDeps, how: StartIn): Promise<number | und
     if (!picked) return fail(1, 'no chat picked');
     id = picked.id;
   }
-  if (await resumeChat(d, id)) return undefined;
+  if (await resumeChat(d, id, true)) return undefined;
   return 'continue' in how ? 1 : 2;
 }
 

@@ -64,6 +64,8 @@ export class ChatSession {
   chatId: string = randomUUID();
   /** Whether `chatId` names a chat the server has (a prompt was accepted, or it was resumed or forked). */
   stored = false;
+  /** The last stored chat before `/new`: what the exit summary names when the new one was never prompted. */
+  private previous: string | undefined;
   /** The model id sent with each prompt (undefined: the server's default). */
   model: string | undefined;
   /** The agent sent with each prompt (undefined: the server's default); `/agent` changes it. */
@@ -95,9 +97,15 @@ export class ChatSession {
 
   /** Forget the chat: the next prompt starts a new one. */
   reset(): void {
+    if (this.stored) this.previous = this.chatId;
     this.chatId = randomUUID();
     this.stored = false;
     this.muted = false;
+  }
+
+  /** The chat to name in "resume: …": this one once stored, else the last stored one. */
+  get resumable(): string | undefined {
+    return this.stored ? this.chatId : this.previous;
   }
 
   /** Go on in a stored chat (resumed or forked): the next prompt continues it. */

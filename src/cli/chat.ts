@@ -255,7 +255,7 @@ async function chat(flags: ChatFlags): Promise<number> {
       banner,
     });
     // The exit summary: tokens, cost and how to resume (on stderr, as the usage lines are).
-    const summary = summaryLines(totals, session.stored ? session.chatId : undefined);
+    const summary = summaryLines(totals, session.resumable);
     if (summary.length) term.errLine(term.paint('dim', summary.join('\n'), 'err'));
     return code === 0 && unasked ? EXIT_UNASKED : code;
   } finally {

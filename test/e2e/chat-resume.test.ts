@@ -19,7 +19,7 @@ const spawn = usePty();
 /** A priced model (USD per million tokens), writes allowed without asking. */
 function config(): string {
   return fakeChatConfig(llm().url, {
-    providers: { fake: { api: 'openai-chat', url: `${llm().url}/v1`, key: 'x', models: { m1: { cost: { input: 3, output: 15 } } } } },
+    providers: { fake: { api: 'openai-chat', url: `${llm().url}/v1`, key: 'x', models: { m1: { cost: { input: 3, output: 15 } }, m2: {} } } },
     toolCall: { approval: { allow: { write_file: {} } } },
   });
 }
@@ -182,10 +182,10 @@ describe('patchbay chat --continue and --resume', () => {
 });
 
 describe('patchbay chat: /chats, /resume, /rewind, /fork and the exit summary', () => {
-  it('/chats lists the folder`s chats and /resume <n> goes on in one, with its history for the model', async () => {
+  it('/chats lists the folder`s chats and /resume <n> goes on in one, with its history and its model', async () => {
     const at = place();
     llm().script([{ text: 'answer one' }], [{ text: 'answer two' }], [{ text: 'resumed answer' }]);
-    const first = await oneShot(at, 'first question');
+    const first = await oneShot(at, 'first question', ['--model', 'fake/m2']);
     await oneShot(at, 'second question');
 
     const p = chatPty(at, []);
@@ -204,6 +204,11 @@ describe('patchbay chat: /chats, /resume, /rewind, /fork and the exit summary', 
     p.write(`more${KEY.enter}`);
     await p.waitFor('resumed answer');
     expect(lastSent()).toEqual(['user first question', 'assistant answer one', 'user more']);
+    expect(llmCalls().at(-1).model).toBe('m2'); // the chat's own, not the default fake/m1
+    await atPrompt(p);
+    // A new chat never prompted: the summary names the last one that was.
+    p.write(`/new${KEY.enter}`);
+    await p.waitFor('New chat.');
     await atPrompt(p);
     p.write(KEY.ctrlD);
     await p.waitFor(`resume: patchbay chat --resume ${first}`);
