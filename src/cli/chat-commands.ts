@@ -1,6 +1,7 @@
 /**
  * The `/commands` of interactive `patchbay chat`. The client's own (`/help`, `/model`, `/agent`,
- * `/expand`, `/new`, `/exit`) run here; the server's (`chat/queryCommands`: native commands and
+ * `/expand`, `/new`, `/exit`, and the stored chats' `/chats`, `/resume`, `/rewind`, `/fork` of
+ * chat-resume.ts) run here; the server's (`chat/queryCommands`: native commands and
  * MCP prompts) go to the server as a prompt, as an editor sends them; any other `/word` is
  * reported and sends nothing, so a typo never reaches the model as a question.
  *
@@ -14,6 +15,7 @@ import type { ChatSession } from './chat-session.js';
 import type { Term } from './chat-term.js';
 import type { ToolOutputs } from './chat-tool-output.js';
 import { matchModel } from './chat-model.js';
+import { fork, listChats, resumeCommand, rewind } from './chat-resume.js';
 
 export interface LocalCommand {
   name: string;
@@ -28,6 +30,10 @@ export const LOCAL_COMMANDS: LocalCommand[] = [
   { name: 'variant', args: '[name|-]', description: 'Show the model’s variants (e.g. reasoning effort), or pick one (- for none)' },
   { name: 'expand', args: '[n]', description: 'Show a tool call’s whole output (the last one without n)' },
   { name: 'new', description: 'Start a new chat' },
+  { name: 'chats', description: 'List this folder’s chats, newest first' },
+  { name: 'resume', args: '<n|id>', description: 'Go on in a chat of /chats (its number or id)' },
+  { name: 'rewind', args: '[n]', description: 'Roll back the last n prompts (default 1), their answers and file changes' },
+  { name: 'fork', description: 'Copy this chat into a new one and go on there' },
   { name: 'exit', description: 'Quit (also /quit or Ctrl-D)' },
 ];
 
@@ -39,6 +45,8 @@ export interface CommandDeps {
   session: ChatSession;
   term: Term;
   toolOutputs: ToolOutputs;
+  /** The folder whose chats `/chats` lists. */
+  cwd: string;
   /** `/new`: forget the chat (and what Tab completion learned). */
   newChat(): void;
 }
@@ -83,6 +91,18 @@ export async function runCommand(line: string, d: CommandDeps): Promise<CommandR
       return 'done';
     case 'expand':
       expand(arg, d);
+      return 'done';
+    case 'chats':
+      await listChats(d);
+      return 'done';
+    case 'resume':
+      await resumeCommand(d, arg);
+      return 'done';
+    case 'rewind':
+      await rewind(d, arg);
+      return 'done';
+    case 'fork':
+      await fork(d);
       return 'done';
   }
   const commands = await serverCommands(d, name);

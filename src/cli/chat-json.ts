@@ -30,6 +30,7 @@ import type { ChatFlags } from './chat.js';
 import { mentionsToContexts } from './chat-mentions.js';
 import { matchModel } from './chat-model.js';
 import { Renderer, type ToolCallRun, type Usage } from './chat-render.js';
+import { startIn } from './chat-resume.js';
 import { watchToolServers } from './chat-servers.js';
 import { ChatSession, EXIT_UNASKED, unaskedMessage, type ApprovalAnswer, type Approver, type TurnOutcome, type TurnView } from './chat-session.js';
 import { SubagentCalls, type SubagentCall } from './chat-subagents.js';
@@ -463,6 +464,12 @@ export async function chatJson(flags: ChatFlags): Promise<number> {
       if (!model) return failed(`Unknown model "${flags.model}". Available: ${models.join(', ')}`, 2);
     }
     session.model = model;
+    if (flags.start) {
+      // The resumed chat's line goes to stderr; stdout keeps to events.
+      let message = 'could not resume the chat';
+      const code = await startIn({ server, session, term: errTerm, cwd, onError: (m) => (message = m) }, flags.start);
+      if (code !== undefined) return failed(message, code);
+    }
     const shownModel = model ?? config.selectModel;
     emit({ type: 'start', version: JSON_EVENTS_VERSION, chatId: session.chatId, ...(shownModel ? { model: shownModel } : {}), agent: flags.agent ?? config.selectAgent ?? 'code', cwd });
 

@@ -143,6 +143,7 @@ export async function runRepl(o: ReplOptions): Promise<number> {
     session,
     term,
     toolOutputs: o.renderer.toolOutputs,
+    cwd,
     newChat: () => {
       session.reset();
       known.clear();

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Agent } from '../shapes/agent.js';
 import type { ChatContext } from '../protocol/eca/context.js';
 import { chatPromptResultSchema } from '../protocol/eca/chat.js';
-import { contentReceivedSchema } from '../protocol/eca/content.js';
+import { contentReceivedSchema, type ContentReceived } from '../protocol/eca/content.js';
 import { ECA } from '../protocol/eca/methods.js';
 import type { ServerProcess } from './chat-client.js';
 import type { ChatContent, Role } from '../protocol/eca/content.js';
@@ -69,6 +69,8 @@ export interface ChatSessionOptions {
   agent?: Agent;
   verbose?: boolean;
   log?: (line: string) => void;
+  /** Every usage content of this chat's turns, as it arrives (the exit summary adds them up). */
+  onUsage?: (usage: Usage, chatId: string) => void;
 }
 
 /** What the chat shows while no prompt of ours runs (see the header). */
@@ -85,6 +87,10 @@ export const plainIdle: IdleHooks = { above: (show) => show(), turnStarted: () =
 
 export class ChatSession {
   chatId: string = randomUUID();
+  /** Whether `chatId` names a chat the server has (a prompt was accepted, or it was resumed or forked). */
+  stored = false;
+  /** The last stored chat before `/new`: what the exit summary names when the new one was never prompted. */
+  private previous: string | undefined;
   /** The model id sent with each prompt (undefined: the server's default). */
   model: string | undefined;
   /** The agent sent with each prompt (undefined: the server's default); `/agent` changes it. */
@@ -97,6 +103,8 @@ export class ChatSession {
   /** Settles when the turn the server started by itself is over. */
   private serverTurn: Promise<void> | undefined;
   private approvals: Promise<void> = Promise.resolve();
+  /** While set, contents are gathered here instead of shown (a replay: `chat/open`, `chat/rollback`). */
+  private gathered: ContentReceived[] | undefined;
 
   constructor(
     private readonly server: ServerProcess,
@@ -114,8 +122,36 @@ export class ChatSession {
 
   /** Forget the chat: the next prompt starts a new one. */
   reset(): void {
+    if (this.stored) this.previous = this.chatId;
     this.chatId = randomUUID();
+    this.stored = false;
     this.muted = false;
+  }
+
+  /** The chat to name in "resume: …": this one once stored, else the last stored one. */
+  get resumable(): string | undefined {
+    return this.stored ? this.chatId : this.previous;
+  }
+
+  /** Go on in a stored chat (resumed or forked): the next prompt continues it. */
+  adopt(chatId: string): void {
+    this.chatId = chatId;
+    this.stored = true;
+    this.muted = false;
+  }
+
+  /**
+   * Runs `request` (one whose replay the server sends before answering) with the contents that
+   * arrive meanwhile gathered, not shown; resolves with its answer and those contents.
+   */
+  async gather<T>(request: () => Promise<T>): Promise<{ result: T; contents: ContentReceived[] }> {
+    const contents: ContentReceived[] = [];
+    this.gathered = contents;
+    try {
+      return { result: await request(), contents };
+    } finally {
+      this.gathered = undefined;
+    }
   }
 
   private onContent(raw: unknown): void {
@@ -124,6 +160,7 @@ export class ChatSession {
       if (this.opts.verbose) this.opts.log?.(`ignored malformed chat/contentReceived: ${parsed.error.issues[0]?.message ?? ''}`);
       return;
     }
+    if (this.gathered) return void this.gathered.push(parsed.data);
     const { chatId, role, content, parentChatId } = parsed.data;
     if (chatId !== this.chatId) {
       if (parentChatId !== this.chatId || !this.turn) return;
@@ -147,7 +184,10 @@ export class ChatSession {
     }
     const failure = this.renderer.content(role, content, turn.stopped);
     if (failure) turn.errors.push(failure);
-    if (content.type === 'usage') turn.usage = content;
+    if (content.type === 'usage') {
+      turn.usage = content;
+      this.opts.onUsage?.(content, chatId);
+    }
     if (content.type === 'toolCallRun' && content.manualApproval) this.ask(turn, content);
     if (content.type === 'progress' && content.state === 'finished' && role === 'system') {
       // Absent (an older server): the turn simply ended.
@@ -213,6 +253,7 @@ export class ChatSession {
       }
       if (res.data.status === 'error') return { kind: 'failed', message: 'the server could not start the prompt' };
       this.chatId = res.data.chatId;
+      this.stored = true;
       const gone = await Promise.race([done.then(() => false), this.server.exited.then(() => true)]);
       if (gone) return { kind: 'failed', message: 'patchbay server exited during the turn' };
       return { kind: 'done', errors: turn.errors, stopped: turn.stopped, usage: turn.usage, unasked: turn.unasked };

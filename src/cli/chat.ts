@@ -3,8 +3,9 @@
  * child, speaks ECA over its stdio (like any editor plugin), and either answers one prompt
  * (`patchbay chat "…"`) or runs a REPL.
  *
- * Exit codes: 0 done; 1 the turn failed, no model is configured, or the server failed;
- * 2 bad usage; 3 a tool call needed approval and no one could be asked (stdin is not a
+ * Exit codes: 0 done; 1 the turn failed, no model is configured, the server failed, or
+ * `--continue`/`--resume` found nothing to open (none in this folder, the picker left); 2 bad
+ * usage (an unknown `--resume` id among them); 3 a tool call needed approval and no one could be asked (stdin is not a
  * terminal and no --yes), so it was rejected; 130 stopped with Ctrl-C.
  */
 import { askOnce, askQuestionOnce, type Question, type QuestionAnswer } from './chat-ask.js';
@@ -14,6 +15,8 @@ import { mentionsToContexts } from './chat-mentions.js';
 import { matchModel } from './chat-model.js';
 import { Renderer } from './chat-render.js';
 import { runRepl } from './chat-repl.js';
+import { startIn, type StartIn } from './chat-resume.js';
+import { summaryLines, UsageTotals } from './chat-summary.js';
 import { watchToolServers } from './chat-servers.js';
 import { ChatSession, EXIT_UNASKED, unaskedMessage, type Approver, type TurnOutcome } from './chat-session.js';
 import { Term } from './chat-term.js';
@@ -37,6 +40,8 @@ export interface ChatFlags {
   json?: boolean;
   /** The prompt is `-`: read it from stdin. */
   stdinPrompt?: boolean;
+  /** `--continue` (the newest chat of this folder) or `--resume [id]`. */
+  start?: StartIn;
   prompt: string;
 }
 
@@ -55,7 +60,14 @@ export function parseChatArgs(args: string[]): ChatFlags | { error: string } {
     else if (a === '--verbose') f.verbose = true;
     else if (a === '--json') f.json = true;
     else if (a === '-h' || a === '--help') f.help = true;
-    else if (a.startsWith('--')) {
+    else if (a === '-c' || a === '--continue' || a === '-r' || a === '--resume' || a.startsWith('--resume=')) {
+      // --resume's id is the next word unless that is an option or a prompt (it has spaces).
+      const next = args[i + 1];
+      const id = a.startsWith('--resume=') ? a.slice(9) : (a === '-r' || a === '--resume') && next !== undefined && !next.startsWith('-') && !/\s/.test(next) ? args[++i] : undefined;
+      if (a.startsWith('--resume=') && !id) return { error: 'Option --resume= needs a chat id' };
+      if (f.start) return { error: 'Give one of --continue and --resume' };
+      f.start = a === '-c' || a === '--continue' ? { continue: true } : { resume: id ?? true };
+    } else if (a.startsWith('--')) {
       const eq = a.indexOf('=');
       const name = a.slice(2, eq < 0 ? undefined : eq);
       if (!VALUE_FLAGS.includes(name)) return { error: `Unknown option --${name}` };
@@ -137,10 +149,12 @@ async function chat(flags: ChatFlags): Promise<number> {
   const renderer = new Renderer(term, cwd, shown);
   renderer.verbose = flags.verbose;
   let approver: Approver = async () => 'no';
+  const totals = new UsageTotals();
   const session = new ChatSession(server, renderer, (c, s) => approver(c, s), {
     agent: flags.agent,
     verbose: flags.verbose,
     log: (l) => term.errLine(term.paint('dim', l, 'err')),
+    onUsage: (u, chatId) => totals.add(u, chatId),
   });
   watchToolServers(server, (line) => session.idle.above(() => term.errLine(term.paint('yellow', line, 'err'))));
   server.listen();
@@ -198,6 +212,10 @@ async function chat(flags: ChatFlags): Promise<number> {
       }
     }
     session.model = model;
+    if (flags.start) {
+      const code = await startIn({ server, session, term, cwd }, flags.start);
+      if (code !== undefined) return code;
+    }
 
     if (flags.prompt) {
       let stopping = false;
@@ -217,6 +235,8 @@ async function chat(flags: ChatFlags): Promise<number> {
         return outcomeCode(await session.send(flags.prompt, mentionsToContexts(flags.prompt, cwd)));
       } finally {
         process.off('SIGINT', interrupt);
+        // Only the resume hint, on a terminal (stdout stays the answer; a script's logs get nothing).
+        if (session.stored && process.stderr.isTTY) term.errLine(term.paint('dim', summaryLines(new UsageTotals(), session.chatId).join('\n'), 'err'));
       }
     }
 
@@ -242,6 +262,9 @@ async function chat(flags: ChatFlags): Promise<number> {
       },
       banner,
     });
+    // The exit summary: tokens, cost and how to resume (on stderr, as the usage lines are).
+    const summary = summaryLines(totals, session.resumable);
+    if (summary.length) term.errLine(term.paint('dim', summary.join('\n'), 'err'));
     return code === 0 && unasked ? EXIT_UNASKED : code;
   } finally {
     term.status(undefined);

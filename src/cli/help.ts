@@ -63,9 +63,14 @@ Starts its own patchbay server and chats with it. With a prompt, answers it and 
 (- reads the prompt from stdin); @path mentions add files and directories as context.
 Without a prompt, an interactive chat: Tab completes @files and /commands, a pasted block is
 one message, a line ending in \\ goes on to the next line, Ctrl-C stops the answer, /exit or
-Ctrl-D quits; /help lists commands. A subagent's work is shown indented under its spawn_agent.
+Ctrl-D quits; /help lists commands (/chats, /resume, /rewind and /fork among them). A
+subagent's work is shown indented under its spawn_agent. On exit it prints the tokens used,
+the cost when the model is priced, and the command that resumes the chat.
 
 Options:
+  -c, --continue        Go on in this folder's newest chat
+  -r, --resume [id]     Go on in a chat by id; without one, pick from this folder's chats
+                        (a terminal is needed; \`--resume -- word\` for a one-word prompt)
   --model <id>          Model to use (provider/model, or just the model's name)
   --agent code|plan     Agent (plan only reads and plans)
   -y, --yes             Approve every tool call without asking
@@ -78,10 +83,11 @@ ${CONFIG_FILE}
   --log-level <level>   Server log level: error, warn, info, debug
   -h, --help            Show this help
 
-Exit codes: 0 done, 1 the turn failed or no model is configured, 2 bad usage, 3 a tool call
-needed approval and no one could be asked (stdin is not a terminal, no --yes), 130 Ctrl-C.
+Exit codes: 0 done, 1 the turn failed, no model is configured, or no chat to continue (or
+none picked), 2 bad usage (an unknown --resume id too), 3 a tool call needed approval and no
+one could be asked (stdin is not a terminal, no --yes), 130 Ctrl-C.
 `,
-    overviewOptions: ['--model <provider/model>', '--agent code|plan', '-y, --yes', '--json', '--verbose', '--config-file <path>', '--log-level <level>'],
+    overviewOptions: ['-c, --continue', '-r, --resume [id]', '--model <provider/model>', '--agent code|plan', '-y, --yes', '--json', '--verbose', '--config-file <path>', '--log-level <level>'],
   },
   {
     name: 'doctor',

@@ -728,17 +728,22 @@ export class ChatService {
    * one `contentId` names, its model, agent and a "(2)" title; announced, replayed and titled,
    * then the original chat is told. Refused while a turn runs: its messages are still coming.
    */
-  fork(chatId: string, contentId: string): { ok: true; chatId: string; title: string } | { ok: false; message: string } {
+  /** A fork keeping the messages up to `contentId`; without one, the whole chat. */
+  fork(chatId: string, contentId?: string): { ok: true; chatId: string; title: string } | { ok: false; message: string } {
     const chat = this.load(chatId);
     if (!chat) return { ok: false, message: `Chat ${chatId} not found` };
     if (chat.busy()) return { ok: false, message: `Chat ${chatId} is answering a prompt: stop it or let it finish before forking` };
     const rows = this.deps.store.messageRows(chatId);
-    const idx = findContentIndex(rows, contentId);
+    if (contentId === undefined && !rows.length) return { ok: false, message: `Chat ${chatId} has no messages to fork` };
+    const idx = contentId === undefined ? rows.length - 1 : findContentIndex(rows, contentId);
     if (idx === undefined) return { ok: false, message: `Chat ${chatId} has no message with content id ${contentId}` };
     const id = newId();
     const title = forkTitle(chat.title);
     try {
-      this.deps.store.forkChat(chatId, { id, title, model: chat.model, agent: chat.agent }, rows[idx].seq);
+      // The fork belongs where the chat does, so a folder's chat list (`chat/list` `folder`) shows it.
+      const { folder, additionalFolders } = this.deps.store.getChat(chatId) ?? {};
+      const where = { ...(folder ? { folder } : {}), ...(additionalFolders?.length ? { additionalFolders } : {}) };
+      this.deps.store.forkChat(chatId, { id, title, model: chat.model, agent: chat.agent, ...where }, rows[idx].seq);
     } catch (e) {
       // Another server's turn in this chat (the store checks it in the fork's transaction).
       if (e instanceof ChatRunningElsewhereError) return { ok: false, message: e.message };

@@ -30,7 +30,7 @@ export function chatHistory(chats: ChatService, chatId: string, w: HistoryWindow
  * a fork it cannot make; patchbay says why instead, as a JSON-RPC error (eca-emacs
  * `eca-chat--fork-from-flag` makes a synchronous request, which shows the error's message to the user).
  */
-export function forkChat(chats: ChatService, chatId: string, contentId: string): { chatId: string } {
+export function forkChat(chats: ChatService, chatId: string, contentId: string | undefined): { chatId: string } {
   const r = chats.fork(chatId, contentId);
   if (!r.ok) throw new ResponseError(InvalidParams, r.message);
   return { chatId: r.chatId };

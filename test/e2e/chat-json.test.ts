@@ -242,4 +242,42 @@ describe('patchbay chat --json', () => {
     expect(at((e) => e.type === 'message' && e.parentToolCallId === 's1')).toBeLessThan(at((e) => e.type === 'toolResult' && e.id === 's1'));
     expect(done(es)).toMatchObject({ stopReason: 'end_turn', exitCode: 0, answer: 'Found it.' });
   });
+  it('--continue and --resume <id> go on in a stored chat: start names it and the model gets its history; none to continue is an error event', async () => {
+    const home = tempDir('pb-json-home-');
+    const cwd = workspace({}, 'pb-json-ws-');
+    const run = async (args: string[]) => {
+      const r = await runPatchbay(['chat', '--json', ...args], { home, cwd, env: { PATCHBAY_CONFIG: fakeChatConfig(llm().url) }, timeoutMs: 30_000 });
+      expect(r.stdout).not.toMatch(/\x1b/);
+      return { ...r, events: events(r.stdout) };
+    };
+    const none = await run(['--continue', 'anything']);
+    expect(none.code).toBe(1);
+    expect(only(none.events, 'error')[0].message).toMatch(/no chat to continue/);
+    expect(done(none.events)).toMatchObject({ stopReason: 'error', exitCode: 1 });
+
+    llm().script([{ text: 'first answer' }]);
+    const first = await run(['remember the word kiwi']);
+    expect(first.code, first.stderr).toBe(0);
+    const chatId = first.events[0].chatId;
+
+    llm().script([{ text: 'kiwi' }]);
+    const again = await run(['--continue', 'which word?']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.events[0]).toMatchObject({ type: 'start', chatId });
+    expect(done(again.events)).toMatchObject({ chatId, answer: 'kiwi' });
+    const sent = llm()
+      .requests.filter((r) => r.path === '/v1/chat/completions')
+      .at(-1)!
+      .body.messages.map((m: any) => (typeof m.content === 'string' ? m.content : m.content.map((p: any) => p.text ?? '').join('')));
+    expect(sent.some((t: string) => t.includes('remember the word kiwi'))).toBe(true);
+    expect(sent.some((t: string) => t.includes('first answer'))).toBe(true);
+
+    llm().script([{ text: 'still kiwi' }]);
+    const byId = await run(['--resume', chatId, 'and now?']);
+    expect(byId.code, byId.stderr).toBe(0);
+    expect(done(byId.events)).toMatchObject({ chatId, answer: 'still kiwi' });
+    const bad = await run(['--resume', 'zzzz-no-such-chat', 'and now?']);
+    expect(bad.code).toBe(2);
+    expect(done(bad.events)).toMatchObject({ stopReason: 'error', exitCode: 2 });
+  });
 });

@@ -17,7 +17,7 @@ function run(args: string[], stdin = ''): Promise<CliRun> {
 /** Each command, the options its help must name. */
 const OPTIONS: Record<string, string[]> = {
   server: ['--log-level', '--config-file', '--help'],
-  chat: ['--model', '--agent', '--yes', '-y', '--json', '--verbose', '--config-file', '--log-level', '--help'],
+  chat: ['--continue', '--resume', '--model', '--agent', '--yes', '-y', '--json', '--verbose', '--config-file', '--log-level', '--help'],
   doctor: ['--config-file', '--help'],
   models: ['list', 'pull', 'rm', '--config-file', '--help'],
   trust: ['--revoke', '--list', '--help'],

@@ -96,6 +96,8 @@ export type ChatStatus = z.infer<typeof chatStatusSchema>;
 export const chatListParamsSchema = z.object({
   limit: z.number().int().positive().optional(),
   sortBy: z.enum(['updatedAt', 'createdAt']).optional(),
+  /** patchbay extension: only chats started in this folder or one inside it (`patchbay chat --continue`, `/chats`). */
+  folder: z.string().optional(),
 });
 export const chatSummarySchema = z.object({
   id: z.string(),
@@ -105,6 +107,8 @@ export const chatSummarySchema = z.object({
   updatedAt: z.number().optional(),
   model: z.string().optional(),
   messageCount: z.number(),
+  /** patchbay extension: the workspace folder the chat was started in, when recorded. */
+  folder: z.string().optional(),
   /** ECA's chat kinds, absent for a regular chat: `inline` for one made by `chat/inlinePrompt`. */
   kind: z.literal('inline').optional(),
 });

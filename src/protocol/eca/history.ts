@@ -36,8 +36,11 @@ export type ChatHistoryResult = z.infer<typeof chatHistoryResultSchema>;
 
 export const chatForkParamsSchema = z.object({
   chatId: z.string(),
-  /** The content id of the last message the fork keeps. */
-  contentId: z.string(),
+  /**
+   * The content id of the last message the fork keeps. patchbay extension: absent, the fork keeps
+   * the whole chat (`/fork` of `patchbay chat`; a chat's last answer has no content id to name).
+   */
+  contentId: z.string().optional(),
 });
 
 export const chatForkResultSchema = z.object({ chatId: z.string().optional() });
