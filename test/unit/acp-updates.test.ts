@@ -28,6 +28,16 @@ describe('AcpTranslator message ids', () => {
     expect(idOf(c)).not.toBe(idOf(notice));
   });
 
+  it('an internal notice (the prompt cache was rebuilt) is not shown: ACP would put it in the answer', () => {
+    const t = new AcpTranslator();
+    const out = run(t, [
+      { type: 'notice', text: 'System prompt changed (rules), prompt cache invalidated.', internal: true },
+      { type: 'notice', text: 'Skipped @big.bin: binary file' },
+    ]);
+    expect(out).toHaveLength(1);
+    expect(JSON.stringify(out[0])).toContain('Skipped @big.bin');
+  });
+
   it("text with an id keeps it; a thought is named by its reasoning block; a user's image by its message", () => {
     const t = new AcpTranslator();
     const [user, image, thought, text] = run(

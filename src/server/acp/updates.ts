@@ -72,6 +72,8 @@ export class AcpTranslator {
         return [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: e.text }, messageId: e.id }];
       case 'notice':
         // A command's output, a skipped context, a problem with a rule file: text for the user, in the answer's flow.
+        // An internal one (the prompt cache was rebuilt) would read as part of the agent's answer: ACP has no place for it.
+        if (e.internal) return [];
         return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${e.text}\n\n` }, messageId: newId() }];
       case 'error':
         // Live, the error is the `session/prompt` answer; a replay has no answer to carry it.
