@@ -14,11 +14,30 @@ export function canAsk(): boolean {
   return Boolean(process.stdin.isTTY && process.stderr.isTTY);
 }
 
-/** `Trust this folder? [y/N]` on the terminal; true for y/yes, false for anything else (or closed input). */
+/**
+ * `Trust this folder? [y/N]` on the terminal; true for y/yes, false for anything else. Ctrl-D (the
+ * input closed) is a no; Ctrl-C quits with 130, before anything has started.
+ */
 export async function askTrust(): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
-  const answer = await rl.question('Trust this folder? [y/N] ').catch(() => '');
-  rl.close();
+  // On Node 20 a pending question never settles when its input closes: raced with the close.
+  const closed = new Promise<string>((resolve) => rl.once('close', () => resolve('')));
+  let interrupted = false;
+  // Without a SIGINT listener readline only pauses the input on Ctrl-C, and the question hangs.
+  rl.once('SIGINT', () => {
+    interrupted = true;
+    rl.close();
+  });
+  let answer: string;
+  try {
+    answer = await Promise.race([rl.question('Trust this folder? [y/N] ').catch(() => ''), closed]);
+  } finally {
+    rl.close();
+  }
+  if (interrupted) {
+    process.stderr.write('\n');
+    process.exit(130);
+  }
   return /^y(es)?$/i.test(answer.trim());
 }
 

@@ -316,6 +316,30 @@ describe('workspace trust', () => {
     expect(await p.exit()).toBe(0);
   });
 
+  it('Ctrl-D at the trust question is a "no" and the REPL goes on; Ctrl-C there quits with 130 (neither hangs)', async () => {
+    // On Node 20 a readline question never settles when its input closes, and Ctrl-C only paused it.
+    const home = tempDir();
+    const { root } = evilWorkspace();
+    llm().script([{ text: 'answered after ctrl-d' }]);
+    const p = spawnPty(process.execPath, [BIN, 'chat'], { cwd: root, env: { ...env(home), TERM: 'xterm-256color' } });
+    await p.waitFor('Trust this folder? [y/N]', { timeoutMs: 20_000 });
+    p.write(KEY.ctrlD);
+    await p.waitFor('Not trusted', { timeoutMs: 20_000 });
+    await p.waitFor('> ', { timeoutMs: 20_000 });
+    p.write(`hello${KEY.enter}`);
+    await p.waitFor('answered after ctrl-d', { timeoutMs: 20_000 });
+    await p.waitFor(/> $/, { timeoutMs: 20_000 });
+    p.write(KEY.ctrlD);
+    expect(await p.exit()).toBe(0);
+    expect(existsSync(join(home, '.patchbay', 'trust.json'))).toBe(false);
+
+    const q = spawnPty(process.execPath, [BIN, 'chat'], { cwd: root, env: { ...env(home), TERM: 'xterm-256color' } });
+    await q.waitFor('Trust this folder? [y/N]', { timeoutMs: 20_000 });
+    q.write(KEY.ctrlC);
+    expect(await q.exit()).toBe(130);
+    expect(existsSync(join(home, '.patchbay', 'trust.json'))).toBe(false);
+  });
+
   it('patchbay chat without a terminal never asks: it says what was held back and goes on', async () => {
     const home = tempDir();
     const { root, marker } = evilWorkspace();
