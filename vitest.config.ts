@@ -29,7 +29,7 @@ const cores = availableParallelism();
  * Every test uses its own temp dirs and port-0 listeners, so files do not meet.
  * PATCHBAY_TEST_WORKERS overrides the number (e.g. 1 to run one file at a time).
  */
-const workers = Number(process.env.PATCHBAY_TEST_WORKERS) || Math.max(4, cores * 2);
+const workers = Number(process.env.PATCHBAY_TEST_WORKERS) || Math.max(3, cores + 1);
 
 export default defineConfig({
   test: {
