@@ -127,8 +127,7 @@ describe('ChatSession: a subagent of the chat', () => {
     const child = { chatId: 'subagent-s1', parentChatId: chat.chatId };
     onContent!({ ...child, role: 'assistant', content: { type: 'toolCallRun', origin: 'native', id: 'c1', name: 'shell_command', server: 'eca', arguments: { command: 'ls' }, manualApproval: true } });
     onContent!({ ...child, role: 'system', content: { type: 'progress', state: 'finished', text: '', stopReason: 'end_turn' } });
-    await new Promise((r) => setTimeout(r, 10));
-    expect(notified).toEqual([['chat/toolCallApprove', { chatId: 'subagent-s1', toolCallId: 'c1' }]]);
+    await expect.poll(() => notified).toEqual([['chat/toolCallApprove', { chatId: 'subagent-s1', toolCallId: 'c1' }]]);
     let ended = false;
     void outcome.then(() => (ended = true));
     await new Promise((r) => setImmediate(r));

@@ -77,8 +77,7 @@ describe('LocalClient on the tiny model', () => {
     await collect(client.stream(request('chat-c', 4)));
     expect(runtime.contexts().sort()).toEqual(['chat-b', 'chat-c']);
     client.release('chat-b');
-    await new Promise((r) => setTimeout(r, 50));
-    expect(runtime.contexts()).toEqual(['chat-c']);
+    await expect.poll(() => runtime.contexts()).toEqual(['chat-c']);
   });
 
   it('abort stops the generation at once with an AbortError', async () => {
