@@ -13,7 +13,8 @@ export const KEY_DOCS: Readonly<Record<string, string>> = {
   'providers.*.models': 'The models of this provider by name (Ollama models are also discovered from its API).',
   'providers.*.models.*.modelName': 'The model name sent to the API, when it differs from the key.',
   'providers.*.models.*.limit': 'Token limits; the context size turns on auto-compaction.',
-  'providers.*.models.*.limit.context': "The model's context window, in tokens.",
+  'providers.*.models.*.limit.context':
+    "The model's context window, in tokens: the context gauge and auto-compaction go by it; under 16384 the model gets the reduced tool set ([tools.md](tools.md#models-with-a-small-context-window)); a local model without `contextSize` starts its context at it.",
   'providers.*.models.*.limit.output': 'The most tokens one answer may have.',
   'providers.*.models.*.cost': 'Prices, in USD per million tokens, for the usage and `/costs`.',
   'providers.*.models.*.cost.input': 'Input tokens.',
@@ -22,7 +23,8 @@ export const KEY_DOCS: Readonly<Record<string, string>> = {
   'providers.*.models.*.cost.cacheWrite': 'Input tokens written to the prompt cache.',
   'providers.*.models.*.imageInput': 'The model reads images; unset: what patchbay knows of the model, else no.',
   'providers.*.models.*.model': 'Local models (`api: "local"`): `hf:<user>/<repo>/<file.gguf>`, an https URL or a file path.',
-  'providers.*.models.*.contextSize': 'Local models: the context size to run the model with, in tokens.',
+  'providers.*.models.*.contextSize':
+    'Local models: fixes the context size in tokens, up to what the model was trained for, and wins over `limit.context` for the gauge, auto-compaction and the tool set; unset, the context starts at `limit.context` (default 8192) and grows to fit the prompt and a reply, up to 32768 ([models.md](models.md#the-built-in-local-model-no-key-no-server)).',
   'providers.*.models.*.gpuLayers': 'Local models: how many layers go to the GPU.',
   'providers.*.models.*.sha256': 'Local models: the expected sha256 of the downloaded file.',
   'providers.*.models.*.variants': 'Named sets of request fields picked per chat (reasoning effort…); `{}` removes a built-in one ([models.md](models.md#model-variants-reasoning-effort)).',
