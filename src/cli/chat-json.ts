@@ -1,12 +1,12 @@
 /**
  * `patchbay chat --json "prompt"`: the one-shot chat for scripts. stdout carries one JSON object
  * per line (JSONL), each with a `type`, and nothing else: no colors, no spinner, no prompts. The
- * last line is always `done`, with the turn's `stopReason` (the server's, README "How a turn
- * ended") and the exit code the process exits with (the same as without --json). Human-facing
+ * last line is always `done`, with the turn's `stopReason` (the server's: docs/client-authors.md,
+ * "How a turn ended") and the exit code the process exits with (the same as without --json). Human-facing
  * text (the server's log with --verbose, a question asked on a terminal) goes to stderr.
  *
  * The schema (version 1; new fields and new types may be added, a script skips what it does
- * not know — documented for users in DOCS, "patchbay chat --json"):
+ * not know — documented for users in docs/terminal-chat.md, "Scripts: --json"):
  *   start       { version, chatId, model?, agent, cwd }
  *   text        { text }                        a streamed chunk of the answer
  *   message     { text, parentToolCallId? }     a whole assistant message (after its last chunk)
