@@ -1,14 +1,15 @@
 /** The `patchbay` command. Subcommands load lazily so `patchbay server` starts fast. */
-import { isNativeModuleMismatch } from '../util/native-module.js';
+import { explainNativeLoadError, isNativeModuleMismatch } from '../util/native-module.js';
 import { commandHelp, overview, wantsHelp } from './help.js';
 
 export async function main(argv: string[]): Promise<void> {
   try {
     await run(argv);
   } catch (e) {
-    // Which Node built the SQLite module and how to fix it: said once, without a stack.
-    if (!isNativeModuleMismatch(e)) throw e;
-    process.stderr.write(`${e.message}\n`);
+    // Which Node built the SQLite module and how to fix it (or that it is missing): said once, without a stack.
+    const why = isNativeModuleMismatch(e) ? e.message : explainNativeLoadError(e, 'better-sqlite3');
+    if (why === undefined) throw e;
+    process.stderr.write(`${why}\n`);
     process.exitCode = 1;
   }
 }

@@ -19,7 +19,7 @@ import { ContextWindow, type StepContext } from './context-window.js';
 import type { Tool } from '../shapes/tool.js';
 import type { Agent } from '../shapes/agent.js';
 import { errorMessage, logger } from '../util/log.js';
-import { toolSpecs } from '../shapes/tool-names.js';
+import { llmName, toolSpecs } from '../shapes/tool-names.js';
 import { requestPayload, variantNames } from '../shapes/variants.js';
 import { stoppedText, type HookStop } from './hooks/effects.js';
 import { hookChat } from './hooks/hook-chat.js';
@@ -180,6 +180,10 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     if (compactStop) return hookStopped(compactStop);
     // A model with a small context window gets fewer tools (tool-registry.ts `isSmallContext`).
     const tools = subagentTools(chat, deps.tools.visible({ agent, approval, disabled: config.disabledTools, chatId: chat.id, contextWindow: entry.limit?.context }));
+    // A call to a tool this request left out (disabledTools, a small-context model's trimmed set)
+    // is refused as unknown, not run: the model named it from memory or an earlier turn.
+    const withheld = withheldTools(tools, subagentTools(chat, deps.tools.visible({ agent, approval, disabled: [], chatId: chat.id })));
+    const toolOf = (name: string): Tool | undefined => (withheld.has(name) ? undefined : deps.tools.get(name, chat.id));
     progress(step === 0 ? 'Waiting model' : 'Continuing');
     const parts: AssistantPart[] = [];
     // `tool` is looked up once when the call starts, not again for every streamed argument piece.
@@ -237,7 +241,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
         case 'toolCallDelta': {
           const callId = ev.type === 'toolCallStart' ? callIds.start(ev.id) : callIds.delta(ev.id);
           let call = calls.find((c) => c.id === callId);
-          if (ev.type === 'toolCallStart') calls.push((call = { id: callId, name: ev.name, args: {}, tool: deps.tools.get(ev.name, chat.id) }));
+          if (ev.type === 'toolCallStart') calls.push((call = { id: callId, name: ev.name, args: {}, tool: toolOf(ev.name) }));
           const name = call?.name ?? '';
           const tool = call?.tool;
           emit({
@@ -335,7 +339,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     const callRoots = () => toolRoots(deps.roots(), deps.config().toolCall.approval.insideWorkspace, deps.homeDir);
     const runCall = async (call: (typeof toolCalls)[number]) => {
       if (hookStop) return;
-      const tool = deps.tools.get(call.name, chat.id);
+      const tool = toolOf(call.name);
       // Folders this tool may use as if inside the workspace (durable memory's), after the roots.
       const trusted = tool ? (deps.trustedFolders?.(tool) ?? []) : [];
       const roots = trusted.length ? () => [...callRoots(), ...trusted] : callRoots;
@@ -370,11 +374,17 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
       const images = result?.role === 'tool' ? toolImages(result.outputs).length : 0;
       if (images) emit({ type: 'notice', text: noVisionText(entry, `The ${images === 1 ? 'image' : `${images} images`} from ${call.name} ${images === 1 ? 'was' : 'were'}`) });
     };
-    await runToolCalls(toolCalls, (call) => deps.tools.get(call.name, chat.id), runCall);
+    await runToolCalls(toolCalls, (call) => toolOf(call.name), runCall);
     // ECA docs/config/hooks.md "Stopping".
     if (hookStop) return hookStopped(hookStop);
   }
   return fail(`Stopped after ${maxSteps} model steps without a final answer.`);
+}
+
+/** The LLM names of the tools `all` has and `offered` left out. */
+function withheldTools(offered: Tool[], all: Tool[]): Set<string> {
+  const shown = new Set(offered.map(llmName));
+  return new Set(all.map(llmName).filter((n) => !shown.has(n)));
 }
 
 /** The system prompt of a request of this chat, with every source's sections. */

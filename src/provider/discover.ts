@@ -16,10 +16,10 @@
  *
  * A token given without a URL picks the running gateway it belongs to.
  */
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve, sep } from 'node:path';
-import { readRunFile, runningGateways, type RunningGateway } from '../protocol/gateway/index.js';
+import { readOwnFile, readRunFile, runningGateways, type RunningGateway } from '../protocol/gateway/index.js';
 import type { ProviderEnv } from './types.js';
 
 export const DEFAULT_GATEWAY_URL = 'ws://127.0.0.1:9400';
@@ -60,13 +60,9 @@ export function listGateways(env: ProviderEnv = process.env, home?: string): Run
   return runningGateways(gatewayDir(env, home));
 }
 
-/** A one-line file's content; undefined when absent, unreadable or empty ("none yet"). */
+/** A one-line file's content; undefined when absent, unreadable, empty ("none yet") or not this user's regular file (readOwnFile). */
 export function readTokenFile(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
-  }
+  return readOwnFile(file)?.trim() || undefined;
 }
 
 /** The token discoverGateway would use with no options: the environment's, the newest running gateway's, the shared file's. */

@@ -45,7 +45,7 @@ import { isAlive } from '../util/pid.js';
 import { fileURLToPath } from 'node:url';
 import { chatContextSchema } from '../protocol/eca/context.js';
 import type { Context } from '../shapes/context.js';
-import { isNativeModuleMismatch } from '../util/native-module.js';
+import { explainNativeLoadError, isNativeModuleMismatch } from '../util/native-module.js';
 
 const log = logger('server');
 
@@ -174,11 +174,12 @@ export class EcaServer {
       session.then(
         (s) => log.info(`initialized by ${params.clientInfo?.name ?? 'unknown client'} for ${s.roots.join(', ')}`),
         (e: unknown) => {
-          if (isNativeModuleMismatch(e)) {
+          const unusable = isNativeModuleMismatch(e) ? e.message : explainNativeLoadError(e, 'better-sqlite3');
+          if (unusable !== undefined) {
             // Nothing works without the store: said once (stderr and the editor), then exit 1.
-            log.error(e.message);
-            this.showMessage({ type: 'error', message: e.message });
-            return this.exit(1, 'the SQLite module was built for another Node');
+            log.error(unusable);
+            this.showMessage({ type: 'error', message: unusable });
+            return this.exit(1, 'the SQLite module cannot load');
           }
           log.error(`could not start the session: ${errorMessage(e)}`);
           this.showMessage({ type: 'error', message: `patchbay could not start: ${errorMessage(e)}` });

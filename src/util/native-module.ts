@@ -55,6 +55,8 @@ const THIS_NODE: RunningNode = { version: process.version, execPath: process.exe
  */
 export function explainNativeLoadError(e: unknown, pkg: string, running: RunningNode = THIS_NODE): string | undefined {
   if (!(e instanceof Error)) return undefined;
+  const missing = explainMissing(e, pkg, running);
+  if (missing) return missing;
   const m = /NODE_MODULE_VERSION (\d+)\.[\s\S]*?requires\s+NODE_MODULE_VERSION (\d+)/.exec(e.message);
   if (!m) return undefined;
   const built = Number(m[1]);
@@ -68,4 +70,25 @@ export function explainNativeLoadError(e: unknown, pkg: string, running: Running
     `  - rebuild the module for this Node: ${root ? `cd ${/\s/.test(root) ? JSON.stringify(root) : root} && ` : ''}npm rebuild ${pkg}` +
       ' (or reinstall patchbay with this Node: npm install -g patchbay-ai).',
   ].join('\n');
+}
+
+/**
+ * No addon at all: the package is there but its native part was never built (installed with
+ * `--ignore-scripts`, or its install script failed), so `bindings` lists the paths it tried; or
+ * the package itself is gone.
+ */
+function explainMissing(e: Error, pkg: string, running: RunningNode): string | undefined {
+  if (e.message.startsWith('Could not locate the bindings file')) {
+    const tried = /→\s*(\S+)/.exec(e.message)?.[1];
+    const root = tried ? installRoot(tried, pkg) : undefined;
+    return [
+      `patchbay cannot start: its SQLite module (${pkg}) has no native addon for this Node (${running.version}, ${running.execPath}): it was installed without running its install script, or that script failed.`,
+      `Build it: ${root ? `cd ${/\s/.test(root) ? JSON.stringify(root) : root} && ` : ''}npm rebuild ${pkg} (it fetches a prebuilt binary, or compiles one, which needs a C++ toolchain); or reinstall patchbay: npm install -g patchbay-ai.`,
+    ].join('\n');
+  }
+  const code = (e as { code?: unknown }).code;
+  if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && new RegExp(`['"]${pkg}['"]`).test(e.message)) {
+    return `patchbay cannot start: its SQLite module (${pkg}) is not installed. Reinstall patchbay: npm install -g patchbay-ai (or npm install in a checkout).`;
+  }
+  return undefined;
 }

@@ -4,8 +4,8 @@
  * (the built SDK, nothing but PATCHBAY_HOME to go on) still reaches the first; with
  * PATCHBAY_WORKSPACE it reaches the one serving that folder, not the newest.
  */
-import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -89,5 +89,17 @@ describe('two patchbays on one home', () => {
 
     expect(await a.p.stop()).toBe(0);
     expect(readdirSync(run)).toEqual([]);
+  });
+
+  // (review) Reading a FIFO blocks until someone writes to it: the server's gateway start and every
+  // provider's discovery used to hang on one left in run/.
+  it.runIf(process.platform !== 'win32')('a FIFO in run/ neither stops a server from starting nor a provider from finding it', async () => {
+    const home = tempDir('pb-home-');
+    const run = join(home, '.patchbay', 'gateway', 'run');
+    mkdirSync(run, { recursive: true });
+    execFileSync('mkfifo', [join(run, '1.json')]);
+    const a = await serverWithChat(home, workspace());
+    expect((await probe(home)).sessionId).toBe(a.chatId);
+    expect(await a.p.stop()).toBe(0);
   });
 });

@@ -5,7 +5,7 @@
  * left by processes that are gone. Real gateways, real providers, a real dead pid.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createProvider, discoverGateway, listGateways, ProviderError, runDirPath, type Provider, type ProviderOptions } from '../../src/provider/index.js';
@@ -82,6 +82,40 @@ describe('run files', () => {
     expect(discoverGateway({ workspace: '/work/a' }, { PATCHBAY_HOME: home })).toMatchObject({ ok: true, url: live.url, token: { token: live.gateway.token, source: 'run-file' } });
     const p = provider({ env: { PATCHBAY_HOME: home } });
     await expect(p.connect()).resolves.toMatchObject({ sessionId: 'chat-live' });
+  });
+});
+
+describe("files that are not this user's gateway's (review)", () => {
+  /** A run file for a live process (this one), newer than any real gateway: chosen, were it read. */
+  const intruder = (file: string) =>
+    writeFileSync(file, JSON.stringify({ version: 1, pid: process.pid, startedAt: Date.now() + 60_000, url: 'ws://127.0.0.1:1', port: 1, token: 'ptk-intruder', roots: ['/work/a'] }));
+
+  it('a symlink in run/ (to a run file elsewhere), a legacy address that is a symlink, and garbage are skipped', async () => {
+    const home = tempHome();
+    const dir = runDirPath({ PATCHBAY_HOME: home });
+    mkdirSync(dir, { recursive: true });
+    const elsewhere = join(home, 'elsewhere.json');
+    intruder(elsewhere);
+    symlinkSync(elsewhere, join(dir, '1.json'));
+    writeFileSync(join(dir, '2.json'), '{ not json');
+    writeFileSync(join(home, 'elsewhere-address'), 'ws://127.0.0.1:1\n');
+    symlinkSync(join(home, 'elsewhere-address'), join(home, 'gateway', 'address'));
+    expect(listGateways({ PATCHBAY_HOME: home })).toEqual([]);
+    expect(discoverGateway({}, { PATCHBAY_HOME: home })).toMatchObject({ ok: true, url: 'ws://127.0.0.1:9400' });
+    const live = await gateway({ home, roots: ['/work/a'], chats: sessions('chat-live') });
+    expect(discoverGateway({ workspace: '/work/a' }, { PATCHBAY_HOME: home, PATCHBAY_PROVIDER_TOKEN: 'ptk-mine' })).toMatchObject({ ok: true, url: live.url });
+  });
+
+  // Only root can make a file another user owns; as anyone else this case cannot be set up.
+  it.runIf(process.geteuid?.() === 0)("a run file owned by another user is skipped: it could point a provider (and the token in its environment) at that user's gateway", () => {
+    const home = tempHome();
+    const dir = runDirPath({ PATCHBAY_HOME: home });
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, '1.json');
+    intruder(file);
+    chownSync(file, 65534, 65534);
+    expect(listGateways({ PATCHBAY_HOME: home })).toEqual([]);
+    expect(discoverGateway({}, { PATCHBAY_HOME: home, PATCHBAY_PROVIDER_TOKEN: 'ptk-mine' })).toMatchObject({ url: 'ws://127.0.0.1:9400' });
   });
 });
 

@@ -63,6 +63,31 @@ describe('LspHost with a fake language server', () => {
     expect(host.servers()).toMatchObject([{ name: 'fake', status: 'running', roots: [root], restarts: 0 }]);
   });
 
+  it("(review) gets patchbay's environment without LLM provider keys or the gateway token; what it needs and its own env stay", async () => {
+    const envfile = join(mkdtempSync(join(tmpdir(), 'lsp-env-')), 'env.json');
+    const env = {
+      PATH: '/nonexistent',
+      GOPATH: '/home/me/go',
+      HTTPS_PROXY: 'http://proxy:3128',
+      NPM_TOKEN: 'npm-registry-token',
+      OPENAI_API_KEY: 'sk-openai',
+      ANTHROPIC_API_KEY: 'sk-ant',
+      ANTHROPIC_AUTH_TOKEN: 'sk-ant-auth',
+      PATCHBAY_PROVIDER_TOKEN: 'ptk-gateway',
+      TAP_PROVIDER_TOKEN: 'ptk-gateway',
+      PATCHBAY_GATEWAY_URL: 'ws://127.0.0.1:1',
+      PATCHBAY_CONFIG: '{"providers":{"openai":{"key":"sk-inline"}}}',
+    };
+    const { root, host } = setup('normal', { env }, { FAKE_LS_ENVFILE: envfile, DEEPSEEK_API_KEY: 'asked for by the entry' });
+    const file = join(root, 'a.fake');
+    writeFileSync(file, 'ok\n');
+    expect(await errorsOf(host, file)).toBe('clean');
+    const got = JSON.parse(readFileSync(envfile, 'utf8')) as Record<string, string>;
+    expect(got).toMatchObject({ PATH: '/nonexistent', GOPATH: '/home/me/go', HTTPS_PROXY: 'http://proxy:3128', NPM_TOKEN: 'npm-registry-token', DEEPSEEK_API_KEY: 'asked for by the entry' });
+    for (const k of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'PATCHBAY_PROVIDER_TOKEN', 'TAP_PROVIDER_TOKEN', 'PATCHBAY_GATEWAY_URL', 'PATCHBAY_CONFIG'])
+      expect(got[k], k).toBeUndefined();
+  });
+
   it('waits for a new publish when the server sends no version', async () => {
     const { root, host } = setup('normal', {}, { FAKE_LS_NO_VERSION: '1' });
     const file = join(root, 'b.fake');

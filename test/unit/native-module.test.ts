@@ -1,4 +1,8 @@
 /** The message for a native addon built for another Node (src/util/native-module.ts). */
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { explainNativeLoadError, isNativeModuleMismatch, NativeModuleMismatch } from '../../src/util/native-module.js';
 
@@ -29,6 +33,33 @@ describe('explainNativeLoadError', () => {
     expect(m).toContain('installed with a Node with NODE_MODULE_VERSION 999');
     expect(m).toContain('cd "/Users/Ann Lee/app" && npm rebuild better-sqlite3');
     expect(m).toContain('run patchbay with the Node it was installed with: put');
+  });
+
+  // (review) Installed with --ignore-scripts, or its install script failed: no addon at all, and
+  // `bindings` (which better-sqlite3 loads it with) throws its list of the 13 paths it tried.
+  it('an addon that was never built: says so and how to build it, without the list of paths tried', () => {
+    const project = mkdtempSync(join(tmpdir(), 'native-missing-'));
+    const root = join(project, 'node_modules', 'better-sqlite3');
+    mkdirSync(root, { recursive: true });
+    let err: unknown;
+    try {
+      createRequire(import.meta.url)('bindings')({ bindings: 'better_sqlite3.node', module_root: root });
+    } catch (e) {
+      err = e;
+    }
+    expect(String(err)).toContain('Could not locate the bindings file');
+    const m = explainNativeLoadError(err, 'better-sqlite3', node24)!;
+    expect(m).toContain('its SQLite module (better-sqlite3) has no native addon for this Node (v24.1.0, /opt/node24/bin/node)');
+    expect(m).toContain(`cd ${project} && npm rebuild better-sqlite3`);
+    expect(m).not.toContain('→');
+  });
+
+  it('a package that is not installed at all (ESM and CommonJS words)', () => {
+    const esm = Object.assign(new Error("Cannot find package 'better-sqlite3' imported from /x/dist/store/sqlite.js"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const cjs = Object.assign(new Error("Cannot find module 'better-sqlite3'\nRequire stack:\n- /x/dist/bundle/main.cjs"), { code: 'MODULE_NOT_FOUND' });
+    for (const e of [esm, cjs]) expect(explainNativeLoadError(e, 'better-sqlite3')).toContain('its SQLite module (better-sqlite3) is not installed. Reinstall patchbay: npm install -g patchbay-ai');
+    const other = Object.assign(new Error("Cannot find package 'openai' imported from /x"), { code: 'ERR_MODULE_NOT_FOUND' });
+    expect(explainNativeLoadError(other, 'better-sqlite3')).toBeUndefined();
   });
 
   it('leaves every other error alone', () => {

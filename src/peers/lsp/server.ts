@@ -91,6 +91,20 @@ export const CLIENT_CAPABILITIES = {
   },
 };
 
+/**
+ * Not for a language server: LLM provider keys (OPENAI_API_KEY, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, …),
+ * the provider gateway's token and address, and PATCHBAY_CONFIG (a config given inline may hold keys). A server starts on its own when a file is opened,
+ * in any repository, and runs that project's tooling (tsserver plugins, build scripts): it gets
+ * no key it has no use for. Everything else it may need (GOPATH, CARGO_HOME, VIRTUAL_ENV, proxies,
+ * a registry's token) is kept; the entry's own `env` may still name anything on purpose.
+ */
+const NOT_FOR_LANGUAGE_SERVERS = /_API_KEY$|^ANTHROPIC_AUTH_TOKEN$|^PATCHBAY_PROVIDER_TOKEN$|^TAP_PROVIDER_TOKEN$|^PATCHBAY_GATEWAY_URL$|^PATCHBAY_CONFIG$/i;
+
+/** patchbay's environment without what NOT_FOR_LANGUAGE_SERVERS names. */
+export function languageServerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !NOT_FOR_LANGUAGE_SERVERS.test(k)));
+}
+
 export class LanguageServerProcess {
   private state: State = { kind: 'idle' };
   private restarts = 0;
@@ -159,7 +173,7 @@ export class LanguageServerProcess {
     const { config, root, env, name, log } = this.opts;
     let proc: ChildProcess;
     try {
-      proc = spawn(config.command, config.args ?? [], { cwd: root, env: { ...env, ...config.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+      proc = spawn(config.command, config.args ?? [], { cwd: root, env: { ...languageServerEnv(env), ...config.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     } catch (e) {
       this.fail(`cannot start ${config.command}: ${errorMessage(e)}`);
       return;

@@ -58,5 +58,5 @@ export type {
   GatewayMessage,
   GatewayMessageType,
 } from './messages.js';
-export { RUN_FILE_VERSION, gatewayRunFileSchema, runDir, readRunFile, runningGateways } from './run-file.js';
+export { RUN_FILE_VERSION, gatewayRunFileSchema, runDir, readOwnFile, readRunFile, runningGateways } from './run-file.js';
 export type { GatewayRunFile, RunningGateway } from './run-file.js';
