@@ -304,6 +304,8 @@ async function picker(t: Term, chats: ChatSummary[]): Promise<ChatSummary | 'int
   try {
     for (;;) {
       const answer = await Promise.race([rl.question(`Pick 1-${chats.length} (Enter alone quits): `).catch(() => undefined), closed]);
+      // Ctrl-C and Ctrl-D leave the cursor after the question: what follows starts a line of its own.
+      if (interrupted || answer === undefined) process.stderr.write('\n');
       if (interrupted) return 'interrupted';
       if (answer === undefined || !answer.trim()) return undefined;
       const pick = pickChat(answer, chats);

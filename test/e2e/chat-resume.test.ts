@@ -190,7 +190,8 @@ describe('patchbay chat --continue and --resume', () => {
       const p = chatPty(at, ['--resume', '--', 'hello']);
       await p.waitFor('Pick 1-1 (Enter alone quits): ');
       p.write(key);
-      await p.waitFor('patchbay chat: no chat picked');
+      // On a line of its own, not after the question (review).
+      await p.waitFor(/\npatchbay chat: no chat picked/);
       expect(await p.exit()).toBe(code);
     }
     expect(llmCalls()).toHaveLength(1);
