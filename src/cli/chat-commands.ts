@@ -74,6 +74,7 @@ export async function runCommand(line: string, d: CommandDeps): Promise<CommandR
     case 'quit':
       return 'exit';
     case 'new':
+      if (turnRunning(d, name)) return 'done';
       d.newChat();
       t.outLine(t.paint('dim', 'New chat.'));
       return 'done';
@@ -96,12 +97,15 @@ export async function runCommand(line: string, d: CommandDeps): Promise<CommandR
       await listChats(d);
       return 'done';
     case 'resume':
+      if (turnRunning(d, name)) return 'done';
       await resumeCommand(d, arg);
       return 'done';
     case 'rewind':
+      if (turnRunning(d, name)) return 'done';
       await rewind(d, arg);
       return 'done';
     case 'fork':
+      if (turnRunning(d, name)) return 'done';
       await fork(d);
       return 'done';
   }
@@ -110,6 +114,18 @@ export async function runCommand(line: string, d: CommandDeps): Promise<CommandR
   if (!commands || commands.some((c) => c.name === name)) return 'send';
   t.errLine(t.paint('yellow', `Unknown command /${name} — /help lists commands`, 'err'));
   return 'done';
+}
+
+/**
+ * A turn runs while the REPL reads (one a gateway provider's inject started): leaving its chat now
+ * would leave that turn waiting for an end this session no longer hears, and every later prompt
+ * behind it; a replay gathered meanwhile (`/rewind`, `/fork`) could swallow its end too, and the
+ * server refuses both while a turn runs anyway.
+ */
+function turnRunning(d: CommandDeps, command: string): boolean {
+  if (!d.session.busy) return false;
+  d.term.errLine(d.term.paint('yellow', `/${command}: a turn is running in this chat; wait for it to end, or Ctrl-C to stop it`, 'err'));
+  return true;
 }
 
 async function serverCommands(d: CommandDeps, query: string): Promise<ServerCommand[] | undefined> {

@@ -470,8 +470,9 @@ export async function chatJson(flags: ChatFlags): Promise<number> {
       const code = await startIn({ server, session, term: errTerm, cwd, onError: (m) => (message = m) }, flags.start);
       if (code !== undefined) return failed(message, code);
     }
-    const shownModel = model ?? config.selectModel;
-    emit({ type: 'start', version: JSON_EVENTS_VERSION, chatId: session.chatId, ...(shownModel ? { model: shownModel } : {}), agent: flags.agent ?? config.selectAgent ?? 'code', cwd });
+    // The session's: a resumed chat's own model and agent when --model/--agent did not choose them.
+    const shownModel = session.model ?? config.selectModel;
+    emit({ type: 'start', version: JSON_EVENTS_VERSION, chatId: session.chatId, ...(shownModel ? { model: shownModel } : {}), agent: session.agent ?? config.selectAgent ?? 'code', cwd });
 
     let stopping = false;
     interrupt = () => {

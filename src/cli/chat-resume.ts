@@ -11,7 +11,7 @@ import type { ChatSummary } from '../protocol/eca/chat.js';
 import type { ContentReceived } from '../protocol/eca/content.js';
 import { ECA } from '../protocol/eca/methods.js';
 import { agentSchema } from '../shapes/agent.js';
-import { withoutControlChars } from '../util/text.js';
+import { escapeControlChars, withoutControlChars } from '../util/text.js';
 import type { ServerProcess } from './chat-client.js';
 import type { ChatSession } from './chat-session.js';
 import type { Term } from './chat-term.js';
@@ -40,10 +40,18 @@ export function age(at: number | undefined, now: number): string {
   return `${Math.floor(h / 24)} days ago`;
 }
 
-/** A chat's title for one line: control characters out, long titles cut. */
+/** A chat's title for one line: control characters out, bidi overrides shown as escapes (they would reverse the rest of the line), long titles cut. */
 export function titleOf(c: { title?: string }, width = 60): string {
-  const t = withoutControlChars((c.title ?? '').replace(/\s+/g, ' ')).trim() || 'Untitled';
+  const t = escapeControlChars(withoutControlChars((c.title ?? '').replace(/\s+/g, ' '))).trim() || 'Untitled';
   return t.length > width ? `${t.slice(0, width - 1)}…` : t;
+}
+
+/**
+ * A chat id as the terminal shows it: an editor may name its chats (`chat/prompt`'s `chatId`), so
+ * an id can hold escape sequences (a window title, the clipboard); they are shown as `\uXXXX`.
+ */
+export function shownId(id: string): string {
+  return escapeControlChars(id);
 }
 
 /** The numbered list: `  1. Title · 4 messages · 5 min ago · <id>`, `*` marking the current chat. */
@@ -52,7 +60,7 @@ export function chatListLines(chats: ChatSummary[], now: number, currentId?: str
   return chats.map((c, i) => {
     const mark = c.id === currentId ? '*' : ' ';
     const messages = `${c.messageCount} message${c.messageCount === 1 ? '' : 's'}`;
-    return `${mark}${String(i + 1).padStart(digits + 1)}. ${titleOf(c)} · ${messages} · ${age(c.updatedAt ?? c.createdAt, now)} · ${c.id}`;
+    return `${mark}${String(i + 1).padStart(digits + 1)}. ${titleOf(c)} · ${messages} · ${age(c.updatedAt ?? c.createdAt, now)} · ${shownId(c.id)}`;
   });
 }
 
@@ -66,14 +74,15 @@ export type Pick = { chat: ChatSummary } | { id: string } | { error: string };
 export function pickChat(arg: string, chats: ChatSummary[]): Pick {
   const a = arg.trim();
   if (!a) return { error: 'no chat named' };
+  const starts = a.length >= 4 ? chats.filter((c) => c.id.startsWith(a)) : [];
   if (/^\d+$/.test(a) && a.length <= 4) {
     const n = Number(a);
     if (n >= 1 && n <= chats.length) return { chat: chats[n - 1] };
-    return { error: chats.length ? `no chat ${n}: pick 1 to ${chats.length}` : 'this folder has no chats yet' };
+    // Not a number of the list: the start of an id made of digits (`1234abcd-…`) when one has it.
+    if (starts.length !== 1) return { error: chats.length ? `no chat ${n}: pick 1 to ${chats.length}` : 'this folder has no chats yet' };
   }
   const exact = chats.find((c) => c.id === a);
   if (exact) return { chat: exact };
-  const starts = a.length >= 4 ? chats.filter((c) => c.id.startsWith(a)) : [];
   if (starts.length === 1) return { chat: starts[0] };
   if (starts.length > 1) return { error: `"${a}" starts ${starts.length} chat ids: give more of it` };
   return { id: a };
@@ -123,18 +132,20 @@ const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
  */
 export async function resumeChat(d: ResumeDeps, chatId: string, keep = false): Promise<boolean> {
   const { server, session, term: t } = d;
+  // `--json`: the reason is its `error` event (stdout), not a line on stderr.
+  const failed = (message: string): false => {
+    if (d.onError) d.onError(message);
+    else t.errLine(t.paint('red', message, 'err'));
+    return false;
+  };
   let opened;
   try {
     opened = await session.gather(() => server.request(ECA.chatOpen, { chatId }));
   } catch (e) {
-    t.errLine(t.paint('red', `Could not open chat ${chatId}: ${errorText(e)}`, 'err'));
-    return false;
+    return failed(`Could not open chat ${shownId(chatId)}: ${errorText(e)}`);
   }
   const { result, contents } = opened;
-  if (!result.found) {
-    t.errLine(t.paint('red', `No chat ${withoutControlChars(chatId)}. /chats (or patchbay chat --resume) lists this folder's chats.`, 'err'));
-    return false;
-  }
+  if (!result.found) return failed(`No chat ${shownId(chatId)}. /chats (or patchbay chat --resume) lists this folder's chats.`);
   const id = result.chatId ?? chatId;
   session.adopt(id);
   // The chat's own model and agent (as an editor realigns them on chat/open), unless the command
@@ -145,7 +156,7 @@ export async function resumeChat(d: ResumeDeps, chatId: string, keep = false): P
   const agent = agentSchema.safeParse(sel?.agent);
   if (agent.success && !(keep && session.agent)) session.agent = agent.data;
   const recent = recentExchanges(contents, id);
-  t.outLine(t.paint('bold', `Resumed: ${titleOf(result)} · ${recent.prompts} prompt${recent.prompts === 1 ? '' : 's'} · ${id}`));
+  t.outLine(t.paint('bold', `Resumed: ${titleOf(result)} · ${recent.prompts} prompt${recent.prompts === 1 ? '' : 's'} · ${shownId(id)}`));
   for (const line of recent.lines) t.outLine(t.paint('dim', line));
   return true;
 }
@@ -229,7 +240,7 @@ export async function fork(d: ResumeDeps): Promise<void> {
     const { result } = await session.gather(() => server.request(ECA.chatFork, { chatId: from }));
     if (!result.chatId) return t.errLine(t.paint('red', '/fork: the server made no fork', 'err'));
     session.adopt(result.chatId);
-    t.outLine(t.paint('bold', `Forked: now in ${result.chatId} (the original is ${from})`));
+    t.outLine(t.paint('bold', `Forked: now in ${shownId(result.chatId)} (the original is ${shownId(from)})`));
   } catch (e) {
     t.errLine(t.paint('red', `/fork: ${errorText(e)}`, 'err'));
   }
@@ -241,7 +252,7 @@ export type StartIn = { continue: true } | { resume: string | true };
 /**
  * `--continue` / `--resume [id]` before the first prompt. Returns undefined when the chat is open,
  * else the exit code: 2 for an unknown id or no id without a terminal, 1 when there is nothing to
- * continue or the picker was left without a pick.
+ * continue or the picker was left without a pick, 130 when it was left with Ctrl-C.
  */
 export async function startIn(d: ResumeDeps, how: StartIn): Promise<number | undefined> {
   const t = d.term;
@@ -268,6 +279,8 @@ export async function startIn(d: ResumeDeps, how: StartIn): Promise<number | und
     if (!process.stdin.isTTY) return fail(2, '--resume needs a chat id when stdin is not a terminal (or use --continue)');
     if (!chats.length) return fail(1, `no chats in ${d.cwd} yet`);
     const picked = await picker(t, chats);
+    // Ctrl-C quits with 130, as at the trust question and during a turn; Enter alone or Ctrl-D: 1.
+    if (picked === 'interrupted') return fail(130, 'no chat picked (Ctrl-C)');
     if (!picked) return fail(1, 'no chat picked');
     id = picked.id;
   }
@@ -275,18 +288,25 @@ export async function startIn(d: ResumeDeps, how: StartIn): Promise<number | und
   return 'continue' in how ? 1 : 2;
 }
 
-/** The picker: the numbered list, then a number (or id) until one fits; Enter alone or Ctrl-D leaves. */
-async function picker(t: Term, chats: ChatSummary[]): Promise<ChatSummary | undefined> {
+/** The picker: the numbered list, then a number (or id) until one fits; Enter alone or Ctrl-D leaves, Ctrl-C too ('interrupted'). */
+async function picker(t: Term, chats: ChatSummary[]): Promise<ChatSummary | 'interrupted' | undefined> {
   t.errLine(t.paint('bold', 'Resume which chat? (newest first)', 'err'));
   for (const line of chatListLines(chats, Date.now())) t.errLine(line);
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   // A pending question never settles when the input closes (Node 20): raced with the close.
   const closed = new Promise<undefined>((resolve) => rl.once('close', () => resolve(undefined)));
   // Ctrl-C at the picker leaves it (readline's terminal mode turns it into SIGINT on rl).
-  rl.once('SIGINT', () => rl.close());
+  let interrupted = false;
+  rl.once('SIGINT', () => {
+    interrupted = true;
+    rl.close();
+  });
   try {
     for (;;) {
       const answer = await Promise.race([rl.question(`Pick 1-${chats.length} (Enter alone quits): `).catch(() => undefined), closed]);
+      // Ctrl-C and Ctrl-D leave the cursor after the question: what follows starts a line of its own.
+      if (interrupted || answer === undefined) process.stderr.write('\n');
+      if (interrupted) return 'interrupted';
       if (answer === undefined || !answer.trim()) return undefined;
       const pick = pickChat(answer, chats);
       if ('chat' in pick) return pick.chat;

@@ -5,6 +5,7 @@
  * `lastMessageCost`, USD), and the command that resumes the chat.
  */
 import type { Usage } from './chat-render.js';
+import { escapeControlChars } from '../util/text.js';
 
 export class UsageTotals {
   input = 0;
@@ -45,9 +46,12 @@ export function formatUsd(usd: number): string {
   return `$${usd.toFixed(usd < 0.01 ? 6 : 2)}`;
 }
 
-/** The command that resumes `chatId` (ids are UUIDs or an editor's own: quoted when not plain). */
+/**
+ * The command that resumes `chatId` (ids are UUIDs or an editor's own: quoted when not plain, and
+ * control characters shown as `\uXXXX`, never sent to the terminal).
+ */
 export function resumeCommand(chatId: string): string {
-  return `patchbay chat --resume ${/^[\w.:-]+$/.test(chatId) ? chatId : `'${chatId.replace(/'/g, `'\\''`)}'`}`;
+  return `patchbay chat --resume ${/^[\w.:-]+$/.test(chatId) ? chatId : `'${escapeControlChars(chatId).replace(/'/g, `'\\''`)}'`}`;
 }
 
 /**

@@ -4,9 +4,10 @@
  * (`patchbay chat "…"`) or runs a REPL.
  *
  * Exit codes: 0 done; 1 the turn failed, no model is configured, the server failed, or
- * `--continue`/`--resume` found nothing to open (none in this folder, the picker left); 2 bad
- * usage (an unknown `--resume` id among them); 3 a tool call needed approval and no one could be asked (stdin is not a
- * terminal and no --yes), so it was rejected; 130 stopped with Ctrl-C.
+ * `--continue`/`--resume` found nothing to open (none in this folder, the picker left with Enter
+ * or Ctrl-D); 2 bad usage (an unknown `--resume` id among them); 3 a tool call needed approval and
+ * no one could be asked (stdin is not a terminal and no --yes), so it was rejected; 130 stopped
+ * with Ctrl-C (at the trust question and the picker too).
  */
 import { askOnce, askQuestionOnce, type Question, type QuestionAnswer } from './chat-ask.js';
 import { askWorkspaceTrust } from './chat-trust.js';
@@ -146,6 +147,8 @@ async function chat(flags: ChatFlags): Promise<number> {
         }
       : {}),
   });
+  // The reader went away (`patchbay chat "…" | head -1`): stop quietly, not with an EPIPE stack trace.
+  process.stdout.on('error', () => void server.kill().finally(() => process.exit(1)));
   const renderer = new Renderer(term, cwd, shown);
   renderer.verbose = flags.verbose;
   let approver: Approver = async () => 'no';
@@ -242,7 +245,8 @@ async function chat(flags: ChatFlags): Promise<number> {
 
     const banner = [
       ...(config.welcomeMessage ? [term.paint('dim', withoutControlChars(config.welcomeMessage, { keepNewlines: true }))] : []),
-      term.paint('dim', `model: ${model ?? config.selectModel ?? 'none configured'} · agent: ${flags.agent ?? config.selectAgent ?? 'code'} · /help for commands · /exit to quit`),
+      // The session's: a resumed chat's own model and agent when --model/--agent did not choose them.
+      term.paint('dim', `model: ${session.model ?? config.selectModel ?? 'none configured'} · agent: ${session.agent ?? config.selectAgent ?? 'code'} · /help for commands · /exit to quit`),
     ];
     // Piped into the REPL, a rejection no one could answer also makes the exit code 3.
     let unasked = false;

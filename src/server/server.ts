@@ -43,6 +43,7 @@ import { errorMessage, logger } from '../util/log.js';
 import type { Config } from '../config/schema.js';
 import { isAlive } from '../util/pid.js';
 import { fileURLToPath } from 'node:url';
+import { isAbsolute, resolve } from 'node:path';
 import { chatContextSchema } from '../protocol/eca/context.js';
 import type { Context } from '../shapes/context.js';
 import { explainNativeLoadError, isNativeModuleMismatch } from '../util/native-module.js';
@@ -300,7 +301,7 @@ export class EcaServer {
     this.notification(ECA.mcpConnectServer, (p, s) => void this.signIn(s, p.name, 'connect'));
     this.notification(ECA.mcpLogoutServer, (p, s) => void this.signIn(s, p.name, 'logout'));
     // An ACP session never prompted is stored empty; ECA never lists a chat with nothing in it.
-    this.request(ECA.chatList, (p, s) => ({ chats: s.chats.list({ ...p, withEmpty: false }) }));
+    this.request(ECA.chatList, (p, s) => ({ chats: s.chats.list({ ...p, ...(p.folder !== undefined ? { folder: listedFolder(p.folder) } : {}), withEmpty: false }) }));
     // After model discovery, like a prompt: the chat's model is only restored if it is known.
     this.request(ECA.chatOpen, async (p, s) => (await s.modelsReady, openChat(s.chats, p.chatId, (c) => this.notify(ECA.configUpdated, c), windowOf(p))));
     this.request(ECA.chatHistory, (p, s) => chatHistory(s.chats, p.chatId, p));
@@ -475,6 +476,15 @@ export class EcaServer {
 /** ECA's `config/updated` after a model change: scoped to the chat when it was for one. */
 function variantsUpdate(sel: VariantSelection): ConfigUpdated {
   return { ...(sel.chatId ? { chatId: sel.chatId } : {}), chat: { variants: sel.variants, selectVariant: sel.variant } };
+}
+
+/**
+ * `chat/list`'s `folder` as the store compares it: absolute (a relative one would silently match
+ * nothing, and "" every folder), normalized as the recorded folders are (`/a/b/` and `/a/./b` name `/a/b`).
+ */
+function listedFolder(folder: string): string {
+  if (!isAbsolute(folder)) throw new ResponseError(InvalidParams, `chat/list: folder must be an absolute path, got ${JSON.stringify(folder)}`);
+  return resolve(folder);
 }
 
 function promptInput(p: ChatPromptParams, roots: string[]): PromptInput {

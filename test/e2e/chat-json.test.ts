@@ -3,6 +3,7 @@
  * the fake LLM. Every line of stdout must parse as a JSON object with a `type`; the sequence of
  * types and the last line (`done`, with the server's stopReason and the exit code) are checked.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -279,5 +280,47 @@ describe('patchbay chat --json', () => {
     const bad = await run(['--resume', 'zzzz-no-such-chat', 'and now?']);
     expect(bad.code).toBe(2);
     expect(done(bad.events)).toMatchObject({ stopReason: 'error', exitCode: 2 });
+    // The reason itself, not only "could not resume the chat" (review).
+    expect(only(bad.events, 'error')[0].message).toMatch(/^No chat zzzz-no-such-chat\./);
+  });
+});
+
+describe('--json --continue names the model and agent the resumed chat goes on with (review)', () => {
+  it("start says the chat's own model and agent (not the default ones), the ones the model is asked with", async () => {
+    const home = tempDir('pb-json-home-');
+    const cwd = workspace({}, 'pb-json-ws-');
+    const cfg = fakeChatConfig(llm().url, {}, ['m1', 'm2']);
+    const run = async (args: string[]) => {
+      const r = await runPatchbay(['chat', '--json', ...args], { home, cwd, env: { PATCHBAY_CONFIG: cfg }, timeoutMs: 30_000 });
+      expect(r.code, r.stderr).toBe(0);
+      return events(r.stdout);
+    };
+    llm().script([{ text: 'planned' }], [{ text: 'planned more' }]);
+    expect((await run(['--model', 'm2', '--agent', 'plan', 'make a plan']))[0]).toMatchObject({ type: 'start', model: 'fake/m2', agent: 'plan' });
+    const again = await run(['--continue', 'and then?']);
+    expect(again[0]).toMatchObject({ type: 'start', model: 'fake/m2', agent: 'plan' });
+    const asked = llm().requests.filter((r) => r.path === '/v1/chat/completions');
+    expect(asked.map((r) => r.body.model)).toEqual(['m2', 'm2']);
+  });
+});
+
+describe('a reader that goes away (`| head -1`) (review)', () => {
+  it.each([
+    ['--json', ['--json']],
+    ['without --json', []],
+  ])('%s: the chat stops quietly, with no EPIPE stack trace', async (_name, flags) => {
+    // The answer's first piece, then (once the reader is gone) more of it: the write that fails.
+    llm().script([{ text: 'first piece\n' }, { delay: 1_000 }, { text: 'and more\n'.repeat(200) }]);
+    const home = tempDir('pb-json-home-');
+    const cwd = workspace({}, 'pb-json-ws-');
+    const child = spawn(process.execPath, [BIN, 'chat', ...flags, 'say hi'], { cwd, env: cliEnv(home, { PATCHBAY_CONFIG: fakeChatConfig(llm().url) }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.once('data', () => child.stdout.destroy());
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    clearTimeout(timer);
+    expect(code, stderr).toBe(1);
+    expect(stderr).not.toMatch(/EPIPE|Unhandled|\n\s+at /);
   });
 });

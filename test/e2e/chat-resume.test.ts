@@ -142,6 +142,18 @@ describe('patchbay chat --continue and --resume', () => {
     expect(await p.exit()).toBe(0);
   });
 
+  it('--continue: the banner names the model and agent the chat goes on with, its own (review)', async () => {
+    const at = place();
+    llm().script([{ text: 'answer one' }]);
+    await oneShot(at, 'first question', ['--model', 'fake/m2', '--agent', 'plan']);
+    const p = chatPty(at, ['--continue']);
+    await p.waitFor('Resumed: ');
+    await p.waitFor('model: fake/m2 · agent: plan · /help for commands');
+    await atPrompt(p);
+    p.write(KEY.ctrlD);
+    expect(await p.exit()).toBe(0);
+  });
+
   it('--resume on a terminal without an id shows a picker of the folder`s chats, newest first; a number picks', async () => {
     const at = place();
     llm().script([{ text: 'answer one' }], [{ text: 'answer two' }], [{ text: 'picked' }]);
@@ -166,16 +178,21 @@ describe('patchbay chat --continue and --resume', () => {
     expect(await p.exit()).toBe(0);
   });
 
-  it('the picker is left with Ctrl-D, Ctrl-C or Enter alone: exit 1, no chat opened, the model not asked', async () => {
+  it('the picker is left with Ctrl-D or Enter alone (exit 1) or Ctrl-C (exit 130, as everywhere): no chat opened, the model not asked', async () => {
     const at = place();
     llm().script([{ text: 'answer one' }]);
     await oneShot(at, 'first question');
-    for (const key of [KEY.ctrlD, KEY.ctrlC, KEY.enter]) {
+    for (const [key, code] of [
+      [KEY.ctrlD, 1],
+      [KEY.ctrlC, 130],
+      [KEY.enter, 1],
+    ] as const) {
       const p = chatPty(at, ['--resume', '--', 'hello']);
       await p.waitFor('Pick 1-1 (Enter alone quits): ');
       p.write(key);
-      await p.waitFor('patchbay chat: no chat picked');
-      expect(await p.exit()).toBe(1);
+      // On a line of its own, not after the question (review).
+      await p.waitFor(/\npatchbay chat: no chat picked/);
+      expect(await p.exit()).toBe(code);
     }
     expect(llmCalls()).toHaveLength(1);
   });

@@ -189,6 +189,44 @@ describe('point 6: gateway surface and inject events in the REPL', () => {
   });
 });
 
+describe("review: leaving the chat while an inject's turn runs in it", () => {
+  it('/new, /resume, /rewind and /fork wait for the turn (it would never be heard to end, and every later prompt would wait behind it)', async () => {
+    const { p, home } = repl(config());
+    await p.waitFor('> ');
+    llm().script([{ text: 'first answer' }]);
+    p.write(`hello${KEY.enter}`);
+    await p.waitFor('first answer');
+    await p.waitFor('> ');
+
+    const { url, token } = await gatewayFiles(home);
+    const prov = new Provider(url);
+    await new Promise((r, j) => (prov.ws.once('open', r), prov.ws.once('error', j)));
+    prov.send({ type: 'auth', token });
+    const sessions = await prov.next('sessions');
+    prov.send({ type: 'hello', name: 'greeter', protocolVersion: 2, session: sessions.active[0].id, tools: [] });
+    await prov.next('hello.ack');
+
+    // The inject's turn starts and its model keeps answering.
+    llm().script([{ text: 'injected turn running' }, { stall: 'forever' }]);
+    prov.send({ type: 'push', level: 'inject', event: 'look at this', stream: 'ci' });
+    await p.waitFor('injected turn running');
+    for (const command of ['/new', '/resume 1', '/rewind', '/fork']) {
+      p.write(`${command}${KEY.enter}`);
+      await p.waitFor(`${command.split(' ')[0]}: a turn is running in this chat; wait for it to end, or Ctrl-C to stop it`);
+    }
+    p.write(KEY.ctrlC);
+    await p.waitFor('Stopping');
+    // The REPL goes on: a prompt is answered (it waited behind the orphaned turn before).
+    llm().script([{ text: 'answered after the stop' }]);
+    p.write(`and now?${KEY.enter}`);
+    await p.waitFor('answered after the stop');
+    await p.waitFor('> ');
+    p.write(`/exit${KEY.enter}`);
+    expect(await p.exit()).toBe(0);
+    prov.ws.terminate();
+  });
+});
+
 describe('point 14: @-completion of MCP resources and OpenCtx mentions', () => {
   it('Tab completes an MCP resource as @server:name and the prompt carries its content', async () => {
     const cfg = config({ mcpServers: { notes: { command: process.execPath, args: [fixture('mcp-notes.mjs')] } } });

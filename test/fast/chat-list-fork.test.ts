@@ -4,6 +4,7 @@
  * `chat/fork` without a `contentId` (the whole chat, its last answer included, in the same folder).
  * The REPL's use of them is covered over the built binary in test/e2e/chat-resume.test.ts.
  */
+import { mkdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InProcEca } from '../support/eca-inproc.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
@@ -52,6 +53,30 @@ describe('chat/list folder and chat/fork of a whole chat', () => {
     // Without it, every folder's, as ECA lists them.
     expect((await a.request('chat/list', {})).chats).toHaveLength(3);
     await expect(a.request('chat/list', { folder: 7 })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('folder') });
+  });
+
+  it("a folder is compared as a path: a trailing slash still names it, a sibling sharing its name's start is not inside it, a relative or empty one is refused (review)", async () => {
+    llm().script([{ text: 'a1' }], [{ text: 'b1' }]);
+    const home = temp(tempDir('pb-list-home-'));
+    const one = temp(workspace());
+    // `${one}c` starts with `${one}`, but is not inside it.
+    const sibling = `${one}c`;
+    mkdirSync(sibling);
+    temp(sibling);
+    const a = await start(home, one);
+    const inOne = await ask(a, 'in one');
+    const b = await start(home, sibling);
+    const inSibling = await ask(b, 'in the sibling');
+    const ids = async (folder: string) => (await a.request('chat/list', { folder })).chats.map((x: any) => x.id);
+    expect(await ids(one)).toEqual([inOne]);
+    expect(await ids(`${one}/`)).toEqual([inOne]);
+    expect(await ids(`${one}/./`)).toEqual([inOne]);
+    expect(await ids(sibling)).toEqual([inSibling]);
+    for (const folder of ['', 'relative/dir', '.']) {
+      await expect(a.request('chat/list', { folder })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('folder must be an absolute path') });
+    }
+    // The server goes on answering.
+    expect(await ids(one)).toEqual([inOne]);
   });
 
   it('chat/fork without a contentId copies the whole chat, its last answer included, into the same folder', async () => {

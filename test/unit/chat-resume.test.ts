@@ -51,6 +51,17 @@ describe('the chat list', () => {
   });
 });
 
+describe('ids and titles an editor chose, in the terminal (review)', () => {
+  it('escape sequences in a chat id are shown as \\u escapes, in the list and in the resume command; a bidi override in a title cannot reverse the line', () => {
+    // chat/prompt takes the client's chatId as is: another editor's chat can be named anything.
+    const evil = 'x\x1b]52;c;cHduZWQ=\x07\x9b2J';
+    const [line] = chatListLines([chat(evil, { title: 'Fix \u202ethe parser' })], NOW);
+    expect(line).not.toMatch(/[\x00-\x1f\x7f-\x9f\u202e]/);
+    expect(line).toBe('  1. Fix \\u202ethe parser · 2 messages · 1 min ago · x\\u001b]52;c;cHduZWQ=\\u0007\\u009b2J');
+    expect(summaryLines(new UsageTotals(), evil)).toEqual(["resume: patchbay chat --resume 'x\\u001b]52;c;cHduZWQ=\\u0007\\u009b2J'"]);
+  });
+});
+
 describe('pickChat (/resume <arg>, the picker)', () => {
   const chats = [chat('3f2a9c1e-1111'), chat('3f2b0000-2222'), chat('c-7')];
   it('a number of the list, an id, or the unique start of one', () => {
@@ -66,6 +77,14 @@ describe('pickChat (/resume <arg>, the picker)', () => {
     expect(pickChat('3f2a9', [...chats, chat('3f2a9d')])).toEqual({ error: '"3f2a9" starts 2 chat ids: give more of it' });
     expect(pickChat('elsewhere-1', chats)).toEqual({ id: 'elsewhere-1' });
     expect(pickChat('  ', chats)).toEqual({ error: 'no chat named' });
+  });
+
+  it('four digits that are no number of the list are the start of an id made of digits (review)', () => {
+    // One UUID in seven starts with four digits.
+    const digits = [chat('1234abcd-1111'), chat('5678ef00-2222')];
+    expect(pickChat('1234', digits)).toEqual({ chat: digits[0] });
+    expect(pickChat('2', digits)).toEqual({ chat: digits[1] });
+    expect(pickChat('9999', digits)).toEqual({ error: 'no chat 9999: pick 1 to 2' });
   });
 });
 
