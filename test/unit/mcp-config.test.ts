@@ -33,6 +33,9 @@ const SECRETS_ENV = {
   GITHUB_TOKEN: 'ghp_secret',
   PATCHBAY_SECRET_STORE: 'file',
   LC_API_TOKEN: 'looks-like-a-locale',
+  // The provider gateway's token: a provider among the MCP servers reads it from the run file.
+  PATCHBAY_PROVIDER_TOKEN: 'ptk-secret',
+  TAP_PROVIDER_TOKEN: 'ptk-secret',
 };
 
 describe('parseServerEntry', () => {
@@ -140,7 +143,17 @@ describe('the child environment', () => {
   it('is what a real server sees (server-everything get-env)', async () => {
     const t = host(
       { everything: { command: process.execPath, args: [everythingBin, 'stdio'], env: { PATCHBAY_MCP_TEST: 'yes', MY_SERVER_KEY: 'named-on-purpose' } } },
-      { env: { ...process.env, HOME: '/tmp/patchbay-fake-home', PATCHBAY_NOT_INHERITED: 'x', ...USER_NETWORK_ENV, ...SECRETS_ENV } },
+      {
+        env: {
+          ...process.env,
+          HOME: '/tmp/patchbay-fake-home',
+          PATCHBAY_NOT_INHERITED: 'x',
+          PATCHBAY_GATEWAY_URL: 'ws://127.0.0.1:1234',
+          PATCHBAY_HOME: '/tmp/patchbay-fake-pb-home',
+          ...USER_NETWORK_ENV,
+          ...SECRETS_ENV,
+        },
+      },
     );
     await t.host.start('everything');
     const seen = JSON.parse(text(await t.tools.get('everything__get-env')!.call({}, ctx()))) as Record<string, string>;
@@ -148,6 +161,8 @@ describe('the child environment', () => {
     expect(seen.PATCHBAY_NOT_INHERITED).toBeUndefined();
     // Proxies, certificates, locale and temp dirs arrive; the entry's `env` adds what it names.
     expect(seen).toMatchObject({ ...USER_NETWORK_ENV, MY_SERVER_KEY: 'named-on-purpose' });
+    // Where the gateway is, so a server that is also a provider finds it (and its token in the run file).
+    expect(seen).toMatchObject({ PATCHBAY_GATEWAY_URL: 'ws://127.0.0.1:1234', PATCHBAY_HOME: '/tmp/patchbay-fake-pb-home' });
     // Provider keys and tokens never do, not even one whose name fits the LC_* pattern.
     for (const key of Object.keys(SECRETS_ENV)) expect(seen[key], key).toBeUndefined();
   });

@@ -81,11 +81,12 @@ export const INHERITED_ENV_VARS: readonly string[] = [
   'TMPDIR',
   'TEMP',
   'TMP',
-  // The gateway's address and token are published to every process patchbay starts (a server may
-  // also be a tool provider, specs/tap-provider-gateway.md "Authentication").
-  'PATCHBAY_PROVIDER_TOKEN',
-  'TAP_PROVIDER_TOKEN',
+  // The gateway's address, not its token: a server that is also a tool provider finds the token in
+  // this gateway's run file (PATCHBAY_HOME/gateway/run, the provider SDK's discovery), while a
+  // server whose tool prints its environment (server-everything's get-env) cannot hand the token
+  // to the model. Issue 29: "patchbay's tokens are never passed".
   'PATCHBAY_GATEWAY_URL',
+  'PATCHBAY_HOME',
 ];
 
 /** Inherited by pattern: the locale categories (LC_ALL, LC_CTYPE, LC_MESSAGES, …). */
