@@ -79,7 +79,7 @@ export function explainNativeLoadError(e: unknown, pkg: string, running: Running
  */
 function explainMissing(e: Error, pkg: string, running: RunningNode): string | undefined {
   if (e.message.startsWith('Could not locate the bindings file')) {
-    const tried = /→\s*(\S+)/.exec(e.message)?.[1];
+    const tried = /\u2192\s*(\S+)/.exec(e.message)?.[1];
     const root = tried ? installRoot(tried, pkg) : undefined;
     return [
       `patchbay cannot start: its SQLite module (${pkg}) has no native addon for this Node (${running.version}, ${running.execPath}): it was installed without running its install script, or that script failed.`,
