@@ -169,9 +169,11 @@ describe('patchbay acp: what the client sends', () => {
     await p.initialize({ fs: { readTextFile: true, writeTextFile: true } });
     const s = await p.newSession(root);
     const N = 24;
-    llm().script(...Array.from({ length: N }, (_, i) => [{ toolCall: { id: `w${i}`, name: 'patchbay__write_file', args: { path: join(root, 'alias', `f${i}.txt`), content: `${i}\n` } } }]), [
-      { text: 'done' },
-    ]);
+    const round = (r: number) =>
+      llm().script(
+        ...Array.from({ length: N }, (_, i) => [{ toolCall: { id: `w${r}-${i}`, name: 'patchbay__write_file', args: { path: join(root, 'alias', `f${r}-${i}.txt`), content: `${i}\n` } } }]),
+        [{ text: 'done' }],
+      );
     // The attacker: `alias` flips between the folder inside and one outside, as fast as it can.
     const flipper = spawn(
       process.execPath,
@@ -185,7 +187,12 @@ describe('patchbay acp: what the client sends', () => {
       { stdio: 'ignore' },
     );
     try {
-      expect((await p.prompt(s, 'write them')).stopReason).toBe('end_turn');
+      // Which writes pass the check depends on the race; another round of N until one has (at most 5),
+      // so the assertion below is about the product, not about one unlucky schedule under load.
+      for (let r = 0; r < 5 && asked.length === 0; r++) {
+        round(r);
+        expect((await p.prompt(s, 'write them')).stopReason).toBe('end_turn');
+      }
     } finally {
       flipper.kill('SIGKILL');
     }
