@@ -97,14 +97,30 @@ export class ToolRegistry implements ToolSink {
    * after what was sent before), each source's tools by name (a server may
    * list them in any order).
    */
-  visible(opts: { agent: Agent; approval: ApprovalConfig; disabled: string[]; chatId?: string; contextWindow?: number }): Tool[] {
-    const chat = this.byChat.get(opts.chatId ?? '');
-    const bySource = [...this.bySource.values(), ...(chat?.values() ?? [])];
-    const shown = bySource
-      .flatMap(byName)
-      .filter((t) => !(opts.agent === 'plan' && t.mutates) && !isHiddenByDeny(t, opts.approval) && !opts.disabled.includes(t.name) && !opts.disabled.includes(llmName(t)));
-    return isSmallContext(opts.contextWindow) ? shown.flatMap(forSmallContext) : shown;
+  visible(opts: ToolOffer): Tool[] {
+    return this.offer(opts).tools;
   }
+
+  /**
+   * What a request offers, and the names it holds back that the agent could otherwise use
+   * (disabledTools, a small-context model's trimmed set): a call to one of those is refused.
+   */
+  offer(opts: ToolOffer): { tools: Tool[]; withheld: Set<string> } {
+    const chat = this.byChat.get(opts.chatId ?? '');
+    const usable = [...this.bySource.values(), ...(chat?.values() ?? [])].flatMap(byName).filter((t) => !(opts.agent === 'plan' && t.mutates) && !isHiddenByDeny(t, opts.approval));
+    const enabled = usable.filter((t) => !opts.disabled.includes(t.name) && !opts.disabled.includes(llmName(t)));
+    const tools = isSmallContext(opts.contextWindow) ? enabled.flatMap(forSmallContext) : enabled;
+    const offered = new Set(tools.map(llmName));
+    return { tools, withheld: new Set(usable.map(llmName).filter((n) => !offered.has(n))) };
+  }
+}
+
+export interface ToolOffer {
+  agent: Agent;
+  approval: ApprovalConfig;
+  disabled: string[];
+  chatId?: string;
+  contextWindow?: number;
 }
 
 /** Whether a model with this context window gets the small-context tool set (unknown: no). */

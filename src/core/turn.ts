@@ -179,10 +179,11 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     if (signal.aborted) return cancelled;
     if (compactStop) return hookStopped(compactStop);
     // A model with a small context window gets fewer tools (tool-registry.ts `isSmallContext`).
-    const tools = subagentTools(chat, deps.tools.visible({ agent, approval, disabled: config.disabledTools, chatId: chat.id, contextWindow: entry.limit?.context }));
+    const offer = deps.tools.offer({ agent, approval, disabled: config.disabledTools, chatId: chat.id, contextWindow: entry.limit?.context });
+    const tools = subagentTools(chat, offer.tools);
     // A call to a tool this request left out (disabledTools, a small-context model's trimmed set)
     // is refused as unknown, not run: the model named it from memory or an earlier turn.
-    const withheld = withheldTools(tools, subagentTools(chat, deps.tools.visible({ agent, approval, disabled: [], chatId: chat.id })));
+    const withheld = offer.withheld;
     const toolOf = (name: string): Tool | undefined => (withheld.has(name) ? undefined : deps.tools.get(name, chat.id));
     progress(step === 0 ? 'Waiting model' : 'Continuing');
     const parts: AssistantPart[] = [];
@@ -379,12 +380,6 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
     if (hookStop) return hookStopped(hookStop);
   }
   return fail(`Stopped after ${maxSteps} model steps without a final answer.`);
-}
-
-/** The LLM names of the tools `all` has and `offered` left out. */
-function withheldTools(offered: Tool[], all: Tool[]): Set<string> {
-  const shown = new Set(offered.map(llmName));
-  return new Set(all.map(llmName).filter((n) => !shown.has(n)));
 }
 
 /** The system prompt of a request of this chat, with every source's sections. */
