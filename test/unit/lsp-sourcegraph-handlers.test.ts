@@ -15,14 +15,14 @@ import {
   registerSourcegraphHandlers,
   serverSupports,
   sourcegraphClientCapabilities,
-  SqliteXCache,
   xdefinition,
   xreferences,
   type OverlayDocument,
   type SourcegraphHandlerOptions,
   type SourcegraphHandlers,
-  type XCache,
 } from '../../src/peers/lsp/sourcegraph.js';
+import type { XCache } from '../../src/shapes/xcache.js';
+import { SqliteXCache } from '../../src/store/xcache.js';
 
 interface Pair {
   client: MessageConnection; // patchbay
