@@ -52,6 +52,11 @@ describe('UTF-16 positions', () => {
     expect(docs.change('file:///a.ts', 'y')).toBe(2);
     expect(languageIdOf('/p/a.tsx')).toBe('typescriptreact');
     expect(languageIdOf('/p/a.py')).toBe('python');
+    // One table for didOpen and xcontent: both tables' entries, an unknown extension is its own id.
+    expect(languageIdOf('/p/Cargo.toml')).toBe('toml');
+    expect(languageIdOf('/p/a.kt')).toBe('kotlin');
+    expect(languageIdOf('/p/a.xyz')).toBe('xyz');
+    expect(languageIdOf('/p/Makefile')).toBe('plaintext');
   });
 });
 

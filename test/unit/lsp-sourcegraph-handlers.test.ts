@@ -199,6 +199,21 @@ describe('workspace/xfiles and textDocument/xcontent', () => {
     expect(handlers.stats.contentUris).toHaveLength(3);
   });
 
+  it('xcontent names a file with the language id the server was opened with (one table: kotlin, toml)', async () => {
+    setup();
+    const kt = path.join(root, 'lib/Main.kt');
+    const toml = path.join(root, 'lib/Cargo.toml');
+    writeFileSync(kt, 'fun main() {}\n');
+    writeFileSync(toml, '[package]\n');
+    try {
+      expect(await p.server.sendRequest('textDocument/xcontent', { textDocument: { uri: uri(kt) } })).toMatchObject({ languageId: 'kotlin' });
+      expect(await p.server.sendRequest('textDocument/xcontent', { textDocument: { uri: uri(toml) } })).toMatchObject({ languageId: 'toml' });
+    } finally {
+      rmSync(kt);
+      rmSync(toml);
+    }
+  });
+
   it('xcontent answers unknown files, directories, other schemes and anything outside the roots with an error', async () => {
     setup();
     const ask = (u: unknown) => p.server.sendRequest('textDocument/xcontent', { textDocument: { uri: u } });
