@@ -44,19 +44,19 @@ describe('the layer rule (eslint.config.js)', () => {
   });
 
   it('lets core import the layers below it', async () => {
-    const found = await lint('src/core/layer-probe.ts', ["import '../util/guards.js';", "import '../shapes/tool.js';", "import '../config/schema.js';", "import './approval.js';"].join('\n'));
+    const found = await lint('src/core/layer-probe.ts', ["import '../util/guards.js';", "import '../shapes/tool.js';", "import '../config/schema.js';", "import './deps.js';"].join('\n'));
     expect(found).toEqual([]);
   });
 
   it('reports one peer importing another, and a peer importing core', async () => {
-    const found = await lint('src/peers/mcp/layer-probe.ts', ["import '../lsp/index.js';", "import '../../core/approval.js';", "import '../../shapes/tool.js';", "import './adapt.js';"].join('\n'));
-    expect(found.filter((m) => m.rule === layer).map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual(['../lsp/index.js', '../../core/approval.js']);
+    const found = await lint('src/peers/mcp/layer-probe.ts', ["import '../lsp/index.js';", "import '../../core/deps.js';", "import '../../shapes/tool.js';", "import './adapt.js';"].join('\n'));
+    expect(found.filter((m) => m.rule === layer).map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual(['../lsp/index.js', '../../core/deps.js']);
   });
 
   it('keeps util at the bottom and lets the CLI import anything', async () => {
     const util = await lint('src/util/layer-probe.ts', "import '../rpc/framing.js';");
     expect(util.map((m) => m.rule)).toEqual([layer]);
-    const cli = await lint('src/cli/layer-probe.ts', [`import '${ecaServer('src/cli')}';`, "import '../protocol/eca/content.js';", "import '../core/approval.js';"].join('\n'));
+    const cli = await lint('src/cli/layer-probe.ts', [`import '${ecaServer('src/cli')}';`, "import '../protocol/eca/content.js';", "import '../core/deps.js';"].join('\n'));
     expect(cli).toEqual([]);
   });
 
@@ -75,7 +75,7 @@ describe('the layer rule (eslint.config.js)', () => {
   });
 
   it('reports the ACP façade importing the ECA façade, and server/shared importing either', async () => {
-    const acp = await lint('src/server/acp/layer-probe.ts', [`import '${ecaServer('src/server/acp')}';`, "import '../shared/dispose-within.js';", "import '../../core/approval.js';"].join('\n'));
+    const acp = await lint('src/server/acp/layer-probe.ts', [`import '${ecaServer('src/server/acp')}';`, "import '../shared/dispose-within.js';", "import '../../core/deps.js';"].join('\n'));
     expect(acp.filter((m) => m.rule === layer).map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual([ecaServer('src/server/acp')]);
     expect(acp.find((m) => m.rule === layer)?.message).toContain('src/server/acp may import only from itself and anything but cli, server/eca');
     const shared = await lint('src/server/shared/layer-probe.ts', [`import '${ecaServer('src/server/shared')}';`, "import '../acp/acp-server.js';", "import '../../runtime/workspace.js';"].join('\n'));
