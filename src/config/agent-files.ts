@@ -14,8 +14,9 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { userConfigDir } from '../util/locations.js';
+import { isWithin } from '../util/paths.js';
 import { errorMessage } from '../util/log.js';
 
 export type AgentFileKind = 'rules' | 'skills' | 'commands' | 'agents';
@@ -68,13 +69,8 @@ export function agentFileSources(kind: AgentFileKind, loc: AgentFileLocations): 
 }
 
 function scoped(path: string, roots: string[], origin: string): AgentFileSource {
-  const root = roots.find((r) => isInside(r, path));
+  const root = roots.find((r) => isWithin(r, path));
   return root ? { path, scope: 'project', root, origin } : { path, scope: 'user', origin };
-}
-
-export function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 export interface ListedFile {

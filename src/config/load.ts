@@ -1,5 +1,5 @@
 /**
- * Loading patchbay's config from its layers (ARCHITECTURE.md "Rules of the house"), later
+ * Loading patchbay's config from its layers (ARCHITECTURE.md "The workspace runtime"), later
  * wins, deep-merged (objects key by key; arrays and scalars replace):
  *
  *   built-in defaults < initializationOptions < PATCHBAY_CONFIG (JSON)

@@ -30,6 +30,7 @@ import { validVariant, variantNames } from '../shapes/variants.js';
 
 export { noModelMessage } from './no-model.js';
 import { noModelMessage } from './no-model.js';
+import { generateTitle as modelTitle } from './chat-title.js';
 
 const log = logger('chats');
 /** An inject burst is gathered until this long passes without another… */
@@ -812,39 +813,14 @@ export class ChatService {
 
   private async generateTitle(chat: LiveChat, entry: ModelEntry, firstMessage: string): Promise<void> {
     if (!this.deps.config().chat.generateTitles) return;
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), 30_000);
     try {
-      const client = await this.deps.clientFor(entry, abort.signal);
-      let title = '';
-      for await (const ev of this.deps.stream(
-        client,
-        {
-          model: entry.modelName,
-          system: 'You write short titles for coding chats. Answer with the title only: at most 6 words, no quotes, no trailing period.',
-          messages: [{ role: 'user', content: `Title for a chat that starts with:\n${firstMessage.slice(0, 2000)}` }],
-          tools: [],
-          maxOutputTokens: 30,
-          signal: abort.signal,
-        },
-        { maxRetries: 1, stallMs: 15_000, onRetry: () => {} },
-      )) {
-        if (ev.type === 'text') title += ev.text;
-      }
-      title = title
-        .replace(/<think>[\s\S]*?<\/think>/g, '')
-        .trim()
-        .replace(/^["'`]+|["'`.]+$/g, '')
-        .split('\n')[0]
-        .slice(0, 80);
+      const title = await modelTitle(this.deps, entry, firstMessage);
       if (!title || !this.live.has(chat.id)) return;
       chat.title = title;
       this.deps.store.updateChat(chat.id, { title });
       this.deps.events.event(chat.id, { type: 'title', title });
     } catch (e) {
       log.debug(`title for ${chat.id}: ${errorMessage(e)}`);
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

@@ -9,6 +9,7 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { parseFrontMatter, stringList } from '../config/frontmatter.js';
+import { isWithin } from '../util/paths.js';
 import { compileTemplate, type Template, type TemplateVars } from './rule-template.js';
 import { sentMessages } from './messages.js';
 import type { StoredMessage } from './stored-message.js';
@@ -147,11 +148,6 @@ export interface RuleMatch {
   pattern?: string;
 }
 
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
 /**
  * ECA `match-path-scoped-rule`: a project rule matches against its own workspace folder, a global
  * one against the innermost workspace folder holding the path. The path must be absolute.
@@ -162,12 +158,12 @@ export function matchRule(rule: Rule, roots: string[], target: string): RuleMatc
   const path = resolve(raw);
   const root =
     rule.scope === 'project'
-      ? rule.root && inside(rule.root, path)
+      ? rule.root && isWithin(rule.root, path)
         ? rule.root
         : undefined
       : roots
           .map((r) => resolve(r))
-          .filter((r) => inside(r, path))
+          .filter((r) => isWithin(r, path))
           .sort((a, b) => b.length - a.length)[0];
   if (!root) return { match: false, reason: rule.scope === 'project' ? 'outside-rule-workspace' : 'outside-workspaces', path };
   const rel = relative(root, path).split(sep).join('/');

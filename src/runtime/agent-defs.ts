@@ -9,7 +9,8 @@
  */
 import { readFile, realpath, stat } from 'node:fs/promises';
 import type { Config } from '../config/schema.js';
-import { agentFileSources, isInside, listAgentFiles } from '../config/agent-files.js';
+import { isWithin } from '../util/paths.js';
+import { agentFileSources, listAgentFiles } from '../config/agent-files.js';
 import { BUILT_IN_SUBAGENTS, mergeDefs, type SubagentDef } from '../core/subagents/definitions.js';
 import { parseAgentConfig, parseAgentFile } from '../core/subagents/parse.js';
 import type { RuntimeBoard } from '../core/runtime-board.js';
@@ -129,7 +130,7 @@ export class AgentDefs {
 /** Whether `path`, its links followed, is still inside `root` (its links followed too). */
 async function staysInside(root: string, path: string): Promise<boolean> {
   try {
-    return isInside(await realpath(root), await realpath(path));
+    return isWithin(await realpath(root), await realpath(path));
   } catch {
     return false;
   }

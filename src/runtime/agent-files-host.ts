@@ -1,7 +1,8 @@
 /** What the file-based agent features (skills, custom commands) use of the workspace. */
 import type { AgentFileKind, AgentFileSource } from '../config/agent-files.js';
 import { realpathSync } from 'node:fs';
-import { agentFileSources, isInside } from '../config/agent-files.js';
+import { isWithin } from '../util/paths.js';
+import { agentFileSources } from '../config/agent-files.js';
 import type { Config } from '../config/schema.js';
 import { displayPath, type MdFileCache, type ScannedFile, type ScanRules } from './md-file-cache.js';
 import type { CommandRegistry } from '../core/commands.js';
@@ -53,7 +54,7 @@ export function linkedOutOfUntrusted(host: AgentFilesHost, files: { path: string
       }
       realRoots.set(root, real);
     }
-    if (!isInside(real, f.real) && !host.trustedFolder(root)) out.add(f.path);
+    if (!isWithin(real, f.real) && !host.trustedFolder(root)) out.add(f.path);
   }
   return out;
 }

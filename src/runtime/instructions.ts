@@ -28,7 +28,8 @@ import { readdirSync, realpathSync, statSync, openSync, readSync, closeSync } fr
 import { llmName } from '../shapes/tool-names.js';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { agentFileSources, isInside, type AgentFileSource } from '../config/agent-files.js';
+import { isWithin } from '../util/paths.js';
+import { agentFileSources, type AgentFileSource } from '../config/agent-files.js';
 import type { Config } from '../config/schema.js';
 import type { Command } from '../core/commands.js';
 import type { PromptScope, PromptSection } from '../core/prompt-sections.js';
@@ -112,7 +113,7 @@ function readCapped(path: string, max: number): { text: string; cut: boolean; si
 
 function realInside(boundary: string, path: string): boolean {
   try {
-    return isInside(realpathSync(boundary), realpathSync(path));
+    return isWithin(realpathSync(boundary), realpathSync(path));
   } catch {
     return false;
   }

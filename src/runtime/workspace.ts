@@ -58,6 +58,7 @@ import { ChatServers } from './chat-servers.js';
 import type { ChatMcpServer } from '../shapes/chat-servers.js';
 import { isRecord, safely } from '../util/guards.js';
 import { WorkspaceMemory, type MemoryIndexReport } from './memory.js';
+import { xcacheFor } from '../store/xcache.js';
 
 const log = logger('workspace');
 
@@ -501,7 +502,7 @@ export class Workspace {
       tools: this.tools,
       commands: this.commands,
       events: this.store,
-      db: this.store.db,
+      xcache: () => xcacheFor(this.store.db),
       trustedFolder: (root) => isTrustedFolder(this.home, root),
       userConfigDir: () => dirname(this.opts.configFile ? resolve(this.opts.configFile) : userConfigPath(this.opts.env)),
       toolServer: (status) => this.opts.onToolServer?.(status),

@@ -5,7 +5,6 @@
  *
  * Lifecycle: awaitingInitialize ─initialize─► running ─shutdown─► shuttingDown ─exit─► (process ends)
  */
-import type { Readable, Writable } from 'node:stream';
 import { ResponseError, type CancellationToken, type MessageConnection } from 'vscode-jsonrpc';
 import type { z } from 'zod';
 import { createConnection } from '../rpc/connection.js';
@@ -38,9 +37,9 @@ import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { Workspace } from '../runtime/workspace.js';
 import { loadWorkspaceConfig } from '../runtime/workspace-config.js';
 import { rootsRequest } from './eca-roots.js';
-import { disposeWithin } from './dispose-within.js';
+import { disposeWithin } from './shared/dispose-within.js';
+import type { ServerOptions } from './shared/server-options.js';
 import { errorMessage, logger } from '../util/log.js';
-import type { Config } from '../config/schema.js';
 import { isAlive } from '../util/pid.js';
 import { fileURLToPath } from 'node:url';
 import { isAbsolute, resolve } from 'node:path';
@@ -59,15 +58,7 @@ type State =
   | { kind: 'running'; session: Promise<Workspace>; params: InitializeParams; initialized?: boolean }
   | { kind: 'shuttingDown'; session: Promise<Workspace> };
 
-export interface ServerOptions {
-  input: Readable;
-  output: Writable;
-  env?: NodeJS.ProcessEnv;
-  configFile?: string;
-  logLevel?: Config['logLevel'];
-  /** Called with the exit code when the editor sends `exit` or goes away. */
-  onExit: (code: number) => void;
-}
+export type { ServerOptions };
 
 export class EcaServer {
   private state: State = { kind: 'awaitingInitialize' };

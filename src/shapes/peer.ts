@@ -5,6 +5,7 @@
  * of the workspace) and asks it for tools, contexts, commands and doctor lines through the
  * optional hooks of `Peer`.
  */
+import type { XCache } from './xcache.js';
 import type { z } from 'zod';
 import type { AskUser } from './ask.js';
 import type { EditorDiagnostic, Tool } from './tool.js';
@@ -12,7 +13,6 @@ import type { ResourceContext } from './context.js';
 import type { CommandSink, ToolSink } from './registry.js';
 import type { EventStreamStore } from './event-stream.js';
 import type { Logger, LogLevel } from '../util/log.js';
-import type Database from 'better-sqlite3';
 
 /** A tool server's state as front ends show it (ECA `tool/serverUpdated`, ACP has none yet). */
 export interface ToolServerStatus {
@@ -51,8 +51,8 @@ export interface PeerHost<C> {
   commands: CommandSink;
   /** The store's event streams (gateway pushes, readable by the model and by OpenCtx). */
   events: EventStreamStore;
-  /** The store's database, for a peer's own tables (e.g. the LSP peer's `xcache`). */
-  db: Database.Database;
+  /** The language servers' `xcache/*` cache, kept by the store (made on first use). */
+  xcache(): XCache;
   /** Whether the user trusts this folder's own settings and code (src/config/trust.ts). */
   trustedFolder(root: string): boolean;
   /** Where module paths in the user's config resolve from when the workspace is not trusted. */

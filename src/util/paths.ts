@@ -7,7 +7,7 @@
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -23,10 +23,14 @@ export function resolvePath(raw: string, roots: string[]): string {
   return isAbsolute(p) ? resolve(p) : resolve(roots[0] ?? process.cwd(), p);
 }
 
-/** True when `child` is `parent` or lies below it (both absolute and normalized). */
+/**
+ * True when `child` is `parent` or lies below it (both absolute), by their names only (no
+ * symlinks followed: `isInsideWorkspace` does that). The one inside-a-folder check: a child
+ * named `..foo` is inside, `..` and `../x` are not.
+ */
 export function isWithin(parent: string, child: string): boolean {
   const rel = relative(fold(parent), fold(child));
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 /**

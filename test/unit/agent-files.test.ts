@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentFileSources, isInside, listAgentFiles } from '../../src/config/agent-files.js';
+import { agentFileSources, listAgentFiles } from '../../src/config/agent-files.js';
+import { isWithin } from '../../src/util/paths.js';
 import { parseFrontMatter, stringList } from '../../src/config/frontmatter.js';
 import { PromptSources } from '../../src/core/prompt-sections.js';
 import { systemPrompt } from '../../src/core/system-prompt.js';
@@ -59,10 +60,10 @@ describe('agent file locations', () => {
     expect(problems).toEqual([{ path: join(root, 'missing.md'), message: 'not found' }]);
   });
   it('tells inside from outside', () => {
-    expect(isInside('/a/b', '/a/b/c')).toBe(true);
-    expect(isInside('/a/b', '/a/b')).toBe(true);
-    expect(isInside('/a/b', '/a/bc')).toBe(false);
-    expect(isInside('/a/b', '/a/b/..foo')).toBe(true);
+    expect(isWithin('/a/b', '/a/b/c')).toBe(true);
+    expect(isWithin('/a/b', '/a/b')).toBe(true);
+    expect(isWithin('/a/b', '/a/bc')).toBe(false);
+    expect(isWithin('/a/b', '/a/b/..foo')).toBe(true);
   });
 });
 

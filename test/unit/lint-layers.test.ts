@@ -4,6 +4,7 @@
  * allowed one is not, and a cycle through the real tree is found. The typed rules are switched off
  * here (no type program to build): this test is about our layer table, not about ESLint.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
@@ -26,37 +27,59 @@ async function lint(file: string, code: string): Promise<Array<{ rule: string | 
 
 const layer = 'import-x/no-restricted-paths';
 
+/** Where the ECA façade's files are: server/eca/ after the house move of issue 30, the root of server/ before it. */
+const ecaDir = existsSync(path.join(root, 'src/server/eca/server.ts')) ? 'src/server/eca' : 'src/server';
+/** The specifier of ECA's `server.ts` as imported from the folder `fromDir` (relative to the repository). */
+const ecaServer = (fromDir: string): string => path.posix.relative(fromDir, `${ecaDir}/server.js`).replace(/^(?!\.)/, './');
+
 describe('the layer rule (eslint.config.js)', () => {
   it('reports core importing the ECA façade, its wire types or the CLI', async () => {
     const found = await lint(
       'src/core/layer-probe.ts',
-      ["import '../server/server.js';", "import type { ChatContent } from '../protocol/eca/content.js';", "import '../cli/flags.js';", 'export type T = ChatContent;'].join('\n'),
+      [`import '${ecaServer('src/core')}';`, "import type { ChatContent } from '../protocol/eca/content.js';", "import '../cli/flags.js';", 'export type T = ChatContent;'].join('\n'),
     );
     const layerErrors = found.filter((m) => m.rule === layer);
-    expect(layerErrors.map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual(['../server/server.js', '../protocol/eca/content.js', '../cli/flags.js']);
+    expect(layerErrors.map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual([ecaServer('src/core'), '../protocol/eca/content.js', '../cli/flags.js']);
     expect(layerErrors[0].message).toContain('src/core may import only from itself and util, rpc, protocol, shapes, config');
   });
 
   it('lets core import the layers below it', async () => {
-    const found = await lint('src/core/layer-probe.ts', ["import '../util/guards.js';", "import '../shapes/tool.js';", "import '../config/schema.js';", "import './approval.js';"].join('\n'));
+    const found = await lint('src/core/layer-probe.ts', ["import '../util/guards.js';", "import '../shapes/tool.js';", "import '../config/schema.js';", "import './deps.js';"].join('\n'));
     expect(found).toEqual([]);
   });
 
   it('reports one peer importing another, and a peer importing core', async () => {
-    const found = await lint('src/peers/mcp/layer-probe.ts', ["import '../lsp/index.js';", "import '../../core/approval.js';", "import '../../shapes/tool.js';", "import './adapt.js';"].join('\n'));
-    expect(found.filter((m) => m.rule === layer).map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual(['../lsp/index.js', '../../core/approval.js']);
+    const found = await lint('src/peers/mcp/layer-probe.ts', ["import '../lsp/index.js';", "import '../../core/deps.js';", "import '../../shapes/tool.js';", "import './adapt.js';"].join('\n'));
+    expect(found.filter((m) => m.rule === layer).map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual(['../lsp/index.js', '../../core/deps.js']);
   });
 
   it('keeps util at the bottom and lets the CLI import anything', async () => {
     const util = await lint('src/util/layer-probe.ts', "import '../rpc/framing.js';");
     expect(util.map((m) => m.rule)).toEqual([layer]);
-    const cli = await lint('src/cli/layer-probe.ts', ["import '../server/server.js';", "import '../protocol/eca/content.js';", "import '../core/approval.js';"].join('\n'));
+    const cli = await lint('src/cli/layer-probe.ts', [`import '${ecaServer('src/cli')}';`, "import '../protocol/eca/content.js';", "import '../core/deps.js';"].join('\n'));
     expect(cli).toEqual([]);
   });
 
-  it('lets the server import everything but the CLI', async () => {
-    const found = await lint('src/server/layer-probe.ts', ["import '../runtime/workspace.js';", "import '../protocol/eca/content.js';", "import '../cli/flags.js';"].join('\n'));
-    expect(found.filter((m) => m.rule === layer).map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual(['../cli/flags.js']);
+  it('lets the ECA façade import everything but the CLI and the ACP façade', async () => {
+    const found = await lint(
+      'src/server/eca/layer-probe.ts',
+      [
+        "import '../../runtime/workspace.js';",
+        "import '../../protocol/eca/content.js';",
+        "import '../shared/dispose-within.js';",
+        "import '../../cli/flags.js';",
+        "import '../acp/acp-server.js';",
+      ].join('\n'),
+    );
+    expect(found.filter((m) => m.rule === layer).map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual(['../../cli/flags.js', '../acp/acp-server.js']);
+  });
+
+  it('reports the ACP façade importing the ECA façade, and server/shared importing either', async () => {
+    const acp = await lint('src/server/acp/layer-probe.ts', [`import '${ecaServer('src/server/acp')}';`, "import '../shared/dispose-within.js';", "import '../../core/deps.js';"].join('\n'));
+    expect(acp.filter((m) => m.rule === layer).map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual([ecaServer('src/server/acp')]);
+    expect(acp.find((m) => m.rule === layer)?.message).toContain('src/server/acp may import only from itself and anything but cli, server/eca');
+    const shared = await lint('src/server/shared/layer-probe.ts', [`import '${ecaServer('src/server/shared')}';`, "import '../acp/acp-server.js';", "import '../../runtime/workspace.js';"].join('\n'));
+    expect(shared.filter((m) => m.rule === layer).map((m) => m.message.match(/"([^"]+)"/)?.[1])).toEqual([ecaServer('src/server/shared'), '../acp/acp-server.js']);
   });
 });
 

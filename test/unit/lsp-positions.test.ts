@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync, mkdirSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { columnToUtf16, lineAt, symbolCharacter, utf16ToColumn, languageIdOf, OpenDocuments } from '../../src/peers/lsp/documents.js';
+import { columnToUtf16, lineAt, symbolCharacter, utf16ToColumn, OpenDocuments } from '../../src/peers/lsp/documents.js';
+import { languageIdOf } from '../../src/peers/lsp/language-ids.js';
 import { resolveServers, UNTRUSTED_LOCAL_NOTE } from '../../src/peers/lsp/config.js';
 import { LspHostImpl } from '../../src/peers/lsp/host.js';
 import { contentHash, isTrustedFolder, recordTrust } from '../../src/config/trust.js';
@@ -51,6 +52,11 @@ describe('UTF-16 positions', () => {
     expect(docs.change('file:///a.ts', 'y')).toBe(2);
     expect(languageIdOf('/p/a.tsx')).toBe('typescriptreact');
     expect(languageIdOf('/p/a.py')).toBe('python');
+    // One table for didOpen and xcontent: both tables' entries, an unknown extension is its own id.
+    expect(languageIdOf('/p/Cargo.toml')).toBe('toml');
+    expect(languageIdOf('/p/a.kt')).toBe('kotlin');
+    expect(languageIdOf('/p/a.xyz')).toBe('xyz');
+    expect(languageIdOf('/p/Makefile')).toBe('plaintext');
   });
 });
 

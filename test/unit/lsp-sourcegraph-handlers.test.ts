@@ -15,14 +15,14 @@ import {
   registerSourcegraphHandlers,
   serverSupports,
   sourcegraphClientCapabilities,
-  SqliteXCache,
   xdefinition,
   xreferences,
   type OverlayDocument,
   type SourcegraphHandlerOptions,
   type SourcegraphHandlers,
-  type XCache,
 } from '../../src/peers/lsp/sourcegraph.js';
+import type { XCache } from '../../src/shapes/xcache.js';
+import { SqliteXCache } from '../../src/store/xcache.js';
 
 interface Pair {
   client: MessageConnection; // patchbay
@@ -197,6 +197,21 @@ describe('workspace/xfiles and textDocument/xcontent', () => {
     })) as { languageId: string; text: string };
     expect(dep).toMatchObject({ languageId: 'javascript', text: 'module.exports = 1;\n' });
     expect(handlers.stats.contentUris).toHaveLength(3);
+  });
+
+  it('xcontent names a file with the language id the server was opened with (one table: kotlin, toml)', async () => {
+    setup();
+    const kt = path.join(root, 'lib/Main.kt');
+    const toml = path.join(root, 'lib/Cargo.toml');
+    writeFileSync(kt, 'fun main() {}\n');
+    writeFileSync(toml, '[package]\n');
+    try {
+      expect(await p.server.sendRequest('textDocument/xcontent', { textDocument: { uri: uri(kt) } })).toMatchObject({ languageId: 'kotlin' });
+      expect(await p.server.sendRequest('textDocument/xcontent', { textDocument: { uri: uri(toml) } })).toMatchObject({ languageId: 'toml' });
+    } finally {
+      rmSync(kt);
+      rmSync(toml);
+    }
   });
 
   it('xcontent answers unknown files, directories, other schemes and anything outside the roots with an error', async () => {

@@ -15,7 +15,6 @@ import {
   registerSourcegraphHandlers,
   serverSupports,
   sourcegraphClientCapabilities,
-  SqliteXCache,
   workspaceSymbolByDescriptor,
   xdefinition,
   xreferences,
@@ -23,6 +22,7 @@ import {
   type SourcegraphHandlers,
   type SymbolDescriptor,
 } from '../../src/peers/lsp/sourcegraph.js';
+import { SqliteXCache } from '../../src/store/xcache.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixtureDir = path.resolve(here, '../fixtures/lsp-sourcegraph/project');

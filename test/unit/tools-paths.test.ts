@@ -3,8 +3,19 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isInsideWorkspace, resolvePath } from '../../src/util/paths.js';
+import { isInsideWorkspace, isWithin, resolvePath } from '../../src/util/paths.js';
 import { removeDir, tempDir } from './tools-helpers.js';
+
+describe('isWithin', () => {
+  it('is the folder itself and what lies below it, by name: a child named "..x" is inside, ".." and a sibling are not', () => {
+    expect(isWithin('/ws', '/ws')).toBe(true);
+    expect(isWithin('/ws', '/ws/a/b.txt')).toBe(true);
+    expect(isWithin('/ws', '/ws/..notes/a.md')).toBe(true);
+    expect(isWithin('/ws', '/ws..x/a.md')).toBe(false);
+    expect(isWithin('/ws/a', '/ws')).toBe(false);
+    expect(isWithin('/ws', '/other/a')).toBe(false);
+  });
+});
 
 describe('resolvePath', () => {
   it('resolves relative paths against the first root and normalizes', () => {

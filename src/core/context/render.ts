@@ -3,10 +3,10 @@
  * after ECA's `contexts-str`). A context that cannot be rendered (missing file, failed fetch)
  * becomes a short error block plus an entry in `errors`; rendering never throws.
  */
-import { resolvePath } from '../../util/paths.js';
+import { isWithin, resolvePath } from '../../util/paths.js';
 import { stat } from 'node:fs/promises';
 import { readBounded } from '../../util/small-file.js';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Context as ChatContext, CursorContext, DirectoryContext, FileContext, ResourceContext, WebContext } from '../../shapes/context.js';
 import { errorMessage } from '../../util/log.js';
 import { listFiles } from './listing.js';
@@ -192,10 +192,7 @@ async function renderFile(ctx: FileContext, opts: RenderOptions): Promise<string
 function rootOf(p: string, roots: string[]): string | undefined {
   return roots
     .map((r) => resolve(r))
-    .filter((r) => {
-      const rel = relative(r, p);
-      return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-    })
+    .filter((r) => isWithin(r, p))
     .sort((a, b) => b.length - a.length)[0];
 }
 

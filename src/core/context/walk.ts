@@ -11,8 +11,8 @@ import type { Dirent } from 'node:fs';
 import { readdirSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import ignore, { type Ignore } from 'ignore';
 import { readSmallFile, readSmallFileSync } from '../../util/small-file.js';
+import { GITIGNORE, ignoredBy, parseGitignore, type ParsedGitignore } from '../../util/gitignore.js';
 
 /** A `.gitignore` longer than this is read only this far (a repo's own files are not trusted to be sane). */
 const MAX_IGNORE_BYTES = 1024 * 1024;
@@ -31,7 +31,7 @@ export interface WalkOptions {
 
 /** One `.gitignore`: a path relative to the walked folder is made relative to the file's folder. */
 interface Matcher {
-  ig: Ignore;
+  ig: ParsedGitignore;
   prefix: string;
   strip: number;
 }
@@ -40,14 +40,7 @@ type Request = { kind: 'readdir'; paths: string[] } | { kind: 'read'; paths: str
 type Response = Array<Dirent[] | string | undefined>;
 
 function isIgnored(chain: readonly Matcher[], rel: string, isDir: boolean): boolean {
-  let ignored = false;
-  for (const m of chain) {
-    const local = m.prefix + rel.slice(m.strip) + (isDir ? '/' : '');
-    const r = m.ig.test(local);
-    if (r.ignored) ignored = true;
-    else if (r.unignored) ignored = false;
-  }
-  return ignored;
+  return ignoredBy(chain.map((m) => [m.ig, m.prefix + rel.slice(m.strip) + (isDir ? '/' : '')] as const));
 }
 
 function* walkSteps(root: string, opts: WalkOptions): Generator<Request, string[], Response> {
@@ -62,12 +55,12 @@ function* walkSteps(root: string, opts: WalkOptions): Generator<Request, string[
         ancestors.unshift(d);
         if (d === opts.ignoreFrom || d === dirname(d)) break;
       }
-      const texts = yield { kind: 'read', paths: ancestors.map((a) => join(a, '.gitignore')) };
+      const texts = yield { kind: 'read', paths: ancestors.map((a) => join(a, GITIGNORE)) };
       ancestors.forEach((a, i) => {
         const text = texts[i];
         if (typeof text !== 'string') return;
         const prefix = relative(a, root).split(sep).join('/') + '/';
-        chain.push({ ig: ignore().add(text), prefix, strip: 0 });
+        chain.push({ ig: parseGitignore(text), prefix, strip: 0 });
       });
     }
   }
@@ -78,9 +71,9 @@ function* walkSteps(root: string, opts: WalkOptions): Generator<Request, string[
     const listings = yield { kind: 'readdir', paths: level.map((d) => join(root, d.rel)) };
     const withIgnore = level.flatMap((d, i) => {
       const l = listings[i];
-      return Array.isArray(l) && l.some((e) => e.name === '.gitignore' && !e.isDirectory()) ? [i] : [];
+      return Array.isArray(l) && l.some((e) => e.name === GITIGNORE && !e.isDirectory()) ? [i] : [];
     });
-    const texts = withIgnore.length ? yield { kind: 'read', paths: withIgnore.map((i) => join(root, level[i].rel, '.gitignore')) } : [];
+    const texts = withIgnore.length ? yield { kind: 'read', paths: withIgnore.map((i) => join(root, level[i].rel, GITIGNORE)) } : [];
     const textOf = new Map<number, Response[number]>(withIgnore.map((d, k) => [d, texts[k]]));
     const next: typeof level = [];
     for (let i = 0; i < level.length; i++) {
@@ -90,7 +83,7 @@ function* walkSteps(root: string, opts: WalkOptions): Generator<Request, string[
       chain = dir.chain;
       const text = textOf.get(i);
       if (typeof text === 'string') {
-        chain = [...chain, { ig: ignore().add(text), prefix: '', strip: dir.rel ? dir.rel.length + 1 : 0 }];
+        chain = [...chain, { ig: parseGitignore(text), prefix: '', strip: dir.rel ? dir.rel.length + 1 : 0 }];
       }
       for (const ent of listing) {
         if (ALWAYS_SKIPPED.has(ent.name)) continue;

@@ -4,58 +4,6 @@
  * 3.17 `positionEncodings` capability is not sent); people and LLMs count characters (code points)
  * from 1. JavaScript strings are UTF-16, so string indices are already LSP `character`s.
  */
-import { extname } from 'node:path';
-
-const LANGUAGE_IDS: Record<string, string> = {
-  ts: 'typescript',
-  mts: 'typescript',
-  cts: 'typescript',
-  tsx: 'typescriptreact',
-  js: 'javascript',
-  mjs: 'javascript',
-  cjs: 'javascript',
-  jsx: 'javascriptreact',
-  py: 'python',
-  pyi: 'python',
-  go: 'go',
-  rs: 'rust',
-  c: 'c',
-  h: 'c',
-  cc: 'cpp',
-  cpp: 'cpp',
-  cxx: 'cpp',
-  hpp: 'cpp',
-  hh: 'cpp',
-  hxx: 'cpp',
-  m: 'objective-c',
-  mm: 'objective-cpp',
-  java: 'java',
-  rb: 'ruby',
-  php: 'php',
-  cs: 'csharp',
-  lua: 'lua',
-  json: 'json',
-  css: 'css',
-  html: 'html',
-  md: 'markdown',
-  sh: 'shellscript',
-  yaml: 'yaml',
-  yml: 'yaml',
-  zig: 'zig',
-  swift: 'swift',
-  kt: 'kotlin',
-};
-
-/** The file's extension without the dot, lower-cased (`ts`). */
-export function extensionOf(path: string): string {
-  return extname(path).slice(1).toLowerCase();
-}
-
-export function languageIdOf(path: string): string {
-  const ext = extensionOf(path);
-  return LANGUAGE_IDS[ext] ?? (ext || 'plaintext');
-}
-
 export interface OpenDocument {
   languageId: string;
   version: number;

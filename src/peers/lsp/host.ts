@@ -2,7 +2,7 @@
  * The LSP peer for one workspace: picks the language server for a file, starts one process per
  * project root lazily, keeps documents in sync, collects diagnostics, and serves the LSP tools.
  */
-import type { XCache } from './sourcegraph.js';
+import type { XCache } from '../../shapes/xcache.js';
 import { readdir, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -11,7 +11,7 @@ import type { Tool } from '../../shapes/tool.js';
 import { errorMessage, logger, type Logger } from '../../util/log.js';
 import { ServerCancelled } from '../../rpc/errors.js';
 import { BUILTIN_NEEDS, BUILTIN_SERVERS, resolveServers } from './config.js';
-import { extensionOf, languageIdOf } from './documents.js';
+import { extensionOf, languageIdOf } from './language-ids.js';
 import { formatDiagnostic } from './format.js';
 import { LanguageServerProcess, type RestartPolicy } from './server.js';
 import { lspTools } from './tools.js';

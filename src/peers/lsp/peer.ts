@@ -8,7 +8,6 @@ import type { Tool } from '../../shapes/tool.js';
 import { resolvePath } from '../../util/paths.js';
 import type { lspConfig } from './settings.js';
 import { LspHostImpl } from './host.js';
-import { SqliteXCache } from './sourcegraph.js';
 import { safely } from '../../util/guards.js';
 
 type Config = PeerConfig<typeof lspConfig>;
@@ -21,7 +20,7 @@ export function createLspPeer(host: PeerHost<Config>): Peer {
     servers: host.config().languageServers,
     roots: host.roots(),
     env: host.env,
-    xcache: new SqliteXCache(host.db),
+    xcache: host.xcache(),
     // Language servers start lazily: the front end hears when one changed status.
     onStatusChange: () => {
       for (const s of lsp.servers()) {

@@ -14,7 +14,8 @@ import { FramedWriter } from '../../rpc/writer.js';
 import { errorMessage, type Logger } from '../../util/log.js';
 import { descendants, killAll } from '../../util/process-tree.js';
 import { OpenDocuments, incrementalChange } from './documents.js';
-import { registerSourcegraphHandlers, serverSupports, sourcegraphClientCapabilities, type XCache } from './sourcegraph.js';
+import { registerSourcegraphHandlers, serverSupports, sourcegraphClientCapabilities } from './sourcegraph.js';
+import type { XCache } from '../../shapes/xcache.js';
 
 function memoryXCache(): XCache {
   const m = new Map<string, unknown>();

@@ -4,7 +4,7 @@
  *
  * - client side of the files extension: `workspace/xfiles`, `textDocument/xcontent` (the server
  *   reads the workspace through patchbay — its in-memory overlay first, then the disk);
- * - client side of the cache extension: `xcache/get`, `xcache/set` (persisted by `SqliteXCache`);
+ * - client side of the cache extension: `xcache/get`, `xcache/set` (persisted by the store, `store/xcache.ts`, handed over as `PeerHost.xcache`);
  * - helpers for the SymbolDescriptor extensions a server may provide: `textDocument/xdefinition`,
  *   `workspace/xreferences`, `workspace/symbol` with `symbol`.
  *
@@ -14,8 +14,6 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type Database from 'better-sqlite3';
-import ignore, { type Ignore } from 'ignore';
 import { CancellationToken, ResponseError, type Disposable, type MessageConnection } from 'vscode-jsonrpc';
 import type {
   CacheGetParams,
@@ -32,6 +30,10 @@ import type {
   TextDocumentPositionParams,
 } from '../../protocol/lsp/index.js';
 import { isRecord } from '../../util/guards.js';
+import { GITIGNORE, ignoredBy, parseGitignore, type ParsedGitignore } from '../../util/gitignore.js';
+import { isWithin } from '../../util/paths.js';
+import type { XCache } from '../../shapes/xcache.js';
+import { languageIdOf } from './language-ids.js';
 import { RpcErrorCode as ErrorCodes } from '../../rpc/errors.js';
 import { request } from '../../rpc/request.js';
 
@@ -89,11 +91,6 @@ export interface OverlayDocument {
   text: string;
   languageId?: string;
   version?: number;
-}
-
-export interface XCache {
-  get(ns: string, key: string): unknown;
-  set(ns: string, key: string, value: unknown): void;
 }
 
 export interface SourcegraphHandlerOptions {
@@ -283,7 +280,7 @@ export async function listWorkspaceFiles(opts: SourcegraphHandlerOptions, base?:
     // Overlay-only documents under this base.
     for (const uri of opts.overlayUris?.() ?? []) {
       const file = uriToPath(uri);
-      if (file === undefined || !isInside(dir, file) || file === dir) continue;
+      if (file === undefined || !isWithin(dir, file) || file === dir) continue;
       const rel = path.relative(root, file);
       if (rel.split(path.sep).includes('.git')) continue;
       if (await rules.ignored(rel, false)) continue;
@@ -298,7 +295,7 @@ export async function listWorkspaceFiles(opts: SourcegraphHandlerOptions, base?:
  * with a matching rule decides (negation included); an ignored directory hides everything below.
  */
 class GitignoreRules {
-  private readonly perDir = new Map<string, Promise<Ignore | undefined>>();
+  private readonly perDir = new Map<string, Promise<ParsedGitignore | undefined>>();
   private readonly verdicts = new Map<string, boolean>();
 
   constructor(
@@ -314,15 +311,12 @@ class GitignoreRules {
       const key = segs.slice(0, i + 1).join('/') + (prefixIsDir ? '/' : '');
       let verdict = this.verdicts.get(key);
       if (verdict === undefined) {
-        verdict = false;
+        const chain: Array<[ParsedGitignore, string]> = [];
         for (let j = 0; j <= i; j++) {
           const rules = await this.rulesFor(segs.slice(0, j));
-          if (!rules) continue;
-          const sub = segs.slice(j, i + 1).join('/') + (prefixIsDir ? '/' : '');
-          const r = rules.test(sub);
-          if (r.ignored) verdict = true;
-          else if (r.unignored) verdict = false;
+          if (rules) chain.push([rules, segs.slice(j, i + 1).join('/') + (prefixIsDir ? '/' : '')]);
         }
+        verdict = ignoredBy(chain);
         this.verdicts.set(key, verdict);
       }
       if (verdict) return true;
@@ -330,17 +324,17 @@ class GitignoreRules {
     return false;
   }
 
-  private rulesFor(dirSegs: string[]): Promise<Ignore | undefined> {
+  private rulesFor(dirSegs: string[]): Promise<ParsedGitignore | undefined> {
     const dir = path.join(this.root, ...dirSegs);
     let p = this.perDir.get(dir);
     if (!p) {
-      p = this.load(path.join(dir, '.gitignore'));
+      p = this.load(path.join(dir, GITIGNORE));
       this.perDir.set(dir, p);
     }
     return p;
   }
 
-  private async load(file: string): Promise<Ignore | undefined> {
+  private async load(file: string): Promise<ParsedGitignore | undefined> {
     let text = overlayLookup(this.overlay, file)?.text;
     if (text === undefined) {
       try {
@@ -349,7 +343,7 @@ class GitignoreRules {
         return undefined;
       }
     }
-    return ignore().add(text);
+    return parseGitignore(text);
   }
 }
 
@@ -371,7 +365,7 @@ export async function readDocument(opts: SourcegraphHandlerOptions, uri: string)
   }
   const doc = opts.overlay(uri) ?? overlayLookup(opts.overlay, file);
   if (doc) {
-    return { uri, languageId: doc.languageId ?? languageIdFor(file), version: doc.version ?? 0, text: doc.text };
+    return { uri, languageId: doc.languageId ?? languageIdOf(file), version: doc.version ?? 0, text: doc.text };
   }
   // Refuse symlinks that lead out of the roots.
   let real: string;
@@ -391,85 +385,7 @@ export async function readDocument(opts: SourcegraphHandlerOptions, uri: string)
     throw new ResponseError(ErrorCodes.InvalidParams, `textDocument/xcontent: ${uri} is too large (${st.size} bytes > ${max})`);
   }
   const text = await fsp.readFile(real, 'utf8');
-  return { uri, languageId: languageIdFor(file), version: 0, text };
-}
-
-const LANGUAGE_IDS: Record<string, string> = {
-  '.ts': 'typescript',
-  '.mts': 'typescript',
-  '.cts': 'typescript',
-  '.tsx': 'typescriptreact',
-  '.js': 'javascript',
-  '.mjs': 'javascript',
-  '.cjs': 'javascript',
-  '.jsx': 'javascriptreact',
-  '.json': 'json',
-  '.md': 'markdown',
-  '.py': 'python',
-  '.go': 'go',
-  '.rs': 'rust',
-  '.java': 'java',
-  '.php': 'php',
-  '.rb': 'ruby',
-  '.c': 'c',
-  '.h': 'c',
-  '.cpp': 'cpp',
-  '.hpp': 'cpp',
-  '.cs': 'csharp',
-  '.css': 'css',
-  '.html': 'html',
-  '.yaml': 'yaml',
-  '.yml': 'yaml',
-  '.toml': 'toml',
-  '.sh': 'shellscript',
-};
-
-/** LSP language id guessed from a file name ('plaintext' when unknown). */
-export function languageIdFor(file: string): string {
-  return LANGUAGE_IDS[path.extname(file).toLowerCase()] ?? 'plaintext';
-}
-
-// ---------------------------------------------------------------------------------------------
-// SQLite-backed cache
-
-/** `XCache` persisted in SQLite; values are stored as JSON. */
-export class SqliteXCache implements XCache {
-  private readonly getStmt: Database.Statement<[string, string], { value: string | number }>;
-  private readonly setStmt: Database.Statement<[string, string, string, number]>;
-  private readonly clearNs: Database.Statement<[string]>;
-  private readonly clearAll: Database.Statement<[]>;
-
-  constructor(db: Database.Database) {
-    db.exec(`CREATE TABLE IF NOT EXISTS xcache (
-      ns TEXT NOT NULL,
-      key TEXT NOT NULL,
-      value JSON NOT NULL,
-      updated_at INTEGER NOT NULL,
-      PRIMARY KEY (ns, key)
-    )`);
-    this.getStmt = db.prepare('SELECT value FROM xcache WHERE ns = ? AND key = ?');
-    this.setStmt = db.prepare('INSERT INTO xcache (ns, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(ns, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at');
-    this.clearNs = db.prepare('DELETE FROM xcache WHERE ns = ?');
-    this.clearAll = db.prepare('DELETE FROM xcache');
-  }
-
-  /** The stored value, or undefined when absent. */
-  get(ns: string, key: string): unknown {
-    const row = this.getStmt.get(ns, key);
-    // A JSON column has NUMERIC affinity in SQLite: '42' comes back as the number 42.
-    return row === undefined ? undefined : (JSON.parse(String(row.value)) as unknown);
-  }
-
-  set(ns: string, key: string, value: unknown): void {
-    const json = JSON.stringify(value === undefined ? null : value);
-    this.setStmt.run(ns, key, json, Date.now());
-  }
-
-  /** Drops one namespace, or everything (the spec lets the client clear items at any time). */
-  clear(ns?: string): void {
-    if (ns === undefined) this.clearAll.run();
-    else this.clearNs.run(ns);
-  }
+  return { uri, languageId: languageIdOf(file), version: 0, text };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -611,15 +527,10 @@ function resolveBase(firstRoot: string, base: string): string {
   return path.resolve(firstRoot, rel);
 }
 
-function isInside(dir: string, file: string): boolean {
-  const rel = path.relative(dir, file);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
-
 /** The deepest root containing `file`. */
 function owningRoot(roots: string[], file: string): string | undefined {
   let best: string | undefined;
-  for (const r of roots) if (isInside(r, file) && (best === undefined || r.length > best.length)) best = r;
+  for (const r of roots) if (isWithin(r, file) && (best === undefined || r.length > best.length)) best = r;
   return best;
 }
 

@@ -7,7 +7,8 @@ import { workspaceSymbolByDescriptor, xdefinition, xreferences } from './sourceg
 import { z } from 'zod';
 import { textResult, type Tool, type ToolContext, type ToolResult } from '../../shapes/tool.js';
 import { errorMessage } from '../../util/log.js';
-import { columnToUtf16, extensionOf, lineAt, symbolCharacter } from './documents.js';
+import { columnToUtf16, lineAt, symbolCharacter } from './documents.js';
+import { extensionOf } from './language-ids.js';
 import { formatDiagnostic, formatDocumentSymbols, formatLocations, formatWorkspaceSymbols, hoverText, SourceCache } from './format.js';
 import type { LspHostImpl } from './host.js';
 import { definitionResultSchema, documentSymbolResultSchema, hoverResultSchema, referencesResultSchema, toLocations, workspaceSymbolResultSchema } from '../../protocol/lsp/index.js';

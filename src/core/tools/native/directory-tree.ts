@@ -6,7 +6,7 @@ import { textResult } from '../../../shapes/tool.js';
 import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { fsErrorText, notice, plural } from '../../../util/fs-util.js';
-import { type Entry, Ignorer, listDirectory } from './gitignore.js';
+import { type Entry, Ignorer, listDirectory } from '../../../util/gitignore.js';
 
 export const DEFAULT_TREE_ENTRIES = 1000;
 

@@ -14,7 +14,7 @@ import { openContained, realRootsOf } from '../../../util/contained.js';
 import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { displayPath, fsErrorText, looksBinary, notice, plural } from '../../../util/fs-util.js';
-import { type Entry, Ignorer, listDirectory } from './gitignore.js';
+import { type Entry, Ignorer, listDirectory } from '../../../util/gitignore.js';
 
 export const DEFAULT_GREP_RESULTS = 200;
 export const MAX_GREP_FILE_BYTES = 4 * 1024 * 1024;

@@ -1,13 +1,43 @@
 /**
- * `.gitignore` handling for the tools that walk directories. Each directory's `.gitignore`
- * applies to paths below it, and a deeper file overrides a shallower one, as in git.
- * `.git` itself is always skipped.
+ * `.gitignore` files, parsed and applied in one place: the file tools that walk directories
+ * (`Ignorer`, `listDirectory`: `directory_tree`, `grep`), the context walk (core/context/walk.ts)
+ * and the LSP peer's `workspace/xfiles` (peers/lsp/sourcegraph.ts) all parse with
+ * `parseGitignore` and decide with `ignoredBy`. Each directory's `.gitignore` applies to paths
+ * below it, and a deeper file overrides a shallower one (a negation re-includes), as in git.
+ * `.git` itself is always skipped by `listDirectory`. Reading the files stays with each caller
+ * (async, sync, capped, or an editor's unsaved buffer first).
  */
 import type { Dirent } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
-import { isWithin } from '../../../util/paths.js';
+import { isWithin } from './paths.js';
+
+/** The name git reads in each directory. */
+export const GITIGNORE = '.gitignore';
+
+/** One `.gitignore` file's rules. */
+export type ParsedGitignore = Ignore;
+
+/** The rules of one `.gitignore` file's text. */
+export function parseGitignore(text: string): ParsedGitignore {
+  return ignore().add(text);
+}
+
+/**
+ * Whether a path is ignored by a chain of `.gitignore` files, shallowest first, each given with
+ * the path as seen from its own folder (`/`-separated; a directory ends in `/`): a later (deeper)
+ * file that matches decides, so a negation there re-includes what a shallower one ignored.
+ */
+export function ignoredBy(chain: Iterable<readonly [ParsedGitignore, string]>): boolean {
+  let ignored = false;
+  for (const [rules, path] of chain) {
+    const r = rules.test(path);
+    if (r.ignored) ignored = true;
+    else if (r.unignored) ignored = false;
+  }
+  return ignored;
+}
 
 interface Layer {
   dir: string;
@@ -39,24 +69,22 @@ export class Ignorer {
   async enter(dir: string): Promise<Ignorer> {
     let text: string;
     try {
-      text = await readFile(join(dir, '.gitignore'), 'utf8');
+      text = await readFile(join(dir, GITIGNORE), 'utf8');
     } catch {
       return this;
     }
-    return new Ignorer([...this.layers, { dir, ig: ignore().add(text) }]);
+    return new Ignorer([...this.layers, { dir, ig: parseGitignore(text) }]);
   }
 
   ignores(abs: string, isDir: boolean): boolean {
-    let ignored = false;
-    for (const { dir, ig } of this.layers) {
-      let rel = relative(dir, abs);
-      if (rel === '' || rel.startsWith('..')) continue;
-      if (sep !== '/') rel = rel.split(sep).join('/');
-      const r = ig.test(isDir ? `${rel}/` : rel);
-      if (r.ignored) ignored = true;
-      else if (r.unignored) ignored = false;
-    }
-    return ignored;
+    return ignoredBy(
+      this.layers.flatMap(({ dir, ig }): Array<[Ignore, string]> => {
+        let rel = relative(dir, abs);
+        if (rel === '' || rel.startsWith('..')) return [];
+        if (sep !== '/') rel = rel.split(sep).join('/');
+        return [[ig, isDir ? `${rel}/` : rel]];
+      }),
+    );
   }
 }
 

@@ -1,6 +1,6 @@
 /** Stopping a façade's workspace on the way out, with a deadline (ECA `shutdown`/exit, ACP exit). */
-import type { Workspace } from '../runtime/workspace.js';
-import { errorMessage, logger } from '../util/log.js';
+import type { Workspace } from '../../runtime/workspace.js';
+import { errorMessage, logger } from '../../util/log.js';
 
 const log = logger('server');
 
