@@ -294,7 +294,17 @@ export class ToolCall {
   /** The one approval decision (tool-gate.ts): the rules, containment, protected paths, session answers, trust mode, preToolCall hooks. */
   private async decide(tool: Tool): Promise<Decision> {
     const { agent, approval, ctx, trusted, hooks } = this.env;
-    const v = await gateCall(tool, this.args, { roots: ctx.roots, agent, approval, session: this.session(), key: this.llmName, ...(trusted ? { trust: trusted } : {}), ...(hooks ? { hooks } : {}), toolCallId: this.id, signal: ctx.signal });
+    const v = await gateCall(tool, this.args, {
+      roots: ctx.roots,
+      agent,
+      approval,
+      session: this.session(),
+      key: this.llmName,
+      ...(trusted ? { trust: trusted } : {}),
+      ...(hooks ? { hooks } : {}),
+      toolCallId: this.id,
+      signal: ctx.signal,
+    });
     if (v.args !== this.args) this.args = v.args;
     if (v.stop) this.hookStop = v.stop;
     this.mustAsk = v.protected;
