@@ -94,7 +94,18 @@ describe('ToolGate: patchbay tools check and a chat turn agree', () => {
     const config = { ...fakeProviderConfig(llm().url), toolCall: { approval: APPROVAL }, hooks: HOOKS };
     const list = calls(outside);
 
-    const expected: Record<string, Verdict> = { deny: 'deny', shell: 'ask', askRule: 'ask', git: 'ask', config: 'ask', outside: 'ask', write: 'allow', read: 'allow', hookDeny: 'deny', hookAsk: 'ask' };
+    const expected: Record<string, Verdict> = {
+      deny: 'deny',
+      shell: 'ask',
+      askRule: 'ask',
+      git: 'ask',
+      config: 'ask',
+      outside: 'ask',
+      write: 'allow',
+      read: 'allow',
+      hookDeny: 'deny',
+      hookAsk: 'ask',
+    };
     const expectedTrusted: Record<string, Verdict> = { ...expected, shell: 'allow', askRule: 'allow' };
 
     const checked = await checkVerdicts(home, root, config, list, false);
@@ -117,7 +128,8 @@ describe('ToolGate: patchbay tools check and a chat turn agree', () => {
     expect(existsSync(join(root, '.git'))).toBe(false);
     expect(existsSync(join(root, '.patchbay'))).toBe(false);
     expect(existsSync(join(outside, 'x.txt'))).toBe(false);
-  });
+    // Twenty-odd processes one after the other: more than the default 30 s on a loaded machine.
+  }, 120_000);
 
   it('says why, names the protected path, and judges the plan agent; bad usage exits 2 with a pointer to the help', async () => {
     const home = scratch(tempDir());
@@ -154,5 +166,5 @@ describe('ToolGate: patchbay tools check and a chat turn agree', () => {
       expect(r.stderr).toContain('patchbay tools --help');
       expect(r.stdout).toBe('');
     }
-  });
+  }, 90_000);
 });
