@@ -169,7 +169,7 @@ Options:
   {
     name: 'tools',
     synopsis: "check <tool> '<json>'",
-    summary: 'Judge a tool call as a chat in this folder would: allow, ask or deny',
+    summary: 'Judge a tool call as a chat here would: allow, ask, deny',
     usage: `Usage: patchbay tools check <tool> ['<json args>'] [options]
 
 Judges one tool call outside any chat, against the current folder's workspace (its config, as
