@@ -6,6 +6,7 @@
 import { mkdir, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { HookConfig } from '../../src/config/hooks.js';
 import { Hooks } from '../../src/core/hooks/index.js';
 import { gateCall, judge, rememberAnswer, ToolGate, type GateContext, type SessionAnswers } from '../../src/core/tool-gate.js';
 import type { Tool } from '../../src/shapes/tool.js';
@@ -138,7 +139,7 @@ describe('ToolGate: the rules', () => {
 });
 
 describe('ToolGate: preToolCall hooks', () => {
-  function hooksIn(root: string, hooks: Record<string, unknown>): Hooks {
+  function hooksIn(root: string, hooks: Record<string, HookConfig>): Hooks {
     return new Hooks({ hooks: () => hooks, roots: () => [root], dbPath: '/db', executable: '/bin/patchbay', env: process.env, problems: () => {} });
   }
 
