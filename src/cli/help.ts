@@ -166,6 +166,32 @@ Options:
 `,
     overviewOptions: ['-y, --yes', '--revoke', '--list'],
   },
+  {
+    name: 'tools',
+    synopsis: "check <tool> '<json>'",
+    summary: 'Judge a tool call as a chat here would: allow, ask, deny',
+    usage: `Usage: patchbay tools check <tool> ['<json args>'] [options]
+
+Judges one tool call outside any chat, against the current folder's workspace (its config, as
+patchbay doctor reads it), by the rules a chat turn there follows: the toolCall.approval rules,
+the agent, paths outside the workspace folders, protected paths (.git, .patchbay/config.json…),
+trust mode and preToolCall hooks (which run, as they would for the call). Nothing is run.
+<tool> is a native tool's name (shell_command, write_file) or <server>__<tool>; an MCP server's
+tool is looked up once the servers have started. Prints the verdict and why.
+
+Options:
+  --trust               Judge it with trust mode on (what would ask runs; deny, outside and
+                        protected paths still apply)
+  --agent <name>        code (default), plan, or a subagent's name (its own rules apply)
+  --json                One JSON object: {"tool","verdict","reason","outside","protected"?,"args"?}
+${CONFIG_FILE}
+  -h, --help            Show this help
+
+Exit codes: 0 allow, 3 ask, 4 deny, 2 bad usage (an unknown tool or agent, arguments that are
+not a JSON object), 1 the check failed.
+`,
+    overviewOptions: ['--trust', '--agent <name>', '--json'],
+  },
 ];
 
 export function commandHelp(name: string): CommandHelp | undefined {

@@ -53,6 +53,10 @@ async function run(argv: string[]): Promise<void> {
       const { runTrust } = await import('./trust-command.js');
       return runTrust(rest);
     }
+    case 'tools': {
+      const { runTools } = await import('./tools-command.js');
+      return runTools(rest);
+    }
     case 'mcp-conformance-client': {
       // Used by the MCP conformance suite (test/e2e/mcp-conformance.test.ts) to drive patchbay's MCP client.
       const { runMcpConformanceClient } = await import('./mcp-conformance-client.js');

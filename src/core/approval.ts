@@ -134,34 +134,44 @@ function ruleMatches(selector: string, rule: Rule, tool: ApprovalTool, args: Rec
   return 'match';
 }
 
-function rulesMatch(rules: Rules, tool: ApprovalTool, args: Record<string, unknown>, kind: Kind): MatchResult {
-  let result: MatchResult = 'no';
+/** Whether a rule of `rules` matches, and the selector of the first that does (or cannot tell). */
+function rulesMatch(rules: Rules, tool: ApprovalTool, args: Record<string, unknown>, kind: Kind): { result: MatchResult; selector?: string } {
+  let found: { result: MatchResult; selector?: string } = { result: 'no' };
   for (const [selector, rule] of Object.entries(rules ?? {})) {
     const r = ruleMatches(selector, rule, tool, args, kind);
-    if (r === 'match') return 'match';
-    if (r === 'unknown') result = 'unknown';
+    if (r === 'match') return { result: 'match', selector };
+    if (r === 'unknown' && found.result === 'no') found = { result: 'unknown', selector };
   }
-  return result;
+  return found;
 }
 
 /** The approval for one tool call. */
 export function decideApproval(tool: ApprovalTool, args: Record<string, unknown>, approval: ApprovalConfig | undefined): ApprovalDecision {
+  return explainApproval(tool, args, approval).decision;
+}
+
+/** The approval for one tool call, with what decided it (for `patchbay tools check`, core/tool-gate.ts). */
+export function explainApproval(tool: ApprovalTool, args: Record<string, unknown>, approval: ApprovalConfig | undefined): { decision: ApprovalDecision; because: string } {
   const a = approval ?? {};
   const safeArgs = args && typeof args === 'object' ? args : {};
   const deny = rulesMatch(a.deny, tool, safeArgs, 'restrict');
-  if (deny === 'match') return 'deny';
+  if (deny.result === 'match') return { decision: 'deny', because: `the deny rule "${deny.selector}" matches` };
   const ask = rulesMatch(a.ask, tool, safeArgs, 'restrict');
-  if (ask === 'match') return 'ask';
+  if (ask.result === 'match') return { decision: 'ask', because: `the ask rule "${ask.selector}" matches` };
   const otherwise = fallThrough(a, tool, safeArgs);
   // A shell command a deny/ask rule cannot read: never let it through unasked.
-  if ((deny === 'unknown' || ask === 'unknown') && otherwise === 'allow') return 'ask';
+  const unread = deny.result === 'unknown' ? deny : ask.result === 'unknown' ? ask : undefined;
+  if (unread && otherwise.decision === 'allow') {
+    return { decision: 'ask', because: `the command cannot be read for the ${unread === deny ? 'deny' : 'ask'} rule "${unread.selector}", so it asks` };
+  }
   return otherwise;
 }
 
-function fallThrough(a: ApprovalConfig, tool: ApprovalTool, args: Record<string, unknown>): ApprovalDecision {
-  if (rulesMatch(a.allow, tool, args, 'permit') === 'match') return 'allow';
-  if (a.byDefault) return a.byDefault;
-  return tool.readOnly ? 'allow' : 'ask';
+function fallThrough(a: ApprovalConfig, tool: ApprovalTool, args: Record<string, unknown>): { decision: ApprovalDecision; because: string } {
+  const allow = rulesMatch(a.allow, tool, args, 'permit');
+  if (allow.result === 'match') return { decision: 'allow', because: `the allow rule "${allow.selector}" matches` };
+  if (a.byDefault) return { decision: a.byDefault, because: `no rule names it; byDefault is "${a.byDefault}"` };
+  return tool.readOnly ? { decision: 'allow', because: 'no rule names it, and it only reads' } : { decision: 'ask', because: 'no rule names it, and it may change things' };
 }
 
 /**

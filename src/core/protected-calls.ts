@@ -23,16 +23,20 @@ import { splitShellCommand, type ShellUnit } from './tools/native/shell-words.js
 /** More pieces than this in one command are not checked one by one: the call asks. */
 const MAX_PIECES = 512;
 
-/** Why this call must ask every time (naming the path), or undefined. */
-export async function protectedTarget(tool: Tool, args: Record<string, unknown>, roots: string[], env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+/**
+ * Why this call must ask every time (naming the path), or undefined. Relative paths resolve in
+ * `cwd` when given, else in the first root.
+ */
+export async function protectedTarget(tool: Tool, args: Record<string, unknown>, roots: string[], env: NodeJS.ProcessEnv = process.env, cwd?: string): Promise<string | undefined> {
   if (!tool.mutates) return undefined;
+  const base = cwd !== undefined ? [cwd] : roots;
   for (const raw of safePaths(tool, args)) {
-    const why = await protectedPath(resolvePath(raw, roots), roots, env);
+    const why = await protectedPath(resolvePath(raw, base), roots, env);
     if (why) return `"${raw}" is protected: ${why}`;
   }
   if (tool.server === 'patchbay' && tool.name === 'shell_command' && typeof args.command === 'string') {
     const wd = args.working_directory;
-    const cwd = typeof wd === 'string' && wd ? resolvePath(wd, roots) : (roots[0] ?? process.cwd());
+    const cwd = typeof wd === 'string' && wd ? resolvePath(wd, base) : (base[0] ?? process.cwd());
     return shellTarget(args.command, cwd, roots, env);
   }
   return undefined;

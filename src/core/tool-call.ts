@@ -15,20 +15,18 @@
 import { realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ApprovalConfig } from '../config/schema.js';
-import { decideApproval } from './approval.js';
 import type { ApprovalAnswer } from './approvals.js';
 import type { ChatEvents, RejectReason, ToolCallEvent } from './events.js';
 import type { StoredMessage } from './messages.js';
 import type { ChatPersistence, ToolCallRecord } from './persistence.js';
 import type { FileCheckpoint, Tool, ToolContext, ToolDetails, ToolResult } from '../shapes/tool.js';
-import { isInsideWorkspace, resolvePath } from '../util/paths.js';
-import { protectedTarget } from './protected-calls.js';
 import { protectedPath } from './protected-paths.js';
+import { gateCall, rememberAnswer, touchesOutside } from './tool-gate.js';
 import { checkToolImages } from './tool-images.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Agent } from '../shapes/agent.js';
 import type { HookStop } from './hooks/effects.js';
-import { postToolCall, preToolCall, type ToolHooksEnv } from './hooks/tool-hooks.js';
+import { postToolCall, type ToolHooksEnv } from './hooks/tool-hooks.js';
 
 const log = logger('tool-call');
 /** How long a stopped turn waits for a tool that ignores its abort signal before going on without it. */
@@ -166,7 +164,7 @@ export class ToolCall {
     }
     // Not stored: deciding lasts microseconds; the row is written once the call waits or runs.
     this.transition({ kind: 'deciding' }, false);
-    let decision = await this.preHooks(tool, await this.decide(tool));
+    let decision = await this.decide(tool);
     if (decision.kind === 'deny') {
       this.transition({ kind: 'rejected', reason: decision.reason ?? 'denied', why: decision.why }, false);
       return this.finish().message;
@@ -243,27 +241,6 @@ export class ToolCall {
     return this.called(await this.postHooks(tool, result), startedAt).message;
   }
 
-  /** preToolCall (core/hooks/tool-hooks.ts): new arguments, a rejection, an ask, or a stop; a hook's allow never loosens the config. */
-  private async preHooks(tool: Tool, decision: Decision): Promise<Decision> {
-    const v = await preToolCall(this.env.hooks, tool, this.id, this.args, decision.kind, this.env.ctx.signal);
-    if (!v) return decision;
-    this.hookStop = v.stop;
-    if (v.deny !== undefined) {
-      if (v.args) this.args = v.args;
-      return { kind: 'deny', why: v.deny, reason: 'hook' };
-    }
-    if (v.args) {
-      this.args = v.args;
-      // ECA judges only the model's arguments; here the rewritten ones are judged too (config
-      // rules, workspace bounds, protected paths), so a hook's rewrite never runs unasked what
-      // the config would ask about or deny. The stricter verdict of the two stands.
-      this.judgedOutside = false;
-      this.mustAsk = undefined;
-      decision = stricter(decision, await this.decide(tool));
-    }
-    return v.ask && decision.kind === 'allow' ? { kind: 'ask' } : decision;
-  }
-
   /** postToolCall (core/hooks/tool-hooks.ts): the result replaced or added to, or the turn stopped. */
   private async postHooks(tool: Tool, result: ToolResult): Promise<ToolResult> {
     const after = await postToolCall(this.env.hooks, tool, this.id, this.args, result);
@@ -282,15 +259,11 @@ export class ToolCall {
     if (!again) this.transition({ kind: 'waitingApproval' });
     const answer = await asked;
     if (!answer.approved) {
-      // Kept by the same key as a session approval (the LLM name), and undoing one if it was given.
-      if (answer.saveForSession && answer.reason === 'user') {
-        this.env.sessionRejected?.add(this.llmName);
-        this.env.sessionApproved.delete(this.llmName);
-      }
+      rememberAnswer(this.session(), this.llmName, answer);
       this.transition({ kind: 'rejected', reason: answer.reason, why: rejectionText(answer.reason) }, false);
       return this.finish().message;
     }
-    if (answer.saveForSession) this.env.sessionApproved.add(this.llmName);
+    rememberAnswer(this.session(), this.llmName, answer);
     return undefined;
   }
 
@@ -318,31 +291,29 @@ export class ToolCall {
     return { message };
   }
 
+  /** The one approval decision (tool-gate.ts): the rules, containment, protected paths, session answers, trust mode, preToolCall hooks. */
   private async decide(tool: Tool): Promise<Decision> {
-    const { agent, approval, sessionApproved, ctx } = this.env;
-    if (agent === 'plan' && (tool.mutates || tool.mutatesCall?.(this.args))) {
-      return { kind: 'deny', why: `The plan agent cannot run "${tool.name}": it only reads and plans. Describe the change instead.` };
-    }
-    // The user's own "reject always" is final: no config allow, session approval or trust mode runs it.
-    if (this.env.sessionRejected?.has(this.llmName)) {
-      return {
-        kind: 'deny',
-        reason: 'denied',
-        why: `The user rejected "${tool.name}" for the rest of this chat; it did not run. Do not call it again: continue without it, or ask the user what they want instead.`,
-      };
-    }
-    const decision = decideApproval(tool, this.args, approval);
-    if (decision === 'deny') return { kind: 'deny', why: `Running "${tool.name}" is denied by the user's configuration.` };
-    // Outside the workspace always asks: neither config nor a session approval covers it.
-    if (await this.touchesOutside(tool, ctx.roots)) return { kind: 'ask' };
-    // Protected paths (patchbay's and other tools' config, git hooks) always ask: otherwise
-    // the model could widen its own approvals. Neither config nor a session approval covers it.
-    this.mustAsk = await protectedTarget(tool, this.args, ctx.roots).catch(() => 'its paths could not be checked');
-    if (this.mustAsk) return { kind: 'ask' };
-    if (decision === 'ask' && sessionApproved.has(this.llmName)) return { kind: 'allow' };
-    // Trust mode runs what would ask; deny, paths outside the workspace and protected paths still apply (above).
-    if (decision === 'ask' && this.env.trusted?.()) return { kind: 'allow' };
-    return { kind: decision };
+    const { agent, approval, ctx, trusted, hooks } = this.env;
+    const v = await gateCall(tool, this.args, {
+      roots: ctx.roots,
+      agent,
+      approval,
+      session: this.session(),
+      key: this.llmName,
+      ...(trusted ? { trust: trusted } : {}),
+      ...(hooks ? { hooks } : {}),
+      toolCallId: this.id,
+      signal: ctx.signal,
+    });
+    if (v.args !== this.args) this.args = v.args;
+    if (v.stop) this.hookStop = v.stop;
+    this.mustAsk = v.protected;
+    this.judgedOutside = v.outside;
+    return v.kind === 'deny' ? { kind: 'deny', why: v.why, reason: v.rejectReason } : { kind: v.kind };
+  }
+
+  private session() {
+    return { approved: this.env.sessionApproved, ...(this.env.sessionRejected ? { rejected: this.env.sessionRejected } : {}) };
   }
 
   private summary(): string | undefined {
@@ -357,16 +328,7 @@ export class ToolCall {
    * Remembered: only a call judged outside when the user was asked runs unconfined.
    */
   private async touchesOutside(tool: Tool, roots: string[]): Promise<boolean> {
-    if (!tool.paths) return false;
-    try {
-      for (const raw of tool.paths(this.args)) {
-        if (typeof raw !== 'string' || !raw) continue;
-        if (!(await isInsideWorkspace(resolvePath(raw, roots), roots))) return (this.judgedOutside = true);
-      }
-      return false;
-    } catch {
-      return (this.judgedOutside = true);
-    }
+    return (await touchesOutside(tool, this.args, roots)) && (this.judgedOutside = true);
   }
 
   private stored() {
@@ -423,11 +385,6 @@ export class ToolCall {
 }
 
 type Decision = { kind: 'allow' | 'ask' } | { kind: 'deny'; why: string; reason?: RejectReason };
-
-const severity = { allow: 0, ask: 1, deny: 2 } as const;
-function stricter(a: Decision, b: Decision): Decision {
-  return severity[b.kind] > severity[a.kind] ? b : a;
-}
 
 interface Finished {
   message: StoredMessage;

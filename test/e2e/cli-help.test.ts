@@ -22,6 +22,7 @@ const OPTIONS: Record<string, string[]> = {
   models: ['list', 'pull', 'rm', '--config-file', '--help'],
   trust: ['--revoke', '--list', '--help'],
   login: ['--method', '--logout', '--config-file', '--help'],
+  tools: ['check', '--trust', '--agent', '--json', '--config-file', '--help'],
 };
 
 describe('patchbay --help', () => {
