@@ -170,6 +170,8 @@ export interface GateSource {
   tool(name: string): Tool | undefined;
   /** The config's `toolCall.approval`, read at each decision. */
   approval(): ApprovalConfig;
+  /** `disabledTools`: names (bare or `<server>__<tool>`) a chat is never offered, so a call to one is refused. */
+  disabled?(): readonly string[];
   /** The subagents, for a request naming one as its agent. */
   subagents?(): readonly SubagentDef[];
   /** Folders a tool may use as if inside the workspace (durable memory's), after the roots. */
@@ -210,6 +212,8 @@ export class ToolGate {
     const args = req.args;
     const refuse = (why: string) => ({ kind: 'deny' as const, why, rejectReason: 'denied' as const, reason: why, args, outside: false });
     if (!tool) return refuse(`Unknown tool "${name}".`);
+    const disabled = this.source.disabled?.() ?? [];
+    if (disabled.includes(tool.name) || disabled.includes(name)) return { ...refuse(`"${name}" is disabled (disabledTools): a chat is not offered it, and a call to it is refused.`), tool };
     const agent = this.agent(req.agent);
     if (typeof agent === 'string') return { ...refuse(agent), tool };
     const config = this.source.approval();
