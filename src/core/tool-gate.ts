@@ -15,6 +15,9 @@
  *      the arguments (which are then judged again, and the stricter verdict of the two stands;
  *      a hook never loosens the rules).
  *
+ * `ToolGate.decide` judges a call from no chat turn: before these steps it refuses what a chat is
+ * never offered (an unknown tool, one in `disabledTools`), as a chat refuses a call to it.
+ *
  * The roots are an input: who calls decides which folders a call is contained in (a chat's own
  * folders, the workspace's).
  */
