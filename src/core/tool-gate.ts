@@ -15,6 +15,9 @@
  *      the arguments (which are then judged again, and the stricter verdict of the two stands;
  *      a hook never loosens the rules).
  *
+ * `ToolGate.decide` judges a call from no chat turn: before these steps it refuses what a chat is
+ * never offered (an unknown tool, one in `disabledTools`), as a chat refuses a call to it.
+ *
  * The roots are an input: who calls decides which folders a call is contained in (a chat's own
  * folders, the workspace's).
  */
@@ -170,6 +173,8 @@ export interface GateSource {
   tool(name: string): Tool | undefined;
   /** The config's `toolCall.approval`, read at each decision. */
   approval(): ApprovalConfig;
+  /** `disabledTools`: names (bare or `<server>__<tool>`) a chat is never offered, so a call to one is refused. */
+  disabled?(): readonly string[];
   /** The subagents, for a request naming one as its agent. */
   subagents?(): readonly SubagentDef[];
   /** Folders a tool may use as if inside the workspace (durable memory's), after the roots. */
@@ -210,6 +215,8 @@ export class ToolGate {
     const args = req.args;
     const refuse = (why: string) => ({ kind: 'deny' as const, why, rejectReason: 'denied' as const, reason: why, args, outside: false });
     if (!tool) return refuse(`Unknown tool "${name}".`);
+    const disabled = this.source.disabled?.() ?? [];
+    if (disabled.includes(tool.name) || disabled.includes(name)) return { ...refuse(`"${name}" is disabled (disabledTools): a chat is not offered it, and a call to it is refused.`), tool };
     const agent = this.agent(req.agent);
     if (typeof agent === 'string') return { ...refuse(agent), tool };
     const config = this.source.approval();

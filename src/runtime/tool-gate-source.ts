@@ -12,6 +12,7 @@ export function workspaceGate(ws: Workspace, env: NodeJS.ProcessEnv): ToolGate {
   return new ToolGate({
     tool: (name) => ws.tools.get(name),
     approval: () => ws.config.toolCall.approval,
+    disabled: () => ws.config.disabledTools,
     subagents: () => ws.agentDefs.list(),
     toolFolders: (tool) => ws.memory.trustedFolders(tool),
     hooks: ws.hooks,

@@ -3,7 +3,7 @@
  * and one config, `patchbay tools check` gives every call the verdict a chat turn through
  * `patchbay server` acts on (ECA, fake LLM): denied calls are rejected unasked, calls that ask are
  * announced with `manualApproval`, allowed ones run. A deny rule, the default ask, an ask rule, a
- * protected path, a path outside the folder, preToolCall hooks, and trust mode (what asked now
+ * protected path, a path outside the folder, preToolCall hooks, a disabled tool, and trust mode (what asked now
  * runs; deny, protected, outside and a hook's ask still hold).
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -41,6 +41,7 @@ function calls(outside: string): Call[] {
     { id: 'read', tool: 'read_file', args: { path: 'a.txt' } },
     { id: 'hookDeny', tool: 'read_file', args: { path: 'hooked.txt' } },
     { id: 'hookAsk', tool: 'grep', args: { pattern: 'a' } },
+    { id: 'disabled', tool: 'directory_tree', args: { path: '.' } },
   ];
 }
 
@@ -91,7 +92,7 @@ describe('ToolGate: patchbay tools check and a chat turn agree', () => {
     const home = scratch(tempDir());
     const root = scratch(workspace({ 'a.txt': 'a\n', 'secret.txt': 's\n' }));
     const outside = scratch(tempDir());
-    const config = { ...fakeProviderConfig(llm().url), toolCall: { approval: APPROVAL }, hooks: HOOKS };
+    const config = { ...fakeProviderConfig(llm().url), toolCall: { approval: APPROVAL }, hooks: HOOKS, disabledTools: ['directory_tree'] };
     const list = calls(outside);
 
     const expected: Record<string, Verdict> = {
@@ -105,6 +106,7 @@ describe('ToolGate: patchbay tools check and a chat turn agree', () => {
       read: 'allow',
       hookDeny: 'deny',
       hookAsk: 'ask',
+      disabled: 'deny',
     };
     const expectedTrusted: Record<string, Verdict> = { ...expected, shell: 'allow', askRule: 'allow' };
 

@@ -177,7 +177,8 @@ describe('ToolGate.decide: a call from no chat', () => {
     const extra = await folder();
     const memory = await folder();
     const mcp = tool('create_issue', { server: 'github', mutates: true, paths: false });
-    const tools = new Map([write, read, shell, mcp].map((t) => [`${t.server}__${t.name}`, t]));
+    const closer = tool('close_issue', { server: 'github', mutates: true, paths: false });
+    const tools = new Map([write, read, shell, mcp, closer].map((t) => [`${t.server}__${t.name}`, t]));
     const gate = new ToolGate({
       tool: (n) => tools.get(n),
       approval: () => ({ insideWorkspace: [extra], deny: { github: { argsMatchers: { title: ['.*secret.*'] } } } }),
@@ -186,6 +187,7 @@ describe('ToolGate.decide: a call from no chat', () => {
         { name: 'looker', description: '', systemPrompt: '', origin: 'test', readOnly: true },
       ],
       toolFolders: (t) => (t.name === 'read_file' ? [memory] : []),
+      disabled: () => ['github__close_issue'],
       env: envIn(await folder()),
     });
     const base = { roots: [root] };
@@ -202,5 +204,7 @@ describe('ToolGate.decide: a call from no chat', () => {
     // An MCP tool by its full name, or by a bare name and its server.
     expect(await gate.decide({ ...base, tool: 'github__create_issue', args: { title: 'a secret' } })).toMatchObject({ kind: 'deny' });
     expect(await gate.decide({ ...base, tool: 'create_issue', server: 'github', args: { title: 'ok' }, trust: true })).toMatchObject({ kind: 'allow' });
+    // A disabled tool is never offered to a chat, so a call to it is refused.
+    expect(await gate.decide({ ...base, tool: 'github__close_issue', args: {}, trust: true })).toMatchObject({ kind: 'deny', reason: expect.stringMatching(/disabledTools/) });
   });
 });
