@@ -29,6 +29,19 @@ describe.each(['fd', 'path'] as const)('openContained, checked via %s', (via) =>
     expect(await readContainedText(join(ws, 'dir', 'in.txt'), { roots: [ws], via })).toBe('inside');
   });
 
+  it('counts a folder whose name starts with two dots as inside, and a sibling folder sharing the prefix as outside', async () => {
+    await mkdir(join(ws, '..notes'));
+    await writeFile(join(ws, '..notes', 'a.md'), 'notes');
+    expect(await readContainedText(join(ws, '..notes', 'a.md'), { roots: [ws], via })).toBe('notes');
+    await mkdir(`${ws}..x`);
+    try {
+      await writeFile(join(`${ws}..x`, 'b.md'), 'beside');
+      await expect(readContainedText(join(`${ws}..x`, 'b.md'), { roots: [ws], via })).rejects.toBeInstanceOf(OutsideWorkspaceError);
+    } finally {
+      await removeDir(`${ws}..x`);
+    }
+  });
+
   it('opens a file inside the workspace and names its real path', async () => {
     const f = await openContained(join(ws, 'dir', 'in.txt'), O_RDONLY, { roots: [ws], via });
     try {
