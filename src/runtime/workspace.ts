@@ -243,6 +243,7 @@ export class Workspace {
       onEnded: (job, tail) => this.chats.notifyJob(job.chatId, jobEndedText(job, tail)),
       // Jobs run detached: if this server is SIGKILLed, the host's reaper still stops them.
       reaper: this.host.reaperFor(),
+      env: opts.env,
     });
     const native = nativeTools({
       shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,
@@ -252,6 +253,8 @@ export class Workspace {
       // The chat's messages in memory: no store read per task call.
       taskLists: storedTaskLists((chatId) => this.chats.messages(chatId)),
       jobs: this.jobs,
+      // The host's environment (with the gateway's address and token), not the process's.
+      env: opts.env,
     });
     // Native tools come first in every list the model sees; peers may wrap them (below).
     this.tools.set('native', native);
