@@ -97,6 +97,21 @@ describe('Host workspaces', () => {
     expect(again).not.toBe(wa);
   });
 
+  it("a workspace's forced close kills its own processes only; the host's kills every one", async () => {
+    const home = dir('pb-host-');
+    const a = dir('pb-host-a-');
+    const b = dir('pb-host-b-');
+    const host = openHost(home);
+    const wa = await host.acquire([a], openOpts());
+    const wb = await host.acquire([b], openOpts());
+    const [pa, pb] = [await jobPid(wa, a, 'a'), await jobPid(wb, b, 'b')];
+    wa.forceClose();
+    await vi.waitFor(() => expect(running(pa)).toBe(false), { timeout: 10_000 });
+    expect(running(pb)).toBe(true);
+    host.forceClose();
+    await vi.waitFor(() => expect(running(pb)).toBe(false), { timeout: 10_000 });
+  });
+
   it("follows a workspace's folders: after a change it is found by its new set", async () => {
     const home = dir('pb-host-');
     const a = dir('pb-host-a-');
