@@ -223,7 +223,11 @@ describe('Host environment and listeners', () => {
     const host = openHost(home);
     const gatewayOn = { gateway: { port: 0 }, openctx: { host: { enabled: false } } };
     const wa = await host.acquire([a], openOpts(gatewayOn));
-    await Promise.all(wa.startListeners().map((l) => l.started));
+    // Started as a façade starts it (runtime/start.ts): the listeners open with the rest.
+    const failed: unknown[] = [];
+    wa.start({ servers: 'now', listenerFailed: (_peer, e) => failed.push(e) });
+    await vi.waitFor(() => expect(host.env.PATCHBAY_GATEWAY_URL).toBeDefined(), { timeout: 10_000 });
+    expect(failed).toEqual([]);
     const url = host.env.PATCHBAY_GATEWAY_URL;
     expect(url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
     expect(host.env.PATCHBAY_PROVIDER_TOKEN).toMatch(/.+/);
