@@ -59,12 +59,13 @@ async function relayBurst(p: AcpProc, ws: string, d: Driver, n: number): Promise
   return (n * 1000) / (last - d.startedAt);
 }
 
-export async function runAcpRelay(log: (s: string) => void = console.log): Promise<RelayResult> {
+/** `bin`: another build's bin/patchbay (bench/baseline.ts), to show its figures beside this checkout's. */
+export async function runAcpRelay(log: (s: string) => void = console.log, bin?: string): Promise<RelayResult> {
   const fake = await FakeLlm.start();
   const d = new Driver(fake);
   const home = tempDir();
   const ws = tempDir('pb-bench-ws-');
-  const p = new AcpProc({ home, config: fakeConfig(fake.url) });
+  const p = new AcpProc({ home, config: fakeConfig(fake.url), ...(bin ? { bin } : {}) });
   try {
     await p.initialize();
 

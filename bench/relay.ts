@@ -228,12 +228,13 @@ export async function withRates(
   };
 }
 
-export async function runRelay(log: (s: string) => void = console.log): Promise<RelayResult> {
+/** `bin`: another build's bin/patchbay (bench/baseline.ts), to show its figures beside this checkout's. */
+export async function runRelay(log: (s: string) => void = console.log, bin?: string): Promise<RelayResult> {
   const fake = await FakeLlm.start();
   const d = new Driver(fake);
   const home = tempDir();
   const ws = tempDir('pb-bench-ws-');
-  const s = new Server({ home, config: fakeConfig(fake.url) });
+  const s = new Server({ home, config: fakeConfig(fake.url), ...(bin ? { bin } : {}) });
   try {
     await s.handshake(ws);
 

@@ -38,8 +38,19 @@
  *                 of input tokens read from the prompt cache, overall and after turn 2, vs. the same
  *                 chat with cacheRetention "none" (bench/cache.ts)
  *
+ *   before-after  `server` and `acp` start-up (initialize; acp session/new) and idle RSS of a
+ *                 BASELINE build and this one, interleaved in one run (bench/before-after.ts)
+ *   workspaces    the RSS and heap of each extra open workspace in one process, after GC
+ *                 (bench/workspaces.ts)
+ *
  * `node bench/.out/bench/run.js relay rss` runs only those. BENCH_CHILD_NODE_ARGS passes
  * node flags to every spawned server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ *
+ * A baseline to compare with (bench/baseline.ts): `--baseline <git rev>` (exported and built
+ * once into a cache folder) or PATCHBAY_BENCH_BASELINE=<a built checkout>, e.g.
+ * `npm run bench -- --baseline 8c00c1c before-after relay acp-relay`. With one, `before-after`
+ * measures both builds side by side and the relay benches run against both; without one, they
+ * measure this checkout alone.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -52,7 +63,10 @@ import { runLocal, type LocalRun } from './local.js';
 import { LSP_SETTLE_MS, LSP_TARGET, runLsp } from './lsp.js';
 import { MCP_SLOW, runMcpCalls, runMcpStart } from './mcp.js';
 import { OPENCTX_SLACK_MS, runOpenCtx } from './openctx.js';
+import { CURRENT, resolveBaseline, takeBaselineArg, type Build } from './baseline.js';
+import { FIGURES, runBeforeAfter, type BuildFigures, type Figure } from './before-after.js';
 import { runRelay, type RelayResult } from './relay.js';
+import { runWorkspaces, WORKSPACE_TARGET_MB } from './workspaces.js';
 import { runAcpRelay } from './acp-relay.js';
 import { ACP_STARTUP_TARGET, runAcpStartup } from './acp-startup.js';
 import { runRss } from './rss.js';
@@ -141,19 +155,121 @@ function relayRows(name: string, r: RelayResult): void {
   });
 }
 
-async function relay(): Promise<void> {
+/**
+ * A relay bench against this checkout and, when there is one, the baseline: the baseline first,
+ * then the current build (each with its own direct reference measured alongside), then the rows
+ * comparing them.
+ */
+async function relayBoth(name: string, run: (log: (s: string) => void, bin?: string) => Promise<RelayResult>): Promise<void> {
+  let before: RelayResult | undefined;
+  if (baseline) {
+    try {
+      log(`${name}: the baseline build (${baseline.describe})…`);
+      before = await run(log, baseline.bin);
+      relayRows(`${name} (baseline)`, before);
+    } catch (e) {
+      failed(`${name} (baseline)`, e);
+    }
+  }
+  let after: RelayResult;
   try {
-    relayRows('relay', await runRelay(log));
+    if (baseline) log(`${name}: the current build…`);
+    after = await run(log);
+    relayRows(name, after);
   } catch (e) {
-    failed('relay', e);
+    failed(name, e);
+    return;
+  }
+  if (!before) return;
+  row({
+    bench: `${name} added p50, current vs baseline`,
+    figure: `+${ms(after.addedP50, 3)}`,
+    reference: `baseline +${ms(before.addedP50, 3)}`,
+    ratio: `${after.addedP50 - before.addedP50 >= 0 ? '+' : ''}${ms(after.addedP50 - before.addedP50, 3)}`,
+    target: 'unchanged (± 0.1 ms)',
+    pass: after.addedP50 - before.addedP50 <= 0.1,
+  });
+  row({
+    bench: `${name} rate, current vs baseline`,
+    figure: `${pct(after.rateRatio)} of direct`,
+    reference: `baseline ${pct(before.rateRatio)} of direct`,
+    ratio: ratio(after.rateRatio / before.rateRatio),
+    target: 'unchanged (≥ 0.9×)',
+    pass: after.rateRatio / before.rateRatio >= 0.9,
+  });
+}
+
+const relay = (): Promise<void> => relayBoth('relay', runRelay);
+const acpRelay = (): Promise<void> => relayBoth('acp relay', runAcpRelay);
+
+// ---------------------------------------------------------------- before/after
+
+const FIGURE_NAMES: Record<Figure, string> = {
+  serverStart: 'server start → initialize',
+  acpInit: 'acp start → initialize',
+  acpSession: 'acp start → session/new',
+  serverRssKb: 'server idle RSS',
+  acpRssKb: 'acp idle RSS (1 session)',
+};
+/** Within noise: 10 % on a start-up time, 5 % on idle memory. */
+const NOISE: Record<Figure, number> = { serverStart: 1.1, acpInit: 1.1, acpSession: 1.1, serverRssKb: 1.05, acpRssKb: 1.05 };
+
+async function beforeAfter(): Promise<void> {
+  try {
+    const builds: Build[] = baseline ? [baseline, CURRENT] : [CURRENT];
+    const r = await runBeforeAfter(builds, log);
+    const isMem = (k: Figure): boolean => k.endsWith('RssKb');
+    const show = (k: Figure, x: number): string => (isMem(k) ? mb(x) : ms(x, 1));
+    const spread = (k: Figure, f: BuildFigures): string => {
+      const xs = [...f.all[k]].sort((a, b) => a - b);
+      return `${show(k, xs[0])} … ${show(k, xs[xs.length - 1])}`;
+    };
+    for (const k of FIGURES) for (const f of r) log(`  ${FIGURE_NAMES[k].padEnd(26)} ${f.build.name.padEnd(8)} median ${show(k, f.median[k])}  (${f.all[k].length} runs: ${spread(k, f)})`);
+    const [before, after] = r.length === 2 ? r : [undefined, r[0]];
+    for (const k of FIGURES) {
+      const x = after.median[k] / (before?.median[k] ?? Number.NaN);
+      row({
+        bench: `${FIGURE_NAMES[k]} (median)`,
+        figure: show(k, after.median[k]),
+        reference: before ? `baseline ${show(k, before.median[k])}` : 'no baseline given',
+        ratio: before ? ratio(x) : '—',
+        target: before ? `≤ ${NOISE[k].toFixed(2)}× baseline` : '(info)',
+        pass: before ? x <= NOISE[k] : undefined,
+      });
+    }
+  } catch (e) {
+    failed('before-after', e);
   }
 }
 
-async function acpRelay(): Promise<void> {
+// ---------------------------------------------------------------- workspaces
+
+async function workspaces(): Promise<void> {
   try {
-    relayRows('acp relay', await runAcpRelay(log));
+    const r = await runWorkspaces(log);
+    const show = (kb: number): string => `${(kb / 1024).toFixed(2)} MB`;
+    log(`  medians: ${r.samples.map((s) => `${s.open < 0 ? 'all closed' : `${s.open} open`} RSS ${mb(s.rssKb)} heap ${mb(s.heapKb)} external ${mb(s.externalKb)}`).join('; ')}`);
+    log(`  per extra workspace, each round: ${r.rssRounds.map(show).join(', ')} RSS`);
+    const max = Math.max(...r.levels);
+    const one = r.samples.find((s) => s.open === 1)!;
+    row({
+      bench: 'RSS per extra open workspace',
+      figure: `+${show(r.perWorkspace.rssKb)}`,
+      reference: `1 open ${mb(one.rssKb)}, ${max} open ${mb(r.samples.find((s) => s.open === max)!.rssKb)}`,
+      ratio: `${pct(r.perWorkspace.rssKb / 1024 / WORKSPACE_TARGET_MB)} of budget`,
+      target: `≤ +${WORKSPACE_TARGET_MB} MB`,
+      pass: r.perWorkspace.rssKb <= WORKSPACE_TARGET_MB * 1024,
+    });
+    row({
+      bench: 'heap per extra open workspace',
+      figure: `+${show(r.perWorkspace.heapKb)}`,
+      reference: `1 open ${mb(one.heapKb)}; external +${show(r.perWorkspace.externalKb)} each`,
+      ratio: '—',
+      target: '(info)',
+      pass: undefined,
+    });
   } catch (e) {
-    failed('acp relay', e);
+    failed('workspaces', e);
   }
 }
 
@@ -708,14 +824,47 @@ async function replay(): Promise<void> {
   }
 }
 
-const ALL = ['relay', 'acp-relay', 'framing', 'startup', 'acp-startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'jobs', 'openctx', 'lsp', 'inline', 'rules', 'replay', 'local', 'cache'];
+const ALL = [
+  'before-after',
+  'workspaces',
+  'relay',
+  'acp-relay',
+  'framing',
+  'startup',
+  'acp-startup',
+  'rss',
+  'querycontext',
+  'mcp',
+  'gateway',
+  'flood',
+  'jobs',
+  'openctx',
+  'lsp',
+  'inline',
+  'rules',
+  'replay',
+  'local',
+  'cache',
+];
+
+/** The build to compare with (bench/baseline.ts), resolved (and built if need be) in main(). */
+let baseline: Build | undefined;
 
 async function main(): Promise<void> {
-  const only = process.argv.slice(2).map((a) => a.toLowerCase());
+  const { rev, rest } = takeBaselineArg(process.argv.slice(2));
+  const only = rest.map((a) => a.toLowerCase());
   const want = (name: string): boolean => !only.length || only.includes(name);
   for (const a of only) if (!ALL.includes(a)) log(`unknown benchmark "${a}" (known: ${ALL.join(', ')})`);
   log(`patchbay bench — node ${process.version}, ${process.platform}/${process.arch}`);
   const t0 = now();
+  try {
+    baseline = resolveBaseline(rev, log);
+    if (baseline) log(`baseline: ${baseline.describe}`);
+  } catch (e) {
+    failed('baseline', e);
+  }
+  if (want('before-after')) await beforeAfter();
+  if (want('workspaces')) await workspaces();
   if (want('relay')) await relay();
   if (want('acp-relay')) await acpRelay();
   if (want('framing')) await framing();

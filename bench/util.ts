@@ -123,6 +123,8 @@ export interface SpawnOptions {
   nodeArgs?: string[];
   /** Extra environment variables for the child (e.g. `PATCHBAY_LOCAL_MODEL: 'off'`). */
   env?: Record<string, string>;
+  /** The `bin/patchbay` to run: this checkout's by default, a baseline's (bench/baseline.ts) to compare. */
+  bin?: string;
 }
 
 /**
@@ -212,7 +214,7 @@ export class Server extends FramedProcess {
 
   constructor(opts: SpawnOptions) {
     const { env, nodeArgs } = childEnv(opts);
-    super([...nodeArgs, BIN, 'server'], env, { stderrLimit: 100_000 });
+    super([...nodeArgs, opts.bin ?? BIN, 'server'], env, { stderrLimit: 100_000 });
   }
 
   // Not a frame: say so and carry on (a throw here would kill the bench).
