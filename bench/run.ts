@@ -74,7 +74,7 @@ import { JOBS_TARGET_MB, runJobsFlood } from './jobs.js';
 import { runStartup } from './startup.js';
 import { PROMPT_TARGET_MS, runPromptRules } from './prompt-rules.js';
 import { REPLAY_TARGET_MS, runReplay } from './replay.js';
-import { cleanupTemps, mb, ms, now, pct, procMemKb, rate, ratio, ROOT, Server, sleep, summarize, tempDir } from './util.js';
+import { cleanupTemps, mb, median, ms, now, pct, procMemKb, rate, ratio, ROOT, Server, sleep, summarize, tempDir } from './util.js';
 
 interface Row {
   bench: string;
@@ -156,31 +156,26 @@ function relayRows(name: string, r: RelayResult): void {
 }
 
 /**
- * A relay bench against this checkout and, when there is one, the baseline: the baseline first,
- * then the current build (each with its own direct reference measured alongside), then the rows
- * comparing them.
+ * A relay bench against this checkout and, when there is one, the baseline too: both servers run
+ * at once and are measured in the same rounds (bench/relay.ts measureLegs), so the rows comparing
+ * them share the machine's load.
  */
-async function relayBoth(name: string, run: (log: (s: string) => void, bin?: string) => Promise<RelayResult>): Promise<void> {
+async function relayBoth(name: string, run: (log: (s: string) => void, bins?: Array<string | undefined>) => Promise<RelayResult[]>): Promise<void> {
   let before: RelayResult | undefined;
-  if (baseline) {
-    try {
-      log(`${name}: the baseline build (${baseline.describe})…`);
-      before = await run(log, baseline.bin);
-      relayRows(`${name} (baseline)`, before);
-    } catch (e) {
-      failed(`${name} (baseline)`, e);
-    }
-  }
   let after: RelayResult;
   try {
-    if (baseline) log(`${name}: the current build…`);
-    after = await run(log);
-    relayRows(name, after);
+    if (baseline) log(`${name}: the baseline build (${baseline.describe}) and the current one, side by side…`);
+    const r = await run(log, baseline ? [baseline.bin, undefined] : [undefined]);
+    [before, after] = r.length === 2 ? r : [undefined, r[0]];
   } catch (e) {
     failed(name, e);
     return;
   }
+  if (before) relayRows(`${name} (baseline)`, before);
+  relayRows(name, after);
   if (!before) return;
+  // Round by round (the same load for both): current rate / baseline rate.
+  const perRound = median(after.relay.rates.map((x, i) => x / before.relay.rates[i]));
   row({
     bench: `${name} added p50, current vs baseline`,
     figure: `+${ms(after.addedP50, 3)}`,
@@ -191,11 +186,11 @@ async function relayBoth(name: string, run: (log: (s: string) => void, bin?: str
   });
   row({
     bench: `${name} rate, current vs baseline`,
-    figure: `${pct(after.rateRatio)} of direct`,
-    reference: `baseline ${pct(before.rateRatio)} of direct`,
-    ratio: ratio(after.rateRatio / before.rateRatio),
+    figure: `${rate(after.relay.rate)} chunks`,
+    reference: `baseline ${rate(before.relay.rate)}`,
+    ratio: `${ratio(perRound)} (per round)`,
     target: 'unchanged (≥ 0.9×)',
-    pass: after.rateRatio / before.rateRatio >= 0.9,
+    pass: perRound >= 0.9,
   });
 }
 
