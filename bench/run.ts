@@ -240,31 +240,35 @@ async function beforeAfter(): Promise<void> {
 // ---------------------------------------------------------------- workspaces
 
 async function workspaces(): Promise<void> {
-  try {
-    const r = await runWorkspaces(log);
-    const show = (kb: number): string => `${(kb / 1024).toFixed(2)} MB`;
-    log(`  medians: ${r.samples.map((s) => `${s.open < 0 ? 'all closed' : `${s.open} open`} RSS ${mb(s.rssKb)} heap ${mb(s.heapKb)} external ${mb(s.externalKb)}`).join('; ')}`);
-    log(`  per extra workspace, each round: ${r.rssRounds.map(show).join(', ')} RSS`);
-    const max = Math.max(...r.levels);
-    const one = r.samples.find((s) => s.open === 1)!;
-    row({
-      bench: 'RSS per extra open workspace',
-      figure: `+${show(r.perWorkspace.rssKb)}`,
-      reference: `1 open ${mb(one.rssKb)}, ${max} open ${mb(r.samples.find((s) => s.open === max)!.rssKb)}`,
-      ratio: `${pct(r.perWorkspace.rssKb / 1024 / WORKSPACE_TARGET_MB)} of budget`,
-      target: `≤ +${WORKSPACE_TARGET_MB} MB`,
-      pass: r.perWorkspace.rssKb <= WORKSPACE_TARGET_MB * 1024,
-    });
-    row({
-      bench: 'heap per extra open workspace',
-      figure: `+${show(r.perWorkspace.heapKb)}`,
-      reference: `1 open ${mb(one.heapKb)}; external +${show(r.perWorkspace.externalKb)} each`,
-      ratio: '—',
-      target: '(info)',
-      pass: undefined,
-    });
-  } catch (e) {
-    failed('workspaces', e);
+  for (const build of baseline ? [baseline, CURRENT] : [CURRENT]) {
+    const label = build === CURRENT ? '' : ` (${build.name})`;
+    try {
+      const r = await runWorkspaces(log, build);
+      const show = (kb: number): string => `${(kb / 1024).toFixed(2)} MB`;
+      log(`  ${r.mode}; medians: ${r.samples.map((s) => `${s.open < 0 ? 'all closed' : `${s.open} open`} RSS ${mb(s.rssKb)} heap ${mb(s.heapKb)}`).join('; ')}`);
+      log(`  per extra workspace, each round: ${r.rssRounds.map(show).join(', ')} RSS`);
+      const max = Math.max(...r.levels);
+      const one = r.samples.find((s) => s.open === 1)!;
+      const all = r.samples.find((s) => s.open === max)!;
+      row({
+        bench: `RSS per extra open workspace${label}`,
+        figure: `+${show(r.perWorkspace.rssKb)}`,
+        reference: `1 open ${mb(one.rssKb)}, ${max} open ${mb(all.rssKb)}; ${r.mode}`,
+        ratio: `${pct(r.perWorkspace.rssKb / 1024 / WORKSPACE_TARGET_MB)} of budget`,
+        target: build === CURRENT ? `≤ +${WORKSPACE_TARGET_MB} MB` : '(info)',
+        pass: build === CURRENT ? r.perWorkspace.rssKb <= WORKSPACE_TARGET_MB * 1024 : undefined,
+      });
+      row({
+        bench: `heap per extra open workspace${label}`,
+        figure: `+${show(r.perWorkspace.heapKb)}`,
+        reference: `1 open ${mb(one.heapKb)}, ${max} open ${mb(all.heapKb)}; external +${show(r.perWorkspace.externalKb)} each`,
+        ratio: '—',
+        target: '(info)',
+        pass: undefined,
+      });
+    } catch (e) {
+      failed(`workspaces${label}`, e);
+    }
   }
 }
 

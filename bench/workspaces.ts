@@ -8,6 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { CURRENT, type Build } from './baseline.js';
 import { smallWorkspace } from './rss.js';
 import { median, tempDir } from './util.js';
 
@@ -25,6 +26,8 @@ export interface WsSample {
 }
 
 export interface WorkspacesResult {
+  /** How the child opened them: `Host.acquire` (one host) or `Workspace.create` (a build before issue 30). */
+  mode: string;
   levels: number[];
   /** Median of each level's samples over the rounds, in the child's order (0, 1, 2, 4, 8, closed). */
   samples: WsSample[];
@@ -34,9 +37,9 @@ export interface WorkspacesResult {
   rssRounds: number[];
 }
 
-function child(home: string, folders: string[]): Promise<WsSample[]> {
+function child(root: string, home: string, folders: string[]): Promise<{ mode: string; samples: WsSample[] }> {
   const script = fileURLToPath(new URL('./workspaces-child.js', import.meta.url));
-  const arg = JSON.stringify({ home, folders, levels: LEVELS, settleMs: SETTLE_MS });
+  const arg = JSON.stringify({ root, home, folders, levels: LEVELS, settleMs: SETTLE_MS });
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, ['--expose-gc', script, arg], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: home } });
     let out = '';
@@ -48,23 +51,26 @@ function child(home: string, folders: string[]): Promise<WsSample[]> {
     p.on('exit', (code) => {
       clearTimeout(timer);
       if (code !== 0) return reject(new Error(`workspaces child exited ${code}: ${err}`));
-      resolve(
-        out
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as WsSample),
-      );
+      const [first, ...rest] = out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as WsSample & { mode: string });
+      resolve({ mode: first?.mode ?? '?', samples: rest });
     });
   });
 }
 
-export async function runWorkspaces(log: (s: string) => void = console.log): Promise<WorkspacesResult> {
+/** `build`: whose dist/ to load (this checkout's by default). */
+export async function runWorkspaces(log: (s: string) => void = console.log, build: Build = CURRENT): Promise<WorkspacesResult> {
   const max = Math.max(...LEVELS);
-  log(`workspaces: one process opening ${LEVELS.join(', ')} workspaces (distinct folders, no peers), RSS and heap after GC, ${ROUNDS} rounds…`);
+  log(`workspaces (${build.name}): one process opening ${LEVELS.join(', ')} workspaces (distinct folders, no peers), RSS and heap after GC, ${ROUNDS} rounds…`);
   const rounds: WsSample[][] = [];
+  let mode = '';
   for (let r = 0; r < ROUNDS; r++) {
     const folders = Array.from({ length: max }, () => smallWorkspace());
-    const s = await child(tempDir('pb-bench-home-'), folders);
+    const got = await child(build.root, tempDir('pb-bench-home-'), folders);
+    const s = got.samples;
+    mode = got.mode;
     const at = (n: number): WsSample => s.find((x) => x.open === n) ?? { open: n, rssKb: Number.NaN, heapKb: Number.NaN, externalKb: Number.NaN };
     log(`  round ${r + 1}: ${s.map((x) => `${x.open < 0 ? 'closed' : `${x.open} open`} ${(x.rssKb / 1024).toFixed(1)} MB (heap ${(x.heapKb / 1024).toFixed(1)})`).join(', ')}`);
     rounds.push([0, ...LEVELS, -1].map(at));
@@ -81,6 +87,7 @@ export async function runWorkspaces(log: (s: string) => void = console.log): Pro
     return (all[k] - one[k]) / (max - 1);
   };
   return {
+    mode,
     levels: LEVELS,
     samples,
     perWorkspace: { rssKb: median(rounds.map((r) => per(r, 'rssKb'))), heapKb: median(rounds.map((r) => per(r, 'heapKb'))), externalKb: median(rounds.map((r) => per(r, 'externalKb'))) },
