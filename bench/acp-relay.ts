@@ -82,7 +82,7 @@ export async function runAcpRelay(log: (s: string) => void = console.log, bins: 
       'acp relay',
       log,
       d,
-      procs.map((p) => ({ paced: () => relayPaced(p, ws, d, CHUNKS), burst: () => relayBurst(p, ws, d, CHUNKS) })),
+      procs.map((p) => ({ pid: p.pid, paced: () => relayPaced(p, ws, d, CHUNKS), burst: () => relayBurst(p, ws, d, CHUNKS) })),
     );
   } finally {
     await Promise.all(procs.map((p) => p.stop()));

@@ -6,6 +6,9 @@
  *                     as soon as the child is spawned, as an editor does)
  *   acp initialize    spawn → `initialize` answered (`patchbay acp`)
  *   acp session/new   spawn → `session/new` answered (sent as the initialize answer arrives)
+ *   … CPU             the CPU time (user + system) the process had used when each of those
+ *                     answers arrived: what start-up costs, less moved by other processes on
+ *                     busy cores than the wall-clock figures (10 ms clock ticks, so medians)
  *   server idle RSS   VmRSS after initialize + initialized + config/updated and BENCH_IDLE_MS idle
  *   acp idle RSS      VmRSS after initialize + session/new and BENCH_IDLE_MS idle
  *
@@ -20,15 +23,15 @@
 import { AcpProc } from './acp-proc.js';
 import type { Build } from './baseline.js';
 import { smallWorkspace } from './rss.js';
-import { patchbayStart } from './startup.js';
-import { median, procMemKb, Server, sleep, tempDir } from './util.js';
+import { median, procCpuMs, procMemKb, Server, sleep, tempDir } from './util.js';
 
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 15);
 const RSS_RUNS = Number(process.env.BENCH_RSS_RUNS ?? 3);
 const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 2000);
 
-export type Figure = 'serverStart' | 'acpInit' | 'acpSession' | 'serverRssKb' | 'acpRssKb';
-export const FIGURES: Figure[] = ['serverStart', 'acpInit', 'acpSession', 'serverRssKb', 'acpRssKb'];
+export type Figure = 'serverStart' | 'acpInit' | 'acpSession' | 'serverStartCpu' | 'acpInitCpu' | 'acpSessionCpu' | 'serverRssKb' | 'acpRssKb';
+export const FIGURES: Figure[] = ['serverStart', 'acpInit', 'acpSession', 'serverStartCpu', 'acpInitCpu', 'acpSessionCpu', 'serverRssKb', 'acpRssKb'];
+const empty = (): Record<Figure, number[]> => ({ serverStart: [], acpInit: [], acpSession: [], serverStartCpu: [], acpInitCpu: [], acpSessionCpu: [], serverRssKb: [], acpRssKb: [] });
 
 export interface BuildFigures {
   build: Build;
@@ -37,15 +40,34 @@ export interface BuildFigures {
   median: Record<Figure, number>;
 }
 
+/** Wall-clock ms since the spawn, and the CPU ms the process had used, when an answer arrived. */
+interface At {
+  wall: number;
+  cpu: number;
+}
+
+/** spawn → `initialize` answered, of one `patchbay server`. */
+async function serverStart(home: string, ws: string, bin: string): Promise<At> {
+  const s = new Server({ home, bin });
+  try {
+    const { t } = await s.request('initialize', s.initializeParams(ws), 30_000);
+    return { wall: t - s.spawnedAt, cpu: procCpuMs(s.pid) };
+  } finally {
+    await s.stop();
+  }
+}
+
 /** spawn → initialize answered, and → session/new answered, of one `patchbay acp`. */
-async function acpStart(home: string, ws: string, bin: string): Promise<{ init: number; session: number }> {
+async function acpStart(home: string, ws: string, bin: string): Promise<{ init: At; session: At }> {
   const p = new AcpProc({ home, bin });
   try {
     const { msg, t } = await p.initialize();
+    const init = { wall: t - p.spawnedAt, cpu: procCpuMs(p.pid) };
     if (msg.result?.protocolVersion !== 1) throw new Error(`initialize answered protocolVersion ${JSON.stringify(msg.result?.protocolVersion)}, not 1`);
     const created = await p.request('session/new', { cwd: ws, mcpServers: [] }, 30_000);
+    const session = { wall: created.t - p.spawnedAt, cpu: procCpuMs(p.pid) };
     if (typeof created.msg.result?.sessionId !== 'string') throw new Error(`session/new answered no sessionId: ${JSON.stringify(created.msg.result)}`);
-    return { init: t - p.spawnedAt, session: created.t - p.spawnedAt };
+    return { init, session };
   } finally {
     await p.stop();
   }
@@ -85,20 +107,23 @@ export async function runBeforeAfter(builds: Build[], log: (s: string) => void =
   const homes = builds.map(() => tempDir('pb-bench-home-'));
   const out: BuildFigures[] = builds.map((build) => ({
     build,
-    all: { serverStart: [], acpInit: [], acpSession: [], serverRssKb: [], acpRssKb: [] },
-    median: { serverStart: 0, acpInit: 0, acpSession: 0, serverRssKb: 0, acpRssKb: 0 },
+    all: empty(),
+    median: Object.fromEntries(FIGURES.map((k) => [k, 0])) as Record<Figure, number>,
   }));
   const names = builds.map((b) => b.name).join(' and ');
   log(`before-after: ${RUNS} rounds of ${names} start-up (server initialize, acp initialize and session/new), builds alternating…`);
   for (const b of out) log(`  ${b.build.name}: ${b.build.describe}`);
   const once = async (i: number, keep: boolean): Promise<void> => {
     const f = out[i];
-    const server = await patchbayStart(homes[i], ws, f.build.bin);
+    const server = await serverStart(homes[i], ws, f.build.bin);
     const acp = await acpStart(homes[i], ws, f.build.bin);
     if (!keep) return;
-    f.all.serverStart.push(server);
-    f.all.acpInit.push(acp.init);
-    f.all.acpSession.push(acp.session);
+    f.all.serverStart.push(server.wall);
+    f.all.acpInit.push(acp.init.wall);
+    f.all.acpSession.push(acp.session.wall);
+    f.all.serverStartCpu.push(server.cpu);
+    f.all.acpInitCpu.push(acp.init.cpu);
+    f.all.acpSessionCpu.push(acp.session.cpu);
   };
   for (let i = 0; i < out.length; i++) await once(i, false);
   for (let r = 0; r < RUNS; r++) {

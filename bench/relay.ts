@@ -14,7 +14,7 @@
  * bench/acp-relay.ts measures `patchbay acp` the same way, with the pieces exported here.
  */
 import { FakeLlm, chunkReply, type Reply, type Step } from '../test/fixtures/fake-llm.js';
-import { fakeConfig, median, now, Server, summarize, tempDir, type Msg, type Summary } from './util.js';
+import { fakeConfig, median, now, procCpuMs, Server, summarize, tempDir, type Msg, type Summary } from './util.js';
 
 export const CHUNKS = 10_000;
 /** Chunks written back to back between timer ticks in the latency run. */
@@ -25,7 +25,8 @@ export const BURST_TEXT = 'tok ';
 export interface RelayResult {
   chunks: number;
   direct: { latency: Summary; rate: number; rates: number[] };
-  relay: { latency: Summary; rate: number; rates: number[]; notifications: number };
+  /** `cpuMs`: the server's CPU time (user + system) over each burst, in the order of `rates`. */
+  relay: { latency: Summary; rate: number; rates: number[]; notifications: number; cpuMs: number[] };
   addedP50: number;
   addedP99: number;
   rateRatio: number;
@@ -198,6 +199,8 @@ async function relayBurst(s: Server, d: Driver, n: number): Promise<number> {
 
 /** One build's relay: its paced latency run and one burst (chunks per second). */
 export interface RelayLeg {
+  /** The relaying process (its CPU time is read around each burst). */
+  pid: number;
   paced: () => Promise<{ latencies: number[]; notifications: number }>;
   burst: () => Promise<number>;
 }
@@ -217,11 +220,16 @@ export async function measureLegs(label: string, log: (s: string) => void, d: Dr
   log(`${label}: rate, ${BURST_RUNS} × ${CHUNKS}-chunk bursts, direct and relay alternating…`);
   const directRates: number[] = [];
   const relayRates: number[][] = legs.map(() => []);
+  const cpu: number[][] = legs.map(() => []);
   for (let i = 0; i < BURST_RUNS; i++) {
     directRates.push(await directBurst(d, CHUNKS));
     const order = legs.map((_, j) => j);
     if (i % 2 === 1) order.reverse();
-    for (const j of order) relayRates[j].push(await legs[j].burst());
+    for (const j of order) {
+      const c0 = procCpuMs(legs[j].pid);
+      relayRates[j].push(await legs[j].burst());
+      cpu[j].push(procCpuMs(legs[j].pid) - c0);
+    }
   }
   const directRate = median(directRates);
   return legs.map((_, j) => {
@@ -230,7 +238,7 @@ export async function measureLegs(label: string, log: (s: string) => void, d: Dr
     return {
       chunks: CHUNKS,
       direct: { latency: directLat, rate: directRate, rates: directRates },
-      relay: { latency: relayLat, rate: relayRate, rates: relayRates[j], notifications: relayRuns[j].notifications },
+      relay: { latency: relayLat, rate: relayRate, rates: relayRates[j], notifications: relayRuns[j].notifications, cpuMs: cpu[j] },
       addedP50: relayLat.p50 - directLat.p50,
       addedP99: relayLat.p99 - directLat.p99,
       rateRatio: relayRate / directRate,
@@ -261,7 +269,7 @@ export async function runRelay(log: (s: string) => void = console.log, bins: Arr
       'relay',
       log,
       d,
-      servers.map((s) => ({ paced: () => relayPaced(s, d, CHUNKS), burst: () => relayBurst(s, d, CHUNKS) })),
+      servers.map((s) => ({ pid: s.pid, paced: () => relayPaced(s, d, CHUNKS), burst: () => relayBurst(s, d, CHUNKS) })),
     );
   } finally {
     await Promise.all(servers.map((s) => s.stop()));

@@ -6,6 +6,7 @@
  * All times are `performance.now()` in the bench process: the fake LLM, the direct SSE
  * client and the reader of patchbay's stdout all live here, so one clock serves them all.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -89,6 +90,23 @@ export function procMemKb(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1] ?? Number.NaN);
   return { rss: field('VmRSS'), hwm: field('VmHWM') };
+}
+
+/** Clock ticks per second of /proc/<pid>/stat's CPU times. */
+let clockTicks: number | undefined;
+
+/**
+ * CPU time (user + system, all threads) a live process has used so far, in ms (Linux, from
+ * /proc/<pid>/stat; a resolution of one clock tick, 10 ms on most systems). Unlike wall-clock
+ * time it barely moves when other processes load the cores, so before/after figures of a busy
+ * machine compare better in it.
+ */
+export function procCpuMs(pid: number): number {
+  clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces and parentheses): state is field 3, utime 14, stime 15.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(rest[11]) + Number(rest[12])) * 1000) / clockTicks;
 }
 
 // ---------------------------------------------------------------- patchbay over stdio
