@@ -1,15 +1,20 @@
-/** Stopping a façade's workspace on the way out, with a deadline (ECA `shutdown`/exit, ACP exit). */
-import type { Workspace } from '../runtime/workspace.js';
+/** Stopping a façade's workspace or host on the way out, with a deadline (ECA `shutdown`/exit, ACP exit). */
 import { errorMessage, logger } from '../util/log.js';
 
 const log = logger('server');
+
+/** A workspace or a host (runtime/host.ts): a clean stop, and a forced one. */
+export interface Stoppable {
+  dispose(): Promise<void>;
+  forceClose(): void;
+}
 
 /**
  * Disposes the workspace, and what has not stopped by the deadline is stopped by force (child
  * processes killed, the store closed): a shutdown never hangs on a peer that will not go.
  */
-export async function disposeWithin(workspace: Promise<Workspace>, ms = 600): Promise<void> {
-  let w: Workspace;
+export async function disposeWithin(workspace: Promise<Stoppable>, ms = 600): Promise<void> {
+  let w: Stoppable;
   try {
     w = await workspace;
   } catch {

@@ -474,7 +474,8 @@ export class AcpServer {
   private tellConfigProblems(s: Session): void {
     if (this.toldConfig) return;
     this.toldConfig = true;
-    const lines = [...s.ws.configErrors.flatMap((e) => (e.severity !== 'warning' ? [`Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}`] : [])), ...s.ws.heldBackMessages()];
+    const { invalid, held } = s.ws.configProblems();
+    const lines = [...invalid, ...held];
     for (const text of lines) this.send(s, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${text}\n\n` } });
   }
 
@@ -622,11 +623,8 @@ export class AcpServer {
       onNotice: (type, message) => (type === 'error' ? log.error(message) : log.info(message)),
     });
     ref.ws = ws;
-    ws.startSession();
-    void ws.startServers();
-    for (const { peer, started } of ws.startListeners()) void started.catch((e: unknown) => log.warn(`${peer}: ${errorMessage(e)}`));
-    for (const ix of ws.indexes) void ix.warm();
-    ws.watchConfig();
+    // The runtime's start-up order (runtime/start.ts); config problems wait for the first answer (tellConfigProblems).
+    ws.start({ servers: 'now', listenerFailed: (peer, e) => log.warn(`${peer}: ${errorMessage(e)}`) });
     log.info(`workspace ready for ${roots.join(', ')}`);
     return ws;
   }
