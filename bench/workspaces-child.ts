@@ -1,9 +1,9 @@
 /**
  * The process bench/workspaces.ts measures (run as `node --expose-gc workspaces-child.js <json>`):
- * it opens workspaces one by one, each in its own folder, started as a façade starts one (the
- * session, listeners, servers, models, the file index warm-up, config watching), and after 1, 2,
- * 4 and 8 of them, and again after closing them all, it collects garbage and prints its memory
- * as one JSON line. No peers are configured; the local model is off.
+ * it opens workspaces one by one, each in its own folder, started as a façade starts one
+ * (`Workspace.start`: the session, listeners, servers, models, the file index warm-up, config
+ * watching), and after 1, 2, 4 and 8 of them, and again after closing them all, it collects
+ * garbage and prints its memory as one JSON line. No peers are configured; the local model is off.
  *
  * It loads the build's own modules (`<root>/dist/runtime/…`), so it can measure another checkout
  * (a baseline, bench/baseline.ts): with `dist/runtime/host.js` there, the workspaces are one
@@ -70,15 +70,21 @@ const wsMod = (await import(pathToFileURL(dist('workspace.js')).href)) as Worksp
 const host = hostMod?.Host.open({ env, logLevel: 'error' });
 const frontEnd = { frontEnd: { canAsk: false, canShowDiffs: false }, events: quiet };
 
-/** One workspace on `folder`, started the way `patchbay server` starts its one at `initialized`. */
+/** One workspace on `folder`, started as a façade starts one (the ECA server at `initialized`). */
 async function open(folder: string): Promise<Workspace> {
   const ws = host ? await host.acquire([folder], frontEnd) : await wsMod.Workspace.create({ roots: [folder], env, logLevel: 'error', ...frontEnd });
-  ws.startSession();
-  await Promise.all(ws.startListeners().map((l) => l.started.catch(() => {})));
+  // A build with `Workspace.start(policy)` (issue 30) has the one start-up order; before it, the ECA server's steps.
+  const start = (ws as { start?: (policy: object) => void }).start;
+  if (start) start.call(ws, { servers: 'now', listenerFailed: () => {} });
+  else {
+    void ws.startServers();
+    for (const l of ws.startListeners()) void l.started.catch(() => {});
+    ws.startSession();
+    for (const ix of ws.indexes) void ix.warm();
+    ws.watchConfig();
+  }
   await ws.modelsReady;
-  await ws.startServers();
   await Promise.all(ws.indexes.map((ix) => ix.warm()));
-  ws.watchConfig();
   return ws;
 }
 
