@@ -20,6 +20,8 @@ export const CHUNKS = 10_000;
 /** Chunks written back to back between timer ticks in the latency run. */
 const PACE_GROUP = Number(process.env.BENCH_PACE_GROUP ?? 1);
 export const BURST_RUNS = Number(process.env.BENCH_BURST_RUNS ?? 5);
+/** Bursts when builds are compared (a baseline beside this one): each is cheap, and the CPU figure counts 10 ms ticks. */
+const COMPARE_BURST_RUNS = Number(process.env.BENCH_COMPARE_BURST_RUNS ?? 15);
 export const BURST_TEXT = 'tok ';
 
 export interface RelayResult {
@@ -208,7 +210,7 @@ export interface RelayLeg {
 /**
  * The measuring half of a relay bench, shared by ECA's and ACP's, for one build or several (a
  * baseline beside the current one, bench/baseline.ts): the paced latency run straight from the
- * fake, then through each build; then BURST_RUNS rounds of a burst straight from the fake and one
+ * fake, then through each build; then BURST_RUNS rounds (COMPARE_BURST_RUNS for several builds) of a burst straight from the fake and one
  * through each build (the builds' order alternating from round to round), so every figure of a
  * round shares the machine's load. One result per leg, each with the same direct reference.
  */
@@ -217,11 +219,12 @@ export async function measureLegs(label: string, log: (s: string) => void, d: Dr
   const directLat = summarize(await directPaced(d, CHUNKS));
   const relayRuns: Array<{ latencies: number[]; notifications: number }> = [];
   for (const leg of legs) relayRuns.push(await leg.paced());
-  log(`${label}: rate, ${BURST_RUNS} × ${CHUNKS}-chunk bursts, direct and relay alternating…`);
+  const bursts = legs.length > 1 ? COMPARE_BURST_RUNS : BURST_RUNS;
+  log(`${label}: rate, ${bursts} × ${CHUNKS}-chunk bursts, direct and relay alternating…`);
   const directRates: number[] = [];
   const relayRates: number[][] = legs.map(() => []);
   const cpu: number[][] = legs.map(() => []);
-  for (let i = 0; i < BURST_RUNS; i++) {
+  for (let i = 0; i < bursts; i++) {
     directRates.push(await directBurst(d, CHUNKS));
     const order = legs.map((_, j) => j);
     if (i % 2 === 1) order.reverse();
