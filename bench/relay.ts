@@ -210,9 +210,10 @@ export interface RelayLeg {
 /**
  * The measuring half of a relay bench, shared by ECA's and ACP's, for one build or several (a
  * baseline beside the current one, bench/baseline.ts): the paced latency run straight from the
- * fake, then through each build; then BURST_RUNS rounds (COMPARE_BURST_RUNS for several builds) of a burst straight from the fake and one
- * through each build (the builds' order alternating from round to round), so every figure of a
- * round shares the machine's load. One result per leg, each with the same direct reference.
+ * fake, then through each build; then BURST_RUNS rounds (COMPARE_BURST_RUNS for several builds)
+ * of a burst straight from the fake and one through each build (the builds' order alternating
+ * from round to round), so every figure of a round shares the machine's load; the server's CPU
+ * time is read around each burst. One result per leg, each with the same direct reference.
  */
 export async function measureLegs(label: string, log: (s: string) => void, d: Driver, legs: RelayLeg[]): Promise<RelayResult[]> {
   log(`${label}: latency run, ${CHUNKS} paced chunks (a timer tick every ${PACE_GROUP}) direct, then through patchbay${legs.length > 1 ? ` (${legs.length} builds)` : ''}…`);
