@@ -174,7 +174,10 @@ async function relayBoth(name: string, run: (log: (s: string) => void, bins?: Ar
   if (before) relayRows(`${name} (baseline)`, before);
   relayRows(name, after);
   if (!before) return;
-  // Round by round (the same load for both): current rate / baseline rate.
+  // Round by round (the same load for both): current rate / baseline rate. For information only:
+  // an A/A run (PATCHBAY_BENCH_BASELINE set to this checkout, the same build twice) gave 0.76× on
+  // 2 loaded shared cores, so the wall-clock rate of two servers side by side is biased or noisy
+  // by that much; the CPU row below is the comparison (A/A: 1.00×).
   const perRound = median(after.relay.rates.map((x, i) => x / before.relay.rates[i]));
   row({
     bench: `${name} added p50, current vs baseline`,
