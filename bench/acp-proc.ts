@@ -24,7 +24,7 @@ export class AcpProc {
   constructor(opts: SpawnOptions) {
     const { env, nodeArgs } = childEnv(opts);
     this.spawnedAt = now();
-    this.child = spawn(process.execPath, [...nodeArgs, BIN, 'acp'], { env, stdio: 'pipe' });
+    this.child = spawn(process.execPath, [...nodeArgs, opts.bin ?? BIN, 'acp'], { env, stdio: 'pipe' });
     this.child.stdout.setEncoding('utf8');
     this.child.stdout.on('data', (d: string) => this.onData(d, now()));
     this.child.stderr.on('data', (d: Buffer) => {

@@ -8,8 +8,8 @@
  */
 import { FakeLlm, chunkReply } from '../test/fixtures/fake-llm.js';
 import { AcpProc } from './acp-proc.js';
-import { BURST_TEXT, CHUNKS, Driver, Stamps, directBurst, directPaced, pacedReply, withRates, type RelayResult } from './relay.js';
-import { fakeConfig, median, summarize, tempDir, type Msg } from './util.js';
+import { BURST_TEXT, CHUNKS, Driver, Stamps, directBurst, directPaced, measureLegs, pacedReply, type RelayResult } from './relay.js';
+import { fakeConfig, tempDir, type Msg } from './util.js';
 
 interface Turn {
   chunks: number;
@@ -59,34 +59,33 @@ async function relayBurst(p: AcpProc, ws: string, d: Driver, n: number): Promise
   return (n * 1000) / (last - d.startedAt);
 }
 
-export async function runAcpRelay(log: (s: string) => void = console.log): Promise<RelayResult> {
+/**
+ * `bins`: the bin/patchbay of each build to measure (undefined: this checkout's), e.g. a
+ * baseline's and this one's; one result each, in that order, measured in the same rounds.
+ */
+export async function runAcpRelay(log: (s: string) => void = console.log, bins: Array<string | undefined> = [undefined]): Promise<RelayResult[]> {
   const fake = await FakeLlm.start();
   const d = new Driver(fake);
-  const home = tempDir();
   const ws = tempDir('pb-bench-ws-');
-  const p = new AcpProc({ home, config: fakeConfig(fake.url) });
+  const procs = bins.map((bin) => new AcpProc({ home: tempDir(), config: fakeConfig(fake.url), ...(bin ? { bin } : {}) }));
   try {
-    await p.initialize();
+    await Promise.all(procs.map((p) => p.initialize()));
 
     // Warm-up: JIT for the fake, the direct client, patchbay and the line reader.
     await directBurst(d, CHUNKS);
     await directPaced(d, 500);
-    await relayBurst(p, ws, d, CHUNKS);
-    await relayPaced(p, ws, d, 500);
-
-    log(`acp relay: latency run, ${CHUNKS} paced chunks direct, then through \`patchbay acp\`…`);
-    const directLat = summarize(await directPaced(d, CHUNKS));
-    const relayRun = await relayPaced(p, ws, d, CHUNKS);
-    return await withRates(
+    for (const p of procs) {
+      await relayBurst(p, ws, d, CHUNKS);
+      await relayPaced(p, ws, d, 500);
+    }
+    return await measureLegs(
       'acp relay',
       log,
-      directLat,
-      relayRun,
-      () => directBurst(d, CHUNKS),
-      () => relayBurst(p, ws, d, CHUNKS),
+      d,
+      procs.map((p) => ({ pid: p.pid, paced: () => relayPaced(p, ws, d, CHUNKS), burst: () => relayBurst(p, ws, d, CHUNKS) })),
     );
   } finally {
-    await p.stop();
+    await Promise.all(procs.map((p) => p.stop()));
     await fake.close();
   }
 }

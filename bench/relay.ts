@@ -14,18 +14,21 @@
  * bench/acp-relay.ts measures `patchbay acp` the same way, with the pieces exported here.
  */
 import { FakeLlm, chunkReply, type Reply, type Step } from '../test/fixtures/fake-llm.js';
-import { fakeConfig, median, now, Server, summarize, tempDir, type Msg, type Summary } from './util.js';
+import { fakeConfig, median, now, procCpuMs, Server, summarize, tempDir, type Msg, type Summary } from './util.js';
 
 export const CHUNKS = 10_000;
 /** Chunks written back to back between timer ticks in the latency run. */
 const PACE_GROUP = Number(process.env.BENCH_PACE_GROUP ?? 1);
 export const BURST_RUNS = Number(process.env.BENCH_BURST_RUNS ?? 5);
+/** Bursts when builds are compared (a baseline beside this one): each is cheap, and the CPU figure counts 10 ms ticks. */
+const COMPARE_BURST_RUNS = Number(process.env.BENCH_COMPARE_BURST_RUNS ?? 15);
 export const BURST_TEXT = 'tok ';
 
 export interface RelayResult {
   chunks: number;
   direct: { latency: Summary; rate: number; rates: number[] };
-  relay: { latency: Summary; rate: number; rates: number[]; notifications: number };
+  /** `cpuMs`: the server's CPU time (user + system) over each burst, in the order of `rates`. */
+  relay: { latency: Summary; rate: number; rates: number[]; notifications: number; cpuMs: number[] };
   addedP50: number;
   addedP99: number;
   rateRatio: number;
@@ -196,66 +199,84 @@ async function relayBurst(s: Server, d: Driver, n: number): Promise<number> {
 
 // ---------------------------------------------------------------- the benchmark
 
-/**
- * The second half of a relay bench, shared by ECA's and ACP's: bursts through the relay and
- * straight from the fake, alternating, then the result both report.
- */
-export async function withRates(
-  label: string,
-  log: (s: string) => void,
-  directLat: Summary,
-  relayRun: { latencies: number[]; notifications: number },
-  direct: () => Promise<number>,
-  relay: () => Promise<number>,
-): Promise<RelayResult> {
-  const relayLat = summarize(relayRun.latencies);
-  log(`${label}: rate, ${BURST_RUNS} × ${CHUNKS}-chunk bursts, direct and relay alternating…`);
-  const directRates: number[] = [];
-  const relayRates: number[] = [];
-  for (let i = 0; i < BURST_RUNS; i++) {
-    directRates.push(await direct());
-    relayRates.push(await relay());
-  }
-  const directRate = median(directRates);
-  const relayRate = median(relayRates);
-  return {
-    chunks: CHUNKS,
-    direct: { latency: directLat, rate: directRate, rates: directRates },
-    relay: { latency: relayLat, rate: relayRate, rates: relayRates, notifications: relayRun.notifications },
-    addedP50: relayLat.p50 - directLat.p50,
-    addedP99: relayLat.p99 - directLat.p99,
-    rateRatio: relayRate / directRate,
-  };
+/** One build's relay: its paced latency run and one burst (chunks per second). */
+export interface RelayLeg {
+  /** The relaying process (its CPU time is read around each burst). */
+  pid: number;
+  paced: () => Promise<{ latencies: number[]; notifications: number }>;
+  burst: () => Promise<number>;
 }
 
-export async function runRelay(log: (s: string) => void = console.log): Promise<RelayResult> {
+/**
+ * The measuring half of a relay bench, shared by ECA's and ACP's, for one build or several (a
+ * baseline beside the current one, bench/baseline.ts): the paced latency run straight from the
+ * fake, then through each build; then BURST_RUNS rounds (COMPARE_BURST_RUNS for several builds)
+ * of a burst straight from the fake and one through each build (the builds' order alternating
+ * from round to round), so every figure of a round shares the machine's load; the server's CPU
+ * time is read around each burst. One result per leg, each with the same direct reference.
+ */
+export async function measureLegs(label: string, log: (s: string) => void, d: Driver, legs: RelayLeg[]): Promise<RelayResult[]> {
+  log(`${label}: latency run, ${CHUNKS} paced chunks (a timer tick every ${PACE_GROUP}) direct, then through patchbay${legs.length > 1 ? ` (${legs.length} builds)` : ''}…`);
+  const directLat = summarize(await directPaced(d, CHUNKS));
+  const relayRuns: Array<{ latencies: number[]; notifications: number }> = [];
+  for (const leg of legs) relayRuns.push(await leg.paced());
+  const bursts = legs.length > 1 ? COMPARE_BURST_RUNS : BURST_RUNS;
+  log(`${label}: rate, ${bursts} × ${CHUNKS}-chunk bursts, direct and relay alternating…`);
+  const directRates: number[] = [];
+  const relayRates: number[][] = legs.map(() => []);
+  const cpu: number[][] = legs.map(() => []);
+  for (let i = 0; i < bursts; i++) {
+    directRates.push(await directBurst(d, CHUNKS));
+    const order = legs.map((_, j) => j);
+    if (i % 2 === 1) order.reverse();
+    for (const j of order) {
+      const c0 = procCpuMs(legs[j].pid);
+      relayRates[j].push(await legs[j].burst());
+      cpu[j].push(procCpuMs(legs[j].pid) - c0);
+    }
+  }
+  const directRate = median(directRates);
+  return legs.map((_, j) => {
+    const relayLat = summarize(relayRuns[j].latencies);
+    const relayRate = median(relayRates[j]);
+    return {
+      chunks: CHUNKS,
+      direct: { latency: directLat, rate: directRate, rates: directRates },
+      relay: { latency: relayLat, rate: relayRate, rates: relayRates[j], notifications: relayRuns[j].notifications, cpuMs: cpu[j] },
+      addedP50: relayLat.p50 - directLat.p50,
+      addedP99: relayLat.p99 - directLat.p99,
+      rateRatio: relayRate / directRate,
+    };
+  });
+}
+
+/**
+ * `bins`: the bin/patchbay of each build to measure (undefined: this checkout's), e.g. a
+ * baseline's and this one's; one result each, in that order, measured in the same rounds.
+ */
+export async function runRelay(log: (s: string) => void = console.log, bins: Array<string | undefined> = [undefined]): Promise<RelayResult[]> {
   const fake = await FakeLlm.start();
   const d = new Driver(fake);
-  const home = tempDir();
-  const ws = tempDir('pb-bench-ws-');
-  const s = new Server({ home, config: fakeConfig(fake.url) });
+  const servers = bins.map((bin) => new Server({ home: tempDir(), config: fakeConfig(fake.url), ...(bin ? { bin } : {}) }));
   try {
-    await s.handshake(ws);
+    const ws = tempDir('pb-bench-ws-');
+    await Promise.all(servers.map((s) => s.handshake(ws)));
 
     // Warm-up: JIT for the fake, the direct client, patchbay and the frame reader.
     await directBurst(d, CHUNKS);
     await directPaced(d, 500);
-    await relayBurst(s, d, CHUNKS);
-    await relayPaced(s, d, 500);
-
-    log(`relay: latency run, ${CHUNKS} paced chunks (a timer tick every ${PACE_GROUP}) direct, then through patchbay…`);
-    const directLat = summarize(await directPaced(d, CHUNKS));
-    const relayRun = await relayPaced(s, d, CHUNKS);
-    return await withRates(
+    for (const s of servers) {
+      await relayBurst(s, d, CHUNKS);
+      await relayPaced(s, d, 500);
+    }
+    return await measureLegs(
       'relay',
       log,
-      directLat,
-      relayRun,
-      () => directBurst(d, CHUNKS),
-      () => relayBurst(s, d, CHUNKS),
+      d,
+      servers.map((s) => ({ pid: s.pid, paced: () => relayPaced(s, d, CHUNKS), burst: () => relayBurst(s, d, CHUNKS) })),
     );
   } finally {
-    await s.stop();
+    await Promise.all(servers.map((s) => s.stop()));
     await fake.close();
   }
 }

@@ -18,7 +18,7 @@ export interface RssResult {
 }
 
 /** A small but real workspace, so the file index has something to hold. */
-function smallWorkspace(): string {
+export function smallWorkspace(): string {
   const ws = tempDir('pb-bench-ws-');
   for (const dir of ['src', 'src/lib', 'test', 'docs']) {
     mkdirSync(join(ws, dir), { recursive: true });

@@ -38,8 +38,19 @@
  *                 of input tokens read from the prompt cache, overall and after turn 2, vs. the same
  *                 chat with cacheRetention "none" (bench/cache.ts)
  *
+ *   before-after  `server` and `acp` start-up (initialize; acp session/new) and idle RSS of a
+ *                 BASELINE build and this one, interleaved in one run (bench/before-after.ts)
+ *   workspaces    the RSS and heap of each extra open workspace in one process, after GC
+ *                 (bench/workspaces.ts)
+ *
  * `node bench/.out/bench/run.js relay rss` runs only those. BENCH_CHILD_NODE_ARGS passes
  * node flags to every spawned server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ *
+ * A baseline to compare with (bench/baseline.ts): `--baseline <git rev>` (exported and built
+ * once into a cache folder) or PATCHBAY_BENCH_BASELINE=<a built checkout>, e.g.
+ * `npm run bench -- --baseline 8c00c1c before-after relay acp-relay`. With one, `before-after`
+ * measures both builds side by side and the relay benches run against both; without one, they
+ * measure this checkout alone.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -52,7 +63,10 @@ import { runLocal, type LocalRun } from './local.js';
 import { LSP_SETTLE_MS, LSP_TARGET, runLsp } from './lsp.js';
 import { MCP_SLOW, runMcpCalls, runMcpStart } from './mcp.js';
 import { OPENCTX_SLACK_MS, runOpenCtx } from './openctx.js';
+import { CURRENT, resolveBaseline, takeBaselineArg, type Build } from './baseline.js';
+import { FIGURES, runBeforeAfter, type BuildFigures, type Figure } from './before-after.js';
 import { runRelay, type RelayResult } from './relay.js';
+import { runWorkspaces, WORKSPACE_TARGET_MB } from './workspaces.js';
 import { runAcpRelay } from './acp-relay.js';
 import { ACP_STARTUP_TARGET, runAcpStartup } from './acp-startup.js';
 import { runRss } from './rss.js';
@@ -60,7 +74,7 @@ import { JOBS_TARGET_MB, runJobsFlood } from './jobs.js';
 import { runStartup } from './startup.js';
 import { PROMPT_TARGET_MS, runPromptRules } from './prompt-rules.js';
 import { REPLAY_TARGET_MS, runReplay } from './replay.js';
-import { cleanupTemps, mb, ms, now, pct, procMemKb, rate, ratio, ROOT, Server, sleep, summarize, tempDir } from './util.js';
+import { cleanupTemps, mb, median, ms, now, pct, procMemKb, rate, ratio, ROOT, Server, sleep, summarize, tempDir } from './util.js';
 
 interface Row {
   bench: string;
@@ -114,7 +128,7 @@ function relayRows(name: string, r: RelayResult): void {
   const p = r.relay.latency;
   log(`  direct  latency p50 ${ms(d.p50, 3)}  p99 ${ms(d.p99, 3)}  max ${ms(d.max, 3)}   rate ${rate(r.direct.rate)} (runs: ${r.direct.rates.map(rate).join(', ')})`);
   log(`  relay   latency p50 ${ms(p.p50, 3)}  p99 ${ms(p.p99, 3)}  max ${ms(p.max, 3)}   rate ${rate(r.relay.rate)} (runs: ${r.relay.rates.map(rate).join(', ')})`);
-  log(`  relay sent ${r.relay.notifications} text notifications for ${r.chunks} chunks`);
+  log(`  relay sent ${r.relay.notifications} text notifications for ${r.chunks} chunks; server CPU per burst ${r.relay.cpuMs.map((x) => x.toFixed(0)).join(', ')} ms`);
   row({
     bench: `${name} added latency p50`,
     figure: `+${ms(r.addedP50, 3)}`,
@@ -141,19 +155,138 @@ function relayRows(name: string, r: RelayResult): void {
   });
 }
 
-async function relay(): Promise<void> {
+/**
+ * A relay bench against this checkout and, when there is one, the baseline too: both servers run
+ * at once and are measured in the same rounds (bench/relay.ts measureLegs), so the rows comparing
+ * them share the machine's load.
+ */
+async function relayBoth(name: string, run: (log: (s: string) => void, bins?: Array<string | undefined>) => Promise<RelayResult[]>): Promise<void> {
+  let before: RelayResult | undefined;
+  let after: RelayResult;
   try {
-    relayRows('relay', await runRelay(log));
+    if (baseline) log(`${name}: the baseline build (${baseline.describe}) and the current one, side by side…`);
+    const r = await run(log, baseline ? [baseline.bin, undefined] : [undefined]);
+    [before, after] = r.length === 2 ? r : [undefined, r[0]];
   } catch (e) {
-    failed('relay', e);
+    failed(name, e);
+    return;
+  }
+  if (before) relayRows(`${name} (baseline)`, before);
+  relayRows(name, after);
+  if (!before) return;
+  // Round by round (the same load for both): current rate / baseline rate. For information only:
+  // an A/A run (PATCHBAY_BENCH_BASELINE set to this checkout, the same build twice) gave 0.76× on
+  // 2 loaded shared cores, so the wall-clock rate of two servers side by side is biased or noisy
+  // by that much; the CPU row below is the comparison (A/A: 1.00×).
+  const perRound = median(after.relay.rates.map((x, i) => x / before.relay.rates[i]));
+  row({
+    bench: `${name} added p50, current vs baseline`,
+    figure: `+${ms(after.addedP50, 3)}`,
+    reference: `baseline +${ms(before.addedP50, 3)}`,
+    ratio: `${after.addedP50 - before.addedP50 >= 0 ? '+' : ''}${ms(after.addedP50 - before.addedP50, 3)}`,
+    target: 'unchanged (± 0.1 ms)',
+    pass: after.addedP50 - before.addedP50 <= 0.1,
+  });
+  row({
+    bench: `${name} rate, current vs baseline`,
+    figure: `${rate(after.relay.rate)} chunks`,
+    reference: `baseline ${rate(before.relay.rate)}`,
+    ratio: `${ratio(perRound)} (per round)`,
+    target: '(info: wall clock, load-bound)',
+    pass: undefined,
+  });
+  // The server's CPU time moves far less with the machine's load than its rate does; summed over
+  // every burst, as one burst is only a few 10 ms clock ticks.
+  const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
+  const cpu = sum(after.relay.cpuMs) / sum(before.relay.cpuMs);
+  row({
+    bench: `${name} CPU, ${after.relay.cpuMs.length} × ${after.chunks} chunks, current vs baseline`,
+    figure: ms(sum(after.relay.cpuMs), 0),
+    reference: `baseline ${ms(sum(before.relay.cpuMs), 0)}`,
+    ratio: ratio(cpu),
+    target: 'unchanged (≤ 1.10×)',
+    pass: cpu <= 1.1,
+  });
+}
+
+const relay = (): Promise<void> => relayBoth('relay', runRelay);
+const acpRelay = (): Promise<void> => relayBoth('acp relay', runAcpRelay);
+
+// ---------------------------------------------------------------- before/after
+
+const FIGURE_NAMES: Record<Figure, string> = {
+  serverStart: 'server start → initialize',
+  acpInit: 'acp start → initialize',
+  acpSession: 'acp start → session/new',
+  serverStartCpu: 'server CPU → initialize',
+  acpInitCpu: 'acp CPU → initialize',
+  acpSessionCpu: 'acp CPU → session/new',
+  serverRssKb: 'server idle RSS',
+  acpRssKb: 'acp idle RSS (1 session)',
+};
+/** Within noise: 10 % on a start-up time (wall or CPU), 5 % on idle memory. */
+const NOISE: Record<Figure, number> = { serverStart: 1.1, acpInit: 1.1, acpSession: 1.1, serverStartCpu: 1.1, acpInitCpu: 1.1, acpSessionCpu: 1.1, serverRssKb: 1.05, acpRssKb: 1.05 };
+
+async function beforeAfter(): Promise<void> {
+  try {
+    const builds: Build[] = baseline ? [baseline, CURRENT] : [CURRENT];
+    const r = await runBeforeAfter(builds, log);
+    const isMem = (k: Figure): boolean => k.endsWith('RssKb');
+    const show = (k: Figure, x: number): string => (isMem(k) ? mb(x) : ms(x, 1));
+    const spread = (k: Figure, f: BuildFigures): string => {
+      const xs = [...f.all[k]].sort((a, b) => a - b);
+      return `${show(k, xs[0])} … ${show(k, xs[xs.length - 1])}`;
+    };
+    for (const k of FIGURES) for (const f of r) log(`  ${FIGURE_NAMES[k].padEnd(26)} ${f.build.name.padEnd(8)} median ${show(k, f.median[k])}  (${f.all[k].length} runs: ${spread(k, f)})`);
+    const [before, after] = r.length === 2 ? r : [undefined, r[0]];
+    for (const k of FIGURES) {
+      const x = after.median[k] / (before?.median[k] ?? Number.NaN);
+      row({
+        bench: `${FIGURE_NAMES[k]} (median)`,
+        figure: show(k, after.median[k]),
+        reference: before ? `baseline ${show(k, before.median[k])}` : 'no baseline given',
+        ratio: before ? ratio(x) : '—',
+        target: before ? `≤ ${NOISE[k].toFixed(2)}× baseline` : '(info)',
+        pass: before ? x <= NOISE[k] : undefined,
+      });
+    }
+  } catch (e) {
+    failed('before-after', e);
   }
 }
 
-async function acpRelay(): Promise<void> {
-  try {
-    relayRows('acp relay', await runAcpRelay(log));
-  } catch (e) {
-    failed('acp relay', e);
+// ---------------------------------------------------------------- workspaces
+
+async function workspaces(): Promise<void> {
+  for (const build of baseline ? [baseline, CURRENT] : [CURRENT]) {
+    const label = build === CURRENT ? '' : ` (${build.name})`;
+    try {
+      const r = await runWorkspaces(log, build);
+      const show = (kb: number): string => `${(kb / 1024).toFixed(2)} MB`;
+      log(`  ${r.mode}; medians: ${r.samples.map((s) => `${s.open < 0 ? 'all closed' : `${s.open} open`} RSS ${mb(s.rssKb)} heap ${mb(s.heapKb)}`).join('; ')}`);
+      log(`  per extra workspace, each round: ${r.rssRounds.map(show).join(', ')} RSS`);
+      const max = Math.max(...r.levels);
+      const one = r.samples.find((s) => s.open === 1)!;
+      const all = r.samples.find((s) => s.open === max)!;
+      row({
+        bench: `RSS per extra open workspace${label}`,
+        figure: `+${show(r.perWorkspace.rssKb)}`,
+        reference: `1 open ${mb(one.rssKb)}, ${max} open ${mb(all.rssKb)}; ${r.mode}`,
+        ratio: `${pct(r.perWorkspace.rssKb / 1024 / WORKSPACE_TARGET_MB)} of budget`,
+        target: build === CURRENT ? `≤ +${WORKSPACE_TARGET_MB} MB` : '(info)',
+        pass: build === CURRENT ? r.perWorkspace.rssKb <= WORKSPACE_TARGET_MB * 1024 : undefined,
+      });
+      row({
+        bench: `heap per extra open workspace${label}`,
+        figure: `+${show(r.perWorkspace.heapKb)}`,
+        reference: `1 open ${mb(one.heapKb)}, ${max} open ${mb(all.heapKb)}; external +${show(r.perWorkspace.externalKb)} each`,
+        ratio: '—',
+        target: '(info)',
+        pass: undefined,
+      });
+    } catch (e) {
+      failed(`workspaces${label}`, e);
+    }
   }
 }
 
@@ -708,14 +841,47 @@ async function replay(): Promise<void> {
   }
 }
 
-const ALL = ['relay', 'acp-relay', 'framing', 'startup', 'acp-startup', 'rss', 'querycontext', 'mcp', 'gateway', 'flood', 'jobs', 'openctx', 'lsp', 'inline', 'rules', 'replay', 'local', 'cache'];
+const ALL = [
+  'before-after',
+  'workspaces',
+  'relay',
+  'acp-relay',
+  'framing',
+  'startup',
+  'acp-startup',
+  'rss',
+  'querycontext',
+  'mcp',
+  'gateway',
+  'flood',
+  'jobs',
+  'openctx',
+  'lsp',
+  'inline',
+  'rules',
+  'replay',
+  'local',
+  'cache',
+];
+
+/** The build to compare with (bench/baseline.ts), resolved (and built if need be) in main(). */
+let baseline: Build | undefined;
 
 async function main(): Promise<void> {
-  const only = process.argv.slice(2).map((a) => a.toLowerCase());
+  const { rev, rest } = takeBaselineArg(process.argv.slice(2));
+  const only = rest.map((a) => a.toLowerCase());
   const want = (name: string): boolean => !only.length || only.includes(name);
   for (const a of only) if (!ALL.includes(a)) log(`unknown benchmark "${a}" (known: ${ALL.join(', ')})`);
   log(`patchbay bench — node ${process.version}, ${process.platform}/${process.arch}`);
   const t0 = now();
+  try {
+    baseline = resolveBaseline(rev, log);
+    if (baseline) log(`baseline: ${baseline.describe}`);
+  } catch (e) {
+    failed('baseline', e);
+  }
+  if (want('before-after')) await beforeAfter();
+  if (want('workspaces')) await workspaces();
   if (want('relay')) await relay();
   if (want('acp-relay')) await acpRelay();
   if (want('framing')) await framing();

@@ -31,9 +31,9 @@ function nodeStart(): Promise<number> {
   });
 }
 
-/** spawn → `initialize` answered for one `patchbay server` (bench/acp-startup.ts compares `patchbay acp` with it). */
-export async function patchbayStart(home: string, ws: string): Promise<number> {
-  const s = new Server({ home });
+/** spawn → `initialize` answered for one `patchbay server` (bench/acp-startup.ts compares `patchbay acp` with it); `bin`: another build's. */
+export async function patchbayStart(home: string, ws: string, bin?: string): Promise<number> {
+  const s = new Server({ home, ...(bin ? { bin } : {}) });
   try {
     const { t } = await s.request('initialize', s.initializeParams(ws), 30_000);
     return t - s.spawnedAt;

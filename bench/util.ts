@@ -6,6 +6,7 @@
  * All times are `performance.now()` in the bench process: the fake LLM, the direct SSE
  * client and the reader of patchbay's stdout all live here, so one clock serves them all.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -91,6 +92,23 @@ export function procMemKb(pid: number): { rss: number; hwm: number } {
   return { rss: field('VmRSS'), hwm: field('VmHWM') };
 }
 
+/** Clock ticks per second of /proc/<pid>/stat's CPU times. */
+let clockTicks: number | undefined;
+
+/**
+ * CPU time (user + system, all threads) a live process has used so far, in ms (Linux, from
+ * /proc/<pid>/stat; a resolution of one clock tick, 10 ms on most systems). Unlike wall-clock
+ * time it barely moves when other processes load the cores, so before/after figures of a busy
+ * machine compare better in it.
+ */
+export function procCpuMs(pid: number): number {
+  clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces and parentheses): state is field 3, utime 14, stime 15.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(rest[11]) + Number(rest[12])) * 1000) / clockTicks;
+}
+
 // ---------------------------------------------------------------- patchbay over stdio
 
 export type { Msg };
@@ -123,6 +141,8 @@ export interface SpawnOptions {
   nodeArgs?: string[];
   /** Extra environment variables for the child (e.g. `PATCHBAY_LOCAL_MODEL: 'off'`). */
   env?: Record<string, string>;
+  /** The `bin/patchbay` to run: this checkout's by default, a baseline's (bench/baseline.ts) to compare. */
+  bin?: string;
 }
 
 /**
@@ -212,7 +232,7 @@ export class Server extends FramedProcess {
 
   constructor(opts: SpawnOptions) {
     const { env, nodeArgs } = childEnv(opts);
-    super([...nodeArgs, BIN, 'server'], env, { stderrLimit: 100_000 });
+    super([...nodeArgs, opts.bin ?? BIN, 'server'], env, { stderrLimit: 100_000 });
   }
 
   // Not a frame: say so and carry on (a throw here would kill the bench).
