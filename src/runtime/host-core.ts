@@ -16,6 +16,8 @@ import { JobReaper } from '../core/jobs/reaper.js';
 import { killDescendantsNow } from '../util/process-tree.js';
 import { ReaperShare } from './host-reaper.js';
 import { SharedResources } from './host-shared.js';
+import { FrontEndPort } from './front-end-port.js';
+import { ChatEventTable } from '../store/chat-events.js';
 
 const log = logger('host');
 
@@ -37,6 +39,8 @@ export class HostCore {
   readonly configFile: string | undefined;
   /** Listeners and other things the workspaces of this host share (the gateway, the OpenCtx host). */
   readonly shared = new SharedResources();
+  /** Where every workspace's chat events and notices go, numbered and logged in the store; front ends attach to it (runtime/front-end-port.ts). */
+  readonly port: FrontEndPort;
   private readonly reaper: JobReaper;
   private readonly logLevel: LogLevel | undefined;
   private reaperViews = 0;
@@ -57,6 +61,7 @@ export class HostCore {
     this.store = SqliteStore.open(this.home);
     const recovered = this.store.recoverInterrupted();
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
+    this.port = new FrontEndPort({ log: new ChatEventTable(this.store.db) });
     // Jobs run detached: if this process is SIGKILLed, the reaper still stops them.
     this.reaper = new JobReaper(join(this.home, 'jobs'));
   }
@@ -104,6 +109,8 @@ export class HostCore {
   private close(): void {
     if (this.closed) return;
     this.closed = true;
+    // What is queued of the event log goes to the store before it closes.
+    this.port.close();
     this.reaper.close();
     try {
       this.store.close();

@@ -31,8 +31,6 @@ export function rootsKey(roots: readonly string[]): string {
 }
 
 export class Host extends HostCore {
-  /** The front-end port (helper "port" builds it; wired in at merge). */
-  port: unknown = undefined;
   private readonly entries: Entry[] = [];
   private disposing: Promise<void> | undefined;
 
