@@ -63,6 +63,14 @@ export interface PromptInput {
   seed?: NewChatSeed;
   /** Further folders a new chat was started with (an ACP session's `additionalDirectories`). */
   additionalFolders?: string[];
+  /**
+   * The chat's working folder (an ACP session's `cwd`): relative paths, shell commands and hooks
+   * run there. With `roots`, the chat has folders of its own, kept across prompts and restarts
+   * (./chat-roots.ts); without both, it uses the workspace's folders as they are at each turn.
+   */
+  cwd?: string;
+  /** The chat's folders (cwd first when not given apart): containment and the file tools' confinement. */
+  roots?: string[];
 }
 
 /**
