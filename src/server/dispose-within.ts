@@ -4,12 +4,15 @@ import { errorMessage, logger } from '../util/log.js';
 
 const log = logger('server');
 
+/** A workspace, or the host holding every workspace of a process (ACP). */
+type Stoppable = Pick<Workspace, 'dispose' | 'forceClose'>;
+
 /**
  * Disposes the workspace, and what has not stopped by the deadline is stopped by force (child
  * processes killed, the store closed): a shutdown never hangs on a peer that will not go.
  */
-export async function disposeWithin(workspace: Promise<Workspace>, ms = 600): Promise<void> {
-  let w: Workspace;
+export async function disposeWithin(workspace: Promise<Stoppable>, ms = 600): Promise<void> {
+  let w: Stoppable;
   try {
     w = await workspace;
   } catch {
