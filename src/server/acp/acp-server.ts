@@ -326,6 +326,8 @@ export class AcpServer {
     const s = this.session(sessionId);
     this.cancel(s.id);
     this.sessionServers(s, []);
+    // A workspace that stays (another session uses it) keeps no copy of the chat to fall behind a later load elsewhere.
+    s.ws.chats.forget(s.id);
     // Its workspace is let go of: the last session of it closing disposes it (its MCP servers stop).
     await this.forget(s.id);
     return {};
@@ -673,6 +675,8 @@ export class AcpServer {
   /** A session loaded or resumed in other folders leaves the workspace it had: the MCP servers it brought there stop. */
   private leaveWorkspace(prior: Session): void {
     for (const ask of prior.asks) ask.abort();
+    // Its chat is worked on in the new workspace: the old one must not keep a copy that falls behind.
+    prior.ws.chats.forget(prior.id);
     if (prior.hadServers) prior.ws.removeChatServers(prior.id).catch((e: unknown) => log.warn(`session ${prior.id}: MCP servers: ${errorMessage(e)}`));
   }
 
