@@ -65,8 +65,11 @@ const messages = (body: unknown): Msg[] => ((body as { messages?: Msg[] }).messa
 const textOf = (m: Msg) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''));
 /** The session a chat request comes from: the `[tag:X]` its user message carries. */
 const tagOf = (body: unknown) => messages(body).flatMap((m) => (m.role === 'user' ? [/\[tag:(\w+)\]/.exec(textOf(m))?.[1]] : []))[0];
-/** How far into its turn a request is: the tool results it carries. */
-const stepOf = (body: unknown) => messages(body).filter((m) => m.role === 'tool').length;
+/** How far into its turn a request is: the tool results since the last user message. */
+const stepOf = (body: unknown) => {
+  const ms = messages(body);
+  return ms.slice(ms.map((m) => m.role).lastIndexOf('user') + 1).filter((m) => m.role === 'tool').length;
+};
 const toolNames = (body: unknown) => ((body as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name);
 
 /**
@@ -234,5 +237,59 @@ describe('patchbay acp: a workspace per session folder set', () => {
     expect((await p.prompt(a3, '[tag:A3] count the notes')).stopReason).toBe('end_turn');
     expect(toolNames(requestsOf('A3')[0]?.body)).toContain('notesA__note_count');
     expect(toolNames(requestsOf('A3')[0]?.body)).not.toContain('notesB__note_count');
+  });
+  it('the same folders in another order share one workspace, and each session writes in its own cwd', async () => {
+    const home = scratch(tempDir());
+    const mark = `pbmark-ab-${randomUUID()}`;
+    const a = project({ toolCall: { approval: { byDefault: 'allow' } }, mcpServers: { notes: notesServer(mark) } });
+    const b = project({});
+    await trust(home, a);
+    await trust(home, b);
+    const p = track(new AcpProc({ home, config: fakeProviderConfig(llm().url) }));
+    await p.initialize();
+    const sa = (await p.agent.request(methods.agent.session.new, { cwd: a, additionalDirectories: [b], mcpServers: [] })).sessionId;
+    const sb = (await p.agent.request(methods.agent.session.new, { cwd: b, additionalDirectories: [a], mcpServers: [] })).sessionId;
+    await until(() => pids(mark).length > 0, 'the MCP server');
+    const write = (tag: string): Reply[] => [[{ toolCall: { id: `w-${tag}`, name: 'patchbay__write_file', args: { path: 'which.txt', content: `${tag}\n` } } }]];
+    const route = routeByTag({ X: write('X'), Y: write('Y') });
+    await Promise.all([p.prompt(sa, '[tag:X] write which.txt'), p.prompt(sb, '[tag:Y] write which.txt')]);
+    expect(route.together()).toBe(true);
+    expect(readFileSync(join(a, 'which.txt'), 'utf8')).toBe('X\n');
+    expect(readFileSync(join(b, 'which.txt'), 'utf8')).toBe('Y\n');
+    // One workspace: one server for both, and both sessions are under A's config.
+    expect(pids(mark)).toHaveLength(1);
+    expect(p.permissionRequests).toEqual([]);
+  });
+
+  it('a session loaded in other folders moves to their workspace: it writes there, and the workspace it left stops', async () => {
+    const home = scratch(tempDir());
+    const [markA, markB] = [`pbmark-a-${randomUUID()}`, `pbmark-b-${randomUUID()}`];
+    const a = project({ toolCall: { approval: { byDefault: 'allow' } }, mcpServers: { notesA: notesServer(markA) } });
+    const b = project({ toolCall: { approval: { byDefault: 'allow' } }, mcpServers: { notesB: notesServer(markB) } });
+    await trust(home, a);
+    await trust(home, b);
+    const p = track(new AcpProc({ home, config: fakeProviderConfig(llm().url) }));
+    await p.initialize();
+    const s = await p.newSession(a);
+    routeByTag({ M: [[{ toolCall: { id: 'w1', name: 'patchbay__write_file', args: { path: 'first.txt', content: 'in a\n' } } }]] });
+    expect((await p.prompt(s, '[tag:M] write first.txt')).stopReason).toBe('end_turn');
+    expect(readFileSync(join(a, 'first.txt'), 'utf8')).toBe('in a\n');
+    await until(() => pids(markA).length === 1, "folder A's MCP server");
+    await p.agent.request(methods.agent.session.load, { sessionId: s, cwd: b, mcpServers: [] });
+    // Its only session left folder A: that workspace is disposed, its server gone; B's runs.
+    await until(() => pids(markA).length === 0, "folder A's MCP server to stop");
+    await until(() => pids(markB).length === 1, "folder B's MCP server");
+    llm().requests.length = 0;
+    routeByTag({ M: [[{ toolCall: { id: 'w2', name: 'patchbay__write_file', args: { path: 'second.txt', content: 'in b\n' } } }]] });
+    expect((await p.prompt(s, '[tag:M] write second.txt')).stopReason).toBe('end_turn');
+    expect(readFileSync(join(b, 'second.txt'), 'utf8')).toBe('in b\n');
+    // The chat went on (its history came along) with B's tools, not A's.
+    const last = requestsOf('M').at(-1)!.body;
+    expect(JSON.stringify(last)).toContain('first.txt');
+    expect(toolNames(last)).toContain('notesB__note_count');
+    expect(toolNames(last)).not.toContain('notesA__note_count');
+    // And resumed back in A: A's workspace again.
+    await p.agent.request(methods.agent.session.resume, { sessionId: s, cwd: a, mcpServers: [] });
+    await until(() => pids(markB).length === 0 && pids(markA).length === 1, 'the workspaces to swap again');
   });
 });
