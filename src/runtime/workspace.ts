@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/schema.js';
-import { formatConfigError, heldBack, patchbayHome, userConfigPath, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
+import { formatConfigError, heldBack, userConfigPath, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
 import { heldBackMessage } from '../config/held-back.js';
 import { heldModelMessages } from '../config/held-model.js';
 import { isTrustedFolder } from '../config/trust.js';
@@ -25,7 +25,7 @@ import type { ChatEvents } from '../core/events.js';
 import { nativeCommands } from '../core/native-commands.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import { nativeTools, storedTaskLists } from '../core/tools/native/index.js';
-import { JobReaper, JobRegistry, jobEndedText } from '../core/jobs/index.js';
+import { JobRegistry, jobEndedText } from '../core/jobs/index.js';
 import { FileIndex, queryContexts, renderContexts, buildRepoMap } from '../core/context/index.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { AskUser } from '../shapes/ask.js';
@@ -46,11 +46,10 @@ import { AgentDefs } from './agent-defs.js';
 import { spawnAgentTool } from '../core/tools/spawn-agent.js';
 import { providerAuth, providerAuthLine, type ProviderAuth } from './provider-status.js';
 import { openSecretStore } from '../util/secrets.js';
-import { SqliteStore } from '../store/sqlite.js';
-import { errorMessage, logToFile, logger, setLogLevel } from '../util/log.js';
-import { killDescendantsNow } from '../util/process-tree.js';
+import type { SqliteStore } from '../store/sqlite.js';
+import { errorMessage, logger } from '../util/log.js';
+import { HostCore } from './host-core.js';
 import { resolvePath } from '../util/paths.js';
-import { ensurePrivateDir } from '../util/private-dir.js';
 import { doctorReport } from './doctor.js';
 import { LiveConfig, type ConfigReload } from './config-reload.js';
 import { McpManager } from './mcp-manage.js';
@@ -86,6 +85,8 @@ export interface WorkspaceOptions {
   /** Absolute workspace folders; the first is the default for relative paths. */
   roots: string[];
   env: NodeJS.ProcessEnv;
+  /** The process's host (./host.ts): its store, environment, reaper and shared listeners. None: a private one, disposed with the workspace. */
+  host?: HostCore;
   /** A config layer the front end was given (ECA `initializationOptions`). */
   initializationOptions?: unknown;
   configFile?: string;
@@ -187,31 +188,42 @@ export class Workspace {
   /** Builds a workspace: loads the peers' code, then starts nothing but what is lazy. */
   static async create(opts: WorkspaceOptions): Promise<Workspace> {
     const makers = await Promise.all(PEERS.map(async (p) => ({ name: p.name, make: (await p.load()) as (host: PeerHost<unknown>) => Peer })));
-    const ws = new Workspace(opts, makers);
+    // A workspace without a host (tests, `patchbay doctor`) has its own, disposed with it.
+    const own = opts.host ? undefined : HostCore.openCore({ env: opts.env, configFile: opts.configFile, ...(opts.logLevel ? { logLevel: opts.logLevel } : {}) });
+    const host = opts.host ?? own!;
+    let ws: Workspace;
+    try {
+      ws = new Workspace({ ...opts, host, env: host.env }, makers, own);
+    } catch (e) {
+      await own?.dispose();
+      throw e;
+    }
     // The first prompt sees the agent files (and is told of bad ones); bounded, as a slow disk must not hold the handshake.
     await ws.agentDefs.settled(AGENT_FILES_WAIT_MS);
     return ws;
   }
 
+  /** The process's host; `ownHost`: the private one made for this workspace (disposed with it). */
+  readonly host: HostCore;
+
   private constructor(
     private readonly opts: WorkspaceOptions,
     makers: Array<{ name: string; make: (host: PeerHost<unknown>) => Peer }>,
+    private readonly ownHost: HostCore | undefined,
   ) {
+    this.host = opts.host!;
     const loaded = opts.loaded ?? this.loadConfig(opts.roots);
     this.currentRoots = loaded.roots;
     this.config = loaded.config;
     this.configErrors = loaded.errors;
     this.configSources = loaded.sources;
     this.workspaces = loaded.workspaces;
-    setLogLevel(opts.logLevel ?? this.config.logLevel);
-    this.home = patchbayHome(opts.env);
-    ensurePrivateDir(this.home);
-    logToFile(join(this.home, 'logs', 'server.log'));
+    // The store, logging, crash recovery and the job reaper are the host's (once per process).
+    this.host.configLogLevel(this.config.logLevel);
+    this.home = this.host.home;
     for (const e of loaded.errors) log.warn(formatConfigError(e));
     for (const m of this.heldBackMessages()) log.warn(m);
-    this.store = SqliteStore.open(this.home);
-    const recovered = this.store.recoverInterrupted();
-    if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
+    this.store = this.host.store;
     this.hooks = workspaceHooks({
       config: () => this.config,
       roots: () => this.roots,
@@ -229,8 +241,8 @@ export class Workspace {
       // The model learns of it at its chat's next model step, or its next prompt when idle (ECA chat.clj
       // `consume-pending-job-notifications!`); an idle chat gets no turn of its own for it.
       onEnded: (job, tail) => this.chats.notifyJob(job.chatId, jobEndedText(job, tail)),
-      // Jobs run detached: if this server is SIGKILLed, the reaper still stops them.
-      reaper: new JobReaper(join(this.home, 'jobs')),
+      // Jobs run detached: if this server is SIGKILLed, the host's reaper still stops them.
+      reaper: this.host.reaperFor(),
     });
     const native = nativeTools({
       shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,
@@ -523,6 +535,8 @@ export class Workspace {
       resources: () => this.all().flatMap((p) => p.resources?.() ?? []),
       readResource: (ctx, signal) => this.readResource(ctx, signal),
       ...(this.opts.frontEnd.ask ? { ask: this.opts.frontEnd.ask } : {}),
+      setEnv: (vars) => this.host.setEnv(vars),
+      share: (key, make) => this.host.shared.use(key, make),
     };
   }
 
@@ -877,19 +891,20 @@ export class Workspace {
         this.sessionStarted ? this.hooks.trigger('sessionEnd').catch((e: unknown) => log.error(`sessionEnd hooks: ${errorMessage(e)}`)) : undefined,
       ]);
       this.close();
+      // A private host goes with its workspace (the store, the reaper, the listeners).
+      await this.ownHost?.dispose();
     })();
     return this.disposed;
   }
 
   /**
-   * Shutdown ran past its deadline (the front end is gone and the process is about to end): kill
-   * every process patchbay started and close the store now, so nothing outlives us or is left open.
+   * Its shutdown ran past its deadline: kill the processes this workspace started (its jobs, its
+   * peers' servers) now. Every process of patchbay is the host's to kill (`Host.forceClose`),
+   * which a private host does here.
    */
   forceClose(): void {
     // Jobs first: their process groups may hold processes no longer our descendants (their parent exited).
     this.jobs.forceClose();
-    // The reaper has just been sent its EOF: killed now, it could not stop what escaped us.
-    killDescendantsNow([this.jobs.reaperPid]);
     for (const p of this.all()) {
       try {
         p.forceClose?.();
@@ -898,16 +913,13 @@ export class Workspace {
       }
     }
     this.close();
+    this.ownHost?.forceClose();
   }
 
-  /** The store and the indexes. Idempotent. */
+  /** The hooks' processes and the indexes (the store is the host's). Idempotent. */
   private close(): void {
+    this.host.forget(this);
     this.hooks.killAll();
     for (const ix of this.indexByRoot.values()) ix.dispose();
-    try {
-      this.store.close();
-    } catch {
-      /* already closed */
-    }
   }
 }

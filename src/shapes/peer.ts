@@ -5,6 +5,7 @@
  * of the workspace) and asks it for tools, contexts, commands and doctor lines through the
  * optional hooks of `Peer`.
  */
+import type { ShareFn } from './shared.js';
 import type { z } from 'zod';
 import type { AskUser } from './ask.js';
 import type { EditorDiagnostic, Tool } from './tool.js';
@@ -82,6 +83,10 @@ export interface PeerHost<C> {
   readResource(ctx: Pick<ResourceContext, 'server' | 'uri'>, signal: AbortSignal): Promise<string>;
   /** Puts a question to the user in a chat, when the front end can (MCP elicitation asks through it). */
   ask?: AskUser;
+  /** Sets variables in the environment every process patchbay starts gets from now on (`env`; never `process.env`). */
+  setEnv?(vars: Record<string, string | undefined>): void;
+  /** What the workspaces of this process share, by key (one gateway listener for all): shapes/shared.ts. */
+  share?: ShareFn;
 }
 
 /** Workspace folders added and removed at run time (absolute paths). */

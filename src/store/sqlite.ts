@@ -18,7 +18,7 @@ import {
 import { CHAT_CHECKPOINT_LIMIT_BYTES, CHECKPOINT_SCHEMA, CheckpointTable, dropOldCheckpoints } from './checkpoint-table.js';
 import type { FileCheckpoint } from '../shapes/tool.js';
 import type { EventEntry, EventFilter, EventStreamStore } from '../shapes/event-stream.js';
-import { isAlive } from '../util/pid.js';
+import { INSTANCES_SCHEMA, InstanceLease, ownerElsewhere, type ChatOwner, type LeaseOptions } from './instances.js';
 import { ensurePrivateDir, ensurePrivateFile } from '../util/private-dir.js';
 import { errorMessage, logger } from '../util/log.js';
 import { explainNativeLoadError, NativeModuleMismatch } from '../util/native-module.js';
@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS chats (
   model TEXT,
   agent TEXT,
   status TEXT NOT NULL DEFAULT 'idle',
-  -- pid of the server running a turn; a 'running' chat whose owner is gone was interrupted
+  -- pid of the server running a turn (what older patchbays read; store/instances.ts)
   owner_pid INTEGER,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL,
@@ -50,7 +50,9 @@ CREATE TABLE IF NOT EXISTS chats (
   -- ECA's chat kind: 'inline' for a chat made by chat/inlinePrompt; null: a regular chat
   kind TEXT,
   -- its further folders (ACP additionalDirectories), a JSON array; null: none recorded
-  additional_folders TEXT
+  additional_folders TEXT,
+  -- the instance lease running a turn (store/instances.ts); a 'running' chat whose lease is gone was interrupted
+  owner_instance TEXT
 );
 CREATE TABLE IF NOT EXISTS messages (
   chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
@@ -89,6 +91,8 @@ ${CHECKPOINT_SCHEMA}`;
 export interface StoreOptions {
   /** Overrides CHAT_CHECKPOINT_LIMIT_BYTES (tests). */
   checkpointLimitBytes?: number;
+  /** The instance lease's timings (tests). */
+  lease?: LeaseOptions;
 }
 
 /** The tool-call ids of a chat's tool messages from position ? on (chat id, then seq). */
@@ -126,6 +130,8 @@ interface EventRow {
 export class SqliteStore implements ChatPersistence, EventStreamStore {
   readonly db: Database.Database;
   readonly path: string;
+  /** This connection's instance lease: the owner its running chats name (./instances.ts). */
+  readonly lease: InstanceLease;
 
   static open(home: string, opts?: StoreOptions): SqliteStore {
     ensurePrivateDir(home);
@@ -177,7 +183,10 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.db.pragma('busy_timeout = 5000');
     dropOldCheckpoints(this.db);
     this.db.exec(SCHEMA);
+    this.db.exec(INSTANCES_SCHEMA);
     migrate(this.db);
+    this.lease = new InstanceLease(this.db, opts.lease);
+    this.lease.start();
     this.checkpoints = new CheckpointTable((sql) => this.stmt(sql), opts.checkpointLimitBytes ?? CHAT_CHECKPOINT_LIMIT_BYTES);
   }
 
@@ -226,8 +235,9 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     const sets: string[] = ['updated_at = @now'];
     const values: Record<string, unknown> = { id, now: Date.now() };
     if (patch.status) {
-      sets.push('owner_pid = @owner');
+      sets.push('owner_pid = @owner', 'owner_instance = @instance');
       values.owner = patch.status === 'running' ? process.pid : null;
+      values.instance = patch.status === 'running' ? this.lease.id : null;
     }
     for (const key of ['title', 'model', 'agent', 'status'] as const) {
       if (patch[key] !== undefined) {
@@ -375,9 +385,8 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   }
 
   runningElsewhere(chatId: string): number | undefined {
-    const row = this.stmt('SELECT status, owner_pid FROM chats WHERE id = ?').get(chatId) as { status: string; owner_pid: number | null } | undefined;
-    if (row?.status !== 'running' || row.owner_pid === null || row.owner_pid === process.pid || !isAlive(row.owner_pid)) return undefined;
-    return row.owner_pid;
+    const row = this.stmt('SELECT status, owner_pid, owner_instance FROM chats WHERE id = ?').get(chatId) as ({ status: string } & ChatOwner) | undefined;
+    return row?.status === 'running' ? ownerElsewhere(this.lease, row) : undefined;
   }
 
   /**
@@ -425,9 +434,9 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   }
 
   recoverInterrupted(): string[] {
-    const rows = this.stmt("SELECT id, owner_pid FROM chats WHERE status = 'running'").all() as Array<{ id: string; owner_pid: number | null }>;
-    // Another live server (a second editor) may own a running chat: leave those alone.
-    const ids = rows.filter((r) => r.owner_pid === null || r.owner_pid === process.pid || !isAlive(r.owner_pid)).map((r) => r.id);
+    const rows = this.stmt("SELECT id, owner_pid, owner_instance FROM chats WHERE status = 'running'").all() as Array<{ id: string } & ChatOwner>;
+    // Another live instance (a second editor, another host in this process) may own a running chat: leave those alone.
+    const ids = rows.filter((r) => ownerElsewhere(this.lease, r) === undefined).map((r) => r.id);
     for (const id of ids) {
       this.stmt("UPDATE tool_calls SET state = 'rejected' WHERE chat_id = ? AND state IN ('preparing', 'waitingApproval', 'running')").run(id);
       this.appendMessage(id, { role: 'system', kind: 'interrupted', text: 'The previous turn was interrupted (patchbay stopped before it finished).' });
@@ -524,6 +533,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
 
   close(): void {
     this.flushEvents();
+    this.lease.release();
     this.db.close();
   }
 }
@@ -550,6 +560,8 @@ function migrate(db: Database.Database): void {
     // Chats from before kinds were recorded are regular chats.
     if (!chatColumns.includes('kind')) db.exec('ALTER TABLE chats ADD COLUMN kind TEXT');
     if (!chatColumns.includes('additional_folders')) db.exec('ALTER TABLE chats ADD COLUMN additional_folders TEXT');
+    // Chats from before instance leases name only a pid (store/instances.ts `ownerElsewhere`).
+    if (!chatColumns.includes('owner_instance')) db.exec('ALTER TABLE chats ADD COLUMN owner_instance TEXT');
   }).immediate();
 }
 

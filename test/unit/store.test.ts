@@ -29,7 +29,7 @@ describe('SqliteStore', () => {
     b.close();
   });
 
-  it("marks chats of a dead server as interrupted but leaves a live server's running chats alone", async () => {
+  it("marks chats of a dead (older) server as interrupted but leaves a live server's running chats alone", async () => {
     const dir = home();
     const s = SqliteStore.open(dir);
     s.createChat({ id: 'mine' });
@@ -37,8 +37,9 @@ describe('SqliteStore', () => {
     s.updateChat('mine', { status: 'running' });
     const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
     s.updateChat('theirs', { status: 'running' });
-    s.db.prepare('UPDATE chats SET owner_pid = ? WHERE id = ?').run(other.pid, 'theirs');
-    s.db.prepare('UPDATE chats SET owner_pid = ? WHERE id = ?').run(999_999_999, 'mine');
+    // Rows as an older patchbay wrote them: a pid and no instance lease (store/instances.ts).
+    s.db.prepare('UPDATE chats SET owner_pid = ?, owner_instance = NULL WHERE id = ?').run(other.pid, 'theirs');
+    s.db.prepare('UPDATE chats SET owner_pid = ?, owner_instance = NULL WHERE id = ?').run(999_999_999, 'mine');
     expect(s.recoverInterrupted()).toEqual(['mine']);
     expect(s.getChat('mine')!.status).toBe('idle');
     expect(s.messages('mine').at(-1)).toMatchObject({ role: 'system', kind: 'interrupted' });

@@ -77,7 +77,7 @@ export interface JobRegistryOptions {
   /** How often a running job's descendants are looked up (besides on output). */
   scanMs?: number;
   /** Told every job group and descendant, so they are stopped even if this process is SIGKILLed. */
-  reaper?: JobReaper;
+  reaper?: Pick<JobReaper, 'track' | 'untrack' | 'forget' | 'close' | 'pid'>;
 }
 
 export const DEFAULT_MAX_RUNNING_JOBS = 10;
