@@ -75,6 +75,8 @@ export class LiveChat {
   subagent: SubagentRun | undefined;
   /** The runtime's problems (bad rule, skill, hook… files) this chat was already told of. */
   readonly shownProblems = new Set<string>();
+  /** The chat's own folders, working folder first (./chat-roots.ts); unset: it uses the workspace's. */
+  roots: string[] | undefined;
 
   /**
    * A turn runs or is about to: what rewrites the history (fork, rollback, a flag's insertion)
@@ -87,10 +89,11 @@ export class LiveChat {
   constructor(
     readonly id: string,
     readonly stored: StoredMessage[],
-    init: { title?: string; model?: string; agent: Agent; usage?: Usage; trust?: boolean; variant?: string; parentId?: string; sessionOf?: LiveChat; kind?: ChatKind },
+    init: { title?: string; model?: string; agent: Agent; usage?: Usage; trust?: boolean; variant?: string; parentId?: string; sessionOf?: LiveChat; kind?: ChatKind; roots?: string[] },
   ) {
     this.parentId = init.parentId;
     this.kind = init.kind;
+    this.roots = init.roots;
     this.sessionApproved = init.sessionOf?.sessionApproved ?? new Set();
     this.sessionRejected = init.sessionOf?.sessionRejected ?? new Set();
     this.title = init.title;

@@ -19,6 +19,7 @@ import { rollbackChat, type RollbackInclude, type RollbackResult } from './rollb
 import { ChatRunningElsewhereError } from './persistence.js';
 import { promptImages } from './prompt-images.js';
 import { createSeededChat, inlineChoices, type NewChatSeed } from './inline-chat.js';
+import { adoptRoots, chatRootsDeps, chatWhere, namedRoots, recordRoots, rootsOf, storedOwnRoots, type RootsInput } from './chat-roots.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { ModelEntry } from '../shapes/llm.js';
 import type { Context as ChatContext } from '../shapes/context.js';
@@ -160,6 +161,7 @@ export class ChatService {
       variant: rec.variant,
       parentId: rec.parentChatId,
       kind: rec.kind,
+      roots: storedOwnRoots(this.deps.store, id),
     });
     this.live.set(id, chat);
     return chat;
@@ -196,7 +198,9 @@ export class ChatService {
       return { chatId, model: params.model ?? '', status: 'noModel', done };
     }
     let chat = existing;
-    if (!chat) {
+    const named = namedRoots(params, this.deps.roots());
+    if (chat) adoptRoots(this.deps.store, chat, named);
+    else {
       chat = this.newChat(
         params.chatId ?? newId(),
         {
@@ -205,6 +209,7 @@ export class ChatService {
           folder: params.folder,
           ...(params.additionalFolders?.length ? { additionalFolders: params.additionalFolders } : {}),
           ...(params.seed ? { seed: params.seed } : {}),
+          ...(named ? { roots: named } : {}),
         },
         params.trust === undefined,
       );
@@ -233,6 +238,7 @@ export class ChatService {
       if (params.variant !== undefined) chat.variant = params.variant ?? undefined;
       const deps = this.turnDeps(chat);
       deps.store.updateChat(chat.id, { model: chat.model, agent: chat.agent, variant: chat.variant ?? null });
+      recordRoots(deps.store, chat, deps.roots());
       const abort = new AbortController();
       chat.turn = { abort };
       this.setStatus(chat, 'running', deps);
@@ -320,15 +326,13 @@ export class ChatService {
   }
 
   /** A new chat, stored at once (empty until its first prompt). `defaultTrust`: the front end gave no trust for it, so the configured default applies (as ECA does). */
-  private newChat(id: string, init: { agent: Agent; model?: string; variant?: string; folder?: string; additionalFolders?: string[]; seed?: NewChatSeed }, defaultTrust: boolean): LiveChat {
+  private newChat(
+    id: string,
+    init: { agent: Agent; model?: string; variant?: string; folder?: string; additionalFolders?: string[]; seed?: NewChatSeed; roots?: string[] },
+    defaultTrust: boolean,
+  ): LiveChat {
     const { seed } = init;
-    const rec = {
-      id,
-      model: init.model,
-      agent: init.agent,
-      folder: init.folder ?? this.deps.roots()[0],
-      ...(init.additionalFolders?.length ? { additionalFolders: init.additionalFolders } : {}),
-    };
+    const rec = { id, model: init.model, agent: init.agent, ...chatWhere(init, this.deps.roots()) };
     // An inline chat may start with a copy of another chat's history (./inline-chat.ts).
     const stored = seed ? createSeededChat(this.deps.store, rec, seed) : (this.deps.store.createChat(rec), []);
     const chat = new LiveChat(id, stored, {
@@ -336,7 +340,9 @@ export class ChatService {
       ...(init.model ? { model: init.model } : {}),
       ...(init.variant ? { variant: init.variant } : {}),
       ...(seed ? { title: seed.title, kind: seed.kind } : {}),
+      ...(init.roots ? { roots: init.roots } : {}),
     });
+    recordRoots(this.deps.store, chat, this.deps.roots());
     this.live.set(chat.id, chat);
     if (init.variant) this.deps.store.updateChat(chat.id, { variant: init.variant });
     this.deps.lifecycle?.created(chat.id);
@@ -349,9 +355,27 @@ export class ChatService {
    * choices made for it, so it is listed, and opened or resumed after a restart, as a prompted one
    * is. An id already taken is left as it is.
    */
-  create(id: string, init: { agent: Agent; model?: string; variant?: string; folder?: string }): void {
+  create(id: string, init: { agent: Agent; model?: string; variant?: string; folder?: string; additionalFolders?: string[] } & RootsInput): void {
     if (this.disposed || this.load(id)) return;
-    this.newChat(id, init, true);
+    const { cwd, roots, ...rest } = init;
+    const named = namedRoots({ cwd, roots }, this.deps.roots());
+    this.newChat(id, { ...rest, ...(named ? { roots: named } : {}) }, true);
+  }
+
+  /** The folders a chat uses now (./chat-roots.ts): its own, else the workspace's; the workspace's for an unknown chat. */
+  rootsOf(chatId: string): string[] {
+    return rootsOf(this.load(chatId) ?? {}, () => this.deps.roots());
+  }
+
+  /**
+   * Gives a stored chat its own folders from now on (an ACP `session/load` or `session/resume`
+   * in a `cwd`); naming none leaves it as it is. False for an unknown chat.
+   */
+  useRoots(chatId: string, input: RootsInput): boolean {
+    const chat = this.load(chatId);
+    if (!chat) return false;
+    adoptRoots(this.deps.store, chat, namedRoots(input, this.deps.roots()));
+    return true;
   }
 
   /**
@@ -422,6 +446,8 @@ export class ChatService {
     const { store, events } = this.deps;
     return {
       ...this.deps,
+      // The chat's folders, or the workspace's read live (./chat-roots.ts).
+      ...chatRootsDeps(chat, this.deps),
       store: {
         ...bindAll(store),
         appendMessage: (id, m, rec) => (live() ? store.appendMessage(id, m, rec) : 0),
@@ -510,7 +536,8 @@ export class ChatService {
     }
     // Read-only definitions (explorer), and every subagent of a `plan` chat, only read.
     const agent: Agent = spec.def.readOnly || parent.agent === 'plan' ? 'plan' : 'code';
-    const chat = new LiveChat(spec.id, [], { agent, model: entry.id, trust: parent.trust, parentId: parent.id, variant: spec.variant ?? spec.def.variant, sessionOf: parent });
+    // A subagent works in its parent's folders (its own, or the workspace's as they are).
+    const chat = new LiveChat(spec.id, [], { agent, model: entry.id, trust: parent.trust, parentId: parent.id, variant: spec.variant ?? spec.def.variant, sessionOf: parent, roots: parent.roots });
     chat.subagent = { def: spec.def, onStep: spec.onStep };
     this.live.set(chat.id, chat);
     this.deps.store.createChat({ id: chat.id, model: entry.id, agent, parentChatId: parent.id });

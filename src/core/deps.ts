@@ -16,6 +16,7 @@ export interface ChatDeps {
   tools: ToolRegistry;
   editor: EditorBridge;
   config(): Config;
+  /** The workspace's folders, read anew each time; in a turn's deps, the chat's (./chat-roots.ts). */
   roots(): string[];
   /** The home folder `~` means in config paths (`toolCall.approval.insideWorkspace`); unset: the process's. */
   homeDir?: string;
@@ -26,7 +27,8 @@ export interface ChatDeps {
   /** streamWithRetry from the LLM layer: retries, stall detection, abort. */
   stream(client: LlmClient, req: LlmRequest, opts: { maxRetries: number; stallMs: number; onRetry: (attempt: number, delayMs: number, err: Error) => void }): AsyncIterable<LlmEvent>;
   cost(entry: ModelEntry, usage: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number }): number | undefined;
-  renderContexts(contexts: ChatContext[], signal: AbortSignal): Promise<{ text: string; errors: string[] }>;
+  /** `roots`: the folders of the chat the contexts are for (relative paths, the repo map); unset: the workspace's. */
+  renderContexts(contexts: ChatContext[], signal: AbortSignal, roots?: string[]): Promise<{ text: string; errors: string[] }>;
   /**
    * Before a turn: waits (bounded, abortable) for tool peers still starting up, telling the chat
    * which it waits for and which failed, so the turn's tool list has their tools.

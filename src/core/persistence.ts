@@ -29,6 +29,13 @@ export interface ChatRecord {
 
 export type ChatKind = 'inline';
 
+/** A chat's folders as stored (core/chat-roots.ts): its own (`own`), or the workspace's it last ran with. */
+export interface StoredRoots {
+  /** Absolute, the working folder first. */
+  roots: string[];
+  own: boolean;
+}
+
 /** What a new chat is stored with. */
 export interface NewChatRecord {
   id: string;
@@ -98,6 +105,10 @@ export interface ChatPersistence {
   /** `folder` only where none is recorded; `additionalFolders` replaces the list. Does not touch `updatedAt`. */
   recordFolders?(id: string, f: { folder?: string; additionalFolders?: string[] }): void;
   getChat(id: string): ChatRecord | undefined;
+  /** The chat's folders (./chat-roots.ts); undefined: none recorded (a chat from before they were). */
+  chatRoots?(id: string): StoredRoots | undefined;
+  /** Records them, replacing what was; a chat that is not stored is left alone. */
+  recordRoots?(id: string, roots: StoredRoots): void;
   /** `withEmpty: false` leaves out chats with no message yet (an ACP session never prompted). */
   listChats(opts: { limit?: number; sortBy?: 'updatedAt' | 'createdAt'; folder?: string; withEmpty?: boolean }): ChatRecord[];
   /** `variant: null` clears it. */

@@ -556,16 +556,17 @@ export class Workspace {
       clientFor: (entry, signal) => this.clientFor(entry, signal),
       stream: (client, req, o) => streamWithRetry(client, req, o),
       cost: (entry, usage) => computeCost(entry, usage),
-      renderContexts: (contexts, signal) => {
+      // `roots`: the chat's folders (core/chat-roots.ts).
+      renderContexts: (contexts, signal, roots = this.roots) => {
         // An @-mentioned file is touched: its language server starts and opens it.
         for (const c of contexts) {
           if (c.type !== 'file') continue;
-          const path = safely(() => resolvePath(c.path, this.roots));
+          const path = safely(() => resolvePath(c.path, roots));
           // A bad path: the renderer reports it.
           if (path) for (const p of this.all()) p.fileTouched?.(path);
         }
         return renderContexts(contexts, {
-          roots: this.roots,
+          roots,
           signal,
           webMaxChars: this.config.context.webMaxChars,
           repoMapMaxEntries: this.config.context.repoMapMaxEntries,

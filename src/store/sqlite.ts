@@ -12,10 +12,12 @@ import {
   type CheckpointCall,
   type NewChatRecord,
   type StoredCheckpoint,
+  type StoredRoots,
   type StoredRow,
   type ToolCallRecord,
 } from '../core/persistence.js';
 import { CHAT_CHECKPOINT_LIMIT_BYTES, CHECKPOINT_SCHEMA, CheckpointTable, dropOldCheckpoints } from './checkpoint-table.js';
+import { ChatRootsTable } from './chat-roots-table.js';
 import type { FileCheckpoint } from '../shapes/tool.js';
 import type { EventEntry, EventFilter, EventStreamStore } from '../shapes/event-stream.js';
 import { INSTANCES_SCHEMA, InstanceLease, ownerElsewhere, type ChatOwner, type LeaseOptions } from './instances.js';
@@ -155,6 +157,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
   }
 
   private readonly checkpoints: CheckpointTable;
+  private readonly rootsTable: ChatRootsTable;
 
   private readonly statements = new Map<string, Database.Statement>();
 
@@ -188,6 +191,15 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
     this.lease = new InstanceLease(this.db, opts.lease);
     this.lease.start();
     this.checkpoints = new CheckpointTable((sql) => this.stmt(sql), opts.checkpointLimitBytes ?? CHAT_CHECKPOINT_LIMIT_BYTES);
+    this.rootsTable = new ChatRootsTable(this.db, (sql) => this.stmt(sql));
+  }
+
+  chatRoots(id: string): StoredRoots | undefined {
+    return this.rootsTable.get(id);
+  }
+
+  recordRoots(id: string, roots: StoredRoots): void {
+    this.rootsTable.set(id, roots);
   }
 
   createChat(rec: NewChatRecord): void {
@@ -343,6 +355,7 @@ export class SqliteStore implements ChatPersistence, EventStreamStore {
           uptoSeq,
         );
         this.checkpoints.copy(from, to.id, uptoSeq);
+        this.rootsTable.copy(from, to.id);
       })
       .immediate();
   }

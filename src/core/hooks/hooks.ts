@@ -63,6 +63,8 @@ export interface HookChat {
   model?: string;
   variant?: string;
   emit?: (e: ChatEvent) => void;
+  /** The chat's folders (core/chat-roots.ts): its hooks run in the first; unset: the workspace's. */
+  roots?: string[];
 }
 
 export interface TriggerOptions {
@@ -123,7 +125,7 @@ export class Hooks {
     const emit = opts.chat?.emit;
     const id = randomUUID();
     if (visible) emit?.({ type: 'hookActionStarted', id, name, actionType: 'shell' });
-    const roots = this.env.roots();
+    const roots = opts.chat?.roots ?? this.env.roots();
     const cwd = roots[0];
     const input = JSON.stringify({ hook_name: name, hook_type: type, ...this.baseInput(roots, opts.chat), ...snakeKeys(opts.data ?? {}) });
     let result: ActionRun;
