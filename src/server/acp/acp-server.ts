@@ -247,7 +247,14 @@ export class AcpServer {
       throw e;
     }
     // Stored now, so it can be loaded or resumed after a restart before its first prompt.
-    ws.chats.create(s.id, { agent: s.choice.agent, folder: roots.cwd, ...(roots.additional.length ? { additionalFolders: roots.additional } : {}) });
+    // Its own folders (core/chat-roots.ts): relative paths and commands in its cwd, whichever session opened the workspace first.
+    ws.chats.create(s.id, {
+      agent: s.choice.agent,
+      folder: roots.cwd,
+      ...(roots.additional.length ? { additionalFolders: roots.additional } : {}),
+      cwd: roots.cwd,
+      roots: sessionWorkspaceRoots(roots),
+    });
     this.sessionServers(s, params.mcpServers);
     setImmediate(() => this.sendCommands(s));
     return { sessionId: s.id, modes: modeState(s.choice.agent), configOptions: this.options(s) };
@@ -282,6 +289,7 @@ export class AcpServer {
     // A chat from before folders were recorded gets this one.
     // ACP: the additional list given is the whole list now (none when omitted), as session/list reports it.
     ws.chats.recordFolders(s.id, { folder: roots.cwd, additionalFolders: roots.additional });
+    ws.chats.useRoots(s.id, { cwd: roots.cwd, roots: sessionWorkspaceRoots(roots) });
     s.choice = choiceOf(opened);
     this.sessionServers(s, params.mcpServers);
     setImmediate(() => this.sendCommands(s));
@@ -354,6 +362,7 @@ export class AcpServer {
     const s = prior ?? this.addSession(params.sessionId, ws, roots, { agent: 'code', variant: null });
     Object.assign(s, { ws, cwd: roots.cwd, additional: roots.additional });
     ws.chats.recordFolders(s.id, { folder: roots.cwd, additionalFolders: roots.additional });
+    if (!s.running) ws.chats.useRoots(s.id, { cwd: roots.cwd, roots: sessionWorkspaceRoots(roots) });
     if (!s.running) s.choice = choiceOf(opened);
     this.sessionServers(s, params.mcpServers ?? []);
     setImmediate(() => this.sendCommands(s));
