@@ -147,7 +147,7 @@ export class AcpServer {
   /** The workspace each session holds (session-workspaces.ts), taken from the host. */
   private readonly held = new SessionWorkspaces({
     acquire: (roots) => this.acquire(roots),
-    release: async (ws) => (await this.host)?.release(ws),
+    release: (ws) => this.release(ws),
   });
   /** The workspaces whose start-up (servers, listeners, config watch) has run. */
   private readonly started = new WeakSet<Workspace>();
@@ -336,8 +336,9 @@ export class AcpServer {
     this.sessionServers(s, []);
     // A workspace that stays (another session uses it) keeps no copy of the chat to fall behind a later load elsewhere.
     s.ws.chats.forget(s.id);
-    // Its workspace is let go of: the last session of it closing disposes it (its MCP servers stop).
-    await this.forget(s.id);
+    // Its workspace is let go of: the last session of it closing disposes it (its MCP servers stop),
+    // which the answer does not wait for.
+    void this.forget(s.id);
     return {};
   }
 
@@ -648,6 +649,15 @@ export class AcpServer {
       onModelsChanged: (w) => this.modelsChanged(w),
       onNotice: (type, message) => (type === 'error' ? log.error(message) : log.info(message)),
     };
+  }
+
+  /** One reference to a workspace given back to the host; the last one disposes it (a failure is logged: it never rejects). */
+  private async release(ws: Workspace): Promise<void> {
+    try {
+      await (await this.host)?.release(ws);
+    } catch (e) {
+      log.warn(`stopping the workspace ${ws.roots.join(', ')}: ${errorMessage(e)}`);
+    }
   }
 
   /** A new workspace's start-up, once: its session hooks, servers, listeners, file indexes and config watch. */

@@ -21,6 +21,7 @@ import { workspaceFolders, type SessionRootSet } from './session-roots.js';
 /** Where workspaces come from: the Host's `acquire`/`release`, with the façade's open options bound. */
 export interface WorkspacePool {
   acquire(roots: string[]): Promise<Workspace>;
+  /** Never rejects (a failed dispose is the pool's to report): a release need not be waited for. */
   release(ws: Workspace): Promise<void>;
 }
 
@@ -41,14 +42,15 @@ export class SessionWorkspaces {
   /**
    * The workspace for a session's folders, held for it from now on. The one it held before is let
    * go of once the new one is held (the same workspace when the folders did not change: the count
-   * goes up, then back). A session holding one lets the lobby's go.
+   * goes up, then back). A session holding one lets the lobby's go. Neither release is waited for:
+   * a workspace disposed meanwhile holds up no session.
    */
   async hold(sessionId: string, roots: SessionRootSet): Promise<Workspace> {
     const ws = await this.pool.acquire(sessionWorkspaceRoots(roots));
     const before = this.held.get(sessionId);
     this.held.set(sessionId, ws);
-    if (before) await this.pool.release(before);
-    if (sessionId !== LOBBY) await this.drop(LOBBY);
+    if (before) void this.pool.release(before);
+    if (sessionId !== LOBBY) void this.drop(LOBBY);
     return ws;
   }
 
@@ -82,7 +84,10 @@ export class SessionWorkspaces {
     return [...this.held].flatMap(([holder, w]) => (w === ws && holder !== LOBBY ? [holder] : []));
   }
 
-  /** The session closed, was deleted or failed to load: its reference is let go of (the workspace goes with the last). */
+  /**
+   * The session closed, was deleted or failed to load: its reference is let go of at once (the
+   * workspace goes with the last); resolves once the release is done (true: it held one).
+   */
   async drop(sessionId: string): Promise<boolean> {
     const ws = this.held.get(sessionId);
     if (!ws) return false;
