@@ -49,6 +49,7 @@ import { openSecretStore } from '../util/secrets.js';
 import type { SqliteStore } from '../store/sqlite.js';
 import { errorMessage, logger } from '../util/log.js';
 import { HostCore } from './host-core.js';
+import { startWorkspace, type ConfigProblems, type StartPolicy } from './start.js';
 import { resolvePath } from '../util/paths.js';
 import { doctorReport } from './doctor.js';
 import { LiveConfig, type ConfigReload } from './config-reload.js';
@@ -243,6 +244,7 @@ export class Workspace {
       onEnded: (job, tail) => this.chats.notifyJob(job.chatId, jobEndedText(job, tail)),
       // Jobs run detached: if this server is SIGKILLed, the host's reaper still stops them.
       reaper: this.host.reaperFor(),
+      env: opts.env,
     });
     const native = nativeTools({
       shellTimeoutSeconds: this.config.toolCall.shellCommand?.timeoutSeconds,
@@ -252,6 +254,8 @@ export class Workspace {
       // The chat's messages in memory: no store read per task call.
       taskLists: storedTaskLists((chatId) => this.chats.messages(chatId)),
       jobs: this.jobs,
+      // The host's environment (with the gateway's address and token), not the process's.
+      env: opts.env,
     });
     // Native tools come first in every list the model sees; peers may wrap them (below).
     this.tools.set('native', native);
@@ -648,6 +652,25 @@ export class Workspace {
   /** Stops the servers `addChatServers` started for this chat. */
   removeChatServers(chatId: string): Promise<void> {
     return this.chatServers.remove(chatId);
+  }
+
+  private started = false;
+  /**
+   * Starts the workspace for a front end, in the one start-up order (./start.ts): config problems,
+   * MCP servers, listeners, the session, models, indexes, config watch. Once; later calls do nothing.
+   */
+  start(policy: StartPolicy): void {
+    if (this.started || this.disposed) return;
+    this.started = true;
+    startWorkspace(this, policy);
+  }
+
+  /** The config's errors (not warnings) and held-back settings, as messages to the user. */
+  configProblems(): ConfigProblems {
+    return {
+      invalid: this.configErrors.flatMap((e) => (e.severity !== 'warning' ? [`Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}`] : [])),
+      held: this.heldBackMessages(),
+    };
   }
 
   /** Starts what peers serve (listeners: the gateway, the OpenCtx host). A failure is the peer's to report. */

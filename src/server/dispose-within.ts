@@ -1,11 +1,13 @@
-/** Stopping a façade's workspace on the way out, with a deadline (ECA `shutdown`/exit, ACP exit). */
-import type { Workspace } from '../runtime/workspace.js';
+/** Stopping a façade's workspace or host on the way out, with a deadline (ECA `shutdown`/exit, ACP exit). */
 import { errorMessage, logger } from '../util/log.js';
 
 const log = logger('server');
 
-/** A workspace, or the host holding every workspace of a process (ACP). */
-type Stoppable = Pick<Workspace, 'dispose' | 'forceClose'>;
+/** A workspace or a host (runtime/host.ts): a clean stop, and a forced one. */
+export interface Stoppable {
+  dispose(): Promise<void>;
+  forceClose(): void;
+}
 
 /**
  * Disposes the workspace, and what has not stopped by the deadline is stopped by force (child

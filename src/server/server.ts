@@ -36,6 +36,7 @@ import { NATIVE_SERVER_NAME, nativeToolServer, toEcaCommand, toEcaToolServer } f
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { EditorBridge, EditorDiagnostic } from '../shapes/tool.js';
 import type { Workspace } from '../runtime/workspace.js';
+import type { Host } from '../runtime/host.js';
 import { loadWorkspaceConfig } from '../runtime/workspace-config.js';
 import { rootsRequest } from './eca-roots.js';
 import { disposeWithin } from './dispose-within.js';
@@ -82,6 +83,8 @@ export class EcaServer {
   private readonly tasks = new EarlyTasks((p) => this.notify(ECA.progress, p));
   /** Config errors, said once in the first chat that has an event (then cleared). */
   private configNotice: string | undefined;
+  /** The process's host, opened at `initialize`: its one workspace is the session (disposing it stops everything). */
+  private host: Promise<Host> | undefined;
 
   constructor(private readonly opts: ServerOptions) {
     const { rpc, notify } = createConnection(opts.input, opts.output);
@@ -145,33 +148,32 @@ export class EcaServer {
       const params = parse(ECA.initialize.method, ECA.initialize.params, raw);
       const env = this.opts.env ?? process.env;
       const loaded = loadWorkspaceConfig({ roots: rootsOf(params), env, initializationOptions: params.initializationOptions, configFile: this.opts.configFile });
-      const session = new Promise<void>((r) => setImmediate(r))
-        .then(() => import('../runtime/workspace.js'))
-        .then(({ Workspace }) =>
-          Workspace.create({
-            roots: loaded.roots,
-            env,
-            initializationOptions: params.initializationOptions,
-            configFile: this.opts.configFile,
-            logLevel: this.opts.logLevel,
-            loaded,
-            // ECA editors ask the user and show diffs; diagnostics and questions only when the editor declared them.
-            frontEnd: { canAsk: true, canShowDiffs: true, diagnostics: this.editorBridge(params).getDiagnostics, ask: ecaAsk(this.conn, params) },
-            events: this.events(),
-            onToolServer: (status) => this.sendToolServer(status),
-            onModelsChanged: (s) => this.sendConfig(s),
-            onToolServerRemoved: (name) => this.notify(ECA.toolServerRemoved, { name }),
-            // As ECA's `sync-and-notify!`: the models first (when they may have changed), then the provider.
-            onProviderChanged: (s, id, models) => {
-              if (models) this.sendConfig(s);
-              this.notify(ECA.providersUpdated, providerStatus(s, id));
-            },
-            onNotice: (type, message) => this.showMessage({ type, message }),
-            onTask: (t) => this.tasks.report(t),
-            onJobsChanged: () => void session.then((s) => this.notify(ECA.jobsUpdated, jobsOf(s))),
-            onMemoryIndex: (report) => this.notify(ECA.memoryIndexLoaded, report),
-          }),
-        );
+      // The process's host (its store, logging, listeners, the environment children get), then its one workspace.
+      const host = new Promise<void>((r) => setImmediate(r))
+        .then(() => import('../runtime/host.js'))
+        .then(({ Host }) => Host.open({ env, configFile: this.opts.configFile, ...(this.opts.logLevel ? { logLevel: this.opts.logLevel } : {}) }));
+      this.host = host;
+      const session = host.then((h) =>
+        h.acquire(loaded.roots, {
+          initializationOptions: params.initializationOptions,
+          loaded,
+          // ECA editors ask the user and show diffs; diagnostics and questions only when the editor declared them.
+          frontEnd: { canAsk: true, canShowDiffs: true, diagnostics: this.editorBridge(params).getDiagnostics, ask: ecaAsk(this.conn, params) },
+          events: this.events(),
+          onToolServer: (status) => this.sendToolServer(status),
+          onModelsChanged: (s) => this.sendConfig(s),
+          onToolServerRemoved: (name) => this.notify(ECA.toolServerRemoved, { name }),
+          // As ECA's `sync-and-notify!`: the models first (when they may have changed), then the provider.
+          onProviderChanged: (s, id, models) => {
+            if (models) this.sendConfig(s);
+            this.notify(ECA.providersUpdated, providerStatus(s, id));
+          },
+          onNotice: (type, message) => this.showMessage({ type, message }),
+          onTask: (t) => this.tasks.report(t),
+          onJobsChanged: () => void session.then((s) => this.notify(ECA.jobsUpdated, jobsOf(s))),
+          onMemoryIndex: (report) => this.notify(ECA.memoryIndexLoaded, report),
+        }),
+      );
       session.then(
         (s) => log.info(`initialized by ${params.clientInfo?.name ?? 'unknown client'} for ${s.roots.join(', ')}`),
         (e: unknown) => {
@@ -204,36 +206,30 @@ export class EcaServer {
       if (this.state.initialized) return log.warn('ignoring a repeated "initialized" notification');
       this.state.initialized = true;
       void this.state.session.then(
-        (session) => {
-          const invalid = session.configErrors.flatMap((e) => (e.severity !== 'warning' ? [`Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}`] : []));
-          for (const message of invalid) this.showMessage({ type: 'warning', message });
-          // VS Code and the desktop app never show $/showMessage: the first chat says it too.
-          if (invalid.length) this.configNotice = invalid.join('\n');
-          const held = session.heldBackMessages();
-          for (const message of held) this.showMessage({ type: 'warning', message });
-          // What the runtime said before (a folder change's reload): once, and not what was just said.
-          const early = (this.early ?? []).filter((m) => !held.includes(m.message) && !invalid.includes(m.message));
-          this.early = undefined;
-          for (const m of early) this.showMessage(m);
-          // MCP servers start once config/updated is out (spawning them is CPU work that would
-          // delay it), or after 250 ms if model discovery is slow; they never wait for each other.
-          let startMcp!: () => void;
-          void session.startServers(new Promise<void>((r) => (startMcp = r)));
-          setTimeout(startMcp, 250).unref();
-          // The servers task has begun: tasks held until now go out, starts first (./eca-tasks.ts).
-          this.tasks.release();
-          // Listeners (the OpenCtx host, the provider gateway): a peer that cannot listen says why.
-          for (const { started } of session.startListeners()) void started.catch((e: unknown) => this.showMessage({ type: 'warning', message: errorMessage(e) }));
-          session.startSession();
-          void session.modelsReady.then(() => {
-            this.sendConfig(session);
-            this.sendNativeTools(session);
-            setImmediate(startMcp);
-          });
-          for (const ix of session.indexes) void ix.warm();
-          // Config files edited while we run apply live (Workspace.reloadConfig).
-          session.watchConfig();
-        },
+        // The runtime's start-up order (runtime/start.ts), told the ECA way.
+        (session) =>
+          session.start({
+            tell: ({ invalid, held }) => {
+              for (const message of invalid) this.showMessage({ type: 'warning', message });
+              // VS Code and the desktop app never show $/showMessage: the first chat says it too.
+              if (invalid.length) this.configNotice = invalid.join('\n');
+              for (const message of held) this.showMessage({ type: 'warning', message });
+              // What the runtime said before (a folder change's reload): once, and not what was just said.
+              const early = (this.early ?? []).filter((m) => !held.includes(m.message) && !invalid.includes(m.message));
+              this.early = undefined;
+              for (const m of early) this.showMessage(m);
+            },
+            // MCP servers start once config/updated is out, or after 250 ms if model discovery is slow.
+            servers: 'afterModels',
+            // The servers task has begun: tasks held until now go out, starts first (./eca-tasks.ts).
+            serversBegan: () => this.tasks.release(),
+            // Listeners (the OpenCtx host, the provider gateway): a peer that cannot listen says why.
+            listenerFailed: (_peer, e) => this.showMessage({ type: 'warning', message: errorMessage(e) }),
+            modelsReady: () => {
+              this.sendConfig(session);
+              this.sendNativeTools(session);
+            },
+          }),
         () => {},
       ); // a session that could not start was reported where it failed (initialize)
     });
@@ -241,7 +237,7 @@ export class EcaServer {
       const session = this.session();
       this.state = { kind: 'shuttingDown', session };
       // The editor waits for this answer: a clean stop gets longer than when the editor is gone.
-      await disposeWithin(session, 1_500);
+      await disposeWithin(this.host ?? session, 1_500);
       return null;
     });
     c.onNotification(ECA.exit.method, () => this.exit(this.state.kind === 'shuttingDown' ? 0 : 1, 'exit'));
@@ -461,7 +457,7 @@ export class EcaServer {
     log.info(`exiting (${why}) with code ${code}`);
     if (this.parentWatch) clearInterval(this.parentWatch);
     // A server whose editor is gone must not linger: at most the dispose deadline, then the process ends.
-    const done = this.state.kind !== 'awaitingInitialize' ? disposeWithin(this.state.session) : Promise.resolve();
+    const done = this.state.kind !== 'awaitingInitialize' ? disposeWithin(this.host ?? this.state.session) : Promise.resolve();
     void done.finally(() => {
       this.conn.dispose();
       this.opts.onExit(code);

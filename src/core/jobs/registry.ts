@@ -78,6 +78,8 @@ export interface JobRegistryOptions {
   scanMs?: number;
   /** Told every job group and descendant, so they are stopped even if this process is SIGKILLed. */
   reaper?: Pick<JobReaper, 'track' | 'untrack' | 'forget' | 'close' | 'pid'>;
+  /** The environment jobs start from (the host's); the process's own without it. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export const DEFAULT_MAX_RUNNING_JOBS = 10;
@@ -123,7 +125,7 @@ export class JobRegistry {
   private readonly jobs = new Map<string, Job>();
   private nextId = 1;
   private disposed = false;
-  private readonly o: Required<Omit<JobRegistryOptions, 'onChange' | 'onEnded' | 'reaper'>>;
+  private readonly o: Required<Omit<JobRegistryOptions, 'onChange' | 'onEnded' | 'reaper' | 'env'>>;
 
   constructor(private readonly opts: JobRegistryOptions = {}) {
     this.o = {
@@ -145,7 +147,7 @@ export class JobRegistry {
       return { ok: false, message: `Maximum number of background jobs reached (${this.o.maxRunning}). Kill an existing job first.` };
     }
     const id = `job-${this.nextId++}`;
-    const child = spawnShell(spec.command, spec.cwd, spec.chatId);
+    const child = spawnShell(spec.command, spec.cwd, spec.chatId, this.opts.env);
     const info: JobInfo = {
       id,
       type: 'shell',

@@ -10,7 +10,7 @@ import { LogBudget } from '../../util/log-budget.js';
 import { errorMessage } from '../../util/log.js';
 import { toolSpecs } from '../../shapes/tool-names.js';
 import type { gatewayConfig } from './settings.js';
-import { GatewayHostImpl } from './host.js';
+import { SharedGateway } from './shared.js';
 import type { GatewayChats } from './types.js';
 
 type Config = PeerConfig<typeof gatewayConfig>;
@@ -75,21 +75,35 @@ export function createGatewayPeer(host: PeerHost<Config>): Peer {
     },
   };
 
-  const gateway = new GatewayHostImpl({ config, home: host.home, chats, roots: () => host.roots(), reservedNames: () => host.reservedServerNames() });
-  // Published to every process patchbay starts (MCP servers, shell commands): they may be providers.
-  process.env.PATCHBAY_PROVIDER_TOKEN = gateway.token;
-  process.env.TAP_PROVIDER_TOKEN = gateway.token;
+  // One gateway per process (./shared.ts): a second workspace joins the first one's listener.
+  const make = () => new SharedGateway({ config, home: host.home });
+  const lease = host.share?.('gateway', make);
+  const shared = lease?.value ?? make();
+  const gateway = shared.gateway;
+  const member = shared.join({ chats, roots: () => host.roots(), reservedNames: () => host.reservedServerNames() });
+  // Published to every process patchbay starts (shell commands, hooks; MCP servers get the address
+  // only): they may be providers. In the host's environment, never process.env.
+  host.setEnv?.({ PATCHBAY_PROVIDER_TOKEN: gateway.token, TAP_PROVIDER_TOKEN: gateway.token });
+  let left = false;
+  const leave = async (): Promise<void> => {
+    if (left) return;
+    left = true;
+    await member.leave();
+    // The last workspace's release stops it; one with no host to share with stops its own.
+    if (lease) await lease.release();
+    else await shared.dispose();
+  };
 
   return {
     /** Listens (on a free port when the configured one is taken); a failure is reported and the rest of patchbay goes on. */
     async start() {
       try {
-        ({ url } = await gateway.start());
+        ({ url } = await shared.start());
       } catch (e) {
         host.log.error(`provider gateway could not start: ${errorMessage(e)}`);
         throw new Error(`The provider gateway could not start: ${errorMessage(e)}. Set "gateway": {"port": …} (0 picks a free port) or "enabled": false.`);
       }
-      process.env.PATCHBAY_GATEWAY_URL = url;
+      host.setEnv?.({ PATCHBAY_GATEWAY_URL: url });
       host.log.info(`provider gateway listening on ${url}`);
     },
     chatStarted: (id) => gateway.chatStarted(id),
@@ -97,9 +111,12 @@ export function createGatewayPeer(host: PeerHost<Config>): Peer {
     chatEnded: (id) => void gateway.chatEnded(id),
     rootsChanged: () => gateway.rootsChanged(),
     async dispose() {
-      await gateway.stop().catch((e: unknown) => host.log.error(`stopping the gateway: ${errorMessage(e)}`));
+      await leave().catch((e: unknown) => host.log.error(`stopping the gateway: ${errorMessage(e)}`));
     },
-    forceClose: () => gateway.forceClose(),
+    // Its run file goes when no other workspace of this process still serves through it.
+    forceClose: () => {
+      if (!lease || shared.size <= 1) gateway.forceClose();
+    },
     async doctor() {
       if (!url) {
         // `patchbay doctor` does not listen itself: it shows the gateways running for this home.

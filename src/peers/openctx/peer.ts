@@ -84,21 +84,54 @@ export function createOpenCtxPeer(host: PeerHost<Config>): Peer {
       .map((m) => ({ type: 'resource' as const, uri: m.uri, name: m.name, description: m.description ?? '', mimeType: m.mimeType, server: m.server }));
   };
 
+  /**
+   * The workspaces of one process share one OpenCtx host (shapes/shared.ts): the first one to
+   * start it listens, and it serves the oldest workspace still open; a later one only joins.
+   */
+  const listener = host.share?.('openctx-host', () => new SharedOpenCtxListener());
+  const members = listener?.value.members;
+  members?.push(host);
+  /** The workspace the listener serves now (this one without a host to share with). */
+  const current = (): PeerHost<Config> => (members?.[0] as PeerHost<Config> | undefined) ?? host;
+
   /** Serves patchbay's own OpenCtx providers (and the user's modules) on loopback, token-protected. */
   const start = async (): Promise<void> => {
     const cfg = host.config().openctx.host;
     if (!cfg.enabled) return;
+    if (listener) {
+      // Another workspace of this process serves already (or is starting to).
+      if (listener.value.claimed) return;
+      listener.value.claimed = true;
+    }
     const providers: Record<string, OpenCtxProviderImpl> = {
-      files: workspaceFiles({ query: (q) => host.queryFiles(q).map((path) => ({ type: 'file', path })), roots: () => host.roots() }),
-      diagnostics: diagnosticsProvider({ get: async (uri) => (await host.editorDiagnostics(uri)).map((d) => ({ ...d, source: d.source ?? undefined })) }),
-      'mcp-resources': mcpResources({ list: () => host.resources(), read: (server, uri) => host.readResource({ server, uri }, AbortSignal.timeout(30_000)) }),
+      files: workspaceFiles({
+        query: (q) =>
+          current()
+            .queryFiles(q)
+            .map((path) => ({ type: 'file', path })),
+        roots: () => current().roots(),
+      }),
+      diagnostics: diagnosticsProvider({ get: async (uri) => (await current().editorDiagnostics(uri)).map((d) => ({ ...d, source: d.source ?? undefined })) }),
+      'mcp-resources': mcpResources({ list: () => current().resources(), read: (server, uri) => current().readResource({ server, uri }, AbortSignal.timeout(30_000)) }),
       'event-streams': eventStreams({ streams: () => host.events.streams(), query: (f) => host.events.queryEvents(f) }),
     };
     for (const [name, path] of Object.entries(cfg.providers)) providers[name] = moduleProvider(resolve(moduleBase(), path));
     const token = `octx-${randomBytes(16).toString('hex')}`;
     const server = new OpenCtxHost({ host: '127.0.0.1', port: cfg.port, token, providers, log: logger('openctx-host') });
-    const { url } = await server.start();
+    let url: string;
+    try {
+      ({ url } = await server.start());
+    } catch (e) {
+      // Not listening: the next workspace to start may try.
+      if (listener) listener.value.claimed = false;
+      throw e;
+    }
     served = server;
+    if (listener) {
+      listener.value.stop = () => stopServed();
+      listener.value.url = () => served?.url;
+      listener.value.force = removeListenerFiles;
+    }
     const dir = join(host.home, 'openctx');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(join(dir, 'token'), `${token}\n`, { mode: 0o600 });
@@ -119,6 +152,11 @@ export function createOpenCtxPeer(host: PeerHost<Config>): Peer {
     }
   };
 
+  const stopServed = async (): Promise<void> => {
+    await Promise.resolve(served?.stop()).catch((e: unknown) => host.log.error(`stopping the OpenCtx host: ${errorMessage(e)}`));
+    removeListenerFiles();
+  };
+
   return {
     start: () => start().catch((e: unknown) => host.log.error(`OpenCtx host could not start: ${errorMessage(e)}`)),
     mentions,
@@ -133,17 +171,22 @@ export function createOpenCtxPeer(host: PeerHost<Config>): Peer {
       } catch (e) {
         host.log.error(`stopping OpenCtx providers: ${errorMessage(e)}`);
       }
-      await Promise.resolve(served?.stop()).catch((e: unknown) => host.log.error(`stopping the OpenCtx host: ${errorMessage(e)}`));
-      removeListenerFiles();
+      if (listener) {
+        members?.splice(members.indexOf(host), 1);
+        // The last workspace's release stops the listener (whichever workspace started it).
+        await listener.release();
+      } else await stopServed();
     },
-    forceClose: removeListenerFiles,
+    forceClose: () => {
+      if (!listener || (members?.length ?? 0) <= 1) removeListenerFiles();
+    },
     async doctor() {
       const providers = await client.health();
       return {
         lines: [
           ...(providers.length ? ['OpenCtx providers:', ...providers.map(openCtxLine)] : ['OpenCtx providers: none configured']),
           // `patchbay doctor` does not listen itself.
-          `OpenCtx host: ${served?.url ?? 'not serving'}`,
+          `OpenCtx host: ${served?.url ?? listener?.value.url() ?? 'not serving'}`,
         ],
       };
     },
@@ -160,4 +203,21 @@ function openCtxLine(p: ProviderHealth): string {
     ...(p.lastError ? [`last error: ${p.lastError}`] : []),
   ];
   return `  - ${label}: ok — ${notes.join('; ')}`;
+}
+
+/** The process's one OpenCtx listener (shapes/shared.ts): who serves, and how it stops. */
+class SharedOpenCtxListener {
+  /** The workspaces' peer hosts, oldest first: the listener serves the first. */
+  readonly members: unknown[] = [];
+  /** A workspace has started (or is starting) the listener. */
+  claimed = false;
+  stop: () => Promise<void> = async () => {};
+  url: () => string | undefined = () => undefined;
+  force: () => void = () => {};
+  dispose(): Promise<void> {
+    return this.stop();
+  }
+  forceClose(): void {
+    this.force();
+  }
 }

@@ -511,7 +511,8 @@ export class AcpServer {
   private tellConfigProblems(s: Session): void {
     if (this.toldConfig.has(s.ws)) return;
     this.toldConfig.add(s.ws);
-    const lines = [...s.ws.configErrors.flatMap((e) => (e.severity !== 'warning' ? [`Invalid config in ${e.source}${e.key ? ` at ${e.key}` : ''}: ${e.message}`] : [])), ...s.ws.heldBackMessages()];
+    const { invalid, held } = s.ws.configProblems();
+    const lines = [...invalid, ...held];
     for (const text of lines) this.send(s, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${text}\n\n` } });
   }
 
@@ -660,15 +661,12 @@ export class AcpServer {
     }
   }
 
-  /** A new workspace's start-up, once: its session hooks, servers, listeners, file indexes and config watch. */
+  /** A new workspace's start-up, once (Workspace.start: its servers, listeners, session, file indexes and config watch). */
   private start(ws: Workspace): void {
     if (this.started.has(ws)) return;
     this.started.add(ws);
-    ws.startSession();
-    void ws.startServers();
-    for (const { peer, started } of ws.startListeners()) void started.catch((e: unknown) => log.warn(`${peer}: ${errorMessage(e)}`));
-    for (const ix of ws.indexes) void ix.warm();
-    ws.watchConfig();
+    // The runtime's start-up order (runtime/start.ts); config problems wait for the first answer (tellConfigProblems).
+    ws.start({ servers: 'now', listenerFailed: (peer, e) => log.warn(`${peer}: ${errorMessage(e)}`) });
     log.info(`workspace ready for ${ws.roots.join(', ')}`);
   }
 

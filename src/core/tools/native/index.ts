@@ -30,6 +30,8 @@ export interface NativeToolsOptions {
   taskLists?: TaskLists;
   /** Where background jobs live; without it `shell_command` refuses `background` and `bg_job` is not offered. */
   jobs?: JobRegistry;
+  /** The environment `shell_command` starts from (the host's); the process's own without it. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
@@ -40,7 +42,7 @@ export function nativeTools(opts: NativeToolsOptions = {}): Tool[] {
     writeFileTool(),
     editFileTool(),
     moveFileTool(),
-    shellCommandTool({ shellTimeoutSeconds: opts.shellTimeoutSeconds, maxOutputChars: opts.maxOutputChars, jobs: opts.jobs }),
+    shellCommandTool({ shellTimeoutSeconds: opts.shellTimeoutSeconds, maxOutputChars: opts.maxOutputChars, jobs: opts.jobs, env: opts.env }),
     editorDiagnosticsTool(),
     taskTool(opts.taskLists),
     ...(opts.events ? [readEventStreamTool(opts.events)] : []),

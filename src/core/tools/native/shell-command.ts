@@ -44,6 +44,8 @@ export interface ShellCommandOptions {
   maxOutputChars?: number;
   /** Where background jobs are kept; without it `background` is refused. */
   jobs?: JobRegistry;
+  /** The environment commands start from (the host's); the process's own without it. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export function shellCommandTool(opts: ShellCommandOptions = {}): Tool {
@@ -88,7 +90,7 @@ Usage:
         return startJob(opts.jobs, args.command, cwd, args.background, ctx, maxOutputChars);
       }
       const timeout = args.timeout ?? defaultTimeout;
-      const runOpts = { cwd, timeoutMs: timeout * 1000, maxOutputChars };
+      const runOpts = { cwd, timeoutMs: timeout * 1000, maxOutputChars, ...(opts.env ? { env: opts.env } : {}) };
       // The editor runs it in a terminal it shows, when it offers one (ACP `terminal/*`). Background jobs stay local (core/jobs/).
       const inTerminal = ctx.editor.runInTerminal;
       if (inTerminal) {

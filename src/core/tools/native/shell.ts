@@ -34,6 +34,8 @@ export interface ShellRunOptions {
   maxOutputChars: number;
   /** The chat that runs it: `ECA_CHAT_ID` / `PATCHBAY_CHAT_ID` (core/agent-env.ts). */
   chatId?: string;
+  /** The environment it starts from (the host's: runtime/host-core.ts); the process's own without it. */
+  env?: NodeJS.ProcessEnv;
 }
 
 const isWindows = process.platform === 'win32';
@@ -41,7 +43,7 @@ const isWindows = process.platform === 'win32';
 export function runShell(command: string, opts: ShellRunOptions): Promise<ShellRun> {
   return new Promise((settle) => {
     const out = new OutputBuffer(opts.maxOutputChars);
-    const child = spawnShell(command, opts.cwd, opts.chatId);
+    const child = spawnShell(command, opts.cwd, opts.chatId, opts.env);
 
     let timedOut = false;
     let aborted = false;
@@ -116,9 +118,9 @@ export function runShell(command: string, opts: ShellRunOptions): Promise<ShellR
  * both get the same shell, environment (patchbay's, with core/agent-env.ts's variables for the
  * chat that runs it) and working directory.
  */
-export function spawnShell(command: string, cwd: string, chatId?: string): ChildProcess {
+export function spawnShell(command: string, cwd: string, chatId?: string, base?: NodeJS.ProcessEnv): ChildProcess {
   const shell = shellArgv(command);
-  const env = withAgentEnv(chatId);
+  const env = withAgentEnv(chatId, base);
   return isWindows
     ? spawn(shell.command, ['/d', '/s', '/c', `"${command}"`], {
         cwd,
