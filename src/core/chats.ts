@@ -199,8 +199,7 @@ export class ChatService {
     }
     let chat = existing;
     const named = namedRoots(params, this.deps.roots());
-    if (chat) adoptRoots(this.deps.store, chat, named);
-    else {
+    if (!chat) {
       chat = this.newChat(
         params.chatId ?? newId(),
         {
@@ -234,6 +233,8 @@ export class ChatService {
       // Agent and model apply from this turn on; a turn already running keeps its own.
       if (agent) chat.agent = agent;
       if (entry) chat.model = entry.id;
+      // So do the folders it names (./chat-roots.ts).
+      adoptRoots(this.deps.store, chat, named);
       // As ECA (chat.clj `prompt`): the variant a prompt names is the one its chat uses from now on.
       if (params.variant !== undefined) chat.variant = params.variant ?? undefined;
       const deps = this.turnDeps(chat);
