@@ -107,6 +107,12 @@ export class ChatServers {
     return (this.hosts.get(chatId)?.servers() ?? []).map(toStatus);
   }
 
+  /** At once: SIGKILL to every chat's stdio servers (the workspace's shutdown ran past its deadline). */
+  forceClose(): void {
+    this.disposed = true;
+    for (const h of this.hosts.values()) h.forceClose();
+  }
+
   async dispose(): Promise<void> {
     this.disposed = true;
     const hosts = [...this.hosts.values()];

@@ -14,6 +14,8 @@ interface Held {
 
 export class SharedResources {
   private readonly items = new Map<string, Held>();
+  /** Released by their last user and still stopping: a forced close reaches them too. */
+  private readonly stopping = new Set<SharedThing>();
 
   use<T extends SharedThing>(key: string, make: () => T): SharedLease<T> {
     let held = this.items.get(key);
@@ -31,7 +33,12 @@ export class SharedResources {
         released = true;
         if (--h.refs > 0 || this.items.get(key) !== h) return;
         this.items.delete(key);
-        await h.value.dispose();
+        this.stopping.add(h.value);
+        try {
+          await h.value.dispose();
+        } finally {
+          this.stopping.delete(h.value);
+        }
       },
     };
   }
@@ -48,9 +55,9 @@ export class SharedResources {
   }
 
   forceClose(): void {
-    for (const h of this.items.values()) {
+    for (const value of [...[...this.items.values()].map((h) => h.value), ...this.stopping]) {
       try {
-        h.value.forceClose?.();
+        value.forceClose?.();
       } catch (e) {
         log.warn(errorMessage(e));
       }

@@ -89,7 +89,8 @@ export class Host extends HostCore {
   /** Every workspace stops, then the shared listeners, the reaper and the store. Safe to call more than once. */
   override dispose(): Promise<void> {
     this.disposing ??= (async () => {
-      const entries = this.entries.splice(0);
+      // Each entry stays until its workspace has stopped (Workspace.dispose → forget): a forced close meanwhile still reaches it.
+      const entries = [...this.entries];
       await Promise.all(entries.map((e) => e.made.then((ws) => ws.dispose()).catch((err: unknown) => log.error(`stopping a workspace: ${errorMessage(err)}`))));
       await super.dispose();
     })();

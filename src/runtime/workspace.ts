@@ -929,6 +929,7 @@ export class Workspace {
   forceClose(): void {
     // Jobs first: their process groups may hold processes no longer our descendants (their parent exited).
     this.jobs.forceClose();
+    this.chatServers.forceClose();
     for (const p of this.all()) {
       try {
         p.forceClose?.();

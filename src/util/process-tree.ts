@@ -104,6 +104,25 @@ export function killDescendantsNow(spare: Array<number | undefined> = []): void 
 }
 
 /** SIGTERM, then SIGKILL for whatever is still alive after `graceMs`. */
+/**
+ * SIGKILL now to each process and its descendants (a forced shutdown of one workspace: only the
+ * trees it started, never the whole process's children).
+ */
+export function killTreesNow(roots: Array<number | undefined>): void {
+  const live = roots.filter((p): p is number => p !== undefined && p > 1);
+  if (!live.length) return;
+  const parents = parentMap();
+  for (const root of live) {
+    for (const p of [...descendants(root, parents), root]) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+  }
+}
+
 export async function killAll(pids: number[], graceMs = 1_000): Promise<void> {
   const signal = (sig: NodeJS.Signals) => {
     for (const p of pids) {

@@ -97,6 +97,21 @@ describe('Host workspaces', () => {
     expect(again).not.toBe(wa);
   });
 
+  it("a workspace's forced close kills its own processes only; the host's kills every one", async () => {
+    const home = dir('pb-host-');
+    const a = dir('pb-host-a-');
+    const b = dir('pb-host-b-');
+    const host = openHost(home);
+    const wa = await host.acquire([a], openOpts());
+    const wb = await host.acquire([b], openOpts());
+    const [pa, pb] = [await jobPid(wa, a, 'a'), await jobPid(wb, b, 'b')];
+    wa.forceClose();
+    await vi.waitFor(() => expect(running(pa)).toBe(false), { timeout: 10_000 });
+    expect(running(pb)).toBe(true);
+    host.forceClose();
+    await vi.waitFor(() => expect(running(pb)).toBe(false), { timeout: 10_000 });
+  });
+
   it("follows a workspace's folders: after a change it is found by its new set", async () => {
     const home = dir('pb-host-');
     const a = dir('pb-host-a-');
@@ -208,7 +223,11 @@ describe('Host environment and listeners', () => {
     const host = openHost(home);
     const gatewayOn = { gateway: { port: 0 }, openctx: { host: { enabled: false } } };
     const wa = await host.acquire([a], openOpts(gatewayOn));
-    await Promise.all(wa.startListeners().map((l) => l.started));
+    // Started as a façade starts it (runtime/start.ts): the listeners open with the rest.
+    const failed: unknown[] = [];
+    wa.start({ servers: 'now', listenerFailed: (_peer, e) => failed.push(e) });
+    await vi.waitFor(() => expect(host.env.PATCHBAY_GATEWAY_URL).toBeDefined(), { timeout: 10_000 });
+    expect(failed).toEqual([]);
     const url = host.env.PATCHBAY_GATEWAY_URL;
     expect(url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
     expect(host.env.PATCHBAY_PROVIDER_TOKEN).toMatch(/.+/);

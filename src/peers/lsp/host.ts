@@ -9,6 +9,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Tool } from '../../shapes/tool.js';
 import { errorMessage, logger, type Logger } from '../../util/log.js';
+import { killTreesNow } from '../../util/process-tree.js';
 import { ServerCancelled } from '../../rpc/errors.js';
 import { BUILTIN_NEEDS, BUILTIN_SERVERS, resolveServers } from './config.js';
 import { extensionOf, languageIdOf } from './documents.js';
@@ -400,6 +401,12 @@ export class LspHostImpl implements LspHost {
     }
     for (const p of this.problems) out.push({ ...base(p.name, { command: p.command }), status: 'failed', lastError: p.error });
     return out;
+  }
+
+  /** At once: SIGKILL to every language server's process tree (its workspace's shutdown ran past its deadline). */
+  forceClose(): void {
+    this.disposed = true;
+    killTreesNow([...this.processes.values()].map((e) => e.proc.pid));
   }
 
   async dispose(): Promise<void> {

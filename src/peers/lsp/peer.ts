@@ -63,6 +63,7 @@ export function createLspPeer(host: PeerHost<Config>): Peer {
     // Language servers for the workspace's languages too: a server that cannot run says why.
     settle: (signal) => lsp.probe(signal),
     dispose: () => lsp.dispose(),
+    forceClose: () => lsp.forceClose(),
     async doctor() {
       const servers = lsp.servers();
       if (!servers.length) return { lines: ['Language servers: none available'] };

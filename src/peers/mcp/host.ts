@@ -8,6 +8,7 @@ import type { CommandSink } from '../../shapes/registry.js';
 import type { ToolSink } from '../../shapes/registry.js';
 import type { ResourceContext as McpResourceContext } from '../../shapes/context.js';
 import { errorMessage, logger, type LogLevel } from '../../util/log.js';
+import { killTreesNow } from '../../util/process-tree.js';
 import { McpServerHandle, type RestartPolicy } from './server.js';
 import type { McpHost, McpHostEvents, McpServerInfo } from './types.js';
 import { storedCredentialKeys, type OAuthUser } from './oauth-provider.js';
@@ -261,6 +262,12 @@ export class McpHostImpl implements McpHost {
   async dispose(): Promise<void> {
     this.disposed = true;
     await Promise.all([...this.handles.values()].map((h) => h.dispose().catch((e: unknown) => log.warn(`${h.name}: ${errorMessage(e)}`))));
+  }
+
+  /** At once: SIGKILL to every stdio server's process tree (its workspace's shutdown ran past its deadline). */
+  forceClose(): void {
+    this.disposed = true;
+    killTreesNow([...this.handles.values()].map((h) => h.session?.pid));
   }
 
   private handle(name: string): McpServerHandle {

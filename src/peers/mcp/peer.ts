@@ -58,6 +58,7 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     connectServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.signIn(name) : undefined),
     logoutServer: (name) => (mcp.servers().some((s) => s.name === name) ? mcp.logout(name) : undefined),
     dispose: () => mcp.dispose(),
+    forceClose: () => mcp.forceClose(),
     serverNames: () => Object.keys(host.config().mcpServers),
     instructions: () => mcp.instructions(),
     toolsReady: (signal, report) => waitForMcpStarts(mcp, report, signal, host.config().mcpStartWaitSeconds),
