@@ -511,6 +511,19 @@ export class ChatService {
   }
 
   /**
+   * The chat is worked on in another workspace now (an ACP session loaded in other folders):
+   * dropped from memory here, with its subagents', so a later use here reads the store afresh.
+   * Only while idle (false otherwise); the store keeps it.
+   */
+  forget(chatId: string): boolean {
+    const chat = this.live.get(chatId);
+    if (!chat || chat.busy() || this.gathering.has(chatId)) return false;
+    for (const child of [...this.live.values()]) if (child.parentId === chatId) this.forget(child.id);
+    this.live.delete(chatId);
+    return true;
+  }
+
+  /**
    * A subagent's chat for a `spawn_agent` call of `spec.parentId` (core/subagents/runner.ts): stored
    * with a link to its parent, with the parent's trust, and its one turn started with the task.
    */

@@ -107,13 +107,15 @@ describe('patchbay acp: hostile review of issue 28', () => {
     const there = track(new AcpProc({ home, config: fakeProviderConfig(llm().url) }));
     await there.initialize();
     const s = await there.newSession(root);
-    llm().script([{ text: 'slow ' }, { delay: 1500 }, { text: 'end' }]);
+    // Held until the delete has been refused: the turn runs there for as long as this takes, however loaded the machine.
+    llm().script([{ text: 'slow ' }, { hold: 'turn' }, { text: 'end' }]);
     const running = there.prompt(s, 'one');
     await there.until(() => there.text(s).includes('slow'), 'the running turn');
     // A second editor on the same store.
     const here = track(new AcpProc({ home, config: fakeProviderConfig(llm().url) }));
     await here.initialize();
     await expect(here.agent.request(methods.agent.session.delete, { sessionId: s })).rejects.toMatchObject({ code: -32600, message: expect.stringContaining('another patchbay process') });
+    llm().release('turn');
     expect((await running).stopReason).toBe('end_turn');
     expect(there.text(s)).toBe('slow end');
     llm().script([{ text: 'again' }]);

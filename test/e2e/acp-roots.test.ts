@@ -1,8 +1,8 @@
 /**
  * `patchbay acp`'s workspace folders and what the client may send (issue 28, points 10, 11, 15,
  * 16), through the real binary over stdio: a session's folders (`cwd`, ACP
- * `additionalDirectories`) are inside while it is open and only then; `session/list` changes no
- * folder; `/` and the home folder are refused; a line over the cap is answered and dropped with
+ * `additionalDirectories`) are inside its workspace, and no other session's are (issue 30);
+ * `session/list` changes no folder; `/` and the home folder are refused; a line over the cap is answered and dropped with
  * the connection alive; the editor's `fs/write_text_file` is sent a path no symlink swap redirects.
  */
 import { spawn } from 'node:child_process';
@@ -50,13 +50,15 @@ describe('patchbay acp: workspace folders', () => {
     expect(await readAsks(p, a, join(root, 'a.txt'))).toBe(false);
   });
 
-  it("a closed session's folder leaves the workspace; the folders of the sessions still open stay", async () => {
+  it("each session's workspace has its own folders: another open session's folder stays outside it, and closing one leaves the others as they were", async () => {
     const { p, root } = start();
     const other = scratch(workspace({ 'b.txt': 'in the other folder\n' }));
     await p.initialize();
     const a = await p.newSession(root);
     const b = await p.newSession(other);
-    expect(await readAsks(p, a, join(other, 'b.txt'))).toBe(false);
+    // Issue 30: a session's folders select its own workspace; the other session's folder is not inside a's.
+    expect(await readAsks(p, a, join(other, 'b.txt'))).toBe(true);
+    expect(await readAsks(p, b, join(other, 'b.txt'))).toBe(false);
     await p.agent.request(methods.agent.session.close, { sessionId: b });
     expect(await readAsks(p, a, join(other, 'b.txt'))).toBe(true);
     expect(await readAsks(p, a, join(root, 'a.txt'))).toBe(false);

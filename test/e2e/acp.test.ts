@@ -101,7 +101,7 @@ describe('patchbay acp', () => {
     await expect(p.agent.request(methods.agent.session.setConfigOption, { sessionId: r.sessionId, configId: 'model', value: 'nope/none' })).rejects.toMatchObject({ code: -32602 });
   });
 
-  it('a second session in another folder adds that folder to the workspace: its files are inside', async () => {
+  it("a second session in another folder works in that folder's workspace: its files are inside", async () => {
     const { p, root } = start();
     const other = scratch(workspace({ 'b.txt': 'in the other folder\n' }));
     await p.initialize();

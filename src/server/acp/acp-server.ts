@@ -8,10 +8,12 @@
  * object against ACP's schema (−32602 before a handler runs), the initialize gate (−32600 before
  * it), unknown methods (−32601). This file owns the sessions.
  *
- * Sessions: one workspace per process, made for the first session's folders (see `workspace`),
- * whose folders then follow the open sessions' (session-roots.ts); a session is a chat id with
- * the agent/model/variant the client chose. A session is stored from `session/new` on (empty
- * until its first prompt), so it can be loaded or resumed after a restart.
+ * Sessions: one Host per process (the store, logging, the environment), and a workspace per set
+ * of session folders taken from it (session-workspaces.ts): a session's `cwd` and
+ * `additionalDirectories` select the workspace it works in, with that folder's config, trust,
+ * containment and peers; sessions with the same folders share one, and the last of them closing
+ * disposes it. A session is a chat id with the agent/model/variant the client chose, stored from
+ * `session/new` on (empty until its first prompt), so it can be loaded or resumed after a restart.
  */
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
@@ -47,6 +49,8 @@ import { noModelMessage } from '../../core/no-model.js';
 import { runningElsewhereText } from '../../core/persistence.js';
 import type { Workspace, FrontEnd } from '../../runtime/workspace.js';
 import type { ServerOptions } from '../shared/server-options.js';
+import type { Host, WorkspaceOpenOptions } from '../../runtime/host.js';
+import type { ChatRecord } from '../../core/persistence.js';
 import type { ChatMcpServer } from '../../shapes/chat-servers.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { AcpTranslator, toolCallFields, toolCallIdOf } from './updates.js';
@@ -58,9 +62,9 @@ import { runTerminal, sdkTerminalClient } from './terminal.js';
 import { acpAsk } from './ask.js';
 import { logoutAll } from './logout.js';
 import { patchbayVersion } from '../../util/version.js';
-import { agentFolder, sessionRoots, workspaceFolders, SessionRootsLedger, type SessionRootParams, type SessionRootSet } from './session-roots.js';
+import { agentFolder, sessionRoots, type SessionRootParams, type SessionRootSet } from './session-roots.js';
+import { SessionWorkspaces, sessionWorkspaceRoots } from './session-workspaces.js';
 import { cappedLines } from './line-cap.js';
-import { FrontEndPort, sinkFrontEnd } from '../../runtime/front-end-port.js';
 import type { Attachment } from '../../core/port.js';
 
 const log = logger('acp');
@@ -113,8 +117,9 @@ export type AcpServerOptions = ServerOptions;
 interface Session {
   id: string;
   cwd: string;
-  /** Its `additionalDirectories` (resolved): inside the workspace while it is open. */
+  /** Its `additionalDirectories` (resolved): inside its workspace while it is open. */
   additional: string[];
+  /** The workspace of its folders (session-workspaces.ts holds it for the session). */
   ws: Workspace;
   choice: SessionChoice;
   translator: AcpTranslator;
@@ -138,18 +143,21 @@ export class AcpServer {
   private readonly conn: AgentConnection;
   private caps: ClientCapabilities = {};
   private initialized = false;
-  /** The workspace, once a session needed one. */
-  private ws: Promise<Workspace> | undefined;
-  /** The folders of the open sessions: the workspace's folders follow them (session-roots.ts). */
-  private readonly roots = new SessionRootsLedger();
-  /** The last workspace folder change: one at a time, each from the sessions open when it runs. */
-  private rootsChange: Promise<void> = Promise.resolve();
+  /** The process's host, once a request needed the store or a workspace. */
+  private host: Promise<Host> | undefined;
+  /** The workspace each session holds (session-workspaces.ts), taken from the host. */
+  private readonly held = new SessionWorkspaces({
+    acquire: (roots) => this.acquire(roots),
+    release: (ws) => this.release(ws),
+  });
+  /** The workspaces whose start-up (servers, listeners, config watch) has run. */
+  private readonly started = new WeakSet<Workspace>();
   private readonly sessions = new Map<string, Session>();
   /** The last notification written: a prompt is answered only after every update before it. */
   private lastWrite: Promise<void> = Promise.resolve();
   private exited = false;
-  /** The workspace's config problems were told (once, in the first prompt's answer). */
-  private toldConfig = false;
+  /** The workspaces whose config problems were told (once each, in the first answer of a prompt there). */
+  private readonly toldConfig = new WeakSet<Workspace>();
 
   constructor(private readonly opts: AcpServerOptions) {
     const app = agent({ name: 'patchbay' })
@@ -161,7 +169,7 @@ export class AcpServer {
       .onRequest(methods.agent.session.close, ({ params }) => this.closeSession(params.sessionId))
       .onRequest(methods.agent.session.resume, ({ params }) => this.resumeSession(params))
       .onRequest(methods.agent.session.delete, ({ params }) => this.deleteSession(params.sessionId))
-      .onRequest(methods.agent.logout, async () => (await logoutAll(await this.storeWorkspace()), {}))
+      .onRequest(methods.agent.logout, () => this.logout())
       .onRequest(methods.agent.session.prompt, ({ params, signal }) => this.prompt(params, signal))
       .onRequest(methods.agent.session.setMode, ({ params }) => (this.choose(params.sessionId, 'mode', params.modeId), {}))
       .onRequest(methods.agent.session.setConfigOption, ({ params }) => ({ configOptions: this.choose(params.sessionId, params.configId, params.value) }))
@@ -210,14 +218,19 @@ export class AcpServer {
    */
   private async authenticate(methodId: string): Promise<Record<string, never>> {
     if (!AUTH_METHOD_IDS.has(methodId)) throw RequestError.invalidParams({ methodId }, `unknown auth method "${methodId}" (offered: ${[...AUTH_METHOD_IDS].join(', ')})`);
-    const ws = await this.ws?.catch(() => undefined);
-    let usable = false;
-    if (ws) {
-      await ws.refreshLogins();
-      if (ws.models.length) usable = true;
-    }
+    const open = this.held.workspaces();
     // No session yet: nothing is loaded to check against; the next session/new reads the logins afresh.
-    if (!usable && ws) throw RequestError.authRequired({ authMethods: authMethods(this.caps) }, noModelMessage(ws.heldModelMessages()));
+    if (!open.length) return {};
+    for (const ws of open) await ws.refreshLogins();
+    if (open.some((ws) => ws.models.length)) return {};
+    throw RequestError.authRequired({ authMethods: authMethods(this.caps) }, noModelMessage(open[0]!.heldModelMessages()));
+  }
+
+  /** `logout`: every stored login forgotten (logout.ts), and every open workspace's models re-resolved without them. */
+  private async logout(): Promise<Record<string, never>> {
+    const ws = await this.anyWorkspace();
+    await logoutAll(ws);
+    for (const other of this.held.workspaces()) if (other !== ws) await other.refreshLogins();
     return {};
   }
 
@@ -225,13 +238,24 @@ export class AcpServer {
 
   private async newSession(params: NewSessionRequest): Promise<NewSessionResponse> {
     const roots = this.sessionRoots(params);
-    const ws = await this.workspace(roots);
-    const s = this.addSession(newId(), ws, roots, { agent: ws.config.chat.defaultAgent === 'plan' ? 'plan' : 'code', variant: null });
-    this.roots.set(s.id, roots);
-    await this.followRoots(ws);
-    await ws.modelsReady;
+    const id = newId();
+    const ws = await this.held.hold(id, roots);
+    const s = this.addSession(id, ws, roots, { agent: ws.config.chat.defaultAgent === 'plan' ? 'plan' : 'code', variant: null });
+    try {
+      await ws.modelsReady;
+    } catch (e) {
+      await this.forget(s.id);
+      throw e;
+    }
     // Stored now, so it can be loaded or resumed after a restart before its first prompt.
-    ws.chats.create(s.id, { agent: s.choice.agent, folder: roots.cwd, ...(roots.additional.length ? { additionalFolders: roots.additional } : {}) });
+    // Its own folders (core/chat-roots.ts): relative paths and commands in its cwd, whichever session opened the workspace first.
+    ws.chats.create(s.id, {
+      agent: s.choice.agent,
+      folder: roots.cwd,
+      ...(roots.additional.length ? { additionalFolders: roots.additional } : {}),
+      cwd: roots.cwd,
+      roots: sessionWorkspaceRoots(roots),
+    });
     this.sessionServers(s, params.mcpServers);
     setImmediate(() => this.sendCommands(s));
     return { sessionId: s.id, modes: modeState(s.choice.agent), configOptions: this.options(s) };
@@ -239,13 +263,17 @@ export class AcpServer {
 
   private async loadSession(params: LoadSessionRequest): Promise<LoadSessionResponse> {
     const roots = this.sessionRoots(params);
-    const ws = await this.workspace(roots);
+    if (this.sessions.get(params.sessionId)?.running) throw RequestError.invalidRequest({ sessionId: params.sessionId }, 'this session has a prompt running: cancel it before loading it again');
+    // An unknown id takes no workspace (and a session loaded before keeps the one it has).
+    await this.storedSession(params.sessionId);
+    const ws = await this.held.hold(params.sessionId, roots);
     await ws.modelsReady;
     const prior = this.sessions.get(params.sessionId);
     if (prior?.running) throw RequestError.invalidRequest({ sessionId: params.sessionId }, 'this session has a prompt running: cancel it before loading it again');
     const s = this.addSession(params.sessionId, ws, roots, { agent: 'code', variant: null });
-    // The servers the session had are the reload's to keep or stop.
-    if (prior?.hadServers) s.hadServers = true;
+    // The servers the session had are the reload's to keep or stop (in its new workspace, none yet).
+    if (prior && prior.ws !== ws) this.leaveWorkspace(prior);
+    else if (prior?.hadServers) s.hadServers = true;
     // core replays the stored chat through the events before `open` returns (core/chats.ts `open`).
     s.replaying = true;
     let opened;
@@ -255,16 +283,14 @@ export class AcpServer {
       s.replaying = false;
     }
     if (!opened) {
-      this.sessions.delete(params.sessionId);
-      // A session loaded before keeps nothing of it: its folders leave with it.
-      if (this.roots.delete(params.sessionId)) await this.followRoots(ws);
+      // Gone meanwhile (deleted by another process): a session loaded before keeps nothing of it, its workspace is let go.
+      await this.forget(params.sessionId);
       throw RequestError.sessionNotFound(params.sessionId);
     }
-    // Its folders are inside from now on; a chat from before folders were recorded gets this one.
+    // A chat from before folders were recorded gets this one.
     // ACP: the additional list given is the whole list now (none when omitted), as session/list reports it.
-    this.roots.set(s.id, roots);
     ws.chats.recordFolders(s.id, { folder: roots.cwd, additionalFolders: roots.additional });
-    await this.followRoots(ws);
+    ws.chats.useRoots(s.id, { cwd: roots.cwd, roots: sessionWorkspaceRoots(roots) });
     s.choice = choiceOf(opened);
     this.sessionServers(s, params.mcpServers);
     setImmediate(() => this.sendCommands(s));
@@ -274,21 +300,20 @@ export class AcpServer {
   }
 
   /**
-   * `session/list` reads the store only: it never changes the workspace's folders or any trust
-   * (it makes the workspace when none exists yet, in the agent's own folder, which the first
-   * session's folders replace). With a `cwd`, the chats whose recorded folder is it or lies
-   * inside it; a chat from before folders were recorded has none, so it is listed only without a
-   * `cwd`, under the workspace's first folder with `_meta.patchbay.folderRecorded: false`
-   * (`session/load` records the folder it is loaded in).
+   * `session/list` reads the host's store only: it opens no workspace and changes no trust. With
+   * a `cwd`, the chats whose recorded folder is it or lies inside it; a chat from before folders
+   * were recorded has none, so it is listed only without a `cwd`, under the agent's own folder
+   * (session-roots.ts `agentFolder`) with `_meta.patchbay.folderRecorded: false` (`session/load`
+   * records the folder it is loaded in).
    */
   private async listSessions(params: ListSessionsRequest): Promise<ListSessionsResponse> {
     if (params.cwd && !isAbsolute(params.cwd)) throw RequestError.invalidParams({ cwd: params.cwd }, `cwd must be an absolute path, got ${JSON.stringify(params.cwd)}`);
-    const ws = await this.storeWorkspace();
     const offset = params.cursor ? Number.parseInt(params.cursor, 10) : 0;
     if (!Number.isInteger(offset) || offset < 0) throw RequestError.invalidParams({ cursor: params.cursor }, `cursor ${JSON.stringify(params.cursor)} is not one this agent gave`);
-    const chats = ws.chats.list({ limit: offset + LIST_PAGE + 1, sortBy: 'updatedAt', ...(params.cwd ? { folder: resolve(params.cwd) } : {}) });
+    const store = (await this.openHost()).store;
+    const chats: ChatRecord[] = store.listChats({ limit: offset + LIST_PAGE + 1, sortBy: 'updatedAt', ...(params.cwd ? { folder: resolve(params.cwd) } : {}) });
     const page = chats.slice(offset, offset + LIST_PAGE);
-    const unrecorded = ws.roots[0]!;
+    const unrecorded = this.agentFolder();
     return {
       sessions: page.map((c) => ({
         sessionId: c.id,
@@ -310,28 +335,36 @@ export class AcpServer {
     const s = this.session(sessionId);
     this.cancel(s.id);
     this.sessionServers(s, []);
-    this.sessions.delete(s.id);
-    // Its folders leave the workspace unless another open session uses them.
-    this.roots.delete(s.id);
-    await this.followRoots(s.ws);
+    // A workspace that stays (another session uses it) keeps no copy of the chat to fall behind a later load elsewhere.
+    s.ws.chats.forget(s.id);
+    // Its workspace is let go of: the last session of it closing disposes it (its MCP servers stop),
+    // which the answer does not wait for.
+    void this.forget(s.id);
     return {};
   }
 
   /** `session/resume`: the stored chat made live again without its replay (unlike `session/load`); the next prompt continues it. */
   private async resumeSession(params: ResumeSessionRequest): Promise<ResumeSessionResponse> {
     const roots = this.sessionRoots(params);
-    const ws = await this.workspace(roots);
-    await ws.modelsReady;
+    // An unknown id (or a subagent's) takes no workspace and leaves a live session as it was.
+    await this.storedSession(params.sessionId);
     const prior = this.sessions.get(params.sessionId);
+    // A running turn's tools must not move to other folders under it.
+    if (prior?.running && sessionWorkspaceRoots(prior).join('\0') !== sessionWorkspaceRoots(roots).join('\0'))
+      throw RequestError.invalidRequest({ sessionId: prior.id }, 'this session has a prompt running: its folders cannot change until it ends (cancel it, or resume it with the folders it has)');
+    const ws = prior?.running ? prior.ws : await this.held.hold(params.sessionId, roots);
+    await ws.modelsReady;
     const opened = ws.chats.resume(params.sessionId);
-    if (!opened) throw RequestError.sessionNotFound(params.sessionId);
+    if (!opened) {
+      if (!prior) await this.forget(params.sessionId);
+      throw RequestError.sessionNotFound(params.sessionId);
+    }
     // A session live here already keeps what its client was told (its tool calls); resumed after a restart, it starts afresh.
+    if (prior && prior.ws !== ws) this.leaveWorkspace(prior);
     const s = prior ?? this.addSession(params.sessionId, ws, roots, { agent: 'code', variant: null });
-    Object.assign(s, { cwd: roots.cwd, additional: roots.additional });
-    // Its folders are inside from now on, as a load's are.
-    this.roots.set(s.id, roots);
+    Object.assign(s, { ws, cwd: roots.cwd, additional: roots.additional });
     ws.chats.recordFolders(s.id, { folder: roots.cwd, additionalFolders: roots.additional });
-    await this.followRoots(ws);
+    if (!s.running) ws.chats.useRoots(s.id, { cwd: roots.cwd, roots: sessionWorkspaceRoots(roots) });
     if (!s.running) s.choice = choiceOf(opened);
     this.sessionServers(s, params.mcpServers ?? []);
     setImmediate(() => this.sendCommands(s));
@@ -340,7 +373,7 @@ export class AcpServer {
 
   /** `session/delete`: its turn stopped, its chat and its subagents' removed from the store (`session/list` no longer has it), its own MCP servers stopped. */
   private async deleteSession(sessionId: string): Promise<Record<string, never>> {
-    const ws = this.sessions.get(sessionId)?.ws ?? (await this.storeWorkspace());
+    const ws = this.sessions.get(sessionId)?.ws ?? (await this.anyWorkspace());
     // A subagent's chat is not a session (it is listed and loaded only inside its parent's).
     if (!ws.chats.resume(sessionId)) throw RequestError.sessionNotFound(sessionId);
     // Another editor's patchbay on the same store runs a turn in it: deleting it under that turn would fail it and every later prompt there.
@@ -444,6 +477,9 @@ export class AcpServer {
         contentId,
         folder: s.cwd,
         ...(s.additional.length ? { additionalFolders: s.additional } : {}),
+        // The chat's own folders (a workspace is shared by sessions with the same set of folders, in any order).
+        cwd: s.cwd,
+        roots: sessionWorkspaceRoots(s),
       });
       if (handle.status === 'noModel') {
         // Said as ACP's auth_required, so the client offers its login (initialize's authMethods).
@@ -474,8 +510,8 @@ export class AcpServer {
 
   /** Config errors and held-back settings of the workspace, said once, in the first answer (ACP has no message outside a session). */
   private tellConfigProblems(s: Session): void {
-    if (this.toldConfig) return;
-    this.toldConfig = true;
+    if (this.toldConfig.has(s.ws)) return;
+    this.toldConfig.add(s.ws);
     const { invalid, held } = s.ws.configProblems();
     const lines = [...invalid, ...held];
     for (const text of lines) this.send(s, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${text}\n\n` } });
@@ -483,27 +519,15 @@ export class AcpServer {
 
   // ── events ──────────────────────────────────────────────────────────────────
 
-  /** Where core's events go for one workspace. */
-  private events(wsRef: { ws?: Workspace }): ChatEvents {
-    return {
-      event: (chatId, e, parentChatId) => this.onEvent(wsRef.ws, chatId, e, parentChatId),
-      opened: () => undefined,
-      cleared: () => undefined,
-      deleted: (chatId) => {
-        this.sessions.delete(chatId);
-        if (this.roots.delete(chatId) && wsRef.ws) void this.followRoots(wsRef.ws);
-      },
-      showMessage: (type, message) => (type === 'error' ? log.error(message) : log.warn(message)),
-    };
-  }
-
   /** The session a chat's events go to: its own, or for a subagent's chat the session of the chat that spawned it. */
   private route(ws: Workspace | undefined, chatId: string, parentChatId?: string): { s: Session; child: boolean } | undefined {
-    const own = this.sessions.get(chatId);
+    // A session's events come from its own workspace only (one it left may still hold its chat).
+    const ours = (s: Session | undefined) => (s && (ws === undefined || s.ws === ws) ? s : undefined);
+    const own = ours(this.sessions.get(chatId));
     if (own && parentChatId === undefined) return { s: own, child: false };
     let id: string | undefined = parentChatId ?? ws?.chats.parentOf(chatId);
     for (let depth = 0; id !== undefined && depth < 16; depth++) {
-      const s = this.sessions.get(id);
+      const s = ours(this.sessions.get(id));
       if (s) return { s, child: true };
       id = ws?.chats.parentOf(id);
     }
@@ -536,8 +560,8 @@ export class AcpServer {
 
   // ── approvals ───────────────────────────────────────────────────────────────
 
-  /** This client as a front end of each workspace's port, by port. */
-  private readonly attachments = new Map<FrontEndPort, Attachment>();
+  /** This client as a front end of the host's port (every workspace of this process is this client's). */
+  private attachment: Attachment | undefined;
   /** Open permission requests by chat and tool call: withdrawn when another front end answers first. */
   private readonly permissionAsks = new Map<string, AbortController>();
 
@@ -545,7 +569,7 @@ export class AcpServer {
   private async askPermission(s: Session, chatId: string, e: Extract<ToolCallEvent, { state: 'announced' }>, child: boolean): Promise<void> {
     const id = toolCallIdOf(e.id, child ? chatId : undefined);
     // Through the port: the first answer from any front end wins.
-    const answer = (approved: boolean, forSession = false) => s.ws.port.answer(chatId, e.id, { kind: 'approval', approved, forSession }, this.attachments.get(s.ws.port));
+    const answer = (approved: boolean, forSession = false) => s.ws.port.answer(chatId, e.id, { kind: 'approval', approved, forSession }, this.attachment);
     const ask = new AbortController();
     const key = `${chatId}\u0000${e.id}`;
     s.asks.add(ask);
@@ -572,89 +596,139 @@ export class AcpServer {
 
   /** A session request's folders, checked (session-roots.ts); `session/resume` uses the same. */
   private sessionRoots(params: SessionRootParams): SessionRootSet {
-    return sessionRoots(params, (this.opts.env ?? process.env).HOME || homedir());
+    return sessionRoots(params, this.env().HOME || homedir());
   }
 
-  /**
-   * The process's workspace. One per process, as ARCHITECTURE.md "Façades" requires (a workspace
-   * owns the store, the listeners and the published env): the first session's folders make it,
-   * and from then on its folders follow the open sessions' (`followRoots`).
-   */
-  private workspace(roots: SessionRootSet): Promise<Workspace> {
-    return this.ws ?? this.startWorkspace(workspaceFolders([roots]));
+  private env(): NodeJS.ProcessEnv {
+    return this.opts.env ?? process.env;
   }
 
-  /** The workspace for reading the store (`session/list`): made in the agent's own folder when none exists yet (session-roots.ts `agentFolder`). */
-  private storeWorkspace(): Promise<Workspace> {
-    if (this.ws) return this.ws;
-    const env = this.opts.env ?? process.env;
-    return this.startWorkspace([agentFolder(process.cwd(), env, env.HOME || homedir())]);
+  /** The agent's own folder (session-roots.ts `agentFolder`): where a workspace opens before any session, and the folder of chats that recorded none. */
+  private agentFolder(): string {
+    return agentFolder(process.cwd(), this.env(), this.env().HOME || homedir());
   }
 
-  private startWorkspace(roots: string[]): Promise<Workspace> {
-    const ws = this.createWorkspace(roots);
-    this.ws = ws;
-    ws.catch((e: unknown) => {
-      log.error(`could not start the workspace ${roots.join(', ')}: ${errorMessage(e)}`);
-      if (this.ws === ws) this.ws = undefined;
+  /** The process's host (runtime/host.ts): opened at the first request that needs the store; a failed open is tried again by the next. */
+  private openHost(): Promise<Host> {
+    if (this.host) return this.host;
+    const host = import('../../runtime/host.js').then(({ Host }) =>
+      Host.open({ env: this.env(), ...(this.opts.configFile ? { configFile: this.opts.configFile } : {}), ...(this.opts.logLevel ? { logLevel: this.opts.logLevel } : {}) }),
+    );
+    this.host = host;
+    host.then((h) => this.attachTo(h)).catch(() => undefined);
+    host.catch((e: unknown) => {
+      log.error(`could not open patchbay's store: ${errorMessage(e)}`);
+      if (this.host === host) this.host = undefined;
     });
+    return host;
+  }
+
+  /** The host's workspace for these folders (one more reference), started once when it is new. */
+  private async acquire(roots: string[]): Promise<Workspace> {
+    const host = await this.openHost();
+    let ws: Workspace;
+    try {
+      ws = await host.acquire(roots, this.openOptions(host));
+    } catch (e) {
+      log.error(`could not start the workspace ${roots.join(', ')}: ${errorMessage(e)}`);
+      throw e;
+    }
+    this.start(ws);
     return ws;
   }
 
-  /**
-   * Makes the workspace's folders those the open sessions need (session-roots.ts): one change at
-   * a time, each computed when it runs, so the last one matches the sessions open then.
-   */
-  private followRoots(ws: Workspace): Promise<void> {
-    const next = this.rootsChange.then(async () => {
-      const change = this.roots.change(ws.roots);
-      if (!change.added.length && !change.removed.length) return;
-      log.info(
-        `workspace folders follow the sessions: ${change.added.length ? `adding ${change.added.join(', ')}` : ''}${change.added.length && change.removed.length ? '; ' : ''}${change.removed.length ? `removing ${change.removed.join(', ')}` : ''}`,
-      );
-      const done = await ws.changeRoots(change);
-      for (const w of done.warnings) log.warn(w);
-    });
-    this.rootsChange = next.catch((e: unknown) => log.warn(`workspace folders not changed: ${errorMessage(e)}`));
-    return this.rootsChange;
+  /** What a workspace is opened with: this client's abilities (its questions go through the host's port: the first answer from any front end wins). */
+  private openOptions(host: Host): WorkspaceOpenOptions {
+    const frontEnd = this.frontEnd();
+    return { frontEnd: { ...frontEnd, ...(frontEnd.ask ? { ask: host.port.askUser } : {}) } };
   }
 
-  private async createWorkspace(roots: string[]): Promise<Workspace> {
-    const { Workspace } = await import('../../runtime/workspace.js');
-    const ref: { ws?: Workspace } = {};
+  /**
+   * This client as one front end of the host's port: every workspace of this process is this
+   * client's, so nothing is filtered by workspace; an event's `source` (its workspace) picks the
+   * session, as each session's events come from its own workspace only.
+   */
+  private attachTo(host: Host): void {
+    if (this.attachment) return;
     const frontEnd = this.frontEnd();
-    // The port this client attaches to (a process Host hands in its own).
-    const port = new FrontEndPort();
-    this.attachments.set(
-      port,
-      port.attach(
-        sinkFrontEnd({
-          name: 'acp',
-          capabilities: { images: true, ask: true, elicitation: frontEnd.ask !== undefined, files: frontEnd.files !== undefined, terminal: frontEnd.terminal !== undefined },
-          workspace: () => ref.ws,
-          ...(frontEnd.ask ? { ask: frontEnd.ask } : {}),
-          events: this.events(ref),
-          onToolServer: () => this.commandsChanged(ref.ws),
-          onModelsChanged: (w) => this.modelsChanged(w),
-          onNotice: (type, message) => (type === 'error' ? log.error(message) : log.info(message)),
-          // Another front end answered a call this client was asked about: the request is withdrawn.
-          onAnswered: (n) => (n.kind === 'approval' ? this.permissionAsks.get(`${n.chatId}\u0000${n.id}`)?.abort() : undefined),
-        }),
-      ),
-    );
-    const ws = await Workspace.create({
-      roots,
-      env: this.opts.env ?? process.env,
-      configFile: this.opts.configFile,
-      logLevel: this.opts.logLevel,
-      port,
-      frontEnd: { ...frontEnd, ...(frontEnd.ask ? { ask: port.askUser } : {}) },
+    this.attachment = host.port.attach({
+      name: 'acp',
+      capabilities: { images: true, ask: true, elicitation: frontEnd.ask !== undefined, files: frontEnd.files !== undefined, terminal: frontEnd.terminal !== undefined },
+      chatEvent: (x) => {
+        const e = x.event;
+        const ws = x.source as Workspace | undefined;
+        if (e.type === 'chatOpened' || e.type === 'chatCleared') return;
+        if (e.type === 'chatDeleted') {
+          if (ws === undefined || this.sessions.get(x.chatId)?.ws === ws) void this.forget(x.chatId);
+          return;
+        }
+        this.onEvent(ws, x.chatId, e, x.parentChatId);
+      },
+      notice: (n) => {
+        switch (n.type) {
+          case 'answered':
+            // Another front end answered a call this client was asked about: the request is withdrawn.
+            if (n.kind === 'approval') this.permissionAsks.get(`${n.chatId}\u0000${n.id}`)?.abort();
+            return;
+          case 'message':
+            return n.level === 'error' ? log.error(n.text) : log.warn(n.text);
+          case 'toolServer':
+            return this.commandsChanged(n.workspace);
+          case 'modelsChanged':
+            return this.modelsChanged(n.workspace);
+          case 'notice':
+            return n.level === 'error' ? log.error(n.message) : log.info(n.message);
+          default:
+            return;
+        }
+      },
+      ...(frontEnd.ask ? { ask: frontEnd.ask } : {}),
     });
-    ref.ws = ws;
+  }
+
+  /** One reference to a workspace given back to the host; the last one disposes it (a failure is logged: it never rejects). */
+  private async release(ws: Workspace): Promise<void> {
+    try {
+      await (await this.host)?.release(ws);
+    } catch (e) {
+      log.warn(`stopping the workspace ${ws.roots.join(', ')}: ${errorMessage(e)}`);
+    }
+  }
+
+  /** A new workspace's start-up, once (Workspace.start: its servers, listeners, session, file indexes and config watch). */
+  private start(ws: Workspace): void {
+    if (this.started.has(ws)) return;
+    this.started.add(ws);
     // The runtime's start-up order (runtime/start.ts); config problems wait for the first answer (tellConfigProblems).
     ws.start({ servers: 'now', listenerFailed: (peer, e) => log.warn(`${peer}: ${errorMessage(e)}`) });
-    log.info(`workspace ready for ${roots.join(', ')}`);
-    return ws;
+    log.info(`workspace ready for ${ws.roots.join(', ')}`);
+  }
+
+  /** A workspace for requests that need one outside any session (`session/delete`, `logout`): an open session's, else one in the agent's own folder. */
+  private anyWorkspace(): Promise<Workspace> {
+    return this.held.any(() => this.agentFolder());
+  }
+
+  /** Refuses an id that is no session's: unknown to the store, or a subagent's chat (it is loaded only inside its parent's). */
+  private async storedSession(sessionId: string): Promise<void> {
+    const rec = (await this.openHost()).store.getChat(sessionId);
+    if (!rec || rec.parentChatId !== undefined) throw RequestError.sessionNotFound(sessionId);
+  }
+
+  /** The session is no longer open here: forgotten, and its workspace let go of (the last session of it closing disposes it). */
+  private async forget(sessionId: string): Promise<void> {
+    const s = this.sessions.get(sessionId);
+    if (s) for (const ask of s.asks) ask.abort();
+    this.sessions.delete(sessionId);
+    await this.held.drop(sessionId);
+  }
+
+  /** A session loaded or resumed in other folders leaves the workspace it had: the MCP servers it brought there stop. */
+  private leaveWorkspace(prior: Session): void {
+    for (const ask of prior.asks) ask.abort();
+    // Its chat is worked on in the new workspace: the old one must not keep a copy that falls behind.
+    prior.ws.chats.forget(prior.id);
+    if (prior.hadServers) prior.ws.removeChatServers(prior.id).catch((e: unknown) => log.warn(`session ${prior.id}: MCP servers: ${errorMessage(e)}`));
   }
 
   /** What this client lets the runtime do: ask (always), show diffs (always), and read and write files through its buffers when it offers that. */
@@ -719,8 +793,8 @@ export class AcpServer {
     this.exited = true;
     log.info(`exiting (${why}) with code ${code}`);
     for (const s of this.sessions.values()) for (const ask of s.asks) ask.abort();
-    // A server whose client is gone must not linger: every workspace gets the dispose deadline, then the process ends.
-    void (this.ws ? disposeWithin(this.ws) : Promise.resolve()).finally(() => {
+    // A server whose client is gone must not linger: the host and every workspace of it get the dispose deadline, then the process ends.
+    void (this.host ? disposeWithin(this.host) : Promise.resolve()).finally(() => {
       this.conn.close();
       this.opts.onExit(code);
     });

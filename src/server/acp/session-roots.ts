@@ -1,19 +1,11 @@
 /**
- * The folders an ACP session works in, and the workspace folders they add up to (issue 28,
- * points 10 and 11). One workspace serves every session of a `patchbay acp` process (see
- * acp-server.ts `workspace`); its folders are the folders of the sessions open now:
- *
- * - a session's folders are its `cwd` and its `additionalDirectories` (ACP
- *   `SessionAdditionalDirectoriesCapabilities`, on `session/new`, `session/load` and
- *   `session/resume`), each checked as `cwd` is: absolute, an existing directory, and neither `/`
- *   nor the user's home folder or a folder containing it (a session there would put every file
- *   the user has inside the workspace, where reads need no asking);
- * - a folder stays a workspace folder only while some open session uses it: `session/close`,
- *   `session/delete` and a failed load take their session's folders out;
- * - the workspace is never left without a folder (relative paths and shell commands need one):
- *   when the last session closes, its folders stay, unused, until the next session's replace them
- *   (as the agent's own folder, used only to list sessions, is replaced by the first session's);
- * - `session/list` reads the store only: it never changes the folders, nor any trust.
+ * The folders an ACP session works in (issue 28, points 10 and 11; issue 30): its `cwd` and its
+ * `additionalDirectories` (ACP `SessionAdditionalDirectoriesCapabilities`, on `session/new`,
+ * `session/load` and `session/resume`), each checked as `cwd` is: absolute, an existing
+ * directory, and neither `/` nor the user's home folder or a folder containing it (a session
+ * there would put every file the user has inside its workspace, where reads need no asking).
+ * They select the session's workspace (session-workspaces.ts); `workspaceFolders` gives that
+ * workspace's folders.
  */
 import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -99,41 +91,10 @@ function realOf(path: string): string {
   }
 }
 
-/** The folders of the open sessions, and the workspace folder changes that follow from them. */
-export class SessionRootsLedger {
-  private readonly bySession = new Map<string, SessionRootSet>();
-
-  /** A session opened (or loaded again) with these folders; they replace the ones it had. */
-  set(sessionId: string, roots: SessionRootSet): void {
-    this.bySession.set(sessionId, roots);
-  }
-
-  /** A session closed, was deleted, or failed to load: its folders are no longer its. */
-  delete(sessionId: string): boolean {
-    return this.bySession.delete(sessionId);
-  }
-
-  /** The workspace folders the open sessions need (see workspaceFolders). Empty when no session is open. */
-  wanted(): string[] {
-    return workspaceFolders([...this.bySession.values()]);
-  }
-
-  /**
-   * What to add and remove so that `current` becomes what the sessions need. Nothing when no
-   * session is open: the workspace keeps its folders until the next session's replace them.
-   */
-  change(current: readonly string[]): { added: string[]; removed: string[] } {
-    const wanted = this.wanted();
-    if (!wanted.length) return { added: [], removed: [] };
-    const now = current.map((r) => resolve(r));
-    return { added: wanted.filter((w) => !now.includes(w)), removed: now.filter((r) => !wanted.includes(r)) };
-  }
-}
-
 /**
- * The workspace folders for these sessions (in the order they opened): the first session's `cwd`
- * first, always (relative paths resolve in the first folder), then every other folder of theirs,
- * each once, those inside another one left out (they are inside it already).
+ * The workspace folders for these sessions' folders: the first one's `cwd` first, always
+ * (relative paths resolve in it), then every other folder of theirs, each once, those inside
+ * another one left out (they are inside it already).
  */
 export function workspaceFolders(sessions: readonly SessionRootSet[]): string[] {
   const dirs = sessions.flatMap((s) => [s.cwd, ...s.additional]);
