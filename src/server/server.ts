@@ -39,6 +39,7 @@ import type { Workspace } from '../runtime/workspace.js';
 import { loadWorkspaceConfig } from '../runtime/workspace-config.js';
 import { rootsRequest } from './eca-roots.js';
 import { disposeWithin } from './dispose-within.js';
+import { RemoteAttachment } from './remote/attach.js';
 import { errorMessage, logger } from '../util/log.js';
 import type { Config } from '../config/schema.js';
 import { isAlive } from '../util/pid.js';
@@ -82,6 +83,8 @@ export class EcaServer {
   private readonly tasks = new EarlyTasks((p) => this.notify(ECA.progress, p));
   /** Config errors, said once in the first chat that has an event (then cleared). */
   private configNotice: string | undefined;
+  /** ECA's remote API, when `remote.enabled` (./remote/). */
+  private readonly remote = new RemoteAttachment();
 
   constructor(private readonly opts: ServerOptions) {
     const { rpc, notify } = createConnection(opts.input, opts.output);
@@ -224,6 +227,7 @@ export class EcaServer {
           this.tasks.release();
           // Listeners (the OpenCtx host, the provider gateway): a peer that cannot listen says why.
           for (const { started } of session.startListeners()) void started.catch((e: unknown) => this.showMessage({ type: 'warning', message: errorMessage(e) }));
+          void this.remote.start(session).catch((e: unknown) => this.showMessage({ type: 'warning', message: errorMessage(e) }));
           session.startSession();
           void session.modelsReady.then(() => {
             this.sendConfig(session);
@@ -361,10 +365,11 @@ export class EcaServer {
           this.notify(ECA.chatContentReceived, { chatId, role: 'system', content: { type: 'text', text } });
         }
         for (const x of toEcaNotifications(chatId, e, parentChatId)) this.sendRaw(x.method, x.params);
+        this.remote.record(chatId, e, parentChatId);
       },
       opened: (chatId, title) => this.notify(ECA.chatOpened, { chatId, ...(title ? { title } : {}) }),
       cleared: (chatId) => this.notify(ECA.chatCleared, { chatId, messages: true }),
-      deleted: (chatId) => this.notify(ECA.chatDeleted, { chatId }),
+      deleted: (chatId) => (this.remote.forget(chatId), this.notify(ECA.chatDeleted, { chatId })),
       showMessage: (type, message) => {
         // Before `initialized` (a folder change's config reload) they wait: `initialized` says them.
         if (this.early) this.early.push({ type, message });
@@ -461,7 +466,7 @@ export class EcaServer {
     log.info(`exiting (${why}) with code ${code}`);
     if (this.parentWatch) clearInterval(this.parentWatch);
     // A server whose editor is gone must not linger: at most the dispose deadline, then the process ends.
-    const done = this.state.kind !== 'awaitingInitialize' ? disposeWithin(this.state.session) : Promise.resolve();
+    const done = Promise.all([this.state.kind !== 'awaitingInitialize' ? disposeWithin(this.state.session) : undefined, this.remote.close()]);
     void done.finally(() => {
       this.conn.dispose();
       this.opts.onExit(code);
