@@ -432,15 +432,17 @@ export class ChatService {
   }
 
   /** The user approved a waiting tool call (`forSession`: and every call of that tool in this chat). */
-  approve(chatId: string, toolCallId: string, forSession = false): void {
-    const answered = this.live.get(chatId)?.approvals.respond(toolCallId, { approved: true, saveForSession: forSession });
+  approve(chatId: string, toolCallId: string, forSession = false): boolean {
+    const answered = this.live.get(chatId)?.approvals.respond(toolCallId, { approved: true, saveForSession: forSession }) ?? false;
     if (!answered) log.warn(`approve: no tool call ${toolCallId} waiting in chat ${chatId}`);
+    return answered;
   }
 
   /** The user rejected a waiting tool call (`forSession`: and every later call of that tool in this chat, unasked). */
-  reject(chatId: string, toolCallId: string, forSession = false): void {
-    const answered = this.live.get(chatId)?.approvals.respond(toolCallId, { approved: false, reason: 'user', saveForSession: forSession });
+  reject(chatId: string, toolCallId: string, forSession = false): boolean {
+    const answered = this.live.get(chatId)?.approvals.respond(toolCallId, { approved: false, reason: 'user', saveForSession: forSession }) ?? false;
     if (!answered) log.warn(`reject: no tool call ${toolCallId} waiting in chat ${chatId}`);
+    return answered;
   }
 
   stop(chatId: string): void {

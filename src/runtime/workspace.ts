@@ -58,6 +58,9 @@ import { ChatServers } from './chat-servers.js';
 import type { ChatMcpServer } from '../shapes/chat-servers.js';
 import { isRecord, safely } from '../util/guards.js';
 import { WorkspaceMemory, type MemoryIndexReport } from './memory.js';
+import { FrontEndPort, hasLegacySinks, legacyFrontEnd, type WorkspaceNotice } from './front-end-port.js';
+import { ChatEventTable } from '../store/chat-events.js';
+import type { Attachment } from '../core/port.js';
 
 const log = logger('workspace');
 
@@ -93,8 +96,13 @@ export interface WorkspaceOptions {
   /** The config already loaded for these roots (a front end that answers its handshake first). */
   loaded?: WorkspaceConfig;
   frontEnd: FrontEnd;
-  /** Where core's chat events go (the front end translates them). */
-  events: ChatEvents;
+  /**
+   * The port front ends attach to (./front-end-port.ts): core's chat events and this workspace's
+   * notices go there. None: the workspace makes its own (`workspace.port`).
+   */
+  port?: FrontEndPort;
+  /** Where core's chat events go, as one front end of the port (before the port, the only one). */
+  events?: ChatEvents;
   /** A tool server (MCP server, language server, gateway provider) changed status or tools. */
   onToolServer?: (status: ToolServerStatus) => void;
   /** Models changed after start (a trusted workspace's providers, an edited config file). */
@@ -183,6 +191,12 @@ export class Workspace {
   readonly logins: ProviderLogins;
   /** Durable memory (./memory.ts): off until `memory.enabled`. */
   readonly memory: WorkspaceMemory;
+  /** Where front ends attach (./front-end-port.ts). */
+  readonly port: FrontEndPort;
+  /** The sink core's events go to: the port's, for this workspace's chats. */
+  private readonly events: ChatEvents;
+  /** `events` and the callbacks of the options, attached as one front end. */
+  private readonly legacy: Attachment | undefined;
 
   /** Builds a workspace: loads the peers' code, then starts nothing but what is lazy. */
   static async create(opts: WorkspaceOptions): Promise<Workspace> {
@@ -212,6 +226,11 @@ export class Workspace {
     this.store = SqliteStore.open(this.home);
     const recovered = this.store.recoverInterrupted();
     if (recovered.length) log.info(`marked ${recovered.length} interrupted chat(s): ${recovered.join(', ')}`);
+    this.port = opts.port ?? new FrontEndPort();
+    // A port made without a store logs into this workspace's.
+    if (!this.port.logged) this.port.useLog(new ChatEventTable(this.store.db));
+    this.events = this.port.chatEvents({ approve: (c, id, s) => this.chats.approve(c, id, s), reject: (c, id, s) => this.chats.reject(c, id, s) }, this);
+    this.legacy = hasLegacySinks(opts) ? this.port.attach(legacyFrontEnd(opts, () => this)) : undefined;
     this.hooks = workspaceHooks({
       config: () => this.config,
       roots: () => this.roots,
@@ -225,7 +244,7 @@ export class Workspace {
     for (const r of this.roots) this.indexByRoot.set(resolve(r), new FileIndex(r));
     this.editor = this.mergedEditor();
     this.jobs = new JobRegistry({
-      onChange: () => this.opts.onJobsChanged?.(),
+      onChange: () => this.tell({ type: 'jobsChanged', workspace: this }),
       // The model learns of it at its chat's next model step, or its next prompt when idle (ECA chat.clj
       // `consume-pending-job-notifications!`); an idle chat gets no turn of its own for it.
       onEnded: (job, tail) => this.chats.notifyJob(job.chatId, jobEndedText(job, tail)),
@@ -264,7 +283,7 @@ export class Workspace {
       env: opts.env,
       prompt: this.prompt,
       commands: this.commands,
-      onIndex: (r) => this.opts.onMemoryIndex?.(r),
+      onIndex: (report) => this.tell({ type: 'memoryIndex', workspace: this, report }),
       parentOf: (id) => this.chats.parentOf(id),
     });
     this.memory.install();
@@ -304,8 +323,8 @@ export class Workspace {
       logLevel: () => this.config.logLevel,
       reservedNames: () => this.all().flatMap((p) => p.serverNames?.() ?? []),
       ...(opts.frontEnd.ask ? { ask: opts.frontEnd.ask } : {}),
-      status: (status) => this.opts.onToolServer?.(status),
-      removed: (name) => this.opts.onToolServerRemoved?.(name),
+      status: (status) => this.tell({ type: 'toolServer', workspace: this, status }),
+      removed: (name) => this.tell({ type: 'toolServerRemoved', workspace: this, name }),
     });
     this.tools.set(
       'native',
@@ -331,7 +350,7 @@ export class Workspace {
         modelsChanged: (providers) => this.providersChanged(providers),
         report: (message) => {
           log.warn(message);
-          this.opts.events.showMessage('warning', message);
+          this.events.showMessage('warning', message);
         },
       },
       // The files as loaded: the baseline a reload compares with (what changed since is applied).
@@ -361,7 +380,7 @@ export class Workspace {
         return winner?.envVar ? `the ${winner.envVar} environment variable` : winner ? 'a "key" in the config' : undefined;
       },
       changed: (id, models) => this.providerChanged(id, models),
-      notice: (type, message) => this.opts.onNotice?.(type, message),
+      notice: (level, message) => this.tell({ type: 'notice', workspace: this, level, message }),
     });
     // Off the front end's handshake: discovery loads the HTTP stack and may probe Ollama.
     this.modelsReady = new Promise<void>((r) => setImmediate(r)).then(() =>
@@ -480,7 +499,12 @@ export class Workspace {
   private async providersChanged(providers: string[]): Promise<void> {
     for (const id of [...this.clients.keys()]) if (providers.some((p) => id.startsWith(`${p}/`))) this.clients.delete(id);
     await this.refreshModels();
-    this.opts.onModelsChanged?.(this);
+    this.tell({ type: 'modelsChanged', workspace: this });
+  }
+
+  /** A notice to the front ends attached to the port. */
+  private tell(n: WorkspaceNotice): void {
+    this.port.notify(n);
   }
 
   private all(): Peer[] {
@@ -504,8 +528,8 @@ export class Workspace {
       db: this.store.db,
       trustedFolder: (root) => isTrustedFolder(this.home, root),
       userConfigDir: () => dirname(this.opts.configFile ? resolve(this.opts.configFile) : userConfigPath(this.opts.env)),
-      toolServer: (status) => this.opts.onToolServer?.(status),
-      toolServerRemoved: (name) => this.opts.onToolServerRemoved?.(name),
+      toolServer: (status) => this.tell({ type: 'toolServer', workspace: this, status }),
+      toolServerRemoved: (name) => this.tell({ type: 'toolServerRemoved', workspace: this, name }),
       chats: {
         active: () => this.chats.active(),
         setTools: (chatId, source, tools) => {
@@ -530,7 +554,7 @@ export class Workspace {
     return {
       store: this.store,
       // chatStatusChanged hooks follow each chat's status from the events it emits.
-      events: this.statusHooks.observe(this.opts.events),
+      events: this.statusHooks.observe(this.events),
       frontEnd: { canAsk: this.opts.frontEnd.canAsk, canShowDiffs: this.opts.frontEnd.canShowDiffs },
       tools: this.tools,
       editor: this.editor,
@@ -572,8 +596,8 @@ export class Workspace {
         await this.agentDefs.settled(AGENT_FILES_WAIT_MS);
         const report = {
           // A subagent's chat names its parent here too, as in everything else it tells.
-          progress: (text: string) => this.opts.events.event(chatId, { type: 'progress', text }, this.chats.parentOf(chatId)),
-          notice: (text: string) => this.opts.events.event(chatId, { type: 'notice', text }, this.chats.parentOf(chatId)),
+          progress: (text: string) => this.events.event(chatId, { type: 'progress', text }, this.chats.parentOf(chatId)),
+          notice: (text: string) => this.events.event(chatId, { type: 'notice', text }, this.chats.parentOf(chatId)),
         };
         await Promise.all([...this.all().map((p) => p.toolsReady?.(signal, report)), this.chatServers.ready(chatId, signal, report)]);
       },
@@ -672,7 +696,7 @@ export class Workspace {
   private async task(id: StartupTaskId, title: string, work: () => Promise<void>): Promise<void> {
     const tell = (state: StartupTask['state']) => {
       try {
-        this.opts.onTask?.({ id, title, state });
+        this.tell({ type: 'task', workspace: this, task: { id, title, state } });
       } catch (e) {
         log.warn(`start-up task ${id}: ${errorMessage(e)}`);
       }
@@ -786,7 +810,7 @@ export class Workspace {
       // Clients hold the key they were built with: the next turn builds them with the new one.
       for (const key of [...this.clients.keys()]) if (key.startsWith(`${id}/`)) this.clients.delete(key);
     }
-    this.opts.onProviderChanged?.(this, id, models);
+    this.tell({ type: 'providerChanged', workspace: this, provider: id, models });
   }
 
   private async clientFor(entry: ModelEntry, signal?: AbortSignal): Promise<LlmClient> {
@@ -903,6 +927,9 @@ export class Workspace {
   /** The store and the indexes. Idempotent. */
   private close(): void {
     this.hooks.killAll();
+    // What is queued of the event log goes to the store before it closes.
+    this.port.close();
+    this.legacy?.detach();
     for (const ix of this.indexByRoot.values()) ix.dispose();
     try {
       this.store.close();

@@ -1,0 +1,99 @@
+/**
+ * The one port every front end attaches to (core/port.ts does the chat events, their numbers,
+ * the log, replay, pending approvals and questions): this adds what a workspace tells front ends
+ * outside any chat, the notices the WorkspaceOptions callbacks carried one by one before.
+ *
+ * A port is made on its own (`new FrontEndPort()`, logging in memory until a store is given) and
+ * handed to `Workspace.create({ port })`; a workspace made without one makes its own. The process
+ * Host (runtime/host.ts) owns one for all its workspaces: each notice names its workspace.
+ */
+import { ChatPort, type ChatPortOptions, type PortFrontEnd, type SeqEvent } from '../core/port.js';
+import type { ChatEvents } from '../core/events.js';
+import type { ToolServerStatus } from '../shapes/peer.js';
+import type { MemoryIndexReport } from './memory.js';
+import type { StartupTask, Workspace } from './workspace.js';
+
+/** What a workspace tells its front ends outside any chat. */
+export type WorkspaceNotice =
+  /** A tool server (MCP server, language server, gateway provider) changed status or tools. */
+  | { type: 'toolServer'; workspace: Workspace; status: ToolServerStatus }
+  /** A tool server is no longer configured (its entry was removed) and has stopped. */
+  | { type: 'toolServerRemoved'; workspace: Workspace; name: string }
+  /** Models changed after start (a trusted workspace's providers, an edited config file). */
+  | { type: 'modelsChanged'; workspace: Workspace }
+  /** A start-up task began or ended (each `started` gets one `finished`). */
+  | { type: 'task'; workspace: Workspace; task: StartupTask }
+  /** A provider's login changed; `models`: they were re-resolved. */
+  | { type: 'providerChanged'; workspace: Workspace; provider: string; models: boolean }
+  /** Something to tell the user outside any chat (a browser login that failed). */
+  | { type: 'notice'; workspace: Workspace; level: 'info' | 'warning' | 'error'; message: string }
+  /** The background jobs changed: read `workspace.jobs.list()`. */
+  | { type: 'jobsChanged'; workspace: Workspace }
+  /** A chat's durable-memory index changed (runtime/memory.ts). */
+  | { type: 'memoryIndex'; workspace: Workspace; report: MemoryIndexReport };
+
+export type FrontEndPortOptions = ChatPortOptions;
+
+/** A front end of the runtime: chat events with their numbers, and the workspaces' notices. */
+export type RuntimeFrontEnd = PortFrontEnd<WorkspaceNotice>;
+
+export class FrontEndPort extends ChatPort<WorkspaceNotice> {}
+
+/** The callbacks of WorkspaceOptions before the port (kept for tests and one-off uses). */
+export interface LegacySinks {
+  events?: ChatEvents;
+  onToolServer?: (status: ToolServerStatus) => void;
+  onModelsChanged?: (workspace: Workspace) => void;
+  onToolServerRemoved?: (name: string) => void;
+  onTask?: (task: StartupTask) => void;
+  onProviderChanged?: (workspace: Workspace, provider: string, models: boolean) => void;
+  onNotice?: (type: 'info' | 'warning' | 'error', message: string) => void;
+  onJobsChanged?: () => void;
+  onMemoryIndex?: (report: MemoryIndexReport) => void;
+}
+
+/** Whether any of the old sinks is given. */
+export function hasLegacySinks(o: LegacySinks): boolean {
+  return Boolean(o.events || o.onToolServer || o.onModelsChanged || o.onToolServerRemoved || o.onTask || o.onProviderChanged || o.onNotice || o.onJobsChanged || o.onMemoryIndex);
+}
+
+/** The old sink and callbacks as one front end of the port (what they got before, in the same calls). */
+export function legacyFrontEnd(o: LegacySinks, workspace: () => Workspace | undefined): RuntimeFrontEnd {
+  const ev = o.events;
+  const mine = (w: Workspace) => w === workspace();
+  return {
+    name: 'workspace-options',
+    capabilities: { images: true, ask: false, elicitation: false, files: false, terminal: false },
+    chatEvent: (x: SeqEvent) => {
+      if (!ev || (x.source !== undefined && x.source !== workspace())) return;
+      const e = x.event;
+      if (e.type === 'chatOpened') ev.opened(x.chatId, e.title);
+      else if (e.type === 'chatCleared') ev.cleared(x.chatId);
+      else if (e.type === 'chatDeleted') ev.deleted(x.chatId);
+      else ev.event(x.chatId, e, x.parentChatId);
+    },
+    notice: (n) => {
+      if (n.type === 'message') return n.source === undefined || n.source === workspace() ? ev?.showMessage(n.level, n.text) : undefined;
+      if (n.type === 'answered' || !mine(n.workspace)) return;
+      switch (n.type) {
+        case 'toolServer':
+          return o.onToolServer?.(n.status);
+        case 'toolServerRemoved':
+          return o.onToolServerRemoved?.(n.name);
+        case 'modelsChanged':
+          return o.onModelsChanged?.(n.workspace);
+        case 'task':
+          return o.onTask?.(n.task);
+        case 'providerChanged':
+          return o.onProviderChanged?.(n.workspace, n.provider, n.models);
+        case 'notice':
+          return o.onNotice?.(n.level, n.message);
+        case 'jobsChanged':
+          return o.onJobsChanged?.();
+        case 'memoryIndex':
+          return o.onMemoryIndex?.(n.report);
+      }
+    },
+    ...(ev?.together ? { together: (fn: () => void) => ev.together!(fn) } : {}),
+  };
+}
