@@ -365,11 +365,10 @@ export class EcaServer {
           this.notify(ECA.chatContentReceived, { chatId, role: 'system', content: { type: 'text', text } });
         }
         for (const x of toEcaNotifications(chatId, e, parentChatId)) this.sendRaw(x.method, x.params);
-        this.remote.record(chatId, e, parentChatId);
       },
       opened: (chatId, title) => this.notify(ECA.chatOpened, { chatId, ...(title ? { title } : {}) }),
       cleared: (chatId) => this.notify(ECA.chatCleared, { chatId, messages: true }),
-      deleted: (chatId) => (this.remote.forget(chatId), this.notify(ECA.chatDeleted, { chatId })),
+      deleted: (chatId) => this.notify(ECA.chatDeleted, { chatId }),
       showMessage: (type, message) => {
         // Before `initialized` (a folder change's config reload) they wait: `initialized` says them.
         if (this.early) this.early.push({ type, message });

@@ -1,7 +1,8 @@
 /**
  * The remote API (src/server/remote/) over real HTTP on 127.0.0.1: auth, Host check, run file,
  * routes and ECA's error bodies, SSE framing, replay from a sequence number then live, and
- * approvals where the first answer wins. The chat events come from a ChatEventLog fed by hand.
+ * approvals where the first answer wins. The chat events go into a real FrontEndPort (its
+ * in-memory log) by hand, as core's ChatService would send them.
  */
 import { mkdtempSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -9,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatEvent } from '../../src/core/events.js';
-import { ChatEventLog } from '../../src/server/remote/port.js';
+import { FrontEndPort } from '../../src/runtime/front-end-port.js';
+import { KEEP_TURNS } from '../../src/core/port.js';
 import { RemoteServer, remoteRunFileSchema } from '../../src/server/remote/remote-server.js';
 import { bearerMatches, loopbackHost } from '../../src/server/remote/auth.js';
 import { sseEventName } from '../../src/server/remote/routes.js';
@@ -38,8 +40,27 @@ const ask = (id: string): ChatEvent => ({
 async function boot(config: { password?: string; port?: number } = {}) {
   const home = mkdtempSync(join(tmpdir(), 'pb-remote-'));
   const answers: string[] = [];
-  const log = new ChatEventLog({ approve: (c, id) => answers.push(`approve ${c} ${id}`), reject: (c, id) => answers.push(`reject ${c} ${id}`) }, 50);
-  const server = await RemoteServer.start({ config: { enabled: true, port: 0, ...config }, home, port: log, session: () => ({ version: 'test', chats: log.chatIds() }) });
+  const port = new FrontEndPort();
+  // As the ChatService: an answer takes when a call of that id waits.
+  const waiting = new Set<string>();
+  const take = (kind: string, c: string, id: string): boolean => (waiting.delete(`${c} ${id}`) ? (answers.push(`${kind} ${c} ${id}`), true) : false);
+  const sink = port.chatEvents({ approve: (c, id) => take('approve', c, id), reject: (c, id) => take('reject', c, id) });
+  const chats = new Set<string>();
+  const log = {
+    record: (chatId: string, e: ChatEvent, parentChatId?: string) => {
+      chats.add(chatId);
+      if (e.type === 'toolCall' && e.state === 'announced' && e.needsApproval) waiting.add(`${chatId} ${e.id}`);
+      if (e.type === 'toolCall' && e.state !== 'announced') waiting.delete(`${chatId} ${e.id}`);
+      sink.event(chatId, e, parentChatId);
+    },
+  };
+  const server = await RemoteServer.start({
+    config: { enabled: true, port: 0, ...config },
+    home,
+    port,
+    chat: (id) => (chats.has(id) ? {} : undefined),
+    session: () => ({ version: 'test', chats: [...chats] }),
+  });
   started.push(server);
   const auth = { Authorization: `Bearer ${server.token}` };
   const api = (path: string) => `${server.url}/api/v1${path}`;
@@ -190,13 +211,21 @@ describe('remote API: events and approvals', () => {
     ]);
   });
 
-  it('a replay from before the oldest kept event is refused on the stream (cursor_expired), not a gap', async () => {
-    const { log, sse } = await boot();
-    for (let i = 0; i < 60; i++) log.record('c1', text(String(i)));
-    const c = await sse('/events?chat=c1&after=3');
-    await c.closed();
-    expect(c.events.map((e) => e.event)).toEqual(['session:connected', 'session:error']);
-    expect(c.events[1].data).toMatchObject({ error: { code: 'cursor_expired' } });
+  it('a replay from before the oldest kept event is refused (409 cursor_expired), not a gap', async () => {
+    const { log, api, auth } = await boot();
+    // The log keeps the last KEEP_TURNS turns of a chat.
+    for (let i = 0; i < KEEP_TURNS + 2; i++) {
+      log.record('c1', text(String(i)));
+      log.record('c1', { type: 'turnEnded', stopReason: 'end_turn' });
+    }
+    const r = await httpRequest(api('/events?chat=c1&after=1'), { headers: auth });
+    expect(r.status).toBe(409);
+    expect(r.json().error.code).toBe('cursor_expired');
+    const from = Number(/replay from (\d+)/.exec(r.json().error.message)?.[1]);
+    expect(from).toBeGreaterThan(1);
+    const ok = await SseClient.open(api(`/events?chat=c1&after=${from}`), auth);
+    clients.push(ok);
+    expect(ok.status).toBe(200);
   });
 
   it('GET /chats/:id lists the pending approval; the first answer wins, a second is 409; the stream sees the call go on', async () => {
@@ -213,6 +242,8 @@ describe('remote API: events and approvals', () => {
     // The ChatService announces the call running, as it would for the editor's answer.
     log.record('c1', { type: 'toolCall', state: 'running', id: 't1', name: 'shell_command', server: 'patchbay', origin: 'native', arguments: { command: 'rm x' } });
     await c.waitFor((e) => (e.data as any)?.content?.type === 'toolCallRunning');
+    // The port tells the front ends it was answered (the remote's own stream too).
+    expect(c.events.find((e) => e.event === 'chat:answered')?.data).toEqual({ chatId: 'c1', kind: 'approval', id: 't1', by: 'remote' });
     const again = await httpRequest(api('/chats/c1/reject/t1'), { method: 'POST', headers: auth });
     expect(again.status).toBe(409);
     expect(again.json().error.code).toBe('tool_call_not_pending');

@@ -13,7 +13,9 @@ import { errorMessage, logger } from '../../util/log.js';
 import { generateToken } from './auth.js';
 import { handleRequest, type RemoteContext } from './routes.js';
 import type { SseStream } from './sse.js';
-import type { RemotePort } from './port.js';
+import type { FrontEndPort } from '../../runtime/front-end-port.js';
+import type { Attachment } from '../../core/port.js';
+import { ChatStates } from './chat-state.js';
 
 const log = logger('remote');
 
@@ -49,8 +51,11 @@ export interface RemoteServerOptions {
   config: RemoteConfig;
   /** PATCHBAY_HOME: the run file goes under it. */
   home: string;
-  port: RemotePort;
-  session: () => Record<string, unknown>;
+  /** The host's port (the workspace's until there is a Host). */
+  port: FrontEndPort;
+  /** The chat's title when it exists (live or stored), undefined when it does not. */
+  chat: (chatId: string) => { title?: string } | undefined;
+  session: (statuses: ChatStates) => Record<string, unknown>;
 }
 
 /** Servers made in this process: a second one (tests) gets its own run file. */
@@ -65,6 +70,7 @@ export class RemoteServer {
     readonly token: string,
     readonly runFile: string,
     private readonly streams: Set<SseStream>,
+    private readonly tracking: Attachment,
   ) {}
 
   get url(): string {
@@ -76,7 +82,8 @@ export class RemoteServer {
     const token = opts.config.password ?? generateToken();
     let listening = 0;
     const streams = new Set<SseStream>();
-    const ctx: RemoteContext = { token, listenPort: () => listening, port: opts.port, session: opts.session, streams };
+    const statuses = new ChatStates();
+    const ctx: RemoteContext = { token, listenPort: () => listening, port: opts.port, chat: opts.chat, statuses, session: () => opts.session(statuses), streams };
     const server = createServer((req, res) => handleRequest(ctx, req, res));
     // A stream stays open for as long as the client reads: no request timeout for it.
     server.requestTimeout = 0;
@@ -99,7 +106,7 @@ export class RemoteServer {
     }
     const n = ++instances;
     const runFile = join(remoteRunDir(opts.home), n === 1 ? `${process.pid}.json` : `${process.pid}-${n}.json`);
-    const self = new RemoteServer(server, listening, token, runFile, streams);
+    const self = new RemoteServer(server, listening, token, runFile, streams, opts.port.attach(statuses.frontEnd));
     const run: RemoteRunFile = { version: REMOTE_RUN_FILE_VERSION, pid: process.pid, startedAt: Date.now(), url: self.url, port: listening, token };
     try {
       writePrivateFile(runFile, `${JSON.stringify(run, null, 2)}\n`);
@@ -115,6 +122,7 @@ export class RemoteServer {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.tracking.detach();
     for (const s of [...this.streams]) {
       s.send('session:disconnecting', { reason: 'shutdown' });
       s.close();

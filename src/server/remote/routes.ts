@@ -19,7 +19,9 @@ import { patchbayVersion } from '../../util/version.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { bearerMatches, loopbackHost } from './auth.js';
 import { SseStream } from './sse.js';
-import { ReplayUnavailable, type AttachFrom, type PendingApproval, type RemotePort, type SeqChatEvent } from './port.js';
+import type { PendingItem, PortNotice, SeqEvent } from '../../core/port.js';
+import type { FrontEndPort } from '../../runtime/front-end-port.js';
+import type { ChatStates } from './chat-state.js';
 
 const log = logger('remote');
 
@@ -27,7 +29,11 @@ export interface RemoteContext {
   token: string;
   /** The port listened on (the Host header must name it). */
   listenPort: () => number;
-  port: RemotePort;
+  /** The host's port: remote front ends attach here, answers go through it. */
+  port: FrontEndPort;
+  /** The chat's stored title, when the chat exists (live or stored); undefined when it does not. */
+  chat: (chatId: string) => { title?: string } | undefined;
+  statuses: ChatStates;
   /** `session:connected`'s payload (ECA handlers.clj `session-state`, the fields patchbay has). */
   session: () => Record<string, unknown>;
   /** Open SSE streams, closed by the server when it stops. */
@@ -96,15 +102,14 @@ function route(ctx: RemoteContext, req: IncomingMessage, res: ServerResponse, he
   if (!bearerMatches(req.headers.authorization, ctx.token)) throw new HttpError(401, 'unauthorized', 'Missing or invalid Authorization Bearer token');
 
   if (method === 'GET' && is('events')) return events(ctx, req, url, res, headers);
-  if (method === 'GET' && is('chats', '*')) return json(res, 200, chatBody(ctx.port, seg[3]), headers);
+  if (method === 'GET' && is('chats', '*')) return json(res, 200, chatBody(ctx, seg[3]), headers);
   if (method === 'POST' && (is('chats', '*', 'approve', '*') || is('chats', '*', 'reject', '*'))) {
     const [chatId, action, toolCallId] = [seg[3], seg[4], seg[5]];
-    if (!ctx.port.chat(chatId)) throw chatNotFound(chatId);
-    const outcome = ctx.port.answer(chatId, toolCallId, action === 'approve');
-    if (outcome === 'unknown') throw new HttpError(404, 'tool_call_not_found', `Tool call ${toolCallId} does not exist`);
-    // patchbay: ECA answers 204 whatever the call's state; here a second answer learns it lost.
-    if (outcome === 'alreadyAnswered') throw new HttpError(409, 'tool_call_not_pending', `Tool call ${toolCallId} was already answered`);
-    return noContent(res, headers);
+    if (!ctx.chat(chatId)) throw chatNotFound(chatId);
+    if (ctx.port.answer(chatId, toolCallId, { kind: 'approval', approved: action === 'approve' }, 'remote')) return noContent(res, headers);
+    if (!seenToolCall(ctx.port, chatId, toolCallId)) throw new HttpError(404, 'tool_call_not_found', `Tool call ${toolCallId} does not exist`);
+    // patchbay: ECA answers 204 whatever the call's state; here a later answer learns it lost.
+    throw new HttpError(409, 'tool_call_not_pending', `Tool call ${toolCallId} is not waiting for an answer (already answered)`);
   }
   throw new HttpError(404, 'not_found', 'Route not found');
 }
@@ -124,23 +129,43 @@ function chatNotFound(chatId: string): HttpError {
   return new HttpError(404, 'chat_not_found', `Chat ${chatId} does not exist`);
 }
 
-function chatBody(port: RemotePort, chatId: string): Record<string, unknown> {
-  const chat = port.chat(chatId);
+/** Whether the chat's log names this tool call (read only when an answer did not win). */
+function seenToolCall(port: FrontEndPort, chatId: string, toolCallId: string): boolean {
+  port.flush();
+  return port.eventLog.after(chatId, 0).some((r) => r.event.type === 'toolCall' && r.event.id === toolCallId);
+}
+
+/** The chat's number so far: what `?after=` names to replay nothing already seen. */
+function lastSeq(port: FrontEndPort, chatId: string): number {
+  port.flush();
+  return port.eventLog.lastSeq(chatId);
+}
+
+function chatBody(ctx: RemoteContext, chatId: string): Record<string, unknown> {
+  const chat = ctx.chat(chatId);
   if (!chat) throw chatNotFound(chatId);
-  return { ...chat, pendingToolCalls: port.pending(chatId).map(pendingBody) };
+  const pending = ctx.port.pending(chatId);
+  return {
+    id: chatId,
+    ...(chat.title !== undefined ? { title: chat.title } : {}),
+    status: ctx.statuses.statusOf(chatId),
+    lastSeq: lastSeq(ctx.port, chatId),
+    pendingToolCalls: pending.flatMap((p) => (p.kind === 'approval' ? [pendingBody(p)] : [])),
+  };
 }
 
 /** ECA handlers.clj `pending-tool-calls`: what a client that missed the events needs to draw the approval. */
-function pendingBody(p: PendingApproval): Record<string, unknown> {
+function pendingBody(p: Extract<PendingItem, { kind: 'approval' }>): Record<string, unknown> {
+  const c = p.call;
   return {
     id: p.id,
-    name: p.name,
-    server: p.server === 'patchbay' ? 'eca' : p.server,
-    origin: p.origin,
-    arguments: p.arguments ?? {},
+    name: c.name,
+    server: c.server === 'patchbay' ? 'eca' : c.server,
+    origin: c.origin,
+    arguments: c.arguments ?? {},
     manualApproval: true,
-    ...(p.summary !== undefined ? { summary: p.summary } : {}),
-    ...(p.details ? { details: toEcaToolDetails(p.details) } : {}),
+    ...(c.summary !== undefined ? { summary: c.summary } : {}),
+    ...(c.details ? { details: toEcaToolDetails(c.details) } : {}),
   };
 }
 
@@ -158,7 +183,7 @@ function nonNegativeInt(text: string, what: string): number {
  * Where the stream resumes: `Last-Event-ID` (what EventSource sends on reconnecting; `<chatId>:<seq>`,
  * or a bare `<seq>` with `?chat=`) wins over `?after=`; `?chat=` alone replays nothing.
  */
-function resumeFrom(req: IncomingMessage, url: URL): { chat?: string; from?: AttachFrom } {
+function resumeFrom(req: IncomingMessage, url: URL): { chat?: string; from?: { chatId: string; afterSeq: number } } {
   const chat = url.searchParams.get('chat') ?? undefined;
   const after = url.searchParams.get('after') ?? undefined;
   const last = req.headers['last-event-id'];
@@ -190,32 +215,45 @@ export function sseEventName(method: string): string {
 function events(ctx: RemoteContext, req: IncomingMessage, url: URL, res: ServerResponse, headers: Record<string, string>): void {
   const { chat, from } = resumeFrom(req, url);
   if (chat !== undefined) {
-    const info = ctx.port.chat(chat);
-    if (!info) throw chatNotFound(chat);
-    if (from && from.afterSeq > info.lastSeq) throw new HttpError(400, 'invalid_request', `Chat ${chat} has no event ${from.afterSeq} yet (its last is ${info.lastSeq})`);
+    if (!ctx.chat(chat)) throw chatNotFound(chat);
+    if (from) {
+      // Checked before the stream opens, so a cursor the log cannot serve is an HTTP error.
+      const last = lastSeq(ctx.port, chat);
+      if (from.afterSeq > last) throw new HttpError(400, 'invalid_request', `Chat ${chat} has no event ${from.afterSeq} yet (its last is ${last})`);
+      const first = ctx.port.eventLog.firstSeq(chat);
+      if (first > from.afterSeq + 1) throw new HttpError(409, 'cursor_expired', `Chat ${chat}: events before ${first} are no longer kept; replay from ${first - 1} or later`);
+    }
   }
-  // Checked before the stream opens, so a stale cursor is an HTTP error, not a broken stream.
   const stream = new SseStream(res, headers);
-  const send = (e: SeqChatEvent): void => {
-    if (chat !== undefined && e.chatId !== chat) return;
-    const notes = toEcaNotifications(e.chatId, e.event, e.parentChatId);
-    // The id rides on the last: a client cut off inside one chat event gets all of it again.
-    notes.forEach((n, i) => stream.send(sseEventName(n.method), n.params, i === notes.length - 1 ? eventId(e.chatId, e.seq) : undefined));
+  const chatEvent = (e: SeqEvent): void => {
+    const ev = e.event;
+    // A view event is ECA's own notification (messenger.clj); a chat event is what the editor gets.
+    const notes =
+      ev.type === 'chatOpened'
+        ? [{ method: 'chat/opened', params: { chatId: e.chatId, ...(ev.title !== undefined ? { title: ev.title } : {}) } }]
+        : ev.type === 'chatCleared'
+          ? [{ method: 'chat/cleared', params: { chatId: e.chatId, messages: true } }]
+          : ev.type === 'chatDeleted'
+            ? [{ method: 'chat/deleted', params: { chatId: e.chatId } }]
+            : toEcaNotifications(e.chatId, ev, e.parentChatId);
+    // The id rides on the last SSE event of a chat event (a client cut off inside one gets all of it
+    // again), and only on the followed chat's own (a subagent's chat has numbers of its own).
+    const id = chat === undefined || e.chatId === chat ? eventId(e.chatId, e.seq) : undefined;
+    notes.forEach((n, i) => stream.send(sseEventName(n.method), n.params, i === notes.length - 1 ? id : undefined));
+  };
+  const notice = (n: unknown): void => {
+    const p = n as PortNotice;
+    // Another front end answered first: the client withdraws its approval card (the call's own event follows).
+    if (p.type === 'answered' && (chat === undefined || p.chatId === chat)) stream.send('chat:answered', { chatId: p.chatId, kind: p.kind, id: p.id, by: p.by });
   };
   stream.send('session:connected', ctx.session());
-  let detach: () => void;
-  try {
-    detach = ctx.port.attach({ chatEvent: send }, from);
-  } catch (e) {
-    // The chat's oldest kept events moved past the cursor meanwhile: said on the stream, then closed.
-    const message = e instanceof ReplayUnavailable ? e.message : errorMessage(e);
-    stream.send('session:error', { error: { code: e instanceof ReplayUnavailable ? 'cursor_expired' : 'internal_error', message } });
-    stream.close();
-    return;
-  }
+  const attachment = ctx.port.attach(
+    { name: 'remote', capabilities: { images: true, ask: false, elicitation: false, files: false, terminal: false }, chatEvent, notice },
+    chat !== undefined ? { chatId: chat, ...(from ? { afterSeq: from.afterSeq } : {}) } : {},
+  );
   ctx.streams.add(stream);
   stream.onClose(() => {
-    detach();
+    attachment.detach();
     ctx.streams.delete(stream);
   });
 }
