@@ -87,7 +87,7 @@ describe('remote API: a second front end on a running server', () => {
       expect(full.events[0].data).toMatchObject({ workspaceFolders: [root] });
       const editorSaw = p.messages
         .filter((m) => m.params?.chatId === chatId && (m.method === ECA.chatContentReceived.method || m.method === ECA.chatStatusChanged.method))
-        .map((m) => [sseName(m.method), m.params]);
+        .map((m) => [sseName(m.method!), m.params]);
       expect(full.events.slice(1).map((e) => [e.event, e.data])).toEqual(editorSaw);
       const fullIds = full.events.flatMap((e) => (e.id ? [seqOf(e)] : []));
       expect(fullIds).toEqual(Array.from({ length: last }, (_, i) => i + 1));
@@ -117,7 +117,7 @@ describe('remote API: a second front end on a running server', () => {
       const editorLive = p.messages
         .slice(p.messages.indexOf(running))
         .filter((m) => m.params?.chatId === chatId && (m.method === ECA.chatContentReceived.method || m.method === ECA.chatStatusChanged.method))
-        .map((m) => [sseName(m.method), m.params]);
+        .map((m) => [sseName(m.method!), m.params]);
       expect(live.map((e) => [e.event, e.data])).toEqual(editorLive);
       expect(live.map((e) => (e.data as any).content?.type)).toEqual(expect.arrayContaining(['toolCallRunning', 'toolCalled', 'text']));
       const ids = after.events.flatMap((e) => (e.id ? [seqOf(e)] : []));
@@ -142,7 +142,7 @@ describe('remote API: a second front end on a running server', () => {
       const health = await httpRequest(api('/health'));
       expect(health.status).toBe(200);
       expect(health.json().status).toBe('ok');
-      for (const headers of [{}, { Authorization: 'Bearer not-the-token' }, { Authorization: `Bearer ${run.token.slice(0, -1)}` }]) {
+      for (const headers of <Array<Record<string, string>>>[{}, { Authorization: 'Bearer not-the-token' }, { Authorization: `Bearer ${run.token.slice(0, -1)}` }]) {
         const r = await httpRequest(api('/chats/nope'), { headers });
         expect(r.status).toBe(401);
         expect(r.json()).toEqual({ error: { code: 'unauthorized', message: 'Missing or invalid Authorization Bearer token' } });

@@ -78,7 +78,7 @@ describe('remote API: auth, host, run file', () => {
     const health = await httpRequest(api('/health'));
     expect(health.status).toBe(200);
     expect(health.json()).toMatchObject({ status: 'ok' });
-    for (const headers of [
+    for (const headers of <Array<Record<string, string>>>[
       {},
       { Authorization: 'Bearer wrong' },
       { Authorization: auth.Authorization.toLowerCase() },
