@@ -7,7 +7,8 @@
  * handed to `Workspace.create({ port })`; a workspace made without one makes its own. The process
  * Host (runtime/host.ts) owns one for all its workspaces: each notice names its workspace.
  */
-import { ChatPort, type ChatPortOptions, type PortFrontEnd, type SeqEvent } from '../core/port.js';
+import { ChatPort, NO_CAPABILITIES, type ChatPortOptions, type FrontEndCapabilities, type PortFrontEnd, type PortNotice, type SeqEvent } from '../core/port.js';
+import type { AskUser } from '../shapes/ask.js';
 import type { ChatEvents } from '../core/events.js';
 import type { ToolServerStatus } from '../shapes/peer.js';
 import type { MemoryIndexReport } from './memory.js';
@@ -39,7 +40,7 @@ export type RuntimeFrontEnd = PortFrontEnd<WorkspaceNotice>;
 
 export class FrontEndPort extends ChatPort<WorkspaceNotice> {}
 
-/** The callbacks of WorkspaceOptions before the port (kept for tests and one-off uses). */
+/** A front end's translator in the shape of the old sink and callbacks (ChatEvents and the WorkspaceOptions `on…`). */
 export interface LegacySinks {
   events?: ChatEvents;
   onToolServer?: (status: ToolServerStatus) => void;
@@ -57,15 +58,31 @@ export function hasLegacySinks(o: LegacySinks): boolean {
   return Boolean(o.events || o.onToolServer || o.onModelsChanged || o.onToolServerRemoved || o.onTask || o.onProviderChanged || o.onNotice || o.onJobsChanged || o.onMemoryIndex);
 }
 
-/** The old sink and callbacks as one front end of the port (what they got before, in the same calls). */
-export function legacyFrontEnd(o: LegacySinks, workspace: () => Workspace | undefined): RuntimeFrontEnd {
+export interface SinkFrontEndOptions extends LegacySinks {
+  name: string;
+  capabilities: FrontEndCapabilities;
+  /** The workspace whose chats and notices it takes; undefined (not made yet): any. */
+  workspace: () => Workspace | undefined;
+  ask?: AskUser;
+  /** Another front end answered an approval or question this one may show. */
+  onAnswered?: (n: Extract<PortNotice, { type: 'answered' }>) => void;
+}
+
+/**
+ * A front end made of sink-shaped callbacks: each event and notice reaches the same call it
+ * reached before the port, so a façade's translator (and its wire output) stays as it was.
+ */
+export function sinkFrontEnd(o: SinkFrontEndOptions): RuntimeFrontEnd {
   const ev = o.events;
-  const mine = (w: Workspace) => w === workspace();
+  const mine = (w: unknown) => {
+    const current = o.workspace();
+    return w === undefined || current === undefined || w === current;
+  };
   return {
-    name: 'workspace-options',
-    capabilities: { images: true, ask: false, elicitation: false, files: false, terminal: false },
+    name: o.name,
+    capabilities: o.capabilities,
     chatEvent: (x: SeqEvent) => {
-      if (!ev || (x.source !== undefined && x.source !== workspace())) return;
+      if (!ev || !mine(x.source)) return;
       const e = x.event;
       if (e.type === 'chatOpened') ev.opened(x.chatId, e.title);
       else if (e.type === 'chatCleared') ev.cleared(x.chatId);
@@ -73,8 +90,9 @@ export function legacyFrontEnd(o: LegacySinks, workspace: () => Workspace | unde
       else ev.event(x.chatId, e, x.parentChatId);
     },
     notice: (n) => {
-      if (n.type === 'message') return n.source === undefined || n.source === workspace() ? ev?.showMessage(n.level, n.text) : undefined;
-      if (n.type === 'answered' || !mine(n.workspace)) return;
+      if (n.type === 'message') return mine(n.source) ? ev?.showMessage(n.level, n.text) : undefined;
+      if (n.type === 'answered') return o.onAnswered?.(n);
+      if (!mine(n.workspace)) return;
       switch (n.type) {
         case 'toolServer':
           return o.onToolServer?.(n.status);
@@ -94,6 +112,12 @@ export function legacyFrontEnd(o: LegacySinks, workspace: () => Workspace | unde
           return o.onMemoryIndex?.(n.report);
       }
     },
+    ...(o.ask ? { ask: o.ask } : {}),
     ...(ev?.together ? { together: (fn: () => void) => ev.together!(fn) } : {}),
   };
+}
+
+/** The old `events` and callbacks of WorkspaceOptions as one front end of the workspace's port. */
+export function legacyFrontEnd(o: LegacySinks, workspace: () => Workspace | undefined): RuntimeFrontEnd {
+  return sinkFrontEnd({ ...o, name: 'workspace-options', capabilities: { ...NO_CAPABILITIES, images: true }, workspace });
 }

@@ -48,6 +48,8 @@ import { isAbsolute, resolve } from 'node:path';
 import { chatContextSchema } from '../protocol/eca/context.js';
 import type { Context } from '../shapes/context.js';
 import { explainNativeLoadError, isNativeModuleMismatch } from '../util/native-module.js';
+import { FrontEndPort, sinkFrontEnd, type LegacySinks } from '../runtime/front-end-port.js';
+import type { Attachment } from '../core/port.js';
 
 const log = logger('server');
 
@@ -85,6 +87,14 @@ export class EcaServer {
   private configNotice: string | undefined;
   /** ECA's remote API, when `remote.enabled` (./remote/). */
   private readonly remote = new RemoteAttachment();
+  /** This editor as a front end of the workspace's port (../runtime/front-end-port.ts). */
+  private attachment: Attachment | undefined;
+
+  /** The port this editor's workspace reports to, once `initialize` made it: another front end may attach to it. */
+  get port(): FrontEndPort | undefined {
+    return this.portMade;
+  }
+  private portMade: FrontEndPort | undefined;
 
   constructor(private readonly opts: ServerOptions) {
     const { rpc, notify } = createConnection(opts.input, opts.output);
@@ -148,33 +158,35 @@ export class EcaServer {
       const params = parse(ECA.initialize.method, ECA.initialize.params, raw);
       const env = this.opts.env ?? process.env;
       const loaded = loadWorkspaceConfig({ roots: rootsOf(params), env, initializationOptions: params.initializationOptions, configFile: this.opts.configFile });
+      // The port this editor attaches to (a process Host hands in its own).
+      const port = (this.portMade = new FrontEndPort());
+      const ask = ecaAsk(this.conn, params);
+      let ws: Workspace | undefined;
       const session = new Promise<void>((r) => setImmediate(r))
         .then(() => import('../runtime/workspace.js'))
-        .then(({ Workspace }) =>
-          Workspace.create({
+        .then(async ({ Workspace }) => {
+          this.attachment = port.attach(
+            sinkFrontEnd({
+              name: 'eca',
+              // ECA editors show images and approve calls; questions and elicitation only when the editor declared `askQuestion`.
+              capabilities: { images: true, ask: true, elicitation: ask !== undefined, files: false, terminal: false },
+              workspace: () => ws,
+              ...(ask ? { ask } : {}),
+              ...this.sinks(session),
+            }),
+          );
+          return (ws = await Workspace.create({
             roots: loaded.roots,
             env,
             initializationOptions: params.initializationOptions,
             configFile: this.opts.configFile,
             logLevel: this.opts.logLevel,
             loaded,
+            port,
             // ECA editors ask the user and show diffs; diagnostics and questions only when the editor declared them.
-            frontEnd: { canAsk: true, canShowDiffs: true, diagnostics: this.editorBridge(params).getDiagnostics, ask: ecaAsk(this.conn, params) },
-            events: this.events(),
-            onToolServer: (status) => this.sendToolServer(status),
-            onModelsChanged: (s) => this.sendConfig(s),
-            onToolServerRemoved: (name) => this.notify(ECA.toolServerRemoved, { name }),
-            // As ECA's `sync-and-notify!`: the models first (when they may have changed), then the provider.
-            onProviderChanged: (s, id, models) => {
-              if (models) this.sendConfig(s);
-              this.notify(ECA.providersUpdated, providerStatus(s, id));
-            },
-            onNotice: (type, message) => this.showMessage({ type, message }),
-            onTask: (t) => this.tasks.report(t),
-            onJobsChanged: () => void session.then((s) => this.notify(ECA.jobsUpdated, jobsOf(s))),
-            onMemoryIndex: (report) => this.notify(ECA.memoryIndexLoaded, report),
-          }),
-        );
+            frontEnd: { canAsk: true, canShowDiffs: true, diagnostics: this.editorBridge(params).getDiagnostics, ...(ask ? { ask: port.askUser } : {}) },
+          }));
+        });
       session.then(
         (s) => log.info(`initialized by ${params.clientInfo?.name ?? 'unknown client'} for ${s.roots.join(', ')}`),
         (e: unknown) => {
@@ -259,8 +271,9 @@ export class EcaServer {
       await s.modelsReady;
       return promptResult(s.chats.inlinePrompt({ ...promptInput(p, s.roots), variant: p.variant, sourceChatId: p.sourceChatId }));
     });
-    this.notification(ECA.chatToolCallApprove, (p, s) => s.chats.approve(p.chatId, p.toolCallId, p.save === 'session'));
-    this.notification(ECA.chatToolCallReject, (p, s) => s.chats.reject(p.chatId, p.toolCallId));
+    // Through the port: the first answer from any front end wins, the others are told.
+    this.notification(ECA.chatToolCallApprove, (p, s) => s.port.answer(p.chatId, p.toolCallId, { kind: 'approval', approved: true, forSession: p.save === 'session' }, this.attachment));
+    this.notification(ECA.chatToolCallReject, (p, s) => s.port.answer(p.chatId, p.toolCallId, { kind: 'approval', approved: false }, this.attachment));
     this.notification(ECA.chatPromptStop, (p, s) => s.chats.stop(p.chatId));
     this.request(ECA.chatUpdate, (p, s) => (s.chats.update(p.chatId, { title: p.title, trust: p.trust }), {}));
     this.request(ECA.chatDelete, (p, s) => {
@@ -353,6 +366,25 @@ export class EcaServer {
     } catch (e) {
       log.warn(`${what} ${name}: ${errorMessage(e)}`);
     }
+  }
+
+  /** What this editor is sent: core's events and the workspace's notices as ECA notifications. */
+  private sinks(session: Promise<Workspace>): LegacySinks {
+    return {
+      events: this.events(),
+      onToolServer: (status) => this.sendToolServer(status),
+      onModelsChanged: (s) => this.sendConfig(s),
+      onToolServerRemoved: (name) => this.notify(ECA.toolServerRemoved, { name }),
+      // As ECA's `sync-and-notify!`: the models first (when they may have changed), then the provider.
+      onProviderChanged: (s, id, models) => {
+        if (models) this.sendConfig(s);
+        this.notify(ECA.providersUpdated, providerStatus(s, id));
+      },
+      onNotice: (type, message) => this.showMessage({ type, message }),
+      onTask: (t) => this.tasks.report(t),
+      onJobsChanged: () => void session.then((s) => this.notify(ECA.jobsUpdated, jobsOf(s))),
+      onMemoryIndex: (report) => this.notify(ECA.memoryIndexLoaded, report),
+    };
   }
 
   /** Core's events as ECA notifications (./eca-events.ts translates). */

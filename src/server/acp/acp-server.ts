@@ -60,6 +60,8 @@ import { logoutAll } from './logout.js';
 import { patchbayVersion } from '../../util/version.js';
 import { agentFolder, sessionRoots, workspaceFolders, SessionRootsLedger, type SessionRootParams, type SessionRootSet } from './session-roots.js';
 import { cappedLines } from './line-cap.js';
+import { FrontEndPort, sinkFrontEnd } from '../../runtime/front-end-port.js';
+import type { Attachment } from '../../core/port.js';
 
 const log = logger('acp');
 
@@ -533,26 +535,35 @@ export class AcpServer {
 
   // ── approvals ───────────────────────────────────────────────────────────────
 
+  /** This client as a front end of each workspace's port, by port. */
+  private readonly attachments = new Map<FrontEndPort, Attachment>();
+  /** Open permission requests by chat and tool call: withdrawn when another front end answers first. */
+  private readonly permissionAsks = new Map<string, AbortController>();
+
   /** A call that needs approval: ask the client (`session/request_permission`) and answer core. */
   private async askPermission(s: Session, chatId: string, e: Extract<ToolCallEvent, { state: 'announced' }>, child: boolean): Promise<void> {
     const id = toolCallIdOf(e.id, child ? chatId : undefined);
-    const chats = s.ws.chats;
+    // Through the port: the first answer from any front end wins.
+    const answer = (approved: boolean, forSession = false) => s.ws.port.answer(chatId, e.id, { kind: 'approval', approved, forSession }, this.attachments.get(s.ws.port));
     const ask = new AbortController();
+    const key = `${chatId}\u0000${e.id}`;
     s.asks.add(ask);
+    this.permissionAsks.set(key, ask);
     try {
       const params: RequestPermissionRequest = { sessionId: s.id, toolCall: { ...toolCallFields(e, id), status: 'pending' }, options: [...PERMISSION_OPTIONS] };
       const r = await this.conn.client.request(methods.client.session.requestPermission, params, { cancellationSignal: ask.signal, stopWaitingOnCancel: true });
       const choice = r.outcome.outcome === 'selected' ? r.outcome.optionId : 'cancelled';
-      if (choice === 'allow' || choice === 'allow-always') chats.approve(chatId, e.id, choice === 'allow-always');
-      else chats.reject(chatId, e.id, choice === 'reject-always');
+      if (choice === 'allow' || choice === 'allow-always') answer(true, choice === 'allow-always');
+      else answer(false, choice === 'reject-always');
     } catch (err) {
       // Withdrawn by a cancel: the stop already settled the call. Otherwise (the client failed the
       // request or is gone) there is no answer to use, and the call does not run.
       if (ask.signal.aborted) return;
       log.warn(`session ${s.id}: permission request for ${e.name} failed: ${errorMessage(err)}`);
-      chats.reject(chatId, e.id);
+      answer(false);
     } finally {
       s.asks.delete(ask);
+      if (this.permissionAsks.get(key) === ask) this.permissionAsks.delete(key);
     }
   }
 
@@ -610,16 +621,33 @@ export class AcpServer {
   private async createWorkspace(roots: string[]): Promise<Workspace> {
     const { Workspace } = await import('../../runtime/workspace.js');
     const ref: { ws?: Workspace } = {};
+    const frontEnd = this.frontEnd();
+    // The port this client attaches to (a process Host hands in its own).
+    const port = new FrontEndPort();
+    this.attachments.set(
+      port,
+      port.attach(
+        sinkFrontEnd({
+          name: 'acp',
+          capabilities: { images: true, ask: true, elicitation: frontEnd.ask !== undefined, files: frontEnd.files !== undefined, terminal: frontEnd.terminal !== undefined },
+          workspace: () => ref.ws,
+          ...(frontEnd.ask ? { ask: frontEnd.ask } : {}),
+          events: this.events(ref),
+          onToolServer: () => this.commandsChanged(ref.ws),
+          onModelsChanged: (w) => this.modelsChanged(w),
+          onNotice: (type, message) => (type === 'error' ? log.error(message) : log.info(message)),
+          // Another front end answered a call this client was asked about: the request is withdrawn.
+          onAnswered: (n) => (n.kind === 'approval' ? this.permissionAsks.get(`${n.chatId}\u0000${n.id}`)?.abort() : undefined),
+        }),
+      ),
+    );
     const ws = await Workspace.create({
       roots,
       env: this.opts.env ?? process.env,
       configFile: this.opts.configFile,
       logLevel: this.opts.logLevel,
-      frontEnd: this.frontEnd(),
-      events: this.events(ref),
-      onToolServer: () => this.commandsChanged(ref.ws),
-      onModelsChanged: (w) => this.modelsChanged(w),
-      onNotice: (type, message) => (type === 'error' ? log.error(message) : log.info(message)),
+      port,
+      frontEnd: { ...frontEnd, ...(frontEnd.ask ? { ask: port.askUser } : {}) },
     });
     ref.ws = ws;
     ws.startSession();
