@@ -136,6 +136,29 @@ describe('remote API: a second front end on a running server', () => {
     }
   });
 
+  it('the editor answers first: the remote stream is told who answered, and the remote answer loses (409)', async () => {
+    const { p, auth, api, sse } = await boot();
+    try {
+      llm().script([{ toolCall: { id: 'w2', name: 'patchbay__shell_command', args: { command: 'echo two > two.txt' } } }], [{ text: 'ok' }]);
+      const chatId: string = (await p.request(ECA.chatPrompt, { message: 'write two.txt' })).result.chatId;
+      await p.waitFor((m) => m.params?.chatId === chatId && m.params?.content?.type === 'toolCallRun' && m.params.content.id === 'w2', 'the approval to be asked');
+      const c = await sse(`/events?chat=${chatId}`);
+      await c.waitFor((e) => e.event === 'session:connected');
+      p.notify(ECA.chatToolCallReject, { chatId, toolCallId: 'w2' });
+      const answered = await c.waitFor((e) => e.event === 'chat:answered', 'the answered notice');
+      expect(answered.data).toEqual({ chatId, kind: 'approval', id: 'w2', by: 'eca' });
+      await c.waitFor((e) => (e.data as any)?.content?.type === 'toolCallRejected', 'the rejection on the stream');
+      const late = await httpRequest(api(`/chats/${chatId}/approve/w2`), { method: 'POST', headers: auth });
+      expect(late.status).toBe(409);
+      expect(late.json().error.code).toBe('tool_call_not_pending');
+      await p.turnDone(chatId);
+      // Nothing ran it.
+      expect(p.contents(chatId).some((x) => x.content.type === 'toolCallRunning')).toBe(false);
+    } finally {
+      for (const c of clients.splice(0)) c.close();
+    }
+  });
+
   it('auth: health without a token; no token or a wrong one is 401 with ECA’s body; the right one passes; the token is never logged; the run file goes at exit', async () => {
     const { home, p, file, run, api } = await boot();
     try {

@@ -147,6 +147,11 @@ describe('remote API: auth, host, run file', () => {
       expect(r.json().error.code).toBe('invalid_request');
     }
     expect((await httpRequest(api('/events?chat=zz&after=0'), { headers: auth })).status).toBe(404);
+    const badPath = await httpRequest(api('/chats/%E0%A4%A'), { headers: auth });
+    expect(badPath.status).toBe(400);
+    expect(badPath.json().error.code).toBe('invalid_request');
+    // Still serving after the bad requests.
+    expect((await httpRequest(api('/health'))).status).toBe(200);
   });
 
   it('bearerMatches and loopbackHost', () => {
