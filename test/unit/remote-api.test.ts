@@ -4,7 +4,8 @@
  * approvals where the first answer wins. The chat events go into a real FrontEndPort (its
  * in-memory log) by hand, as core's ChatService would send them.
  */
-import { mkdtempSync, readFileSync, statSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, existsSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatEvent } from '../../src/core/events.js';
 import { FrontEndPort } from '../../src/runtime/front-end-port.js';
 import { KEEP_TURNS } from '../../src/core/port.js';
-import { RemoteServer, remoteRunFileSchema } from '../../src/server/remote/remote-server.js';
+import { RemoteServer, remoteRunDir, remoteRunFileSchema } from '../../src/server/remote/remote-server.js';
 import { bearerMatches, loopbackHost } from '../../src/server/remote/auth.js';
 import { sseEventName } from '../../src/server/remote/routes.js';
 import { SseClient, httpRequest } from '../support/sse-client.js';
@@ -121,6 +122,23 @@ describe('remote API: auth, host, run file', () => {
     }
     await server.close();
     expect(existsSync(server.runFile)).toBe(false);
+  });
+
+  it('a starting server removes the run files of remote APIs whose process is gone, not those of live ones', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'pb-remote-'));
+    const dir = remoteRunDir(home);
+    mkdirSync(dir, { recursive: true });
+    // A pid that surely ended: a child that has exited.
+    const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+    const body = (pid: number) => JSON.stringify({ version: 1, pid, startedAt: 1, url: 'http://127.0.0.1:1', port: 1, token: 't' });
+    writeFileSync(join(dir, 'dead.json'), body(gone), { mode: 0o600 });
+    writeFileSync(join(dir, 'live.json'), body(process.ppid), { mode: 0o600 });
+    const port = new FrontEndPort();
+    const server = await RemoteServer.start({ config: { enabled: true, port: 0 }, home, port, chat: () => undefined, session: () => ({}) });
+    started.push(server);
+    expect(existsSync(join(dir, 'dead.json'))).toBe(false);
+    expect(existsSync(join(dir, 'live.json'))).toBe(true);
+    expect(existsSync(server.runFile)).toBe(true);
   });
 
   it('a configured port that is taken is a clear error, not another port', async () => {

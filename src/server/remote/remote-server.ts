@@ -5,11 +5,13 @@
  * removed when it stops; the log names the URL and the file, never the token.
  */
 import { createServer, type Server } from 'node:http';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { writePrivateFile } from '../../peers/gateway/token.js';
 import { errorMessage, logger } from '../../util/log.js';
+import { readOwnFile } from '../../protocol/gateway/run-file.js';
+import { isAlive } from '../../util/pid.js';
 import { generateToken } from './auth.js';
 import { handleRequest, type RemoteContext } from './routes.js';
 import type { SseStream } from './sse.js';
@@ -39,6 +41,46 @@ export type RemoteRunFile = z.infer<typeof remoteRunFileSchema>;
 
 export function remoteRunDir(home: string): string {
   return join(home, 'remote', 'run');
+}
+
+/**
+ * The run files of remote APIs whose process is gone (a patchbay that was killed): removed when
+ * another starts, as the gateway does. A live process's file, or another user's, is left alone.
+ */
+export function removeStaleRunFiles(home: string): string[] {
+  const dir = remoteRunDir(home);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    const file = join(dir, name);
+    const run = readRemoteRunFile(file);
+    if (!run || isAlive(run.pid)) continue;
+    try {
+      rmSync(file, { force: true });
+      removed.push(file);
+    } catch {
+      // not ours to remove
+    }
+  }
+  return removed;
+}
+
+/** A run file's content, when it is this user's regular file (readOwnFile) and parses as one. */
+export function readRemoteRunFile(file: string): RemoteRunFile | undefined {
+  try {
+    const text = readOwnFile(file);
+    if (text === undefined) return undefined;
+    const r = remoteRunFileSchema.safeParse(JSON.parse(text));
+    return r.success ? r.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface RemoteConfig {
@@ -104,6 +146,7 @@ export class RemoteServer {
       const tried = candidates.length > 1 ? `ports ${candidates[0]}-${candidates[candidates.length - 1]}` : `port ${candidates[0]}`;
       throw new Error(`remote API: could not listen on 127.0.0.1 ${tried}: ${errorMessage(lastError)}`);
     }
+    removeStaleRunFiles(opts.home);
     const n = ++instances;
     const runFile = join(remoteRunDir(opts.home), n === 1 ? `${process.pid}.json` : `${process.pid}-${n}.json`);
     const self = new RemoteServer(server, listening, token, runFile, streams, opts.port.attach(statuses.frontEnd));
