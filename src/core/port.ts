@@ -270,12 +270,12 @@ export class ChatPort<N = never> {
   emit(chatId: string, event: PortEvent, parentChatId?: string, responder?: ApprovalResponder, source?: unknown): void {
     const seq = this.seqOf(chatId) + 1;
     this.lastSeq.set(chatId, seq);
-    const row: LoggedEvent = parentChatId !== undefined ? { chatId, seq, event, parentChatId } : { chatId, seq, event };
-    this.queue.push(row);
+    // One object is queued for the log and delivered (the log does not write `source`).
+    const out: SeqEvent = parentChatId !== undefined ? { chatId, seq, event, parentChatId, source } : { chatId, seq, event, source };
+    this.queue.push(out);
     if (parentChatId !== undefined && !this.parents.has(chatId)) this.parents.set(chatId, parentChatId);
     if (event.type === 'toolCall') this.track(chatId, seq, event, parentChatId, responder);
     else if (event.type === 'chatCleared' || event.type === 'chatDeleted') this.forgetChat(chatId, event.type === 'chatDeleted');
-    const out: SeqEvent = parentChatId !== undefined ? { chatId, seq, event, parentChatId, source } : { chatId, seq, event, source };
     const list = this.list;
     for (let i = 0; i < list.length; i++) this.deliverTo(list[i]!, out);
     // At turn end (and on a delete) the log is written now; else with the others of the next FLUSH_MS.

@@ -62,7 +62,7 @@ const tick = () => new Promise<void>((r) => setImmediate(r));
 
 describe('front-end port', () => {
   it('numbers each chat on its own, 1, 2, 3…, and logs every event with its number', () => {
-    const { port, db } = portOn(dbFile());
+    const { port, db, table } = portOn(dbFile());
     const r = recorder('a');
     port.attach(r.fe);
     const sink = port.chatEvents();
@@ -73,22 +73,21 @@ describe('front-end port', () => {
     sink.event('c2', ended);
     expect(r.seqs('c1')).toEqual([1, 2, 3]);
     expect(r.seqs('c2')).toEqual([1, 2, 3, 4]);
-    // turnEnded writes at once; c1's events are still queued until the flush.
-    expect(db.prepare("SELECT count(*) FROM chat_events WHERE chat_id = 'c1'").pluck().get()).toBe(3);
-    port.flush();
-    const rows = db.prepare("SELECT seq, kind, body FROM chat_events WHERE chat_id = 'c1' ORDER BY seq").all() as Array<{ seq: number; kind: string; body: string }>;
-    expect(rows.map((x) => [x.seq, x.kind, JSON.parse(x.body)])).toEqual([
-      [1, 'assistantText', text('one 0')],
-      [2, 'assistantText', text('one 1')],
-      [3, 'assistantText', text('one 2')],
+    // turnEnded writes the batch at once (c1's too), read back here from the table itself.
+    expect(db.prepare('SELECT max(last_seq) FROM chat_events GROUP BY chat_id ORDER BY chat_id').pluck().all()).toEqual([3, 4]);
+    expect(table.after('c1', 0)).toEqual([
+      { chatId: 'c1', seq: 1, event: text('one 0') },
+      { chatId: 'c1', seq: 2, event: text('one 1') },
+      { chatId: 'c1', seq: 3, event: text('one 2') },
     ]);
+    expect(table.after('c2', 3)).toEqual([{ chatId: 'c2', seq: 4, event: ended }]);
   });
 
   it('writes off the hot path: queued events reach the store within the flush interval, in one batch', async () => {
     const { port, db } = portOn(dbFile());
     const sink = port.chatEvents();
     sink.event('c', text('a'));
-    sink.event('c', text('b'));
+    sink.event('c', { type: 'progress', text: 'b' });
     expect(db.prepare('SELECT count(*) FROM chat_events').pluck().get()).toBe(0);
     await new Promise<void>((resolve) => {
       const poll = () => (db.prepare('SELECT count(*) FROM chat_events').pluck().get() === 2 ? resolve() : setTimeout(poll, 10));
@@ -127,6 +126,32 @@ describe('front-end port', () => {
       expect(r.events.filter((e) => e.replay).map((e) => e.seq)).toEqual(range(afters[i]! + 1, r.events.find((e) => !e.replay)!.seq - 1));
       expect(r.events.find((e) => e.seq === 50)?.event.type ?? 'turnEnded').toBe('turnEnded');
     });
+  });
+
+  it('a streamed answer is one row per run of pieces, and replays piece by piece with each its own number, from inside the run too', () => {
+    const { port, db, table } = portOn(dbFile());
+    const sink = port.chatEvents();
+    for (let i = 1; i <= 500; i++) {
+      sink.event('c', { type: 'assistantText', text: `p${i} `, id: 'part1' });
+      // Another chat's events in between do not break the run.
+      if (i % 100 === 0) sink.event('other', text(`o${i}`));
+    }
+    sink.event('c', { type: 'reasoningDelta', id: 'r1', text: 'hmm' });
+    sink.event('c', { type: 'assistantText', text: 'next part', id: 'part2' });
+    sink.event('c', ended);
+    const rows = db.prepare("SELECT seq, last_seq, kind FROM chat_events WHERE chat_id = 'c' ORDER BY seq").all();
+    expect(rows).toEqual([
+      { seq: 1, last_seq: 500, kind: 'assistantText' },
+      { seq: 501, last_seq: 501, kind: 'reasoningDelta' },
+      { seq: 502, last_seq: 502, kind: 'assistantText' },
+      { seq: 503, last_seq: 503, kind: 'turnEnded' },
+    ]);
+    const replay = table.after('c', 297);
+    expect(replay.map((r) => r.seq)).toEqual(range(298, 503));
+    expect(replay[0]).toEqual({ chatId: 'c', seq: 298, event: { type: 'assistantText', text: 'p298 ', id: 'part1' } });
+    expect(replay.at(-3)?.event).toEqual({ type: 'reasoningDelta', id: 'r1', text: 'hmm' });
+    expect(table.lastSeq('c')).toBe(503);
+    expect(table.after('other', 0).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('a replay sees events not yet written to the store', () => {
