@@ -28,6 +28,8 @@
  * - `openctx.providers.*` (JS modules run code; URLs receive content) and
  *   `openctx.host.providers.*` (modules run in patchbay), `openctx.host.enabled: true`.
  * - `gateway.host` (binding beyond loopback exposes your tools) and `gateway.enabled: true`.
+ * - `remote.enabled`, `remote.password` and `remote.port`: a repository must not open a control
+ *   API over your chats, nor choose the password that opens it.
  * - `completion.systemPrompt` and `rewrite.systemPrompt`: inline completion and rewrite put the
  *   model's answer straight into the user's files; a repository must not write their instructions.
  * - `hooks` and `customTools` (ECA keys that run commands; patchbay ignores them today, and an
@@ -177,6 +179,7 @@ export function holdBack(layer: Obj, lower: Obj, root?: string): { kept: Obj; he
   // The instructions of the two features whose answer lands straight in the user's files.
   for (const feature of ['completion', 'rewrite']) if (get(layer, feature, 'systemPrompt') !== undefined) hold([feature, 'systemPrompt'], 'replaces the instructions of code written into your files');
   for (const key of ['hooks', 'customTools']) if (get(layer, key) !== undefined) hold([key]);
+  for (const key of ['enabled', 'password', 'port']) if (get(layer, 'remote', key) !== undefined) hold(['remote', key], key === 'password' ? '' : JSON.stringify(get(layer, 'remote', key)));
   for (const key of ['enabled', 'writeMode']) if (get(layer, 'memory', key) !== undefined) hold(['memory', key], JSON.stringify(get(layer, 'memory', key)));
   if (get(layer, 'prompts', 'memoryConsolidate') !== undefined) hold(['prompts', 'memoryConsolidate'], 'replaces the instructions for editing your memory files');
   for (const key of ['rules', 'skills', 'commands']) holdOutsidePaths(layer, kept, key, root, hold);

@@ -105,6 +105,18 @@ export const configSchema = z
     memory: memoryConfigSchema.optional(),
     /** Prompts that replace patchbay's own (ECA's `prompts`); other ECA keys in it are kept and ignored. */
     prompts: z.looseObject({ memoryConsolidate: z.string().optional() }).optional(),
+    /**
+     * ECA's remote API (src/server/remote/): a second front end (a browser, a phone) attached to this
+     * server over HTTP + SSE, on 127.0.0.1 only. `port` unset: 7777, or the next free of 20; 0: any
+     * free port. `password` unset: a generated token (in `$PATCHBAY_HOME/remote/run/<pid>.json`).
+     */
+    remote: z
+      .object({
+        enabled: z.boolean().default(false),
+        port: z.number().int().min(0).max(65535).optional(),
+        password: z.string().min(1).optional(),
+      })
+      .optional(),
     // Each peer's own keys (mcpServers, languageServers, openctx, gateway, …): src/peers/index.ts.
     ...peerConfigShape(),
     logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),

@@ -82,6 +82,7 @@ const ECA_KEYS: Record<string, readonly string[]> = {
     'thinkTagStart',
     'url',
   ],
+  remote: ['bindHost', 'host', 'tls'],
   'providers.*.models.*': ['cost', 'extraHeaders', 'imageInput', 'limit', 'modelName', 'reasoningHistory'],
   'mcpServers.*': ['args', 'authScope', 'clientId', 'clientName', 'clientSecret', 'command', 'disabled', 'env', 'headers', 'oauthPort', 'url'],
 };

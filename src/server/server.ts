@@ -40,6 +40,7 @@ import { loadWorkspaceConfig } from '../runtime/workspace-config.js';
 import { rootsRequest } from './eca-roots.js';
 import { disposeWithin } from './shared/dispose-within.js';
 import type { ServerOptions } from './shared/server-options.js';
+import { RemoteAttachment } from './remote/attach.js';
 import { errorMessage, logger } from '../util/log.js';
 import { isAlive } from '../util/pid.js';
 import { fileURLToPath } from 'node:url';
@@ -78,6 +79,8 @@ export class EcaServer {
   private configNotice: string | undefined;
   /** The process's host, opened at `initialize`: its one workspace is the session (disposing it stops everything). */
   private host: Promise<Host> | undefined;
+  /** ECA's remote API, when `remote.enabled` (./remote/). */
+  private readonly remote = new RemoteAttachment();
   /** This editor as a front end of the host's port (../runtime/front-end-port.ts). */
   private attachment: Attachment | undefined;
 
@@ -208,7 +211,7 @@ export class EcaServer {
       this.state.initialized = true;
       void this.state.session.then(
         // The runtime's start-up order (runtime/start.ts), told the ECA way.
-        (session) =>
+        (session) => {
           session.start({
             tell: ({ invalid, held }) => {
               for (const message of invalid) this.showMessage({ type: 'warning', message });
@@ -230,7 +233,10 @@ export class EcaServer {
               this.sendConfig(session);
               this.sendNativeTools(session);
             },
-          }),
+          });
+          // ECA's remote API (./remote/), a second front end on the host's port.
+          void this.remote.start(session).catch((e: unknown) => this.showMessage({ type: 'warning', message: errorMessage(e) }));
+        },
         () => {},
       ); // a session that could not start was reported where it failed (initialize)
     });
@@ -478,7 +484,7 @@ export class EcaServer {
     log.info(`exiting (${why}) with code ${code}`);
     if (this.parentWatch) clearInterval(this.parentWatch);
     // A server whose editor is gone must not linger: at most the dispose deadline, then the process ends.
-    const done = this.state.kind !== 'awaitingInitialize' ? disposeWithin(this.host ?? this.state.session) : Promise.resolve();
+    const done = Promise.all([this.state.kind !== 'awaitingInitialize' ? disposeWithin(this.host ?? this.state.session) : undefined, this.remote.close()]);
     void done.finally(() => {
       this.conn.dispose();
       this.opts.onExit(code);

@@ -109,3 +109,12 @@ describe('held-back subagent approvals (agent.<name>)', () => {
     });
   });
 });
+
+describe('held-back remote API settings', () => {
+  it('a workspace config cannot turn on the remote API, set its port or choose its password; the password is not shown', () => {
+    const { kept, held } = holdBack({ remote: { enabled: true, port: 7777, password: 'hunter2' }, logLevel: 'debug' }, {});
+    expect(held.map((h) => formatHeldSetting(h))).toEqual(['remote.enabled: true', 'remote.password', 'remote.port: 7777']);
+    expect(JSON.stringify(held)).not.toContain('hunter2');
+    expect(kept).toEqual({ remote: {}, logLevel: 'debug' });
+  });
+});
