@@ -12,10 +12,10 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LiveChat } from '../src/core/chat.js';
+import type { LiveChat } from '../src/core/chat/chat.js';
 import type { ChatDeps } from '../src/core/deps.js';
-import type { StoredMessage } from '../src/core/stored-message.js';
-import { chatSystemPrompt } from '../src/core/turn.js';
+import type { StoredMessage } from '../src/core/chat/stored-message.js';
+import { chatSystemPrompt } from '../src/core/turn/turn.js';
 import { Workspace } from '../src/runtime/workspace.js';
 import { now, summarize, tempDir, type Summary } from './util.js';
 

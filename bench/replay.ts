@@ -2,7 +2,7 @@
  * `chat/open` replay time (issue 28, point 6): the real `patchbay server` over stdio opens a stored
  * 200-message chat with 50 tool calls (50 turns: the question, a text and a read_file call, its
  * result, the answer) and is timed from the request to its answer, which comes after the whole
- * replay (server/eca-open.ts). Measured alongside in the same server: a 200-message chat of text
+ * replay (server/eca/eca-open.ts). Measured alongside in the same server: a 200-message chat of text
  * only (100 questions and answers), so the ratio is what the calls' stages add. Opens alternate
  * between the two chats so both see the same machine.
  */

@@ -38,7 +38,7 @@ import { Term } from './chat-term.js';
 import { askWorkspaceTrust } from './chat-trust.js';
 import type { ChatContent, Role } from '../protocol/eca/content.js';
 import type { ShowMessage } from '../protocol/eca/lifecycle.js';
-import { WAITING_APPROVAL_TEXT } from '../server/eca-events.js';
+import { WAITING_APPROVAL_TEXT } from '../server/eca/eca-events.js';
 
 /** The `version` in `start`: raised only when a field changes meaning or goes away. */
 export const JSON_EVENTS_VERSION = 1;
@@ -79,7 +79,7 @@ function endsMessage(c: ChatContent): boolean {
   return c.type !== 'usage' && c.type !== 'reasonText' && c.type !== 'metadata' && c.type !== 'hookActionStarted';
 }
 
-/** ECA calls patchbay's own tools the server `eca` (server/eca-events.ts): here they are patchbay's. */
+/** ECA calls patchbay's own tools the server `eca` (server/eca/eca-events.ts): here they are patchbay's. */
 function serverName(server: string | undefined): string {
   return !server || server === 'eca' ? 'patchbay' : server;
 }

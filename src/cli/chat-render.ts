@@ -10,7 +10,7 @@ import type { Term } from './chat-term.js';
 import { ToolOutputs } from './chat-tool-output.js';
 import { SubagentCalls, type SubagentCall } from './chat-subagents.js';
 import type { TurnView } from './chat-session.js';
-import { WAITING_APPROVAL_TEXT, WAITING_SUBAGENT_TEXT } from '../server/eca-events.js';
+import { WAITING_APPROVAL_TEXT, WAITING_SUBAGENT_TEXT } from '../server/eca/eca-events.js';
 
 type Content<T extends ChatContent['type']> = Extract<ChatContent, { type: T }>;
 export type ToolCallRun = Content<'toolCallRun'>;
@@ -61,7 +61,7 @@ export class Renderer implements TurnView {
         } else if (role === 'system') {
           const text = c.text.replace(/^\n+/, '').replace(/\s+$/, '');
           if (!text || text.split('\n').every((l) => this.messagesShown.has(l))) return;
-          // The server marks the text that says why the turn failed (server/eca-events.ts).
+          // The server marks the text that says why the turn failed (server/eca/eca-events.ts).
           if (c.error) {
             t.errLine(t.paint('red', text, 'err'));
             return text;

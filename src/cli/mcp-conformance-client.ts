@@ -7,8 +7,8 @@
  * never the raw SDK client, so the suite tests our code. Exit code: 0 when the scenario's steps
  * ran, 1 otherwise, 2 on bad usage.
  */
-import { CommandRegistry } from '../core/commands.js';
-import { llmName, ToolRegistry } from '../core/tool-registry.js';
+import { CommandRegistry } from '../core/chat/commands.js';
+import { llmName, ToolRegistry } from '../core/tool-calls/tool-registry.js';
 import type { Tool, ToolResult } from '../shapes/tool.js';
 import type { AskUser } from '../shapes/ask.js';
 import { ELICIT_SKIP, McpHostImpl } from '../peers/mcp/index.js';

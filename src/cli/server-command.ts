@@ -1,5 +1,5 @@
 /** `patchbay server`: ECA over stdio. stdout is the protocol; logs go to stderr and the log file. */
-import { EcaServer } from '../server/server.js';
+import { EcaServer } from '../server/eca/server.js';
 import { logger } from '../util/log.js';
 import { exitAfterDrain, isBrokenPipe, stdioCommand, stdoutBroken } from './stdio-command.js';
 

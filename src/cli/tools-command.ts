@@ -1,5 +1,5 @@
 /**
- * `patchbay tools check <tool> '<json args>'`: the verdict the ToolGate (core/tool-gate.ts) gives
+ * `patchbay tools check <tool> '<json args>'`: the verdict the ToolGate (core/tool-calls/tool-gate.ts) gives
  * a tool call in the current folder's workspace, outside any chat: allow, ask or deny, and why.
  * The same rules a chat turn in this folder follows (config, trust mode, containment, protected
  * paths, preToolCall hooks). Exit status: 0 allow, 3 ask, 4 deny, 2 bad usage.

@@ -21,7 +21,7 @@ export const approvalSchema = z.object({
   allow: approvalRuleSchema.optional(),
   ask: approvalRuleSchema.optional(),
   deny: approvalRuleSchema.optional(),
-  /** ECA's `insideWorkspace` (0.172): folders tools treat as inside the workspace (core/inside-workspace.ts). */
+  /** ECA's `insideWorkspace` (0.172): folders tools treat as inside the workspace (core/tool-calls/inside-workspace.ts). */
   insideWorkspace: z.array(z.string()).optional(),
 });
 
@@ -106,7 +106,7 @@ export const configSchema = z
     /** Prompts that replace patchbay's own (ECA's `prompts`); other ECA keys in it are kept and ignored. */
     prompts: z.looseObject({ memoryConsolidate: z.string().optional() }).optional(),
     /**
-     * ECA's remote API (src/server/remote/): a second front end (a browser, a phone) attached to this
+     * ECA's remote API (src/server/eca/remote/): a second front end (a browser, a phone) attached to this
      * server over HTTP + SSE, on 127.0.0.1 only. `port` unset: 7777, or the next free of 20; 0: any
      * free port. `password` unset: a generated token (in `$PATCHBAY_HOME/remote/run/<pid>.json`).
      */

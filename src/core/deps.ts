@@ -5,8 +5,8 @@ import type { Context as ChatContext } from '../shapes/context.js';
 import type { ChatEvents } from './events.js';
 import type { ChatPersistence } from './persistence.js';
 import type { EditorBridge, Tool } from '../shapes/tool.js';
-import type { ToolRegistry } from './tool-registry.js';
-import type { PromptScope, PromptSection } from './prompt-sections.js';
+import type { ToolRegistry } from './tool-calls/tool-registry.js';
+import type { PromptScope, PromptSection } from './turn/prompt-sections.js';
 import type { LlmEvent, LlmRequest } from '../shapes/llm.js';
 import type { Hooks } from './hooks/hooks.js';
 
@@ -16,7 +16,7 @@ export interface ChatDeps {
   tools: ToolRegistry;
   editor: EditorBridge;
   config(): Config;
-  /** The workspace's folders, read anew each time; in a turn's deps, the chat's (./chat-roots.ts). */
+  /** The workspace's folders, read anew each time; in a turn's deps, the chat's (./chat/chat-roots.ts). */
   roots(): string[];
   /** The home folder `~` means in config paths (`toolCall.approval.insideWorkspace`); unset: the process's. */
   homeDir?: string;
@@ -38,7 +38,7 @@ export interface ChatDeps {
   promptSections(scope: PromptScope): PromptSection[];
   /** The held-back messages of untrusted files whose provider settings would give a model (config/held-model.ts). */
   heldModels?(): string[];
-  /** Bad agent-runtime files (rules, skills, commands, agents, hooks): each is told to a chat once (runtime-board.ts). */
+  /** Bad agent-runtime files (rules, skills, commands, agents, hooks): each is told to a chat once (agent-files/runtime-board.ts). */
   problems?(): string[];
   /** Context peers add for a user message (e.g. OpenCtx auto-include providers); '' for none. */
   messageContext?(message: string, signal: AbortSignal): Promise<string>;

@@ -1,6 +1,6 @@
 /**
  * What happens in a chat, in core's own terms: every façade (ECA today, ACP next) translates
- * these into its protocol (src/server/eca-events.ts for ECA). The schemas are the source of
+ * these into its protocol (src/server/eca/eca-events.ts for ECA). The schemas are the source of
  * truth; core emits plain objects of these types (not parsed on the hot path).
  */
 import { z } from 'zod';
@@ -12,7 +12,7 @@ export type ChatStatus = z.infer<typeof chatStatusSchema>;
 /**
  * Why a tool call did not run: `user` (the user said no), `denied` (the config, the agent or the
  * front end denies it without asking), `stopped` (the turn was stopped), `hook` (a preToolCall hook rejected it). Stored with each chat's
- * messages (core/stored-message.ts; format 1 stored ECA's names, upgraded on read).
+ * messages (core/chat/stored-message.ts; format 1 stored ECA's names, upgraded on read).
  */
 export const rejectReasonSchema = z.enum(['user', 'denied', 'stopped', 'hook']);
 export type RejectReason = z.infer<typeof rejectReasonSchema>;
@@ -83,7 +83,7 @@ const otherEventSchema = z.discriminatedUnion('type', [
     limit: z.object({ context: z.number(), output: z.number() }).optional(),
     /** The share of the window at which the chat compacts itself; absent when off or the window is unknown. */
     autoCompactPercentage: z.number().optional(),
-    /** How the last request filled the context window, by category (context-size.ts). */
+    /** How the last request filled the context window, by category (turn/context-size.ts). */
     context: z
       .object({
         categories: z.array(z.object({ name: z.string(), tokens: z.number() })),
@@ -123,7 +123,7 @@ const otherEventSchema = z.discriminatedUnion('type', [
     toolCallId: z.string().optional(),
   }),
   /**
-   * The chat is being compacted (`/compact` or auto-compaction, core/compaction.ts): `started`
+   * The chat is being compacted (`/compact` or auto-compaction, core/turn/compaction.ts): `started`
    * once the summary is asked for, then how it ended; `summary` is what the model reads from then
    * on. `id` pairs the events of one compaction.
    */

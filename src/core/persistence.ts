@@ -1,5 +1,5 @@
 /** What core needs from storage; `store/` implements it (core does not import store). */
-import type { StoredMessage } from './messages.js';
+import type { StoredMessage } from './chat/messages.js';
 import type { FileCheckpoint } from '../shapes/tool.js';
 
 export interface ChatRecord {
@@ -29,7 +29,7 @@ export interface ChatRecord {
 
 export type ChatKind = 'inline';
 
-/** A chat's folders as stored (core/chat-roots.ts): its own (`own`), or the workspace's it last ran with. */
+/** A chat's folders as stored (core/chat/chat-roots.ts): its own (`own`), or the workspace's it last ran with. */
 export interface StoredRoots {
   /** Absolute, the working folder first. */
   roots: string[];
@@ -105,7 +105,7 @@ export interface ChatPersistence {
   /** `folder` only where none is recorded; `additionalFolders` replaces the list. Does not touch `updatedAt`. */
   recordFolders?(id: string, f: { folder?: string; additionalFolders?: string[] }): void;
   getChat(id: string): ChatRecord | undefined;
-  /** The chat's folders (./chat-roots.ts); undefined: none recorded (a chat from before they were). */
+  /** The chat's folders (./chat/chat-roots.ts); undefined: none recorded (a chat from before they were). */
   chatRoots?(id: string): StoredRoots | undefined;
   /** Records them, replacing what was; a chat that is not stored is left alone. */
   recordRoots?(id: string, roots: StoredRoots): void;

@@ -13,7 +13,7 @@ import { isWithin } from '../util/paths.js';
 import { agentFileSources, listAgentFiles } from '../config/agent-files.js';
 import { BUILT_IN_SUBAGENTS, mergeDefs, type SubagentDef } from '../core/subagents/definitions.js';
 import { parseAgentConfig, parseAgentFile } from '../core/subagents/parse.js';
-import type { RuntimeBoard } from '../core/runtime-board.js';
+import type { RuntimeBoard } from '../core/agent-files/runtime-board.js';
 import { errorMessage, logger } from '../util/log.js';
 
 const log = logger('agents');

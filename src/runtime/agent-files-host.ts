@@ -5,10 +5,10 @@ import { isWithin } from '../util/paths.js';
 import { agentFileSources } from '../config/agent-files.js';
 import type { Config } from '../config/schema.js';
 import { displayPath, type MdFileCache, type ScannedFile, type ScanRules } from './md-file-cache.js';
-import type { CommandRegistry } from '../core/commands.js';
-import type { PromptSources } from '../core/prompt-sections.js';
-import type { RuntimeBoard } from '../core/runtime-board.js';
-import type { ToolRegistry } from '../core/tool-registry.js';
+import type { CommandRegistry } from '../core/chat/commands.js';
+import type { PromptSources } from '../core/turn/prompt-sections.js';
+import type { RuntimeBoard } from '../core/agent-files/runtime-board.js';
+import type { ToolRegistry } from '../core/tool-calls/tool-registry.js';
 
 export interface AgentFilesHost {
   /** Read at each use: workspace folders change at run time. */

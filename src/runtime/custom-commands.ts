@@ -1,5 +1,5 @@
 /**
- * The workspace's custom commands (core/custom-commands.ts): `.md` files from `.patchbay/commands`,
+ * The workspace's custom commands (core/agent-files/custom-commands.ts): `.md` files from `.patchbay/commands`,
  * `.eca/commands`, the user's commands folders and the `commands` config key
  * (config/agent-files.ts), read anew at each use through an mtime cache (./md-file-cache.ts) and
  * listed as `/<name>` commands of ECA's type `custom-prompt`. Bad files are skipped and reported on
@@ -7,8 +7,8 @@
  * user's folders, then the project's (agent-files-host.ts `byPrecedence`).
  */
 import type { AgentFileSource } from '../config/agent-files.js';
-import type { Command } from '../core/commands.js';
-import { parseCustomCommand, runTemplate, type CustomCommand, type ParsedCommand } from '../core/custom-commands.js';
+import type { Command } from '../core/chat/commands.js';
+import { parseCustomCommand, runTemplate, type CustomCommand, type ParsedCommand } from '../core/agent-files/custom-commands.js';
 import { byPrecedence, scanFiles, type AgentFilesHost } from './agent-files-host.js';
 import { displayPath, MdFileCache } from './md-file-cache.js';
 
@@ -29,7 +29,7 @@ export class CustomCommands {
   install(): this {
     this.host.commands.live('custom', () => this.refresh().commands);
     this.host.board.setSummary('commands', () => this.doctorLines());
-    // Asked at each prompt (core/chats.ts): a file broken since is told at once.
+    // Asked at each prompt (core/chat/chats.ts): a file broken since is told at once.
     this.host.board.setProblems('commands', () => this.refresh().problems);
     return this;
   }

@@ -19,7 +19,7 @@ export interface DoctorInput {
   providers?: string[];
   /** Each peer's own lines, in the order of src/peers/index.ts. */
   peers: string[];
-  /** Rules, skills, commands, agents and hooks: each feature's lines, then the bad files (core/runtime-board.ts). */
+  /** Rules, skills, commands, agents and hooks: each feature's lines, then the bad files (core/agent-files/runtime-board.ts). */
   agentRuntime?: string[];
 }
 

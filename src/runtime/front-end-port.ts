@@ -1,5 +1,5 @@
 /**
- * The one port every front end attaches to (core/port.ts does the chat events, their numbers,
+ * The one port every front end attaches to (core/chat/port.ts does the chat events, their numbers,
  * the log, replay, pending approvals and questions): this adds what a workspace tells front ends
  * outside any chat, the notices the WorkspaceOptions callbacks carried one by one before.
  *
@@ -7,7 +7,7 @@
  * handed to `Workspace.create({ port })`; a workspace made without one makes its own. The process
  * Host (runtime/host.ts) owns one for all its workspaces: each notice names its workspace.
  */
-import { ChatPort, NO_CAPABILITIES, type ChatPortOptions, type FrontEndCapabilities, type PortFrontEnd, type PortNotice, type SeqEvent } from '../core/port.js';
+import { ChatPort, NO_CAPABILITIES, type ChatPortOptions, type FrontEndCapabilities, type PortFrontEnd, type PortNotice, type SeqEvent } from '../core/chat/port.js';
 import type { AskUser } from '../shapes/ask.js';
 import type { ChatEvents } from '../core/events.js';
 import type { ToolServerStatus } from '../shapes/peer.js';

@@ -4,8 +4,8 @@
  * board (doctor, and once in each chat), and chatStart's context in the system prompt.
  */
 import { Hooks } from '../core/hooks/index.js';
-import type { PromptSources } from '../core/prompt-sections.js';
-import type { RuntimeBoard } from '../core/runtime-board.js';
+import type { PromptSources } from '../core/turn/prompt-sections.js';
+import type { RuntimeBoard } from '../core/agent-files/runtime-board.js';
 import type { Config } from '../config/schema.js';
 
 export function workspaceHooks(opts: {

@@ -1,6 +1,6 @@
 /**
  * Project instructions (AGENTS.md and its fallbacks) and rules (runtime half; the matching is
- * core/rules.ts), read from disk into the system prompt.
+ * core/agent-files/rules.ts), read from disk into the system prompt.
  *
  * Instructions files, in prompt order (the most specific last):
  * 1. the user's `~/.config/patchbay/AGENTS.md`, else `~/.config/eca/AGENTS.md` (ECA context.clj
@@ -31,13 +31,13 @@ import { dirname, join, resolve } from 'node:path';
 import { isWithin } from '../util/paths.js';
 import { agentFileSources, type AgentFileSource } from '../config/agent-files.js';
 import type { Config } from '../config/schema.js';
-import type { Command } from '../core/commands.js';
-import type { PromptScope, PromptSection } from '../core/prompt-sections.js';
-import type { TemplateVars } from '../core/rule-template.js';
-import { chatRuleState, fileToolAction, fileToolPaths, matchRule, parseRule, renderRule, ruleApplies, rulesInPlay, type Rule, type RuleMatch } from '../core/rules.js';
-import { inPlayRulesText, missingRulesText, rulesCommandText, rulesPromptText, type InstructionsFileInfo } from '../core/rules-text.js';
-import type { RuntimeBoard } from '../core/runtime-board.js';
-import type { StoredMessage } from '../core/stored-message.js';
+import type { Command } from '../core/chat/commands.js';
+import type { PromptScope, PromptSection } from '../core/turn/prompt-sections.js';
+import type { TemplateVars } from '../core/agent-files/rule-template.js';
+import { chatRuleState, fileToolAction, fileToolPaths, matchRule, parseRule, renderRule, ruleApplies, rulesInPlay, type Rule, type RuleMatch } from '../core/agent-files/rules.js';
+import { inPlayRulesText, missingRulesText, rulesCommandText, rulesPromptText, type InstructionsFileInfo } from '../core/agent-files/rules-text.js';
+import type { RuntimeBoard } from '../core/agent-files/runtime-board.js';
+import type { StoredMessage } from '../core/chat/stored-message.js';
 import { fetchRuleTool } from '../core/tools/fetch-rule.js';
 import { userConfigDir } from '../util/locations.js';
 import { errorMessage } from '../util/log.js';

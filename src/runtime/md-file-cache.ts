@@ -5,7 +5,7 @@
  * with 50 skills costs about a hundred `stat` calls.
  *
  * Synchronous on purpose: the system prompt's sections and the command list are read synchronously
- * (core/prompt-sections.ts, core/commands.ts), and a stat of a cached file is microseconds.
+ * (core/turn/prompt-sections.ts, core/chat/commands.ts), and a stat of a cached file is microseconds.
  */
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';

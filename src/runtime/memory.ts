@@ -7,8 +7,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import type { Config } from '../config/schema.js';
-import type { Command, CommandRegistry } from '../core/commands.js';
-import type { PromptSources } from '../core/prompt-sections.js';
+import type { Command, CommandRegistry } from '../core/chat/commands.js';
+import type { PromptSources } from '../core/turn/prompt-sections.js';
 import type { Tool } from '../shapes/tool.js';
 import { textResult } from '../shapes/tool.js';
 import {

@@ -1,5 +1,5 @@
 /**
- * The workspace's skills (core/skills.ts): found where ECA and the agentskills convention put them
+ * The workspace's skills (core/agent-files/skills.ts): found where ECA and the agentskills convention put them
  * (config/agent-files.ts), read anew at each use through an mtime cache (./md-file-cache.ts), and
  * offered three ways: the catalog in the system prompt, the `patchbay__skill` tool, and a
  * `/<name>` command each. Bad SKILL.md files are skipped and reported on the runtime board.
@@ -9,12 +9,12 @@
  * (`.patchbay` before `.eca` before `.agents`). `doctor` says which one won.
  */
 import type { AgentFileSource } from '../config/agent-files.js';
-import type { Command } from '../core/commands.js';
-import { runTemplate } from '../core/custom-commands.js';
-import { parseSkill, skillsPromptSection, type ParsedSkill, type Skill } from '../core/skills.js';
+import type { Command } from '../core/chat/commands.js';
+import { runTemplate } from '../core/agent-files/custom-commands.js';
+import { parseSkill, skillsPromptSection, type ParsedSkill, type Skill } from '../core/agent-files/skills.js';
 import { skillTool } from '../core/tools/skill.js';
-import type { PromptScope, PromptSection } from '../core/prompt-sections.js';
-import { decideApproval } from '../core/approval.js';
+import type { PromptScope, PromptSection } from '../core/turn/prompt-sections.js';
+import { decideApproval } from '../core/tool-calls/approval.js';
 import { displayPath, MdFileCache } from './md-file-cache.js';
 import { byPrecedence, scanFiles, type AgentFilesHost } from './agent-files-host.js';
 
@@ -47,7 +47,7 @@ export class SkillCatalog {
     this.host.commands.set('skills-list', [listCommand(() => this.skills())]);
     this.host.commands.live('skills', () => this.refresh().commands);
     this.host.board.setSummary('skills', () => this.doctorLines());
-    // Asked at each prompt before the turn starts (core/chats.ts): the files are checked then, so
+    // Asked at each prompt before the turn starts (core/chat/chats.ts): the files are checked then, so
     // the first request already offers the tool and a broken file is told at once.
     this.host.board.setProblems('skills', () => this.refresh().problems);
     // Once now: the editor's list of native tools (sent at initialize) includes the skill tool when

@@ -1,10 +1,10 @@
 /**
- * The workspace's ToolGate (core/tool-gate.ts): its tools, its config's approval rules, its
+ * The workspace's ToolGate (core/tool-calls/tool-gate.ts): its tools, its config's approval rules, its
  * subagents, its hooks and durable memory's folders, read live, so a call from no chat turn
  * (`patchbay tools check`) is judged by what a chat of this workspace would be judged by.
  */
 import { homedir } from 'node:os';
-import { ToolGate } from '../core/tool-gate.js';
+import { ToolGate } from '../core/tool-calls/tool-gate.js';
 import type { Workspace } from './workspace.js';
 
 /** `env`: the environment the workspace was opened with (where patchbay's own, protected, folders are). */

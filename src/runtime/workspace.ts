@@ -18,12 +18,12 @@ import { configFiles, loadWorkspaceConfig, type WorkspaceConfig } from './worksp
 import { planRootsChange, type RootsPlan, type RootsRequest } from './roots.js';
 import { RootsNotifier } from './roots-notify.js';
 import { within } from '../util/deadline.js';
-import { ChatService } from '../core/chats.js';
-import { CommandRegistry } from '../core/commands.js';
+import { ChatService } from '../core/chat/chats.js';
+import { CommandRegistry } from '../core/chat/commands.js';
 import type { ChatDeps } from '../core/deps.js';
 import type { ChatEvents } from '../core/events.js';
-import { nativeCommands } from '../core/native-commands.js';
-import { ToolRegistry } from '../core/tool-registry.js';
+import { nativeCommands } from '../core/chat/native-commands.js';
+import { ToolRegistry } from '../core/tool-calls/tool-registry.js';
 import { nativeTools, storedTaskLists } from '../core/tools/native/index.js';
 import { JobRegistry, jobEndedText } from '../core/jobs/index.js';
 import { FileIndex, queryContexts, renderContexts, buildRepoMap } from '../core/context/index.js';
@@ -35,8 +35,8 @@ import type { Peer, PeerHost, RootsChange, ToolServerStatus } from '../shapes/pe
 import { PEERS } from '../peers/index.js';
 import { BUILTIN_PROVIDER_IDS, keyOverridingLogin, computeCost, createClient, findKey, pickDefaultModel, resolveModels, streamWithRetry } from '../peers/llm/index.js';
 import { ProviderLogins } from './provider-logins.js';
-import { PromptSources } from '../core/prompt-sections.js';
-import { RuntimeBoard } from '../core/runtime-board.js';
+import { PromptSources } from '../core/turn/prompt-sections.js';
+import { RuntimeBoard } from '../core/agent-files/runtime-board.js';
 import { ProjectInstructions } from './instructions.js';
 import { CustomCommands } from './custom-commands.js';
 import { SkillCatalog } from './skills.js';
@@ -60,7 +60,7 @@ import { isRecord, safely } from '../util/guards.js';
 import { WorkspaceMemory, type MemoryIndexReport } from './memory.js';
 import { xcacheFor } from '../store/xcache.js';
 import { FrontEndPort, hasLegacySinks, legacyFrontEnd, type WorkspaceNotice } from './front-end-port.js';
-import type { Attachment } from '../core/port.js';
+import type { Attachment } from '../core/chat/port.js';
 
 const log = logger('workspace');
 
@@ -158,7 +158,7 @@ export class Workspace {
   defaultModel: ModelEntry | undefined;
   readonly tools = new ToolRegistry();
   readonly commands = new CommandRegistry();
-  /** The system prompt's sections (core/prompt-sections.ts): MCP servers' instructions, and what the agent runtime adds. */
+  /** The system prompt's sections (core/turn/prompt-sections.ts): MCP servers' instructions, and what the agent runtime adds. */
   readonly prompt = new PromptSources();
   /** Bad rule, skill, command, agent and hook files, and each feature's doctor lines. */
   readonly board = new RuntimeBoard();
@@ -583,7 +583,7 @@ export class Workspace {
       clientFor: (entry, signal) => this.clientFor(entry, signal),
       stream: (client, req, o) => streamWithRetry(client, req, o),
       cost: (entry, usage) => computeCost(entry, usage),
-      // `roots`: the chat's folders (core/chat-roots.ts).
+      // `roots`: the chat's folders (core/chat/chat-roots.ts).
       renderContexts: (contexts, signal, roots = this.roots) => {
         // An @-mentioned file is touched: its language server starts and opens it.
         for (const c of contexts) {

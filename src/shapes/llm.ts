@@ -16,7 +16,7 @@ export type CacheRetention = 'none' | 'short' | 'long';
 
 /**
  * One part of an assistant message. A schema, because parts are stored with the chat
- * (core/stored-message.ts) and read back through it.
+ * (core/chat/stored-message.ts) and read back through it.
  */
 export const assistantPartSchema = z.discriminatedUnion('type', [
   /** Text. `id` is the id the front end was given for it (ACP's `messageId`); parts stored before it existed have none. */

@@ -183,7 +183,7 @@ export interface ToolContext {
    */
   confined?: boolean;
   /**
-   * Set when the call was not approved for a protected path (core/protected-paths.ts): why writing
+   * Set when the call was not approved for a protected path (core/tool-calls/protected-paths.ts): why writing
    * this real path would have needed that approval, checked on what is really opened (a symlink
    * may have changed since the call was judged).
    */

@@ -1,5 +1,5 @@
 /**
- * The chat event log (core/port.ts): every event a front end was sent, by chat and sequence
+ * The chat event log (core/chat/port.ts): every event a front end was sent, by chat and sequence
  * number, so a front end that attaches late or after a restart can replay from a number.
  *
  * Retention, applied as each batch is written:
@@ -13,7 +13,7 @@
  * processes from running one chat at once.
  */
 import type Database from 'better-sqlite3';
-import { KEEP_TURNS, type ChatEventLog, type LoggedEvent, type PortEvent } from '../core/port.js';
+import { KEEP_TURNS, type ChatEventLog, type LoggedEvent, type PortEvent } from '../core/chat/port.js';
 
 /** The table and its index: created when missing (a database from before the log gets it on open). */
 export const CHAT_EVENTS_SCHEMA = `

@@ -1,5 +1,5 @@
 /**
- * Each chat's folders in SQLite (core/chat-roots.ts): its own, or the workspace's it last ran
+ * Each chat's folders in SQLite (core/chat/chat-roots.ts): its own, or the workspace's it last ran
  * with. A database from before they were recorded gets the table when it is opened; its chats
  * have no row and use the workspace's folders, as they did.
  */

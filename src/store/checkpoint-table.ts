@@ -1,5 +1,5 @@
 /**
- * The file checkpoints of chat/rollback in SQLite (core/rollback.ts): one row per change a file
+ * The file checkpoints of chat/rollback in SQLite (core/chat/rollback.ts): one row per change a file
  * tool made, naming its call by the LLM's id and the position of the assistant message that asked
  * for it, and the content before it stored once per distinct content (by sha256), whichever
  * chats' checkpoints name it. SqliteStore holds the transactions; these are its statements.
@@ -21,7 +21,7 @@ CREATE TABLE IF NOT EXISTS checkpoint_blobs (
   size INTEGER NOT NULL,
   bytes BLOB NOT NULL
 );
--- What each file tool call changed, for chat/rollback (core/rollback.ts). A database from before
+-- What each file tool call changed, for chat/rollback (core/chat/rollback.ts). A database from before
 -- checkpoints gets this table when it is opened; its older calls simply have none.
 CREATE TABLE IF NOT EXISTS file_checkpoints (
   id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -4,7 +4,7 @@
  */
 import Database from 'better-sqlite3';
 import { join, sep } from 'node:path';
-import { STORED_MESSAGE_VERSION, decodeStoredMessage, type StoredMessage } from '../core/stored-message.js';
+import { STORED_MESSAGE_VERSION, decodeStoredMessage, type StoredMessage } from '../core/chat/stored-message.js';
 import {
   ChatRunningElsewhereError,
   type ChatPersistence,
@@ -61,7 +61,7 @@ CREATE TABLE IF NOT EXISTS messages (
   seq INTEGER NOT NULL,
   role TEXT NOT NULL,
   data TEXT NOT NULL,
-  -- the StoredMessage format version \`data\` was written in (core/stored-message.ts)
+  -- the StoredMessage format version \`data\` was written in (core/chat/stored-message.ts)
   schema_version INTEGER NOT NULL DEFAULT 1,
   created_at INTEGER NOT NULL,
   PRIMARY KEY (chat_id, seq)

@@ -1,6 +1,6 @@
 // "Reject always" (ACP `session/request_permission` option kind `reject_always`, schema.json
 // PermissionOptionKind): ChatService.reject(chatId, id, true) refuses every later call of that tool
-// in the chat without asking, the way approve(…, true) allows them (core/tool-call.ts decide()).
+// in the chat without asking, the way approve(…, true) allows them (core/tool-calls/tool-call.ts decide()).
 // ECA has no such answer (`chat/toolCallReject` carries no scope), so this drives a Workspace as
 // the ACP façade will, with the fake LLM over real HTTP.
 import { existsSync } from 'node:fs';

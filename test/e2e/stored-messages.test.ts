@@ -5,7 +5,7 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { STORED_MESSAGE_VERSION } from '../../src/core/stored-message.js';
+import { STORED_MESSAGE_VERSION } from '../../src/core/chat/stored-message.js';
 import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, workspace } from './harness.js';
 
 const { llm, track } = useFakeLlmSuite();

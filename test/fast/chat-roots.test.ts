@@ -1,5 +1,5 @@
 /**
- * ECA chats have no folders of their own (issue 30 item 2, src/core/chat-roots.ts): they use the
+ * ECA chats have no folders of their own (issue 30 item 2, src/core/chat/chat-roots.ts): they use the
  * workspace's as they are at each turn, so `workspace/didChangeWorkspaceFolders` moves a chat's
  * relative paths and shell commands with it, and the store records the folders each turn ran with.
  */

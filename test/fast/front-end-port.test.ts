@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InProcEca } from '../support/eca-inproc.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { fakeProviderConfig, useTempDirs, workspace } from '../e2e/harness.js';
-import { NO_CAPABILITIES, type PortNotice, type SeqEvent } from '../../src/core/port.js';
+import { NO_CAPABILITIES, type PortNotice, type SeqEvent } from '../../src/core/chat/port.js';
 import { FrontEndPort, type WorkspaceNotice } from '../../src/runtime/front-end-port.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { ChatEventTable } from '../../src/store/chat-events.js';

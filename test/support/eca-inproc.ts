@@ -1,12 +1,12 @@
 /**
- * The fast tier: the real ECA server (src/server/server.ts) in this process, over an in-memory
+ * The fast tier: the real ECA server (src/server/eca/server.ts) in this process, over an in-memory
  * stream pair, with a vscode-jsonrpc client on the other end. No process is spawned and nothing is
  * bundled, so a protocol test takes milliseconds; the binary-level e2e suite stays the safety net.
  */
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
-import { EcaServer } from '../../src/server/server.js';
+import { EcaServer } from '../../src/server/eca/server.js';
 import { initializeParams } from './framed.js';
 import { logToStderr } from '../../src/util/log.js';
 

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { agentFileSources, listAgentFiles } from '../../src/config/agent-files.js';
 import { isWithin } from '../../src/util/paths.js';
 import { parseFrontMatter, stringList } from '../../src/config/frontmatter.js';
-import { PromptSources } from '../../src/core/prompt-sections.js';
-import { systemPrompt } from '../../src/core/system-prompt.js';
+import { PromptSources } from '../../src/core/turn/prompt-sections.js';
+import { systemPrompt } from '../../src/core/turn/system-prompt.js';
 
 describe('front-matter', () => {
   it('reads a YAML mapping and the body after it', () => {

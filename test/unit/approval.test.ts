@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApprovalConfig } from '../../src/config/schema.js';
-import { decideApproval, isHiddenByDeny, selectorMatches } from '../../src/core/approval.js';
+import { decideApproval, isHiddenByDeny, selectorMatches } from '../../src/core/tool-calls/approval.js';
 
 const readFile = { name: 'read_file', server: 'patchbay', readOnly: true };
 const writeFile = { name: 'write_file', server: 'patchbay', readOnly: false };

@@ -1,6 +1,6 @@
-/** The one place a chat's tool calls wait for the user (src/core/approvals.ts). */
+/** The one place a chat's tool calls wait for the user (src/core/tool-calls/approvals.ts). */
 import { describe, expect, it } from 'vitest';
-import { Approvals } from '../../src/core/approvals.js';
+import { Approvals } from '../../src/core/tool-calls/approvals.js';
 
 describe('Approvals', () => {
   it('an answer reaches the question with that tool call id, once', async () => {

@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findContentIndex, historyPage } from '../../src/core/chat-history.js';
-import { replayEvents, toLlmMessages } from '../../src/core/messages.js';
+import { findContentIndex, historyPage } from '../../src/core/chat/chat-history.js';
+import { replayEvents, toLlmMessages } from '../../src/core/chat/messages.js';
 import type { StoredRow } from '../../src/core/persistence.js';
-import type { StoredMessage } from '../../src/core/stored-message.js';
+import type { StoredMessage } from '../../src/core/chat/stored-message.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 
 const user = (text: string, contentId?: string): StoredMessage => ({ role: 'user', text, ...(contentId ? { contentId } : {}) });

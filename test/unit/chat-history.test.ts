@@ -5,9 +5,9 @@
  * test/e2e/chat-history.test.ts; these cover what needs stored shapes a fake LLM cannot easily make.
  */
 import { describe, expect, it } from 'vitest';
-import { findContentIndex, forkTitle, historyPage, LAST_COMPACTION } from '../../src/core/chat-history.js';
+import { findContentIndex, forkTitle, historyPage, LAST_COMPACTION } from '../../src/core/chat/chat-history.js';
 import type { StoredRow } from '../../src/core/persistence.js';
-import type { StoredMessage } from '../../src/core/stored-message.js';
+import type { StoredMessage } from '../../src/core/chat/stored-message.js';
 
 function rows(messages: StoredMessage[]): StoredRow[] {
   return messages.map((message, i) => ({ seq: i + 1, createdAt: 1_000 + i, message }));

@@ -1,5 +1,5 @@
 /**
- * A chat's folders are part of the chat (issue 30 item 2; src/core/chat-roots.ts): ChatService
+ * A chat's folders are part of the chat (issue 30 item 2; src/core/chat/chat-roots.ts): ChatService
  * driven directly with a scripted LLM client, a real SQLite store and the real native tools. Two
  * chats with folders of their own run at once in a workspace that is neither's: each one's
  * relative writes, shell working folder, containment and tool context are its own; the folders
@@ -11,15 +11,15 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
-import { ChatService } from '../../src/core/chats.js';
-import { CommandRegistry } from '../../src/core/commands.js';
+import { ChatService } from '../../src/core/chat/chats.js';
+import { CommandRegistry } from '../../src/core/chat/commands.js';
 import type { ChatDeps } from '../../src/core/deps.js';
 import type { ChatEvent } from '../../src/core/events.js';
-import { ToolRegistry } from '../../src/core/tool-registry.js';
+import { ToolRegistry } from '../../src/core/tool-calls/tool-registry.js';
 import { nativeTools } from '../../src/core/tools/native/index.js';
 import { spawnAgentTool } from '../../src/core/tools/spawn-agent.js';
 import { BUILT_IN_SUBAGENTS } from '../../src/core/subagents/definitions.js';
-import { namedRoots } from '../../src/core/chat-roots.js';
+import { namedRoots } from '../../src/core/chat/chat-roots.js';
 import { Hooks } from '../../src/core/hooks/hooks.js';
 import type { HookConfig } from '../../src/config/hooks.js';
 import type { LlmClient, LlmEvent, LlmRequest, ModelEntry } from '../../src/shapes/llm.js';

@@ -6,16 +6,16 @@
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { revertChanges, rollbackChat } from '../../src/core/rollback.js';
+import { revertChanges, rollbackChat } from '../../src/core/chat/rollback.js';
 import { contentHash, MAX_CHECKPOINT_BYTES } from '../../src/core/tools/checkpoint.js';
 import { editFileTool, moveFileTool, writeFileTool } from '../../src/core/tools/native/index.js';
 import type { StoredCheckpoint } from '../../src/core/persistence.js';
 import type { FileCheckpoint } from '../../src/shapes/tool.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import Database from 'better-sqlite3';
-import { LiveChat } from '../../src/core/chat.js';
-import { findContentIndex } from '../../src/core/chat-history.js';
-import type { StoredMessage } from '../../src/core/stored-message.js';
+import { LiveChat } from '../../src/core/chat/chat.js';
+import { findContentIndex } from '../../src/core/chat/chat-history.js';
+import type { StoredMessage } from '../../src/core/chat/stored-message.js';
 import { context, removeDir, tempDir } from './tools-helpers.js';
 
 const dirs: string[] = [];

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { formatConfigError, heldBack, loadConfig, patchbayHome, userConfigPath, type ConfigError } from '../../src/config/load.js';
 import { contentHash, recordTrust } from '../../src/config/trust.js';
-import { decideApproval } from '../../src/core/approval.js';
+import { decideApproval } from '../../src/core/tool-calls/approval.js';
 
 let tmp: string;
 let home: string;

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileIndex, queryContexts } from '../../src/core/context/index.js';
 import { offeredContextSchema } from '../../src/protocol/eca/context.js';
 import type { ResourceContext } from '../../src/shapes/context.js';
-import { toEcaOffer } from '../../src/server/eca-contexts.js';
+import { toEcaOffer } from '../../src/server/eca/eca-contexts.js';
 import { gitRepo, removeWorkspace, tempWorkspace, writeFiles } from './context-helpers.js';
 
 let ws: string;

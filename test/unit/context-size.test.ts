@@ -1,12 +1,12 @@
 /**
- * The context-window arithmetic (src/core/context-size.ts), what the model reads after a summary
+ * The context-window arithmetic (src/core/turn/context-size.ts), what the model reads after a summary
  * (messages.ts `sentMessages`), and which turn auto-compaction keeps (compaction.ts `keptTail`).
  */
 import { describe, expect, it } from 'vitest';
-import { keptTail } from '../../src/core/compaction.js';
-import { contextBreakdown, estimateTokens, PRUNED_MARKER, pruneToolResults, reachedThreshold } from '../../src/core/context-size.js';
-import { autoCompactPercentage } from '../../src/core/context-window.js';
-import { SUMMARY_HEAD, sentMessages, toLlmMessages, type StoredMessage } from '../../src/core/messages.js';
+import { keptTail } from '../../src/core/turn/compaction.js';
+import { contextBreakdown, estimateTokens, PRUNED_MARKER, pruneToolResults, reachedThreshold } from '../../src/core/turn/context-size.js';
+import { autoCompactPercentage } from '../../src/core/turn/context-window.js';
+import { SUMMARY_HEAD, sentMessages, toLlmMessages, type StoredMessage } from '../../src/core/chat/messages.js';
 import { configSchema } from '../../src/config/schema.js';
 import type { LlmMessage, ModelEntry } from '../../src/shapes/llm.js';
 

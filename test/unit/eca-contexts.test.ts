@@ -1,6 +1,6 @@
 /** ECA's contexts and the runtime's differ only in what ECA calls `mcpResource`: the façade translates both ways. */
 import { describe, expect, it } from 'vitest';
-import { fromEcaContext, toEcaOffer } from '../../src/server/eca-contexts.js';
+import { fromEcaContext, toEcaOffer } from '../../src/server/eca/eca-contexts.js';
 
 const ecaResource = { type: 'mcpResource', uri: 'docs://a', name: 'a', description: 'A doc', mimeType: 'text/plain', server: 'docs' } as const;
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatEvent } from '../../src/core/events.js';
 import { contentReceivedSchema } from '../../src/protocol/eca/content.js';
-import { toEcaNotifications } from '../../src/server/eca-events.js';
+import { toEcaNotifications } from '../../src/server/eca/eca-events.js';
 
 const wire = (e: ChatEvent) => toEcaNotifications('c1', e).map((n) => `${n.method} ${JSON.stringify(n.params)}`);
 

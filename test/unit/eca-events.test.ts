@@ -1,12 +1,12 @@
 /**
- * Core events → ECA notifications (src/server/eca-events.ts). The serialized form is compared,
+ * Core events → ECA notifications (src/server/eca/eca-events.ts). The serialized form is compared,
  * so key order counts: editors see exactly these bytes.
  */
 import { describe, expect, it } from 'vitest';
 import type { ChatEvent } from '../../src/core/events.js';
-import { replayEvents, type StoredMessage } from '../../src/core/messages.js';
+import { replayEvents, type StoredMessage } from '../../src/core/chat/messages.js';
 import { contentReceivedSchema } from '../../src/protocol/eca/content.js';
-import { toEcaNotifications } from '../../src/server/eca-events.js';
+import { toEcaNotifications } from '../../src/server/eca/eca-events.js';
 
 const wire = (e: ChatEvent) => toEcaNotifications('c1', e).map((n) => `${n.method} ${JSON.stringify(n.params)}`);
 
@@ -119,7 +119,7 @@ describe('ECA translation of core events', () => {
       'assistant:reasonText',
       'assistant:reasonFinished',
       'assistant:text',
-      // Every stage, as live: prepared, announced, rejected by the user (core/replay-calls.ts).
+      // Every stage, as live: prepared, announced, rejected by the user (core/chat/replay-calls.ts).
       'assistant:toolCallPrepare',
       'assistant:toolCallRun',
       'assistant:toolCallRejected',

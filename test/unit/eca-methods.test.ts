@@ -35,7 +35,7 @@ describe('ECA method table', () => {
   it('lists exactly the methods the server registers, each as the kind it is registered as', async () => {
     registered.clear();
     catchAll = { request: false, notification: false };
-    const { EcaServer } = await import('../../src/server/server.js');
+    const { EcaServer } = await import('../../src/server/eca/server.js');
     new EcaServer({ input: new PassThrough(), output: new PassThrough(), onExit: () => {} });
 
     const served = Object.fromEntries(ECA_METHODS.filter((m) => m.direction === 'clientToServer').map((m) => [m.method, m.kind]));

@@ -1,8 +1,8 @@
-// workspace/didChangeWorkspaceFolders params to paths (src/server/eca-roots.ts). eca-emacs sends
+// workspace/didChangeWorkspaceFolders params to paths (src/server/eca/eca-roots.ts). eca-emacs sends
 // `file://` + the raw path (eca-util.el `eca--path-to-uri`); other editors send encoded URLs.
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { rootsRequest } from '../../src/server/eca-roots.js';
+import { rootsRequest } from '../../src/server/eca/eca-roots.js';
 
 const event = (added: string[], removed: string[] = []) => ({ event: { added: added.map((uri) => ({ uri, name: 'x' })), removed: removed.map((uri) => ({ uri, name: 'x' })) } });
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { editFileTool, readFileTool, writeFileTool } from '../../src/core/tools/native/index.js';
 import { contentHash } from '../../src/core/tools/checkpoint.js';
-import { protectedPath } from '../../src/core/protected-paths.js';
+import { protectedPath } from '../../src/core/tool-calls/protected-paths.js';
 import { OutsideWorkspaceError, resolveContained } from '../../src/util/contained.js';
 import type { EditorBridge, EditorFileRead, EditorFileWrite, FileCheckpoint, ToolContext } from '../../src/shapes/tool.js';
 import { context, removeDir, tempDir, text } from './tools-helpers.js';

@@ -1,5 +1,5 @@
 /**
- * The front-end port (src/core/port.ts, src/runtime/front-end-port.ts) over a real SQLite log
+ * The front-end port (src/core/chat/port.ts, src/runtime/front-end-port.ts) over a real SQLite log
  * (src/store/chat-events.ts): numbers per chat, the log, replay then live with no gap and no
  * duplicate (also after the store is reopened), detach, pending approvals and questions, and
  * the first answer winning.
@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChatPort, KEEP_TURNS, NO_CAPABILITIES, type ApprovalResponder, type FrontEndCapabilities, type PortFrontEnd, type PortNotice, type SeqEvent } from '../../src/core/port.js';
+import { ChatPort, KEEP_TURNS, NO_CAPABILITIES, type ApprovalResponder, type FrontEndCapabilities, type PortFrontEnd, type PortNotice, type SeqEvent } from '../../src/core/chat/port.js';
 import { ChatEventTable } from '../../src/store/chat-events.js';
 import { FrontEndPort, legacyFrontEnd } from '../../src/runtime/front-end-port.js';
 import type { ChatEvent } from '../../src/core/events.js';

@@ -1,6 +1,6 @@
 /** `toolCall.approval.insideWorkspace` entries resolved: absolute, `~`, relative to the first workspace folder. */
 import { describe, expect, it } from 'vitest';
-import { insideWorkspaceFolders, toolRoots } from '../../src/core/inside-workspace.js';
+import { insideWorkspaceFolders, toolRoots } from '../../src/core/tool-calls/inside-workspace.js';
 
 describe('insideWorkspaceFolders', () => {
   it('resolves absolute, ~ and relative entries; drops blanks and duplicates', () => {

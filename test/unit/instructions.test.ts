@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema, type Config } from '../../src/config/schema.js';
-import type { PromptScope } from '../../src/core/prompt-sections.js';
-import { RuntimeBoard } from '../../src/core/runtime-board.js';
-import type { StoredMessage } from '../../src/core/stored-message.js';
+import type { PromptScope } from '../../src/core/turn/prompt-sections.js';
+import { RuntimeBoard } from '../../src/core/agent-files/runtime-board.js';
+import type { StoredMessage } from '../../src/core/chat/stored-message.js';
 import { ProjectInstructions } from '../../src/runtime/instructions.js';
 import { textResult, type Tool, type ToolContext } from '../../src/shapes/tool.js';
 

@@ -3,7 +3,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CommandContext } from '../../src/core/commands.js';
+import type { CommandContext } from '../../src/core/chat/commands.js';
 import { captureLog, ctx, everythingBin, isAlive, makeHost, repo, text, waitFor, type TestHost } from '../support/mcp-helpers.js';
 
 const log = captureLog();

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CommandContext } from '../../src/core/commands.js';
+import type { CommandContext } from '../../src/core/chat/commands.js';
 import { captureLog, ctx, everythingBin, isAlive, makeHost, text, waitFor, type TestHost } from '../support/mcp-helpers.js';
 
 const log = captureLog();

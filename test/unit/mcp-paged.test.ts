@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CommandContext } from '../../src/core/commands.js';
+import type { CommandContext } from '../../src/core/chat/commands.js';
 import { captureLog, ctx, fixture, makeHost, tempDir, text, waitFor, type TestHost } from '../support/mcp-helpers.js';
 
 const log = captureLog();

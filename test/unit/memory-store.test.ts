@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { canonicalProject, memoryContentError, memoryDirs, memoryIndex, memorySettings, memoryWriteRefusal, parseMemory, projectSlug, scanDir, type MemoryEntry } from '../../src/core/memory/index.js';
 import { configSchema } from '../../src/config/schema.js';
 import { holdBack } from '../../src/config/held-back.js';
-import { protectedPath } from '../../src/core/protected-paths.js';
+import { protectedPath } from '../../src/core/tool-calls/protected-paths.js';
 import { removeDir, tempDir } from './tools-helpers.js';
 
 const dirs: string[] = [];

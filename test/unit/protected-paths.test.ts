@@ -1,8 +1,8 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { protectedTarget } from '../../src/core/protected-calls.js';
-import { protectedPath } from '../../src/core/protected-paths.js';
+import { protectedTarget } from '../../src/core/tool-calls/protected-calls.js';
+import { protectedPath } from '../../src/core/tool-calls/protected-paths.js';
 import { nativeTools } from '../../src/core/tools/native/index.js';
 import type { Tool } from '../../src/shapes/tool.js';
 import { removeDir, tempDir } from './tools-helpers.js';

@@ -1,5 +1,5 @@
 /**
- * The remote API (src/server/remote/) over real HTTP on 127.0.0.1: auth, Host check, run file,
+ * The remote API (src/server/eca/remote/) over real HTTP on 127.0.0.1: auth, Host check, run file,
  * routes and ECA's error bodies, SSE framing, replay from a sequence number then live, and
  * approvals where the first answer wins. The chat events go into a real FrontEndPort (its
  * in-memory log) by hand, as core's ChatService would send them.
@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatEvent } from '../../src/core/events.js';
 import { FrontEndPort } from '../../src/runtime/front-end-port.js';
-import { KEEP_TURNS } from '../../src/core/port.js';
-import { RemoteServer, remoteRunDir, remoteRunFileSchema } from '../../src/server/remote/remote-server.js';
-import { bearerMatches, loopbackHost } from '../../src/server/remote/auth.js';
-import { sseEventName } from '../../src/server/remote/routes.js';
+import { KEEP_TURNS } from '../../src/core/chat/port.js';
+import { RemoteServer, remoteRunDir, remoteRunFileSchema } from '../../src/server/eca/remote/remote-server.js';
+import { bearerMatches, loopbackHost } from '../../src/server/eca/remote/auth.js';
+import { sseEventName } from '../../src/server/eca/remote/routes.js';
 import { SseClient, httpRequest } from '../support/sse-client.js';
 
 const started: RemoteServer[] = [];

@@ -1,6 +1,6 @@
-/** ECA docs/config/rules.md "Condition variables": the Selmer tags rules use (core/rule-template.ts). */
+/** ECA docs/config/rules.md "Condition variables": the Selmer tags rules use (core/agent-files/rule-template.ts). */
 import { describe, expect, it } from 'vitest';
-import { compileTemplate, type Template } from '../../src/core/rule-template.js';
+import { compileTemplate, type Template } from '../../src/core/agent-files/rule-template.js';
 
 function compiled(text: string): Template {
   const t = compileTemplate(text);

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderContexts } from '../../src/core/context/index.js';
 import { describe, expect, it } from 'vitest';
-import { chatRuleState, compileGlob, matchRule, parseRule, ruleApplies, rulesInPlay, type Rule } from '../../src/core/rules.js';
+import { chatRuleState, compileGlob, matchRule, parseRule, ruleApplies, rulesInPlay, type Rule } from '../../src/core/agent-files/rules.js';
 import { holdBack } from '../../src/config/held-back.js';
-import type { StoredMessage } from '../../src/core/stored-message.js';
+import type { StoredMessage } from '../../src/core/chat/stored-message.js';
 
 const ROOT = '/ws';
 

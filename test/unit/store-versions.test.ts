@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import { STORED_MESSAGE_VERSION, decodeStoredMessage, type StoredMessage } from '../../src/core/stored-message.js';
+import { STORED_MESSAGE_VERSION, decodeStoredMessage, type StoredMessage } from '../../src/core/chat/stored-message.js';
 
 const dirs: string[] = [];
 const home = () => {

@@ -4,8 +4,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite.js';
-import { replayEvents, toLlmMessages, type StoredMessage } from '../../src/core/messages.js';
-import { toEcaNotifications } from '../../src/server/eca-events.js';
+import { replayEvents, toLlmMessages, type StoredMessage } from '../../src/core/chat/messages.js';
+import { toEcaNotifications } from '../../src/server/eca/eca-events.js';
 
 const home = () => mkdtempSync(join(tmpdir(), 'pb-store-'));
 

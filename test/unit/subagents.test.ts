@@ -5,7 +5,7 @@ import { parseAgentConfig, parseAgentFile } from '../../src/core/subagents/parse
 import { runToolCalls } from '../../src/core/subagents/step.js';
 import { ChildIds } from '../../src/core/subagents/child-ids.js';
 import { subagentApproval } from '../../src/core/subagents/definitions.js';
-import { toLlmMessages, type StoredMessage } from '../../src/core/messages.js';
+import { toLlmMessages, type StoredMessage } from '../../src/core/chat/messages.js';
 import type { Tool } from '../../src/shapes/tool.js';
 
 const file = (front: string, body = 'Do the job.') => `---\n${front}\n---\n${body}\n`;

@@ -6,9 +6,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatEvents } from '../../src/core/events.js';
 import type { ChatPersistence } from '../../src/core/persistence.js';
-import type { StoredMessage } from '../../src/core/messages.js';
+import type { StoredMessage } from '../../src/core/chat/messages.js';
 import type { Tool } from '../../src/shapes/tool.js';
-import { ToolCall } from '../../src/core/tool-call.js';
+import { ToolCall } from '../../src/core/tool-calls/tool-call.js';
 import { Hooks } from '../../src/core/hooks/index.js';
 import { removeDir, tempDir } from './tools-helpers.js';
 

@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ChatEvent, ChatEvents } from '../../src/core/events.js';
-import { toEcaNotifications } from '../../src/server/eca-events.js';
+import { toEcaNotifications } from '../../src/server/eca/eca-events.js';
 import type { ChatPersistence, ToolCallRecord } from '../../src/core/persistence.js';
 import type { Tool } from '../../src/shapes/tool.js';
-import { ToolCall, type ApprovalAnswer } from '../../src/core/tool-call.js';
+import { ToolCall, type ApprovalAnswer } from '../../src/core/tool-calls/tool-call.js';
 
 interface Recorded {
   /** Content types in emission order; a batch made with `together` is one entry joined by `+`. */

@@ -1,5 +1,5 @@
 /**
- * The ToolGate (core/tool-gate.ts): the one approval decision, judged without any chat. Real
+ * The ToolGate (core/tool-calls/tool-gate.ts): the one approval decision, judged without any chat. Real
  * folders (containment and protected paths follow real paths and symlinks) and a real Hooks engine
  * running bash for the preToolCall cases.
  */
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HookConfig } from '../../src/config/hooks.js';
 import { Hooks } from '../../src/core/hooks/index.js';
-import { gateCall, judge, rememberAnswer, ToolGate, type GateContext, type SessionAnswers } from '../../src/core/tool-gate.js';
+import { gateCall, judge, rememberAnswer, ToolGate, type GateContext, type SessionAnswers } from '../../src/core/tool-calls/tool-gate.js';
 import type { Tool } from '../../src/shapes/tool.js';
 import { removeDir, tempDir } from './tools-helpers.js';
 

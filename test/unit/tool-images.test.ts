@@ -1,11 +1,11 @@
 /**
- * Tool-result images checked as prompt images are (src/core/tool-images.ts): any tool (native,
+ * Tool-result images checked as prompt images are (src/core/tool-calls/tool-images.ts): any tool (native,
  * MCP, a WebSocket provider) may return one; a bad one becomes a text note, the rest is kept.
  */
 import { describe, expect, it } from 'vitest';
 import { IMAGE_MAX_BYTES } from '../../src/core/context/images.js';
-import { toolImages } from '../../src/core/messages.js';
-import { checkToolImages } from '../../src/core/tool-images.js';
+import { toolImages } from '../../src/core/chat/messages.js';
+import { checkToolImages } from '../../src/core/tool-calls/tool-images.js';
 import type { ToolResult } from '../../src/shapes/tool.js';
 
 const PNG = 'iVBORw0KGgo=';

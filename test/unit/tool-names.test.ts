@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { decideApproval, selectorMatches } from '../../src/core/approval.js';
+import { decideApproval, selectorMatches } from '../../src/core/tool-calls/approval.js';
 import type { Tool } from '../../src/shapes/tool.js';
 import { llmNameProblem, serverNameProblem } from '../../src/shapes/tool-names.js';
-import { ToolRegistry } from '../../src/core/tool-registry.js';
+import { ToolRegistry } from '../../src/core/tool-calls/tool-registry.js';
 
 function tool(server: string, name: string): Tool {
   return {

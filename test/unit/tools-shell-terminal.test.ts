@@ -69,7 +69,7 @@ describe.skipIf(process.platform === 'win32')("shell_command in the editor's ter
       command: '/bin/sh',
       args: ['-c', 'pwd; echo "$RAN_IN"; echo err >&2'],
       cwd: ws,
-      // The agent's variables (core/agent-env.ts), added by the editor to its terminal's environment.
+      // The agent's variables (core/tool-calls/agent-env.ts), added by the editor to its terminal's environment.
       env: { ECA_AGENT: '1', ECA_CHAT_ID: 'test-chat', PATCHBAY_CHAT_ID: 'test-chat' },
       outputByteLimit: 5000,
       timeoutMs: 60_000,

@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { taskTool } from '../../src/core/tools/native/task.js';
 import { storedTaskLists } from '../../src/core/tools/native/task-lists.js';
-import type { StoredMessage } from '../../src/core/messages.js';
+import type { StoredMessage } from '../../src/core/chat/messages.js';
 import type { Tool, ToolContext, ToolResult } from '../../src/shapes/tool.js';
-import { toEcaToolDetails } from '../../src/server/eca-tool-details.js';
+import { toEcaToolDetails } from '../../src/server/eca/eca-tool-details.js';
 import { context, text } from './tools-helpers.js';
 
 const chat = (chatId: string): ToolContext => ({ ...context([]), chatId });
@@ -173,7 +173,7 @@ describe("task lists kept in the chat's stored messages", () => {
   it('reads back the latest successful task result, ids of deleted tasks not reused (ECA next-id)', async () => {
     const stored = new Map<string, StoredMessage[]>();
     const tool = taskTool(storedTaskLists((id) => stored.get(id) ?? []));
-    // As core commits each result before the next call (core/tool-call.ts).
+    // As core commits each result before the next call (core/tool-calls/tool-call.ts).
     const run = async (args: Record<string, unknown>) => {
       const { r, text: t } = await call(tool, args);
       stored.set('c1', [...(stored.get('c1') ?? []), toolMessage(r)]);

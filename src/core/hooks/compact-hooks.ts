@@ -3,7 +3,7 @@
  * `run-pre-compact-hooks!`, `run-post-compact-hooks!`), for manual `/compact` and auto-compaction
  * alike: call `beforeCompact` before summarising and `afterCompact` once the summary is in the history.
  */
-import type { LiveChat } from '../chat.js';
+import type { LiveChat } from '../chat/chat.js';
 import type { ChatDeps } from '../deps.js';
 import { additionalContexts, stopOf, stoppedText, wrapContext, type HookStop } from './effects.js';
 import { hookChat } from './hook-chat.js';

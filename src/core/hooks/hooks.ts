@@ -14,7 +14,7 @@ import { isAbsolute, join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { HOOK_TYPES, type HookConfig, type HookType } from '../../config/hooks.js';
 import type { ChatEvent } from '../events.js';
-import { withAgentEnv } from '../agent-env.js';
+import { withAgentEnv } from '../tool-calls/agent-env.js';
 import { DEFAULT_HOOK_TIMEOUT_MS, MAX_STDOUT_CHARS, runAction, type ActionRun } from './runner.js';
 import { badPatterns, matches, type MatchData } from './matcher.js';
 import { blockText } from './effects.js';
@@ -63,7 +63,7 @@ export interface HookChat {
   model?: string;
   variant?: string;
   emit?: (e: ChatEvent) => void;
-  /** The chat's folders (core/chat-roots.ts): its hooks run in the first; unset: the workspace's. */
+  /** The chat's folders (core/chat/chat-roots.ts): its hooks run in the first; unset: the workspace's. */
   roots?: string[];
 }
 
@@ -140,7 +140,7 @@ export class Hooks {
         cwd,
         input,
         timeoutMs: action.timeout ?? hook.timeout ?? DEFAULT_HOOK_TIMEOUT_MS,
-        // ECA_AGENT always, and the chat's id when a chat triggered it (core/agent-env.ts).
+        // ECA_AGENT always, and the chat's id when a chat triggered it (core/tool-calls/agent-env.ts).
         env: withAgentEnv(opts.chat?.chatId, this.env.env),
         signal: opts.signal,
         track: { started: (c) => this.running.add(c), ended: (c) => this.running.delete(c) },

@@ -5,10 +5,10 @@
  * after it answered, with its follow-up turns.
  */
 import type { ModelEntry } from '../../shapes/llm.js';
-import type { LiveChat } from '../chat.js';
+import type { LiveChat } from '../chat/chat.js';
 import type { ChatDeps } from '../deps.js';
 import type { TurnOutcome } from '../events.js';
-import { newId, rememberUserMessage, runTurn, stoppedByHook, type TurnInput, type UserMessageHandle } from '../turn.js';
+import { newId, rememberUserMessage, runTurn, stoppedByHook, type TurnInput, type UserMessageHandle } from '../turn/turn.js';
 import { hookChat } from './hook-chat.js';
 import { additionalContexts, blockedText, followUpOf, stopOf, stoppedText, wrapContext } from './effects.js';
 

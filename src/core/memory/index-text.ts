@@ -31,7 +31,7 @@ const MAX_DESCRIPTION = 120;
 const MAX_TAGS_LINE = 100;
 const DAY_MS = 86_400_000;
 
-/** The estimate the rest of patchbay uses (core/context-size.ts): four characters a token. */
+/** The estimate the rest of patchbay uses (core/turn/context-size.ts): four characters a token. */
 const tokens = (s: string): number => Math.ceil(s.length / 4);
 
 function cut(s: string, max: number): string {

@@ -1,14 +1,14 @@
 /**
  * A replayed chat with its subagents' contents inside it, as ECA replays them (chat.clj
  * `messages->contents`): a finished `spawn_agent` call is announced and started with its
- * subagent details (../replay-calls.ts), then the child chat's messages follow under the child's
+ * subagent details (../chat/replay-calls.ts), then the child chat's messages follow under the child's
  * id naming the parent, then the call's result. eca-emacs (eca-chat.el `eca-chat-content-received`, `eca-chat--render-history-contents`)
  * nests contents that carry `parentChatId` under the call it mapped from `details.subagentChatId`
  * at `toolCallRun`; without the child's messages a reopened chat shows an empty subagent block.
  */
 import type { ChatEvent } from '../events.js';
-import { replayEvents } from '../messages.js';
-import type { StoredMessage } from '../stored-message.js';
+import { replayEvents } from '../chat/messages.js';
+import type { StoredMessage } from '../chat/stored-message.js';
 
 export interface ReplayItem {
   chatId: string;

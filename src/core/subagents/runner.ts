@@ -7,13 +7,13 @@
 import type { SubagentDetails, ToolContext, ToolResult } from '../../shapes/tool.js';
 import { textResult } from '../../shapes/tool.js';
 import type { TurnOutcome } from '../events.js';
-import type { StoredMessage } from '../stored-message.js';
+import type { StoredMessage } from '../chat/stored-message.js';
 import type { SubagentDef } from './definitions.js';
 
 /** The most of a child's answer the parent's model reads (the rest is cut, and it is told so). */
 export const SUBAGENT_RESULT_MAX_CHARS = 40_000;
 
-/** A child chat being started (core/chats.ts `startSubagent`). */
+/** A child chat being started (core/chat/chats.ts `startSubagent`). */
 export interface ChildSpec {
   id: string;
   parentId: string;

@@ -5,7 +5,7 @@
  * whatever order they finish in (messages.ts `toLlmMessages`).
  */
 import type { Tool } from '../../shapes/tool.js';
-import type { LiveChat } from '../chat.js';
+import type { LiveChat } from '../chat/chat.js';
 
 /** Tools a subagent never gets: no nesting, and the task list belongs to the parent (ECA protocol.md). */
 const NOT_FOR_SUBAGENTS = new Set(['spawn_agent', 'task']);

@@ -7,9 +7,9 @@ import { z } from 'zod';
 import { defineNativeTool } from '../../shapes/define-tool.js';
 import type { Tool } from '../../shapes/tool.js';
 import { textResult } from '../../shapes/tool.js';
-import { chatRuleState, matchRule, type Rule } from '../rules.js';
-import { fetchedText, mismatchText } from '../rules-text.js';
-import type { StoredMessage } from '../stored-message.js';
+import { chatRuleState, matchRule, type Rule } from '../agent-files/rules.js';
+import { fetchedText, mismatchText } from '../agent-files/rules-text.js';
+import type { StoredMessage } from '../chat/stored-message.js';
 
 export const fetchRuleSchema = z.object({
   id: z.string().min(1).describe('The exact rule id from the path-scoped rules catalog'),

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import type { Tool } from '../../shapes/tool.js';
 import { textResult } from '../../shapes/tool.js';
 import { defineNativeTool } from '../../shapes/define-tool.js';
-import type { Skill } from '../skills.js';
+import type { Skill } from '../agent-files/skills.js';
 
 const schema = z.object({
   name: z.string().describe('The skill identifier from available skills to load (e.g. review-pr)'),

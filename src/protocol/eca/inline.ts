@@ -6,7 +6,7 @@
  * The answer is `chat/prompt`'s. Bad values (no or a reserved id, a blank message) are answered
  * `{model: "error", status: "error"}`, not as a JSON-RPC error: eca-emacs reads that status from
  * a successful response (`eca-chat-inline--send`), so `chatId` is optional here and checked by
- * the handler (src/server/eca-inline.ts).
+ * the handler (src/server/eca/eca-inline.ts).
  */
 import { z } from 'zod';
 import { chatPromptParamsSchema } from './chat.js';

@@ -1,7 +1,7 @@
 /**
  * The ACP façade (Agent Client Protocol v1, newline-delimited JSON-RPC over stdio): `patchbay acp`
  * for Zed, JetBrains, Neovim and Emacs agent-shell. A translator over the workspace runtime and
- * core's chat events, as the ECA façade (../server.ts) is: the same chats, tools, peers and store,
+ * core's chat events, as the ECA façade (../eca/server.ts) is: the same chats, tools, peers and store,
  * so a chat started over ECA is a session here (its id is the session id) and the other way round.
  *
  * The SDK (`@agentclientprotocol/sdk`) owns the wire: framing, validation of every inbound params
@@ -45,7 +45,7 @@ import {
 } from '@agentclientprotocol/sdk';
 import type { ChatEvent, ChatEvents, ToolCallEvent } from '../../core/events.js';
 import { randomUUID as newId } from 'node:crypto';
-import { noModelMessage } from '../../core/no-model.js';
+import { noModelMessage } from '../../core/turn/no-model.js';
 import { runningElsewhereText } from '../../core/persistence.js';
 import type { Workspace, FrontEnd } from '../../runtime/workspace.js';
 import type { ServerOptions } from '../shared/server-options.js';
@@ -65,7 +65,7 @@ import { patchbayVersion } from '../../util/version.js';
 import { agentFolder, sessionRoots, type SessionRootParams, type SessionRootSet } from './session-roots.js';
 import { SessionWorkspaces, sessionWorkspaceRoots } from './session-workspaces.js';
 import { cappedLines } from './line-cap.js';
-import type { Attachment } from '../../core/port.js';
+import type { Attachment } from '../../core/chat/port.js';
 
 const log = logger('acp');
 
@@ -248,7 +248,7 @@ export class AcpServer {
       throw e;
     }
     // Stored now, so it can be loaded or resumed after a restart before its first prompt.
-    // Its own folders (core/chat-roots.ts): relative paths and commands in its cwd, whichever session opened the workspace first.
+    // Its own folders (core/chat/chat-roots.ts): relative paths and commands in its cwd, whichever session opened the workspace first.
     ws.chats.create(s.id, {
       agent: s.choice.agent,
       folder: roots.cwd,
@@ -274,7 +274,7 @@ export class AcpServer {
     // The servers the session had are the reload's to keep or stop (in its new workspace, none yet).
     if (prior && prior.ws !== ws) this.leaveWorkspace(prior);
     else if (prior?.hadServers) s.hadServers = true;
-    // core replays the stored chat through the events before `open` returns (core/chats.ts `open`).
+    // core replays the stored chat through the events before `open` returns (core/chat/chats.ts `open`).
     s.replaying = true;
     let opened;
     try {

@@ -7,7 +7,7 @@
 import { methods, type AgentContext, type ClientCapabilities, type CreateElicitationRequest, type ElicitationPropertySchema } from '@agentclientprotocol/sdk';
 import type { AskQuestion, AskUser } from '../../shapes/ask.js';
 
-/** As ECA's `chat/askQuestion` (../eca-ask.ts): long, since a user may step away. */
+/** As ECA's `chat/askQuestion` (../eca/eca-ask.ts): long, since a user may step away. */
 const ASK_TIMEOUT_MS = 60 * 60_000;
 
 export function acpAsk(caps: ClientCapabilities, client: () => AgentContext, place: (chatId: string, toolCallId?: string) => { sessionId: string; toolCallId?: string }): AskUser | undefined {

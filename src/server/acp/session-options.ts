@@ -6,7 +6,7 @@
  */
 import { RequestError, type SessionConfigOption, type SessionModeState } from '@agentclientprotocol/sdk';
 import type { Agent } from '../../shapes/agent.js';
-import type { OpenedChat } from '../../core/chats.js';
+import type { OpenedChat } from '../../core/chat/chats.js';
 import type { ModelEntry } from '../../shapes/llm.js';
 import { validVariant, variantNames } from '../../shapes/variants.js';
 

@@ -1,5 +1,5 @@
 /**
- * Core's chat events as ACP `session/update`s (the ACP sibling of ../eca-events.ts). One
+ * Core's chat events as ACP `session/update`s (the ACP sibling of ../eca/eca-events.ts). One
  * translator per session: it remembers which tool calls the client has been told of, so a call
  * first seen running or done (a replay, a subagent's) is still introduced with a `tool_call`.
  */

@@ -11,7 +11,7 @@
  * its buffer and the file disagreeing, and the user would not know which one the model changed.
  *
  * Checkpoints hold the editor's text the change was made on (unsaved changes included); a
- * rollback (../../rollback.ts) restores through disk, as always, and the editor reloads the file.
+ * rollback (../../chat/rollback.ts) restores through disk, as always, and the editor reloads the file.
  */
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';

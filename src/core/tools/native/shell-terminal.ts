@@ -7,7 +7,7 @@
 import type { EditorBridge, ToolContext } from '../../../shapes/tool.js';
 import { notice } from '../../../util/fs-util.js';
 import { shellArgv } from './shell.js';
-import { agentEnv } from '../../agent-env.js';
+import { agentEnv } from '../../tool-calls/agent-env.js';
 
 export type TerminalRunner = NonNullable<EditorBridge['runInTerminal']>;
 

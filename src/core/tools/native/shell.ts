@@ -10,7 +10,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import { notice } from '../../../util/fs-util.js';
-import { withAgentEnv } from '../../agent-env.js';
+import { withAgentEnv } from '../../tool-calls/agent-env.js';
 
 export const KILL_GRACE_MS = 500;
 /** After the shell exits, how long its stdio may stay open before it is abandoned. */
@@ -32,7 +32,7 @@ export interface ShellRunOptions {
   timeoutMs: number;
   signal: AbortSignal;
   maxOutputChars: number;
-  /** The chat that runs it: `ECA_CHAT_ID` / `PATCHBAY_CHAT_ID` (core/agent-env.ts). */
+  /** The chat that runs it: `ECA_CHAT_ID` / `PATCHBAY_CHAT_ID` (core/tool-calls/agent-env.ts). */
   chatId?: string;
   /** The environment it starts from (the host's: runtime/host-core.ts); the process's own without it. */
   env?: NodeJS.ProcessEnv;
@@ -115,7 +115,7 @@ export function runShell(command: string, opts: ShellRunOptions): Promise<ShellR
 /**
  * The command under the system shell, in its own process group (not on Windows), with no input
  * and its output piped: the one way a foreground call and a background job start a command, so
- * both get the same shell, environment (patchbay's, with core/agent-env.ts's variables for the
+ * both get the same shell, environment (patchbay's, with core/tool-calls/agent-env.ts's variables for the
  * chat that runs it) and working directory.
  */
 export function spawnShell(command: string, cwd: string, chatId?: string, base?: NodeJS.ProcessEnv): ChildProcess {

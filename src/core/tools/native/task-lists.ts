@@ -4,7 +4,7 @@
  * chat's own stored messages: every successful `task` result carries the whole list as details,
  * so the latest one is the list. Clearing, deleting or restarting then needs nothing more.
  */
-import type { StoredMessage } from '../../messages.js';
+import type { StoredMessage } from '../../chat/messages.js';
 import type { TaskDetails } from '../../../shapes/tool.js';
 import type { TaskList } from './task-list.js';
 
@@ -22,7 +22,7 @@ export function memoryTaskLists(): TaskLists {
 
 /**
  * Lists read back from the chat's stored messages. Sound because a chat runs one tool call at a
- * time and commits each result before the next call starts (core/turn.ts, core/tool-call.ts).
+ * time and commits each result before the next call starts (core/turn/turn.ts, core/tool-calls/tool-call.ts).
  */
 export function storedTaskLists(messages: (chatId: string) => StoredMessage[]): TaskLists {
   return {
