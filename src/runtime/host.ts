@@ -32,6 +32,8 @@ export function rootsKey(roots: readonly string[]): string {
 
 export class Host extends HostCore {
   private readonly entries: Entry[] = [];
+  /** Workspaces released and still stopping: shutdown waits for them, a forced close reaches them, and the same folders reopen only once they have stopped. */
+  private readonly stopping = new Map<Workspace, Promise<void>>();
   private disposing: Promise<void> | undefined;
 
   static open(opts: HostOptions): Host {
@@ -51,10 +53,14 @@ export class Host extends HostCore {
       return found.made;
     }
     const entry: Entry = { key, refs: 1, made: Promise.resolve(undefined as unknown as Workspace) };
-    entry.made = Workspace.create({ ...opts, roots, env: this.env, configFile: this.configFile, host: this }).then((ws) => {
-      entry.ws = ws;
-      return ws;
-    });
+    // The same folders released a moment ago: their MCP servers, watchers and gateway binding go first.
+    const prior = [...this.stopping].find(([w]) => rootsKey(w.roots) === key)?.[1] ?? Promise.resolve();
+    entry.made = prior
+      .then(() => Workspace.create({ ...opts, roots, env: this.env, configFile: this.configFile, host: this }))
+      .then((ws) => {
+        entry.ws = ws;
+        return ws;
+      });
     this.entries.push(entry);
     entry.made.catch(() => this.drop(entry));
     return entry.made;
@@ -65,7 +71,12 @@ export class Host extends HostCore {
     const entry = this.entries.find((e) => e.ws === ws);
     if (!entry || --entry.refs > 0) return;
     this.drop(entry);
-    await ws.dispose();
+    const stopped = ws
+      .dispose()
+      .catch((e: unknown) => log.error(`stopping a workspace: ${errorMessage(e)}`))
+      .finally(() => this.stopping.delete(ws));
+    this.stopping.set(ws, stopped);
+    await stopped;
   }
 
   /** The open workspaces. */
@@ -89,7 +100,7 @@ export class Host extends HostCore {
     this.disposing ??= (async () => {
       // Each entry stays until its workspace has stopped (Workspace.dispose → forget): a forced close meanwhile still reaches it.
       const entries = [...this.entries];
-      await Promise.all(entries.map((e) => e.made.then((ws) => ws.dispose()).catch((err: unknown) => log.error(`stopping a workspace: ${errorMessage(err)}`))));
+      await Promise.all([...entries.map((e) => e.made.then((ws) => ws.dispose()).catch((err: unknown) => log.error(`stopping a workspace: ${errorMessage(err)}`))), ...this.stopping.values()]);
       await super.dispose();
     })();
     return this.disposing;
@@ -100,7 +111,7 @@ export class Host extends HostCore {
    * workspace stops by force, then every process patchbay started is killed and the store closed.
    */
   override forceClose(): void {
-    for (const ws of this.workspaces()) {
+    for (const ws of [...this.workspaces(), ...this.stopping.keys()]) {
       try {
         ws.forceClose();
       } catch (e) {

@@ -3,6 +3,7 @@
 // two hosts on one home, or two workspaces in one process, never take each other's running
 // chats for interrupted ones; one gateway listener per host; and no write to process.env.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -50,6 +51,48 @@ async function jobPid(ws: Workspace, root: string, name: string): Promise<number
 const running = (pid: number) => isAlive(pid) && !isZombie(pid);
 
 describe('Host workspaces', () => {
+  it('waits for a released workspace still stopping: shutdown keeps the store open for it, and its folders reopen only after it', async () => {
+    const home = dir('pb-host-');
+    const a = dir('pb-host-a-');
+    const host = openHost(home);
+    const first = await host.acquire([a], openOpts());
+    // A slow stop, as a workspace whose MCP server takes its time: it waits for a real process to exit.
+    const dispose = first.dispose.bind(first);
+    const order: string[] = [];
+    first.dispose = async () => {
+      await new Promise<void>((r) => execFile(process.execPath, ['-e', ''], () => r()));
+      order.push(`stopped; store open: ${host.store.db.open}`);
+      await dispose();
+    };
+    const released = host.release(first);
+    const again = host.acquire([a], openOpts()).then(
+      (ws) => (order.push('reopened'), ws),
+      () => undefined,
+    );
+    await Promise.all([released, again]);
+    await host.dispose();
+    order.push('host disposed');
+    expect(order).toEqual(['stopped; store open: true', 'reopened', 'host disposed']);
+  });
+
+  it('a forced close reaches a released workspace that is still stopping', async () => {
+    const host = openHost(dir('pb-host-'));
+    const ws = await host.acquire([dir('pb-host-a-')], openOpts());
+    let letGo!: () => void;
+    const held = new Promise<void>((r) => (letGo = r));
+    const dispose = ws.dispose.bind(ws);
+    ws.dispose = async () => {
+      await held;
+      await dispose();
+    };
+    const forced = vi.spyOn(ws, 'forceClose');
+    const released = host.release(ws);
+    host.forceClose();
+    expect(forced).toHaveBeenCalled();
+    letGo();
+    await released;
+  });
+
   it('shares one workspace per set of folders, in any order; another set is another workspace', async () => {
     const home = dir('pb-host-');
     const a = dir('pb-host-a-');
