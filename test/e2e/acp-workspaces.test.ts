@@ -292,4 +292,28 @@ describe('patchbay acp: a workspace per session folder set', () => {
     await p.agent.request(methods.agent.session.resume, { sessionId: s, cwd: a, mcpServers: [] });
     await until(() => pids(markB).length === 0 && pids(markA).length === 1, 'the workspaces to swap again');
   });
+
+  it('a prompt sent while its session is being loaded into other folders is refused, and the session then works in the new folder', async () => {
+    const home = scratch(tempDir());
+    const a = project({ toolCall: { approval: { byDefault: 'allow' } } });
+    const b = project({ toolCall: { approval: { byDefault: 'allow' } } });
+    await trust(home, a);
+    await trust(home, b);
+    const p = track(new AcpProc({ home, config: fakeProviderConfig(llm().url) }));
+    await p.initialize();
+    const s = await p.newSession(a);
+    routeByTag({ L: [[{ text: 'hello' }]] });
+    expect((await p.prompt(s, '[tag:L] hello')).stopReason).toBe('end_turn');
+    // Sent together: the load is in progress when the prompt arrives, so no turn starts in the workspace the session leaves.
+    const loading = p.agent.request(methods.agent.session.load, { sessionId: s, cwd: b, mcpServers: [] });
+    const early = p.prompt(s, '[tag:L] too early').then(
+      () => 'answered',
+      (e: unknown) => String((e as { message?: string }).message ?? e),
+    );
+    await loading;
+    expect(await early).toMatch(/being loaded/);
+    routeByTag({ L: [[{ toolCall: { id: 'w3', name: 'patchbay__write_file', args: { path: 'moved.txt', content: 'b\n' } } }]] });
+    expect((await p.prompt(s, '[tag:L] write moved.txt')).stopReason).toBe('end_turn');
+    expect(readFileSync(join(b, 'moved.txt'), 'utf8')).toBe('b\n');
+  });
 });

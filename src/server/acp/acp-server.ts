@@ -261,7 +261,28 @@ export class AcpServer {
     return { sessionId: s.id, modes: modeState(s.choice.agent), configOptions: this.options(s) };
   }
 
-  private async loadSession(params: LoadSessionRequest): Promise<LoadSessionResponse> {
+  /**
+   * Sessions being loaded or resumed: a prompt for one is refused until that answers, so no turn
+   * starts in the workspace the session is leaving (which the move may dispose under it).
+   */
+  private readonly moving = new Set<string>();
+
+  /** Runs a load or resume with the session marked as moving (one at a time per session). */
+  private async whileMoving<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    if (this.moving.has(sessionId)) throw RequestError.invalidRequest({ sessionId }, 'this session is already being loaded: wait for that answer');
+    this.moving.add(sessionId);
+    try {
+      return await work();
+    } finally {
+      this.moving.delete(sessionId);
+    }
+  }
+
+  private loadSession(params: LoadSessionRequest): Promise<LoadSessionResponse> {
+    return this.whileMoving(params.sessionId, () => this.loadMoving(params));
+  }
+
+  private async loadMoving(params: LoadSessionRequest): Promise<LoadSessionResponse> {
     const roots = this.sessionRoots(params);
     if (this.sessions.get(params.sessionId)?.running) throw RequestError.invalidRequest({ sessionId: params.sessionId }, 'this session has a prompt running: cancel it before loading it again');
     // An unknown id takes no workspace (and a session loaded before keeps the one it has).
@@ -344,7 +365,11 @@ export class AcpServer {
   }
 
   /** `session/resume`: the stored chat made live again without its replay (unlike `session/load`); the next prompt continues it. */
-  private async resumeSession(params: ResumeSessionRequest): Promise<ResumeSessionResponse> {
+  private resumeSession(params: ResumeSessionRequest): Promise<ResumeSessionResponse> {
+    return this.whileMoving(params.sessionId, () => this.resumeMoving(params));
+  }
+
+  private async resumeMoving(params: ResumeSessionRequest): Promise<ResumeSessionResponse> {
     const roots = this.sessionRoots(params);
     // An unknown id (or a subagent's) takes no workspace and leaves a live session as it was.
     await this.storedSession(params.sessionId);
@@ -451,6 +476,7 @@ export class AcpServer {
   private async prompt(params: PromptRequest, signal: AbortSignal): Promise<PromptResponse> {
     const s = this.session(params.sessionId);
     if (s.running) throw RequestError.invalidRequest({ sessionId: s.id }, 'a prompt is already running in this session: wait for its answer or send session/cancel');
+    if (this.moving.has(s.id)) throw RequestError.invalidRequest({ sessionId: s.id }, 'this session is being loaded: prompt it once session/load or session/resume has answered');
     if (!s.ws.store.getChat(s.id)) {
       // Deleted by another patchbay process on the same store: nothing is left to continue. It is
       // forgotten here as a delete here would (its live chat, servers and folders).
