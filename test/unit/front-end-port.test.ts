@@ -213,6 +213,18 @@ describe('front-end port', () => {
     expect(port.frontEnds().map((f) => f.name)).toEqual(['all']);
   });
 
+  it('a log that cannot be written (a full disk, a closed store) loses those rows but never a turn end or the live events', () => {
+    const { port, db } = portOn(dbFile());
+    const good = recorder('good');
+    port.attach(good.fe);
+    const sink = port.chatEvents();
+    sink.event('c', text('a'));
+    db.close();
+    expect(() => sink.event('c', { type: 'turnEnded', stopReason: 'end_turn' })).not.toThrow();
+    sink.event('c', text('b'));
+    expect(good.seqs('c')).toEqual([1, 2, 3]);
+  });
+
   it('a throwing front end does not keep the event from the others', () => {
     const port = new ChatPort();
     const good = recorder('good');

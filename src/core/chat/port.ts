@@ -281,7 +281,7 @@ export class ChatPort<N = never> {
     // At turn end (and on a delete) the log is written now; else with the others of the next FLUSH_MS.
     if (event.type === 'turnEnded' || event.type === 'chatDeleted') this.flush();
     else if (this.timer === undefined) {
-      this.timer = setTimeout(() => this.flushSafely(), FLUSH_MS);
+      this.timer = setTimeout(() => this.flush(), FLUSH_MS);
       this.timer.unref?.();
     }
   }
@@ -350,21 +350,17 @@ export class ChatPort<N = never> {
     if (!this.queue.length) return;
     const batch = this.queue;
     this.queue = [];
-    this.store.write(batch);
-  }
-
-  private flushSafely(): void {
     try {
-      this.flush();
-    } catch (e) {
-      // A full disk or a closed store must not take the server down: these events are not logged.
-      log.error(`could not log chat events: ${errorMessage(e)}`);
+      this.store.write(batch);
+    } catch (err) {
+      // A full disk, a busy or closed store must not take a turn or the server down: these events are not logged.
+      log.error(`could not log chat events: ${errorMessage(err)}`);
     }
   }
 
   /** Writes what is queued and stops the timer; the port stays usable. */
   close(): void {
-    this.flushSafely();
+    this.flush();
   }
 
   // ── approvals and questions ────────────────────────────────────────────────
