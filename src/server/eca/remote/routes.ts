@@ -237,8 +237,10 @@ function events(ctx: RemoteContext, req: IncomingMessage, url: URL, res: ServerR
             ? [{ method: 'chat/deleted', params: { chatId: e.chatId } }]
             : toEcaNotifications(e.chatId, ev, e.parentChatId);
     // The id rides on the last SSE event of a chat event (a client cut off inside one gets all of it
-    // again), and only on the followed chat's own (a subagent's chat has numbers of its own).
-    const id = chat === undefined || e.chatId === chat ? eventId(e.chatId, e.seq) : undefined;
+    // again), and only on the followed chat's own (a subagent's chat has numbers of its own). The
+    // all-chats stream carries none: one chat's number is no cursor for the others, and a
+    // reconnect sending it back would narrow the stream to that chat.
+    const id = chat !== undefined && e.chatId === chat ? eventId(e.chatId, e.seq) : undefined;
     notes.forEach((n, i) => stream.send(sseEventName(n.method), n.params, i === notes.length - 1 ? id : undefined));
   };
   const notice = (n: unknown): void => {
