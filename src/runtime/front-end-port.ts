@@ -42,14 +42,23 @@ export class FrontEndPort extends ChatPort<WorkspaceNotice> {}
 
 /** A front end's translator in the shape of the old sink and callbacks (ChatEvents and the WorkspaceOptions `on…`). */
 export interface LegacySinks {
+  /** Where core's chat events go. */
   events?: ChatEvents;
+  /** A tool server (MCP server, language server, gateway provider) changed status or tools. */
   onToolServer?: (status: ToolServerStatus) => void;
+  /** Models changed after start (a trusted workspace's providers, an edited config file). */
   onModelsChanged?: (workspace: Workspace) => void;
+  /** A tool server is no longer configured (its entry was removed) and has stopped. */
   onToolServerRemoved?: (name: string) => void;
+  /** A start-up task began or ended (a front end may show them; each `started` gets one `finished`). */
   onTask?: (task: StartupTask) => void;
+  /** A provider's login changed (login, logout, token refresh, a failed login); `models`: they were re-resolved. */
   onProviderChanged?: (workspace: Workspace, provider: string, models: boolean) => void;
+  /** Something to tell the user outside any chat (a browser login that failed). */
   onNotice?: (type: 'info' | 'warning' | 'error', message: string) => void;
+  /** The background jobs changed (one started, ended, was killed or evicted): read `jobs.list()`. */
   onJobsChanged?: () => void;
+  /** A chat's durable-memory index changed (runtime/memory.ts). */
   onMemoryIndex?: (report: MemoryIndexReport) => void;
 }
 

@@ -57,9 +57,9 @@ import { McpManager } from './mcp-manage.js';
 import { ChatServers } from './chat-servers.js';
 import type { ChatMcpServer } from '../shapes/chat-servers.js';
 import { isRecord, safely } from '../util/guards.js';
-import { WorkspaceMemory, type MemoryIndexReport } from './memory.js';
+import { WorkspaceMemory } from './memory.js';
 import { xcacheFor } from '../store/xcache.js';
-import { FrontEndPort, hasLegacySinks, legacyFrontEnd, type WorkspaceNotice } from './front-end-port.js';
+import { FrontEndPort, hasLegacySinks, legacyFrontEnd, type LegacySinks, type WorkspaceNotice } from './front-end-port.js';
 import type { Attachment } from '../core/chat/port.js';
 
 const log = logger('workspace');
@@ -85,7 +85,8 @@ export interface FrontEnd {
   terminal?: EditorBridge['runInTerminal'];
 }
 
-export interface WorkspaceOptions {
+/** Also the old sink and callbacks (LegacySinks), which become one front end of the port: for tests, `patchbay doctor` and the bench. */
+export interface WorkspaceOptions extends LegacySinks {
   /** Absolute workspace folders; the first is the default for relative paths. */
   roots: string[];
   env: NodeJS.ProcessEnv;
@@ -103,24 +104,6 @@ export interface WorkspaceOptions {
    * notices go there. None: the workspace makes its own (`workspace.port`).
    */
   port?: FrontEndPort;
-  /** Where core's chat events go, as one front end of the port (before the port, the only one). */
-  events?: ChatEvents;
-  /** A tool server (MCP server, language server, gateway provider) changed status or tools. */
-  onToolServer?: (status: ToolServerStatus) => void;
-  /** Models changed after start (a trusted workspace's providers, an edited config file). */
-  onModelsChanged?: (workspace: Workspace) => void;
-  /** A tool server is no longer configured (its entry was removed) and has stopped. */
-  onToolServerRemoved?: (name: string) => void;
-  /** A start-up task began or ended (a front end may show them; each `started` gets one `finished`). */
-  onTask?: (task: StartupTask) => void;
-  /** A provider's login changed (login, logout, token refresh, a failed login); `models`: they were re-resolved. */
-  onProviderChanged?: (workspace: Workspace, provider: string, models: boolean) => void;
-  /** Something to tell the user outside any chat (a browser login that failed). */
-  onNotice?: (type: 'info' | 'warning' | 'error', message: string) => void;
-  /** The background jobs changed (one started, ended, was killed or evicted): read `jobs.list()`. */
-  onJobsChanged?: () => void;
-  /** A chat's durable-memory index changed (runtime/memory.ts). */
-  onMemoryIndex?: (report: MemoryIndexReport) => void;
 }
 
 /**
