@@ -3,22 +3,18 @@
  * `add-flag`, `remove-flag`): the handshake gate, bad params, and the flag on a page of history.
  * Order, placement, restarts and forks are covered over the built binary in test/e2e/chat-flags.test.ts.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { InProcEca } from '../support/eca-inproc.js';
+import { describe, expect, it } from 'vitest';
+import { InProcEca, useInProcEca } from '../support/eca-inproc.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { fakeProviderConfig, useTempDirs, workspace } from '../e2e/harness.js';
 
 const llm = useFakeLlm();
 const temp = useTempDirs();
-let open: InProcEca[] = [];
-afterEach(async () => {
-  await Promise.all(open.map((s) => s.stop()));
-  open = [];
-});
+const track = useInProcEca();
 
 function start(): InProcEca {
   const s = new InProcEca({ home: temp(workspace()), config: fakeProviderConfig(llm().url) });
-  open.push(s);
+  track(s);
   return s;
 }
 

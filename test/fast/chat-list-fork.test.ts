@@ -5,22 +5,18 @@
  * The REPL's use of them is covered over the built binary in test/e2e/chat-resume.test.ts.
  */
 import { mkdirSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { InProcEca } from '../support/eca-inproc.js';
+import { describe, expect, it } from 'vitest';
+import { InProcEca, useInProcEca } from '../support/eca-inproc.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { fakeProviderConfig, tempDir, useTempDirs, workspace } from '../e2e/harness.js';
 
 const llm = useFakeLlm();
 const temp = useTempDirs();
-let open: InProcEca[] = [];
-afterEach(async () => {
-  await Promise.all(open.map((s) => s.stop()));
-  open = [];
-});
+const track = useInProcEca();
 
 async function start(home: string, root: string): Promise<InProcEca> {
   const s = new InProcEca({ home, config: fakeProviderConfig(llm().url) });
-  open.push(s);
+  track(s);
   await s.initialize(root);
   return s;
 }

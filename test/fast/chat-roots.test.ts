@@ -7,18 +7,14 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
-import { InProcEca } from '../support/eca-inproc.js';
+import { describe, expect, it } from 'vitest';
+import { InProcEca, useInProcEca } from '../support/eca-inproc.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { fakeProviderConfig, useTempDirs, workspace } from '../e2e/harness.js';
 
 const llm = useFakeLlm();
 const temp = useTempDirs();
-let open: InProcEca[] = [];
-afterEach(async () => {
-  await Promise.all(open.map((s) => s.stop()));
-  open = [];
-});
+const track = useInProcEca();
 
 const folder = (path: string) => ({ uri: pathToFileURL(path).href, name: path });
 
@@ -48,7 +44,7 @@ describe('ECA chats follow the workspace folders', () => {
     const w1 = realpathSync(temp(workspace()));
     const w2 = realpathSync(temp(workspace({ 'marker-two.txt': 'here\n' })));
     const s = new InProcEca({ home, config: fakeProviderConfig(llm().url) });
-    open.push(s);
+    track(s);
     await s.initialize(w1);
 
     const turn = (file: string) =>

@@ -3,22 +3,18 @@
  * the fake LLM server: protocol and turn behaviour in milliseconds. The same behaviours are
  * covered over the built binary by test/e2e; these catch a regression without spawning anything.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { InProcEca } from '../support/eca-inproc.js';
+import { describe, expect, it } from 'vitest';
+import { InProcEca, useInProcEca } from '../support/eca-inproc.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { fakeProviderConfig, useTempDirs, workspace } from '../e2e/harness.js';
 
 const llm = useFakeLlm();
 const temp = useTempDirs();
-let open: InProcEca[] = [];
-afterEach(async () => {
-  await Promise.all(open.map((s) => s.stop()));
-  open = [];
-});
+const track = useInProcEca();
 
 function start(config: Record<string, unknown> = fakeProviderConfig(llm().url)): InProcEca {
   const s = new InProcEca({ home: temp(workspace()), config });
-  open.push(s);
+  track(s);
   return s;
 }
 

@@ -5,8 +5,8 @@
  * editor's own late answer is refused; after the server is gone the log replays from the store.
  */
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { InProcEca } from '../support/eca-inproc.js';
+import { describe, expect, it } from 'vitest';
+import { InProcEca, useInProcEca } from '../support/eca-inproc.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { fakeProviderConfig, useTempDirs, workspace } from '../e2e/harness.js';
 import { NO_CAPABILITIES, type PortNotice, type SeqEvent } from '../../src/core/chat/port.js';
@@ -16,11 +16,7 @@ import { ChatEventTable } from '../../src/store/chat-events.js';
 
 const llm = useFakeLlm();
 const temp = useTempDirs();
-let open: InProcEca[] = [];
-afterEach(async () => {
-  await Promise.all(open.map((s) => s.stop()));
-  open = [];
-});
+const track = useInProcEca();
 
 describe('a second front end on the ECA server port', () => {
   it('replays a running chat from a number, follows it live, answers its approval first; the editor sees the call run', async () => {
@@ -28,7 +24,7 @@ describe('a second front end on the ECA server port', () => {
     const ws = temp(workspace());
     llm().script([{ text: 'Let me write.' }, { toolCall: { id: 'c1', name: 'patchbay__write_file', args: { path: 'b.txt', content: 'new\n' } } }], [{ text: 'Written.' }]);
     const s = new InProcEca({ home, config: fakeProviderConfig(llm().url) });
-    open.push(s);
+    track(s);
     await s.initialize(ws);
     const { chatId } = await s.request('chat/prompt', { message: 'write b' });
     await s.waitFor((n) => n.method === 'chat/contentReceived' && n.params.content.type === 'toolCallRun', 'toolCallRun');
@@ -107,7 +103,7 @@ describe('a second front end on the ECA server port', () => {
   it('a question asked of the editor is answered by the second front end: the editor request is withdrawn, the model gets the answer', async () => {
     llm().script([{ toolCall: { id: 'q1', name: 'patchbay__ask_user', args: { question: 'Tabs or spaces?', options: ['Tabs', 'Spaces'] } } }], [{ text: 'tabs it is' }]);
     const s = new InProcEca({ home: temp(workspace()), config: fakeProviderConfig(llm().url) });
-    open.push(s);
+    track(s);
     let withdrawn!: () => void;
     const editorWithdrew = new Promise<void>((r) => (withdrawn = r));
     let asked!: () => void;

@@ -3,22 +3,18 @@
  * small context window is not offered bg_job (Tool.smallContext), and `disabledTools` hides a
  * tool; a call to either is refused as unknown, and the model reads why. In process, fake LLM.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { InProcEca } from '../support/eca-inproc.js';
+import { describe, expect, it } from 'vitest';
+import { InProcEca, useInProcEca } from '../support/eca-inproc.js';
 import { useFakeLlm } from '../support/fake-llm-suite.js';
 import { fakeProviderConfig, useTempDirs, workspace } from '../e2e/harness.js';
 
 const llm = useFakeLlm();
 const temp = useTempDirs();
-let open: InProcEca[] = [];
-afterEach(async () => {
-  await Promise.all(open.map((s) => s.stop()));
-  open = [];
-});
+const track = useInProcEca();
 
 function start(config: Record<string, unknown>): InProcEca {
   const s = new InProcEca({ home: temp(workspace()), config });
-  open.push(s);
+  track(s);
   return s;
 }
 

@@ -3,6 +3,7 @@
  * stream pair, with a vscode-jsonrpc client on the other end. No process is spawned and nothing is
  * bundled, so a protocol test takes milliseconds; the binary-level e2e suite stays the safety net.
  */
+import { afterEach } from 'vitest';
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node.js';
@@ -105,4 +106,20 @@ export class InProcEca {
     this.client.dispose();
     return code;
   }
+}
+
+/**
+ * Servers a test file starts, each stopped after its test: call `track(new InProcEca(...))`
+ * (the one set-up every fast-tier file shares).
+ */
+export function useInProcEca(): (s: InProcEca) => InProcEca {
+  let open: InProcEca[] = [];
+  afterEach(async () => {
+    await Promise.all(open.map((s) => s.stop()));
+    open = [];
+  });
+  return (s) => {
+    open.push(s);
+    return s;
+  };
 }
