@@ -45,12 +45,14 @@ export async function runTools(args: string[]): Promise<void> {
       const known = ['code', 'plan', ...workspace.agentDefs.list().map((d) => d.name)];
       if (!known.includes(parsed.agent)) return usageError('tools', `Unknown agent "${escapeControlChars(parsed.agent)}": one of ${known.join(', ')}`);
     }
+    const agent = parsed.agent ?? workspace.config.chat.defaultAgent;
     const v = await workspaceGate(workspace, process.env).decide({
       tool: name,
       args: parsed.args,
       roots: workspace.roots,
-      trust: parsed.trust,
-      ...(parsed.agent !== undefined ? { agent: parsed.agent } : {}),
+      // As a new chat in this folder would: its configured trust and agent unless the flags say otherwise.
+      trust: parsed.trust || workspace.config.chat.defaultTrust === true,
+      ...(agent !== undefined ? { agent } : {}),
       signal: AbortSignal.timeout(60_000),
     });
     const rewritten = v.args !== parsed.args;

@@ -169,4 +169,17 @@ describe('ToolGate: patchbay tools check and a chat turn agree', () => {
       expect(r.stdout).toBe('');
     }
   }, 90_000);
+
+  it('judges as a new chat in the folder would: the configured chat.defaultTrust and chat.defaultAgent apply unless a flag is given', async () => {
+    const home = scratch(tempDir());
+    const root = scratch(workspace({ 'a.txt': 'a\n' }));
+    const run = (config: Record<string, unknown>, args: string[]) => runPatchbay(['tools', 'check', ...args], { home, cwd: root, env: { PATCHBAY_CONFIG: cliConfig(config) }, timeoutMs: 30_000 });
+    // shell_command asks by default; with defaultTrust on, a new chat runs it unasked.
+    expect((await run({}, ['shell_command', '{"command":"ls"}'])).code).toBe(3);
+    expect((await run({ chat: { defaultTrust: true } }, ['shell_command', '{"command":"ls"}'])).code).toBe(0);
+    // The plan agent as the default: a write is refused, unless --agent names another.
+    const plan = { chat: { defaultAgent: 'plan', defaultTrust: true } };
+    expect((await run(plan, ['write_file', '{"path":"n.txt","content":"x"}'])).stdout).toMatch(/^deny: the plan agent only reads/);
+    expect((await run(plan, ['write_file', '{"path":"n.txt","content":"x"}', '--agent', 'code'])).code).toBe(0);
+  }, 90_000);
 });
