@@ -8,7 +8,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_FILE_VERSION, runDir, runningGateways, type GatewayRunFile } from '../../protocol/gateway/index.js';
-import { writePrivateFile } from './token.js';
+import { writePrivateFile } from '../../util/run-files.js';
 
 /** Gateways made in this process: a second one (tests, one per home) gets its own file name. */
 let instances = 0;

@@ -3,10 +3,11 @@
  * published in files only the user can read (the gateway's own run file, and the older shared
  * `provider-token`) and removed when the gateway stops.
  */
+import { writePrivateFile } from '../../util/run-files.js';
 import { secretsEqual } from '../../util/loopback.js';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** `ptk-` + 128 random bits as hex. */
 export function newToken(): string {
@@ -28,17 +29,6 @@ export function tokenFilePath(home: string): string {
 /** Directory 0700, file 0600, written atomically (a reader never sees half a token). */
 export function writeTokenFile(file: string, token: string): void {
   writePrivateFile(file, token);
-}
-
-/** `content` into `file`, atomically; its directory 0700 and the file 0600 whatever the umask. */
-export function writePrivateFile(file: string, content: string): void {
-  const dir = dirname(file);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700); // mkdir's mode is filtered by the umask and ignored for an existing dir
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, content, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, file);
 }
 
 /** Removes the file unless another gateway has since written its own token there. */

@@ -8,10 +8,9 @@
  * The older single pair, `<home>/gateway/address` and `provider-token`, is still written (newest
  * gateway wins, handed on to the next newest when it stops) for providers that read only those.
  */
-import { closeSync, constants, fstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { isAlive } from '../../util/pid.js';
+import { readRunFileAs, scanRunFiles } from '../../util/run-files.js';
 
 export const RUN_FILE_VERSION = 1;
 
@@ -37,46 +36,11 @@ export function runDir(gatewayDir: string): string {
   return join(gatewayDir, 'run');
 }
 
-/** A run file is a few hundred bytes: anything much bigger is not one. */
-const MAX_OWN_FILE_BYTES = 64 * 1024;
-
-/**
- * A small file's text, only when it is a regular file (not a symlink, a FIFO or a device) owned
- * by this user: what a gateway of this user wrote. Anything else is skipped (undefined): a file
- * another user put in a shared home could point a provider at their gateway (which would then
- * drive its tools, and receive a token from the environment), and a FIFO would block the read.
- */
-export function readOwnFile(file: string): string | undefined {
-  let fd: number;
-  try {
-    // No follow: a symlink fails here (ELOOP). Non-blocking: opening a FIFO does not wait for a writer.
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > MAX_OWN_FILE_BYTES) return undefined;
-    const uid = process.geteuid?.();
-    if (uid !== undefined && st.uid !== uid) return undefined;
-    return readFileSync(fd, 'utf8');
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
-}
+export { readOwnFile } from '../../util/run-files.js';
 
 /** One file's content, or undefined when it is gone, unreadable, not this user's (readOwnFile) or not a run file. */
 export function readRunFile(file: string): GatewayRunFile | undefined {
-  try {
-    const text = readOwnFile(file);
-    if (text === undefined) return undefined;
-    const parsed = gatewayRunFileSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return readRunFileAs(file, gatewayRunFileSchema);
 }
 
 export interface RunningGateway extends GatewayRunFile {
@@ -89,24 +53,7 @@ export interface RunningGateway extends GatewayRunFile {
  * pid is gone (a crashed patchbay's): skipped here, removed only by a gateway starting.
  */
 export function runningGateways(gatewayDir: string, stale?: (file: string) => void): RunningGateway[] {
-  const dir = runDir(gatewayDir);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const out: RunningGateway[] = [];
-  for (const name of names) {
-    if (!name.endsWith('.json')) continue;
-    const file = join(dir, name);
-    const run = readRunFile(file);
-    if (!run) continue;
-    if (!isAlive(run.pid)) {
-      stale?.(file);
-      continue;
-    }
-    out.push({ ...run, file });
-  }
-  return out.sort((a, b) => b.startedAt - a.startedAt);
+  const found = scanRunFiles(runDir(gatewayDir), gatewayRunFileSchema);
+  if (stale) for (const file of found.stale) stale(file);
+  return found.live.sort((a, b) => b.startedAt - a.startedAt);
 }

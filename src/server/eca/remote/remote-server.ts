@@ -5,13 +5,11 @@
  * removed when it stops; the log names the URL and the file, never the token.
  */
 import { createServer, type Server } from 'node:http';
-import { readdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { writePrivateFile } from '../../../peers/gateway/token.js';
 import { errorMessage, logger } from '../../../util/log.js';
-import { readOwnFile } from '../../../protocol/gateway/run-file.js';
-import { isAlive } from '../../../util/pid.js';
+import { readRunFileAs, scanRunFiles, writePrivateFile } from '../../../util/run-files.js';
 import { generateToken } from './auth.js';
 import { handleRequest, type RemoteContext } from './routes.js';
 import type { SseStream } from './sse.js';
@@ -48,19 +46,8 @@ export function remoteRunDir(home: string): string {
  * another starts, as the gateway does. A live process's file, or another user's, is left alone.
  */
 export function removeStaleRunFiles(home: string): string[] {
-  const dir = remoteRunDir(home);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
   const removed: string[] = [];
-  for (const name of names) {
-    if (!name.endsWith('.json')) continue;
-    const file = join(dir, name);
-    const run = readRemoteRunFile(file);
-    if (!run || isAlive(run.pid)) continue;
+  for (const file of scanRunFiles(remoteRunDir(home), remoteRunFileSchema).stale) {
     try {
       rmSync(file, { force: true });
       removed.push(file);
@@ -73,14 +60,7 @@ export function removeStaleRunFiles(home: string): string[] {
 
 /** A run file's content, when it is this user's regular file (readOwnFile) and parses as one. */
 export function readRemoteRunFile(file: string): RemoteRunFile | undefined {
-  try {
-    const text = readOwnFile(file);
-    if (text === undefined) return undefined;
-    const r = remoteRunFileSchema.safeParse(JSON.parse(text));
-    return r.success ? r.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return readRunFileAs(file, remoteRunFileSchema);
 }
 
 export interface RemoteConfig {
