@@ -41,6 +41,8 @@
  * - `memory.enabled` and `memory.writeMode`: a repository must not turn on (or off) a memory
  *   that is the user's own, nor let the model write it without asking (core/memory/). Likewise
  *   `prompts.memoryConsolidate`: the instructions the model follows to rewrite and delete it.
+ * - `sandbox.enabled` other than `true`, `sandbox.network: true`, `sandbox.writable` and
+ *   `sandbox.autoAllow: true`: a repository must not widen the sandbox its own commands run in.
  * - Any other value that reads the environment (`${env:…}`): a file from a repository must not
  *   copy your secrets into a prompt or a message.
  *
@@ -180,6 +182,12 @@ export function holdBack(layer: Obj, lower: Obj, root?: string): { kept: Obj; he
   for (const feature of ['completion', 'rewrite']) if (get(layer, feature, 'systemPrompt') !== undefined) hold([feature, 'systemPrompt'], 'replaces the instructions of code written into your files');
   for (const key of ['hooks', 'customTools']) if (get(layer, key) !== undefined) hold([key]);
   for (const key of ['enabled', 'password', 'port']) if (get(layer, 'remote', key) !== undefined) hold(['remote', key], key === 'password' ? '' : JSON.stringify(get(layer, 'remote', key)));
+  // The sandbox: turning it on, hiding more, asking more only narrow; the rest widens it.
+  const sb = get(layer, 'sandbox', 'enabled');
+  if (sb !== undefined && sb !== true) hold(['sandbox', 'enabled'], JSON.stringify(sb));
+  if (get(layer, 'sandbox', 'network') === true) hold(['sandbox', 'network'], 'gives commands the network');
+  if (get(layer, 'sandbox', 'writable') !== undefined) hold(['sandbox', 'writable'], JSON.stringify(get(layer, 'sandbox', 'writable')));
+  if (get(layer, 'sandbox', 'autoAllow') === true) hold(['sandbox', 'autoAllow'], 'runs sandboxed commands without asking');
   for (const key of ['enabled', 'writeMode']) if (get(layer, 'memory', key) !== undefined) hold(['memory', key], JSON.stringify(get(layer, 'memory', key)));
   if (get(layer, 'prompts', 'memoryConsolidate') !== undefined) hold(['prompts', 'memoryConsolidate'], 'replaces the instructions for editing your memory files');
   for (const key of ['rules', 'skills', 'commands']) holdOutsidePaths(layer, kept, key, root, hold);

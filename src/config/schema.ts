@@ -3,6 +3,7 @@
  * source of truth; the `Config` type is derived from it.
  */
 import { z } from 'zod';
+import { sandboxConfigSchema } from './sandbox.js';
 import { PEERS } from '../peers/index.js';
 import { agentSchema } from '../shapes/agent.js';
 import { completionConfigSchema, rewriteConfigSchema } from './assist.js';
@@ -101,6 +102,8 @@ export const configSchema = z
     rewrite: rewriteConfigSchema.default({ fullFileMaxLines: 2000 }),
     /** Shell actions run on chat events (ECA's `hooks`, ./hooks.ts; core/hooks/). */
     hooks: hooksSchema.optional(),
+    /** The OS sandbox commands run in (./sandbox.ts, docs/sandbox.md). */
+    sandbox: sandboxConfigSchema.optional(),
     /** Durable memory (./memory.ts, core/memory/): Markdown files under the user config folder. */
     memory: memoryConfigSchema.optional(),
     /** Prompts that replace patchbay's own (ECA's `prompts`); other ECA keys in it are kept and ignored. */

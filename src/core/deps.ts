@@ -1,4 +1,5 @@
 /** Everything the chat core needs from the rest of the server, passed in (core imports no peer or store). */
+import type { SandboxPlan } from '../util/sandbox.js';
 import type { Config } from '../config/schema.js';
 import type { LlmClient, ModelEntry } from '../shapes/llm.js';
 import type { Context as ChatContext } from '../shapes/context.js';
@@ -46,6 +47,8 @@ export interface ChatDeps {
   memoryIndex?(chatId: string): string;
   /** Folders a call of this tool may treat as inside the workspace (memory's, runtime/memory.ts). */
   trustedFolders?(tool: Pick<Tool, 'name' | 'server'>): string[];
+  /** How the commands of a chat with these folders run: in the OS sandbox, or why not (runtime/sandbox.ts). */
+  sandbox?(roots: readonly string[]): Promise<SandboxPlan>;
   /** Told when a chat starts, goes idle after a turn, and ends (deleted); e.g. for gateway providers. */
   lifecycle?: { created(chatId: string): void; idle(chatId: string): void; ended(chatId: string): void };
   /** Of the contexts a chat referenced earlier, those whose content changed since it was last read. */

@@ -1,6 +1,6 @@
 /**
  * The workspace's ToolGate (core/tool-calls/tool-gate.ts): its tools, its config's approval rules, its
- * subagents, its hooks and durable memory's folders, read live, so a call from no chat turn
+ * subagents, its hooks, its sandbox and durable memory's folders, read live, so a call from no chat turn
  * (`patchbay tools check`) is judged by what a chat of this workspace would be judged by.
  */
 import { homedir } from 'node:os';
@@ -18,5 +18,6 @@ export function workspaceGate(ws: Workspace, env: NodeJS.ProcessEnv): ToolGate {
     hooks: ws.hooks,
     homeDir: env.HOME || homedir(),
     env,
+    sandbox: (roots) => ws.sandbox.plan(roots),
   });
 }

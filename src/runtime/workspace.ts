@@ -58,6 +58,7 @@ import { ChatServers } from './chat-servers.js';
 import type { ChatMcpServer } from '../shapes/chat-servers.js';
 import { isRecord, safely } from '../util/guards.js';
 import { WorkspaceMemory } from './memory.js';
+import { WorkspaceSandbox } from './sandbox.js';
 import { xcacheFor } from '../store/xcache.js';
 import { FrontEndPort, hasLegacySinks, legacyFrontEnd, type LegacySinks, type WorkspaceNotice } from './front-end-port.js';
 import type { Attachment } from '../core/chat/port.js';
@@ -161,6 +162,8 @@ export class Workspace {
   readonly rewriter: Rewriter;
   /** Background jobs (`shell_command` `background`), stopped with their process trees on dispose. */
   readonly jobs: JobRegistry;
+  /** The OS sandbox commands run in (./sandbox.ts). */
+  readonly sandbox: WorkspaceSandbox;
   /** The peers, by name, in the order of src/peers/index.ts. */
   private readonly peers = new Map<string, Peer>();
   /** What tools see of the editor: its diagnostics merged with the peers' (language servers). */
@@ -238,6 +241,7 @@ export class Workspace {
     this.statusHooks = new StatusHooks(this.hooks);
     for (const r of this.roots) this.indexByRoot.set(resolve(r), new FileIndex(r));
     this.editor = this.mergedEditor();
+    this.sandbox = new WorkspaceSandbox({ env: opts.env, homeDir: opts.env.HOME || homedir(), config: () => this.config, ...(opts.configFile ? { configFile: opts.configFile } : {}) });
     this.jobs = new JobRegistry({
       onChange: () => this.tell({ type: 'jobsChanged', workspace: this }),
       // The model learns of it at its chat's next model step, or its next prompt when idle (ECA chat.clj
@@ -591,6 +595,7 @@ export class Workspace {
       hooks: this.hooks,
       memoryIndex: (chatId) => this.memory.indexFor(chatId),
       trustedFolders: (tool) => this.memory.trustedFolders(tool),
+      sandbox: (roots) => this.sandbox.plan(roots),
       promptSections: (scope) => this.prompt.sections(scope, (source, e) => log.warn(`system prompt source ${source}: ${errorMessage(e)}`)),
       toolsReady: async (chatId, signal) => {
         // A scan of the agent files still running (a file just changed): its subagents count for this turn.
@@ -892,7 +897,7 @@ export class Workspace {
       tools: this.tools.all(),
       providers: [`Provider auth (secrets in ${this.logins.storeKind}):`, ...this.providerIds().map((id) => providerAuthLine(id, this.providerAuth(id)))],
       peers: sections.flatMap((s) => s?.lines ?? []),
-      agentRuntime: [...this.board.summary(), ...this.memory.doctorLines(), ...this.board.problems().map((p) => `Problem: ${p}`)],
+      agentRuntime: [await this.sandbox.doctorLine(this.roots), ...this.board.summary(), ...this.memory.doctorLines(), ...this.board.problems().map((p) => `Problem: ${p}`)],
     });
   }
 

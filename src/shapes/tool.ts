@@ -2,6 +2,7 @@
  * The internal Tool shape (ARCHITECTURE.md "The one idea"): every peer's tools
  * — native, MCP, gateway providers, LSP-backed — are adapted into this.
  */
+import type { SandboxPlan } from '../util/sandbox.js';
 import { z } from 'zod';
 
 /** A JSON Schema object, as sent to the LLM. */
@@ -189,6 +190,8 @@ export interface ToolContext {
    */
   guardProtected?: (realPath: string) => Promise<string | undefined>;
   editor: EditorBridge;
+  /** Whether and how this chat's commands run in the OS sandbox (runtime/sandbox.ts); unset: they run unsandboxed. */
+  sandbox?: () => Promise<SandboxPlan>;
   /** Report progress of a long call; shown in the chat. */
   progress?: (text: string) => void;
   /** Called by file tools after each change they make (see FileCheckpoint); unset: not recorded. */
@@ -209,6 +212,11 @@ export interface Tool {
   readOnly: boolean;
   /** Writes files or runs commands: hidden from the `plan` agent. */
   mutates: boolean;
+  /**
+   * Runs commands in the OS sandbox (`shell_command`): with `sandbox.autoAllow` a call that would
+   * ask runs there unasked, and one with `"sandbox": false` always asks (core/tool-calls/tool-gate.ts).
+   */
+  sandboxed?: boolean;
   /** For a tool that `mutates` only with some arguments (`bg_job` `kill`): the `plan` agent may not make this call. */
   mutatesCall?(args: Record<string, unknown>): boolean;
   /** Short human text, e.g. `Reading file "a.ts"`. */

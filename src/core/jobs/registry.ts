@@ -25,7 +25,7 @@ import type { ChildProcess } from 'node:child_process';
 import { descendants, parentMap, startTime } from '../../util/process-tree.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { isAlive } from '../../util/pid.js';
-import { groupAlive, KILL_GRACE_MS, killGroup, spawnShell } from '../tools/native/shell.js';
+import { groupAlive, KILL_GRACE_MS, killGroup, spawnShell, type WrapArgv } from '../tools/native/shell.js';
 import { OutputRing, type OutputLine, type OutputStream } from './output-ring.js';
 import { readLines } from './lines.js';
 import type { JobReaper } from './reaper.js';
@@ -141,13 +141,14 @@ export class JobRegistry {
   }
 
   /** Starts `command` under the shell in `cwd`; refused past the running-jobs limit or after dispose. */
-  start(spec: { command: string; cwd: string; summary?: string; chatId: string; toolCallId?: string }): StartJob {
+  /** `wrap`: the job runs in the OS sandbox (its pid namespace stops every process it starts with it). */
+  start(spec: { command: string; cwd: string; summary?: string; chatId: string; toolCallId?: string; wrap?: WrapArgv }): StartJob {
     if (this.disposed) return { ok: false, message: 'The server is shutting down: no background job was started.' };
     if (this.running().length >= this.o.maxRunning) {
       return { ok: false, message: `Maximum number of background jobs reached (${this.o.maxRunning}). Kill an existing job first.` };
     }
     const id = `job-${this.nextId++}`;
-    const child = spawnShell(spec.command, spec.cwd, spec.chatId, this.opts.env);
+    const child = spawnShell(spec.command, spec.cwd, spec.chatId, this.opts.env, spec.wrap);
     const info: JobInfo = {
       id,
       type: 'shell',

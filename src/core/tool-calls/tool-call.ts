@@ -304,6 +304,7 @@ export class ToolCall {
       ...(hooks ? { hooks } : {}),
       toolCallId: this.id,
       signal: ctx.signal,
+      ...(ctx.sandbox ? { sandbox: ctx.sandbox } : {}),
     });
     if (v.args !== this.args) this.args = v.args;
     if (v.stop) this.hookStop = v.stop;

@@ -9,8 +9,9 @@
  *      deny is final;
  *   4. a path outside the roots (the containment folders) asks, whatever the rules allow;
  *   5. a protected path (protected-calls.ts) asks every time, whatever the rules allow;
- *   6. what the rules would ask about runs when the user approved the tool for this chat, or when
- *      trust mode is on;
+ *   6. what the rules would ask about runs when the user approved the tool for this chat, when
+ *      trust mode is on, or when the call runs in the OS sandbox and `sandbox.autoAllow` is on;
+ *      a call asking to leave the sandbox (`"sandbox": false`) asks every time, after step 3;
  *   7. preToolCall hooks (hooks/tool-hooks.ts) see that verdict: they may reject, ask, or rewrite
  *      the arguments (which are then judged again, and the stricter verdict of the two stands;
  *      a hook never loosens the rules).
@@ -23,6 +24,7 @@
  */
 import type { ApprovalConfig } from '../../config/schema.js';
 import type { Agent } from '../../shapes/agent.js';
+import type { SandboxPlan } from '../../util/sandbox.js';
 import type { Tool } from '../../shapes/tool.js';
 import { llmName } from '../../shapes/tool-names.js';
 import { isInsideWorkspace, resolvePath } from '../../util/paths.js';
@@ -65,6 +67,8 @@ export interface GateContext {
   signal?: AbortSignal;
   /** Where patchbay's own folders are (protected paths); the process's when not given. */
   env?: NodeJS.ProcessEnv;
+  /** Whether the call's commands run in the OS sandbox (a `sandboxed` tool's); unset: they do not. */
+  sandbox?: () => Promise<SandboxPlan>;
 }
 
 export type GateVerdict = ({ kind: 'allow' | 'ask' } | { kind: 'deny'; /** What the LLM reads. */ why: string; rejectReason: Extract<RejectReason, 'denied' | 'hook'> }) & {
@@ -121,6 +125,12 @@ export async function judge(tool: Tool, args: Record<string, unknown>, ctx: Gate
   }
   const rules = explainApproval(tool, args, ctx.approval);
   if (rules.decision === 'deny') return deny(`Running "${tool.name}" is denied by the user's configuration.`, rules.because);
+  const plan = tool.sandboxed && ctx.sandbox ? await ctx.sandbox() : undefined;
+  // Out of the sandbox only with the user's say, each time: neither rules, trust nor a session approval cover it.
+  if (plan && plan.kind !== 'off' && args.sandbox === false) {
+    const why = 'it asks to run outside the OS sandbox ("sandbox": false)';
+    return { ...base, kind: 'ask', protected: why, reason: `it asks every time: ${why}` };
+  }
   const outside = await outsidePath(tool, args, ctx.roots, ctx.cwd);
   if (outside !== undefined) {
     return { ...base, kind: 'ask', outside: true, reason: outside === '' ? 'its paths could not be resolved, so it asks' : `"${outside}" is outside the workspace folders, so it asks every time` };
@@ -131,6 +141,8 @@ export async function judge(tool: Tool, args: Record<string, unknown>, ctx: Gate
   if (rules.decision === 'ask' && ctx.session?.approved.has(key)) return { ...base, kind: 'allow', reason: `the user approved it for the rest of this chat (else: ${rules.because})` };
   const trusted = typeof ctx.trust === 'function' ? ctx.trust() : ctx.trust;
   if (rules.decision === 'ask' && trusted) return { ...base, kind: 'allow', reason: `trust mode runs it (else it would ask: ${rules.because})` };
+  if (rules.decision === 'ask' && plan?.kind === 'sandboxed' && plan.autoAllow)
+    return { ...base, kind: 'allow', reason: `it runs in the OS sandbox (sandbox.autoAllow; else it would ask: ${rules.because})` };
   return { ...base, kind: rules.decision, reason: rules.because };
 }
 
@@ -183,6 +195,8 @@ export interface GateSource {
   /** The home folder `~` means in `insideWorkspace`. */
   homeDir?: string;
   env?: NodeJS.ProcessEnv;
+  /** How commands of these folders run (the OS sandbox, runtime/sandbox.ts). */
+  sandbox?(roots: readonly string[]): Promise<SandboxPlan>;
 }
 
 /** A call from outside any chat turn. */
@@ -233,6 +247,7 @@ export class ToolGate {
       ...(req.toolCallId !== undefined ? { toolCallId: req.toolCallId } : {}),
       ...(req.signal ? { signal: req.signal } : {}),
       ...(this.source.env ? { env: this.source.env } : {}),
+      ...(this.source.sandbox ? { sandbox: () => this.source.sandbox!(req.roots) } : {}),
     });
     return { ...verdict, tool };
   }

@@ -360,6 +360,7 @@ export async function runTurn(chat: LiveChat, entry: ModelEntry, input: TurnInpu
           chatId: chat.id,
           editor: deps.editor,
           progress,
+          ...(deps.sandbox ? { sandbox: () => deps.sandbox!(callRoots()) } : {}),
         },
         askUser: (id) => (deps.frontEnd?.canAsk === false ? Promise.resolve({ approved: false, reason: 'denied' }) : chat.approvals.ask(id, signal)),
         showDiffs: deps.frontEnd?.canShowDiffs !== false,

@@ -6,7 +6,8 @@ import { textResult } from '../../../shapes/tool.js';
 import { resolvePath } from '../../../util/paths.js';
 import { defineNativeTool } from '../../../shapes/define-tool.js';
 import { fsErrorText, notice } from '../../../util/fs-util.js';
-import { runShell } from './shell.js';
+import { runShell, type WrapArgv } from './shell.js';
+import { sandboxFailure, type SandboxPolicy } from '../../../util/sandbox.js';
 import { runInEditorTerminal } from './shell-terminal.js';
 import type { JobRegistry } from '../../jobs/registry.js';
 import { lineText, newestWithin } from '../../jobs/format.js';
@@ -26,6 +27,7 @@ export const shellCommandSchema = z.object({
     .nullable()
     .optional()
     .describe("Set to a brief description to run this command in the background (e.g., 'dev-server', 'file-watcher'). Use patchbay__bg_job to read output or kill the process later."),
+  sandbox: z.boolean().optional().describe('Set to false only to retry a command that failed because of the sandbox (a read-only path, no network); the user is asked every time.'),
 });
 
 /** ECA `resources/prompts/tools/shell_command.md` "Background execution", with patchbay's names. */
@@ -59,8 +61,9 @@ Usage:
 - On timeout the command and every process it started are killed.
 - Output over ${maxOutputChars} characters keeps its beginning and end; a notice says how much was cut.
 - Processes a foreground command leaves running when it exits are stopped${background ? ': start servers and watchers with `background`' : ''}.
-- Prefer grep, read_file and directory_tree over grep, cat and ls.${background && opts.jobs ? BACKGROUND_USAGE : ''}`;
-  return defineNativeTool({
+- Prefer grep, read_file and directory_tree over grep, cat and ls.
+- Where an OS sandbox is on, commands run in it: they write only in the workspace folders and /tmp, and have no network. A command that fails because of it says so; only then retry it with \`"sandbox": false\` (the user is asked).${background && opts.jobs ? BACKGROUND_USAGE : ''}`;
+  const tool = defineNativeTool({
     name: 'shell_command',
     description: usage(true),
     schema: shellCommandSchema,
@@ -84,26 +87,48 @@ Usage:
       } catch (err) {
         return textResult(`Bad working_directory: ${fsErrorText(err, cwd)}`, true);
       }
+      // `"sandbox": false` was asked about (core/tool-calls/tool-gate.ts): the user said yes.
+      const plan = args.sandbox === false || !ctx.sandbox ? undefined : await ctx.sandbox();
+      if (plan?.kind === 'refuse') return textResult(`Not run: ${plan.why}. Ask the user to fix the sandbox, or retry with "sandbox": false to ask them to run it unsandboxed.`, true);
+      const sandbox = plan?.kind === 'sandboxed' ? { wrap: plan.wrap } : {};
+      const failed = (r: ToolResult): ToolResult => (plan?.kind === 'sandboxed' && r.error ? explainSandbox(r, plan.policy) : r);
       if (isBackground(args.background)) {
         // Stopped while the directory was checked: a job started now would outlive the stop (ECA's words).
         if (ctx.signal.aborted) return textResult('Tool call is stopping, background job not started.', true);
-        return startJob(opts.jobs, args.command, cwd, args.background, ctx, maxOutputChars);
+        return failed(await startJob(opts.jobs, args.command, cwd, args.background, ctx, maxOutputChars, plan?.kind === 'sandboxed' ? plan.wrap : undefined));
       }
       const timeout = args.timeout ?? defaultTimeout;
-      const runOpts = { cwd, timeoutMs: timeout * 1000, maxOutputChars, ...(opts.env ? { env: opts.env } : {}) };
+      const runOpts = { cwd, timeoutMs: timeout * 1000, maxOutputChars, ...(opts.env ? { env: opts.env } : {}), ...sandbox };
       // The editor runs it in a terminal it shows, when it offers one (ACP `terminal/*`). Background jobs stay local (core/jobs/).
       const inTerminal = ctx.editor.runInTerminal;
       if (inTerminal) {
         const r = await runInEditorTerminal(inTerminal, args.command, runOpts, ctx);
         // The user chose the editor's terminal: a failure there is reported, not run locally instead.
         if (r.error !== undefined) return textResult(`Could not run the command in the editor's terminal: ${r.error}`, true);
-        return shellResult(r, timeout);
+        return failed(shellResult(r, timeout));
       }
       const r = await runShell(args.command, { ...runOpts, signal: ctx.signal, chatId: ctx.chatId });
       if (r.spawnError) return textResult(`Could not start the shell: ${r.spawnError}`, true);
-      return shellResult(r, timeout);
+      return failed(shellResult(r, timeout));
     },
   });
+  return { ...tool, sandboxed: true };
+}
+
+/** A failed sandboxed command whose output shows the sandbox stopped it: the model is told why, and how to retry. */
+function explainSandbox(r: ToolResult, policy: SandboxPolicy): ToolResult {
+  const text = r.outputs.map((o) => (o.type === 'text' ? o.text : '')).join('\n');
+  const why = sandboxFailure(text, policy);
+  if (!why) return r;
+  return {
+    ...r,
+    outputs: [
+      {
+        type: 'text',
+        text: `${text}\n${notice(`this may have failed because of the OS sandbox: ${why}. If the command really needs it, call shell_command again with "sandbox": false; the user will be asked.`)}`,
+      },
+    ],
+  };
 }
 
 /** What the model reads of a foreground run, local or in the editor's terminal: the output, then how it ended. */
@@ -125,9 +150,16 @@ function shellResult(r: { output: string; exitCode: number | null; signal: strin
  * ECA `background-shell-command`: start the job, wait up to 2 s for its first output (less if it
  * ends or the call is stopped), and say how to follow it; a job that already failed is an error.
  */
-async function startJob(jobs: JobRegistry | undefined, command: string, cwd: string, background: string | true, ctx: ToolContext, maxOutputChars: number): Promise<ToolResult> {
+async function startJob(jobs: JobRegistry | undefined, command: string, cwd: string, background: string | true, ctx: ToolContext, maxOutputChars: number, wrap?: WrapArgv): Promise<ToolResult> {
   if (!jobs) return textResult('Background jobs are not available here: run the command without `background`.', true);
-  const started = jobs.start({ command, cwd, chatId: ctx.chatId, ...(typeof background === 'string' ? { summary: background } : {}), ...(ctx.toolCallId ? { toolCallId: ctx.toolCallId } : {}) });
+  const started = jobs.start({
+    command,
+    cwd,
+    chatId: ctx.chatId,
+    ...(typeof background === 'string' ? { summary: background } : {}),
+    ...(ctx.toolCallId ? { toolCallId: ctx.toolCallId } : {}),
+    ...(wrap ? { wrap } : {}),
+  });
   if (!started.ok) return textResult(started.message, true);
   const id = started.job.id;
   await jobs.settle(id, INITIAL_OUTPUT_WAIT_MS, ctx.signal);

@@ -6,7 +6,7 @@
  */
 import type { EditorBridge, ToolContext } from '../../../shapes/tool.js';
 import { notice } from '../../../util/fs-util.js';
-import { shellArgv } from './shell.js';
+import { shellArgv, type WrapArgv } from './shell.js';
 import { agentEnv } from '../../tool-calls/agent-env.js';
 
 export type TerminalRunner = NonNullable<EditorBridge['runInTerminal']>;
@@ -26,10 +26,13 @@ export interface TerminalShellOptions {
   cwd: string;
   timeoutMs: number;
   maxOutputChars: number;
+  /** The OS sandbox the terminal's command runs in (the editor runs it on this machine). */
+  wrap?: WrapArgv;
 }
 
 export async function runInEditorTerminal(run: TerminalRunner, line: string, opts: TerminalShellOptions, ctx: ToolContext): Promise<TerminalShellRun> {
-  const { command, args } = shellArgv(line);
+  const shell = shellArgv(line);
+  const { command, args } = opts.wrap ? opts.wrap(shell, opts.cwd) : shell;
   let r;
   try {
     r = await run({

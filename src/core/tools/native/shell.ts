@@ -11,6 +11,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import { notice } from '../../../util/fs-util.js';
 import { withAgentEnv } from '../../tool-calls/agent-env.js';
+import type { Argv } from '../../../util/sandbox.js';
 
 export const KILL_GRACE_MS = 500;
 /** After the shell exits, how long its stdio may stay open before it is abandoned. */
@@ -36,14 +37,19 @@ export interface ShellRunOptions {
   chatId?: string;
   /** The environment it starts from (the host's: runtime/host-core.ts); the process's own without it. */
   env?: NodeJS.ProcessEnv;
+  /** Starts the shell inside the OS sandbox (util/sandbox.ts `SandboxPlan.wrap`); unsandboxed without. */
+  wrap?: WrapArgv;
 }
+
+/** Turns a program and its arguments into the ones that run it elsewhere (the OS sandbox), in `cwd`. */
+export type WrapArgv = (argv: Argv, cwd: string) => Argv;
 
 const isWindows = process.platform === 'win32';
 
 export function runShell(command: string, opts: ShellRunOptions): Promise<ShellRun> {
   return new Promise((settle) => {
     const out = new OutputBuffer(opts.maxOutputChars);
-    const child = spawnShell(command, opts.cwd, opts.chatId, opts.env);
+    const child = spawnShell(command, opts.cwd, opts.chatId, opts.env, opts.wrap);
 
     let timedOut = false;
     let aborted = false;
@@ -90,7 +96,8 @@ export function runShell(command: string, opts: ShellRunOptions): Promise<ShellR
     child.on('exit', (code, signal) => {
       exit = { code, signal };
       if (!isWindows && child.pid && groupAlive(child.pid)) {
-        strays = !timedOut && !aborted;
+        // In the sandbox the kernel stops what is left with its pid namespace (its own first process may still be going).
+        strays = !timedOut && !aborted && !opts.wrap;
         stop();
       }
       timers.push(setTimeout(() => finish(), CLOSE_WAIT_MS));
@@ -118,9 +125,13 @@ export function runShell(command: string, opts: ShellRunOptions): Promise<ShellR
  * both get the same shell, environment (patchbay's, with core/tool-calls/agent-env.ts's variables for the
  * chat that runs it) and working directory.
  */
-export function spawnShell(command: string, cwd: string, chatId?: string, base?: NodeJS.ProcessEnv): ChildProcess {
+export function spawnShell(command: string, cwd: string, chatId?: string, base?: NodeJS.ProcessEnv, wrap?: WrapArgv): ChildProcess {
   const shell = shellArgv(command);
   const env = withAgentEnv(chatId, base);
+  if (wrap && !isWindows) {
+    const run = wrap(shell, cwd);
+    return spawn(run.command, run.args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  }
   return isWindows
     ? spawn(shell.command, ['/d', '/s', '/c', `"${command}"`], {
         cwd,
