@@ -150,8 +150,8 @@ function kindOf(p: string): PathKind {
 /**
  * bwrap's arguments for a command under `policy`, run in `cwd`. Later mounts cover earlier
  * ones: everything read-only, a private /tmp, the writable folders, then the read-only ones
- * (and the writable folders inside those again), and the hidden ones over all of it. `kind` tells what a path is (the file system's answer when
- * not given).
+ * (and the writable folders inside those again), and the hidden ones over all of it. `kind`
+ * tells what a path is (the file system's answer when not given).
  */
 export function bwrapArgs(policy: SandboxPolicy, cwd: string, kind: (p: string) => PathKind = kindOf): string[] {
   const args = [...namespaceArgs(policy.network), '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
@@ -163,15 +163,12 @@ export function bwrapArgs(policy: SandboxPolicy, cwd: string, kind: (p: string) 
     if (m && kind(m[0]) === 'dir') inTmp.add(m[0]);
   }
   for (const t of inTmp) args.push('--ro-bind', t, t);
-  for (const w of unique(policy.writable)) if (kind(w) === 'dir') args.push('--bind', w, w);
   const writable = unique(policy.writable).filter((w) => kind(w) === 'dir');
-  for (const r of unique(policy.readOnly)) {
-    const k = kind(r);
-    if (k !== 'missing') args.push('--ro-bind', r, r);
-    // A `.patchbay/` not made yet inside a writable folder: an empty read-only one, so the
-    // command cannot create it either (bwrap makes the empty mount point).
-    else if (r.endsWith('.patchbay') && writable.some((w) => isUnder(r, w))) args.push('--tmpfs', r, '--remount-ro', r);
-  }
+  for (const w of writable) args.push('--bind', w, w);
+  // One not made yet (a `.patchbay/` the repository has not got) is not made up here: bwrap would
+  // create its mount point in the user's folder. What a command writes there later is a new file
+  // to workspace trust, held back until the user trusts it (config/trust.ts).
+  for (const r of unique(policy.readOnly)) if (kind(r) !== 'missing') args.push('--ro-bind', r, r);
   // A writable folder inside a read-only one (the memory folders in patchbay's config folder) is
   // bound again over it.
   const readOnly = unique(policy.readOnly);

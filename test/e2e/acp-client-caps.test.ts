@@ -52,7 +52,11 @@ describe('patchbay acp with the client’s fs and terminal', () => {
     llm().script([{ toolCall: { id: 's1', name: 'patchbay__shell_command', args: { command: 'echo from-the-terminal' } } }], [{ text: 'ran' }]);
     expect((await p.prompt(sessionId, 'run it')).stopReason).toBe('end_turn');
     const create = p.terminals.calls.find((c) => c.method === 'create');
-    expect(create?.params).toMatchObject({ sessionId, command: '/bin/sh', args: ['-c', 'echo from-the-terminal'], cwd: root });
+    // The client's terminal runs it in the OS sandbox, as a local run would be (the client runs on this machine).
+    expect(create?.params).toMatchObject({ sessionId, command: expect.stringMatching(/bwrap$/) as string, cwd: root });
+    const args = (create?.params as { args: string[] }).args;
+    expect(args.slice(-4)).toEqual(['--', '/bin/sh', '-c', 'echo from-the-terminal']);
+    expect(args).toEqual(expect.arrayContaining(['--unshare-net', '--unshare-pid']));
     expect(p.terminals.methods()).toEqual(expect.arrayContaining(['create', 'waitForExit', 'output', 'release']));
     const shown = p.updates(sessionId).find((u) => u.sessionUpdate === 'tool_call_update' && JSON.stringify(u.content ?? []).includes('"terminal"'));
     expect(shown).toMatchObject({ toolCallId: 's1', content: [{ type: 'terminal', terminalId: expect.any(String) as string }] });

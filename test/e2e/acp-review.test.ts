@@ -8,6 +8,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { methods } from '@agentclientprotocol/sdk';
@@ -170,11 +171,18 @@ describe('patchbay acp review: cancel', () => {
 
   it('session/cancel during a shell command run here: cancelled, and the command process is gone', async () => {
     const { p, root, sessionId } = await started();
-    const pidFile = join(root, 'pid');
-    llm().script([{ toolCall: { id: 's1', name: 'patchbay__shell_command', args: { command: `echo $$ > '${pidFile}'; exec sleep 60` } } }], [{ text: 'never' }]);
+    // Found by its command line: in the OS sandbox `$$` is a pid of the command's own namespace.
+    const seconds = `60.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+    llm().script([{ toolCall: { id: 's1', name: 'patchbay__shell_command', args: { command: `exec sleep ${seconds}` } } }], [{ text: 'never' }]);
     const r = p.prompt(sessionId, 'run');
-    await p.until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 'the command to start');
-    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    const hostPid = () =>
+      Number(
+        spawnSync('pgrep', ['-x', '-f', `sleep ${seconds}`], { encoding: 'utf8' })
+          .stdout.trim()
+          .split('\n')[0] || 0,
+      );
+    await p.until(() => hostPid() > 0, 'the command to start');
+    const pid = hostPid();
     expect(isAlive(pid)).toBe(true);
     await p.agent.notify(methods.agent.session.cancel, { sessionId });
     expect((await r).stopReason).toBe('cancelled');

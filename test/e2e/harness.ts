@@ -154,6 +154,10 @@ export function fakeProviderConfig(url: string, api = 'openai-chat', extra: Reco
     providers: { fake: { api, url: base, key: 'test-key', models: { m1: { limit: { context: 100_000, output: 100 }, cost: { input: 1, output: 2 } } } } },
     defaultModel: 'fake/m1',
     chat: { generateTitles: false, maxRetries: 3 },
+    // Commands run in the OS sandbox (bubblewrap) as they do by default, but what the approval
+    // rules would ask about still asks: tests of the rules see them as written. The default
+    // (sandboxed commands run unasked) is test/e2e/sandbox.test.ts's; `sandbox` in `extra` replaces this.
+    sandbox: { autoAllow: false },
     ...extra,
   };
 }

@@ -36,7 +36,8 @@ async function boot(approval: Record<string, unknown>) {
   const asked: TerminalRunRequest[] = [];
   const events: Array<{ chatId: string; e: ChatEvent }> = [];
   let onEvent: (e: ChatEvent, chatId: string) => void = () => {};
-  const config = { ...fakeProviderConfig(llm().url, 'openai-chat', { toolCall: { approval } }), gateway: { enabled: false }, openctx: { host: { enabled: false } } };
+  // Unsandboxed: these check the terminal's own argv and host pids (a sandboxed terminal command: acp-client-caps.test.ts).
+  const config = { ...fakeProviderConfig(llm().url, 'openai-chat', { toolCall: { approval }, sandbox: { enabled: false } }), gateway: { enabled: false }, openctx: { host: { enabled: false } } };
   const ws = await Workspace.create({
     roots: [root],
     env: {

@@ -174,9 +174,17 @@ describe('ToolGate: patchbay tools check and a chat turn agree', () => {
     const home = scratch(tempDir());
     const root = scratch(workspace({ 'a.txt': 'a\n' }));
     const run = (config: Record<string, unknown>, args: string[]) => runPatchbay(['tools', 'check', ...args], { home, cwd: root, env: { PATCHBAY_CONFIG: cliConfig(config) }, timeoutMs: 30_000 });
-    // shell_command asks by default; with defaultTrust on, a new chat runs it unasked.
-    expect((await run({}, ['shell_command', '{"command":"ls"}'])).code).toBe(3);
-    expect((await run({ chat: { defaultTrust: true } }, ['shell_command', '{"command":"ls"}'])).code).toBe(0);
+    // By default shell_command runs in the OS sandbox unasked; without autoAllow it asks, and with
+    // defaultTrust on a new chat runs it unasked again. Out of the sandbox it asks whatever the rest says.
+    const sandboxed = await run({}, ['shell_command', '{"command":"ls"}']);
+    expect(sandboxed.code, sandboxed.output).toBe(0);
+    expect(sandboxed.stdout).toContain('it runs in the OS sandbox');
+    const ask = { sandbox: { autoAllow: false } };
+    expect((await run(ask, ['shell_command', '{"command":"ls"}'])).code).toBe(3);
+    expect((await run({ ...ask, chat: { defaultTrust: true } }, ['shell_command', '{"command":"ls"}'])).code).toBe(0);
+    const out = await run({ chat: { defaultTrust: true } }, ['shell_command', '{"command":"ls","sandbox":false}']);
+    expect(out.code).toBe(3);
+    expect(out.stdout).toContain('outside the OS sandbox');
     // The plan agent as the default: a write is refused, unless --agent names another.
     const plan = { chat: { defaultAgent: 'plan', defaultTrust: true } };
     expect((await run(plan, ['write_file', '{"path":"n.txt","content":"x"}'])).stdout).toMatch(/^deny: the plan agent only reads/);

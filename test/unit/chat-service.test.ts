@@ -397,7 +397,7 @@ describe('ChatService with a model whose context window is small', () => {
     expect(names).toContain('patchbay__read_file');
     expect(names.filter((n) => /spawn_agent|bg_job|lsp_/.test(n))).toEqual([]);
     const shell = req.tools.find((t) => t.name === 'patchbay__shell_command')!;
-    expect(Object.keys((shell.parameters as { properties: object }).properties)).toEqual(['command', 'working_directory', 'timeout']);
+    expect(Object.keys((shell.parameters as { properties: object }).properties)).toEqual(['command', 'working_directory', 'timeout', 'sandbox']);
     expect(shell.description).not.toMatch(/background|bg_job/i);
     expect(req.system).toContain('patchbay__shell_command');
     expect(req.system).not.toMatch(/spawn_agent|bg_job|lsp_/);
