@@ -2,8 +2,8 @@
  * A workspace's start-up, in one order for every front end (`Workspace.start`): the config's
  * problems are told, the MCP servers' task begins, the listeners open (the gateway, the OpenCtx
  * host), the session starts (sessionStart hooks), the models are announced once known, the file
- * indexes warm and the config files are watched. A front end says how through its policy: when
- * the servers start, where messages and failures go.
+ * indexes warm, the sandbox is probed (and said in the log) and the config files are watched. A
+ * front end says how through its policy: when the servers start, where messages and failures go.
  */
 import type { Workspace } from './workspace.js';
 
@@ -53,6 +53,8 @@ export function startWorkspace(ws: Workspace, policy: StartPolicy): void {
     if (policy.servers === 'afterModels') setImmediate(startMcp);
   });
   for (const ix of ws.indexes) void ix.warm();
+  // Whether commands run in the OS sandbox, or why not and how to fix it, in the log (and in doctor).
+  void ws.sandbox.announce(ws.roots);
   // Config files edited while we run apply live (Workspace.reloadConfig).
   ws.watchConfig();
 }
