@@ -32,7 +32,9 @@ export interface SandboxPolicy {
 }
 
 export type SandboxSupport =
-  { ok: true; kind: 'bubblewrap'; bwrap: string; version: string } | { ok: false; /** Why commands cannot be sandboxed here. */ why: string; /** What the user can do about it. */ fix: string };
+  /** `bwrap`: the binary, bubblewrap's or macOS's sandbox-exec. */
+  | { ok: true; kind: 'bubblewrap' | 'sandbox-exec'; bwrap: string; version: string }
+  | { ok: false; /** Why commands cannot be sandboxed here. */ why: string; /** What the user can do about it. */ fix: string };
 
 /** How a command is started: a program and its arguments. */
 export interface Argv {
@@ -68,16 +70,19 @@ const USERNS_FIX =
 const PROBE_TIMEOUT_MS = 10_000;
 
 const probes = new Map<string, Promise<SandboxSupport>>();
+const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
 
 /**
  * Whether bubblewrap works here, tried once per binary and process: `bwrap --version`, then a
  * `true` in the same namespaces a command gets. Never rejects.
  */
 export function probeSandbox(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): Promise<SandboxSupport> {
-  if (platform !== 'linux') {
-    const why = platform === 'darwin' ? 'the macOS sandbox (sandbox-exec) is not wired up yet' : `no OS sandbox is available on ${platform}`;
-    return Promise.resolve({ ok: false, why, fix: 'commands go through approvals as usual; see docs/sandbox.md' });
+  if (platform === 'darwin') {
+    // Written and unit-tested, not run here (docs/sandbox.md); macOS has no pid namespace.
+    if (executable(SANDBOX_EXEC)) return Promise.resolve({ ok: true, kind: 'sandbox-exec', bwrap: SANDBOX_EXEC, version: 'macOS' });
+    return Promise.resolve({ ok: false, why: `${SANDBOX_EXEC} is missing`, fix: 'commands go through approvals as usual; see docs/sandbox.md' });
   }
+  if (platform !== 'linux') return Promise.resolve({ ok: false, why: `no OS sandbox is available on ${platform}`, fix: 'commands go through approvals as usual; see docs/sandbox.md' });
   const bwrap = findBwrap(env);
   if (!bwrap) {
     const why = env.PATCHBAY_BWRAP ? `PATCHBAY_BWRAP (${env.PATCHBAY_BWRAP}) is not an executable file` : 'bubblewrap (bwrap) is not installed';
@@ -182,8 +187,9 @@ export function bwrapArgs(policy: SandboxPolicy, cwd: string, kind: (p: string) 
   return args;
 }
 
-/** The command under bwrap: `bwrap <policy> -- <command> <args>`. */
+/** The command in the sandbox: `bwrap <policy> -- <command> <args>`, or `sandbox-exec -p <profile> <command> <args>` on macOS. */
 export function sandboxArgv(support: Extract<SandboxSupport, { ok: true }>, policy: SandboxPolicy, cwd: string, argv: Argv): Argv {
+  if (support.kind === 'sandbox-exec') return { command: support.bwrap, args: ['-p', sandboxExecProfile(policy), argv.command, ...argv.args] };
   return { command: support.bwrap, args: [...bwrapArgs(policy, cwd), '--', argv.command, ...argv.args] };
 }
 
