@@ -118,3 +118,21 @@ describe('held-back remote API settings', () => {
     expect(kept).toEqual({ remote: {}, logLevel: 'debug' });
   });
 });
+
+describe('held-back sandbox settings', () => {
+  it('a workspace config may narrow the sandbox (turn it on, hide more, ask more) but not widen it', () => {
+    const wide = holdBack({ sandbox: { enabled: false, network: true, writable: ['/'], autoAllow: true, hidden: ['secrets'] } }, {});
+    expect(wide.held.map((h) => formatHeldSetting(h)).sort()).toEqual([
+      'sandbox.autoAllow (runs sandboxed commands without asking)',
+      'sandbox.enabled: false',
+      'sandbox.network (gives commands the network)',
+      'sandbox.writable (["/"])',
+    ]);
+    expect(wide.kept).toEqual({ sandbox: { hidden: ['secrets'] } });
+    const auto = holdBack({ sandbox: { enabled: 'auto' } }, {});
+    expect(auto.held.map((h) => h.key)).toEqual(['sandbox.enabled']);
+    const narrow = holdBack({ sandbox: { enabled: true, network: false, autoAllow: false, hidden: ['x'] } }, {});
+    expect(narrow.held).toEqual([]);
+    expect(narrow.kept).toEqual({ sandbox: { enabled: true, network: false, autoAllow: false, hidden: ['x'] } });
+  });
+});
