@@ -208,3 +208,40 @@ describe('ToolGate.decide: a call from no chat', () => {
     expect(await gate.decide({ ...base, tool: 'github__close_issue', args: {}, trust: true })).toMatchObject({ kind: 'deny', reason: expect.stringMatching(/disabledTools/) });
   });
 });
+
+describe('ToolGate: the OS sandbox', () => {
+  const sandboxedShell: Tool = { ...shell, sandboxed: true };
+  const policy = { writable: [], readOnly: [], hidden: [], network: false };
+  const support = { ok: true as const, kind: 'bubblewrap' as const, bwrap: '/usr/bin/bwrap', version: '0.8.0' };
+  const on =
+    (autoAllow = true) =>
+    () =>
+      Promise.resolve({ kind: 'sandboxed' as const, policy, support, autoAllow, wrap: (a: { command: string; args: string[] }) => a });
+  const off = () => Promise.resolve({ kind: 'off' as const, why: 'sandbox.enabled is false' });
+  const refuse = () => Promise.resolve({ kind: 'refuse' as const, why: 'no bwrap' });
+
+  it('with autoAllow what would ask runs in the sandbox unasked; without it, or off, it asks; deny still denies', async () => {
+    const cmd = { command: 'make' };
+    expect(await judge(sandboxedShell, cmd, await ctx({ sandbox: on() }))).toMatchObject({ kind: 'allow', reason: expect.stringMatching(/runs in the OS sandbox/) as string });
+    expect((await judge(sandboxedShell, cmd, await ctx({ sandbox: on(false) }))).kind).toBe('ask');
+    expect((await judge(sandboxedShell, cmd, await ctx({ sandbox: off }))).kind).toBe('ask');
+    expect((await judge(sandboxedShell, cmd, await ctx({ sandbox: refuse }))).kind).toBe('ask');
+    // A tool that does not run in the sandbox is not let through by it.
+    expect((await judge(shell, cmd, await ctx({ sandbox: on() }))).kind).toBe('ask');
+    const denied = await judge(sandboxedShell, { command: 'rm -rf x' }, await ctx({ sandbox: on(), approval: { deny: { shell_command: { argsMatchers: { command: ['rm .*'] } } } } }));
+    expect(denied.kind).toBe('deny');
+  });
+
+  it('"sandbox": false asks every time, whatever allows it: an allow rule, trust mode, a session approval', async () => {
+    const args = { command: 'curl example.com', sandbox: false };
+    const session: SessionAnswers = { approved: new Set(['patchbay__shell_command']) };
+    for (const sandbox of [on(), refuse]) {
+      const v = await judge(sandboxedShell, args, await ctx({ sandbox, approval: { byDefault: 'allow', allow: { shell_command: {} } }, trust: true, session }));
+      expect(v).toMatchObject({ kind: 'ask', protected: expect.stringMatching(/outside the OS sandbox/) as string });
+    }
+    // Where the sandbox is off anyway, it changes nothing.
+    expect((await judge(sandboxedShell, args, await ctx({ sandbox: off, approval: { byDefault: 'allow' } }))).kind).toBe('allow');
+    // A deny rule is still final.
+    expect((await judge(sandboxedShell, args, await ctx({ sandbox: on(), approval: { deny: { shell_command: {} } } }))).kind).toBe('deny');
+  });
+});
