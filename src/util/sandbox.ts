@@ -141,7 +141,8 @@ export type PathKind = 'dir' | 'file' | 'missing';
 
 function kindOf(p: string): PathKind {
   try {
-    return statSync(p).isDirectory() ? 'dir' : 'file';
+    const st = statSync(p, { throwIfNoEntry: false });
+    return !st ? 'missing' : st.isDirectory() ? 'dir' : 'file';
   } catch {
     return 'missing';
   }
@@ -154,19 +155,27 @@ function kindOf(p: string): PathKind {
  * not given).
  */
 export function bwrapArgs(policy: SandboxPolicy, cwd: string, kind: (p: string) => PathKind = kindOf): string[] {
+  // One look per path: a path may be asked about several times below.
+  const kinds = new Map<string, PathKind>();
+  const look = (p: string): PathKind => kinds.get(p) ?? kinds.set(p, kind(p)).get(p)!;
   const args = [...namespaceArgs(policy.network), '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
   // A folder of the policy under /tmp (a workspace, a home there) is seen through the private
   // /tmp as it is, read-only: its parents are not made up, writable, in the private one.
   const inTmp = new Set<string>();
   for (const p of [...policy.writable, ...policy.readOnly, ...policy.hidden]) {
     const m = /^\/tmp\/[^/]+/.exec(resolve(p));
-    if (m && kind(m[0]) === 'dir') inTmp.add(m[0]);
+    if (m && look(m[0]) === 'dir') inTmp.add(m[0]);
   }
   for (const t of inTmp) args.push('--ro-bind', t, t);
-  for (const w of unique(policy.writable)) if (kind(w) === 'dir') args.push('--bind', w, w);
-  const writable = unique(policy.writable).filter((w) => kind(w) === 'dir');
-  for (const r of unique(policy.readOnly)) {
-    const k = kind(r);
+  const writable = unique(policy.writable).filter((w) => look(w) === 'dir');
+  for (const w of writable) args.push('--bind', w, w);
+  // Only a read-only path inside a writable folder (or in the private /tmp but not in a folder
+  // bound above) is bound again: elsewhere `--ro-bind / /` keeps it read-only already, and each
+  // mount costs bwrap time (bench/sandbox.ts).
+  const inTmpDir = (r: string): boolean => [...inTmp].some((t) => isUnder(r, t));
+  const reopened = unique(policy.readOnly).filter((r) => writable.some((w) => isUnder(r, w)) || (isUnder(r, '/tmp') && !inTmpDir(r)));
+  for (const r of reopened) {
+    const k = look(r);
     if (k !== 'missing') args.push('--ro-bind', r, r);
     // A `.patchbay/` not made yet inside a writable folder: an empty read-only one, so the
     // command cannot create it either (bwrap makes the empty mount point).
@@ -174,10 +183,9 @@ export function bwrapArgs(policy: SandboxPolicy, cwd: string, kind: (p: string) 
   }
   // A writable folder inside a read-only one (the memory folders in patchbay's config folder) is
   // bound again over it.
-  const readOnly = unique(policy.readOnly);
-  for (const w of writable) if (readOnly.some((r) => r !== w && isUnder(w, r))) args.push('--bind', w, w);
+  for (const w of writable) if (reopened.some((r) => r !== w && look(r) !== 'missing' && isUnder(w, r))) args.push('--bind', w, w);
   for (const h of unique(policy.hidden)) {
-    const k = kind(h);
+    const k = look(h);
     if (k === 'dir') args.push('--tmpfs', h, '--remount-ro', h);
     else if (k === 'file') args.push('--ro-bind', '/dev/null', h);
   }
