@@ -37,6 +37,8 @@
  *   cache         a 40-turn chat through the real server against the fake Anthropic server: share
  *                 of input tokens read from the prompt cache, overall and after turn 2, vs. the same
  *                 chat with cacheRetention "none" (bench/cache.ts)
+ *   sandbox       a sandboxed `true` through runShell and WorkspaceSandbox.plan vs. the same under
+ *                 bare bwrap with the same namespaces vs. plain `sh -c true`, interleaved (bench/sandbox.ts)
  *
  *   before-after  `server` and `acp` start-up (initialize; acp session/new) and idle RSS of a
  *                 BASELINE build and this one, interleaved in one run (bench/before-after.ts)
@@ -74,6 +76,7 @@ import { JOBS_TARGET_MB, runJobsFlood } from './jobs.js';
 import { runStartup } from './startup.js';
 import { PROMPT_TARGET_MS, runPromptRules } from './prompt-rules.js';
 import { REPLAY_TARGET_MS, runReplay } from './replay.js';
+import { LEG_NAMES, LEGS, runSandbox, SANDBOX_TARGET } from './sandbox.js';
 import { cleanupTemps, mb, median, ms, now, pct, procMemKb, rate, ratio, ROOT, Server, sleep, summarize, tempDir } from './util.js';
 
 interface Row {
@@ -841,6 +844,56 @@ async function replay(): Promise<void> {
   }
 }
 
+// ---------------------------------------------------------------- sandbox
+
+async function sandbox(): Promise<void> {
+  try {
+    const r = await runSandbox(log);
+    for (const leg of LEGS) {
+      const x = r.legs[leg];
+      log(`  ${LEG_NAMES[leg].padEnd(24)} median ${ms(x.p50)}  p90 ${ms(x.p90)}  (min ${ms(x.min)}, max ${ms(x.max)})`);
+    }
+    for (const [name, h] of Object.entries(r.homes)) {
+      log(`  ${name} home, in process per call: plan(roots) ${h.planUs.toFixed(0)} µs, wrap() ${h.wrapUs.toFixed(0)} µs; ${h.extraMounts} mounts + ${h.remounts} remounts over bare bwrap`);
+    }
+    log(
+      `  per round: patchbay full / bwrap with its args ${ratio(r.perRound('full', 'policy'))} (patchbay's own code); bwrap with its args / bare ${ratio(r.perRound('policy', 'bwrap'))} (the mounts)`,
+    );
+    const b = r.legs.bwrap;
+    for (const leg of ['plain', 'full'] as const) {
+      const a = r.legs[leg];
+      row({
+        bench: `sandboxed true via shell_command path, ${leg} home (median)`,
+        figure: `${ms(a.p50)} (p90 ${ms(a.p90)})`,
+        reference: `bare bwrap ${ms(b.p50)} (p90 ${ms(b.p90)})`,
+        ratio: `${ratio(a.p50 / b.p50)} (per round ${ratio(r.perRound(leg, 'bwrap'))})`,
+        target: `≤ ${SANDBOX_TARGET}× bare bwrap`,
+        pass: a.p50 / b.p50 <= SANDBOX_TARGET,
+      });
+    }
+    const p = r.legs.policy;
+    row({
+      bench: 'shell_command path vs bwrap with the same args, full home',
+      figure: ms(r.legs.full.p50),
+      reference: `bwrap, same args ${ms(p.p50)} (p90 ${ms(p.p90)})`,
+      ratio: `${ratio(r.legs.full.p50 / p.p50)} (per round ${ratio(r.perRound('full', 'policy'))})`,
+      target: "(info: patchbay's own code)",
+      pass: undefined,
+    });
+    const c = r.legs.sh;
+    row({
+      bench: `bare bwrap ${r.version} vs sh -c true (median)`,
+      figure: `${ms(b.p50)} (p90 ${ms(b.p90)})`,
+      reference: `sh ${ms(c.p50)} (p90 ${ms(c.p90)})`,
+      ratio: `${ratio(b.p50 / c.p50)} (per round ${ratio(r.perRound('bwrap', 'sh'))})`,
+      target: '(info)',
+      pass: undefined,
+    });
+  } catch (e) {
+    failed('sandbox', e);
+  }
+}
+
 const ALL = [
   'before-after',
   'workspaces',
@@ -862,6 +915,7 @@ const ALL = [
   'replay',
   'local',
   'cache',
+  'sandbox',
 ];
 
 /** The build to compare with (bench/baseline.ts), resolved (and built if need be) in main(). */
@@ -902,6 +956,7 @@ async function main(): Promise<void> {
   if (want('replay')) await replay();
   if (want('local')) await local();
   if (want('cache')) await cache();
+  if (want('sandbox')) await sandbox();
   table();
   log(`\n(${((now() - t0) / 1000).toFixed(1)} s; figures only — this always exits 0)`);
 }

@@ -146,7 +146,8 @@ export type PathKind = 'dir' | 'file' | 'missing';
 
 function kindOf(p: string): PathKind {
   try {
-    return statSync(p).isDirectory() ? 'dir' : 'file';
+    const st = statSync(p, { throwIfNoEntry: false });
+    return !st ? 'missing' : st.isDirectory() ? 'dir' : 'file';
   } catch {
     return 'missing';
   }
@@ -159,27 +160,37 @@ function kindOf(p: string): PathKind {
  * tells what a path is (the file system's answer when not given).
  */
 export function bwrapArgs(policy: SandboxPolicy, cwd: string, kind: (p: string) => PathKind = kindOf): string[] {
+  // One look per path: a path may be asked about several times below.
+  const kinds = new Map<string, PathKind>();
+  const look = (p: string): PathKind => kinds.get(p) ?? kinds.set(p, kind(p)).get(p)!;
   const args = [...namespaceArgs(policy.network), '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
   // A folder of the policy under /tmp (a workspace, a home there) is seen through the private
   // /tmp as it is, read-only: its parents are not made up, writable, in the private one.
   const inTmp = new Set<string>();
   for (const p of [...policy.writable, ...policy.readOnly, ...policy.hidden]) {
     const m = /^\/tmp\/[^/]+/.exec(resolve(p));
-    if (m && kind(m[0]) === 'dir') inTmp.add(m[0]);
+    if (m && look(m[0]) === 'dir') inTmp.add(m[0]);
   }
   for (const t of inTmp) args.push('--ro-bind', t, t);
-  const writable = unique(policy.writable).filter((w) => kind(w) === 'dir');
+  const writable = unique(policy.writable).filter((w) => look(w) === 'dir');
   for (const w of writable) args.push('--bind', w, w);
-  // One not made yet (a `.patchbay/` the repository has not got) is not made up here: bwrap would
-  // create its mount point in the user's folder. What a command writes there later is a new file
-  // to workspace trust, held back until the user trusts it (config/trust.ts).
-  for (const r of unique(policy.readOnly)) if (kind(r) !== 'missing') args.push('--ro-bind', r, r);
+  // Only a read-only path inside a writable folder (or in the private /tmp but not in a folder
+  // bound above) is bound again: elsewhere `--ro-bind / /` keeps it read-only already, and each
+  // mount costs bwrap time (bench/sandbox.ts).
+  const inTmpDir = (r: string): boolean => [...inTmp].some((t) => isUnder(r, t));
+  const reopened = unique(policy.readOnly).filter((r) => writable.some((w) => isUnder(r, w)) || (isUnder(r, '/tmp') && !inTmpDir(r)));
+  for (const r of reopened) {
+    const k = look(r);
+    // One not made yet (a `.patchbay/` the repository has not got) is not made up: bwrap would
+    // create its mount point in the user's folder. What a command writes there later is a new
+    // file to workspace trust, held back until the user trusts it (config/trust.ts).
+    if (k !== 'missing') args.push('--ro-bind', r, r);
+  }
   // A writable folder inside a read-only one (the memory folders in patchbay's config folder) is
   // bound again over it.
-  const readOnly = unique(policy.readOnly);
-  for (const w of writable) if (readOnly.some((r) => r !== w && isUnder(w, r))) args.push('--bind', w, w);
+  for (const w of writable) if (reopened.some((r) => r !== w && look(r) !== 'missing' && isUnder(w, r))) args.push('--bind', w, w);
   for (const h of unique(policy.hidden)) {
-    const k = kind(h);
+    const k = look(h);
     if (k === 'dir') args.push('--tmpfs', h, '--remount-ro', h);
     else if (k === 'file') args.push('--ro-bind', '/dev/null', h);
   }
