@@ -63,7 +63,9 @@ export async function askWorkspaceTrust(cwd: string, configFile: string | undefi
   const changed = changedFiles(files, record.files);
   if (!changed.length) return;
   const why = record.files ? 'are new or changed since you trusted this folder' : 'were not recorded when you trusted this folder';
-  process.stderr.write(`These files of this folder ${why}; until you trust them, their auto-approvals, links out of the folder and hook scripts are held back:\n${changed.map((f) => `  - ${escapeControlChars(f)}`).join('\n')}\n`);
+  process.stderr.write(
+    `These files of this folder ${why}; until you trust them, their auto-approvals, links out of the folder and hook scripts are held back:\n${changed.map((f) => `  - ${escapeControlChars(f)}`).join('\n')}\n`,
+  );
   if (await askTrust()) recordTrust(home, cwd, record.sha256, files);
   else process.stderr.write('Not trusted: what they would enable stays off.\n');
 }

@@ -52,8 +52,7 @@ export async function runTrust(args: string[]): Promise<void> {
     }
     // No config file: trusting the folder still lets patchbay run the programs it ships
     // (node_modules/.bin/typescript-language-server); a config file added later is "changed".
-    if (!record)
-      process.stdout.write(`${show(workspaceConfigPath(root))} does not exist: trusting this folder lets patchbay run programs it ships (node_modules/.bin/typescript-language-server).\n`);
+    if (!record) process.stdout.write(`${show(workspaceConfigPath(root))} does not exist: trusting this folder lets patchbay run programs it ships (node_modules/.bin/typescript-language-server).\n`);
     sha256 = record?.sha256 ?? contentHash('');
   } else {
     if (w.state === 'trusted' && filesUpToDate) {

@@ -102,7 +102,9 @@ export class AgentDefs {
       const widen = trust === 'trusted';
       // A link out of a folder the user has not trusted would have us read (and send the model) any file of theirs.
       if (!widen && f.source.root !== undefined && !(await staysInside(f.source.root, f.path))) {
-        problems.push(`Agent file ${f.path} is skipped: it links outside ${f.source.root}, ${trust === 'untrusted' ? 'a folder you have not trusted' : `and is ${fileTrustWhy(trust, f.source.root)}`}.`);
+        problems.push(
+          `Agent file ${f.path} is skipped: it links outside ${f.source.root}, ${trust === 'untrusted' ? 'a folder you have not trusted' : `and is ${fileTrustWhy(trust, f.source.root)}`}.`,
+        );
         continue;
       }
       const parsed = parseAgentFile(f.path, bytes.toString('utf8'), { widen });

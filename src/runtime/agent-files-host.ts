@@ -101,8 +101,7 @@ export function scanFiles<T extends { ok: true } | { ok: false; error: string }>
   for (const f of scan.files) {
     const state = linked.get(f.path);
     if (state === 'untrusted') problems.push(`${what.file} skipped: ${show(f.path)}: it links outside its workspace folder, which you have not trusted (/trust loads it)`);
-    else if (state !== undefined)
-      problems.push(`${what.file} skipped: ${show(f.path)}: it links outside its workspace folder and is ${fileTrustWhy(state, f.source.root ?? '')} (/trust loads it)`);
+    else if (state !== undefined) problems.push(`${what.file} skipped: ${show(f.path)}: it links outside its workspace folder and is ${fileTrustWhy(state, f.source.root ?? '')} (/trust loads it)`);
     else if (!f.value.ok) problems.push(`${what.file} skipped: ${show(f.path)}: ${f.value.error}`);
   }
   return { files, problems, key: `${host.roots().join('\0')}\n${sources.map((s) => s.path).join('\0')}\n${scan.key}\n${[...linked].map(([p, s]) => `${p}=${s}`).join('\0')}` };

@@ -44,7 +44,8 @@ function route(marker: string, child: (b: Body) => Reply, parent: { first: Reply
 const spawn = (id: string, args: Record<string, unknown>) => ({ toolCall: { id, name: 'patchbay__spawn_agent', args } });
 const shell = (id: string, command: string) => ({ toolCall: { id, name: 'patchbay__shell_command', args: { command } } });
 
-const helper = (byDefault: string, marker = 'HELPER-PROMPT') => ['---', 'description: Does chores', 'mode: subagent', 'tools:', `  byDefault: ${byDefault}`, '---', `${marker}: do the chore.`, ''].join('\n');
+const helper = (byDefault: string, marker = 'HELPER-PROMPT') =>
+  ['---', 'description: Does chores', 'mode: subagent', 'tools:', `  byDefault: ${byDefault}`, '---', `${marker}: do the chore.`, ''].join('\n');
 
 async function boot(home: string, root: string, config: Record<string, unknown> = {}): Promise<EcaProc> {
   const base = fakeProviderConfig(llm().url, 'openai-chat');

@@ -429,7 +429,12 @@ describe('untrusted workspace config: skills and commands paths', () => {
     recordTrust(store, ws, 'x', await covered());
     const before = real();
     new CustomCommands(before).install();
-    expect(new SkillCatalog(before).install().skills().map((s) => s.name)).toEqual(['team']);
+    expect(
+      new SkillCatalog(before)
+        .install()
+        .skills()
+        .map((s) => s.name),
+    ).toEqual(['team']);
     expect(before.commands.find('notes')?.type).toBe('custom-prompt');
     expect(before.board.problems()).toEqual([]);
 
@@ -440,7 +445,12 @@ describe('untrusted workspace config: skills and commands paths', () => {
     symlinkSync(join(tmp, 'shared/other'), join(ws, '.patchbay/skills/other'));
     const after = real();
     new CustomCommands(after).install();
-    expect(new SkillCatalog(after).install().skills().map((s) => s.name)).toEqual(['team']);
+    expect(
+      new SkillCatalog(after)
+        .install()
+        .skills()
+        .map((s) => s.name),
+    ).toEqual(['team']);
     expect(after.commands.find('notes')).toBeUndefined();
     expect(after.board.problems()).toEqual([
       `Custom command skipped: .patchbay/commands/notes.md: it links outside its workspace folder and is new or changed since you trusted ${ws} (/trust loads it)`,

@@ -135,8 +135,7 @@ export class Hooks {
       result = { exit: 1, stdout: '', stderr: untrusted };
       // A script changed while patchbay runs: the board (doctor, the chat's next notice) hears it now.
       this.publish();
-    }
-    else if (action.file !== undefined && !existsSync(this.filePath(action.file, cwd))) {
+    } else if (action.file !== undefined && !existsSync(this.filePath(action.file, cwd))) {
       result = { exit: 1, stdout: '', stderr: `Hook file not found: '${this.filePath(action.file, cwd)}' (relative paths resolve against the first workspace folder)` };
     } else {
       result = await runAction({
