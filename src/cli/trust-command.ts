@@ -89,7 +89,7 @@ export async function runTrust(args: string[]): Promise<void> {
   process.stdout.write(`Trusted ${show(folderKey(root))}. patchbay ${applies}.\n`);
 }
 
-function list(home: string): void {
+async function list(home: string): Promise<void> {
   const entries = listTrust(home);
   if (!entries.length) {
     process.stdout.write('No trusted folders.\n');
@@ -103,6 +103,15 @@ function list(home: string): void {
     } catch {
       now = 'no config file now';
     }
-    process.stdout.write(`${show(e.folder)}  (trusted ${e.trustedAt}; ${now})\n`);
+    process.stdout.write(`${show(e.folder)}  (trusted ${e.trustedAt}; ${now}${await filesNow(e.folder, e.files)})\n`);
   }
+}
+
+/** `; 2 agent, skill, command or hook files new or changed since`: what of the folder's other files is held back now. */
+async function filesNow(folder: string, recorded: Record<string, string> | undefined): Promise<string> {
+  if (!recorded) return '; its agent, skill, command and hook files were not recorded: trust it again to cover them';
+  if (!existsSync(folder)) return '';
+  const { config } = loadConfig({ roots: [folder], env: process.env });
+  const changed = changedFiles(await coveredFilesNow(folder, { env: process.env, config }), recorded);
+  return changed.length ? `; new or changed since, held back until you trust it again: ${changed.map(show).join(', ')}` : '';
 }

@@ -87,6 +87,8 @@ describe('trust covers the agent files as they were (issue 31, finding 1)', () =
     expect(await trustCli(home, root)).toContain('.patchbay/agents/helper.md');
     // The pull.
     writeFileSync(join(root, '.patchbay', 'agents', 'helper.md'), helper('allow'));
+    const listed = await runPatchbay(['trust', '--list'], { home, cwd: root, timeoutMs: 30_000 });
+    expect(listed.stdout).toContain('new or changed since, held back until you trust it again: .patchbay/agents/helper.md');
     const p = await boot(home, root);
 
     const first = await childShell(p, 'h1', 'helper', 'HELPER-PROMPT', 'touch pwned.txt');
