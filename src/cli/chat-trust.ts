@@ -6,7 +6,8 @@
 import { createInterface } from 'node:readline/promises';
 import { heldBack, loadConfig, patchbayHome } from '../config/load.js';
 import { heldSettingsList } from '../config/held-back.js';
-import { recordTrust } from '../config/trust.js';
+import { recordTrust, trustRecord } from '../config/trust.js';
+import { changedFiles, coveredFilesNow } from '../config/trusted-files.js';
 import { escapeControlChars } from '../util/text.js';
 
 /** Can the user be asked (stdin and stderr are a terminal)? */
@@ -43,12 +44,28 @@ export async function askTrust(): Promise<boolean> {
 
 export async function askWorkspaceTrust(cwd: string, configFile: string | undefined): Promise<void> {
   if (!canAsk()) return;
-  const pending = heldBack(loadConfig({ roots: [cwd], env: process.env, configFile }));
+  const home = patchbayHome(process.env);
+  const loaded = loadConfig({ roots: [cwd], env: process.env, configFile });
+  const pending = heldBack(loaded);
   for (const w of pending) {
     const changed = w.state === 'changed' ? ' (it changed since you trusted this folder)' : '';
+    // Hashed before the question: what is trusted is what was there when the user was asked.
+    const files = await coveredFilesNow(w.root, { env: process.env, config: loaded.config });
     process.stderr.write(`This folder's ${escapeControlChars(w.file)}${changed} wants to:\n${heldSettingsList(w.settings)}\n`);
     // The hash of what was shown: if the file changes while the user reads, it stays untrusted.
-    if (await askTrust()) recordTrust(patchbayHome(process.env), w.root, w.sha256);
+    if (await askTrust()) recordTrust(home, w.root, w.sha256, files);
     else process.stderr.write('Not trusted: those settings stay off (the rest of the file applies).\n');
   }
+  // A trusted folder whose agent, skill, command or hook files are new or changed since (issue 31).
+  const record = trustRecord(home, cwd);
+  if (!record || pending.length) return;
+  const files = await coveredFilesNow(cwd, { env: process.env, config: loaded.config });
+  const changed = changedFiles(files, record.files);
+  if (!changed.length) return;
+  const why = record.files ? 'are new or changed since you trusted this folder' : 'were not recorded when you trusted this folder';
+  process.stderr.write(
+    `These files of this folder ${why}; until you trust them, their auto-approvals, links out of the folder and hook scripts are held back:\n${changed.map((f) => `  - ${escapeControlChars(f)}`).join('\n')}\n`,
+  );
+  if (await askTrust()) recordTrust(home, cwd, record.sha256, files);
+  else process.stderr.write('Not trusted: what they would enable stays off.\n');
 }

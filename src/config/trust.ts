@@ -8,15 +8,27 @@
  * `git pull`, a new branch) is untrusted again until the user looks at it and trusts it again.
  * Only patchbay's own commands (`/trust`, `patchbay trust`, the `patchbay chat` prompt) write it;
  * nothing a repository can set (a file, an env var in the config) bypasses it.
+ *
+ * Trust also covers the other files of the folder that it lets do more (issue 31): agent files
+ * (their auto-approvals), skill and command files (a link out of the folder), hook scripts (run at
+ * all). `files` holds the sha256 of each as it was when trusted (path relative to the folder, `/`
+ * separated; see trusted-files.ts). A file new or changed since is treated as an untrusted folder's
+ * until the folder is trusted again. A record without `files` (written before they were recorded)
+ * covers none of them: the safe reading, told to the user as "trust it again".
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 
 export type TrustState = 'trusted' | 'untrusted' | 'changed';
 
-const entrySchema = z.object({ sha256: z.string(), trustedAt: z.string() });
+const entrySchema = z.object({
+  sha256: z.string(),
+  trustedAt: z.string(),
+  /** The folder's other trusted files: path relative to the folder (`/`-separated) → sha256 of its bytes. */
+  files: z.record(z.string(), z.string()).optional(),
+});
 const storeSchema = z.object({
   version: z.literal(1),
   folders: z.record(z.string(), entrySchema),
@@ -34,7 +46,7 @@ export function trustStorePath(home: string): string {
   return join(home, 'trust.json');
 }
 
-export function contentHash(text: string): string {
+export function contentHash(text: string | Buffer): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
@@ -74,6 +86,11 @@ export function trustState(home: string, root: string, sha256: string): TrustSta
   return entry.sha256 === sha256 ? 'trusted' : 'changed';
 }
 
+/** The folder's trust record, if the user trusted it. */
+export function trustRecord(home: string, root: string): TrustEntry | undefined {
+  return readTrustStore(home).folders[folderKey(root)];
+}
+
 /**
  * Has the user trusted this folder at all (for any content of its config file, or with none)?
  * What gates running programs the folder ships (its node_modules/.bin): those are not in the
@@ -83,10 +100,42 @@ export function isTrustedFolder(home: string, root: string): boolean {
   return Boolean(readTrustStore(home).folders[folderKey(root)]);
 }
 
-export function recordTrust(home: string, root: string, sha256: string): void {
+/**
+ * Trusts the folder for a config file with this hash and, when `files` is given, for these files
+ * as they are (trusted-files.ts `coveredFiles`); without `files` the ones recorded before stay.
+ */
+export function recordTrust(home: string, root: string, sha256: string, files?: Record<string, string>): void {
   const store = readTrustStore(home);
-  store.folders[folderKey(root)] = { sha256, trustedAt: new Date().toISOString() };
+  const key = folderKey(root);
+  const kept = files ?? store.folders[key]?.files;
+  store.folders[key] = { sha256, trustedAt: new Date().toISOString(), ...(kept ? { files: kept } : {}) };
   writeTrustStore(home, store);
+}
+
+/**
+ * How one of the folder's files stands (`path` inside `root`, `bytes` its content now):
+ * `trusted` as recorded, `untrusted` (the folder is not trusted), `changed` (new or edited since
+ * the folder was trusted), `unrecorded` (trusted before files were recorded: none is covered).
+ */
+export type FileTrust = 'trusted' | 'untrusted' | 'changed' | 'unrecorded';
+
+export function fileTrust(home: string, root: string, path: string, bytes: Buffer | string): FileTrust {
+  const entry = readTrustStore(home).folders[folderKey(root)];
+  if (!entry) return 'untrusted';
+  if (!entry.files) return 'unrecorded';
+  return entry.files[trustedFileKey(root, path)] === contentHash(bytes) ? 'trusted' : 'changed';
+}
+
+/** The key a file is recorded by: its path relative to the folder, `/`-separated. */
+export function trustedFileKey(root: string, path: string): string {
+  return relative(root, path).split(sep).join('/');
+}
+
+/** Why a file's extra powers are held back, for messages: "changed since you trusted /r". */
+export function fileTrustWhy(state: Exclude<FileTrust, 'trusted'>, root: string): string {
+  if (state === 'untrusted') return `in ${root}, a folder you have not trusted`;
+  if (state === 'changed') return `new or changed since you trusted ${root}`;
+  return `not covered by the trust of ${root} (given before patchbay recorded each file)`;
 }
 
 /** The hash an approved entry is remembered by: its JSON with keys sorted (formatting does not matter). */

@@ -1,6 +1,7 @@
 /** What the file-based agent features (skills, custom commands) use of the workspace. */
 import type { AgentFileKind, AgentFileSource } from '../config/agent-files.js';
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { fileTrustWhy, type FileTrust } from '../config/trust.js';
 import { isWithin } from '../util/paths.js';
 import { agentFileSources } from '../config/agent-files.js';
 import type { Config } from '../config/schema.js';
@@ -10,13 +11,20 @@ import type { PromptSources } from '../core/turn/prompt-sections.js';
 import type { RuntimeBoard } from '../core/agent-files/runtime-board.js';
 import type { ToolRegistry } from '../core/tool-calls/tool-registry.js';
 
+/** Skill and command files are not read past 256 KiB (md-file-cache.ts); nor hashed. */
+const MAX_HASHED_BYTES = 256 * 1024;
+
 export interface AgentFilesHost {
   /** Read at each use: workspace folders change at run time. */
   roots(): string[];
   /** Read at each use: a config reload replaces it (the `skills` and `commands` keys). */
   config(): Config;
-  /** Has the user trusted this workspace folder (config/trust.ts)? Asked only for files linking out of it. */
-  trustedFolder(root: string): boolean;
+  /**
+   * How a file of this workspace folder stands with the user's trust (config/trust.ts `fileTrust`,
+   * `bytes` its content now): trusted, or the folder untrusted, or the file new or changed since.
+   * Asked only for files linking out of it.
+   */
+  fileTrust(root: string, path: string, bytes: Buffer): FileTrust;
   /** `pureConfig: true` from the editor: the user's own folders are not read (ECA skips its global ones). */
   pureConfig(): boolean;
   env: NodeJS.ProcessEnv;
@@ -35,12 +43,12 @@ export function sourcesOf(host: AgentFilesHost, kind: Extract<AgentFileKind, 'sk
 
 /**
  * The project files that are symlinks to somewhere outside their workspace folder, in a folder the
- * user has not trusted: a repository must not have your other files (keys, dotfiles) read into a
- * prompt by linking to them. In a trusted folder such links are the user's own (a shared skills
- * checkout linked in) and load.
+ * user has not trusted, or new or changed since they trusted it (→ why): a repository must not have
+ * your other files (keys, dotfiles) read into a prompt by linking to them. In a trusted folder such
+ * links, as trusted, are the user's own (a shared skills checkout linked in) and load.
  */
-export function linkedOutOfUntrusted(host: AgentFilesHost, files: { path: string; real: string; source: AgentFileSource }[]): Set<string> {
-  const out = new Set<string>();
+export function linkedOutOfUntrusted(host: AgentFilesHost, files: { path: string; real: string; source: AgentFileSource }[]): Map<string, Exclude<FileTrust, 'trusted'>> {
+  const out = new Map<string, Exclude<FileTrust, 'trusted'>>();
   const realRoots = new Map<string, string>();
   for (const f of files) {
     const root = f.source.root;
@@ -54,7 +62,15 @@ export function linkedOutOfUntrusted(host: AgentFilesHost, files: { path: string
       }
       realRoots.set(root, real);
     }
-    if (!isWithin(real, f.real) && !host.trustedFolder(root)) out.add(f.path);
+    if (isWithin(real, f.real)) continue;
+    let state: FileTrust;
+    try {
+      // Too big to be read as a prompt anyway (md-file-cache.ts): not read each time to hash it.
+      state = statSync(f.path).size > MAX_HASHED_BYTES ? 'changed' : host.fileTrust(root, f.path, readFileSync(f.path));
+    } catch {
+      state = 'changed';
+    }
+    if (state !== 'trusted') out.set(f.path, state);
   }
   return out;
 }
@@ -83,10 +99,12 @@ export function scanFiles<T extends { ok: true } | { ok: false; error: string }>
   const problems = scan.problems.map((p) => `${what.folder}: ${show(p.path)}: ${p.message}`);
   const files = scan.files.filter((f) => !linked.has(f.path));
   for (const f of scan.files) {
-    if (linked.has(f.path)) problems.push(`${what.file} skipped: ${show(f.path)}: it links outside its workspace folder, which you have not trusted (/trust loads it)`);
+    const state = linked.get(f.path);
+    if (state === 'untrusted') problems.push(`${what.file} skipped: ${show(f.path)}: it links outside its workspace folder, which you have not trusted (/trust loads it)`);
+    else if (state !== undefined) problems.push(`${what.file} skipped: ${show(f.path)}: it links outside its workspace folder and is ${fileTrustWhy(state, f.source.root ?? '')} (/trust loads it)`);
     else if (!f.value.ok) problems.push(`${what.file} skipped: ${show(f.path)}: ${f.value.error}`);
   }
-  return { files, problems, key: `${host.roots().join('\0')}\n${sources.map((s) => s.path).join('\0')}\n${scan.key}\n${[...linked].join('\0')}` };
+  return { files, problems, key: `${host.roots().join('\0')}\n${sources.map((s) => s.path).join('\0')}\n${scan.key}\n${[...linked].map(([p, s]) => `${p}=${s}`).join('\0')}` };
 }
 
 /**

@@ -11,7 +11,8 @@ import type { Config } from '../config/schema.js';
 export function workspaceHooks(opts: {
   config: () => Config;
   roots: () => string[];
-  trustedFolder: (root: string) => boolean;
+  /** Why a script a workspace folder ships may not run (the folder untrusted, or the script changed since); undefined: it may. */
+  untrustedFile: (root: string, path: string) => string | undefined;
   dbPath: string;
   env: NodeJS.ProcessEnv;
   board: RuntimeBoard;
@@ -20,7 +21,7 @@ export function workspaceHooks(opts: {
   const hooks = new Hooks({
     hooks: () => opts.config().hooks,
     roots: opts.roots,
-    trustedFolder: opts.trustedFolder,
+    untrustedFile: opts.untrustedFile,
     dbPath: opts.dbPath,
     // What a hook can run to reach patchbay again (ECA's `eca_executable`): the launcher script.
     executable: process.argv[1] ?? process.execPath,

@@ -5,6 +5,7 @@
  * wire protocol. Disposing it stops every turn and peer and closes the store.
  */
 import { InlineCompleter, Rewriter } from '../core/assist/index.js';
+import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,8 +13,9 @@ import type { Config } from '../config/schema.js';
 import { formatConfigError, heldBack, userConfigPath, type ConfigError, type WorkspaceConfigTrust } from '../config/load.js';
 import { heldBackMessage } from '../config/held-back.js';
 import { heldModelMessages } from '../config/held-model.js';
-import { isTrustedFolder } from '../config/trust.js';
+import { fileTrust, fileTrustWhy, isTrustedFolder } from '../config/trust.js';
 import { trustHeldBack } from './trust.js';
+import { coveredFilesNow } from '../config/trusted-files.js';
 import { configFiles, loadWorkspaceConfig, type WorkspaceConfig } from './workspace-config.js';
 import { planRootsChange, type RootsPlan, type RootsRequest } from './roots.js';
 import { RootsNotifier } from './roots-notify.js';
@@ -64,6 +66,8 @@ import { FrontEndPort, hasLegacySinks, legacyFrontEnd, type LegacySinks, type Wo
 import type { Attachment } from '../core/chat/port.js';
 
 const log = logger('workspace');
+/** A hook script bigger than this is not read to check its trust (nor recorded: config/trusted-files.ts). */
+const MAX_SCRIPT_BYTES = 4 * 1024 * 1024;
 
 /** What `changeRoots` did: the plan, and the held-back messages of the added folders' config files. */
 export interface RootsChangeResult extends RootsPlan {
@@ -232,7 +236,7 @@ export class Workspace {
     this.hooks = workspaceHooks({
       config: () => this.config,
       roots: () => this.roots,
-      trustedFolder: (root) => isTrustedFolder(this.home, root),
+      untrustedFile: (root, path) => this.untrustedFile(root, path),
       dbPath: this.store.path,
       env: opts.env,
       board: this.board,
@@ -297,7 +301,7 @@ export class Workspace {
     const agentFiles = {
       roots: () => this.roots,
       config: () => this.config,
-      trustedFolder: (root: string) => isTrustedFolder(this.home, root),
+      fileTrust: (root: string, path: string, bytes: Buffer) => fileTrust(this.home, root, path, bytes),
       pureConfig: () => isRecord(opts.initializationOptions) && opts.initializationOptions.pureConfig === true,
       env: opts.env,
       homeDir: opts.env.HOME || homedir(),
@@ -310,7 +314,7 @@ export class Workspace {
     new SkillCatalog(agentFiles).install();
     this.chats = new ChatService(this.deps(), this.commands);
     // Subagents (core/subagents/): their definitions, and the tool that spawns them as child chats.
-    this.agentDefs = new AgentDefs({ roots: () => this.roots, config: () => this.config, env: opts.env, trustedFolder: (root) => isTrustedFolder(this.home, root), board: this.board });
+    this.agentDefs = new AgentDefs({ roots: () => this.roots, config: () => this.config, env: opts.env, fileTrust: (root, path, bytes) => fileTrust(this.home, root, path, bytes), board: this.board });
     void this.agentDefs.refresh();
     this.tools.set('subagents', [spawnAgentTool({ defs: () => this.agentDefs.list(), chats: this.chats, maxParallel: () => this.config.subagents.maxParallel })]);
     this.completer = new InlineCompleter(this.deps());
@@ -857,6 +861,20 @@ export class Workspace {
     return queryContexts(this.indexes, query, { roots: this.roots, exclude, resources, mentions: mentions.flat() });
   }
 
+  /** Why a script of a workspace folder (a hook file) may not run now; undefined: it may (config/trust.ts). */
+  private untrustedFile(root: string, path: string): string | undefined {
+    let state;
+    try {
+      // A FIFO would block the read; a script that big is no script (and is not hashed at trust).
+      const st = statSync(path);
+      if (!st.isFile() || st.size > MAX_SCRIPT_BYTES) return 'not a regular file of at most 4 MB';
+      state = fileTrust(this.home, root, path, readFileSync(path));
+    } catch {
+      return undefined;
+    }
+    return state === 'trusted' ? undefined : fileTrustWhy(state, root);
+  }
+
   /** What an untrusted workspace config asked for and did not get, one message per file. */
   heldBackMessages(): string[] {
     return heldBack(this).map(heldBackMessage);
@@ -872,6 +890,8 @@ export class Workspace {
     return trustHeldBack({
       home: this.home,
       workspaces: this.workspaces,
+      roots: this.roots,
+      coveredFiles: (root) => coveredFilesNow(root, { env: this.opts.env, homeDir: this.opts.env.HOME || homedir(), config: this.config }),
       reload: () => this.loadConfig(),
       apply: (loaded) => this.applyConfig(loaded),
       reconfigurePeers: () => this.all().flatMap((p) => p.reconfigure?.() ?? []),

@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ECA, EcaProc, fakeProviderConfig, runPatchbay, tempDir, useFakeLlmSuite, useTempDirs, workspace } from './harness.js';
+import { cliConfig, ECA, EcaProc, fakeProviderConfig, runPatchbay, tempDir, useFakeLlmSuite, useTempDirs, workspace } from './harness.js';
 
 const scratch = useTempDirs();
 const { llm, track } = useFakeLlmSuite();
@@ -162,7 +162,8 @@ describe('a user hook whose file is relative to the workspace', () => {
 
   it('runs in a trusted folder', async () => {
     const { p, root } = await boot(hooks, undefined, async (root, home) => {
-      expect((await runPatchbay(['trust', '--yes', root], { home, cwd: root, timeoutMs: 30_000 })).code).toBe(0);
+      // With the same user config (the hook naming hook.sh): trust records the script as it is (issue 31).
+      expect((await runPatchbay(['trust', '--yes', root], { home, cwd: root, env: { PATCHBAY_CONFIG: cliConfig(hooks) }, timeoutMs: 30_000 })).code).toBe(0);
     });
     llm().script([{ text: 'hi' }]);
     const chatId = (await p.request(ECA.chatPrompt, { message: 'hello' })).result.chatId;

@@ -22,6 +22,8 @@ describe('trustHeldBack', () => {
     const text = await trustHeldBack({
       home: env.PATCHBAY_HOME,
       workspaces: first.workspaces,
+      roots: [root],
+      coveredFiles: async () => ({}),
       reload: () => (reloaded = load()),
       apply: () => {},
       // As the MCP peer does: the servers of the reloaded config with a new name are taken up now.
@@ -42,7 +44,16 @@ describe('trustHeldBack', () => {
     const env = { PATCHBAY_HOME: join(tmp, 'home') };
     const load = (): WorkspaceConfig => ({ roots: [root], ...loadConfig({ roots: [root], env, homeDir: tmp }) });
     const first = load();
-    const text = await trustHeldBack({ home: env.PATCHBAY_HOME, workspaces: first.workspaces, reload: load, apply: () => {}, reconfigurePeers: () => [], modelsChanged: async () => {} });
+    const text = await trustHeldBack({
+      home: env.PATCHBAY_HOME,
+      workspaces: first.workspaces,
+      roots: [root],
+      coveredFiles: async () => ({}),
+      reload: load,
+      apply: () => {},
+      reconfigurePeers: () => [],
+      modelsChanged: async () => {},
+    });
     expect(text).toMatch(/Applied now: .*rules\.0/);
     expect(text).toMatch(/Applied now: .*includeParentAgentsFiles: true/);
     expect(text).not.toContain('after you restart');

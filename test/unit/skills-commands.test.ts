@@ -22,6 +22,8 @@ import { ToolRegistry } from '../../src/core/tool-calls/tool-registry.js';
 import { CustomCommands } from '../../src/runtime/custom-commands.js';
 import { SkillCatalog } from '../../src/runtime/skills.js';
 import { MdFileCache } from '../../src/runtime/md-file-cache.js';
+import { fileTrust, recordTrust, type FileTrust } from '../../src/config/trust.js';
+import { coveredFilesNow } from '../../src/config/trusted-files.js';
 
 let tmp: string;
 let home: string;
@@ -46,7 +48,7 @@ const skillText = (name: string, description: string, body = `Do ${name}.`) => `
 
 function host(config: Record<string, unknown> = {}, pureConfig = false, trusted = false) {
   const h = {
-    trustedFolder: () => trusted,
+    fileTrust: (): FileTrust => (trusted ? 'trusted' : 'untrusted'),
     roots: () => [ws],
     config: () => configSchema.parse(config),
     pureConfig: () => pureConfig,
@@ -411,6 +413,66 @@ describe('untrusted workspace config: skills and commands paths', () => {
         .map((s) => s.name),
     ).toEqual(['linked-skill']);
     expect(trusted.board.problems()).toEqual([]);
+  });
+
+  it('trust covers each linked file as it was: a link retargeted or added after trust is skipped and said, until trusted again (issue 31)', async () => {
+    const store = join(tmp, 'pbhome');
+    write(join(tmp, 'shared/team/SKILL.md'), skillText('team', 'shared'));
+    write(join(tmp, 'shared/notes.md'), 'team notes');
+    const secret = write(join(tmp, 'private/id_key.md'), 'PRIVATE KEY');
+    mkdirSync(join(ws, '.patchbay/skills'), { recursive: true });
+    mkdirSync(join(ws, '.patchbay/commands'), { recursive: true });
+    symlinkSync(join(tmp, 'shared/team'), join(ws, '.patchbay/skills/team'));
+    symlinkSync(join(tmp, 'shared/notes.md'), join(ws, '.patchbay/commands/notes.md'));
+    const real = () => ({ ...host(), fileTrust: (root: string, path: string, bytes: Buffer) => fileTrust(store, root, path, bytes) });
+    const covered = () => coveredFilesNow(ws, { env: { HOME: home }, homeDir: home });
+    recordTrust(store, ws, 'x', await covered());
+    const before = real();
+    new CustomCommands(before).install();
+    expect(
+      new SkillCatalog(before)
+        .install()
+        .skills()
+        .map((s) => s.name),
+    ).toEqual(['team']);
+    expect(before.commands.find('notes')?.type).toBe('custom-prompt');
+    expect(before.board.problems()).toEqual([]);
+
+    // A pull: the command now links to a key, and a new skill links out.
+    rmSync(join(ws, '.patchbay/commands/notes.md'));
+    symlinkSync(secret, join(ws, '.patchbay/commands/notes.md'));
+    write(join(tmp, 'shared/other/SKILL.md'), skillText('other', 'shared'));
+    symlinkSync(join(tmp, 'shared/other'), join(ws, '.patchbay/skills/other'));
+    const after = real();
+    new CustomCommands(after).install();
+    expect(
+      new SkillCatalog(after)
+        .install()
+        .skills()
+        .map((s) => s.name),
+    ).toEqual(['team']);
+    expect(after.commands.find('notes')).toBeUndefined();
+    expect(after.board.problems()).toEqual([
+      `Custom command skipped: .patchbay/commands/notes.md: it links outside its workspace folder and is new or changed since you trusted ${ws} (/trust loads it)`,
+      `Skill skipped: .patchbay/skills/other/SKILL.md: it links outside its workspace folder and is new or changed since you trusted ${ws} (/trust loads it)`,
+    ]);
+
+    recordTrust(store, ws, 'x', await covered());
+    expect(after.commands.find('notes')?.type).toBe('custom-prompt');
+    expect(after.board.problems()).toEqual([]);
+  });
+
+  it('a trust record without files (an older patchbay) covers no linked file: skipped, and told to trust again', async () => {
+    const store = join(tmp, 'pbhome');
+    write(join(tmp, 'shared/notes.md'), 'team notes');
+    mkdirSync(join(ws, '.patchbay/commands'), { recursive: true });
+    symlinkSync(join(tmp, 'shared/notes.md'), join(ws, '.patchbay/commands/notes.md'));
+    mkdirSync(store, { recursive: true });
+    writeFileSync(join(store, 'trust.json'), JSON.stringify({ version: 1, folders: { [ws]: { sha256: 'x', trustedAt: '2026-01-01T00:00:00.000Z' } } }));
+    const h = { ...host(), fileTrust: (root: string, path: string, bytes: Buffer) => fileTrust(store, root, path, bytes) };
+    new CustomCommands(h).install();
+    expect(h.commands.find('notes')).toBeUndefined();
+    expect(h.board.problems()[0]).toContain('not covered by the trust of');
   });
 
   it('holds back entries leading outside the workspace and keeps the ones inside', () => {

@@ -48,10 +48,10 @@ export interface HooksEnv {
   env: NodeJS.ProcessEnv;
   homeDir?: string;
   /**
-   * Has the user trusted this workspace folder (issue 16)? A hook `file` relative to it is a
-   * script the folder ships: run only from a trusted folder, as its other programs.
+   * Why a script the folder ships (a hook `file` relative to it) may not run: the folder is not
+   * trusted (issue 16), or the script is new or changed since it was (issue 31); undefined: it may.
    */
-  trustedFolder?(root: string): boolean;
+  untrustedFile?(root: string, path: string): string | undefined;
   /** Bad hooks (a file that does not exist, a command not found, garbage output): workspace.board. */
   problems(list: string[]): void;
 }
@@ -131,8 +131,11 @@ export class Hooks {
     let result: ActionRun;
     const untrusted = cwd && action.file !== undefined ? this.untrustedFile(action.file, cwd) : undefined;
     if (!cwd) result = { exit: 1, stdout: '', stderr: 'Hook cannot run: no workspace folders' };
-    else if (untrusted) result = { exit: 1, stdout: '', stderr: untrusted };
-    else if (action.file !== undefined && !existsSync(this.filePath(action.file, cwd))) {
+    else if (untrusted) {
+      result = { exit: 1, stdout: '', stderr: untrusted };
+      // A script changed while patchbay runs: the board (doctor, the chat's next notice) hears it now.
+      this.publish();
+    } else if (action.file !== undefined && !existsSync(this.filePath(action.file, cwd))) {
       result = { exit: 1, stdout: '', stderr: `Hook file not found: '${this.filePath(action.file, cwd)}' (relative paths resolve against the first workspace folder)` };
     } else {
       result = await runAction({
@@ -194,10 +197,14 @@ export class Hooks {
     };
   }
 
-  /** Why a relative hook file is not run: it lies in a workspace folder the user has not trusted. */
+  /** Why a relative hook file is not run: a workspace folder the user has not trusted, or a script changed since. */
   private untrustedFile(file: string, cwd: string): string | undefined {
-    if (file === '~' || file.startsWith('~/') || isAbsolute(file) || !this.env.trustedFolder || this.env.trustedFolder(cwd)) return undefined;
-    return `${UNTRUSTED_FILE} '${this.filePath(file, cwd)}' is in a workspace folder you have not trusted (trust the folder with \`patchbay trust\`)`;
+    if (file === '~' || file.startsWith('~/') || isAbsolute(file) || !this.env.untrustedFile) return undefined;
+    const path = this.filePath(file, cwd);
+    // A missing file is told as such (below).
+    if (!existsSync(path)) return undefined;
+    const why = this.env.untrustedFile(cwd, path);
+    return why === undefined ? undefined : `${UNTRUSTED_FILE} '${path}' is ${why} (trust the folder with /trust in a chat or \`patchbay trust ${cwd}\`)`;
   }
 
   private filePath(file: string, cwd: string): string {
