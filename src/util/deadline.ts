@@ -99,3 +99,22 @@ export function msFromEnv(name: string, fallback: number, env: NodeJS.ProcessEnv
   const ms = Number(raw.trim());
   return ms > 0 ? ms : fallback;
 }
+
+/** `ms` for a person: `250 ms`, `30 s`, `60 min`. */
+export function durationText(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 120_000) return `${Math.round(ms / 1000)} s`;
+  return `${Math.round(ms / 60_000)} min`;
+}
+
+/** An error that says a deadline passed: named `TimeoutError`, as the reason of a timed-out signal is. */
+export function timeoutError(message: string): Error {
+  const e = new Error(message);
+  e.name = 'TimeoutError';
+  return e;
+}
+
+/** Whether `e` says a deadline passed (timeoutError, or a timed-out signal's reason). */
+export function isTimeout(e: unknown): boolean {
+  return (e as { name?: unknown } | null)?.name === 'TimeoutError';
+}
