@@ -771,7 +771,9 @@ export class AcpServer {
       ...(fs.writeTextFile
         ? {
             writeTextFile: async (r) => {
-              await editorRequest('fs/write_text_file', r.signal, (o) => this.conn.client.request(methods.client.fs.writeTextFile, { sessionId: this.sessionIdOf(r.chatId), path: r.path, content: r.content }, o));
+              await editorRequest('fs/write_text_file', r.signal, (o) =>
+                this.conn.client.request(methods.client.fs.writeTextFile, { sessionId: this.sessionIdOf(r.chatId), path: r.path, content: r.content }, o),
+              );
             },
           }
         : {}),
