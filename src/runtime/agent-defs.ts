@@ -7,7 +7,8 @@
  * for after READ_AGAIN_MS, so a file added or edited is picked up without a restart. A file in a
  * folder the user has not trusted loses what would widen approvals (its allow rules).
  */
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
+import { readBounded } from '../util/small-file.js';
 import type { Config } from '../config/schema.js';
 import { isWithin } from '../util/paths.js';
 import { agentFileSources, listAgentFiles } from '../config/agent-files.js';
@@ -93,8 +94,11 @@ export class AgentDefs {
       let text: string;
       try {
         // A prompt, not a data file: a huge one (read again every few seconds) is refused, as skills' are.
-        if ((await stat(f.path)).size > MAX_BYTES) throw new Error(`larger than ${MAX_BYTES / 1024} KiB`);
-        text = await readFile(f.path, 'utf8');
+        // Opened without blocking and only when a regular file: a FIFO would hold a libuv thread for good.
+        const r = await readBounded(f.path, MAX_BYTES, { whole: true });
+        if (r.kind !== 'file') throw new Error('not a regular file');
+        if (r.more) throw new Error(`larger than ${MAX_BYTES / 1024} KiB`);
+        text = r.bytes.toString('utf8');
       } catch (e) {
         problems.push(`Agent file ${f.path}: ${errorMessage(e)}`);
         continue;
