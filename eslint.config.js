@@ -120,6 +120,15 @@ export default tseslint.config(
       'import-x/no-restricted-paths': ['error', { basePath: root, zones: layerZones }],
       // Type-only imports are erased at build time, so import-x never counts them in a cycle.
       'import-x/no-cycle': 'error',
+      // Every deadline is an explicit timer cleared on settle (issue 31): Node 20's AbortSignal.any
+      // holds its sources weakly, and a collected AbortSignal.timeout never fires.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.name='AbortSignal']:matches([property.name='timeout'], [property.value='timeout'])",
+          message: 'No AbortSignal.timeout in src/: use deadline() or underDeadline() of src/util/deadline.ts, an explicit timer the caller clears when the work settles.',
+        },
+      ],
     },
   },
 );

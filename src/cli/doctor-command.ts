@@ -3,6 +3,7 @@ import { usageError } from './help.js';
 import { parseFlags } from './flags.js';
 import { Workspace } from '../runtime/workspace.js';
 import { logToStderr } from '../util/log.js';
+import { underDeadline } from '../util/deadline.js';
 
 export async function runDoctor(args: string[]): Promise<void> {
   const { flags, error } = parseFlags(args, ['config-file']);
@@ -24,7 +25,7 @@ export async function runDoctor(args: string[]): Promise<void> {
     await workspace.modelsReady;
     // Give MCP servers a moment to start and language servers to say whether they can run, so
     // their status is real, not "starting".
-    await workspace.settle(AbortSignal.timeout(20_000));
+    await underDeadline(20_000, [], (signal) => workspace.settle(signal));
     process.stdout.write(`${await workspace.doctor()}\n`);
     if (!workspace.models.length) process.exitCode = 1;
   } finally {

@@ -9,6 +9,7 @@ import { Workspace } from '../runtime/workspace.js';
 import { workspaceGate } from '../runtime/tool-gate-source.js';
 import { escapeControlChars } from '../util/text.js';
 import { errorMessage, logToStderr } from '../util/log.js';
+import { underDeadline } from '../util/deadline.js';
 
 /** Exit status per verdict (3 is also `patchbay chat`'s "a call needed approval"). */
 export const CHECK_EXIT = { allow: 0, ask: 3, deny: 4 } as const;
@@ -36,7 +37,7 @@ export async function runTools(args: string[]): Promise<void> {
     // An MCP server's tool is known once the server is up; the native ones are there already.
     if (!workspace.tools.get(name)) {
       void workspace.startServers();
-      await workspace.settle(AbortSignal.timeout(20_000));
+      await underDeadline(20_000, [], (signal) => workspace.settle(signal));
     }
     if (!workspace.tools.get(name)) return usageError('tools', `Unknown tool "${escapeControlChars(name)}"`);
     // The agent files are read in the background; a subagent named here must be among them.
@@ -46,15 +47,17 @@ export async function runTools(args: string[]): Promise<void> {
       if (!known.includes(parsed.agent)) return usageError('tools', `Unknown agent "${escapeControlChars(parsed.agent)}": one of ${known.join(', ')}`);
     }
     const agent = parsed.agent ?? workspace.config.chat.defaultAgent;
-    const v = await workspaceGate(workspace, process.env).decide({
-      tool: name,
-      args: parsed.args,
-      roots: workspace.roots,
-      // As a new chat in this folder would: its configured trust and agent unless the flags say otherwise.
-      trust: parsed.trust || workspace.config.chat.defaultTrust === true,
-      ...(agent !== undefined ? { agent } : {}),
-      signal: AbortSignal.timeout(60_000),
-    });
+    const v = await underDeadline(60_000, [], (signal) =>
+      workspaceGate(workspace, process.env).decide({
+        tool: name,
+        args: parsed.args,
+        roots: workspace.roots,
+        // As a new chat in this folder would: its configured trust and agent unless the flags say otherwise.
+        trust: parsed.trust || workspace.config.chat.defaultTrust === true,
+        ...(agent !== undefined ? { agent } : {}),
+        signal,
+      }),
+    );
     const rewritten = v.args !== parsed.args;
     if (parsed.json) {
       const out = { tool: name, verdict: v.kind, reason: v.reason, outside: v.outside, ...(v.protected ? { protected: v.protected } : {}), ...(rewritten ? { args: v.args } : {}) };

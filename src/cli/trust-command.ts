@@ -3,7 +3,8 @@
  * showing what it enables, whole, and asking (`--yes` trusts without asking, and is required
  * without a terminal); `--revoke [path]` forgets it; `--list` shows every trusted folder.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readConfigText } from '../config/config-file.js';
 import { resolve } from 'node:path';
 import { loadConfig, patchbayHome, workspaceConfigPath } from '../config/load.js';
 import { heldSettingsList } from '../config/held-back.js';
@@ -97,12 +98,15 @@ async function list(home: string): Promise<void> {
   }
   for (const e of entries) {
     const file = workspaceConfigPath(e.folder);
-    let now: string;
-    try {
-      now = contentHash(readFileSync(file, 'utf8')) === e.sha256 ? 'trusted' : 'config changed since: not trusted until you trust it again';
-    } catch {
-      now = 'no config file now';
-    }
+    const read = readConfigText(file);
+    const now =
+      read.kind === 'text'
+        ? contentHash(read.text) === e.sha256
+          ? 'trusted'
+          : 'config changed since: not trusted until you trust it again'
+        : read.kind === 'refused'
+          ? `its config file ${read.message.replace(/; ignored$/, '')}`
+          : 'no config file now';
     process.stdout.write(`${show(e.folder)}  (trusted ${e.trustedAt}; ${now}${await filesNow(e.folder, e.files)})\n`);
   }
 }

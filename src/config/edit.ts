@@ -3,10 +3,11 @@
  * line endings. jsonc-parser's `modify` computes the smallest text edits for one key (the way VS
  * Code edits settings.json); we apply them one key at a time and write the result atomically.
  */
-import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { applyEdits, findNodeAtLocation, format, modify, parseTree, type Edit, type FormattingOptions } from 'jsonc-parser';
 import { parseJsonc } from './jsonc.js';
+import { readConfigText } from './config-file.js';
 
 /** One key to set (`value`) or delete (`value: undefined`). */
 export interface KeyEdit {
@@ -22,13 +23,11 @@ export interface FileEdit {
 
 /** Reads a config file for editing: '' when it does not exist; throws when it is not JSON(C). */
 export function readForEdit(path: string): string {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return '';
-    throw new Error(`${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
+  const read = readConfigText(path);
+  if (read.kind === 'missing') return '';
+  // Not a regular file, or over the cap: not read, and not written over either.
+  if (read.kind === 'refused') throw new Error(`${path} ${read.message.replace(/; ignored$/, '')}`);
+  const { text } = read;
   // Editing a file we cannot parse could garble it further: the user fixes it first.
   if (text.trim() !== '') {
     const parsed = parseJsonc(text);

@@ -16,12 +16,12 @@
  * Loading never fails: a file that is not JSON is reported and skipped; a value the schema
  * rejects is reported and only that key is dropped; the result is always a valid `Config`.
  */
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Agent } from '../shapes/agent.js';
 import { configSchema, type Config } from './schema.js';
 import { parseJson } from './json.js';
+import { readConfigText } from './config-file.js';
 import { parseJsonc } from './jsonc.js';
 import { compileFullMatch } from './regex.js';
 import { holdBack, type HeldSetting } from './held-back.js';
@@ -287,16 +287,16 @@ function normalizeInitOptions(opts: Obj, errors: ConfigError[]): Obj {
 // ---------------------------------------------------------------------------------------------
 
 function readConfigFile(path: string, mustExist: boolean, errors: ConfigError[]): { value: unknown; text: string } | undefined {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' && !mustExist) return undefined;
-    const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? (e as Error).message})`;
-    errors.push({ source: path, key: '', message: why });
+  const read = readConfigText(path);
+  if (read.kind === 'missing') {
+    if (mustExist) errors.push({ source: path, key: '', message: 'file not found' });
     return undefined;
   }
+  if (read.kind === 'refused') {
+    errors.push({ source: path, key: '', message: read.message });
+    return undefined;
+  }
+  const { text } = read;
   if (text.trim() === '') return { value: {}, text }; // an empty file is an empty config
   const parsed = parseJsonc(text);
   if (!parsed.ok) {

@@ -20,6 +20,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
+import { readConfigText } from './config-file.js';
 
 export type TrustState = 'trusted' | 'untrusted' | 'changed';
 
@@ -62,10 +63,11 @@ export function folderKey(root: string): string {
 /** The store; an absent or unreadable one is empty (nothing trusted), never an error. */
 export function readTrustStore(home: string): Store {
   try {
-    const parsed = storeSchema.safeParse(JSON.parse(readFileSync(trustStorePath(home), 'utf8')));
-    if (parsed.success) return parsed.data;
+    const read = readConfigText(trustStorePath(home));
+    const parsed = read.kind === 'text' ? storeSchema.safeParse(JSON.parse(read.text)) : undefined;
+    if (parsed?.success) return parsed.data;
   } catch {
-    /* absent or not JSON: nothing is trusted */
+    /* absent, no regular file, too large or not JSON: nothing is trusted */
   }
   return { version: 1, folders: {} };
 }

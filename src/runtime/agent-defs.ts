@@ -9,7 +9,8 @@
  * `fileTrust`), loses what would widen approvals (its allow rules). A project's file never
  * replaces a built-in agent or one of the user's own: it gets a distinct name (distinctProjectNames).
  */
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
+import { readBounded } from '../util/small-file.js';
 import type { Config } from '../config/schema.js';
 import { isWithin } from '../util/paths.js';
 import { agentFileSources, listAgentFiles } from '../config/agent-files.js';
@@ -91,8 +92,11 @@ export class AgentDefs {
       let bytes: Buffer;
       try {
         // A prompt, not a data file: a huge one (read again every few seconds) is refused, as skills' are.
-        if ((await stat(f.path)).size > MAX_BYTES) throw new Error(`larger than ${MAX_BYTES / 1024} KiB`);
-        bytes = await readFile(f.path);
+        // Opened without blocking and only when a regular file: a FIFO would hold a libuv thread for good.
+        const r = await readBounded(f.path, MAX_BYTES, { whole: true });
+        if (r.kind !== 'file') throw new Error('not a regular file');
+        if (r.more) throw new Error(`larger than ${MAX_BYTES / 1024} KiB`);
+        bytes = r.bytes;
       } catch (e) {
         problems.push(`Agent file ${f.path}: ${errorMessage(e)}`);
         continue;

@@ -96,7 +96,13 @@ export async function reloadConfig(t: ReloadTarget, last: { fingerprint?: string
   }
   last.fingerprint = fingerprint;
 
-  for (const { file, text } of JSON.parse(fingerprint) as Seen) {
+  for (const { file, text, refused } of JSON.parse(fingerprint) as Seen) {
+    // A FIFO or a huge file swapped in: as for a file that is not JSON, the config in use stays.
+    if (refused !== undefined) {
+      const error = `Invalid config in ${file}: ${refused.replace(/; ignored$/, '')}; patchbay keeps the config it had until the file is fixed`;
+      t.report(error);
+      return { applied: false, error };
+    }
     if (text === null || text.trim() === '') continue;
     const parsed = parseJsonc(text);
     if (parsed.ok) continue;
@@ -125,7 +131,7 @@ export async function reloadConfig(t: ReloadTarget, last: { fingerprint?: string
 /** How long a file that became empty or vanished is given to come back (a save in place). */
 const SETTLE_MS = 300;
 
-type Seen = Array<{ file: string; text: string | null }>;
+type Seen = Array<{ file: string; text: string | null; refused?: string }>;
 
 /** Did a file that had content have none now (empty or gone)? */
 function emptied(before: string | undefined, now: string): boolean {

@@ -4,7 +4,8 @@
  * each change is a read-merge-write of one id, written whole (temp file + rename): a window never
  * drops another window's logins.
  */
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readConfigText } from '../config/config-file.js';
 import { PRIVATE_FILE_MODE } from '../util/private-dir.js';
 import { errorMessage, logger } from '../util/log.js';
 
@@ -12,8 +13,10 @@ const log = logger('login');
 
 export function readLoginIndex(file: string): Set<string> {
   try {
-    if (!existsSync(file)) return new Set();
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { providers?: unknown };
+    const read = readConfigText(file);
+    if (read.kind === 'missing') return new Set();
+    if (read.kind === 'refused') throw new Error(read.message.replace(/; ignored$/, ''));
+    const parsed = JSON.parse(read.text) as { providers?: unknown };
     return new Set(Array.isArray(parsed.providers) ? parsed.providers.filter((x): x is string => typeof x === 'string') : []);
   } catch (e) {
     log.warn(`Cannot read ${file} (${errorMessage(e)}); stored logins are not loaded`);

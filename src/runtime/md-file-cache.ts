@@ -7,7 +7,8 @@
  * Synchronous on purpose: the system prompt's sections and the command list are read synchronously
  * (core/turn/prompt-sections.ts, core/chat/commands.ts), and a stat of a cached file is microseconds.
  */
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { readBoundedSync } from '../util/small-file.js';
 import { isAbsolute, join, relative } from 'node:path';
 import type { AgentFileSource } from '../config/agent-files.js';
 import { errorMessage } from '../util/log.js';
@@ -87,8 +88,11 @@ export class MdFileCache<T> {
         const st = statSync(path);
         let hit = this.files.get(path);
         if (!hit || hit.mtimeMs !== st.mtimeMs || hit.size !== st.size) {
-          const text = st.size > MAX_BYTES ? undefined : readFileSync(path, 'utf8');
-          if (text === undefined) throw new Error(`larger than ${MAX_BYTES / 1024} KiB`);
+          // Opened without blocking and only when a regular file: a FIFO would hang the read.
+          const r = readBoundedSync(path, MAX_BYTES, { whole: true });
+          if (r.kind !== 'file') throw new Error('not a regular file');
+          if (r.more) throw new Error(`larger than ${MAX_BYTES / 1024} KiB`);
+          const text = r.bytes.toString('utf8');
           hit = { mtimeMs: st.mtimeMs, size: st.size, real: realpathSync(path), value: this.parse(text, path) };
           this.files.set(path, hit);
         }

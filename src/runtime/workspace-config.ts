@@ -3,10 +3,10 @@
  * Kept apart from workspace.ts so answering `initialize` does not load the store, tools and
  * LLM layers; those load right after the answer (start-up time counts).
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, userConfigPath, workspaceConfigPath, type LoadConfigResult } from '../config/load.js';
 import { PEERS } from '../peers/index.js';
+import { readConfigText } from '../config/config-file.js';
 
 export interface WorkspaceConfig extends LoadConfigResult {
   roots: string[];
@@ -42,15 +42,15 @@ export function configFiles(o: Pick<WorkspaceConfigOptions, 'roots' | 'env' | 'c
   return [o.configFile ? resolve(o.configFile) : userConfigPath(o.env), ...o.roots.map(workspaceConfigPath)];
 }
 
-/** The files' contents now (null: absent or unreadable), as a reload compares them. */
+/**
+ * The files' contents now (null: absent), as a reload compares them; a file that is refused (no
+ * regular file, over the size cap: config/config-file.ts) has no text and says why.
+ */
 export function configFingerprint(files: string[]): string {
-  return JSON.stringify(files.map((file) => ({ file, text: readOrNull(file) })));
-}
-
-function readOrNull(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
+  return JSON.stringify(
+    files.map((file) => {
+      const r = readConfigText(file);
+      return r.kind === 'text' ? { file, text: r.text } : r.kind === 'refused' ? { file, text: null, refused: r.message } : { file, text: null };
+    }),
+  );
 }

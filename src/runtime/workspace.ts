@@ -19,7 +19,7 @@ import { coveredFilesNow } from '../config/trusted-files.js';
 import { configFiles, loadWorkspaceConfig, type WorkspaceConfig } from './workspace-config.js';
 import { planRootsChange, type RootsPlan, type RootsRequest } from './roots.js';
 import { RootsNotifier } from './roots-notify.js';
-import { within } from '../util/deadline.js';
+import { underDeadline, within } from '../util/deadline.js';
 import { ChatService } from '../core/chat/chats.js';
 import { CommandRegistry } from '../core/chat/commands.js';
 import type { ChatDeps } from '../core/deps.js';
@@ -716,8 +716,7 @@ export class Workspace {
       if (this.disposed) return;
       const running = this.all().filter((p) => p.startServers);
       for (const p of running) p.startServers?.();
-      const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(SERVERS_TASK_MAX_MS)]);
-      await Promise.all(running.map((p) => p.settle?.(signal)));
+      await underDeadline(SERVERS_TASK_MAX_MS, [this.stopping.signal], (signal) => Promise.all(running.map((p) => p.settle?.(signal))));
     });
   }
 

@@ -8,9 +8,10 @@
  * carry the response body (it may hold a token).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { deadline, durationText, msFromEnv } from './deadline.js';
 import { rememberSecret } from './log.js';
 
-/** How long one call to an authorization server may take. */
+/** How long one call to an authorization server may take (PATCHBAY_OAUTH_TIMEOUT_MS in tests). */
 const HTTP_TIMEOUT_MS = 30_000;
 /** A token response is a few hundred bytes; more than this is not one. */
 const MAX_BODY_BYTES = 256 * 1024;
@@ -176,34 +177,54 @@ function tokensFrom(body: Record<string, unknown>): Tokens {
  * An OAuth error body becomes an OAuthError with its code; anything else unusable says what it was.
  */
 async function post(url: string, form: Record<string, string>, o: { signal?: AbortSignal; fetch?: typeof fetch }, what: string): Promise<Record<string, unknown>> {
-  const signal = o.signal ? AbortSignal.any([o.signal, AbortSignal.timeout(HTTP_TIMEOUT_MS)]) : AbortSignal.timeout(HTTP_TIMEOUT_MS);
-  let res: Response;
+  const ms = msFromEnv('PATCHBAY_OAUTH_TIMEOUT_MS', HTTP_TIMEOUT_MS);
+  // One deadline for the whole answer, body included: a server may send headers and then nothing.
+  const d = deadline(ms, o.signal);
+  const failed = (e: unknown, otherwise: () => unknown): unknown => {
+    if (o.signal?.aborted) return o.signal.reason;
+    if (d.expired) return new OAuthError(`The ${what} (${new URL(url).origin}) did not answer within ${durationText(ms)}`, undefined, undefined, true);
+    return otherwise();
+  };
   try {
-    res = await (o.fetch ?? fetch)(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: new URLSearchParams(form).toString(),
-      signal,
-      redirect: 'error',
-    });
-  } catch (e) {
-    if (o.signal?.aborted) throw o.signal.reason;
-    throw new OAuthError(`Cannot reach the ${what} (${new URL(url).origin}): ${e instanceof Error ? e.message : String(e)}`, undefined, undefined, true);
+    let res: Response;
+    try {
+      res = await (o.fetch ?? fetch)(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: new URLSearchParams(form).toString(),
+        signal: d.signal,
+        redirect: 'error',
+      });
+    } catch (e) {
+      throw failed(e, () => new OAuthError(`Cannot reach the ${what} (${new URL(url).origin}): ${e instanceof Error ? e.message : String(e)}`, undefined, undefined, true));
+    }
+    let text: string;
+    try {
+      text = await boundedText(res, what);
+    } catch (e) {
+      throw failed(e, () => e);
+    }
+    return answerOf(text, res.status, res.ok, what);
+  } finally {
+    d.clear();
   }
-  const text = await boundedText(res, what);
+}
+
+/** A token or device endpoint's answer: a JSON object, or an OAuthError saying what it was instead. */
+function answerOf(text: string, status: number, ok: boolean, what: string): Record<string, unknown> {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    throw new OAuthError(`The ${what} answered HTTP ${res.status} with something that is not JSON`, undefined, res.status);
+    throw new OAuthError(`The ${what} answered HTTP ${status} with something that is not JSON`, undefined, status);
   }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new OAuthError(`The ${what} answered HTTP ${res.status} with JSON that is not an object`, undefined, res.status);
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new OAuthError(`The ${what} answered HTTP ${status} with JSON that is not an object`, undefined, status);
   const b = body as Record<string, unknown>;
   if (typeof b.error === 'string') {
     const desc = typeof b.error_description === 'string' ? `: ${b.error_description.slice(0, MAX_DESCRIPTION)}` : '';
-    throw new OAuthError(`The ${what} refused: ${b.error.slice(0, 60)}${desc}`, b.error, res.status);
+    throw new OAuthError(`The ${what} refused: ${b.error.slice(0, 60)}${desc}`, b.error, status);
   }
-  if (!res.ok) throw new OAuthError(`The ${what} answered HTTP ${res.status}`, undefined, res.status);
+  if (!ok) throw new OAuthError(`The ${what} answered HTTP ${status}`, undefined, status);
   return b;
 }
 

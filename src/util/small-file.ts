@@ -43,6 +43,32 @@ export async function readBounded(path: string, maxBytes: number, opts: BoundedO
   }
 }
 
+/** readBounded, synchronously (a config read while loading, which is synchronous). */
+export function readBoundedSync(path: string, maxBytes: number, opts: BoundedOptions = {}): Bounded {
+  const fd = openSync(path, FLAGS);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return st.isDirectory() ? { kind: 'directory' } : { kind: 'other' };
+    if (opts.whole && st.size > maxBytes) return { kind: 'file', bytes: Buffer.alloc(0), more: true, size: st.size };
+    // Sized for what stat says (or one step), grown as a file that grows while read needs.
+    let buf = Buffer.alloc(Math.min(maxBytes + 1, Math.max(st.size + 1, 1), CHUNK));
+    let got = 0;
+    while (got <= maxBytes) {
+      if (got === buf.length) {
+        const bigger = Buffer.alloc(Math.min(maxBytes + 1, buf.length * 2));
+        buf.copy(bigger, 0, 0, got);
+        buf = bigger;
+      }
+      const n = readSync(fd, buf, got, buf.length - got, null);
+      if (n === 0) break;
+      got += n;
+    }
+    return { kind: 'file', bytes: buf.subarray(0, Math.min(got, maxBytes)), more: got > maxBytes, size: st.size };
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** A small text file's first `maxBytes`, or undefined when it is missing, unreadable or no regular file. */
 export function readSmallFileSync(path: string, maxBytes: number): string | undefined {
   let fd: number | undefined;

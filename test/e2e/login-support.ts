@@ -43,6 +43,8 @@ export async function bootLogin(o: {
   key?: string;
   /** The provider's wire format (default `openai-chat`). */
   api?: 'openai-chat' | 'anthropic';
+  /** More environment for the server. */
+  env?: Record<string, string>;
 }): Promise<Booted> {
   const home = o.home ?? o.scratch(tempDir('pb-login-'));
   const config = {
@@ -53,7 +55,7 @@ export async function bootLogin(o: {
     defaultModel: 'acme/m1',
     chat: { generateTitles: false, maxRetries: 0 },
   };
-  const p = o.track(new EcaProc({ home, config, env: { PATCHBAY_SECRET_STORE: 'file' } }));
+  const p = o.track(new EcaProc({ home, config, env: { PATCHBAY_SECRET_STORE: 'file', ...o.env } }));
   await p.initialize(o.scratch(workspace()));
   // Answered after model discovery, which loads the stored logins.
   await p.request(ECA.providersList, {});

@@ -4,6 +4,7 @@
  * binary refused. Failures throw an Error with a short message the caller shows as-is.
  */
 import { errorMessage } from '../../util/log.js';
+import { underDeadline } from '../../util/deadline.js';
 
 export interface FetchTextOptions {
   signal: AbortSignal;
@@ -29,8 +30,11 @@ function allowedUrl(raw: string): URL {
 export async function fetchWebText(rawUrl: string, opts: FetchTextOptions): Promise<string> {
   const url = allowedUrl(rawUrl);
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = AbortSignal.any([opts.signal, timeout]);
+  // One deadline over the answer, its body and its conversion to text.
+  return underDeadline(timeoutMs, [opts.signal], (signal, d) => fetchText(url, opts, signal, () => d.expired, timeoutMs));
+}
+
+async function fetchText(url: URL, opts: FetchTextOptions, signal: AbortSignal, expired: () => boolean, timeoutMs: number): Promise<string> {
   let res: Response;
   try {
     res = await fetch(url, {
@@ -39,7 +43,7 @@ export async function fetchWebText(rawUrl: string, opts: FetchTextOptions): Prom
       headers: { 'user-agent': 'patchbay', accept: 'text/html,text/plain;q=0.9,*/*;q=0.5' },
     });
   } catch (e) {
-    throw fetchError(e, opts.signal, timeout, timeoutMs);
+    throw fetchError(e, opts.signal, expired(), timeoutMs);
   }
   try {
     if (!res.ok) throw new Error(`HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`);
@@ -56,16 +60,16 @@ export async function fetchWebText(rawUrl: string, opts: FetchTextOptions): Prom
     const text = isHtml || (!type && /^\s*<(!doctype html|html)/i.test(raw)) ? await htmlToText(raw) : raw;
     return cap(text, opts.maxChars, truncated);
   } catch (e) {
-    if (signal.aborted) throw fetchError(e, opts.signal, timeout, timeoutMs);
+    if (signal.aborted) throw fetchError(e, opts.signal, expired(), timeoutMs);
     throw e;
   } finally {
     if (!res.bodyUsed) await res.body?.cancel().catch(() => undefined);
   }
 }
 
-function fetchError(e: unknown, caller: AbortSignal, timeout: AbortSignal, timeoutMs: number): Error {
+function fetchError(e: unknown, caller: AbortSignal, timedOut: boolean, timeoutMs: number): Error {
   if (caller.aborted) return new Error('cancelled');
-  if (timeout.aborted) return new Error(`timed out after ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`}`);
+  if (timedOut) return new Error(`timed out after ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`}`);
   const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
   const code = (cause as NodeJS.ErrnoException | undefined)?.code;
   return new Error(cause ? `fetch failed: ${code ?? cause.message}` : errorMessage(e));

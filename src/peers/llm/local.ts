@@ -25,6 +25,7 @@
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatWrapper, GbnfJsonSchema, Llama, LlamaChat, LlamaContext, LlamaModel } from 'node-llama-cpp';
 import { importModule } from '../../util/import-module.js';
 import { errorMessage, logger } from '../../util/log.js';
+import { underDeadline } from '../../util/deadline.js';
 import { abortError } from './errors.js';
 import { installAdvice, missingLibraryMessage, packageRoot } from './local-library.js';
 import { describeDownload, ensureModel, resolveModelUri } from './local-models.js';
@@ -327,8 +328,9 @@ export class LocalRuntime {
     const loading = this.loading;
     this.loading = undefined;
     if (loading) await loading.model.catch(() => {}); // load() frees it: it is no longer `loading`
-    const deadline = AbortSignal.timeout(UNLOAD_WAIT_MS);
-    while (this.users > 0 && !deadline.aborted) await this.nextDone(deadline).catch(() => {});
+    await underDeadline(UNLOAD_WAIT_MS, [], async (signal) => {
+      while (this.users > 0 && !signal.aborted) await this.nextDone(signal).catch(() => {});
+    });
     await Promise.race([this.queue, new Promise((r) => setTimeout(r, UNLOAD_WAIT_MS).unref())]);
     for (const slot of this.slots.values()) slot.busy = false;
     await this.unloadNow().catch((e: unknown) => log.debug(`freeing the local model: ${errorMessage(e)}`));

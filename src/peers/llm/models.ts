@@ -6,6 +6,7 @@
 import type { ProviderConfig } from './config.js';
 import { effectiveVariants } from './variants.js';
 import { errorMessage, logger } from '../../util/log.js';
+import { underDeadline } from '../../util/deadline.js';
 import type { LlmApi, LlmClient, ModelCost, ModelEntry } from '../../shapes/llm.js';
 import type { AdapterAuth } from './stream-util.js';
 
@@ -223,11 +224,9 @@ function knownVision(api: LlmApi, modelName: string): boolean {
 }
 
 async function discoverOllama(id: string, url: string, opts: ResolveOptions): Promise<string[]> {
-  const timeout = AbortSignal.timeout(DISCOVERY_TIMEOUT_MS);
-  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
   try {
     const { listOllamaModels } = await import('./ollama.js');
-    return await listOllamaModels(url, signal, opts.fetch);
+    return await underDeadline(DISCOVERY_TIMEOUT_MS, [opts.signal], (signal) => listOllamaModels(url, signal, opts.fetch));
   } catch (e) {
     log.debug(`provider "${id}": no models from ${url}/api/tags (${errorMessage(e)})`);
     return [];

@@ -20,6 +20,7 @@ import type { openctxConfig } from './settings.js';
 import { OpenCtxClient, renderAnnotations, type ClientMention, type ProviderHealth } from './client/index.js';
 import { OpenCtxHost, diagnostics as diagnosticsProvider, eventStreams, mcpResources, moduleProvider, workspaceFiles, type OpenCtxProviderImpl } from './host/index.js';
 import { safely } from '../../util/guards.js';
+import { underDeadline } from '../../util/deadline.js';
 
 type Config = PeerConfig<typeof openctxConfig>;
 
@@ -112,7 +113,7 @@ export function createOpenCtxPeer(host: PeerHost<Config>): Peer {
         roots: () => current().roots(),
       }),
       diagnostics: diagnosticsProvider({ get: async (uri) => (await current().editorDiagnostics(uri)).map((d) => ({ ...d, source: d.source ?? undefined })) }),
-      'mcp-resources': mcpResources({ list: () => current().resources(), read: (server, uri) => current().readResource({ server, uri }, AbortSignal.timeout(30_000)) }),
+      'mcp-resources': mcpResources({ list: () => current().resources(), read: (server, uri) => underDeadline(30_000, [], (signal) => current().readResource({ server, uri }, signal)) }),
       'event-streams': eventStreams({ streams: () => host.events.streams(), query: (f) => host.events.queryEvents(f) }),
     };
     for (const [name, path] of Object.entries(cfg.providers)) providers[name] = moduleProvider(resolve(moduleBase(), path));

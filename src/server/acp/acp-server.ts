@@ -53,6 +53,7 @@ import type { Host, WorkspaceOpenOptions } from '../../runtime/host.js';
 import type { ChatRecord } from '../../core/persistence.js';
 import type { ChatMcpServer } from '../../shapes/chat-servers.js';
 import { errorMessage, logger } from '../../util/log.js';
+import { deadline, durationText, msFromEnv, timeoutError } from '../../util/deadline.js';
 import { AcpTranslator, toolCallFields, toolCallIdOf } from './updates.js';
 import { promptParts } from './prompt-content.js';
 import { applyOption, choiceOf, configOptions, modeState, type SessionChoice } from './session-options.js';
@@ -763,13 +764,16 @@ export class AcpServer {
     const files: FrontEnd['files'] = {
       ...(fs.readTextFile
         ? {
-            readTextFile: async (r) => (await this.conn.client.request(methods.client.fs.readTextFile, { sessionId: this.sessionIdOf(r.chatId), path: r.path }, withDeadline(r.signal))).content,
+            readTextFile: async (r) =>
+              (await editorRequest('fs/read_text_file', r.signal, (o) => this.conn.client.request(methods.client.fs.readTextFile, { sessionId: this.sessionIdOf(r.chatId), path: r.path }, o))).content,
           }
         : {}),
       ...(fs.writeTextFile
         ? {
             writeTextFile: async (r) => {
-              await this.conn.client.request(methods.client.fs.writeTextFile, { sessionId: this.sessionIdOf(r.chatId), path: r.path, content: r.content }, withDeadline(r.signal));
+              await editorRequest('fs/write_text_file', r.signal, (o) =>
+                this.conn.client.request(methods.client.fs.writeTextFile, { sessionId: this.sessionIdOf(r.chatId), path: r.path, content: r.content }, o),
+              );
             },
           }
         : {}),
@@ -827,9 +831,22 @@ export class AcpServer {
   }
 }
 
-/** A request to the client that the tool's stop withdraws, and that is given up on after FS_REQUEST_TIMEOUT_MS. */
-function withDeadline(signal: AbortSignal): { cancellationSignal: AbortSignal; stopWaitingOnCancel: true } {
-  return { cancellationSignal: AbortSignal.any([signal, AbortSignal.timeout(FS_REQUEST_TIMEOUT_MS)]), stopWaitingOnCancel: true };
+/**
+ * A request to the client that the tool's stop withdraws, and that is given up on after
+ * FS_REQUEST_TIMEOUT_MS (PATCHBAY_ACP_FS_TIMEOUT_MS in tests) with an error saying so; either way
+ * the client is sent `$/cancel_request` and a late answer is dropped.
+ */
+async function editorRequest<T>(method: string, signal: AbortSignal, send: (o: { cancellationSignal: AbortSignal; stopWaitingOnCancel: true }) => Promise<T>): Promise<T> {
+  const ms = msFromEnv('PATCHBAY_ACP_FS_TIMEOUT_MS', FS_REQUEST_TIMEOUT_MS);
+  const d = deadline(ms, signal);
+  try {
+    return await send({ cancellationSignal: d.signal, stopWaitingOnCancel: true });
+  } catch (e) {
+    if (d.expired) throw timeoutError(`the editor did not answer ${method} within ${durationText(ms)}`);
+    throw e;
+  } finally {
+    d.clear();
+  }
 }
 
 /** An ACP `McpServer` as the runtime's (ACP sends env and headers as name/value lists). */

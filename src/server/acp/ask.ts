@@ -6,6 +6,7 @@
  */
 import { methods, type AgentContext, type ClientCapabilities, type CreateElicitationRequest, type ElicitationPropertySchema } from '@agentclientprotocol/sdk';
 import type { AskQuestion, AskUser } from '../../shapes/ask.js';
+import { underDeadline } from '../../util/deadline.js';
 
 /** As ECA's `chat/askQuestion` (../eca/eca-ask.ts): long, since a user may step away. */
 const ASK_TIMEOUT_MS = 60 * 60_000;
@@ -21,7 +22,7 @@ export function acpAsk(caps: ClientCapabilities, client: () => AgentContext, pla
       message: q.question,
       requestedSchema: { type: 'object', properties: { answer: answerField(q) }, required: ['answer'] },
     };
-    const r = await client().request(methods.client.elicitation.create, params, { cancellationSignal: AbortSignal.any([signal, AbortSignal.timeout(ASK_TIMEOUT_MS)]), stopWaitingOnCancel: true });
+    const r = await underDeadline(ASK_TIMEOUT_MS, [signal], (cancellationSignal) => client().request(methods.client.elicitation.create, params, { cancellationSignal, stopWaitingOnCancel: true }));
     const answer = r.action === 'accept' && 'content' in r ? (r.content as Record<string, unknown> | null | undefined)?.answer : undefined;
     return typeof answer === 'string' && answer !== '' ? { answered: true, answer } : { answered: false };
   };

@@ -19,11 +19,16 @@ import { join, relative } from 'node:path';
 import type { ToolContext } from '../../../shapes/tool.js';
 import { type ContainOptions, isContained, OutsideWorkspaceError, realRootsOf, recheckPath } from '../../../util/contained.js';
 import { isWithin } from '../../../util/paths.js';
+import { isTimeout } from '../../../util/deadline.js';
 
 /** The editor answered an error (or its request timed out): `message` is for the model. */
 export class EditorFileError extends Error {
-  constructor(readonly editorMessage: string) {
-    super(`the editor said: ${editorMessage}`);
+  /** `said`: false for a request the editor never answered (its deadline passed). */
+  constructor(
+    readonly editorMessage: string,
+    said = true,
+  ) {
+    super(said ? `the editor said: ${editorMessage}` : editorMessage);
   }
 }
 
@@ -49,7 +54,7 @@ export async function readThroughEditor(ctx: ToolContext, path: string, disk: ()
   } catch (err) {
     if (ctx.signal.aborted) throw err;
     if (notFound(err)) return disk();
-    throw new EditorFileError(messageOf(err));
+    throw new EditorFileError(messageOf(err), !isTimeout(err));
   }
   // The bridge validates the wire; this keeps a bad bridge from handing the model something else.
   if (typeof text !== 'string') throw new EditorFileError('its answer was not text');
@@ -109,7 +114,7 @@ export async function writeThroughEditor(ctx: ToolContext, path: string, content
     await write({ path: sent.path, content, chatId: ctx.chatId, toolCallId: ctx.toolCallId, signal: ctx.signal });
   } catch (err) {
     if (ctx.signal.aborted) throw err;
-    throw new EditorFileError(messageOf(err));
+    throw new EditorFileError(messageOf(err), !isTimeout(err));
   }
   if (contain.confined === false) return;
   const after = await recheckPath(sent.path, contain);
