@@ -28,6 +28,7 @@ import { holdBack, type HeldSetting } from './held-back.js';
 import { approvedEntries, contentHash, entryHash, trustState, type TrustState } from './trust.js';
 import { findUnknownKeys } from './unknown-keys.js';
 import { refuseRequestFields } from './payload-fields.js';
+import { NO_WORKSPACE_ORIGINS, workspaceOrigins, type WorkspaceOrigins } from './origin.js';
 
 export interface ConfigError {
   /** A file path, or 'initializationOptions', or 'PATCHBAY_CONFIG'. */
@@ -57,6 +58,8 @@ export interface LoadConfigResult {
   sources: string[];
   /** Each workspace root's `.patchbay/config.json` that loaded, with its trust (see trust.ts). */
   workspaces: WorkspaceConfigTrust[];
+  /** Hooks and MCP servers a workspace's own config set or changed (origin.ts): they run sandboxed. */
+  fromWorkspace?: WorkspaceOrigins;
 }
 
 export interface WorkspaceConfigTrust {
@@ -367,8 +370,11 @@ export function loadConfig(opts: LoadConfigOptions): LoadConfigResult {
   }
 
   let merged: Obj = {};
+  // The user's layers merged, before the first workspace file (those come last).
+  let userOnly: Obj | undefined;
   for (const layer of layers) {
     const { source } = layer;
+    if (layer.root !== undefined) userOnly ??= merged;
     let value = layer.value;
     if (!isPlainObject(value)) {
       errors.push({ source, key: '', message: 'expected a JSON object; ignored' });
@@ -405,5 +411,5 @@ export function loadConfig(opts: LoadConfigOptions): LoadConfigResult {
     final = configSchema.safeParse(clean ?? {});
   }
   const config = final.success ? final.data : configSchema.parse({});
-  return { config, errors, sources, workspaces };
+  return { config, errors, sources, workspaces, fromWorkspace: userOnly ? workspaceOrigins(userOnly, merged) : NO_WORKSPACE_ORIGINS };
 }

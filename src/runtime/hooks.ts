@@ -3,7 +3,7 @@
  * `hooks` are held back by config/held-back.ts before they get here), reported on the runtime
  * board (doctor, and once in each chat), and chatStart's context in the system prompt.
  */
-import { Hooks } from '../core/hooks/index.js';
+import { Hooks, type HooksEnv } from '../core/hooks/index.js';
 import type { PromptSources } from '../core/turn/prompt-sections.js';
 import type { RuntimeBoard } from '../core/agent-files/runtime-board.js';
 import type { Config } from '../config/schema.js';
@@ -17,6 +17,8 @@ export function workspaceHooks(opts: {
   env: NodeJS.ProcessEnv;
   board: RuntimeBoard;
   prompt: PromptSources;
+  /** A hook from a workspace's own config runs in the OS sandbox (./spawn-sandbox.ts). */
+  sandbox?: HooksEnv['sandbox'];
 }): Hooks {
   const hooks = new Hooks({
     hooks: () => opts.config().hooks,
@@ -28,6 +30,7 @@ export function workspaceHooks(opts: {
     env: opts.env,
     homeDir: opts.env.HOME,
     problems: (list) => opts.board.setProblems('hooks', list),
+    ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
   });
   opts.board.setSummary('hooks', () => hooks.summary());
   // Stable: chatStart runs before the chat's first request and its context stays for the chat's

@@ -61,6 +61,8 @@ import type { ChatMcpServer } from '../shapes/chat-servers.js';
 import { isRecord, safely } from '../util/guards.js';
 import { WorkspaceMemory } from './memory.js';
 import { WorkspaceSandbox } from './sandbox.js';
+import { spawnSandbox, type SpawnSandbox } from './spawn-sandbox.js';
+import type { WorkspaceOrigins } from '../config/origin.js';
 import { xcacheFor } from '../store/xcache.js';
 import { FrontEndPort, hasLegacySinks, legacyFrontEnd, type LegacySinks, type WorkspaceNotice } from './front-end-port.js';
 import type { Attachment } from '../core/chat/port.js';
@@ -142,6 +144,9 @@ export class Workspace {
   configSources: string[];
   /** Workspace config files and their trust (src/config/trust.ts). */
   workspaces: WorkspaceConfigTrust[];
+  /** The hooks and MCP servers a workspace's own config set: they run sandboxed (./spawn-sandbox.ts). */
+  private fromWorkspace: WorkspaceOrigins | undefined;
+  private readonly spawns: SpawnSandbox;
   models: ModelEntry[] = [];
   defaultModel: ModelEntry | undefined;
   readonly tools = new ToolRegistry();
@@ -223,6 +228,7 @@ export class Workspace {
     this.configErrors = loaded.errors;
     this.configSources = loaded.sources;
     this.workspaces = loaded.workspaces;
+    this.fromWorkspace = loaded.fromWorkspace;
     // The store, logging, crash recovery and the job reaper are the host's (once per process).
     this.host.configLogLevel(this.config.logLevel);
     this.home = this.host.home;
@@ -241,11 +247,13 @@ export class Workspace {
       env: opts.env,
       board: this.board,
       prompt: this.prompt,
+      sandbox: (name, roots) => this.spawns.hook(name, roots),
     });
     this.statusHooks = new StatusHooks(this.hooks);
     for (const r of this.roots) this.indexByRoot.set(resolve(r), new FileIndex(r));
     this.editor = this.mergedEditor();
     this.sandbox = new WorkspaceSandbox({ env: opts.env, homeDir: opts.env.HOME || homedir(), config: () => this.config, ...(opts.configFile ? { configFile: opts.configFile } : {}) });
+    this.spawns = spawnSandbox({ sandbox: this.sandbox, origins: () => this.fromWorkspace, roots: () => this.roots });
     this.jobs = new JobRegistry({
       onChange: () => this.tell({ type: 'jobsChanged', workspace: this }),
       // The model learns of it at its chat's next model step, or its next prompt when idle (ECA chat.clj
@@ -448,6 +456,7 @@ export class Workspace {
     this.configErrors = loaded.errors;
     this.configSources = loaded.sources;
     this.workspaces = loaded.workspaces;
+    this.fromWorkspace = loaded.fromWorkspace;
     this.hooks.publish();
     // The `agent` key, and the folders' agent files when folders changed.
     void this.agentDefs.refresh();
@@ -555,6 +564,7 @@ export class Workspace {
       ...(this.opts.frontEnd.ask ? { ask: this.opts.frontEnd.ask } : {}),
       setEnv: (vars) => this.host.setEnv(vars),
       share: (key, make) => this.host.shared.use(key, make),
+      sandbox: (server) => this.spawns.mcpServer(server),
     };
   }
 

@@ -14,6 +14,7 @@ import type { ResourceContext } from './context.js';
 import type { CommandSink, ToolSink } from './registry.js';
 import type { EventStreamStore } from './event-stream.js';
 import type { Logger, LogLevel } from '../util/log.js';
+import type { SandboxPlan } from '../util/sandbox.js';
 
 /** A tool server's state as front ends show it (ECA `tool/serverUpdated`, ACP has none yet). */
 export interface ToolServerStatus {
@@ -87,6 +88,12 @@ export interface PeerHost<C> {
   setEnv?(vars: Record<string, string | undefined>): void;
   /** What the workspaces of this process share, by key (one gateway listener for all): shapes/shared.ts. */
   share?: ShareFn;
+  /**
+   * How a configured server's process starts, asked at each start: in the OS sandbox (an entry of
+   * a workspace's own config), refused (that, where the sandbox is required and cannot run), or
+   * as it is (undefined, or a plan that is off: the user's own servers, or no sandbox under `auto`).
+   */
+  sandbox?(server: string): Promise<SandboxPlan | undefined>;
 }
 
 /** Workspace folders added and removed at run time (absolute paths). */

@@ -20,12 +20,15 @@ import { badPatterns, matches, type MatchData } from './matcher.js';
 import { blockText } from './effects.js';
 import { killGroup } from '../tools/native/shell.js';
 import { logger } from '../../util/log.js';
+import { sandboxFailure, type SandboxPlan } from '../../util/sandbox.js';
 
 const log = logger('hooks');
 /** ECA's exit code for a hook's intervention (hooks.clj `hook-rejection-exit-code`). */
 export const INTERVENE = 2;
 /** Hooks without a chat view (ECA lifecycle.clj `notify-after-hook-action!`): no block, no systemMessage. */
 const UNTRUSTED_FILE = 'Hook file not run:';
+/** A workspace hook where the sandbox is required (`sandbox.enabled: true`) and cannot run. */
+const REFUSED = 'Hook could not start:';
 const NO_UI: ReadonlySet<HookType> = new Set(['sessionStart', 'sessionEnd', 'chatEnd', 'chatStatusChanged']);
 
 /** One action's outcome: what ran, how it ended, its answer when it gave JSON on exit 0. */
@@ -54,6 +57,12 @@ export interface HooksEnv {
   untrustedFile?(root: string, path: string): string | undefined;
   /** Bad hooks (a file that does not exist, a command not found, garbage output): workspace.board. */
   problems(list: string[]): void;
+  /**
+   * How a hook runs for a chat with these folders: in the OS sandbox (a hook from a workspace's
+   * own config), refused (that, where the sandbox is required and cannot run), or as it is
+   * (undefined, or a plan that is off: the user's own hooks, or no sandbox here under `auto`).
+   */
+  sandbox?(hook: string, roots: string[]): Promise<SandboxPlan | undefined>;
 }
 
 /** The chat a hook runs for: its fields of the input, and where its blocks are shown. */
@@ -138,16 +147,9 @@ export class Hooks {
     } else if (action.file !== undefined && !existsSync(this.filePath(action.file, cwd))) {
       result = { exit: 1, stdout: '', stderr: `Hook file not found: '${this.filePath(action.file, cwd)}' (relative paths resolve against the first workspace folder)` };
     } else {
-      result = await runAction({
-        script: action.shell !== undefined ? { shell: action.shell } : { file: this.filePath(action.file ?? '', cwd) },
-        cwd,
-        input,
-        timeoutMs: action.timeout ?? hook.timeout ?? DEFAULT_HOOK_TIMEOUT_MS,
-        // ECA_AGENT always, and the chat's id when a chat triggered it (core/tool-calls/agent-env.ts).
-        env: withAgentEnv(opts.chat?.chatId, this.env.env),
-        signal: opts.signal,
-        track: { started: (c) => this.running.add(c), ended: (c) => this.running.delete(c) },
-      });
+      const plan = await this.env.sandbox?.(key, roots);
+      if (plan?.kind === 'refuse') result = { exit: 1, stdout: '', stderr: `${REFUSED} it comes from the workspace's own config, which runs only in the OS sandbox, and ${plan.why}` };
+      else result = await this.runAction(plan, type, action, hook, cwd, input, opts);
     }
     const { parsed, garbage } = result.exit === 0 && !result.truncated ? parseAnswer(result.stdout) : { parsed: undefined, garbage: false };
     const run: HookRun = { ...result, name, hookType: type, visible, ...(parsed ? { parsed } : {}) };
@@ -175,6 +177,32 @@ export class Hooks {
     // answer the ECA plugins append after it.
     if (message && emit && !NO_UI.has(type)) emit({ type: 'notice', text: `Hook '${name}': ${message}\n\n` });
     return run;
+  }
+
+  private async runAction(
+    plan: SandboxPlan | undefined,
+    type: HookType,
+    action: HookConfig['actions'][number],
+    hook: HookConfig,
+    cwd: string,
+    input: string,
+    opts: TriggerOptions,
+  ): Promise<ActionRun> {
+    const run = await runAction({
+      script: action.shell !== undefined ? { shell: action.shell } : { file: this.filePath(action.file ?? '', cwd) },
+      cwd,
+      input,
+      timeoutMs: action.timeout ?? hook.timeout ?? DEFAULT_HOOK_TIMEOUT_MS,
+      // ECA_AGENT always, and the chat's id when a chat triggered it (core/tool-calls/agent-env.ts).
+      env: withAgentEnv(opts.chat?.chatId, this.env.env),
+      signal: opts.signal,
+      track: { started: (c) => this.running.add(c), ended: (c) => this.running.delete(c) },
+      ...(plan?.kind === 'sandboxed' ? { wrap: plan.wrap } : {}),
+    });
+    // A sandboxed hook that failed: say when it looks like the sandbox stopped it.
+    if (plan?.kind !== 'sandboxed' || run.exit === 0 || run.exit === INTERVENE || run.timedOut) return run;
+    const why = sandboxFailure(`${run.stderr}\n${run.stdout}`, plan.policy);
+    return why ? { ...run, stderr: `${run.stderr.trimEnd()}\n(${type} hook from the workspace's config, run in the OS sandbox: ${why})` } : run;
   }
 
   /** ECA's base input (hooks.clj `base-hook-data`, `chat-hook-data`). */

@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { killGroup } from '../tools/native/shell.js';
+import type { Argv } from '../../util/sandbox.js';
 
 /** ECA's default per-action timeout (hooks.clj `default-hook-timeout-ms`). */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
@@ -43,14 +44,18 @@ export interface RunActionOptions {
   signal?: AbortSignal;
   /** Told of each process started and ended (the owner kills what is left at shutdown). */
   track?: { started(child: ChildProcess): void; ended(child: ChildProcess): void };
+  /** Runs it in the OS sandbox: `bash …` becomes `bwrap … -- bash …` (a hook from a workspace's own config). */
+  wrap?: (argv: Argv, cwd: string) => Argv;
 }
 
 export function runAction(opts: RunActionOptions): Promise<ActionRun> {
-  const args = 'shell' in opts.script ? ['-c', opts.script.shell] : [opts.script.file];
+  const bash: Argv = { command: 'bash', args: 'shell' in opts.script ? ['-c', opts.script.shell] : [opts.script.file] };
   return new Promise((resolve) => {
     let child: ChildProcess;
     try {
-      child = spawn('bash', args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      // bwrap leads the process group: killing the group kills it, and its pid namespace goes with it.
+      const { command, args } = opts.wrap ? opts.wrap(bash, opts.cwd) : bash;
+      child = spawn(command, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     } catch (e) {
       resolve({ exit: 1, stdout: '', stderr: `Hook could not start: ${e instanceof Error ? e.message : String(e)}` });
       return;

@@ -13,6 +13,7 @@ import { McpServerHandle, type RestartPolicy } from './server.js';
 import type { McpHost, McpHostEvents, McpServerInfo } from './types.js';
 import { storedCredentialKeys, type OAuthUser } from './oauth-provider.js';
 import type { SecretStore } from '../../util/secrets.js';
+import type { SandboxPlan } from '../../util/sandbox.js';
 
 const log = logger('mcp');
 
@@ -37,6 +38,8 @@ export interface McpHostOptions {
   oauthUser?: (server: string) => OAuthUser;
   /** A sign-in page was opened (or could not be): the front end may show its URL. */
   signInOpened?(server: string, url: string, browserStarted: boolean): void;
+  /** How a stdio server's process starts (PeerHost.sandbox): sandboxed, refused, or as it is. */
+  sandbox?(server: string): Promise<SandboxPlan | undefined>;
 }
 
 export class McpHostImpl implements McpHost {
@@ -78,6 +81,7 @@ export class McpHostImpl implements McpHost {
       ...(opts.secrets ? { secrets: opts.secrets } : {}),
       ...(opts.oauthUser ? { oauthUser: opts.oauthUser } : {}),
       ...(opts.signInOpened ? { signInOpened: opts.signInOpened } : {}),
+      ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
       changed: (info) => {
         if (this.disposed) return;
         try {

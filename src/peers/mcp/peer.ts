@@ -19,6 +19,7 @@ export function createMcpPeer(host: PeerHost<Config>): Peer & { mcp: McpHostImpl
     tools: host.tools,
     commands: host.commands,
     ...(host.ask ? { ask: host.ask } : {}),
+    ...(host.sandbox ? { sandbox: (name: string) => host.sandbox!(name) } : {}),
     secrets: openSecretStore({ env: host.env, home: host.home }),
     signInOpened: (server, url, started) =>
       host.log[started ? 'info' : 'warn'](`MCP server ${server}: ${started ? 'sign in in the browser just opened, or at' : 'no browser could be opened; sign in at'} ${url}`),

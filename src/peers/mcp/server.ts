@@ -17,7 +17,7 @@ import type { ToolSink } from '../../shapes/registry.js';
 import type { ResourceContext as McpResourceContext } from '../../shapes/context.js';
 import { errorMessage, logger, redact, type Logger, type LogLevel } from '../../util/log.js';
 import { toCommand, toResourceContext, toServerPrompt, toServerResource, toServerTool, toTool } from './adapt.js';
-import { displayCommand, parseServerEntry, type ParsedEntry, type RemoteServerConfig } from './config.js';
+import { displayCommand, parseServerEntry, type ParsedEntry, type RemoteServerConfig, type ServerConfig } from './config.js';
 import { McpSession } from './session.js';
 import { oneLine } from './transport.js';
 import { isAuthError } from './oauth-transport.js';
@@ -27,6 +27,7 @@ import { oauthLockPath } from './oauth-lock.js';
 import type { SecretStore } from '../../util/secrets.js';
 import { maskedUrl, scrubUrls } from '../../util/url.js';
 import type { McpServerInfo } from './types.js';
+import { sandboxFailure, type SandboxPlan } from '../../util/sandbox.js';
 
 export type ServerState =
   | { kind: 'disabled' }
@@ -61,6 +62,8 @@ export interface ServerDeps {
   oauthUser?: (server: string) => OAuthUser;
   /** The sign-in page was opened (or could not be): the front end may show its URL. */
   signInOpened?(server: string, url: string, browserStarted: boolean): void;
+  /** How a stdio server's process starts: in the OS sandbox, refused, or as it is (undefined, or off). */
+  sandbox?(server: string): Promise<SandboxPlan | undefined>;
 }
 
 /** One signIn(): its listener once open; cancelled by halt() (stop, disable, remove, logout). */
@@ -395,12 +398,23 @@ export class McpServerHandle {
     const gen = ++this.gen;
     const abort = new AbortController();
     this.setState({ kind: 'starting', gen, abort });
+    let plan: SandboxPlan | undefined;
     try {
       await this.machineOAuth;
       // A step-up: the token held still opens the connection, so the SDK is asked for the wider scope first.
       const oauth = this.oauth;
       if (this.signingIn && oauth instanceof McpOAuthProvider && oauth.wantedScope && this.entry.config.kind === 'remote') {
         await oauth.stepUp(this.entry.config.url, oauth.wantedScope);
+      }
+      plan = this.entry.config.kind === 'stdio' ? await this.deps.sandbox?.(this.name) : undefined;
+      if (this.gen !== gen) return;
+      if (plan?.kind === 'refuse') {
+        // Not retried: it cannot start until the sandbox can run (or the config changes, which restarts it).
+        const error = `not started: its entry comes from the workspace's own config, which runs only in the OS sandbox, and ${plan.why}`;
+        this.log.error(error);
+        this.lastError = error;
+        this.setState({ kind: 'failed', error });
+        return;
       }
       const session = await McpSession.open({
         signal: abort.signal,
@@ -417,6 +431,7 @@ export class McpServerHandle {
         onClosed: (reason) => this.died(gen, reason),
         onListChanged: () => this.listChanged(gen),
         ...(this.deps.ask ? { ask: this.deps.ask } : {}),
+        ...(plan?.kind === 'sandboxed' ? { wrap: plan.wrap } : {}),
       });
       // Stopped, or died during the initial listing, while we waited.
       if (this.gen !== gen || this.state.kind !== 'starting') {
@@ -436,7 +451,8 @@ export class McpServerHandle {
         return;
       }
       // Room for the stderr tail (at most 600 characters) after the error itself.
-      this.fail(`failed to start: ${oneLine(errorMessage(e), 1000)}`);
+      const why = oneLine(errorMessage(e), 1000);
+      this.fail(`failed to start: ${why}${plan?.kind === 'sandboxed' ? sandboxHint(why, plan, this.entry.config) : ''}`);
     }
   }
 
@@ -516,6 +532,29 @@ export class McpServerHandle {
     if (!s) return Promise.resolve(textResult(`${this.name}__${tool}: the MCP server "${this.name}" is ${this.state.kind}${this.lastError ? ` (${this.lastError})` : ''}`, true));
     return s.callTool(tool, args, ctx);
   }
+}
+
+/** Launchers that fetch the server before they run it (`npx -y pkg`, `uvx pkg`, `pnpm dlx pkg`). */
+function downloads(config: ServerConfig): string | undefined {
+  if (config.kind !== 'stdio') return undefined;
+  const base = config.command.split(/[\\/]/).pop() ?? '';
+  if (/^(npx|bunx|pnpx|uvx|pipx)(\.cmd|\.exe)?$/.test(base)) return base;
+  const sub = config.args[0];
+  if ((/^(pnpm|yarn)$/.test(base) && sub === 'dlx') || (base === 'npm' && sub === 'exec') || (base === 'bun' && sub === 'x')) return `${base} ${sub}`;
+  return undefined;
+}
+
+/**
+ * What a server that failed to start in the OS sandbox is told with its error: that it ran there,
+ * what the sandbox stopped when its output says so, and, for a launcher that downloads the server
+ * first with the network off, that it cannot.
+ */
+export function sandboxHint(output: string, plan: Extract<SandboxPlan, { kind: 'sandboxed' }>, config: ServerConfig): string {
+  const launcher = plan.policy.network ? undefined : downloads(config);
+  const why = launcher
+    ? `it has no network (sandbox.network is false), so \`${launcher}\` cannot download the server: install the server beforehand and name its own command, or set "sandbox": {"network": true}`
+    : (sandboxFailure(output, plan.policy) ?? `it may write only in ${plan.policy.writable.join(', ') || 'no folder'} and /tmp${plan.policy.network ? '' : ', and has no network'}`);
+  return ` (its entry comes from the workspace's own config, so it runs in the OS sandbox: ${why})`;
 }
 
 /** The server wants a sign-in and nobody was there to do it (not a sign-in that went wrong). */

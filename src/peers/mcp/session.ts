@@ -36,7 +36,7 @@ import { errorMessage, type Logger, type LogLevel } from '../../util/log.js';
 import { renderResource, toToolResult } from './adapt.js';
 import type { ServerConfig } from './config.js';
 import { callToolResultSchema, parseCallToolResult } from './fast-parse.js';
-import { connect, oneLine, type Connection } from './transport.js';
+import { connect, oneLine, type Connection, type ConnectOptions } from './transport.js';
 import type { McpOAuthClient } from './oauth-provider.js';
 import { RunningCalls, type RunningCall } from './running-calls.js';
 import { StderrTail } from './stderr-tail.js';
@@ -64,6 +64,8 @@ export interface SessionOptions {
   ask?: AskUser;
   /** A remote server's OAuth client. */
   oauth?: McpOAuthClient;
+  /** A stdio server runs in the OS sandbox: its command becomes this (transport.ts). */
+  wrap?: ConnectOptions['wrap'];
 }
 
 /** patchbay level → MCP level (https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging). */
@@ -159,6 +161,7 @@ export class McpSession {
       },
       stderrTail: s.stderr,
       ...(opts.oauth ? { oauth: opts.oauth } : {}),
+      ...(opts.wrap ? { wrap: opts.wrap } : {}),
     });
     s.instructions = s.conn.client.getInstructions();
     // callDirect's answers are taken before the SDK sees them; everything else is the SDK's.

@@ -21,6 +21,8 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { guardedFetch } from './oauth-fetch.js';
 import { finishSignIn, isAuthError, isRefusal, isTransportMismatch, MAX_SIGN_INS, oauthChallenge, SigningInTransport } from './oauth-transport.js';
 import type { StderrTail } from './stderr-tail.js';
+import type { Argv } from '../../util/sandbox.js';
+import { resolve } from 'node:path';
 
 /** A stderr line longer than this is cut: a child writing megabytes without a newline must not grow patchbay's memory. */
 const MAX_STDERR_LINE = 8192;
@@ -49,6 +51,8 @@ export interface ConnectOptions {
   stderrTail?: StderrTail;
   /** A remote server's OAuth client (remote servers without a configured Authorization header). */
   oauth?: McpOAuthClient;
+  /** Runs a stdio server in the OS sandbox: `command args` becomes `bwrap … -- command args` (an entry of a workspace's own config). */
+  wrap?: (argv: Argv, cwd: string) => Argv;
 }
 
 export async function connect(config: ServerConfig, opts: ConnectOptions): Promise<Connection> {
@@ -138,11 +142,14 @@ export class TrackedStdioTransport extends StdioClientTransport {
 }
 
 async function connectStdio(config: StdioServerConfig, opts: ConnectOptions): Promise<Connection> {
+  const cwd = config.cwd ?? opts.cwd;
+  // bwrap is the child: closing stdin ends the server, and a signal to bwrap ends its whole pid namespace.
+  const argv = opts.wrap ? opts.wrap({ command: config.command, args: config.args }, resolve(cwd ?? '.')) : { command: config.command, args: config.args };
   const transport = new TrackedStdioTransport({
-    command: config.command,
-    args: config.args,
+    command: argv.command,
+    args: argv.args,
     env: childEnv(opts.env, config.env),
-    cwd: config.cwd ?? opts.cwd,
+    cwd,
     stderr: 'pipe',
   });
   // The PassThrough exists before start(), so early output is not lost.
