@@ -9,7 +9,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, useTempDirs, workspace } from './harness.js';
+import { cliConfig, ECA, EcaProc, fakeProviderConfig, runPatchbay, tempDir, useFakeLlmSuite, useTempDirs, workspace } from './harness.js';
 import { probeCgroups } from '../../src/util/cgroup.js';
 import { isAlive } from '../../src/util/pid.js';
 import { isZombie } from '../../src/util/process-tree.js';
@@ -106,6 +106,16 @@ for (const mode of modes) {
       return found;
     }
 
+    it("doctor says how a job's grandchildren are stopped", async () => {
+      const home = scratch(tempDir());
+      const doctor = await runPatchbay(['doctor'], { home, cwd: scratch(workspace({})), env: { PATCHBAY_CONFIG: cliConfig({ sandbox: mode.sandbox }) }, timeoutMs: 60_000 });
+      expect(doctor.stdout).toMatch(
+        mode.sandbox.enabled
+          ? /Jobs: background jobs run in the sandbox's pid namespace: every process a job starts is stopped with it/
+          : /Jobs: each background job runs in a cgroup of its own \(cgroup v[12], \//,
+      );
+    });
+
     it('jobs/kill stops a setsid -f and a double-forked grandchild', async () => {
       const { p } = await boot();
       const found = await startDetaching(p);
@@ -145,3 +155,16 @@ for (const mode of modes) {
     });
   });
 }
+
+describe.runIf(process.platform === 'linux')('job grandchildren without the sandbox or a cgroup', () => {
+  it('doctor says a detached grandchild may outlive its job', async () => {
+    const home = scratch(tempDir());
+    const doctor = await runPatchbay(['doctor'], {
+      home,
+      cwd: scratch(workspace({})),
+      env: { PATCHBAY_JOB_CGROUP: 'off', PATCHBAY_CONFIG: cliConfig({ sandbox: { enabled: false } }) },
+      timeoutMs: 60_000,
+    });
+    expect(doctor.stdout).toContain('Jobs: no cgroup for background jobs (PATCHBAY_JOB_CGROUP=off): a process a job detaches (setsid, a double fork) before patchbay sees it may outlive the job');
+  });
+});
