@@ -226,6 +226,9 @@ export function sweepCgroups(support: CgroupSupport): number {
   }
   let stopped = 0;
   for (const name of entries) {
+    // A probe cut short by a crash: empty, only its folder is left.
+    const probe = /^patchbay-probe-(\d+)$/.exec(name);
+    if (probe && !isAlive(Number(probe[1]))) removeCgroup(join(support.base, name));
     const m = NAME.exec(name);
     if (!m || serverLives(Number(m[1]), m[2])) continue;
     const path = join(support.base, name);
