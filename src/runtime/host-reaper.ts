@@ -6,7 +6,7 @@
  */
 import type { JobReaper } from '../core/jobs/reaper.js';
 
-export type ReaperPort = Pick<JobReaper, 'track' | 'untrack' | 'forget' | 'close' | 'pid'>;
+export type ReaperPort = Pick<JobReaper, 'track' | 'cgroup' | 'untrack' | 'forget' | 'close' | 'pid'>;
 
 export class ReaperShare implements ReaperPort {
   private readonly jobs = new Set<string>();
@@ -21,6 +21,12 @@ export class ReaperShare implements ReaperPort {
     if (this.closed) return;
     this.jobs.add(job);
     this.reaper.track(this.prefix + job, kind, pids);
+  }
+
+  cgroup(job: string, path: string): void {
+    if (this.closed) return;
+    this.jobs.add(job);
+    this.reaper.cgroup(this.prefix + job, path);
   }
 
   untrack(job: string, pids: number[]): void {

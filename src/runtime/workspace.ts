@@ -926,7 +926,13 @@ export class Workspace {
       tools: this.tools.all(),
       providers: [`Provider auth (secrets in ${this.logins.storeKind}):`, ...this.providerIds().map((id) => providerAuthLine(id, this.providerAuth(id)))],
       peers: sections.flatMap((s) => s?.lines ?? []),
-      agentRuntime: [await this.sandbox.doctorLine(this.roots), ...this.board.summary(), ...this.memory.doctorLines(), ...this.board.problems().map((p) => `Problem: ${p}`)],
+      agentRuntime: [
+        await this.sandbox.doctorLine(this.roots),
+        this.jobs.doctorLine((await this.sandbox.plan(this.roots)).kind === 'sandboxed'),
+        ...this.board.summary(),
+        ...this.memory.doctorLines(),
+        ...this.board.problems().map((p) => `Problem: ${p}`),
+      ],
     });
   }
 

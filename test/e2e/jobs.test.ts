@@ -52,7 +52,7 @@ setInterval(() => console.log('tick ' + ++n), 100);
 async function boot(approval: Record<string, unknown> = { byDefault: 'allow' }) {
   const root = scratch(workspace({ 'job.cjs': JOB }));
   const home = scratch(tempDir());
-  // Unsandboxed: the job reports host pids (a job in the sandbox sees its own pid namespace).
+  // Unsandboxed: the job writes the pids it sees, which in the sandbox are its pid namespace's (jobs-grandchildren.test.ts covers the sandbox).
   const p = track(new EcaProc({ home, config: fakeProviderConfig(llm().url, 'openai-chat', { toolCall: { approval }, sandbox: { enabled: false } }) }));
   await p.initialize(root);
   await p.waitFor((m) => m.method === 'config/updated');

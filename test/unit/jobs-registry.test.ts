@@ -125,8 +125,18 @@ describe('JobRegistry', () => {
     expect(ended[1].text.endsWith('29')).toBe(true);
   });
 
-  it('stops a process that left the group (setsid) when the job ends, and one a killed job left too', async () => {
-    const { cwd, jobs } = await setup({ graceMs: 200, scanMs: 100 });
+  it('without a cgroup, stops a process that left the group (setsid) when the job ends, and one a killed job left too, once a scan has seen it', async () => {
+    // What the reaper is told: the scan that found a descendant tells it.
+    const tracked = new Set<number>();
+    const reaper = {
+      track: (_job: string, kind: 'group' | 'pid', pids: Array<{ pid: number }>) => kind === 'pid' && pids.forEach((p) => tracked.add(p.pid)),
+      cgroup: () => {},
+      untrack: () => {},
+      forget: () => {},
+      close: () => {},
+      pid: undefined,
+    };
+    const { cwd, jobs } = await setup({ graceMs: 200, scanMs: 100, reaper, env: { ...process.env, PATCHBAY_JOB_CGROUP: 'off' } });
     const pidIn = (f: string) => Number(readFileSync(join(cwd, f), 'utf8'));
     const job = started(jobs.start({ command: 'setsid sleep 300 & echo $! > escaped.pid; sleep 1', cwd, chatId: 'c' }));
     await jobs.settle(job.id, 10_000);
@@ -136,7 +146,7 @@ describe('JobRegistry', () => {
     const killed = started(jobs.start({ command: 'setsid sleep 300 & echo $! > escaped2.pid; sleep 300', cwd, chatId: 'c' }));
     await until(() => existsSync(join(cwd, 'escaped2.pid')), 'escaped2.pid');
     const escaped2 = pidIn('escaped2.pid');
-    await new Promise((r) => setTimeout(r, 300)); // a scan has seen it
+    await until(() => tracked.has(escaped2), 'a scan to see the escaped sleep');
     expect(jobs.kill(killed.id)).toBe(true);
     await until(() => !isAlive(escaped2), "the killed job's escaped sleep to be stopped");
   });

@@ -18,15 +18,20 @@ import { errorMessage, logger } from '../../util/log.js';
 import { isAlive } from '../../util/pid.js';
 import { ensurePrivateDir } from '../../util/private-dir.js';
 import { bootId, startTime } from '../../util/process-tree.js';
+import { cgroupPids, isJobCgroup, killCgroup, removeCgroupSoon } from '../../util/cgroup.js';
 
 const log = logger('jobs');
 
-/** A job's process group (`pid` is its id) or one of its processes, with its start time when known. */
+/**
+ * A job's process group (`pid` is its id) or one of its processes, with its start time when
+ * known; or the job's cgroup (`path`; `pid` 0): whatever is in it is the job's.
+ */
 export interface GuardTarget {
   job: string;
-  kind: 'group' | 'pid';
+  kind: 'group' | 'pid' | 'cgroup';
   pid: number;
   start?: string;
+  path?: string;
 }
 
 interface Record {
@@ -97,6 +102,13 @@ export class JobLedger {
       if (serverLives(record.server)) continue;
       let stopped = 0;
       for (const t of record.targets) {
+        if (t?.kind === 'cgroup') {
+          if (typeof t.path !== 'string' || !isJobCgroup(t.path)) continue;
+          if (cgroupPids(t.path).length) stopped++;
+          killCgroup(t.path);
+          removeCgroupSoon(t.path);
+          continue;
+        }
         if (typeof t?.pid !== 'number' || t.pid <= 1 || !stillOurs(t)) continue;
         try {
           process.kill(t.kind === 'group' ? -t.pid : t.pid, 'SIGKILL');

@@ -8,12 +8,15 @@
  * (`ledger.ts`) for a server that dies with its reaper.
  *
  * Protocol, one line each: `g <job> <pgid> <start>` (a process group), `p <job> <pid> <start>`
- * (one process), `r <job> <pid>` (that process is gone), `d <job>` (forget the job). `<start>` is
- * `-` where the system has no start time.
+ * (one process), `c <job> <path>` (the job's cgroup, util/cgroup.ts; the path URI-encoded),
+ * `r <job> <pid>` (that process is gone), `d <job>` (forget the job). `<start>` is `-` where the
+ * system has no start time. A cgroup holds only what a job put in it: every member is killed
+ * (`cgroup.kill`, else one by one) and the group removed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { errorMessage, logger } from '../../util/log.js';
+import { probeCgroups, sweepCgroups } from '../../util/cgroup.js';
 import { JobLedger, type GuardTarget } from './ledger.js';
 
 const log = logger('jobs');
@@ -33,7 +36,11 @@ const startOf = (pid) => {
     return s.slice(s.lastIndexOf(')') + 2).split(' ')[19];
   } catch { return undefined; }
 };
+const members = (dir) => {
+  try { return fs.readFileSync(dir + '/cgroup.procs', 'utf8').split('\n').filter(Boolean).map(Number).filter((p) => p > 1); } catch { return []; }
+};
 const ours = (t) => {
+  if (t.cgroup) return /\/patchbay-\d+-(\d+|x)-\d+$/.test(t.cgroup);
   const now = startOf(t.pid);
   return now !== undefined && t.start !== '-' && now === t.start;
 };
@@ -42,8 +49,18 @@ const exit = () => {
   if (record) { try { fs.rmSync(record, { force: true }); } catch {} }
   process.exit(0);
 };
-const alive = (t) => { try { process.kill(t.group ? -t.pid : t.pid, 0); return true; } catch { return false; } };
-const signal = (list, sig) => { for (const t of list) { try { process.kill(t.group ? -t.pid : t.pid, sig); } catch {} } };
+const alive = (t) => {
+  if (t.cgroup) return members(t.cgroup).length > 0;
+  try { process.kill(t.group ? -t.pid : t.pid, 0); return true; } catch { return false; }
+};
+const kill = (pid, sig) => { try { process.kill(pid, sig); } catch {} };
+const signal = (list, sig) => {
+  for (const t of list) {
+    if (!t.cgroup) { kill(t.group ? -t.pid : t.pid, sig); continue; }
+    if (sig === 'SIGKILL') { try { fs.writeFileSync(t.cgroup + '/cgroup.kill', '1'); continue; } catch {} }
+    for (const p of members(t.cgroup)) kill(p, sig);
+  }
+};
 let buf = '';
 let reaping = false;
 process.stdin.setEncoding('utf8');
@@ -53,6 +70,7 @@ process.stdin.on('data', (d) => {
     const [op, job, pid, start] = buf.slice(0, i).split(' ');
     if (op === 'd') { for (const k of targets.keys()) if (k.startsWith(job + ' ')) targets.delete(k); }
     else if (op === 'r') targets.delete(job + ' p' + pid);
+    else if (op === 'c' && pid) targets.set(job + ' c' + pid, { cgroup: decodeURIComponent(pid) });
     else if ((op === 'g' || op === 'p') && Number(pid) > 1) targets.set(job + ' ' + op + pid, { group: op === 'g', pid: Number(pid), start: start || '-' });
   }
 });
@@ -63,12 +81,20 @@ const reap = () => {
   // Nothing to stop: the record is the server's (an idle EOF; its clean end deletes it).
   if (!list.length) process.exit(0);
   signal(list, 'SIGTERM');
-  const end = Date.now() + 1000;
+  let end = Date.now() + 1000;
+  let killed = false;
   const tick = setInterval(() => {
     const left = list.filter(alive);
     if (left.length && Date.now() < end) return;
+    if (left.length && !killed) {
+      // A cgroup is removed only once empty: a little more time after the SIGKILL.
+      killed = true;
+      signal(left.filter(ours), 'SIGKILL');
+      end = Date.now() + 1000;
+      if (left.some((t) => t.cgroup)) return;
+    }
     clearInterval(tick);
-    signal(left.filter(ours), 'SIGKILL');
+    for (const t of list) if (t.cgroup) { try { fs.rmdirSync(t.cgroup); } catch {} }
     exit();
   }, 50);
 };
@@ -96,6 +122,11 @@ export class JobReaper {
     this.idleMs = opts.idleMs ?? IDLE_MS;
     if (!ledgerDir || process.platform === 'win32') return;
     JobLedger.sweep(ledgerDir);
+    // Groups of a dead server in this process's cgroup, also those its ledger never got to name.
+    if (process.platform === 'linux') {
+      const stopped = sweepCgroups(probeCgroups());
+      if (stopped) log.info(`stopped the jobs of ${stopped} cgroup(s) left by a server that died`);
+    }
     this.ledger = new JobLedger(ledgerDir);
   }
 
@@ -107,6 +138,18 @@ export class JobReaper {
     this.send(pids.map((p) => `${kind === 'group' ? 'g' : 'p'} ${job} ${p.pid} ${p.start ?? '-'}\n`).join(''));
     const list = (this.targets.get(job) ?? []).filter((t) => t.kind !== kind || !pids.some((p) => p.pid === t.pid));
     list.push(...pids.map((p) => ({ job, kind, pid: p.pid, ...(p.start ? { start: p.start } : {}) })));
+    this.targets.set(job, list);
+    this.saveSoon();
+  }
+
+  /** The job's cgroup: at EOF, whatever is in it is stopped and the group removed. */
+  cgroup(job: string, path: string): void {
+    if (this.closed) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    this.send(`c ${job} ${encodeURIComponent(path)}\n`);
+    const list = (this.targets.get(job) ?? []).filter((t) => t.kind !== 'cgroup');
+    list.push({ job, kind: 'cgroup', pid: 0, path });
     this.targets.set(job, list);
     this.saveSoon();
   }

@@ -8,6 +8,11 @@
  * - each job runs in its own process group; kill and dispose stop the group and every descendant
  *   found before the signal (a grandchild that left the group is caught too): SIGTERM, then
  *   SIGKILL after `graceMs`;
+ * - a job that runs in the OS sandbox has a pid namespace that dies with it; one that does not
+ *   runs in a cgroup of its own where the system allows one (util/cgroup.ts), which holds every
+ *   process it starts (`setsid -f`, a double fork): the group is stopped with the job, and the
+ *   reaper and the ledger know it. Where there is none, a grandchild that detached before a scan
+ *   saw it may escape (`doctorLine` says so);
  * - when a job's shell exits, what it left running in its group is stopped the same way (a job no
  *   longer `running` must not hide live processes);
  * - output is an `OutputRing`: a line count, a character budget and a cap on each line;
@@ -22,6 +27,7 @@
  *   most `maxFinished` are kept: the oldest go first, so finished rings cannot pile up.
  */
 import type { ChildProcess } from 'node:child_process';
+import { cgroupArgv, cgroupPids, createCgroup, killCgroup, probeCgroups, removeCgroupSoon, signalCgroup, type CgroupSupport } from '../../util/cgroup.js';
 import { descendants, parentMap, startTime } from '../../util/process-tree.js';
 import { errorMessage, logger } from '../../util/log.js';
 import { isAlive } from '../../util/pid.js';
@@ -77,7 +83,7 @@ export interface JobRegistryOptions {
   /** How often a running job's descendants are looked up (besides on output). */
   scanMs?: number;
   /** Told every job group and descendant, so they are stopped even if this process is SIGKILLed. */
-  reaper?: Pick<JobReaper, 'track' | 'untrack' | 'forget' | 'close' | 'pid'>;
+  reaper?: Pick<JobReaper, 'track' | 'cgroup' | 'untrack' | 'forget' | 'close' | 'pid'>;
   /** The environment jobs start from (the host's); the process's own without it. */
   env?: NodeJS.ProcessEnv;
 }
@@ -117,6 +123,8 @@ interface Job {
    * shell's pid) may be reused by an unrelated group later.
    */
   reaped: boolean;
+  /** The job's cgroup (util/cgroup.ts), where it has one: every process it started is in it. */
+  cgroup?: string;
 }
 
 export type StartJob = { ok: true; job: JobInfo } | { ok: false; message: string };
@@ -125,6 +133,8 @@ export class JobRegistry {
   private readonly jobs = new Map<string, Job>();
   private nextId = 1;
   private disposed = false;
+  private cgroups: CgroupSupport | undefined;
+  private warned = false;
   private readonly o: Required<Omit<JobRegistryOptions, 'onChange' | 'onEnded' | 'reaper' | 'env'>>;
 
   constructor(private readonly opts: JobRegistryOptions = {}) {
@@ -148,7 +158,10 @@ export class JobRegistry {
       return { ok: false, message: `Maximum number of background jobs reached (${this.o.maxRunning}). Kill an existing job first.` };
     }
     const id = `job-${this.nextId++}`;
-    const child = spawnShell(spec.command, spec.cwd, spec.chatId, this.opts.env, spec.wrap);
+    // Outside the sandbox, a cgroup of its own holds whatever the job starts; the shell moves into it before it runs anything.
+    const cgroup = spec.wrap ? undefined : this.newCgroup();
+    const wrap = cgroup ? (argv: Parameters<WrapArgv>[0]) => cgroupArgv(cgroup, argv) : spec.wrap;
+    const child = spawnShell(spec.command, spec.cwd, spec.chatId, this.opts.env, wrap);
     const info: JobInfo = {
       id,
       type: 'shell',
@@ -184,10 +197,11 @@ export class JobRegistry {
       // After the exit, once its output is read to the end (strays holding it open are stopped on exit).
       child.once('close', () => resolve());
     });
-    const job: Job = { info, child, ring, cursor: 0, ended, tree: [], reaped: false, seen: new Map(), lastScan: 0 };
+    const job: Job = { info, child, ring, cursor: 0, ended, tree: [], reaped: false, seen: new Map(), lastScan: 0, ...(cgroup ? { cgroup } : {}) };
     job.scanTimer = setInterval(() => this.rescan(job), this.o.scanMs).unref();
     this.jobs.set(id, job);
     if (child.pid && process.platform !== 'win32') this.opts.reaper?.track(id, 'group', [{ pid: child.pid, start: startTime(child.pid) }]);
+    if (cgroup) this.opts.reaper?.cgroup(id, cgroup);
     log.info(`started background job ${id} (pid ${child.pid ?? '?'})`);
     this.changed();
     return { ok: true, job: { ...info } };
@@ -255,7 +269,7 @@ export class JobRegistry {
     this.disposed = true;
     const parents = parentMap();
     for (const j of this.jobs.values()) this.rescan(j, parents);
-    const live = [...this.jobs.values()].filter((j) => j.info.status === 'running' || groupOf(j) !== undefined || j.tree.some(isAlive) || strays(j).length);
+    const live = [...this.jobs.values()].filter((j) => j.info.status === 'running' || groupOf(j) !== undefined || j.tree.some(isAlive) || strays(j).length || inCgroup(j).length);
     const trees = live.map((j) => {
       if (j.info.status === 'running') {
         j.info.status = 'killed';
@@ -263,6 +277,7 @@ export class JobRegistry {
       }
       const pids = [...new Set([...treeOf(j.child, parents), ...j.tree, ...strays(j)])];
       signalTree(j.child, 'SIGTERM', pids, !j.reaped);
+      if (j.cgroup) signalCgroup(j.cgroup, 'SIGTERM');
       return { job: j, pids };
     });
     for (const j of this.jobs.values()) {
@@ -274,6 +289,7 @@ export class JobRegistry {
     // The shell may be gone while its group lives on: SIGKILL whatever is left, now, before we exit.
     for (const t of trees) {
       signalTree(t.job.child, 'SIGKILL', t.pids.filter(isAlive), !t.job.reaped);
+      if (t.job.cgroup) killCgroup(t.job.cgroup);
       this.reaped(t.job);
     }
     this.opts.reaper?.close();
@@ -288,6 +304,10 @@ export class JobRegistry {
       clearInterval(j.scanTimer);
       const pids = [...treeOf(j.child, parents), ...j.tree, ...strays(j)];
       if (j.info.status === 'running' || groupOf(j) !== undefined || pids.some(isAlive)) signalTree(j.child, 'SIGKILL', pids, !j.reaped);
+      if (j.cgroup) {
+        killCgroup(j.cgroup);
+        removeCgroupSoon(j.cgroup);
+      }
     }
     this.opts.reaper?.close();
   }
@@ -312,7 +332,7 @@ export class JobRegistry {
       if (!this.disposed) this.changed();
     }
     // What the shell left running (in its group, or gone off on its own) would be invisible now: stop it.
-    if (groupOf(job) !== undefined || strays(job).length) this.stopTree(job);
+    if (groupOf(job) !== undefined || strays(job).length || inCgroup(job).length) this.stopTree(job);
     else this.reaped(job);
   }
 
@@ -320,7 +340,36 @@ export class JobRegistry {
   private reaped(job: Job): void {
     job.reaped = true;
     job.seen.clear();
+    if (job.cgroup) removeCgroupSoon(job.cgroup);
     this.opts.reaper?.forget(job.info.id);
+  }
+
+  /**
+   * `doctor`'s line on how a job's grandchildren are stopped: the sandbox's pid namespace, the
+   * job's cgroup, or only its process group and what a scan finds (then one may escape).
+   */
+  doctorLine(sandboxed: boolean): string {
+    if (process.platform === 'win32') return 'Jobs: each background job is stopped with its process tree (taskkill /T)';
+    if (sandboxed) return "Jobs: background jobs run in the sandbox's pid namespace: every process a job starts is stopped with it";
+    const c = this.cgroupSupport();
+    if (c.ok) return `Jobs: each background job runs in a cgroup of its own (cgroup v${c.version}, ${c.base}): every process it starts is stopped with it`;
+    return `Jobs: no cgroup for background jobs (${c.why}): a process a job detaches (setsid, a double fork) before patchbay sees it may outlive the job`;
+  }
+
+  private cgroupSupport(): CgroupSupport {
+    return (this.cgroups ??= probeCgroups(this.opts.env ?? process.env));
+  }
+
+  /** A new cgroup for a job, or undefined (none here: said once in the log). */
+  private newCgroup(): string | undefined {
+    if (process.platform !== 'linux') return undefined;
+    const c = this.cgroupSupport();
+    const path = c.ok ? createCgroup(c) : undefined;
+    if (!path && !this.warned) {
+      this.warned = true;
+      log.warn(`background jobs run without a cgroup (${c.ok ? `cannot make one in ${c.base}` : c.why}): a process a job detaches before a scan sees it may outlive the job`);
+    }
+    return path;
   }
 
   /** Looks up the running job's descendants; the reaper learns the new ones and forgets the dead. */
@@ -368,8 +417,10 @@ export class JobRegistry {
     const pids = [...treeOf(job.child), ...strays(job)];
     job.tree = [...new Set([...job.tree, ...pids])];
     signalTree(job.child, 'SIGTERM', pids, !job.reaped);
+    if (job.cgroup) signalCgroup(job.cgroup, 'SIGTERM');
     setTimeout(() => {
       signalTree(job.child, 'SIGKILL', job.tree.filter(isAlive), !job.reaped);
+      if (job.cgroup) killCgroup(job.cgroup);
       job.tree = [];
       this.reaped(job);
     }, this.o.graceMs).unref();
@@ -397,6 +448,11 @@ export class JobRegistry {
 function groupOf(j: Job): number | undefined {
   const pid = j.child.pid;
   return pid && !j.reaped && process.platform !== 'win32' && groupAlive(pid) ? pid : undefined;
+}
+
+/** The live members of the job's cgroup (none without one). */
+function inCgroup(j: Job): number[] {
+  return j.cgroup ? cgroupPids(j.cgroup).filter(isAlive) : [];
 }
 
 /** The job's descendants while its shell runs (after, they are re-parented and only its group finds them). */
