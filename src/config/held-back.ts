@@ -42,7 +42,8 @@
  *   that is the user's own, nor let the model write it without asking (core/memory/). Likewise
  *   `prompts.memoryConsolidate`: the instructions the model follows to rewrite and delete it.
  * - `sandbox.enabled` other than `true`, `sandbox.network: true`, `sandbox.writable` and
- *   `sandbox.autoAllow: true`: a repository must not widen the sandbox its own commands run in.
+ *   `sandbox.autoAllow: true`: a repository must not widen the sandbox its own commands run in;
+ *   likewise a `sandbox.hidden` that leaves out a path a lower layer hid (arrays replace).
  * - Any other value that reads the environment (`${env:…}`): a file from a repository must not
  *   copy your secrets into a prompt or a message.
  *
@@ -188,6 +189,13 @@ export function holdBack(layer: Obj, lower: Obj, root?: string): { kept: Obj; he
   if (get(layer, 'sandbox', 'network') === true) hold(['sandbox', 'network'], 'gives commands the network');
   if (get(layer, 'sandbox', 'writable') !== undefined) hold(['sandbox', 'writable'], JSON.stringify(get(layer, 'sandbox', 'writable')));
   if (get(layer, 'sandbox', 'autoAllow') === true) hold(['sandbox', 'autoAllow'], 'runs sandboxed commands without asking');
+  // Arrays replace on merge: a `hidden` list that leaves out one of the user's would show it again.
+  const hidden = get(layer, 'sandbox', 'hidden');
+  const lowerHidden = get(lower, 'sandbox', 'hidden');
+  if (hidden !== undefined && Array.isArray(lowerHidden)) {
+    const shown = lowerHidden.filter((h) => !Array.isArray(hidden) || !hidden.includes(h));
+    if (shown.length) hold(['sandbox', 'hidden'], `shows ${shown.map((h) => JSON.stringify(h)).join(', ')} again`);
+  }
   for (const key of ['enabled', 'writeMode']) if (get(layer, 'memory', key) !== undefined) hold(['memory', key], JSON.stringify(get(layer, 'memory', key)));
   if (get(layer, 'prompts', 'memoryConsolidate') !== undefined) hold(['prompts', 'memoryConsolidate'], 'replaces the instructions for editing your memory files');
   for (const key of ['rules', 'skills', 'commands']) holdOutsidePaths(layer, kept, key, root, hold);

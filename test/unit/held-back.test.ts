@@ -134,5 +134,9 @@ describe('held-back sandbox settings', () => {
     const narrow = holdBack({ sandbox: { enabled: true, network: false, autoAllow: false, hidden: ['x'] } }, {});
     expect(narrow.held).toEqual([]);
     expect(narrow.kept).toEqual({ sandbox: { enabled: true, network: false, autoAllow: false, hidden: ['x'] } });
+    // Its own `hidden` list replaces the user's on merge: one that drops a path the user hid is held back.
+    const dropping = holdBack({ sandbox: { hidden: ['x'] } }, { sandbox: { hidden: ['~/secrets', 'x'] } });
+    expect(dropping.held.map((h) => formatHeldSetting(h))).toEqual(['sandbox.hidden (shows "~/secrets" again)']);
+    expect(holdBack({ sandbox: { hidden: ['~/secrets', 'y'] } }, { sandbox: { hidden: ['~/secrets'] } }).held).toEqual([]);
   });
 });
