@@ -6,7 +6,8 @@
  *              (and a private /tmp, which util/sandbox.ts always gives);
  *   read-only: patchbay's config folder and `--config-file`, each folder's `.patchbay/` and
  *              `.eca/`, `.git/hooks` and `.git/config` (code that runs later, outside the sandbox);
- *   hidden:    HIDDEN_DEFAULT, patchbay's home (tokens, the store, logs), `sandbox.hidden`.
+ *   hidden:    HIDDEN_DEFAULT, HIDDEN_SYSTEM (host sockets), patchbay's home (tokens, the store,
+ *              logs), `sandbox.hidden`.
  */
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -35,6 +36,13 @@ export const HIDDEN_DEFAULT = [
   '~/.config/gh',
   '~/.cache/eca',
 ] as const;
+
+/**
+ * Sockets of services on the host, which the network namespace does not cut off (a socket on a
+ * read-only file system still connects): the user's session bus, agents and runtime folder, the
+ * system bus, container engines. Plus `$XDG_RUNTIME_DIR` and `$SSH_AUTH_SOCK` wherever they are.
+ */
+export const HIDDEN_SYSTEM = ['/run/user', '/run/dbus', '/run/docker.sock', '/run/podman', '/run/containerd'] as const;
 
 export interface SandboxHost {
   env: NodeJS.ProcessEnv;
@@ -75,7 +83,8 @@ export class WorkspaceSandbox {
     // The home folder too, which only matters where it is under /tmp (util/sandbox.ts).
     const readOnly = [home, userConfigDir(env, this.host.homeDir), ...(this.host.configFile ? [resolve(this.host.configFile)] : [])];
     for (const r of roots) readOnly.push(join(r, '.patchbay'), join(r, '.eca'), join(r, '.git', 'hooks'), join(r, '.git', 'config'));
-    const hidden = [...HIDDEN_DEFAULT.map((h) => expand(h)), patchbayHome(env, this.host.homeDir), ...(s.hidden ?? []).map((h) => expand(h, roots[0]))];
+    const sockets = [env.XDG_RUNTIME_DIR, env.SSH_AUTH_SOCK].filter((p): p is string => !!p && isAbsolute(p));
+    const hidden = [...HIDDEN_DEFAULT.map((h) => expand(h)), ...HIDDEN_SYSTEM, ...sockets, patchbayHome(env, this.host.homeDir), ...(s.hidden ?? []).map((h) => expand(h, roots[0]))];
     return { writable: [...roots, ...memory, ...extra], readOnly, hidden, network: s.network };
   }
 

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config/schema.js';
 import { memoryDirs } from '../../src/core/memory/dirs.js';
-import { HIDDEN_DEFAULT, WorkspaceSandbox } from '../../src/runtime/sandbox.js';
+import { HIDDEN_DEFAULT, HIDDEN_SYSTEM, WorkspaceSandbox } from '../../src/runtime/sandbox.js';
 import { bwrapArgs, forgetSandboxProbes, probeSandbox, sandboxExecProfile, sandboxFailure, type PathKind, type SandboxPolicy } from '../../src/util/sandbox.js';
 import { removeDir, tempDir } from './tools-helpers.js';
 
@@ -268,9 +268,11 @@ describe('WorkspaceSandbox', () => {
     expect(p.hidden).toContain(resolve(r1, 'private'));
   });
 
-  it('hides the default list and patchbay home', () => {
+  it('hides the default list, the host sockets and patchbay home', () => {
     const p = sandboxWith({}).policy([r1]);
-    expect(p.hidden).toEqual([...HIDDEN_DEFAULT.map((h) => join(home, h.slice(2))), join(home, 'pb-home')]);
+    expect(p.hidden).toEqual([...HIDDEN_DEFAULT.map((h) => join(home, h.slice(2))), ...HIDDEN_SYSTEM, join(home, 'pb-home')]);
+    const agents = sandboxWith({}, { XDG_RUNTIME_DIR: '/run/user/1000', SSH_AUTH_SOCK: '/tmp/ssh-x/agent.1' }).policy([r1]);
+    expect(agents.hidden).toEqual(expect.arrayContaining(['/run/user/1000', '/tmp/ssh-x/agent.1', '/run/dbus', '/run/docker.sock']));
     expect(HIDDEN_DEFAULT).toEqual(expect.arrayContaining(['~/.ssh', '~/.aws', '~/.gnupg', '~/.config/gcloud']));
   });
 
