@@ -42,10 +42,11 @@ async function trust(home: string, root: string): Promise<void> {
 /** An MCP server entry (the notes fixture) whose command line carries `marker`, for pgrep. */
 const notesServer = (marker: string) => ({ command: process.execPath, args: [fixture('mcp-notes.mjs'), '--marker', marker] });
 
-/** The processes whose command line holds `marker`. */
+/** The server processes (node's, not the bwrap that holds a sandboxed one) whose command line holds `marker`. */
 function pids(marker: string): number[] {
+  const node = process.execPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   try {
-    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    return execFileSync('pgrep', ['-f', `^${node} .*${marker}`], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
   } catch {
     // pgrep exits 1 when nothing matches.
     return [];

@@ -91,7 +91,8 @@ describe.runIf(v2.ok)('job cgroups', () => {
     expect(running.filter((p) => !dead(p))).toEqual([]);
 
     const next = await setup();
-    const job = started(next.jobs.start({ command: `${DETACH} echo left`, cwd: next.cwd, chatId: 'c' }));
+    // The shell ends once both have written their pids: ending sooner, it would stop them before they could.
+    const job = started(next.jobs.start({ command: `${DETACH} until [ -s setsid.pid ] && [ -s forked.pid ]; do sleep 0.05; done; echo left`, cwd: next.cwd, chatId: 'c' }));
     const left = await detached(next.cwd);
     await next.jobs.settle(job.id, 10_000);
     expect(next.jobs.get(job.id)!.status).toBe('completed');
