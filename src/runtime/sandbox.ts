@@ -85,7 +85,8 @@ export class WorkspaceSandbox {
     for (const r of roots) readOnly.push(join(r, '.patchbay'), join(r, '.eca'), join(r, '.git', 'hooks'), join(r, '.git', 'config'));
     const sockets = [env.XDG_RUNTIME_DIR, env.SSH_AUTH_SOCK].filter((p): p is string => !!p && isAbsolute(p));
     const hidden = [...HIDDEN_DEFAULT.map((h) => expand(h)), ...HIDDEN_SYSTEM, ...sockets, patchbayHome(env, this.host.homeDir), ...(s.hidden ?? []).map((h) => expand(h, roots[0]))];
-    return { writable: [...roots, ...memory, ...extra], readOnly, hidden, network: s.network };
+    // `.git` pinned: renamed, it could be rebuilt with hooks and a config that run on the host's next `git`.
+    return { writable: [...roots, ...memory, ...extra], readOnly, hidden, network: s.network, pinned: roots.map((r) => join(r, '.git')) };
   }
 
   /** Whether and how commands of a chat with these folders run sandboxed. */

@@ -29,6 +29,14 @@ export interface SandboxPolicy {
   hidden: string[];
   /** The host's network; false: a network namespace with loopback only. */
   network: boolean;
+  /**
+   * Paths inside a writable folder made mount points of their own, so the command cannot rename
+   * or remove them (EBUSY) and put its own in their place: a folder stays writable (a `.git`,
+   * whose `hooks` and `config` the read-only list keeps), a file becomes read-only (a worktree's
+   * `.git` file, which names the repository). A read-only path missing inside a pinned folder is
+   * made as an empty read-only one there (`.git/hooks`), so the command cannot create it.
+   */
+  pinned?: string[];
 }
 
 export type SandboxSupport =
@@ -174,6 +182,12 @@ export function bwrapArgs(policy: SandboxPolicy, cwd: string, kind: (p: string) 
   for (const t of inTmp) args.push('--ro-bind', t, t);
   const writable = unique(policy.writable).filter((w) => look(w) === 'dir');
   for (const w of writable) args.push('--bind', w, w);
+  const pinned = unique(policy.pinned ?? []).filter((p) => writable.some((w) => isUnder(p, w) && p !== w));
+  for (const p of pinned) {
+    const k = look(p);
+    if (k !== 'missing') args.push(k === 'dir' ? '--bind' : '--ro-bind', p, p);
+  }
+  const inPinned = (r: string): boolean => pinned.some((p) => r !== p && look(p) === 'dir' && isUnder(r, p));
   // Only a read-only path inside a writable folder (or in the private /tmp but not in a folder
   // bound above) is bound again: elsewhere `--ro-bind / /` keeps it read-only already, and each
   // mount costs bwrap time (bench/sandbox.ts).
@@ -185,6 +199,7 @@ export function bwrapArgs(policy: SandboxPolicy, cwd: string, kind: (p: string) 
     // create its mount point in the user's folder. What a command writes there later is a new
     // file to workspace trust, held back until the user trusts it (config/trust.ts).
     if (k !== 'missing') args.push('--ro-bind', r, r);
+    else if (inPinned(r)) args.push('--tmpfs', r, '--remount-ro', r);
   }
   // A writable folder inside a read-only one (the memory folders in patchbay's config folder) is
   // bound again over it.

@@ -150,6 +150,55 @@ describe.skipIf(process.platform !== 'linux')('the OS sandbox (bubblewrap)', () 
     await until(() => pgrep(marker) === '', 'the detached processes to be gone');
   }, 120_000);
 
+  it(".git cannot be renamed and rebuilt with hooks or a config that run on the host's next git, nor a worktree's .git file repointed; git itself still works", async () => {
+    const { p, root, outside } = await boot({});
+    const git = (args: string[], cwd = root) => spawnSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' });
+    expect(git(['init', '-q', '.']).status).toBe(0);
+    const pwned = join(outside, 'PWNED');
+    const hook = `printf '#!/bin/sh\\ntouch ${pwned}\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit`;
+    const r = await run(
+      p,
+      [
+        { id: 'rename', args: { command: `mv .git .git-old && mkdir .git && cp -r .git-old/. .git/ && ${hook}` } },
+        { id: 'hooks', args: { command: hook } },
+        { id: 'config', args: { command: `printf '[core]\\n\\tfsmonitor = "touch ${pwned}; false"\\n' >> .git/config` } },
+        { id: 'commit', args: { command: 'git -c user.email=t@t -c user.name=t commit -q --allow-empty -m inside && git log --oneline | head -1' } },
+        // What is in .git can go, as any file in the folders can; .git itself and its hooks and config stay.
+        { id: 'remove', args: { command: 'rm -rf .git' } },
+      ],
+      () => true,
+    );
+    expect(r.rename.text).toMatch(/Device or resource busy/);
+    expect(r.remove.error).toBe(true);
+    expect(r.hooks.text).toMatch(/Read-only file system/);
+    expect(r.config.text).toMatch(/Read-only file system/);
+    expect(r.commit).toMatchObject({ error: false, text: expect.stringContaining('inside') as string });
+    // The host's own git runs none of it.
+    expect(existsSync(join(root, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(readFileSync(join(root, '.git', 'config'), 'utf8')).not.toContain('fsmonitor');
+    expect(existsSync(join(root, '.git-old'))).toBe(false);
+    git(['status', '--short']);
+    git(['commit', '-q', '--allow-empty', '-m', 'after']);
+    expect(existsSync(pwned)).toBe(false);
+
+    // A folder whose .git is a file naming its repository elsewhere (a worktree, --separate-git-dir).
+    const other = await boot({});
+    const repo = scratch(tempDir());
+    expect(git(['init', '-q', `--separate-git-dir=${join(repo, 'git')}`, '.'], other.root).status).toBe(0);
+    const before = readFileSync(join(other.root, '.git'), 'utf8');
+    const f = await run(
+      other.p,
+      [
+        { id: 'repoint', args: { command: 'mkdir -p evil && echo "gitdir: evil" > .git' } },
+        { id: 'replace', args: { command: 'mv .git gitfile-old' } },
+      ],
+      () => true,
+    );
+    expect(f.repoint.text).toMatch(/Read-only file system/);
+    expect(f.replace.text).toMatch(/Device or resource busy/);
+    expect(readFileSync(join(other.root, '.git'), 'utf8')).toBe(before);
+  }, 120_000);
+
   it('a background job and the grandchild it detaches are held in the same way, and stopped with the job', async () => {
     const { p, root, outside } = await boot({});
     const marker = `sleep 98${Math.floor(Math.random() * 1e6)}`;

@@ -126,6 +126,26 @@ describe('bwrapArgs', () => {
   });
 });
 
+describe('bwrapArgs: pinned paths', () => {
+  it('a pinned folder is bound onto itself (it cannot be renamed), a pinned file read-only, and a read-only path missing inside a pinned folder made empty and read-only', () => {
+    const root = '/home/u/app';
+    const policy: SandboxPolicy = { writable: [root], readOnly: [`${root}/.git/hooks`, `${root}/.git/config`], hidden: [], network: false, pinned: [`${root}/.git`] };
+    const args = bwrapArgs(policy, root, fs({ [root]: 'dir', [`${root}/.git`]: 'dir', [`${root}/.git/config`]: 'file' }));
+    expect(args.slice(NAMESPACES.length + 1 + BASE.length)).toEqual([
+      ...['--bind', root, root],
+      ...['--bind', `${root}/.git`, `${root}/.git`],
+      ...['--tmpfs', `${root}/.git/hooks`, '--remount-ro', `${root}/.git/hooks`],
+      ...['--ro-bind', `${root}/.git/config`, `${root}/.git/config`],
+      ...['--chdir', root],
+    ]);
+    // A worktree's .git file is read-only; a .git that is not there is not made up.
+    const file = bwrapArgs(policy, root, fs({ [root]: 'dir', [`${root}/.git`]: 'file' }));
+    expect(file).toEqual(expect.arrayContaining(['--ro-bind', `${root}/.git`, `${root}/.git`]));
+    expect(file.join(' ')).not.toContain('hooks');
+    expect(bwrapArgs(policy, root, fs({ [root]: 'dir' })).join(' ')).not.toContain('.git');
+  });
+});
+
 describe('sandboxExecProfile', () => {
   const policy: SandboxPolicy = { writable: ['/Users/u/app'], readOnly: ['/Users/u/app/.patchbay'], hidden: ['/Users/u/.ssh'], network: false };
 
