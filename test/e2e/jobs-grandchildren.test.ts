@@ -14,6 +14,8 @@ import { probeCgroups } from '../../src/util/cgroup.js';
 import { isAlive } from '../../src/util/pid.js';
 import { isZombie } from '../../src/util/process-tree.js';
 import { probeSandbox } from '../../src/util/sandbox.js';
+import { reaperOf } from '../support/job-reaper.js';
+import { until } from '../support/until.js';
 
 const scratch = useTempDirs();
 const { llm, track } = useFakeLlmSuite();
@@ -30,13 +32,6 @@ afterEach(() => {
   }
 });
 
-async function until(ok: () => boolean, what: string, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; !ok();) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** Every process whose command line is `argv` (host pids: a sandboxed job's own are its namespace's). */
 function processesRunning(...argv: string[]): number[] {
   const want = argv.join('\0') + '\0';
@@ -50,21 +45,6 @@ function processesRunning(...argv: string[]): number[] {
     }
   }
   return found;
-}
-
-/** The server's job reaper (a child named by its last argument). */
-function reaperOf(server: number): number | undefined {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== server) continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes('patchbay-job-reaper')) return Number(entry);
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return undefined;
 }
 
 const dead = (pid: number) => !isAlive(pid) || isZombie(pid);

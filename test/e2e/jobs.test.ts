@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ECA, EcaProc, fakeProviderConfig, tempDir, useFakeLlmSuite, useTempDirs, workspace, type Msg } from './harness.js';
 import { isAlive } from '../../src/util/pid.js';
+import { reaperOf } from '../support/job-reaper.js';
 
 const scratch = useTempDirs();
 const { llm, track } = useFakeLlmSuite();
@@ -57,21 +58,6 @@ async function boot(approval: Record<string, unknown> = { byDefault: 'allow' }) 
   await p.initialize(root);
   await p.waitFor((m) => m.method === 'config/updated');
   return { p, root, home };
-}
-
-/** The server's job reaper (src/core/jobs/reaper.ts: a child named by its last argument), if it runs. */
-function reaperOf(server: number): number | undefined {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== server) continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes('patchbay-job-reaper')) return Number(entry);
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return undefined;
 }
 
 function content(p: EcaProc, chatId: string, type: string) {

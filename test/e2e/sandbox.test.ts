@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EcaProc, fakeProviderConfig, runPatchbay, tempDir, useFakeLlmSuite, useTempDirs, workspace, type Msg } from './harness.js';
+import { until } from '../support/until.js';
 
 const scratch = useTempDirs();
 const { llm, track } = useFakeLlmSuite();
@@ -77,15 +78,6 @@ async function run(
   }
   await p.turnDone(chatId, 1, 30_000);
   return out;
-}
-
-/** Polls `check` (a look at processes or files) until it holds, within a bound; no fixed sleep. */
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const pgrep = (pattern: string) => spawnSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).stdout.trim();

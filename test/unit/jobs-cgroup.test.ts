@@ -15,6 +15,7 @@ import { cgroupPids, killCgroup, probeCgroups, removeCgroup, sweepCgroups } from
 import { isAlive } from '../../src/util/pid.js';
 import { bootId, isZombie } from '../../src/util/process-tree.js';
 import { tempDir, useJobTestCleanup } from './tools-helpers.js';
+import { until } from '../support/until.js';
 
 const { dirs, pids } = useJobTestCleanup();
 const registries: JobRegistry[] = [];
@@ -26,13 +27,6 @@ afterEach(async () => {
     await until(() => removeCgroup(g) || !existsSync(g), `${g} to be removed`);
   }
 });
-
-async function until(ok: () => boolean, what: string, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; !ok();) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** Gone, or an exited process its new parent has not reaped yet. */
 const dead = (pid: number) => !isAlive(pid) || isZombie(pid);
