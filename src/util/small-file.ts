@@ -71,22 +71,11 @@ export function readBoundedSync(path: string, maxBytes: number, opts: BoundedOpt
 
 /** A small text file's first `maxBytes`, or undefined when it is missing, unreadable or no regular file. */
 export function readSmallFileSync(path: string, maxBytes: number): string | undefined {
-  let fd: number | undefined;
   try {
-    fd = openSync(path, FLAGS);
-    if (!fstatSync(fd).isFile()) return undefined;
-    const buf = Buffer.alloc(maxBytes);
-    let got = 0;
-    while (got < maxBytes) {
-      const n = readSync(fd, buf, got, maxBytes - got, null);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.toString('utf8', 0, got);
+    const r = readBoundedSync(path, maxBytes);
+    return r.kind === 'file' ? r.bytes.toString('utf8') : undefined;
   } catch {
     return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 
