@@ -46,7 +46,10 @@ const notesServer = (marker: string) => ({ command: process.execPath, args: [fix
 function pids(marker: string): number[] {
   const node = process.execPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   try {
-    return execFileSync('pgrep', ['-f', `^${node} .*${marker}`], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    return execFileSync('pgrep', ['-f', `^${node} .*${marker}`], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     // pgrep exits 1 when nothing matches.
     return [];
