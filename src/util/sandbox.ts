@@ -165,9 +165,10 @@ function kindOf(p: string): PathKind {
  * bwrap's arguments for a command under `policy`, run in `cwd`. Later mounts cover earlier
  * ones: everything read-only, a private /tmp, the writable folders, then the read-only ones
  * (and the writable folders inside those again), and the hidden ones over all of it. `kind`
- * tells what a path is (the file system's answer when not given).
+ * tells what a path is (the file system's answer when not given); `seen`: more paths whose
+ * folder under /tmp the command sees as it is, read-only, as it does `cwd`'s.
  */
-export function bwrapArgs(policy: SandboxPolicy, cwd: string, kind: (p: string) => PathKind = kindOf): string[] {
+export function bwrapArgs(policy: SandboxPolicy, cwd: string, kind: (p: string) => PathKind = kindOf, seen: readonly string[] = []): string[] {
   // One look per path: a path may be asked about several times below.
   const kinds = new Map<string, PathKind>();
   const look = (p: string): PathKind => kinds.get(p) ?? kinds.set(p, kind(p)).get(p)!;
@@ -175,7 +176,7 @@ export function bwrapArgs(policy: SandboxPolicy, cwd: string, kind: (p: string) 
   // A folder of the policy under /tmp (a workspace, a home there) is seen through the private
   // /tmp as it is, read-only: its parents are not made up, writable, in the private one.
   const inTmp = new Set<string>();
-  for (const p of [...policy.writable, ...policy.readOnly, ...policy.hidden]) {
+  for (const p of [...policy.writable, ...policy.readOnly, ...policy.hidden, cwd, ...seen.filter((a) => a.startsWith('/tmp/'))]) {
     const m = /^\/tmp\/[^/]+/.exec(resolve(p));
     if (m && look(m[0]) === 'dir') inTmp.add(m[0]);
   }
@@ -216,7 +217,18 @@ export function bwrapArgs(policy: SandboxPolicy, cwd: string, kind: (p: string) 
 /** The command in the sandbox: `bwrap <policy> -- <command> <args>`, or `sandbox-exec -p <profile> <command> <args>` on macOS. */
 export function sandboxArgv(support: Extract<SandboxSupport, { ok: true }>, policy: SandboxPolicy, cwd: string, argv: Argv): Argv {
   if (support.kind === 'sandbox-exec') return { command: support.bwrap, args: ['-p', sandboxExecProfile(policy), argv.command, ...argv.args] };
-  return { command: support.bwrap, args: [...bwrapArgs(policy, cwd), '--', argv.command, ...argv.args] };
+  // The program and the files it is given by absolute path (an MCP server's script) are seen as
+  // they are, read-only, even under the private /tmp; a socket there stays out of reach.
+  const seen = [argv.command, ...argv.args].filter((a) => a.startsWith('/tmp/') && regularFile(a));
+  return { command: support.bwrap, args: [...bwrapArgs(policy, cwd, kindOf, seen), '--', argv.command, ...argv.args] };
+}
+
+function regularFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function unique(paths: string[]): string[] {

@@ -126,6 +126,16 @@ describe('bwrapArgs', () => {
   });
 });
 
+describe('bwrapArgs: what the command is given under /tmp', () => {
+  it('the folder under /tmp of cwd and of each seen path is seen as it is, read-only; other /tmp paths are not', () => {
+    const policy: SandboxPolicy = { writable: ['/home/u/app'], readOnly: [], hidden: [], network: false };
+    const kind = fs({ '/home/u/app': 'dir', '/tmp/srv': 'dir', '/tmp/run': 'dir' });
+    const args = bwrapArgs(policy, '/tmp/run/sub', kind, ['/tmp/srv/server.mjs']);
+    expect(args.slice(NAMESPACES.length + 1 + BASE.length, NAMESPACES.length + 1 + BASE.length + 6)).toEqual(['--ro-bind', '/tmp/run', '/tmp/run', '--ro-bind', '/tmp/srv', '/tmp/srv']);
+    expect(bwrapArgs(policy, '/home/u/app', kind).join(' ')).not.toContain('/tmp/srv');
+  });
+});
+
 describe('bwrapArgs: pinned paths', () => {
   it('a pinned folder is bound onto itself (it cannot be renamed), a pinned file read-only, and a read-only path missing inside a pinned folder made empty and read-only', () => {
     const root = '/home/u/app';
