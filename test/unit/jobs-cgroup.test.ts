@@ -22,7 +22,8 @@ const registries: JobRegistry[] = [];
 const groups: string[] = [];
 afterEach(async () => {
   await Promise.all(registries.splice(0).map((r) => r.dispose()));
-  for (const g of groups.splice(0)) {
+  // Newest first: a folder of groups goes after the groups in it.
+  for (const g of groups.splice(0).reverse()) {
     killCgroup(g);
     await until(() => removeCgroup(g) || !existsSync(g), `${g} to be removed`);
   }
@@ -124,8 +125,15 @@ describe.runIf(v2.ok)('job cgroups', () => {
     const dir = await tempDir('pb-ledger-');
     dirs.push(dir);
     const gone = spawnSync('true').pid!;
+    // Its own folder of groups: every server that starts meanwhile (other test files) sweeps the
+    // dead servers' groups of its own cgroup, and would stop these before the test looks.
+    const own = join(base, `patchbay-sweep-test-${process.pid}`);
+    mkdirSync(own);
+    groups.push(own);
+    const support = probeCgroups({ ...process.env, PATCHBAY_JOB_CGROUP: own });
+    expect(support.ok).toBe(true);
     const fill = (name: string) => {
-      const group = join(base, name);
+      const group = join(own, name);
       mkdirSync(group);
       groups.push(group);
       // As a job's wrapper does: in the group first, then the detaching.
@@ -148,7 +156,7 @@ describe.runIf(v2.ok)('job cgroups', () => {
     const more = await detached(dir);
     // A live server's group (this process's) is left alone.
     const live = fill(`patchbay-${process.pid}-${readFileSync(`/proc/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ')[19]}-9`);
-    expect(sweepCgroups(v2)).toBe(1);
+    expect(sweepCgroups(support)).toBe(1);
     await until(() => [unnamed.shell, ...more].every(dead), 'the unnamed group to be stopped');
     expect(isAlive(live.shell)).toBe(true);
   });
